@@ -1,0 +1,55 @@
+// admission.k8s.io/v1 AdmissionReview in, a Decision out (DOMAIN.md §24): the request/response
+// shape of controller-runtime's admission package, without HTTP. Base64 and the wire format of
+// the response live in the server adapter.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "shmguard/evaluation.h"
+#include "shmguard/policy.h"
+#include "shmguard/result.h"
+
+namespace shmguard {
+
+struct AdmissionRequest {
+  std::string uid;
+  std::string group, version, kind;  // request.kind (the object's kind as the API server sees it)
+  std::string namespace_name, name, operation;  // operation: CREATE, UPDATE, DELETE, CONNECT
+  bool dry_run = false;
+  nlohmann::json object;  // request.object; null for DELETE
+};
+
+// Reads the request of an AdmissionReview. Fails with kInvalidInput naming the JSON pointer
+// when apiVersion is not admission.k8s.io/v1, kind is not AdmissionReview, request or
+// request.uid is missing, or a field has the wrong type. Moves request.object out of `review`.
+Result<AdmissionRequest> ParseReview(nlohmann::json& review);
+
+enum class Face { kMutate, kValidate };
+
+struct Decision {
+  bool allowed = true;
+  int code = 200;        // 403 when denied
+  std::string message;   // status.message on denial: every reason
+  std::vector<std::string> warnings;  // already within the API server's limits (FitWarnings)
+  nlohmann::json patch = nlohmann::json::array();  // RFC 6902 ops; empty means no patch
+  Verdict verdict = Verdict::kSkip;  // for logs and metrics
+  int64_t required_bytes = 0;        // largest planned dshm, 0 when none
+};
+
+// The answer of one face to one request. CREATE of a Pod (v1) or JobSet (v1alpha2) is
+// evaluated in request.namespace; everything else is allowed untouched. /mutate never denies:
+// it patches what can be fixed and warns about the rest. /validate denies in `enforce`
+// namespaces (verdict deny, or a patch the mutating webhook should have applied) and warns in
+// `warn` ones.
+Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face);
+
+// Makes warnings safe for the API server (DOMAIN §24): each at most 120 bytes (longer ones are
+// split at spaces into several), duplicates dropped, at most 4000 bytes in all (then one
+// closing warning says how many were left out). Every warning starts with "shmguard: ".
+std::vector<std::string> FitWarnings(const std::vector<std::string>& warnings);
+
+}  // namespace shmguard

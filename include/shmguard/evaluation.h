@@ -1,0 +1,64 @@
+// The verdict on one object under a policy (SPEC §3-§5): per pod template, the plan, the
+// memory check, the reasons a person can act on and the RFC 6902 patch. Shared by the audit CLI
+// and both webhook faces; it reads nothing but its arguments.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "shmguard/policy.h"
+#include "shmguard/shm_plan.h"
+
+namespace shmguard {
+
+// Ordered by severity: a workload's verdict is the most severe of its pods'.
+enum class Verdict {
+  kSkip,   // not shmguard's business: not a workload, opted out, namespace off
+  kOk,     // nothing to change
+  kPatch,  // the patch fixes it
+  kDeny,   // patching cannot fix it; the reasons say what to change
+};
+const char* VerdictName(Verdict v);  // "skip", "ok", "patch", "deny"
+
+struct PodEvaluation {
+  std::string label;   // "pod", "replicatedJob workers"
+  std::string path;    // JSON pointer of the pod spec
+  Verdict verdict = Verdict::kOk;
+  std::optional<ShmPlan> plan;                 // set when the pod carries sizing annotations
+  std::optional<int64_t> memory_limit_bytes;   // nullopt: unknown or unlimited
+  std::string current_shm;                     // "64Mi (container default)", "emptyDir Memory 1Gi"
+  std::vector<std::string> reasons;   // why this verdict, in words a user can act on
+  std::vector<std::string> warnings;  // risks and things deliberately not done
+  std::vector<std::string> changes;   // what the patch does, one sentence each
+  nlohmann::json patch = nlohmann::json::array();  // this pod's RFC 6902 operations
+};
+
+struct Evaluation {
+  std::string api_version, kind, namespace_name, name;
+  bool workload = false;           // the object is a kind shmguard sizes (has pod templates)
+  NamespaceRule rule;              // the rule that applied
+  Verdict verdict = Verdict::kSkip;
+  std::vector<std::string> reasons;  // workload-level reasons (why skipped)
+  std::vector<PodEvaluation> pods;
+  nlohmann::json patch = nlohmann::json::array();  // every pod's operations, in pod order
+
+  // Reasons then warnings of the workload and its pods, each prefixed with the pod label when
+  // the workload has more than one pod template.
+  std::vector<std::string> AllReasons() const;
+  std::vector<std::string> AllWarnings() const;
+  // The largest required size over the pods, 0 when none was planned.
+  int64_t RequiredBytes() const;
+};
+
+// Evaluates `object` as if created in namespace `namespace_name` (the object's own namespace
+// when empty, "default" when it has none). Never fails: malformed fields in an annotated pod
+// are a kDeny whose reason names the field; a non-workload is a kSkip saying why.
+Evaluation Evaluate(const nlohmann::json& object, const Policy& policy,
+                    std::string_view namespace_name = {});
+
+}  // namespace shmguard

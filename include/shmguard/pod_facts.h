@@ -1,0 +1,60 @@
+// Facts about one pod template that the plan needs: GPU count, memory limit, processes per pod
+// and nodes, each with the place it came from so reasons can say why (SPEC §2). Also the
+// parsing of shmguard.io/* annotation values, shared by every reader of annotations.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "shmguard/pod_templates.h"
+#include "shmguard/policy.h"
+#include "shmguard/result.h"
+
+namespace shmguard {
+
+struct ContainerFacts {
+  std::string name;
+  std::string pointer;  // "/spec/containers/0"
+  size_t index = 0;     // position in containers or initContainers
+  bool init = false;     // listed under initContainers
+  bool sidecar = false;  // an init container with restartPolicy: Always
+  int64_t gpus = 0;      // sum of the policy's GPU resources, limits else requests
+};
+
+struct PodFacts {
+  std::vector<ContainerFacts> containers;  // app containers first, then init containers
+  int64_t gpus = 0;                         // over app containers (SPEC §2)
+  // Pod-level spec.resources.limits.memory, else max(sum of app + sidecar limits, largest init
+  // limit); nullopt when some container has no memory limit (then the cgroup has none either).
+  std::optional<int64_t> memory_limit_bytes;
+  std::string memory_limit_source;  // "pod-level limit", "sum of container limits" or why unknown
+  int64_t procs = 1;                // training processes per pod, >= 1
+  std::string procs_source;         // e.g. "annotation shmguard.io/procs-per-pod", "4 GPUs"
+  int64_t nodes = 1;                // pods of the job, >= 1; > 1 means multi-node NCCL
+  std::string nodes_source;
+};
+
+// Reads the facts of `t`. Processes per pod: annotation shmguard.io/procs-per-pod, else env
+// PET_NPROC_PER_NODE, else --nproc_per_node/--nproc-per-node in command/args, else the GPU
+// count, else 1 ("auto"/"gpu" mean the GPU count). Nodes: annotation shmguard.io/nodes, else the
+// workload's shape (pods_together), else PET_NNODES, else --nnodes, else 1.
+// Fails with kInvalidInput naming the field pointer when a GPU or memory quantity, the
+// containers list or an annotation is malformed ("nvidia.com/gpu: $GPU_PER_NODE").
+Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy);
+
+// An integer annotation in [min, max]; nullopt when absent. Fails with kInvalidInput naming the
+// annotation when the value is not a quoted decimal integer in range ("8", not 8 or "eight").
+Result<std::optional<int64_t>> ReadCountAnnotation(const std::map<std::string, nlohmann::json>& a,
+                                                   const std::string& key, int64_t min,
+                                                   int64_t max);
+
+// A quantity read from a Kubernetes object field: a string (spaces trimmed, as the API server's
+// JSON decoder does), a number, or null (0). Fails with kInvalidInput naming `pointer`.
+Result<int64_t> ReadQuantityField(const nlohmann::json& value, const std::string& pointer);
+
+}  // namespace shmguard

@@ -1,0 +1,75 @@
+// The policy shmguard applies (SPEC §5): which namespaces it acts in and how, what it may add to
+// a pod, and every constant of the sizing formula. Plain data with documented defaults; loading
+// it from YAML lives in src/io/config.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shmguard {
+
+enum class HostIpcMode { kAuto, kAlways, kNever };  // auto: pods with >= 2 GPUs
+enum class ContainerSelection { kGpuContainers, kAll, kNever };
+enum class NamespaceMode { kOff, kWarn, kEnforce };
+enum class PodSecurityLevel { kPrivileged, kBaseline, kRestricted };
+
+// Constants of the plan (SPEC §3, DOMAIN.md §F). Every byte count is exact.
+struct SizingConstants {
+  // DataLoader prefetch_factor when the pod does not say. Default: 2 (PyTorch's default,
+  // torch/utils/data/dataloader.py).
+  int64_t prefetch_factor = 2;
+  // Batches alive beside the W×P queued ones: the one the loop holds plus the previous one still
+  // referenced while a worker refills (DOMAIN §A.2, measured in shm-truth/RESULTS.md). Default: 2.
+  int64_t in_flight_extra = 2;
+  // Safety factor in millionths. Default: 1200000 (×1.2: batch size variance, 4 KiB pages).
+  int64_t safety_ppm = 1'200'000;
+  // Bytes always reserved: the 64 MiB a container has by default (DOMAIN §22). Default: 64Mi.
+  int64_t base_bytes = 64ll << 20;
+  // Floor when a pod runs >= 2 processes (NVIDIA's --shm-size=1g advice, DOMAIN §13). Default: 1Gi.
+  int64_t multi_gpu_floor_bytes = 1ll << 30;
+  // One NCCL SHM connection: 4096 + 524288 + 4915200 + 4 MiB + 4 (DOMAIN §9). Default: 9637892.
+  int64_t nccl_connection_bytes = 9'637'892;
+  // NCCL proxy ops pool per communicator, NCCL >= 2.28 (DOMAIN §11). Default: 34210180.
+  int64_t nccl_proxy_pool_bytes = 34'210'180;
+};
+
+struct NamespaceRule {
+  std::vector<std::string> match;  // fnmatch(3) globs on the namespace name, e.g. "ml-*"
+  NamespaceMode mode = NamespaceMode::kWarn;
+  // GPU pods without shmguard.io/num-workers and shmguard.io/batch-bytes are denied.
+  // Default: false.
+  bool require_annotations = false;
+  // The namespace's Pod Security level; hostIPC and IPC_LOCK are only added under privileged
+  // (DOMAIN §20). Default: privileged.
+  PodSecurityLevel pod_security = PodSecurityLevel::kPrivileged;
+};
+
+struct Policy {
+  // Extended resources that count as GPUs. Default: nvidia.com/gpu, amd.com/gpu.
+  std::vector<std::string> gpu_resources = {"nvidia.com/gpu", "amd.com/gpu"};
+  HostIpcMode host_ipc = HostIpcMode::kAuto;                    // Default: auto
+  ContainerSelection ipc_lock = ContainerSelection::kGpuContainers;  // Default: gpu-containers
+  // Which init containers get the /dev/shm mount. Default: gpu-containers (those requesting GPUs).
+  ContainerSelection init_container_mounts = ContainerSelection::kGpuContainers;
+  // Largest share of the memory limit the dshm volume may take, in millionths. Default: 500000.
+  int64_t max_fraction_ppm = 500'000;
+  SizingConstants sizing;
+  // First match wins; a namespace that matches nothing is treated as {mode: warn}.
+  // Default: kube-* off; ml-*, train-* enforce + requireAnnotations; * warn (SPEC §5).
+  std::vector<NamespaceRule> namespaces = DefaultNamespaceRules();
+
+  static std::vector<NamespaceRule> DefaultNamespaceRules();
+};
+
+// The first rule whose glob matches `ns`, or a {mode: warn} rule when none does.
+NamespaceRule MatchNamespace(const Policy& policy, std::string_view ns);
+
+// Names as they appear in the config file: "auto", "gpu-containers", "enforce", "baseline"...
+const char* HostIpcModeName(HostIpcMode m);
+const char* ContainerSelectionName(ContainerSelection s);
+const char* NamespaceModeName(NamespaceMode m);
+const char* PodSecurityLevelName(PodSecurityLevel l);
+
+}  // namespace shmguard

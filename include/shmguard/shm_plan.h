@@ -1,0 +1,47 @@
+// The /dev/shm size one pod needs (SPEC §3, DOMAIN.md §F): exact integer bytes, every step
+// overflow-checked, and the arithmetic in words so a person can check it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "shmguard/policy.h"
+#include "shmguard/result.h"
+
+namespace shmguard {
+
+struct ShmInputs {
+  int64_t workers = 0;          // W: DataLoader num_workers per process, >= 0
+  int64_t prefetch_factor = 2;  // P: DataLoader prefetch_factor, >= 1
+  int64_t batch_bytes = 0;      // B: bytes of one collated batch, >= 0
+  int64_t procs = 1;            // N: training processes in the pod, >= 1
+  int64_t nodes = 1;            // pods training together; > 1 adds the NCCL proxy pool
+};
+
+struct ShmPlan {
+  int64_t dataloader_bytes = 0;  // N × (W×P + inFlightExtra) × B, 0 when W = 0
+  int64_t nccl_shm_bytes = 0;    // N × 2 × (N == 2 ? 1 : 2) × connection bytes, when N >= 2
+  int64_t nccl_proxy_bytes = 0;  // N × proxy pool bytes, when nodes > 1
+  int64_t base_bytes = 0;        // the policy's base
+  int64_t required_bytes = 0;    // round_up_MiB(sum × safety), at least the floor when N >= 2
+  bool floor_applied = false;    // the multi-GPU floor decided the size
+  // One line per term, e.g. "DataLoader: 4 procs × (8 workers × 2 prefetch + 2) × 160Mi = 11520Mi".
+  std::vector<std::string> arithmetic;
+  // One sentence: "dshm needs 12Gi = (DataLoader 11520Mi + NCCL 147.1Mi + base 64Mi) × 1.2".
+  std::string summary;
+};
+
+// Computes the plan. Fails with kInvalidInput when an intermediate value exceeds 2^63-1 bytes
+// (e.g. batch-bytes 8Ei with 8 workers): the reason says which term overflowed.
+// REQUIRES: inputs within the ranges above.
+Result<ShmPlan> PlanShm(const ShmInputs& in, const SizingConstants& k);
+
+// A byte count for people: the exact quantity when it is a whole MiB or smaller than 1Mi
+// ("12Gi", "1000"), else MiB with one decimal ("147.1Mi").
+std::string HumanBytes(int64_t bytes);
+
+// A factor in millionths as a decimal: 1200000 -> "1.2", 500000 -> "0.5".
+std::string FormatPpm(int64_t ppm);
+
+}  // namespace shmguard

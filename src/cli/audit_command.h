@@ -1,0 +1,59 @@
+// `shmguard audit`: the webhook's verdicts over manifest files, offline (SPEC §7). Reads files,
+// directories and stdin; evaluates every object (and every item of a List); keeps going past
+// documents that do not parse.
+#pragma once
+
+#include <istream>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/exit_code.h"
+#include "io/manifests.h"
+#include "shmguard/policy.h"
+
+namespace shmguard::cli {
+
+struct AuditOptions {
+  std::vector<std::string> paths;  // files, directories, "-" for stdin
+  std::string output = "table";    // table | json | yaml | patched
+  std::string fail_on = "deny";    // warn (patch or worse) | deny
+};
+
+// One object of the input and its verdict.
+struct AuditRecord {
+  std::string file;
+  int document = 0;           // 0-based document index in the file
+  std::optional<int> item;    // index inside a List
+  int line = 1;               // line where the document starts
+  std::string api_version, kind, namespace_name, name;
+  std::string verdict;        // ok | patch | deny | skip | error
+  bool workload = false;      // false: a non-workload document (Service, ConfigMap...)
+  std::vector<std::string> reasons, warnings, changes;
+  nlohmann::json pods = nlohmann::json::array();   // per pod spec: path, sizes, verdict
+  nlohmann::json patch = nlohmann::json::array();  // relative to the document or List item
+  std::string current_shm;
+  int64_t required_bytes = 0;
+  std::optional<int64_t> memory_limit_bytes;
+};
+
+struct AuditResult {
+  std::vector<io::Document> documents;  // every parsed document, for -o patched
+  std::vector<AuditRecord> records;
+  int files = 0;
+};
+
+// Reads and evaluates everything under `paths` (stdin from `in`). Unreadable files become
+// "error" records; nothing stops the run.
+AuditResult CollectAudit(const std::vector<std::string>& paths, const Policy& policy,
+                         std::istream& in);
+
+// The whole command: collect, print in the chosen format, and return kUsage when any input was
+// unreadable, else kFindings when a verdict reaches --fail-on, else kOk.
+ExitCode RunAudit(const AuditOptions& options, const Policy& policy, std::istream& in,
+                  std::ostream& out, std::ostream& err);
+
+}  // namespace shmguard::cli

@@ -1,0 +1,293 @@
+// ReadPodFacts: GPU counts, memory limits, processes and nodes from a pod template.
+#include "shmguard/pod_facts.h"
+
+#include <algorithm>
+#include <limits>
+#include <sstream>
+#include <string_view>
+
+#include "shmguard/quantity.h"
+
+namespace shmguard {
+namespace {
+
+using nlohmann::json;
+
+const json* Find(const json& obj, std::string_view key) {
+  if (!obj.is_object()) return nullptr;
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+std::optional<int64_t> ParseCount(std::string_view s) {
+  if (s.empty() || s.size() > 18) return std::nullopt;
+  int64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+// "4" -> 4, "1:4" (elastic min:max) -> 4; nullopt otherwise.
+std::optional<int64_t> ParseNodeCount(std::string_view s) {
+  size_t colon = s.find(':');
+  return ParseCount(colon == std::string_view::npos ? s : s.substr(colon + 1));
+}
+
+// Value of `--flag=V` or `--flag V` in a container's command/args, unquoted; "" if absent.
+std::string FindFlag(const json& container, std::initializer_list<std::string_view> flags) {
+  std::vector<std::string> tokens;
+  for (const char* field : {"command", "args"}) {
+    const json* list = Find(container, field);
+    if (!list || !list->is_array()) continue;
+    for (const auto& item : *list) {
+      if (!item.is_string()) continue;
+      std::istringstream words(item.get<std::string>());
+      for (std::string w; words >> w;) tokens.push_back(w);
+    }
+  }
+  auto unquote = [](std::string v) {
+    v.erase(std::remove_if(v.begin(), v.end(), [](char c) { return c == '"' || c == '\''; }),
+            v.end());
+    return v;
+  };
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    for (std::string_view flag : flags) {
+      std::string_view tok = tokens[i];
+      if (tok == flag && i + 1 < tokens.size()) return unquote(tokens[i + 1]);
+      if (tok.size() > flag.size() && tok.substr(0, flag.size()) == flag &&
+          tok[flag.size()] == '=') {
+        return unquote(std::string(tok.substr(flag.size() + 1)));
+      }
+    }
+  }
+  return {};
+}
+
+std::string FindEnv(const json& container, std::string_view name) {
+  const json* env = Find(container, "env");
+  if (!env || !env->is_array()) return {};
+  for (const auto& e : *env) {
+    const json* n = Find(e, "name");
+    const json* v = Find(e, "value");
+    if (n && n->is_string() && *n == name && v && v->is_string()) return v->get<std::string>();
+  }
+  return {};
+}
+
+Result<int64_t> CheckedAdd(int64_t a, int64_t b, const std::string& where) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) {
+    return MakeError(Code::kInvalidInput, "sum overflows 2^63-1", where);
+  }
+  return r;
+}
+
+// GPUs and memory limit of one container; memory is nullopt when it has no limit.
+struct ContainerResources {
+  int64_t gpus = 0;
+  std::optional<int64_t> memory;
+};
+
+Result<ContainerResources> ReadResources(const json& c, const std::string& pointer,
+                                         const Policy& policy) {
+  ContainerResources r;
+  const json* res = Find(c, "resources");
+  if (!res) return r;
+  if (!res->is_object()) return MakeError(Code::kInvalidInput, "must be an object", pointer + "/resources");
+  const json* limits = Find(*res, "limits");
+  const json* requests = Find(*res, "requests");
+  for (const auto& [field, obj] : {std::pair{"limits", limits}, std::pair{"requests", requests}}) {
+    if (obj && !obj->is_object()) {
+      return MakeError(Code::kInvalidInput, "must be an object",
+                       pointer + "/resources/" + field);
+    }
+  }
+  for (const auto& name : policy.gpu_resources) {
+    const json* from = limits && limits->contains(name) ? limits : requests;
+    if (!from || !from->contains(name)) continue;
+    std::string field = pointer + "/resources/" + (from == limits ? "limits/" : "requests/") +
+                        name;
+    auto n = ReadQuantityField((*from)[name], field);
+    if (!n) return n.error();
+    if (*n < 0) return MakeError(Code::kInvalidInput, "must not be negative", field);
+    auto sum = CheckedAdd(r.gpus, *n, field);
+    if (!sum) return sum.error();
+    r.gpus = *sum;
+  }
+  if (limits && Find(*limits, "memory")) {
+    auto m = ReadQuantityField((*limits)["memory"], pointer + "/resources/limits/memory");
+    if (!m) return m.error();
+    if (*m > 0) r.memory = *m;
+  }
+  return r;
+}
+
+}  // namespace
+
+Result<int64_t> ReadQuantityField(const json& value, const std::string& pointer) {
+  std::string text;
+  if (value.is_null()) return int64_t{0};
+  if (value.is_number_integer()) {
+    text = value.dump();
+  } else if (value.is_number_float()) {
+    text = value.dump();
+    if (text.find_first_of(".eE") == std::string::npos) text += ".0";
+  } else if (value.is_string()) {
+    text = value.get<std::string>();
+    size_t b = text.find_first_not_of(" \t\r\n");
+    size_t e = text.find_last_not_of(" \t\r\n");
+    text = b == std::string::npos ? std::string() : text.substr(b, e - b + 1);
+  } else {
+    return MakeError(Code::kInvalidInput, "must be a quantity string such as \"16Gi\"", pointer);
+  }
+  auto q = ParseQuantity(text);
+  if (!q) return MakeError(Code::kInvalidInput, q.error().message, pointer);
+  auto v = QuantityValue(*q);
+  if (!v) return MakeError(Code::kInvalidInput, v.error().message, pointer);
+  return *v;
+}
+
+Result<std::optional<int64_t>> ReadCountAnnotation(const std::map<std::string, json>& a,
+                                                   const std::string& key, int64_t min,
+                                                   int64_t max) {
+  auto it = a.find(key);
+  if (it == a.end() || it->second.is_null()) return std::optional<int64_t>();
+  std::string where = "annotation " + key;
+  if (!it->second.is_string()) {
+    return MakeError(Code::kInvalidInput,
+                     "annotation values must be strings: quote it (\"" + it->second.dump() + "\")",
+                     where);
+  }
+  std::string text = it->second.get<std::string>();
+  auto n = ParseCount(text);
+  if (!n || *n < min || *n > max) {
+    return MakeError(Code::kInvalidInput,
+                     "\"" + text + "\" must be a whole number from " + std::to_string(min) +
+                         " to " + std::to_string(max),
+                     where);
+  }
+  return std::optional<int64_t>(*n);
+}
+
+Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
+  PodFacts f;
+  const json& spec = *t.spec;
+  int64_t app_memory = 0, init_memory = 0;
+  std::string missing_memory;
+  for (const char* list_name : {"containers", "initContainers"}) {
+    bool init = std::string_view(list_name) == "initContainers";
+    const json* list = Find(spec, list_name);
+    std::string list_pointer = t.spec_pointer + "/" + list_name;
+    if (!list) continue;
+    if (!list->is_array()) return MakeError(Code::kInvalidInput, "must be a list of containers", list_pointer);
+    for (size_t i = 0; i < list->size(); ++i) {
+      const json& c = (*list)[i];
+      std::string pointer = list_pointer + "/" + std::to_string(i);
+      if (!c.is_object()) return MakeError(Code::kInvalidInput, "must be a container object", pointer);
+      ContainerFacts cf;
+      const json* name = Find(c, "name");
+      cf.name = name && name->is_string() ? name->get<std::string>() : "#" + std::to_string(i);
+      cf.pointer = pointer;
+      cf.index = i;
+      cf.init = init;
+      const json* restart = Find(c, "restartPolicy");
+      cf.sidecar = init && restart && restart->is_string() && *restart == "Always";
+      auto res = ReadResources(c, pointer, policy);
+      if (!res) return res.error();
+      cf.gpus = res->gpus;
+      if (!init) {
+        auto sum = CheckedAdd(f.gpus, cf.gpus, pointer);
+        if (!sum) return sum.error();
+        f.gpus = *sum;
+      }
+      if (!res->memory) {
+        if (missing_memory.empty()) missing_memory = cf.name;
+      } else if (!init || cf.sidecar) {
+        auto sum = CheckedAdd(app_memory, *res->memory, pointer + "/resources/limits/memory");
+        if (!sum) return sum.error();
+        app_memory = *sum;
+      } else {
+        init_memory = std::max(init_memory, *res->memory);
+      }
+      f.containers.push_back(std::move(cf));
+    }
+  }
+
+  const json* pod_limits = Find(spec, "resources");
+  pod_limits = pod_limits ? Find(*pod_limits, "limits") : nullptr;
+  if (pod_limits && Find(*pod_limits, "memory")) {
+    auto m = ReadQuantityField((*pod_limits)["memory"], t.spec_pointer + "/resources/limits/memory");
+    if (!m) return m.error();
+    f.memory_limit_bytes = *m;
+    f.memory_limit_source = "pod-level limit";
+  } else if (!missing_memory.empty()) {
+    f.memory_limit_source = "container \"" + missing_memory + "\" has no memory limit";
+  } else if (!f.containers.empty()) {
+    f.memory_limit_bytes = std::max(app_memory, init_memory);
+    f.memory_limit_source = "sum of container limits";
+  } else {
+    f.memory_limit_source = "the pod has no containers";
+  }
+
+  // Processes per pod (SPEC §2 order).
+  auto procs = ReadCountAnnotation(t.annotations, kProcsPerPodAnnotation, 1, 1024);
+  if (!procs) return procs.error();
+  const json* containers = Find(spec, "containers");
+  auto gpu_words = [&](const std::string& v) { return (v == "auto" || v == "gpu") && f.gpus > 0; };
+  if (*procs) {
+    f.procs = **procs;
+    f.procs_source = std::string("annotation ") + kProcsPerPodAnnotation;
+  }
+  for (int pass = 0; pass < 2 && f.procs_source.empty() && containers; ++pass) {
+    for (const auto& c : *containers) {
+      std::string v = pass == 0 ? FindEnv(c, "PET_NPROC_PER_NODE")
+                                : FindFlag(c, {"--nproc_per_node", "--nproc-per-node"});
+      auto n = ParseCount(v);
+      std::string src = pass == 0 ? "env PET_NPROC_PER_NODE=" + v : "--nproc_per_node=" + v;
+      if (n && *n >= 1 && *n <= 1024) {
+        f.procs = *n;
+        f.procs_source = src;
+        break;
+      }
+      if (gpu_words(v)) {
+        f.procs = f.gpus;
+        f.procs_source = src + " (" + std::to_string(f.gpus) + " GPUs)";
+        break;
+      }
+    }
+  }
+  if (f.procs_source.empty() && f.gpus > 0) {
+    f.procs = std::min<int64_t>(f.gpus, 1024);
+    f.procs_source = std::to_string(f.gpus) + " GPU" + (f.gpus == 1 ? "" : "s") + " in the pod";
+  }
+  if (f.procs_source.empty()) f.procs_source = "default";
+
+  // Nodes: how many such pods train together.
+  auto nodes = ReadCountAnnotation(t.annotations, kNodesAnnotation, 1, 1'000'000);
+  if (!nodes) return nodes.error();
+  if (*nodes) {
+    f.nodes = **nodes;
+    f.nodes_source = std::string("annotation ") + kNodesAnnotation;
+  } else if (t.pods_together > 1) {
+    f.nodes = t.pods_together;
+    f.nodes_source = std::to_string(t.pods_together) + " pods in the " + t.label;
+  }
+  for (int pass = 0; pass < 2 && f.nodes_source.empty() && containers; ++pass) {
+    for (const auto& c : *containers) {
+      std::string v = pass == 0 ? FindEnv(c, "PET_NNODES") : FindFlag(c, {"--nnodes"});
+      auto n = ParseNodeCount(v);
+      if (n && *n >= 1) {
+        f.nodes = std::min<int64_t>(*n, 1'000'000);
+        f.nodes_source = pass == 0 ? "env PET_NNODES=" + v : "--nnodes=" + v;
+        break;
+      }
+    }
+  }
+  if (f.nodes_source.empty()) f.nodes_source = "default";
+  return f;
+}
+
+}  // namespace shmguard

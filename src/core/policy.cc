@@ -1,0 +1,62 @@
+// Policy defaults and namespace matching (fnmatch(3) globs, first match wins).
+#include "shmguard/policy.h"
+
+#include <fnmatch.h>
+
+namespace shmguard {
+
+std::vector<NamespaceRule> Policy::DefaultNamespaceRules() {
+  return {
+      {{"kube-*"}, NamespaceMode::kOff, false, PodSecurityLevel::kPrivileged},
+      {{"ml-*", "train-*"}, NamespaceMode::kEnforce, true, PodSecurityLevel::kPrivileged},
+      {{"*"}, NamespaceMode::kWarn, false, PodSecurityLevel::kPrivileged},
+  };
+}
+
+NamespaceRule MatchNamespace(const Policy& policy, std::string_view ns) {
+  std::string name(ns);
+  for (const auto& rule : policy.namespaces) {
+    for (const auto& glob : rule.match) {
+      if (fnmatch(glob.c_str(), name.c_str(), 0) == 0) return rule;
+    }
+  }
+  return NamespaceRule{{"*"}, NamespaceMode::kWarn, false, PodSecurityLevel::kPrivileged};
+}
+
+const char* HostIpcModeName(HostIpcMode m) {
+  switch (m) {
+    case HostIpcMode::kAuto: return "auto";
+    case HostIpcMode::kAlways: return "always";
+    case HostIpcMode::kNever: return "never";
+  }
+  return "auto";
+}
+
+const char* ContainerSelectionName(ContainerSelection s) {
+  switch (s) {
+    case ContainerSelection::kGpuContainers: return "gpu-containers";
+    case ContainerSelection::kAll: return "all";
+    case ContainerSelection::kNever: return "never";
+  }
+  return "gpu-containers";
+}
+
+const char* NamespaceModeName(NamespaceMode m) {
+  switch (m) {
+    case NamespaceMode::kOff: return "off";
+    case NamespaceMode::kWarn: return "warn";
+    case NamespaceMode::kEnforce: return "enforce";
+  }
+  return "warn";
+}
+
+const char* PodSecurityLevelName(PodSecurityLevel l) {
+  switch (l) {
+    case PodSecurityLevel::kPrivileged: return "privileged";
+    case PodSecurityLevel::kBaseline: return "baseline";
+    case PodSecurityLevel::kRestricted: return "restricted";
+  }
+  return "privileged";
+}
+
+}  // namespace shmguard

@@ -1,0 +1,143 @@
+// PlanShm: the sizing formula of SPEC §3 with checked arithmetic.
+#include "shmguard/shm_plan.h"
+
+#include <cstdio>
+#include <limits>
+
+#include "shmguard/int128.h"
+#include "shmguard/quantity.h"
+
+namespace shmguard {
+namespace {
+
+constexpr int64_t kMiB = 1 << 20;
+
+// Multiplies/adds a running product, remembering the first overflow and which term it was in.
+class Checked {
+ public:
+  int64_t Mul(int64_t a, int64_t b, const char* term) {
+    int64_t r = 0;
+    if (__builtin_mul_overflow(a, b, &r)) Overflow(term);
+    return r;
+  }
+  int64_t Add(int64_t a, int64_t b, const char* term) {
+    int64_t r = 0;
+    if (__builtin_add_overflow(a, b, &r)) Overflow(term);
+    return r;
+  }
+  bool failed() const { return !term_.empty(); }
+  const std::string& term() const { return term_; }
+
+ private:
+  void Overflow(const char* term) {
+    if (term_.empty()) term_ = term;
+  }
+  std::string term_;
+};
+
+std::string Plural(int64_t n, const char* word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+}  // namespace
+
+std::string HumanBytes(int64_t bytes) {
+  if (bytes % kMiB == 0 || bytes < kMiB) return FormatBytes(bytes);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1fMi", static_cast<double>(bytes) / kMiB);
+  return buf;
+}
+
+std::string FormatPpm(int64_t ppm) {
+  std::string s = std::to_string(ppm / 1'000'000);
+  int64_t frac = ppm % 1'000'000;
+  if (frac == 0) return s;
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%06lld", static_cast<long long>(frac));
+  std::string f = buf;
+  while (!f.empty() && f.back() == '0') f.pop_back();
+  return s + "." + f;
+}
+
+Result<ShmPlan> PlanShm(const ShmInputs& in, const SizingConstants& k) {
+  ShmPlan p;
+  Checked c;
+  const int64_t n = in.procs;
+  if (in.workers > 0) {
+    int64_t batches = c.Add(c.Mul(in.workers, in.prefetch_factor, "DataLoader"),
+                            k.in_flight_extra, "DataLoader");
+    p.dataloader_bytes = c.Mul(c.Mul(n, batches, "DataLoader"), in.batch_bytes, "DataLoader");
+    p.arithmetic.push_back("DataLoader: " + Plural(n, "proc") + " × (" +
+                           Plural(in.workers, "worker") + " × " +
+                           std::to_string(in.prefetch_factor) + " prefetch + " +
+                           std::to_string(k.in_flight_extra) + ") × " +
+                           HumanBytes(in.batch_bytes) + " = " + HumanBytes(p.dataloader_bytes));
+  } else {
+    p.arithmetic.push_back("DataLoader: 0 workers, batches stay in the training process = 0");
+  }
+  if (n >= 2) {
+    int64_t per_proc = n == 2 ? 1 : 2;
+    p.nccl_shm_bytes =
+        c.Mul(c.Mul(n, 2 * per_proc, "NCCL shm"), k.nccl_connection_bytes, "NCCL shm");
+    p.arithmetic.push_back("NCCL shm transport: " + Plural(n, "proc") + " × 2 channels × " +
+                           std::to_string(per_proc) + " peer" + (per_proc == 1 ? "" : "s") +
+                           " × " + std::to_string(k.nccl_connection_bytes) + " B = " +
+                           HumanBytes(p.nccl_shm_bytes));
+  }
+  if (in.nodes > 1) {
+    p.nccl_proxy_bytes = c.Mul(n, k.nccl_proxy_pool_bytes, "NCCL proxy");
+    p.arithmetic.push_back("NCCL proxy pool (multi-node, " + Plural(in.nodes, "pod") + "): " +
+                           Plural(n, "proc") + " × " + std::to_string(k.nccl_proxy_pool_bytes) +
+                           " B = " + HumanBytes(p.nccl_proxy_bytes));
+  }
+  p.base_bytes = k.base_bytes;
+  p.arithmetic.push_back("base: " + HumanBytes(k.base_bytes));
+  int64_t sum = c.Add(c.Add(c.Add(p.dataloader_bytes, p.nccl_shm_bytes, "total"),
+                            p.nccl_proxy_bytes, "total"),
+                      p.base_bytes, "total");
+  if (c.failed()) {
+    return MakeError(Code::kInvalidInput,
+                     "the " + c.term() + " term exceeds 2^63-1 bytes: check shmguard.io/batch-bytes"
+                     " and shmguard.io/num-workers");
+  }
+  // × safety, rounded up to a whole MiB, in 128 bits then checked.
+  Int128 scaled = (static_cast<Int128>(sum) * k.safety_ppm + 999'999) / 1'000'000;
+  Int128 rounded = (scaled + kMiB - 1) / kMiB * kMiB;
+  if (rounded > std::numeric_limits<int64_t>::max()) {
+    return MakeError(Code::kInvalidInput,
+                     "the size after the ×" + FormatPpm(k.safety_ppm) +
+                         " safety factor exceeds 2^63-1 bytes");
+  }
+  p.required_bytes = static_cast<int64_t>(rounded);
+  p.arithmetic.push_back("sum " + HumanBytes(sum) + " × " + FormatPpm(k.safety_ppm) +
+                         " safety, rounded up to MiB = " + FormatBytes(p.required_bytes));
+  if (n >= 2 && p.required_bytes < k.multi_gpu_floor_bytes) {
+    p.required_bytes = k.multi_gpu_floor_bytes;
+    p.floor_applied = true;
+    p.arithmetic.push_back("floor for " + Plural(n, "proc") + " per pod (NVIDIA's 1g advice): " +
+                           FormatBytes(p.required_bytes));
+  }
+
+  std::string terms;
+  auto term = [&](int64_t bytes, const std::string& text) {
+    if (bytes == 0) return;
+    terms += (terms.empty() ? "" : " + ") + text;
+  };
+  if (in.workers > 0) {
+    term(p.dataloader_bytes, Plural(n, "proc") + " × (" + Plural(in.workers, "worker") + " × " +
+                                 std::to_string(in.prefetch_factor) + " + " +
+                                 std::to_string(k.in_flight_extra) + ") × " +
+                                 HumanBytes(in.batch_bytes));
+  }
+  term(p.nccl_shm_bytes + p.nccl_proxy_bytes,
+       HumanBytes(p.nccl_shm_bytes + p.nccl_proxy_bytes) + " NCCL");
+  term(p.base_bytes, HumanBytes(p.base_bytes) + " base");
+  p.summary = "dshm needs " + FormatBytes(p.required_bytes) + " = (" + terms + ") × " +
+              FormatPpm(k.safety_ppm) +
+              (p.floor_applied ? ", raised to the " + FormatBytes(p.required_bytes) +
+                                     " floor for multi-GPU pods"
+                               : std::string());
+  return p;
+}
+
+}  // namespace shmguard

@@ -1,0 +1,22 @@
+// Loading the policy (SPEC §5) from YAML. Strict: an unknown key, a wrong type, an invalid
+// glob or an out-of-range number fails with the key and its line, so a typo never silently
+// becomes a default.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "shmguard/policy.h"
+#include "shmguard/result.h"
+
+namespace shmguard::io {
+
+// Parses policy YAML; `name` is used in error locations ("policy.yaml:12"). Keys left out keep
+// the Policy defaults. Fails with kInvalidInput, where = "name:line", message naming the key
+// ("sizing.safety: must be a decimal number >= 1, got \"high\"").
+Result<Policy> ParsePolicy(std::string_view text, const std::string& name);
+
+// Reads and parses `path`. Fails with kIo when it cannot be read.
+Result<Policy> LoadPolicy(const std::string& path);
+
+}  // namespace shmguard::io

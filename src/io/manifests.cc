@@ -1,0 +1,151 @@
+// ParseManifests, ExpandPaths, ReadFileText.
+#include "io/manifests.h"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+#include "io/yaml_json.h"
+
+namespace shmguard::io {
+namespace {
+
+namespace fs = std::filesystem;
+
+// kubectl's YAMLReader: a document separator is a line starting with "---" followed by
+// nothing, spaces or a comment. yaml-cpp also takes "--- " followed by content; we keep the
+// separator line in the next document so both parse.
+bool IsSeparator(std::string_view line) {
+  if (line.substr(0, 3) != "---") return false;
+  return line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r';
+}
+
+bool HasContent(std::string_view text) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t eol = text.find('\n', pos);
+    std::string_view line = text.substr(pos, eol == std::string_view::npos ? text.npos : eol - pos);
+    size_t first = line.find_first_not_of(" \t\r");
+    if (first != std::string_view::npos && line[first] != '#' && !IsSeparator(line.substr(first)) &&
+        line.substr(first) != "..." ) {
+      return true;
+    }
+    if (eol == std::string_view::npos) break;
+    pos = eol + 1;
+  }
+  return false;
+}
+
+int LineOfOffset(std::string_view text, size_t offset) {
+  offset = std::min(offset, text.size());
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + offset, '\n'));
+}
+
+bool LooksLikeJson(std::string_view text, const std::string& name) {
+  if (name.size() >= 5 && name.substr(name.size() - 5) == ".json") return true;
+  size_t first = text.find_first_not_of(" \t\r\n");
+  return first != std::string_view::npos && (text[first] == '{' || text[first] == '[');
+}
+
+void ParseYamlDocument(Document& d) {
+  try {
+    YAML::Node node = YAML::Load(d.text);
+    auto converted = YamlToJson(node, d.line - 1);
+    if (!converted) {
+      d.error = MakeError(Code::kInvalidInput, converted.error().message,
+                          d.file + ":" + converted.error().where.substr(5));
+      return;
+    }
+    d.object = std::move(*converted);
+  } catch (const YAML::Exception& e) {
+    int line = d.line + (e.mark.is_null() ? 0 : e.mark.line);
+    d.error = MakeError(Code::kInvalidInput, "YAML: " + e.msg, d.file + ":" + std::to_string(line));
+  }
+}
+
+}  // namespace
+
+std::vector<Document> ParseManifests(std::string_view text, const std::string& name) {
+  std::vector<Document> docs;
+  if (LooksLikeJson(text, name)) {
+    Document d{name, 0, 1, std::string(text), true, std::nullopt, std::nullopt};
+    if (!HasContent(text)) return docs;
+    try {
+      d.object = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+      d.error = MakeError(Code::kInvalidInput, std::string("JSON: ") + e.what(),
+                          name + ":" + std::to_string(LineOfOffset(text, e.byte)));
+    }
+    docs.push_back(std::move(d));
+    return docs;
+  }
+  size_t pos = 0, start = 0;
+  int line = 1, start_line = 1;
+  auto flush = [&](size_t end) {
+    std::string_view chunk = text.substr(start, end - start);
+    if (HasContent(chunk)) {
+      Document d{name, static_cast<int>(docs.size()), start_line, std::string(chunk), false,
+                 std::nullopt, std::nullopt};
+      ParseYamlDocument(d);
+      if (d.error || !d.object->is_null()) docs.push_back(std::move(d));
+    }
+  };
+  while (pos < text.size()) {
+    size_t eol = text.find('\n', pos);
+    size_t next = eol == std::string_view::npos ? text.size() : eol + 1;
+    if (pos != 0 && IsSeparator(text.substr(pos, next - pos))) {
+      flush(pos);
+      start = pos;
+      start_line = line;
+    }
+    pos = next;
+    ++line;
+  }
+  flush(text.size());
+  return docs;
+}
+
+Result<std::vector<std::string>> ExpandPaths(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (const auto& p : paths) {
+    if (p == "-") {
+      out.push_back(p);
+      continue;
+    }
+    std::error_code ec;
+    auto status = fs::status(p, ec);
+    if (ec || !fs::exists(status)) {
+      return MakeError(Code::kIo, "no such file or directory", p);
+    }
+    if (!fs::is_directory(status)) {
+      out.push_back(p);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (auto it = fs::recursive_directory_iterator(p, fs::directory_options::skip_permission_denied, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (!it->is_regular_file(ec)) continue;
+      std::string ext = it->path().extension().string();
+      if (ext == ".yaml" || ext == ".yml" || ext == ".json") found.push_back(it->path().string());
+    }
+    if (ec) return MakeError(Code::kIo, ec.message(), p);
+    std::sort(found.begin(), found.end());
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  return out;
+}
+
+Result<std::string> ReadFileText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return MakeError(Code::kIo, std::string("cannot open: ") + std::strerror(errno), path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return MakeError(Code::kIo, std::string("cannot read: ") + std::strerror(errno), path);
+  return ss.str();
+}
+
+}  // namespace shmguard::io

@@ -1,0 +1,39 @@
+// Reading manifests: files and directories, multi-document YAML split the way kubectl splits it
+// (a line starting with "---"), JSON documents, each parsed on its own so that one broken
+// document is reported with its line and the others still load.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "shmguard/result.h"
+
+namespace shmguard::io {
+
+struct Document {
+  std::string file;  // the path as given, "-" for stdin
+  int index = 0;     // 0-based among the non-empty documents of the file
+  int line = 1;      // 1-based line where the document starts
+  std::string text;  // the document's own text, byte for byte (for unchanged output)
+  bool is_json = false;
+  std::optional<nlohmann::json> object;  // set when it parsed
+  std::optional<Error> error;            // set when it did not: where = "file:line"
+};
+
+// Splits and parses `text`. JSON when `name` ends in .json or the text starts with '{' or '['
+// (a JSON file is one document); YAML otherwise. Documents that hold only comments or
+// whitespace are dropped. Never fails as a whole: errors are per document.
+std::vector<Document> ParseManifests(std::string_view text, const std::string& name);
+
+// The files to read for `paths`: a file as given; a directory's *.yaml, *.yml and *.json files
+// recursively, sorted; "-" as is. Fails with kIo naming the path when it does not exist.
+Result<std::vector<std::string>> ExpandPaths(const std::vector<std::string>& paths);
+
+// The whole content of `path`. Fails with kIo naming the path and the OS reason.
+Result<std::string> ReadFileText(const std::string& path);
+
+}  // namespace shmguard::io

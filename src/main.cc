@@ -1,0 +1,77 @@
+// shmguard's entry point: a table of subcommands (CLI11) over the adapters in src/cli.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/audit_command.h"
+#include "cli/exit_code.h"
+#include "cli/plan_command.h"
+#include "io/config.h"
+
+namespace {
+
+using shmguard::cli::ExitCode;
+using shmguard::cli::ToInt;
+
+// Built-in defaults when `path` is empty; the config's error on stderr otherwise.
+std::optional<shmguard::Policy> LoadPolicyOrDefaults(const std::string& path, const char* command) {
+  if (path.empty()) return shmguard::Policy{};
+  auto policy = shmguard::io::LoadPolicy(path);
+  if (!policy) {
+    std::cerr << "shmguard " << command << ": config " << policy.error().ToString() << "\n";
+    return std::nullopt;
+  }
+  return *policy;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"shmguard: sizes /dev/shm for PyTorch/NCCL training pods on Kubernetes"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", SHMGUARD_VERSION);
+  std::string config;
+  int code = 0;
+
+  shmguard::cli::PlanOptions plan;
+  auto* plan_cmd = app.add_subcommand("plan", "Size /dev/shm for one job from its DataLoader settings");
+  plan_cmd->add_option("--num-workers", plan.num_workers, "DataLoader num_workers per process")->required();
+  plan_cmd->add_option("--prefetch-factor", plan.prefetch_factor, "DataLoader prefetch_factor (default 2)");
+  plan_cmd->add_option("--batch-bytes", plan.batch_bytes, "bytes of one collated batch, a quantity: 48Mi, 5e7");
+  plan_cmd->add_option("--procs", plan.procs, "training processes per pod (default: GPUs, else 1)");
+  plan_cmd->add_option("--gpus", plan.gpus, "GPUs in the pod")->check(CLI::Range(0, 1024));
+  plan_cmd->add_option("--nodes", plan.nodes, "pods training together (> 1: multi-node NCCL)")->check(CLI::Range(1, 1000000));
+  plan_cmd->add_option("--memory-limit", plan.memory_limit, "the pod's memory limit, a quantity: 64Gi");
+  plan_cmd->add_option("-o,--output", plan.output, "text or json")->check(CLI::IsMember({"text", "json"}));
+  plan_cmd->add_option("--config", config, "policy YAML (sizing constants); built-in defaults without it");
+  plan_cmd->callback([&] {
+    auto policy = LoadPolicyOrDefaults(config, "plan");
+    code = policy ? ToInt(shmguard::cli::RunPlan(plan, *policy, std::cout, std::cerr)) : ToInt(ExitCode::kUsage);
+  });
+
+  shmguard::cli::AuditOptions audit;
+  auto* audit_cmd = app.add_subcommand("audit", "Dry-run the webhook over manifest files (CI)");
+  audit_cmd->add_option("paths", audit.paths, "files, directories (*.yaml, *.yml, *.json) or - for stdin")->required();
+  audit_cmd->add_option("-o,--output", audit.output, "table, json, yaml or patched")
+      ->check(CLI::IsMember({"table", "json", "yaml", "patched"}));
+  audit_cmd->add_option("--fail-on", audit.fail_on, "exit 1 at warn (anything to patch) or deny (default)")
+      ->check(CLI::IsMember({"warn", "deny"}));
+  audit_cmd->add_option("--config", config, "policy YAML; built-in defaults without it");
+  audit_cmd->callback([&] {
+    auto policy = LoadPolicyOrDefaults(config, "audit");
+    code = policy ? ToInt(shmguard::cli::RunAudit(audit, *policy, std::cin, std::cout, std::cerr))
+                  : ToInt(ExitCode::kUsage);
+  });
+
+  app.add_subcommand("version", "Print the version")->callback([] {
+    std::cout << "shmguard " << SHMGUARD_VERSION << "\n";
+  });
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : ToInt(ExitCode::kUsage);
+  }
+  return code;
+}
