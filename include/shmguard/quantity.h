@@ -47,7 +47,8 @@ Result<int64_t> QuantityValue(const Quantity& q);
 Result<int64_t> ParseBytes(std::string_view text, std::string_view what);
 
 // A byte count printed as Kubernetes prints a BinarySI quantity of that many bytes:
-// 1073741824 -> "1Gi", 1610612736 -> "1536Mi", 1000 -> "1000", 0 -> "0".
+// 1073741824 -> "1Gi", 1610612736 -> "1536Mi", 1000 -> "1k" (below 1Ki Kubernetes prints
+// DecimalSI), 0 -> "0".
 // REQUIRES: bytes >= 0.
 std::string FormatBytes(int64_t bytes);
 

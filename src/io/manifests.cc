@@ -21,7 +21,8 @@ namespace fs = std::filesystem;
 // separator line in the next document so both parse.
 bool IsSeparator(std::string_view line) {
   if (line.substr(0, 3) != "---") return false;
-  return line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r';
+  return line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r' ||
+         line[3] == '\n';
 }
 
 bool HasContent(std::string_view text) {
@@ -45,10 +46,27 @@ int LineOfOffset(std::string_view text, size_t offset) {
   return 1 + static_cast<int>(std::count(text.begin(), text.begin() + offset, '\n'));
 }
 
+bool EndsWith(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// .json files are JSON and .yaml/.yml files YAML; otherwise (stdin) a leading '{' or '[' means
+// JSON, except "{{", which opens a Go/Helm template.
 bool LooksLikeJson(std::string_view text, const std::string& name) {
-  if (name.size() >= 5 && name.substr(name.size() - 5) == ".json") return true;
+  if (EndsWith(name, ".json")) return true;
+  if (EndsWith(name, ".yaml") || EndsWith(name, ".yml")) return false;
   size_t first = text.find_first_not_of(" \t\r\n");
-  return first != std::string_view::npos && (text[first] == '{' || text[first] == '[');
+  if (first == std::string_view::npos) return false;
+  if (text.substr(first, 2) == "{{") return false;
+  return text[first] == '{' || text[first] == '[';
+}
+
+// Parse errors in unrendered templates are expected: say what to do about them.
+std::string TemplateHint(const std::string& text) {
+  return text.find("{{") != std::string::npos
+             ? " (this looks like an unrendered Helm/Go template: render it, e.g. `helm template`, "
+               "and audit the output)"
+             : "";
 }
 
 void ParseYamlDocument(Document& d) {
@@ -56,14 +74,17 @@ void ParseYamlDocument(Document& d) {
     YAML::Node node = YAML::Load(d.text);
     auto converted = YamlToJson(node, d.line - 1);
     if (!converted) {
-      d.error = MakeError(Code::kInvalidInput, converted.error().message,
+      d.error = MakeError(Code::kInvalidInput, converted.error().message + TemplateHint(d.text),
                           d.file + ":" + converted.error().where.substr(5));
       return;
     }
     d.object = std::move(*converted);
   } catch (const YAML::Exception& e) {
-    int line = d.line + (e.mark.is_null() ? 0 : e.mark.line);
-    d.error = MakeError(Code::kInvalidInput, "YAML: " + e.msg, d.file + ":" + std::to_string(line));
+    // An error at the end of input is reported on the line after the document: clamp it.
+    int last = d.line + static_cast<int>(std::count(d.text.begin(), d.text.end(), '\n')) - 1;
+    int line = std::min(d.line + (e.mark.is_null() ? 0 : e.mark.line), std::max(last, d.line));
+    d.error = MakeError(Code::kInvalidInput, "YAML: " + e.msg + TemplateHint(d.text),
+                        d.file + ":" + std::to_string(line));
   }
 }
 

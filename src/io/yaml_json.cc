@@ -237,7 +237,11 @@ void Emit(YAML::Emitter& e, const json& v) {
       break;
     case json::value_t::string: {
       const auto& s = v.get_ref<const std::string&>();
-      if (s.find('\n') != std::string::npos) {
+      // A literal block reads back with one final newline ("clip"), so only strings that end
+      // in exactly one newline use it; other multi-line strings are double-quoted with \n.
+      bool literal = s.size() >= 2 && s.back() == '\n' && s[s.size() - 2] != '\n' &&
+                     s.find_first_of("\t\r") == std::string::npos && s.front() != ' ';
+      if (literal) {
         e << YAML::Literal << s;
       } else if (NeedsQuotes(s)) {
         e << YAML::DoubleQuoted << s;

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs shmguard's build, test and demo dependencies from Debian 12's archive (run as root).
+# The same list as the Dockerfile's build stage and README.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+packages=(
+  g++ cmake ninja-build pkg-config
+  libcpp-httplib-dev libssl-dev libyaml-cpp-dev nlohmann-json3-dev libspdlog-dev libcli11-dev catch2
+  openssl curl python3 python3-jsonpatch
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  apt-get update
+  apt-get install -y --no-install-recommends "${missing[@]}"
+fi

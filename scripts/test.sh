@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Fresh machine -> all tests: installs dependencies, builds with warnings as errors, checks that
+# the core includes no I/O library, and runs every Catch2 test through CTest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+if grep -rnE '#include *[<"](httplib|yaml-cpp|spdlog|openssl|CLI)' include/shmguard src/core; then
+  echo "the core (include/shmguard, src/core) must not include I/O libraries" >&2
+  exit 1
+fi
+BUILD_DIR=${BUILD_DIR:-build} ./scripts/build.sh -DSHMGUARD_WERROR=ON
+ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j2

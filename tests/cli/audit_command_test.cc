@@ -1,0 +1,183 @@
+// RunAudit / CollectAudit: formats, exit codes, stdin, Lists, and every file of the real
+// third-party testdata (tests/testdata/shared, sources in its MANIFEST.md).
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <sstream>
+
+#include "cli/audit_command.h"
+#include "cli/audit_output.h"
+#include "shmguard/evaluation.h"
+#include "test_util.h"
+
+namespace shmguard::cli {
+namespace {
+
+using nlohmann::json;
+
+struct Run {
+  ExitCode code;
+  std::string out, err;
+};
+
+Run Audit(std::vector<std::string> paths, const std::string& output = "json", const std::string& fail_on = "deny",
+          const std::string& stdin_text = "") {
+  std::istringstream in(stdin_text);
+  std::ostringstream out, err;
+  AuditOptions o{std::move(paths), output, fail_on};
+  ExitCode code = RunAudit(o, Policy{}, in, out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::string Examples() { return std::string(SOURCE_DIR) + "/examples"; }
+
+TEST_CASE("RunAudit over examples/ gives one verdict of each kind", "[audit_command]") {
+  Run r = Audit({Examples()});
+  CHECK(r.code == ExitCode::kFindings);  // the denied example
+  json j = json::parse(r.out);
+  std::map<std::string, std::string> verdict_by_name;
+  for (const auto& rec : j["records"]) verdict_by_name[rec["name"]] = rec["verdict"];
+  CHECK(verdict_by_name["resnet-train"] == "patch");
+  CHECK(verdict_by_name["bert-finetune"] == "ok");
+  CHECK(verdict_by_name["vit-huge"] == "deny");
+  CHECK(verdict_by_name["llama-pretrain"] == "patch");  // the JobSet; the Service is skipped
+  CHECK(j["summary"]["non_workloads"] == 1);
+  for (const auto& rec : j["records"]) {
+    for (const char* key : {"file", "document", "kind", "namespace", "name", "verdict", "reasons", "pods", "patch"}) {
+      CAPTURE(key);
+      CHECK(rec.contains(key));
+    }
+  }
+}
+
+TEST_CASE("RunAudit exit codes follow --fail-on", "[audit_command]") {
+  std::string patch_only = Examples() + "/pod-needs-patch.yaml";
+  CHECK(Audit({patch_only}, "table", "deny").code == ExitCode::kOk);
+  CHECK(Audit({patch_only}, "table", "warn").code == ExitCode::kFindings);
+  CHECK(Audit({Examples() + "/pod-already-right.yaml"}, "table", "warn").code == ExitCode::kOk);
+  CHECK(Audit({}, "table").code == ExitCode::kUsage);
+  CHECK(Audit({patch_only}, "xml").code == ExitCode::kUsage);
+}
+
+TEST_CASE("RunAudit keeps going past unreadable files and broken documents", "[audit_command]") {
+  Run r = Audit({"/nonexistent.yaml", Examples() + "/pod-denied.yaml", "-"}, "json", "deny",
+                "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: []}\n---\nkind: [\n---\n"
+                "apiVersion: v1\nkind: Pod\nmetadata: {name: c}\nspec: {containers: []}\n");
+  CHECK(r.code == ExitCode::kUsage);
+  json j = json::parse(r.out);
+  CHECK(j["summary"]["error"] == 2);
+  CHECK(j["summary"]["deny"] == 1);
+  CHECK(j["summary"]["ok"] == 2);
+  CHECK_THAT(r.err, Catch::Contains("/nonexistent.yaml: no such file or directory"));
+  CHECK_THAT(r.err, Catch::Contains("-:6: YAML"));
+}
+
+TEST_CASE("RunAudit reads kind: List and API lists whose items have no kind", "[audit_command]") {
+  json list = {{"apiVersion", "v1"},
+               {"kind", "PodList"},
+               {"items",
+                {{{"metadata", {{"name", "a"}, {"namespace", "team-a"},
+                                {"annotations", {{"shmguard.io/num-workers", "2"}, {"shmguard.io/batch-bytes", "8Mi"}}}}},
+                  {"spec", {{"containers", {{{"name", "t"}}}}}}},
+                 {{"metadata", {{"name", "b"}}}, {"spec", {{"containers", json::array()}}}}}}};
+  Run r = Audit({"-"}, "json", "deny", list.dump());
+  json j = json::parse(r.out);
+  REQUIRE(j["records"].size() == 2);
+  CHECK(j["records"][0]["item"] == 0);
+  CHECK(j["records"][0]["kind"] == "Pod");
+  CHECK(j["records"][0]["verdict"] == "patch");
+  CHECK(j["records"][0]["patch"][0]["path"].get<std::string>().rfind("/spec", 0) == 0);  // item-relative
+  CHECK(j["records"][1]["verdict"] == "ok");
+
+  Run patched = Audit({"-"}, "patched", "deny", list.dump());
+  json out = json::parse(patched.out);
+  CHECK(out["items"][0]["spec"]["volumes"][0]["name"] == "dshm");
+  Run again = Audit({"-"}, "json", "warn", patched.out);
+  CHECK(again.code == ExitCode::kOk);
+}
+
+TEST_CASE("RunAudit -o patched applies patches and leaves other documents byte for byte", "[audit_command]") {
+  std::string input = test::ReadTestdata("../../examples/pod-needs-patch.yaml") + "---\n" +
+                      test::ReadTestdata("../../examples/not-a-workload.yaml");
+  Run r = Audit({"-"}, "patched", "deny", input);
+  CHECK_THAT(r.out, Catch::Contains("# Documents that are not workloads are skipped and counted.\napiVersion: v1\nkind: Service"));
+  CHECK_THAT(r.out, Catch::Contains("sizeLimit: 14078Mi"));
+  Run again = Audit({"-"}, "json", "warn", r.out);
+  CHECK(again.code == ExitCode::kOk);
+  json j = json::parse(again.out);
+  CHECK(j["summary"]["ok"] == 1);
+  CHECK(j["summary"]["skip"] == 1);
+}
+
+TEST_CASE("RunAudit -o yaml and table render the same records", "[audit_command]") {
+  Run y = Audit({Examples()}, "yaml");
+  json from_yaml = test::Yaml(y.out);
+  CHECK(from_yaml == json::parse(Audit({Examples()}, "json").out));
+  Run t = Audit({Examples()}, "table");
+  CHECK_THAT(t.out, Catch::Contains("Pod ml-vision/vit-huge"));
+  CHECK_THAT(t.out, Catch::Contains("+ add volume dshm: emptyDir {medium: Memory, sizeLimit: 14078Mi}"));
+  CHECK_THAT(t.out, Catch::Contains("1 non-workload documents skipped: Service ×1"));
+}
+
+// Every file in tests/testdata/shared: never a crash, every record explained.
+TEST_CASE("CollectAudit reports or skips every document of the real-world testdata", "[audit_command]") {
+  std::istringstream no_stdin;
+  AuditResult result = CollectAudit({test::TestdataPath("shared")}, Policy{}, no_stdin);
+  CHECK(result.files >= 110);
+  const std::set<std::string> verdicts = {"ok", "patch", "deny", "skip", "error"};
+  std::map<std::string, int> by_verdict;
+  std::set<std::string> files_with_records;
+  for (const auto& r : result.records) {
+    CAPTURE(r.file, r.document, r.kind, r.name);
+    CHECK(verdicts.count(r.verdict) == 1);
+    ++by_verdict[r.verdict];
+    files_with_records.insert(r.file);
+    if (r.verdict != "ok") {
+      REQUIRE_FALSE(r.reasons.empty());
+      CHECK_FALSE(r.reasons.front().empty());
+    }
+    if (r.verdict == "error") CHECK_THAT(r.reasons.front(), Catch::Matches(".*:[0-9]+: .*"));
+  }
+  CHECK(by_verdict["error"] >= 10);  // unrendered Helm/Go templates, invalid YAML as published
+  CHECK(by_verdict["skip"] >= 40);   // CRDs, Services, ConfigMaps, Helm values...
+  CHECK(by_verdict["ok"] >= 20);     // workloads without sizing annotations
+  // Files without any record hold no document at all (none in this data set).
+  CHECK(files_with_records.size() + 0 == static_cast<size_t>(result.files));
+}
+
+// Property: annotate every real workload for sizing; whatever the verdict, a patch applies with
+// nlohmann's RFC 6902 implementation and the patched object needs no further patch.
+TEST_CASE("Evaluate's patches over the real-world workloads apply and are idempotent", "[audit_command]") {
+  std::istringstream no_stdin;
+  AuditResult result = CollectAudit({test::TestdataPath("shared")}, Policy{}, no_stdin);
+  int patched = 0, denied = 0;
+  for (const auto& doc : result.documents) {
+    if (!doc.object || !doc.object->is_object()) continue;
+    json obj = *doc.object;
+    if (!obj.contains("kind")) continue;
+    if (!obj["metadata"].is_object()) obj["metadata"] = json::object();
+    if (!obj["metadata"]["annotations"].is_object()) obj["metadata"]["annotations"] = json::object();
+    obj["metadata"]["annotations"]["shmguard.io/num-workers"] = "4";
+    obj["metadata"]["annotations"]["shmguard.io/batch-bytes"] = "16Mi";
+    Evaluation ev = Evaluate(obj, Policy{}, "team-a");
+    if (!ev.workload) continue;
+    CAPTURE(doc.file, doc.index, ev.kind);
+    if (ev.verdict == Verdict::kDeny) {
+      ++denied;
+      CHECK(ev.patch.empty());
+      continue;
+    }
+    if (ev.verdict != Verdict::kPatch) continue;
+    json out;
+    REQUIRE_NOTHROW(out = obj.patch(ev.patch));
+    Evaluation again = Evaluate(out, Policy{}, "team-a");
+    CHECK(again.patch.empty());
+    CHECK(again.verdict == Verdict::kOk);
+    ++patched;
+  }
+  CHECK(patched >= 30);
+  CHECK(patched + denied >= 35);
+}
+
+}  // namespace
+}  // namespace shmguard::cli

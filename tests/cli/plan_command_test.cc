@@ -1,0 +1,61 @@
+// RunPlan: text and JSON output, verdicts, flag-named errors.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/plan_command.h"
+
+namespace shmguard::cli {
+namespace {
+
+using nlohmann::json;
+
+TEST_CASE("RunPlan prints the size and its arithmetic as JSON", "[plan_command]") {
+  PlanOptions o;
+  o.num_workers = "8";
+  o.batch_bytes = "160Mi";
+  o.procs = "4";
+  o.memory_limit = "16Gi";
+  o.output = "json";
+  std::ostringstream out, err;
+  CHECK(RunPlan(o, Policy{}, out, err) == ExitCode::kFindings);
+  json j = json::parse(out.str());
+  CHECK(j["required_bytes"] == 14078ll << 20);
+  CHECK(j["required"] == "14078Mi");
+  CHECK(j["memory_limit_bytes"] == 16ll << 30);
+  CHECK(j["left_for_processes_bytes"] == (16ll << 30) - (14078ll << 20));
+  CHECK(j["verdict"] == "deny");  // 13.7Gi is more than half of 16Gi
+  CHECK_THAT(j["reasons"][1].get<std::string>(), Catch::Contains("is more than 0.5 of the memory limit 16Gi"));
+  CHECK(j["arithmetic"].size() == 4);
+}
+
+TEST_CASE("RunPlan verdict and exit code", "[plan_command]") {
+  PlanOptions o;
+  o.num_workers = "2";
+  o.batch_bytes = "8Mi";
+  o.memory_limit = "8Gi";
+  std::ostringstream out, err;
+  CHECK(RunPlan(o, Policy{}, out, err) == ExitCode::kOk);
+  CHECK_THAT(out.str(), Catch::Contains("/dev/shm needs 135Mi") && Catch::Contains("verdict: ok"));
+  o.memory_limit = "64Mi";
+  std::ostringstream out2;
+  CHECK(RunPlan(o, Policy{}, out2, err) == ExitCode::kFindings);
+}
+
+TEST_CASE("RunPlan names the flag of a bad value", "[plan_command]") {
+  PlanOptions o;
+  o.num_workers = "8";
+  o.batch_bytes = "64MB";
+  std::ostringstream out, err;
+  CHECK(RunPlan(o, Policy{}, out, err) == ExitCode::kUsage);
+  CHECK_THAT(err.str(), Catch::StartsWith("shmguard plan: --batch-bytes: \"64MB\" is not a valid quantity"));
+  o.batch_bytes.reset();
+  std::ostringstream err2;
+  CHECK(RunPlan(o, Policy{}, out, err2) == ExitCode::kUsage);
+  CHECK_THAT(err2.str(), Catch::Contains("--batch-bytes: is required when num-workers > 0"));
+}
+
+}  // namespace
+}  // namespace shmguard::cli

@@ -1,0 +1,197 @@
+// ParseReview, Decide (both faces, every mode) and FitWarnings.
+#include <catch2/catch.hpp>
+
+#include "shmguard/admission.h"
+#include "test_util.h"
+
+namespace shmguard {
+namespace {
+
+using nlohmann::json;
+
+json Review(const json& object, const std::string& ns, const std::string& op = "CREATE",
+            const std::string& kind = "Pod") {
+  json k = kind == "JobSet" ? json{{"group", "jobset.x-k8s.io"}, {"version", "v1alpha2"}, {"kind", "JobSet"}}
+                            : json{{"group", ""}, {"version", "v1"}, {"kind", kind}};
+  return {{"apiVersion", "admission.k8s.io/v1"},
+          {"kind", "AdmissionReview"},
+          {"request",
+           {{"uid", "705ab4f5-6393-11e8-b7cc-42010a800002"},
+            {"kind", k},
+            {"namespace", ns},
+            {"operation", op},
+            {"dryRun", false},
+            {"object", object}}}};
+}
+
+const char* kPod = R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p, annotations: {shmguard.io/num-workers: "8", shmguard.io/batch-bytes: 160Mi}}
+spec:
+  containers: [{name: t, resources: {limits: {nvidia.com/gpu: 4, memory: 64Gi}}}]
+)";
+const char* kTooBig = R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: big, annotations: {shmguard.io/num-workers: "8", shmguard.io/batch-bytes: 1Gi}}
+spec:
+  containers: [{name: t, resources: {limits: {nvidia.com/gpu: 4, memory: 64Gi}}}]
+)";
+
+AdmissionRequest Parse(json review) {
+  auto r = ParseReview(review);
+  INFO((r ? "" : r.error().ToString()));
+  REQUIRE(r.has_value());
+  return *r;
+}
+
+TEST_CASE("ParseReview reads an admission.k8s.io/v1 request", "[admission]") {
+  AdmissionRequest r = Parse(Review(test::Yaml(kPod), "ml-a"));
+  CHECK(r.uid == "705ab4f5-6393-11e8-b7cc-42010a800002");
+  CHECK(r.kind == "Pod");
+  CHECK(r.version == "v1");
+  CHECK(r.namespace_name == "ml-a");
+  CHECK(r.operation == "CREATE");
+  CHECK(r.object["metadata"]["name"] == "p");
+}
+
+TEST_CASE("ParseReview rejects malformed reviews naming the field", "[admission]") {
+  struct Case {
+    json review;
+    const char* where;
+  };
+  json good = Review(test::Yaml(kPod), "ml-a");
+  auto with = [&](const char* pointer, json value) {
+    json j = good;
+    j[json::json_pointer(pointer)] = std::move(value);
+    return j;
+  };
+  json no_request = good;
+  no_request.erase("request");
+  const Case cases[] = {
+      {json::array(), "/"},
+      {with("/apiVersion", "admission.k8s.io/v1beta1"), "/apiVersion"},
+      {with("/kind", "Pod"), "/kind"},
+      {no_request, "/request"},
+      {with("/request/uid", 42), "/request/uid"},
+      {with("/request/uid", ""), "/request/uid"},
+      {with("/request/kind", "Pod"), "/request/kind"},
+      {with("/request/namespace", json::object()), "/request/namespace"},
+      {with("/request/dryRun", "yes"), "/request/dryRun"},
+      {with("/request/object", "pod"), "/request/object"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.review.dump());
+    json copy = c.review;
+    auto r = ParseReview(copy);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == Code::kInvalidInput);
+    CHECK(r.error().where == c.where);
+  }
+}
+
+TEST_CASE("ParseReview accepts the kubernetes/api round-trip fixture", "[admission]") {
+  json review = json::parse(test::ReadTestdata("shared/k8s-api/admission.k8s.io.v1.AdmissionReview.json"));
+  auto r = ParseReview(review);
+  REQUIRE(r.has_value());
+  CHECK(r->uid == "uidValue");
+  Decision d = Decide(*r, Policy{}, Face::kMutate);  // not a Pod: allowed untouched
+  CHECK(d.allowed);
+  CHECK(d.patch.empty());
+}
+
+TEST_CASE("Decide mutates CREATE of Pods and JobSets only", "[admission]") {
+  AdmissionRequest create = Parse(Review(test::Yaml(kPod), "team-a"));
+  Decision d = Decide(create, Policy{}, Face::kMutate);
+  CHECK(d.allowed);
+  CHECK(d.verdict == Verdict::kPatch);
+  REQUIRE_FALSE(d.patch.empty());
+  CHECK(create.object.patch(d.patch)["spec"]["volumes"][0]["name"] == "dshm");
+  CHECK(d.required_bytes == 14078ll << 20);
+
+  for (const char* op : {"UPDATE", "DELETE", "CONNECT"}) {
+    CAPTURE(op);
+    Decision other = Decide(Parse(Review(test::Yaml(kPod), "team-a", op)), Policy{}, Face::kMutate);
+    CHECK(other.allowed);
+    CHECK(other.patch.empty());
+  }
+  json deployment = test::Yaml("apiVersion: apps/v1\nkind: Deployment\nspec: {template: {spec: {}}}\n");
+  Decision dep = Decide(Parse(Review(deployment, "team-a", "CREATE", "Deployment")), Policy{}, Face::kMutate);
+  CHECK(dep.allowed);
+  CHECK(dep.patch.empty());
+  CHECK(Decide(Parse(Review(test::Yaml(kPod), "kube-system")), Policy{}, Face::kMutate).patch.empty());
+}
+
+TEST_CASE("Decide: /validate denies in enforce, warns in warn; /mutate never denies", "[admission]") {
+  AdmissionRequest enforce = Parse(Review(test::Yaml(kTooBig), "ml-a"));
+  AdmissionRequest warn = Parse(Review(test::Yaml(kTooBig), "team-a"));
+
+  Decision v_enforce = Decide(enforce, Policy{}, Face::kValidate);
+  CHECK_FALSE(v_enforce.allowed);
+  CHECK(v_enforce.code == 403);
+  CHECK_THAT(v_enforce.message, Catch::StartsWith("shmguard denied Pod ml-a/big:"));
+  CHECK_THAT(v_enforce.message, Catch::Contains("memory limit 64Gi (sum of container limits) is below the 88727Mi"));
+
+  Decision v_warn = Decide(warn, Policy{}, Face::kValidate);
+  CHECK(v_warn.allowed);
+  REQUIRE_FALSE(v_warn.warnings.empty());
+  CHECK_THAT(v_warn.warnings[0], Catch::StartsWith("shmguard: "));
+
+  Decision m_enforce = Decide(enforce, Policy{}, Face::kMutate);
+  CHECK(m_enforce.allowed);
+  CHECK(m_enforce.patch.empty());
+  CHECK_FALSE(m_enforce.warnings.empty());
+
+  // An unpatched pod reaching /validate in enforce: the mutating webhook did not run.
+  Decision missing = Decide(Parse(Review(test::Yaml(kPod), "ml-a")), Policy{}, Face::kValidate);
+  CHECK_FALSE(missing.allowed);
+  CHECK_THAT(missing.message, Catch::Contains("missing: add volume dshm"));
+  // The same pod after /mutate passes /validate.
+  AdmissionRequest patched = Parse(Review(test::Yaml(kPod), "ml-a"));
+  patched.object = patched.object.patch(Decide(patched, Policy{}, Face::kMutate).patch);
+  Decision after = Decide(patched, Policy{}, Face::kValidate);
+  CHECK(after.allowed);
+  CHECK(after.warnings.empty());
+}
+
+TEST_CASE("Decide handles JobSets end to end", "[admission]") {
+  json js = test::Yaml(test::ReadTestdata("shared/jobset/site_static_examples_pytorch_cnn-mnist_mnist.yaml"));
+  js["metadata"]["annotations"] = {{"shmguard.io/num-workers", "4"}, {"shmguard.io/batch-bytes", "8Mi"}};
+  AdmissionRequest r = Parse(Review(js, "team-a", "CREATE", "JobSet"));
+  Decision d = Decide(r, Policy{}, Face::kMutate);
+  REQUIRE(d.verdict == Verdict::kPatch);
+  json out = r.object.patch(d.patch);
+  const json& tmpl = out["spec"]["replicatedJobs"][0]["template"]["spec"]["template"];
+  CHECK(tmpl["spec"]["volumes"][0]["emptyDir"]["medium"] == "Memory");
+  CHECK(tmpl["metadata"]["annotations"]["shmguard.io/nodes"] == "4");
+}
+
+TEST_CASE("FitWarnings keeps warnings within the API server's limits", "[admission]") {
+  std::string long_reason =
+      "dshm needs 14078Mi = (4 procs × (8 workers × 2 + 2) × 160Mi + 147.1Mi NCCL + 64Mi base) × 1.2 "
+      "(4 procs from --nproc_per_node=4); memory limit 64Gi leaves 51458Mi for the processes";
+  auto fitted = FitWarnings({long_reason, long_reason, "short"});
+  REQUIRE(fitted.size() >= 3);
+  std::string rejoined;
+  for (const auto& w : fitted) {
+    CHECK(w.size() <= 120);
+    CHECK_THAT(w, Catch::StartsWith("shmguard: "));
+  }
+  CHECK(fitted.back() == "shmguard: short");
+  CHECK(fitted.size() == FitWarnings({long_reason, "short"}).size());  // duplicates dropped
+
+  std::vector<std::string> many;
+  for (int i = 0; i < 200; ++i) many.push_back("warning number " + std::to_string(i) + " " + std::string(60, 'x'));
+  auto capped = FitWarnings(many);
+  size_t total = 0;
+  for (const auto& w : capped) total += w.size();
+  CHECK(total <= 4096);
+  CHECK_THAT(capped.back(), Catch::Contains("more warnings left out"));
+
+  auto utf8 = FitWarnings({std::string(200, 'x') + "é"});  // never cut inside a UTF-8 sequence
+  for (const auto& w : utf8) CHECK(json(w).dump().find("\\u") == std::string::npos);
+}
+
+}  // namespace
+}  // namespace shmguard

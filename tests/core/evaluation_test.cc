@@ -1,0 +1,172 @@
+// Evaluate: verdicts and the reasons behind them (SPEC §3, §5).
+#include <catch2/catch.hpp>
+
+#include "shmguard/evaluation.h"
+#include "test_util.h"
+
+namespace shmguard {
+namespace {
+
+using nlohmann::json;
+using test::Yaml;
+
+json PodWith(const std::string& annotations, const std::string& spec) {
+  return Yaml("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations: " + annotations +
+              "\nspec:\n" + spec);
+}
+
+std::string Reasons(const Evaluation& ev) {
+  std::string all;
+  for (const auto& r : ev.AllReasons()) all += r + "\n";
+  return all;
+}
+
+struct VerdictCase {
+  const char* name;
+  const char* annotations;
+  const char* spec;
+  Verdict verdict;
+  const char* reason;  // a substring of the reasons
+};
+
+const char* kGpuSpec = "  containers: [{name: t, resources: {limits: {nvidia.com/gpu: 2, memory: 64Gi}}}]";
+
+const VerdictCase kCases[] = {
+    {"no annotations", "{}", kGpuSpec, Verdict::kOk, "no sizing annotations"},
+    {"opted out", "{shmguard.io/mode: skip, shmguard.io/num-workers: \"8\"}", kGpuSpec, Verdict::kSkip, "opted out"},
+    {"unknown mode", "{shmguard.io/mode: always}", kGpuSpec, Verdict::kDeny, "only value is \"skip\""},
+    {"needs patch", "{shmguard.io/num-workers: \"4\", shmguard.io/batch-bytes: 64Mi}", kGpuSpec, Verdict::kPatch,
+     "dshm needs 1657Mi = (2 procs × (4 workers × 2 + 2) × 64Mi + 36.8Mi NCCL + 64Mi base) × 1.2"},
+    {"workers zero needs no batch bytes", "{shmguard.io/num-workers: \"0\"}", kGpuSpec, Verdict::kPatch,
+     "dshm needs 1Gi = (36.8Mi NCCL + 64Mi base) × 1.2, raised to the 1Gi floor"},
+    {"batch bytes without workers", "{shmguard.io/batch-bytes: 64Mi}", kGpuSpec, Verdict::kDeny,
+     "annotation shmguard.io/num-workers: is required"},
+    {"workers without batch bytes", "{shmguard.io/num-workers: \"4\"}", kGpuSpec, Verdict::kDeny,
+     "annotation shmguard.io/batch-bytes: is required when num-workers > 0"},
+    {"unquoted number", "{shmguard.io/num-workers: 4, shmguard.io/batch-bytes: 64Mi}", kGpuSpec, Verdict::kDeny,
+     "quote it (\"4\")"},
+    {"negative workers", "{shmguard.io/num-workers: \"-1\", shmguard.io/batch-bytes: 64Mi}", kGpuSpec, Verdict::kDeny,
+     "must be a whole number from 0 to 4096"},
+    {"huge workers", "{shmguard.io/num-workers: \"99999999999999999999\", shmguard.io/batch-bytes: 1Mi}", kGpuSpec,
+     Verdict::kDeny, "must be a whole number"},
+    {"bad quantity", "{shmguard.io/num-workers: \"4\", shmguard.io/batch-bytes: 64MB}", kGpuSpec, Verdict::kDeny,
+     "annotation shmguard.io/batch-bytes: \"64MB\" is not a valid quantity"},
+    {"negative batch", "{shmguard.io/num-workers: \"4\", shmguard.io/batch-bytes: \"-1Mi\"}", kGpuSpec,
+     Verdict::kDeny, "must not be negative"},
+    {"overflow", "{shmguard.io/num-workers: \"4096\", shmguard.io/batch-bytes: 4Ei}", kGpuSpec, Verdict::kDeny,
+     "exceeds 2^63-1 bytes"},
+    {"quantity beyond int64", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: \"1e19\"}", kGpuSpec,
+     Verdict::kDeny, "larger than 2^63-1"},
+    {"unquoted float", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1e19}", kGpuSpec,
+     Verdict::kDeny, "quote it (\"1e+19\")"},
+    {"prefetch zero", "{shmguard.io/num-workers: \"1\", shmguard.io/prefetch-factor: \"0\", shmguard.io/batch-bytes: 1Mi}",
+     kGpuSpec, Verdict::kDeny, "shmguard.io/prefetch-factor"},
+    {"above memory limit", "{shmguard.io/num-workers: \"16\", shmguard.io/batch-bytes: 1Gi}", kGpuSpec, Verdict::kDeny,
+     "memory limit 64Gi (sum of container limits) is below the"},
+    {"above max fraction", "{shmguard.io/num-workers: \"4\", shmguard.io/batch-bytes: 2Gi}", kGpuSpec, Verdict::kDeny,
+     "is more than 0.5 of the memory limit 64Gi"},
+    {"hostPath /dev/shm", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1Mi}",
+     "  volumes: [{name: shm, hostPath: {path: /dev/shm}}]\n"
+     "  containers: [{name: t, volumeMounts: [{name: shm, mountPath: /dev/shm}]}]",
+     Verdict::kDeny, "/dev/shm is mounted from hostPath /dev/shm"},
+    {"disk emptyDir at /dev/shm", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1Mi}",
+     "  volumes: [{name: dshm, emptyDir: {}}]\n"
+     "  containers: [{name: t, volumeMounts: [{name: dshm, mountPath: /dev/shm}]}]",
+     Verdict::kDeny, "on the node's disk"},
+    {"two volumes at /dev/shm", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1Mi}",
+     "  volumes: [{name: a, emptyDir: {medium: Memory}}, {name: b, emptyDir: {medium: Memory}}]\n"
+     "  containers: [{name: t, volumeMounts: [{name: a, mountPath: /dev/shm}]},"
+     " {name: u, volumeMounts: [{name: b, mountPath: /dev/shm}]}]",
+     Verdict::kDeny, "containers mount different volumes at /dev/shm (a, b)"},
+    {"undeclared volume", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1Mi}",
+     "  containers: [{name: t, volumeMounts: [{name: ghost, mountPath: /dev/shm}]}]", Verdict::kDeny,
+     "not declared in spec.volumes"},
+    {"containers as a mapping", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1Mi}",
+     "  containers: {name: t}", Verdict::kDeny, "/spec/containers: must be a list of containers"},
+    {"templated GPU count", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1Mi}",
+     "  containers: [{name: t, resources: {limits: {nvidia.com/gpu: $GPUS}}}]", Verdict::kDeny,
+     "/spec/containers/0/resources/limits/nvidia.com/gpu: \"$GPUS\" is not a valid quantity"},
+    {"null GPU count is zero", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1Mi}",
+     "  containers: [{name: t, resources: {limits: {nvidia.com/gpu: , memory: 1Gi}}}]", Verdict::kPatch,
+     "1 proc from default"},
+    {"volumes not a list", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1Mi}",
+     "  volumes: {dshm: {}}\n  containers: [{name: t}]", Verdict::kDeny, "/spec/volumes: must be a list"},
+};
+
+TEST_CASE("Evaluate gives each pod its verdict and a reason that names the field", "[evaluation]") {
+  for (const auto& c : kCases) {
+    CAPTURE(c.name);
+    Evaluation ev = Evaluate(PodWith(c.annotations, c.spec), Policy{}, "team-a");
+    CHECK(ev.verdict == c.verdict);
+    CHECK_THAT(Reasons(ev), Catch::Contains(c.reason));
+    if (c.verdict != Verdict::kPatch) CHECK(ev.patch.empty());
+  }
+}
+
+TEST_CASE("Evaluate reports the memory left for the processes", "[evaluation]") {
+  Evaluation ev = Evaluate(PodWith("{shmguard.io/num-workers: \"8\", shmguard.io/batch-bytes: 160Mi}",
+                                   "  containers: [{name: t, resources: {limits: {nvidia.com/gpu: 4, memory: 64Gi}}}]"),
+                           Policy{}, "team-a");
+  REQUIRE(ev.pods.size() == 1);
+  CHECK(ev.pods[0].memory_limit_bytes == 64ll << 30);
+  CHECK_THAT(Reasons(ev), Catch::Contains("memory limit 64Gi leaves 51458Mi for the processes"));
+  CHECK(ev.RequiredBytes() == 14078ll << 20);
+}
+
+TEST_CASE("Evaluate applies the namespace rules", "[evaluation]") {
+  json gpu_pod = PodWith("{}", kGpuSpec);
+  json cpu_pod = PodWith("{}", "  containers: [{name: t}]");
+  Policy policy;  // built-in: kube-* off, ml-*/train-* enforce + requireAnnotations, * warn
+  CHECK(Evaluate(gpu_pod, policy, "kube-system").verdict == Verdict::kSkip);
+  CHECK_THAT(Reasons(Evaluate(gpu_pod, policy, "kube-system")), Catch::Contains("is off"));
+  Evaluation ml = Evaluate(gpu_pod, policy, "ml-vision");
+  CHECK(ml.verdict == Verdict::kDeny);
+  CHECK(ml.rule.mode == NamespaceMode::kEnforce);
+  CHECK_THAT(Reasons(ml), Catch::Contains("must declare shmguard.io/num-workers"));
+  CHECK(Evaluate(cpu_pod, policy, "ml-vision").verdict == Verdict::kOk);  // no GPUs: not required
+  CHECK(Evaluate(gpu_pod, policy, "default").verdict == Verdict::kOk);
+  CHECK(Evaluate(gpu_pod, policy, "").namespace_name == "default");
+}
+
+TEST_CASE("Evaluate skips what is not a workload and denies broken workloads", "[evaluation]") {
+  Evaluation svc = Evaluate(Yaml("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n"), Policy{});
+  CHECK(svc.verdict == Verdict::kSkip);
+  CHECK_FALSE(svc.workload);
+  CHECK_THAT(Reasons(svc), Catch::Contains("v1 Service is not a workload shmguard sizes"));
+  Evaluation old_jobset = Evaluate(Yaml("apiVersion: jobset.x-k8s.io/v1alpha1\nkind: JobSet\n"), Policy{});
+  CHECK(old_jobset.verdict == Verdict::kSkip);
+  Evaluation no_kind = Evaluate(Yaml("foo: bar\n"), Policy{});
+  CHECK(no_kind.verdict == Verdict::kSkip);
+  CHECK_THAT(Reasons(no_kind), Catch::Contains("no kind"));
+  Evaluation bad = Evaluate(Yaml("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nspec: {replicatedJobs: {a: 1}}\n"),
+                            Policy{});
+  CHECK(bad.verdict == Verdict::kDeny);
+  CHECK_THAT(Reasons(bad), Catch::Contains("/spec/replicatedJobs: must be a list"));
+}
+
+TEST_CASE("Evaluate takes the most severe pod verdict for the workload", "[evaluation]") {
+  json js = Yaml(R"(
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: js}
+spec:
+  replicatedJobs:
+  - name: ok
+    template: {spec: {template: {spec: {containers: [{name: a}]}}}}
+  - name: bad
+    template:
+      spec:
+        template:
+          metadata: {annotations: {shmguard.io/num-workers: "x"}}
+          spec: {containers: [{name: a}]}
+)");
+  Evaluation ev = Evaluate(js, Policy{}, "team-a");
+  REQUIRE(ev.pods.size() == 2);
+  CHECK(ev.pods[0].verdict == Verdict::kOk);
+  CHECK(ev.pods[1].verdict == Verdict::kDeny);
+  CHECK(ev.verdict == Verdict::kDeny);
+  CHECK_THAT(Reasons(ev), Catch::Contains("replicatedJob bad: annotation shmguard.io/num-workers"));
+}
+
+}  // namespace
+}  // namespace shmguard

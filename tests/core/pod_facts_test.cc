@@ -1,0 +1,181 @@
+// ReadPodFacts: processes per pod in SPEC §2 order, GPUs, memory limits, nodes.
+#include <catch2/catch.hpp>
+
+#include "shmguard/pod_facts.h"
+#include "shmguard/pod_templates.h"
+#include "test_util.h"
+
+namespace shmguard {
+namespace {
+
+using nlohmann::json;
+
+PodFacts FactsOf(const std::string& yaml) {
+  static json keep;  // PodTemplate points into the object
+  keep = test::Yaml(yaml);
+  auto w = FindPodTemplates(keep);
+  REQUIRE(w.has_value());
+  REQUIRE(w->templates.size() == 1);
+  auto f = ReadPodFacts(w->templates[0], Policy{});
+  INFO((f ? "" : f.error().ToString()));
+  REQUIRE(f.has_value());
+  return *f;
+}
+
+TEST_CASE("ReadPodFacts finds processes per pod in the documented order", "[pod_facts]") {
+  struct Case {
+    const char* name;
+    const char* yaml;
+    int64_t procs;
+    const char* source;
+  };
+  const Case cases[] = {
+      {"annotation wins", R"(
+apiVersion: v1
+kind: Pod
+metadata: {annotations: {shmguard.io/procs-per-pod: "3"}}
+spec:
+  containers:
+  - name: t
+    env: [{name: PET_NPROC_PER_NODE, value: "5"}]
+    command: [torchrun, --nproc_per_node=6]
+    resources: {limits: {nvidia.com/gpu: 7}}
+)", 3, "annotation"},
+      {"env before flag", R"(
+apiVersion: v1
+kind: Pod
+spec:
+  containers:
+  - name: t
+    env: [{name: PET_NPROC_PER_NODE, value: "5"}]
+    command: [torchrun, --nproc_per_node=6]
+)", 5, "env PET_NPROC_PER_NODE=5"},
+      {"flag with =", R"(
+apiVersion: v1
+kind: Pod
+spec:
+  containers: [{name: t, command: [torchrun, "--nproc_per_node=6", train.py]}]
+)", 6, "--nproc_per_node=6"},
+      {"dashed flag with space, inside a shell string", R"(
+apiVersion: v1
+kind: Pod
+spec:
+  containers: [{name: t, command: [bash, -c], args: ["cd /w && torchrun --nproc-per-node 4 train.py"]}]
+)", 4, "--nproc_per_node=4"},
+      {"auto means GPUs", R"(
+apiVersion: v1
+kind: Pod
+spec:
+  containers:
+  - {name: t, env: [{name: PET_NPROC_PER_NODE, value: auto}], resources: {limits: {nvidia.com/gpu: "8"}}}
+)", 8, "(8 GPUs)"},
+      {"templated flag falls through to GPUs", R"(
+apiVersion: v1
+kind: Pod
+spec:
+  containers:
+  - {name: t, command: [torchrun, --nproc_per_node=$GPUS], resources: {requests: {amd.com/gpu: 2}}}
+)", 2, "2 GPUs in the pod"},
+      {"default", R"(
+apiVersion: v1
+kind: Pod
+spec:
+  containers: [{name: t}]
+)", 1, "default"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    PodFacts f = FactsOf(c.yaml);
+    CHECK(f.procs == c.procs);
+    CHECK_THAT(f.procs_source, Catch::Contains(c.source));
+  }
+}
+
+TEST_CASE("ReadPodFacts sums GPUs from limits, else requests, over the configured resources", "[pod_facts]") {
+  PodFacts f = FactsOf(R"(
+apiVersion: v1
+kind: Pod
+spec:
+  initContainers: [{name: i, resources: {limits: {nvidia.com/gpu: 8}}}]
+  containers:
+  - {name: a, resources: {limits: {nvidia.com/gpu: 2}, requests: {nvidia.com/gpu: 9}}}
+  - {name: b, resources: {requests: {amd.com/gpu: "1"}}}
+  - {name: c, resources: {limits: {google.com/tpu: 4}}}
+)");
+  CHECK(f.gpus == 3);
+  REQUIRE(f.containers.size() == 4);
+  CHECK(f.containers[3].init);
+  CHECK(f.containers[3].gpus == 8);
+}
+
+TEST_CASE("ReadPodFacts computes the memory limit as the kubelet does", "[pod_facts]") {
+  SECTION("sum of containers, max with init") {
+    PodFacts f = FactsOf(R"(
+apiVersion: v1
+kind: Pod
+spec:
+  initContainers:
+  - {name: big-init, resources: {limits: {memory: 100Gi}}}
+  - {name: sidecar, restartPolicy: Always, resources: {limits: {memory: 1Gi}}}
+  containers:
+  - {name: a, resources: {limits: {memory: 16Gi}}}
+  - {name: b, resources: {limits: {memory: "  512Mi "}}}
+)");
+    REQUIRE(f.memory_limit_bytes.has_value());
+    CHECK(*f.memory_limit_bytes == 100ll << 30);
+    CHECK(f.memory_limit_source == "sum of container limits");
+  }
+  SECTION("sidecars add to the app containers") {
+    PodFacts f = FactsOf(R"(
+apiVersion: v1
+kind: Pod
+spec:
+  initContainers: [{name: s, restartPolicy: Always, resources: {limits: {memory: 1Gi}}}]
+  containers: [{name: a, resources: {limits: {memory: 16Gi}}}]
+)");
+    CHECK(*f.memory_limit_bytes == 17ll << 30);
+  }
+  SECTION("pod-level limit wins") {
+    PodFacts f = FactsOf(R"(
+apiVersion: v1
+kind: Pod
+spec:
+  resources: {limits: {memory: 40Gi}}
+  containers: [{name: a}, {name: b, resources: {limits: {memory: 16Gi}}}]
+)");
+    CHECK(*f.memory_limit_bytes == 40ll << 30);
+    CHECK(f.memory_limit_source == "pod-level limit");
+  }
+  SECTION("unknown when a container has none") {
+    PodFacts f = FactsOf(R"(
+apiVersion: v1
+kind: Pod
+spec:
+  containers: [{name: a, resources: {limits: {memory: 16Gi}}}, {name: b}]
+)");
+    CHECK_FALSE(f.memory_limit_bytes.has_value());
+    CHECK_THAT(f.memory_limit_source, Catch::Contains("\"b\" has no memory limit"));
+  }
+}
+
+TEST_CASE("ReadPodFacts finds multi-node hints", "[pod_facts]") {
+  CHECK(FactsOf("apiVersion: v1\nkind: Pod\nspec:\n  containers: [{name: t, env: [{name: PET_NNODES, value: \"1:4\"}]}]\n").nodes == 4);
+  CHECK(FactsOf("apiVersion: v1\nkind: Pod\nspec:\n  containers: [{name: t, args: [\"torchrun --nnodes=2 x.py\"]}]\n").nodes == 2);
+  CHECK(FactsOf("apiVersion: v1\nkind: Pod\nmetadata: {annotations: {shmguard.io/nodes: \"16\"}}\nspec:\n  containers: [{name: t}]\n").nodes == 16);
+  CHECK(FactsOf("apiVersion: batch/v1\nkind: Job\nspec:\n  parallelism: 3\n  template: {spec: {containers: [{name: t}]}}\n").nodes == 3);
+  CHECK(FactsOf("apiVersion: v1\nkind: Pod\nspec:\n  containers: [{name: t}]\n").nodes == 1);
+}
+
+TEST_CASE("ReadQuantityField accepts what the API server's JSON decoder accepts", "[pod_facts]") {
+  CHECK(*ReadQuantityField(json("16Gi"), "/x") == 16ll << 30);
+  CHECK(*ReadQuantityField(json(" 1Gi "), "/x") == 1ll << 30);
+  CHECK(*ReadQuantityField(json(8), "/x") == 8);
+  CHECK(*ReadQuantityField(json(1e9), "/x") == 1000000000);
+  CHECK(*ReadQuantityField(json(nullptr), "/x") == 0);
+  auto bad = ReadQuantityField(json::array(), "/spec/x");
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().where == "/spec/x");
+}
+
+}  // namespace
+}  // namespace shmguard

@@ -1,0 +1,153 @@
+// ParseQuantity / FormatQuantity / QuantityValue against apimachinery's behaviour (DOMAIN §19).
+#include <catch2/catch.hpp>
+
+#include <limits>
+
+#include "shmguard/quantity.h"
+
+namespace shmguard {
+namespace {
+
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+constexpr int64_t kNoValue = std::numeric_limits<int64_t>::min();  // Value() must fail
+
+struct QuantityCase {
+  const char* input;
+  const char* canonical;  // nullptr: ParseQuantity must fail
+  int64_t value;          // Value(), or kNoValue when it must fail (beyond int64)
+};
+
+const QuantityCase kCases[] = {
+    // DOMAIN §19, "run here"
+    {"1.5Gi", "1536Mi", 1610612736},
+    {"1024Mi", "1Gi", 1073741824},
+    {"0.5Ki", "512", 512},
+    {"1.1Ki", "1126400m", 1127},
+    {"1000000", "1M", 1000000},
+    {"1.5", "1500m", 2},
+    {"100m", "100m", 1},
+    {"0.1m", "100u", 1},
+    {"3.3e9", "3300e6", 3300000000},
+    {"1e19", "10e18", kNoValue},
+    {"1E", "1E", 1000000000000000000},
+    {"8Ei", "9223372036854775807", kMax},
+    // traps
+    {"Gi", "0", 0},
+    {"+1Gi", "+1Gi", 1073741824},
+    {"5.", "5.", 5},
+    {"9223372036854775807", "9223372036854775807", kMax},
+    {"9223372036854775808", "9223372036854775808", kNoValue},
+    // binary suffixes
+    {"1Ki", "1Ki", 1024},
+    {"8Ki", "8Ki", 8192},
+    {"1.5Ki", "1536", 1536},
+    {"2.5Gi", "2560Mi", 2684354560},
+    {"100Mi", "100Mi", 104857600},
+    {"64Mi", "64Mi", 67108864},
+    {"1Ti", "1Ti", 1099511627776},
+    {"1Pi", "1Pi", 1125899906842624},
+    {"1Ei", "1Ei", 1152921504606846976},
+    {"0Mi", "0", 0},
+    {"-1Gi", "-1Gi", -1073741824},
+    // decimal suffixes and plain numbers
+    {"0", "0", 0},
+    {"1000", "1k", 1000},
+    {"1024", "1024", 1024},
+    {"1k", "1k", 1000},
+    {"1M", "1M", 1000000},
+    {"16G", "16G", 16000000000},
+    {"500m", "500m", 1},
+    {"0.5", "500m", 1},
+    {".5", "500m", 1},
+    {"1.0", "1", 1},
+    {"1n", "1n", 1},
+    {"0.9n", "1n", 1},
+    {"1e-400", "1e-9", 1},  // rounded up to 1n, printed in its own (exponent) family
+    {"123456789012345678901234567890", "123456789012345678901234567890", kNoValue},
+    // exponents
+    {"1e3", "1e3", 1000},
+    {"1E3", "1E3", 1000},
+    {"12e6", "12e6", 12000000},
+    {"1e-3", "1e-3", 1},
+    {"1.5e3", "1500", 1500},
+    {"5e7", "50e6", 50000000},  // exponents are printed as multiples of 3
+    // errors (DOMAIN §19 and SPEC §3)
+    {"1K", nullptr, 0},
+    {"1ki", nullptr, 0},
+    {"1mi", nullptr, 0},
+    {"1KiB", nullptr, 0},
+    {"64MB", nullptr, 0},
+    {" 1Gi", nullptr, 0},
+    {"1Gi ", nullptr, 0},
+    {"1 Gi", nullptr, 0},
+    {"", nullptr, 0},
+    {"1Gi1", nullptr, 0},
+    {"1.2.3", nullptr, 0},
+    {"1e", nullptr, 0},
+    {"Ei", nullptr, 0},
+    {"abc", nullptr, 0},
+    {"1gi", nullptr, 0},
+};
+
+TEST_CASE("ParseQuantity and FormatQuantity follow apimachinery", "[quantity]") {
+  STATIC_REQUIRE(sizeof(kCases) / sizeof(kCases[0]) >= 40);
+  for (const auto& c : kCases) {
+    CAPTURE(c.input);
+    auto q = ParseQuantity(c.input);
+    if (c.canonical == nullptr) {
+      REQUIRE_FALSE(q.has_value());
+      CHECK(q.error().code == Code::kInvalidInput);
+      CHECK_THAT(q.error().message, Catch::Contains(std::string("\"") + c.input + "\""));
+      continue;
+    }
+    REQUIRE(q.has_value());
+    CHECK(FormatQuantity(*q) == c.canonical);
+    auto v = QuantityValue(*q);
+    if (c.value == kNoValue) {
+      CHECK_FALSE(v.has_value());
+    } else {
+      REQUIRE(v.has_value());
+      CHECK(*v == c.value);
+    }
+  }
+}
+
+TEST_CASE("FormatQuantity round-trips its own output", "[quantity]") {
+  for (const auto& c : kCases) {
+    if (c.canonical == nullptr) continue;
+    CAPTURE(c.input);
+    auto again = ParseQuantity(c.canonical);
+    REQUIRE(again.has_value());
+    CHECK(FormatQuantity(*again) == c.canonical);
+  }
+}
+
+TEST_CASE("FormatBytes prints BinarySI like Kubernetes", "[quantity]") {
+  CHECK(FormatBytes(0) == "0");
+  CHECK(FormatBytes(1000) == "1k");  // below 1Ki a BinarySI quantity prints as DecimalSI
+  CHECK(FormatBytes(1023) == "1023");
+  CHECK(FormatBytes(1024) == "1Ki");
+  CHECK(FormatBytes(1073741824) == "1Gi");
+  CHECK(FormatBytes(1610612736) == "1536Mi");
+  CHECK(FormatBytes(12884901888) == "12Gi");
+  CHECK(FormatBytes(1536) == "1536");
+  CHECK(FormatBytes(kMax) == "9223372036854775807");
+}
+
+TEST_CASE("ParseBytes names the field and refuses negatives and overflow", "[quantity]") {
+  auto ok = ParseBytes("48Mi", "annotation x");
+  REQUIRE(ok.has_value());
+  CHECK(*ok == 48 << 20);
+  auto neg = ParseBytes("-1Gi", "annotation x");
+  REQUIRE_FALSE(neg.has_value());
+  CHECK_THAT(neg.error().message, Catch::StartsWith("annotation x: ") && Catch::Contains("negative"));
+  auto big = ParseBytes("1e19", "annotation x");
+  REQUIRE_FALSE(big.has_value());
+  CHECK_THAT(big.error().message, Catch::Contains("2^63-1"));
+  auto bad = ParseBytes("64MB", "annotation x");
+  REQUIRE_FALSE(bad.has_value());
+  CHECK_THAT(bad.error().message, Catch::Contains("64MB"));
+}
+
+}  // namespace
+}  // namespace shmguard

@@ -1,0 +1,300 @@
+// BuildPodPatch through Evaluate: every patch is applied with nlohmann's RFC 6902 json::patch,
+// the result is checked field by field, and evaluating the patched object gives no patch.
+#include <catch2/catch.hpp>
+
+#include "shmguard/evaluation.h"
+#include "shmguard/json_patch.h"
+#include "shmguard/shm_patch.h"
+#include "test_util.h"
+
+namespace shmguard {
+namespace {
+
+using nlohmann::json;
+using test::Yaml;
+
+// Evaluates, applies the patch, checks idempotence; returns the patched object.
+json PatchAndRecheck(const json& object, const Policy& policy = Policy{}, const char* ns = "team-a") {
+  Evaluation ev = Evaluate(object, policy, ns);
+  INFO(ev.patch.dump(2));
+  REQUIRE(ev.verdict == Verdict::kPatch);
+  json patched = object.patch(ev.patch);
+  Evaluation again = Evaluate(patched, policy, ns);
+  INFO(patched.dump(2));
+  CHECK(again.patch.empty());
+  CHECK(again.verdict == Verdict::kOk);
+  return patched;
+}
+
+const char* kBarePod = R"(
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+  annotations: {shmguard.io/num-workers: "8", shmguard.io/batch-bytes: 160Mi}
+spec:
+  containers:
+  - name: trainer
+    image: x
+    resources: {limits: {nvidia.com/gpu: 4, memory: 64Gi}}
+  - name: logger
+    image: y
+)";
+
+TEST_CASE("BuildPodPatch creates volumes, mounts, capabilities and hostIPC from nothing", "[shm_patch]") {
+  json pod = Yaml(kBarePod);
+  json out = PatchAndRecheck(pod);
+  const json& spec = out["spec"];
+  REQUIRE(spec["volumes"].size() == 1);
+  CHECK(spec["volumes"][0] == json::parse(R"({"name":"dshm","emptyDir":{"medium":"Memory","sizeLimit":"14078Mi"}})"));
+  for (const auto& c : spec["containers"]) {
+    CHECK(c["volumeMounts"] == json::parse(R"([{"name":"dshm","mountPath":"/dev/shm"}])"));
+  }
+  CHECK(spec["containers"][0]["securityContext"]["capabilities"]["add"] == json::array({"IPC_LOCK"}));
+  CHECK_FALSE(spec["containers"][1].contains("securityContext"));  // no GPU: no IPC_LOCK
+  CHECK(spec["hostIPC"] == true);
+  json plan = json::parse(out["metadata"]["annotations"]["shmguard.io/plan"].get<std::string>());
+  CHECK(plan["required"] == "14078Mi");
+  CHECK(plan["procs"] == 4);
+  CHECK(plan["workers"] == 8);
+}
+
+TEST_CASE("BuildPodPatch escapes annotation keys as RFC 6901 tokens", "[shm_patch]") {
+  Evaluation ev = Evaluate(Yaml(kBarePod), Policy{}, "team-a");
+  bool found = false;
+  for (const auto& op : ev.patch) {
+    if (op["path"] == "/metadata/annotations/shmguard.io~1plan") found = true;
+  }
+  CHECK(found);
+  CHECK(EscapePointerToken("a~b/c") == "a~0b~1c");
+}
+
+TEST_CASE("BuildPodPatch appends to existing lists", "[shm_patch]") {
+  json pod = Yaml(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p, annotations: {shmguard.io/num-workers: "2", shmguard.io/batch-bytes: 8Mi}}
+spec:
+  volumes: [{name: data, emptyDir: {}}]
+  containers:
+  - name: trainer
+    volumeMounts: [{name: data, mountPath: /data}]
+    resources: {limits: {nvidia.com/gpu: "1", memory: 8Gi}}
+    securityContext: {runAsUser: 1000, capabilities: {drop: [ALL]}}
+)");
+  json out = PatchAndRecheck(pod);
+  CHECK(out["spec"]["volumes"].size() == 2);
+  CHECK(out["spec"]["volumes"][0]["name"] == "data");
+  CHECK(out["spec"]["containers"][0]["volumeMounts"].size() == 2);
+  const json& sc = out["spec"]["containers"][0]["securityContext"];
+  CHECK(sc["capabilities"]["drop"] == json::array({"ALL"}));
+  CHECK(sc["capabilities"]["add"] == json::array({"IPC_LOCK"}));
+  CHECK(sc["runAsUser"] == 1000);
+  CHECK_FALSE(out["spec"].contains("hostIPC"));  // 1 GPU: auto leaves hostIPC alone
+}
+
+TEST_CASE("BuildPodPatch raises a small memory emptyDir instead of adding another", "[shm_patch]") {
+  json pod = Yaml(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p, annotations: {shmguard.io/num-workers: "8", shmguard.io/batch-bytes: 64Mi}}
+spec:
+  volumes: [{name: shm, emptyDir: {medium: Memory, sizeLimit: 1Gi}}]
+  containers:
+  - name: a
+    volumeMounts: [{name: shm, mountPath: /dev/shm/}]
+    resources: {limits: {memory: 32Gi}}
+  - name: b
+    resources: {limits: {memory: 1Gi}}
+)");
+  json out = PatchAndRecheck(pod);
+  REQUIRE(out["spec"]["volumes"].size() == 1);
+  CHECK(out["spec"]["volumes"][0]["emptyDir"]["sizeLimit"] == "1460Mi");  // (18×64+64)×1.2
+  CHECK(out["spec"]["containers"][0]["volumeMounts"].size() == 1);      // already mounted
+  CHECK(out["spec"]["containers"][1]["volumeMounts"][0]["name"] == "shm");
+}
+
+TEST_CASE("BuildPodPatch leaves a large enough emptyDir alone", "[shm_patch]") {
+  json pod = Yaml(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p, annotations: {shmguard.io/num-workers: "1", shmguard.io/batch-bytes: 1Mi}}
+spec:
+  volumes: [{name: dshm, emptyDir: {medium: Memory, sizeLimit: 2Gi}}]
+  containers:
+  - name: a
+    volumeMounts: [{name: dshm, mountPath: /dev/shm}]
+)");
+  json out = PatchAndRecheck(pod);  // only the plan annotation
+  CHECK(out["spec"]["volumes"][0]["emptyDir"]["sizeLimit"] == "2Gi");
+}
+
+TEST_CASE("BuildPodPatch adds sizeLimit to a memory emptyDir without one", "[shm_patch]") {
+  json pod = Yaml(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p, annotations: {shmguard.io/num-workers: "1", shmguard.io/batch-bytes: 1Mi}}
+spec:
+  volumes: [{name: dshm, emptyDir: {medium: Memory}}]
+  containers: [{name: a, volumeMounts: [{name: dshm, mountPath: /dev/shm}]}]
+)");
+  json out = PatchAndRecheck(pod);
+  CHECK(out["spec"]["volumes"][0]["emptyDir"]["sizeLimit"] == "82Mi");  // ((1×2+2)×1Mi+64Mi)×1.2
+}
+
+TEST_CASE("BuildPodPatch reuses an unmounted memory dshm and avoids other name clashes", "[shm_patch]") {
+  SECTION("unmounted memory emptyDir called dshm is reused") {
+    json pod = Yaml(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p, annotations: {shmguard.io/num-workers: "1", shmguard.io/batch-bytes: 1Mi}}
+spec:
+  volumes: [{name: dshm, emptyDir: {medium: Memory}}]
+  containers: [{name: a}]
+)");
+    json out = PatchAndRecheck(pod);
+    CHECK(out["spec"]["volumes"].size() == 1);
+    CHECK(out["spec"]["containers"][0]["volumeMounts"][0]["name"] == "dshm");
+  }
+  SECTION("a configMap called dshm makes the new volume dshm-1") {
+    json pod = Yaml(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p, annotations: {shmguard.io/num-workers: "1", shmguard.io/batch-bytes: 1Mi}}
+spec:
+  volumes: [{name: dshm, configMap: {name: c}}, {name: dshm-1, emptyDir: {}}]
+  containers: [{name: a, volumeMounts: [{name: dshm, mountPath: /etc/c}]}]
+)");
+    json out = PatchAndRecheck(pod);
+    REQUIRE(out["spec"]["volumes"].size() == 3);
+    CHECK(out["spec"]["volumes"][2]["name"] == "dshm-2");
+    CHECK(out["spec"]["containers"][0]["volumeMounts"][1]["name"] == "dshm-2");
+  }
+}
+
+TEST_CASE("BuildPodPatch respects capabilities that already grant IPC_LOCK", "[shm_patch]") {
+  json pod = Yaml(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p, annotations: {shmguard.io/num-workers: "1", shmguard.io/batch-bytes: 1Mi}}
+spec:
+  containers:
+  - {name: a, resources: {limits: {nvidia.com/gpu: 1}}, securityContext: {capabilities: {add: [ipc_lock]}}}
+  - {name: b, resources: {limits: {nvidia.com/gpu: 1}}, securityContext: {capabilities: {add: [CAP_IPC_LOCK]}}}
+  - {name: c, resources: {limits: {nvidia.com/gpu: 1}}, securityContext: {privileged: true}}
+  - {name: d, resources: {limits: {nvidia.com/gpu: 1}}, securityContext: {capabilities: {add: [SYS_PTRACE]}}}
+  - {name: e, resources: {limits: {nvidia.com/gpu: 1}}, securityContext: {capabilities: {add: [all]}}}
+)");
+  json out = PatchAndRecheck(pod);
+  const json& c = out["spec"]["containers"];
+  CHECK(c[0]["securityContext"]["capabilities"]["add"] == json::array({"ipc_lock"}));
+  CHECK(c[1]["securityContext"]["capabilities"]["add"] == json::array({"CAP_IPC_LOCK"}));
+  CHECK_FALSE(c[2]["securityContext"].contains("capabilities"));
+  CHECK(c[3]["securityContext"]["capabilities"]["add"] == json::array({"SYS_PTRACE", "IPC_LOCK"}));
+  CHECK(c[4]["securityContext"]["capabilities"]["add"] == json::array({"all"}));
+  CHECK(out["spec"]["hostIPC"] == true);  // 5 GPUs
+}
+
+TEST_CASE("BuildPodPatch follows the policy's hostIPC, ipcLock and init container choices", "[shm_patch]") {
+  json pod = Yaml(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p, annotations: {shmguard.io/num-workers: "1", shmguard.io/batch-bytes: 1Mi}}
+spec:
+  hostIPC: false
+  initContainers:
+  - {name: warmup, resources: {limits: {nvidia.com/gpu: 1}}}
+  - {name: fetch}
+  containers:
+  - {name: a, resources: {limits: {nvidia.com/gpu: 2}}}
+  - {name: b}
+)");
+  SECTION("defaults: GPU init containers only, IPC_LOCK on GPU containers, hostIPC replaced") {
+    json out = PatchAndRecheck(pod);
+    CHECK(out["spec"]["hostIPC"] == true);
+    CHECK(out["spec"]["initContainers"][0]["volumeMounts"][0]["mountPath"] == "/dev/shm");
+    CHECK_FALSE(out["spec"]["initContainers"][1].contains("volumeMounts"));
+    CHECK_FALSE(out["spec"]["initContainers"][0].contains("securityContext"));
+    CHECK_FALSE(out["spec"]["containers"][1].contains("securityContext"));
+  }
+  SECTION("never / all") {
+    Policy p;
+    p.host_ipc = HostIpcMode::kNever;
+    p.ipc_lock = ContainerSelection::kAll;
+    p.init_container_mounts = ContainerSelection::kAll;
+    json out = PatchAndRecheck(pod, p);
+    CHECK(out["spec"]["hostIPC"] == false);
+    CHECK(out["spec"]["initContainers"][1]["volumeMounts"][0]["mountPath"] == "/dev/shm");
+    CHECK(out["spec"]["containers"][1]["securityContext"]["capabilities"]["add"] == json::array({"IPC_LOCK"}));
+  }
+}
+
+TEST_CASE("BuildPodPatch adds neither hostIPC nor IPC_LOCK under baseline Pod Security", "[shm_patch]") {
+  Policy p;
+  p.namespaces = {NamespaceRule{{"*"}, NamespaceMode::kWarn, false, PodSecurityLevel::kBaseline}};
+  json pod = Yaml(kBarePod);
+  Evaluation ev = Evaluate(pod, p, "team-a");
+  json out = PatchAndRecheck(pod, p);
+  CHECK_FALSE(out["spec"].contains("hostIPC"));
+  CHECK_FALSE(out["spec"]["containers"][0].contains("securityContext"));
+  CHECK(out["spec"]["volumes"][0]["name"] == "dshm");
+  auto warnings = ev.AllWarnings();
+  auto has = [&](const std::string& text) {
+    return std::any_of(warnings.begin(), warnings.end(),
+                       [&](const std::string& w) { return w.find(text) != std::string::npos; });
+  };
+  CHECK(has("hostIPC not set: Pod Security baseline forbids it"));
+  CHECK(has("IPC_LOCK not added: Pod Security baseline forbids it"));
+  CHECK(has("no memory limit (container \"logger\" has no memory limit)"));
+}
+
+TEST_CASE("BuildPodPatch patches every JobSet pod template and copies the annotations", "[shm_patch]") {
+  json jobset = Yaml(R"(
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: js
+  annotations: {shmguard.io/num-workers: "4", shmguard.io/batch-bytes: 32Mi, other: x}
+spec:
+  replicatedJobs:
+  - name: driver
+    template:
+      spec:
+        template:
+          spec:
+            containers: [{name: d, resources: {limits: {memory: 4Gi}}}]
+  - name: workers
+    replicas: 4
+    template:
+      spec:
+        parallelism: 2
+        template:
+          metadata:
+            annotations: {shmguard.io/num-workers: "2"}
+          spec:
+            containers: [{name: w, resources: {limits: {nvidia.com/gpu: 8, memory: 512Gi}}}]
+)");
+  json out = PatchAndRecheck(jobset);
+  const json& driver = out["spec"]["replicatedJobs"][0]["template"]["spec"]["template"];
+  const json& worker = out["spec"]["replicatedJobs"][1]["template"]["spec"]["template"];
+  CHECK(driver["metadata"]["annotations"]["shmguard.io/num-workers"] == "4");
+  CHECK_FALSE(driver["metadata"]["annotations"].contains("other"));
+  CHECK(worker["metadata"]["annotations"]["shmguard.io/num-workers"] == "2");  // template wins
+  CHECK(worker["metadata"]["annotations"]["shmguard.io/batch-bytes"] == "32Mi");
+  CHECK(worker["metadata"]["annotations"]["shmguard.io/nodes"] == "8");  // 4 replicas × 2
+  json plan = json::parse(worker["metadata"]["annotations"]["shmguard.io/plan"].get<std::string>());
+  CHECK(plan["nodes"] == 8);
+  CHECK(plan["procs"] == 8);
+  CHECK(worker["spec"]["hostIPC"] == true);
+  CHECK_FALSE(driver["spec"].contains("hostIPC"));
+
+  // The pods the JobSet creates carry their plan: the Pod webhook has nothing left to do.
+  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", worker["metadata"]}, {"spec", worker["spec"]}};
+  pod["metadata"]["name"] = "js-workers-0-0";
+  Evaluation ev = Evaluate(pod, Policy{}, "team-a");
+  CHECK(ev.verdict == Verdict::kOk);
+  CHECK(ev.patch.empty());
+}
+
+}  // namespace
+}  // namespace shmguard

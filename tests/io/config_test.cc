@@ -1,0 +1,98 @@
+// ParsePolicy: the SPEC §5 example, defaults, and errors that name the key and line.
+#include <catch2/catch.hpp>
+
+#include "io/config.h"
+
+namespace shmguard::io {
+namespace {
+
+const char* kSpecExample = R"(gpuResources: [nvidia.com/gpu, amd.com/gpu]
+hostIPC: auto            # auto | always | never
+ipcLock: gpu-containers  # gpu-containers | all | never
+maxFractionOfMemoryLimit: 0.5
+sizing: {prefetchFactor: 2, inFlightExtra: 2, safety: 1.2, base: 64Mi, multiGpuFloor: 1Gi,
+         ncclConnectionBytes: 9637892, ncclProxyPoolBytes: 34210180}
+namespaces:              # first match wins; glob patterns
+  - {match: ["kube-*"], mode: off}
+  - {match: ["ml-*", "train-*"], mode: enforce, requireAnnotations: true, podSecurity: privileged}
+  - {match: ["*"], mode: warn}
+)";
+
+TEST_CASE("ParsePolicy reads the SPEC example into the built-in defaults", "[config]") {
+  auto p = ParsePolicy(kSpecExample, "policy.yaml");
+  INFO((p ? "" : p.error().ToString()));
+  REQUIRE(p.has_value());
+  Policy d;
+  CHECK(p->gpu_resources == d.gpu_resources);
+  CHECK(p->max_fraction_ppm == 500'000);
+  CHECK(p->sizing.safety_ppm == 1'200'000);
+  CHECK(p->sizing.base_bytes == 64 << 20);
+  CHECK(p->sizing.multi_gpu_floor_bytes == 1 << 30);
+  CHECK(p->sizing.nccl_connection_bytes == 9637892);
+  CHECK(p->sizing.nccl_proxy_pool_bytes == 34210180);
+  REQUIRE(p->namespaces.size() == 3);
+  CHECK(p->namespaces[0].mode == NamespaceMode::kOff);  // "off" is text here, not YAML 1.1 false
+  CHECK(p->namespaces[1].match == std::vector<std::string>{"ml-*", "train-*"});
+  CHECK(p->namespaces[1].require_annotations);
+  CHECK(MatchNamespace(*p, "train-llm").mode == NamespaceMode::kEnforce);
+  CHECK(MatchNamespace(*p, "kube-system").mode == NamespaceMode::kOff);
+  CHECK(MatchNamespace(*p, "default").mode == NamespaceMode::kWarn);
+}
+
+TEST_CASE("ParsePolicy keeps defaults for keys left out", "[config]") {
+  auto p = ParsePolicy("hostIPC: never\nsizing: {safety: 1.05}\n", "p.yaml");
+  REQUIRE(p.has_value());
+  CHECK(p->host_ipc == HostIpcMode::kNever);
+  CHECK(p->sizing.safety_ppm == 1'050'000);
+  CHECK(p->sizing.base_bytes == 64 << 20);
+  CHECK(p->namespaces.size() == 3);
+  auto empty = ParsePolicy("", "p.yaml");
+  REQUIRE(empty.has_value());
+  CHECK(empty->ipc_lock == ContainerSelection::kGpuContainers);
+}
+
+TEST_CASE("ParsePolicy names the key and line of every error", "[config]") {
+  struct Case {
+    const char* yaml;
+    const char* where;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"hostIPC: auto\nhostIpc: never\n", "p.yaml:2", "hostIpc: unknown key"},
+      {"sizing:\n  safty: 1.2\n", "p.yaml:2", "sizing.safty: unknown key"},
+      {"sizing:\n  safety: high\n", "p.yaml:2", "sizing.safety: must be a decimal number"},
+      {"sizing:\n  safety: 0.9\n", "p.yaml:2", "sizing.safety: must be a decimal number from 1"},
+      {"sizing:\n  base: 64MB\n", "p.yaml:2", "sizing.base: \"64MB\" is not a valid quantity"},
+      {"maxFractionOfMemoryLimit: 1.5\n", "p.yaml:1", "maxFractionOfMemoryLimit: must be a decimal"},
+      {"gpuResources: nvidia.com/gpu\n", "p.yaml:1", "gpuResources: must be a list"},
+      {"hostIPC: true\n", "p.yaml:1", "hostIPC: must be one of auto, always, never, got \"true\""},
+      {"namespaces:\n  - {match: [\"ml-[\"], mode: warn}\n", "p.yaml:2", "namespaces[0].match: \"ml-[\" is not a namespace glob"},
+      {"namespaces:\n  - {match: [\"ML_*\"]}\n", "p.yaml:2", "is not a namespace glob"},
+      {"namespaces:\n  - {mode: warn}\n", "p.yaml:2", "namespaces[0].match: is required"},
+      {"namespaces:\n  - {match: [a], mode: strict}\n", "p.yaml:2", "namespaces[0].mode: must be one of off, warn, enforce"},
+      {"namespaces:\n  - {match: [a], requireAnnotations: maybe}\n", "p.yaml:2", "requireAnnotations: must be one of true, false"},
+      {"namespaces:\n  - {match: [a], podSecurity: strict}\n", "p.yaml:2", "podSecurity: must be one of privileged"},
+      {"namespaces:\n  - {match: [a], color: red}\n", "p.yaml:2", "namespaces[0].color: unknown key"},
+      {"sizing: [1, 2]\n", "p.yaml:1", "sizing: must be a mapping"},
+      {"hostIPC: [auto\n", "p.yaml:2", "YAML: "},
+      {"- a\n- b\n", "p.yaml:1", "policy: must be a mapping"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.yaml);
+    auto p = ParsePolicy(c.yaml, "p.yaml");
+    REQUIRE_FALSE(p.has_value());
+    CHECK(p.error().code == Code::kInvalidInput);
+    CHECK(p.error().where == c.where);
+    CHECK_THAT(p.error().message, Catch::Contains(c.message));
+  }
+}
+
+TEST_CASE("LoadPolicy fails with kIo for a missing file", "[config]") {
+  auto p = LoadPolicy("/nonexistent/shmguard.yaml");
+  REQUIRE_FALSE(p.has_value());
+  CHECK(p.error().code == Code::kIo);
+  CHECK_THAT(p.error().ToString(), Catch::Contains("/nonexistent/shmguard.yaml"));
+}
+
+}  // namespace
+}  // namespace shmguard::io

@@ -1,0 +1,84 @@
+// ParseManifests: kubectl-style document splitting, per-document errors with lines, JSON.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "io/manifests.h"
+#include "test_util.h"
+
+namespace shmguard::io {
+namespace {
+
+TEST_CASE("ParseManifests splits documents and keeps going past a broken one", "[manifests]") {
+  const char* text =
+      "# leading comment\n"
+      "---\n"
+      "kind: A\n"
+      "---\n"
+      "# only a comment\n"
+      "--- # separator with a comment\n"
+      "kind: B\n"
+      "  bad: indentation\n"
+      "---\n"
+      "kind: C\n"
+      "...\n";
+  auto docs = ParseManifests(text, "f.yaml");
+  REQUIRE(docs.size() == 3);
+  CHECK(docs[0].object->at("kind") == "A");
+  CHECK(docs[0].line == 2);
+  REQUIRE(docs[1].error.has_value());
+  CHECK(docs[1].index == 1);
+  CHECK(docs[1].error->where == "f.yaml:8");
+  CHECK(docs[2].object->at("kind") == "C");
+  CHECK(docs[2].index == 2);
+  CHECK(docs[2].line == 9);
+}
+
+TEST_CASE("ParseManifests reads JSON and reports the line of a JSON error", "[manifests]") {
+  auto ok = ParseManifests("{\"kind\": \"List\", \"items\": []}", "-");
+  REQUIRE(ok.size() == 1);
+  CHECK(ok[0].is_json);
+  CHECK(ok[0].object->at("kind") == "List");
+  auto bad = ParseManifests("{\n\"kind\": \"Pod\",\n\"spec\": {,}\n}", "x.json");
+  REQUIRE(bad.size() == 1);
+  REQUIRE(bad[0].error.has_value());
+  CHECK(bad[0].error->where == "x.json:3");
+}
+
+TEST_CASE("ParseManifests reports unrendered Helm templates with file and line", "[manifests]") {
+  const std::string file = "shared/kubeflow/kubeflow__trainer__charts_kubeflow-trainer_files_runtimes_torch-distributed.yaml";
+  auto docs = ParseManifests(test::ReadTestdata(file), file);
+  REQUIRE_FALSE(docs.empty());
+  bool any_error = false;
+  for (const auto& d : docs) {
+    if (d.error) {
+      any_error = true;
+      CHECK_THAT(d.error->where, Catch::Matches(".*torch-distributed.yaml:[0-9]+"));
+    }
+  }
+  CHECK(any_error);
+}
+
+TEST_CASE("ExpandPaths walks directories in order and names missing paths", "[manifests]") {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / "shmguard-expand-test";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "sub");
+  for (const char* f : {"b.yaml", "a.yml", "sub/c.json", "notes.txt"}) std::ofstream(dir / f) << "x: 1\n";
+  auto paths = ExpandPaths({dir.string(), "-"});
+  REQUIRE(paths.has_value());
+  REQUIRE(paths->size() == 4);
+  CHECK((*paths)[0] == (dir / "a.yml").string());
+  CHECK((*paths)[1] == (dir / "b.yaml").string());
+  CHECK((*paths)[2] == (dir / "sub/c.json").string());
+  CHECK((*paths)[3] == "-");
+  auto missing = ExpandPaths({(dir / "nope").string()});
+  REQUIRE_FALSE(missing.has_value());
+  CHECK(missing.error().code == Code::kIo);
+  CHECK_THAT(missing.error().ToString(), Catch::Contains("nope: no such file or directory"));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace shmguard::io
