@@ -6,6 +6,7 @@
 #include "cli/audit_command.h"
 #include "cli/exit_code.h"
 #include "cli/plan_command.h"
+#include "cli/serve_command.h"
 #include "io/config.h"
 
 namespace {
@@ -62,6 +63,11 @@ int main(int argc, char** argv) {
     code = policy ? ToInt(shmguard::cli::RunAudit(audit, *policy, std::cin, std::cout, std::cerr))
                   : ToInt(ExitCode::kUsage);
   });
+
+  shmguard::server::ServerOptions serve;
+  std::string log_format = "text";
+  auto* serve_cmd = shmguard::cli::AddServeCommand(app, serve, log_format);
+  serve_cmd->callback([&] { code = ToInt(shmguard::cli::RunServe(serve, log_format)); });
 
   app.add_subcommand("version", "Print the version")->callback([] {
     std::cout << "shmguard " << SHMGUARD_VERSION << "\n";

@@ -1,0 +1,66 @@
+// RunServe: signal mask, server start, sigwait, graceful stop.
+#include "cli/serve_command.h"
+
+#include <csignal>
+#include <iostream>
+
+namespace shmguard::cli {
+
+CLI::App* AddServeCommand(CLI::App& app, server::ServerOptions& o, std::string& log_format) {
+  auto* cmd = app.add_subcommand("serve", "Run the mutating and validating admission webhook (HTTPS)");
+  cmd->add_option("--config", o.config_file, "policy YAML, re-read when it changes; built-in defaults without it");
+  cmd->add_option("--tls-cert-file", o.cert_file, "PEM certificate chain, re-read when it changes")->required();
+  cmd->add_option("--tls-key-file", o.key_file, "PEM private key, re-read when it changes")->required();
+  cmd->add_option("--port", o.port, "HTTPS webhook port (POST /mutate, /validate)")->capture_default_str();
+  cmd->add_option("--metrics-port", o.metrics_port, "plain HTTP port for /healthz, /readyz, /metrics")
+      ->capture_default_str();
+  cmd->add_option("--bind-address", o.bind_address, "address both ports listen on")->capture_default_str();
+  cmd->add_option("--log-format", log_format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--max-body-bytes", o.max_body_bytes, "largest request body; larger ones get 413")
+      ->capture_default_str();
+  cmd->add_option("--max-connections", o.max_connections, "connections served at once")->capture_default_str();
+  cmd->add_option("--keep-alive-seconds", o.keep_alive_seconds, "idle seconds before a connection is closed")
+      ->capture_default_str();
+  int reload_ms = static_cast<int>(o.reload_interval.count());
+  cmd->add_option_function<int>(
+         "--reload-interval-ms", [&o](int ms) { o.reload_interval = std::chrono::milliseconds(ms); },
+         "how often certificate and config files are checked for changes")
+      ->default_val(reload_ms)
+      ->check(CLI::Range(10, 600000));
+  return cmd;
+}
+
+ExitCode RunServe(server::ServerOptions options, const std::string& log_format) {
+  options.log_format = log_format == "json" ? server::LogFormat::kJson : server::LogFormat::kText;
+  auto log = server::MakeLogger(options.log_format);
+
+  // Every thread inherits this mask, so only sigwait below sees SIGTERM/SIGINT.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);  // a client closing mid-write must not kill the server
+
+  auto srv = server::WebhookServer::Create(options, log);
+  if (!srv) {
+    server::LogEvent(*log, options.log_format, spdlog::level::critical, "cannot start",
+                     {{"error", srv.error().ToString()}});
+    return ExitCode::kUsage;
+  }
+  auto started = (*srv)->Start();
+  if (!started) {
+    server::LogEvent(*log, options.log_format, spdlog::level::critical, "cannot start",
+                     {{"error", started.error().ToString()}});
+    return ExitCode::kUsage;
+  }
+  int sig = 0;
+  sigwait(&signals, &sig);
+  server::LogEvent(*log, options.log_format, spdlog::level::info, "stopping: finishing requests in flight",
+                   {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+  (*srv)->Stop();
+  server::LogEvent(*log, options.log_format, spdlog::level::info, "stopped");
+  return ExitCode::kOk;
+}
+
+}  // namespace shmguard::cli

@@ -1,0 +1,134 @@
+// HandleAdmission: HTTP-level checks, ParseReview, Decide, and the AdmissionReview response.
+#include "server/admission_handler.h"
+
+#include <openssl/evp.h>
+
+#include <nlohmann/json.hpp>
+
+namespace shmguard::server {
+namespace {
+
+using nlohmann::json;
+
+json Review(json response) {
+  return {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"response", std::move(response)}};
+}
+
+void Fail(AdmissionExchange& x, int status, std::string message) {
+  x.status = status;
+  x.decision = "error";
+  x.error = message;
+  x.body = Review({{"uid", x.uid}, {"allowed", false}, {"status", {{"code", status}, {"message", std::move(message)}}}})
+               .dump();
+}
+
+bool IsJsonContentType(std::string_view ct) {
+  size_t semi = ct.find(';');
+  std::string_view media = ct.substr(0, semi);
+  while (!media.empty() && media.back() == ' ') media.remove_suffix(1);
+  std::string lower(media);
+  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower == "application/json";
+}
+
+}  // namespace
+
+int JsonDepth(std::string_view s, int limit) {
+  int depth = 0, max_depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > max_depth && (max_depth = depth) > limit) return max_depth;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return max_depth;
+}
+
+std::string Base64(std::string_view bytes) {
+  std::string out(4 * ((bytes.size() + 2) / 3), '\0');
+  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(bytes.data()),
+                          static_cast<int>(bytes.size()));
+  out.resize(n < 0 ? 0 : static_cast<size_t>(n));
+  return out;
+}
+
+AdmissionExchange HandleAdmission(std::string_view body, std::string_view content_type,
+                                  const Policy& policy, Face face, size_t max_body_bytes) {
+  AdmissionExchange x;
+  try {
+    if (!IsJsonContentType(content_type)) {
+      Fail(x, 415, "Content-Type must be application/json, got \"" + std::string(content_type) + "\"");
+      return x;
+    }
+    if (body.size() > max_body_bytes) {
+      Fail(x, 413, "request body of " + std::to_string(body.size()) + " bytes exceeds the limit of " +
+                       std::to_string(max_body_bytes));
+      return x;
+    }
+    if (body.empty()) {
+      Fail(x, 400, "empty request body: expected an admission.k8s.io/v1 AdmissionReview");
+      return x;
+    }
+    if (JsonDepth(body, kMaxJsonDepth) > kMaxJsonDepth) {
+      Fail(x, 400, "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+      return x;
+    }
+    json review = json::parse(body, nullptr, /*allow_exceptions=*/false);
+    if (review.is_discarded()) {
+      Fail(x, 400, "request body is not valid JSON");
+      return x;
+    }
+    auto request = ParseReview(review);
+    if (!request) {
+      Fail(x, 400, "malformed AdmissionReview: " + request.error().ToString());
+      return x;
+    }
+    x.uid = request->uid;
+    x.kind = request->kind;
+    x.namespace_name = request->namespace_name;
+    x.operation = request->operation;
+    x.dry_run = request->dry_run;
+    if (request->object.is_object()) {
+      auto md = request->object.find("metadata");
+      if (md != request->object.end() && md->is_object()) {
+        auto name = md->find("name");
+        if (name != md->end() && name->is_string()) x.name = *name;
+        auto gen = md->find("generateName");
+        if (x.name.empty() && gen != md->end() && gen->is_string()) x.name = *gen;
+      }
+    }
+    if (x.name.empty()) x.name = request->name;
+
+    Decision d = Decide(*request, policy, face);
+    x.verdict = d.verdict;
+    x.required_bytes = d.required_bytes;
+    x.warnings = d.warnings.size();
+    json response = {{"uid", request->uid}, {"allowed", d.allowed}};
+    if (!d.patch.empty()) {
+      response["patchType"] = "JSONPatch";
+      response["patch"] = Base64(d.patch.dump());
+    }
+    if (!d.warnings.empty()) response["warnings"] = d.warnings;
+    if (!d.allowed) response["status"] = {{"code", d.code}, {"message", d.message}, {"reason", "Forbidden"}};
+    x.decision = !d.allowed ? "denied" : d.patch.empty() ? "allowed" : "patched";
+    x.status = 200;
+    x.body = Review(std::move(response)).dump();
+  } catch (const std::exception& e) {
+    Fail(x, 500, std::string("internal error: ") + e.what());
+  }
+  return x;
+}
+
+}  // namespace shmguard::server

@@ -1,0 +1,44 @@
+// One admission HTTP exchange without the socket: body and content type in, status and an
+// admission.k8s.io/v1 AdmissionReview out (controller-runtime's webhook/admission/http.go is
+// the model). Checks the content type (415), the size cap (413), empty and malformed bodies,
+// and JSON nesting (400); turns exceptions into 500. Never throws.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "shmguard/admission.h"
+#include "shmguard/policy.h"
+
+namespace shmguard::server {
+
+inline constexpr size_t kDefaultMaxBodyBytes = 8 << 20;  // 8 MiB
+inline constexpr int kMaxJsonDepth = 128;  // Kubernetes objects nest ~20 deep
+
+struct AdmissionExchange {
+  int status = 200;  // 200, or 400/413/415/500 with an AdmissionReview explaining why
+  std::string body;  // the AdmissionReview response
+  // For the decision log and metrics:
+  std::string uid, kind, namespace_name, name, operation;
+  std::string decision = "error";  // allowed | patched | denied | error
+  std::string error;               // why status != 200
+  bool dry_run = false;
+  Verdict verdict = Verdict::kSkip;
+  int64_t required_bytes = 0;
+  size_t warnings = 0;
+};
+
+AdmissionExchange HandleAdmission(std::string_view body, std::string_view content_type,
+                                  const Policy& policy, Face face,
+                                  size_t max_body_bytes = kDefaultMaxBodyBytes);
+
+// The deepest nesting of arrays/objects in `json_text` (strings skipped), stopping early once
+// `limit` is exceeded.
+int JsonDepth(std::string_view json_text, int limit);
+
+// Standard base64 (RFC 4648 §4) with OpenSSL.
+std::string Base64(std::string_view bytes);
+
+}  // namespace shmguard::server

@@ -1,0 +1,28 @@
+// One log line per admission decision (uid, kind, namespace/name, operation, verdict, required
+// size, latency), as text or one JSON object per line, through spdlog.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <spdlog/spdlog.h>
+
+#include "server/admission_handler.h"
+
+namespace shmguard::server {
+
+enum class LogFormat { kText, kJson };
+
+// A stderr logger whose lines are plain text ("2026-11-22T07:00:00.000Z info msg k=v") or JSON
+// objects ({"ts":..., "level":..., "msg":..., ...}).
+std::shared_ptr<spdlog::logger> MakeLogger(LogFormat format);
+
+// Logs `x` at info (errors at warn) with its endpoint and latency in microseconds.
+void LogDecision(spdlog::logger& log, LogFormat format, const std::string& endpoint,
+                 const AdmissionExchange& x, int64_t latency_us);
+
+// A non-decision event ("config reloaded", "certificate reload failed") with key/values.
+void LogEvent(spdlog::logger& log, LogFormat format, spdlog::level::level_enum level,
+              const std::string& message, const nlohmann::json& fields = nlohmann::json::object());
+
+}  // namespace shmguard::server

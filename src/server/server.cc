@@ -1,0 +1,219 @@
+// WebhookServer: routes, limits, reloads, start and stop.
+#include "server/server.h"
+
+#include <openssl/ssl.h>
+
+#include "io/config.h"
+#include "server/admission_handler.h"
+#include "server/thread_pool.h"
+
+namespace shmguard::server {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// cpp-httplib's default also sets SO_REUSEPORT, which lets a second process bind the same port
+// and silently take half the connections. Only SO_REUSEADDR (fast restarts) is wanted.
+void ReuseAddressOnly(socket_t sock) {
+  int yes = 1;
+  setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+}
+
+void WriteJsonError(httplib::Response& res, int status, const std::string& message) {
+  res.status = status;
+  json body = {{"apiVersion", "admission.k8s.io/v1"},
+               {"kind", "AdmissionReview"},
+               {"response", {{"uid", ""}, {"allowed", false}, {"status", {{"code", status}, {"message", message}}}}}};
+  res.set_content(body.dump(), "application/json");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<WebhookServer>> WebhookServer::Create(const ServerOptions& options,
+                                                             std::shared_ptr<spdlog::logger> log) {
+  Policy policy;
+  if (!options.config_file.empty()) {
+    auto loaded = io::LoadPolicy(options.config_file);
+    if (!loaded) return loaded.error();
+    policy = std::move(*loaded);
+  }
+  if (options.cert_file.empty() || options.key_file.empty()) {
+    return MakeError(Code::kInvalidInput, "--tls-cert-file and --tls-key-file are required: the webhook serves HTTPS only");
+  }
+  auto cert = LoadCertPair(options.cert_file, options.key_file);
+  if (!cert) return cert.error();
+  return std::unique_ptr<WebhookServer>(new WebhookServer(options, std::move(log), std::move(policy), *cert));
+}
+
+WebhookServer::WebhookServer(ServerOptions options, std::shared_ptr<spdlog::logger> log, Policy policy,
+                             std::shared_ptr<const CertPair> cert)
+    : options_(std::move(options)),
+      log_(std::move(log)),
+      policy_(std::make_shared<const Policy>(std::move(policy))),
+      certs_(options_.cert_file, options_.key_file, cert) {
+  metrics_.SetCertificateNotAfter(cert->not_after);
+  https_ = std::make_unique<httplib::SSLServer>([this](SSL_CTX& ctx) {
+    SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
+    SSL_CTX_set_options(&ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+    certs_.Install(&ctx);
+    return true;
+  });
+  Route();
+}
+
+WebhookServer::~WebhookServer() { Stop(); }
+
+std::shared_ptr<const Policy> WebhookServer::policy() const {
+  std::lock_guard<std::mutex> lock(policy_mu_);
+  return policy_;
+}
+
+bool WebhookServer::Ready() const {
+  auto cert = certs_.Current();
+  return cert && cert->not_after > std::chrono::duration_cast<std::chrono::seconds>(
+                                       std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void WebhookServer::HandleAdmissionRoute(const httplib::Request& req, httplib::Response& res, Face face) {
+  auto start = Clock::now();
+  const std::string endpoint = face == Face::kMutate ? "mutate" : "validate";
+  auto policy = this->policy();
+  AdmissionExchange x = HandleAdmission(req.body, req.get_header_value("Content-Type"), *policy, face,
+                                        options_.max_body_bytes);
+  res.status = x.status;
+  res.set_content(std::move(x.body), "application/json");
+  auto latency = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
+  metrics_.ObserveRequest(endpoint, x.kind, x.decision, static_cast<double>(latency.count()) / 1e6);
+  if (x.decision == "patched") metrics_.CountPatch();
+  if (x.decision == "denied") metrics_.CountDenial();
+  if (x.status != 200) metrics_.CountHttpError(x.status);
+  LogDecision(*log_, options_.log_format, endpoint, x, latency.count());
+}
+
+void WebhookServer::Route() {
+  for (auto [path, face] : {std::pair{"/mutate", Face::kMutate}, std::pair{"/validate", Face::kValidate}}) {
+    // cpp-httplib routes on the path; the API server's "?timeout=10s" is a query parameter.
+    https_->Post(path, [this, face = face](const httplib::Request& req, httplib::Response& res) {
+      HandleAdmissionRoute(req, res, face);
+    });
+    auto not_allowed = [](const httplib::Request&, httplib::Response& res) {
+      res.set_header("Allow", "POST");
+      WriteJsonError(res, 405, "use POST with an admission.k8s.io/v1 AdmissionReview");
+    };
+    https_->Get(path, not_allowed);
+    https_->Put(path, not_allowed);
+    https_->Delete(path, not_allowed);
+  }
+  https_->Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
+  https_->set_exception_handler([this](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+    metrics_.CountHttpError(500);
+    WriteJsonError(res, 500, "internal error");
+  });
+  https_->set_error_handler([this](const httplib::Request&, httplib::Response& res) {
+    if (res.status == 413) {
+      metrics_.CountHttpError(413);
+      WriteJsonError(res, 413, "request body exceeds the limit of " + std::to_string(options_.max_body_bytes) + " bytes");
+    } else if (res.body.empty()) {
+      WriteJsonError(res, res.status, "not found: the webhook serves POST /mutate and POST /validate");
+    }
+  });
+  https_->set_payload_max_length(options_.max_body_bytes);
+  https_->set_keep_alive_max_count(options_.keep_alive_max_requests);
+  https_->set_keep_alive_timeout(options_.keep_alive_seconds);
+  https_->set_read_timeout(options_.read_timeout_seconds, 0);
+  https_->set_write_timeout(options_.write_timeout_seconds, 0);
+  https_->set_tcp_nodelay(true);
+  https_->set_socket_options(ReuseAddressOnly);
+  http_.set_socket_options(ReuseAddressOnly);
+  const size_t max_conn = options_.max_connections;
+  https_->new_task_queue = [max_conn] { return new ElasticThreadPool(4, max_conn); };
+
+  http_.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
+  http_.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+    bool ready = Ready();
+    res.status = ready ? 200 : 503;
+    res.set_content(ready ? "ready\n" : "not ready: no valid serving certificate\n", "text/plain");
+  });
+  http_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(metrics_.Render(SHMGUARD_VERSION), "text/plain; version=0.0.4; charset=utf-8");
+  });
+  http_.new_task_queue = [] { return new ElasticThreadPool(1, 16); };
+  http_.set_read_timeout(5, 0);
+  http_.set_write_timeout(5, 0);
+}
+
+void WebhookServer::ReloadConfig() {
+  auto loaded = io::LoadPolicy(options_.config_file);
+  metrics_.CountConfigReload(loaded.has_value());
+  if (!loaded) {
+    LogEvent(*log_, options_.log_format, spdlog::level::err, "config reload failed; keeping the last good policy",
+             {{"error", loaded.error().ToString()}});
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(policy_mu_);
+    policy_ = std::make_shared<const Policy>(std::move(*loaded));
+  }
+  LogEvent(*log_, options_.log_format, spdlog::level::info, "config reloaded", {{"file", options_.config_file}});
+}
+
+void WebhookServer::ReloadCertificate() {
+  auto pair = certs_.Reload();
+  metrics_.CountCertReload(pair.has_value());
+  if (!pair) {
+    LogEvent(*log_, options_.log_format, spdlog::level::err,
+             "certificate reload failed; serving the previous certificate", {{"error", pair.error().ToString()}});
+    return;
+  }
+  metrics_.SetCertificateNotAfter((*pair)->not_after);
+  LogEvent(*log_, options_.log_format, spdlog::level::info, "certificate reloaded",
+           {{"subject", (*pair)->subject}, {"not_after", (*pair)->not_after}});
+}
+
+Result<bool> WebhookServer::Start() {
+  if (!https_->is_valid()) return MakeError(Code::kInternal, "TLS context could not be created");
+  auto bind = [this](httplib::Server& s, int want, const char* what) -> Result<int> {
+    int got = want == 0 ? s.bind_to_any_port(options_.bind_address) : (s.bind_to_port(options_.bind_address, want) ? want : -1);
+    if (got <= 0) {
+      return MakeError(Code::kIo, std::string("cannot listen on ") + options_.bind_address + ":" +
+                                      std::to_string(want) + " (" + what + "): in use or not permitted");
+    }
+    return got;
+  };
+  auto p = bind(*https_, options_.port, "webhook");
+  if (!p) return p.error();
+  auto m = bind(http_, options_.metrics_port, "metrics");
+  if (!m) return m.error();
+  port_ = *p;
+  metrics_port_ = *m;
+  https_thread_ = std::thread([this] { https_->listen_after_bind(); });
+  http_thread_ = std::thread([this] { http_.listen_after_bind(); });
+  for (int i = 0; i < 500 && !(https_->is_running() && http_.is_running()); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  if (!options_.config_file.empty()) {
+    config_watch_ = std::make_unique<io::FileWatcher>(std::vector<std::string>{options_.config_file},
+                                                      options_.reload_interval, [this] { ReloadConfig(); });
+  }
+  cert_watch_ = std::make_unique<io::FileWatcher>(std::vector<std::string>{options_.cert_file, options_.key_file},
+                                                  options_.reload_interval, [this] { ReloadCertificate(); });
+  LogEvent(*log_, options_.log_format, spdlog::level::info, "serving",
+           {{"webhook", "https://" + options_.bind_address + ":" + std::to_string(port_)},
+            {"metrics", "http://" + options_.bind_address + ":" + std::to_string(metrics_port_)},
+            {"config", options_.config_file.empty() ? "built-in defaults" : options_.config_file},
+            {"certificate", certs_.Current()->subject}});
+  return true;
+}
+
+void WebhookServer::Stop() {
+  if (stopped_.exchange(true)) return;
+  config_watch_.reset();
+  cert_watch_.reset();
+  https_->stop();  // closes the listener; connections finish their current request
+  http_.stop();
+  if (https_thread_.joinable()) https_thread_.join();  // joins after in-flight requests
+  if (http_thread_.joinable()) http_thread_.join();
+}
+
+}  // namespace shmguard::server

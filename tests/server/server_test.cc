@@ -1,0 +1,281 @@
+// The webhook server on loopback with real TLS: admission over HTTPS, limits, certificate
+// rotation, config reload, metrics, idle connections, keep-alive.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "server/server.h"
+#include "server/tls_fixture.h"
+#include "test_util.h"
+
+namespace shmguard::server {
+namespace {
+
+using nlohmann::json;
+using test::TlsConnection;
+
+const char* kPod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","annotations":{
+  "shmguard.io/num-workers":"8","shmguard.io/batch-bytes":"160Mi"}},"spec":{"containers":[{"name":"t",
+  "resources":{"limits":{"nvidia.com/gpu":4,"memory":"64Gi"}}}]}})";
+const char* kTooBig = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"big","annotations":{
+  "shmguard.io/num-workers":"8","shmguard.io/batch-bytes":"1Gi"}},"spec":{"containers":[{"name":"t",
+  "resources":{"limits":{"nvidia.com/gpu":4,"memory":"64Gi"}}}]}})";
+
+// A server on free ports with a fresh certificate, checking files every 50 ms.
+struct Fixture {
+  test::TempDir dir;
+  std::unique_ptr<WebhookServer> server;
+  std::string ca, cert, key, config;
+
+  explicit Fixture(const std::string& policy_yaml = "", size_t max_body = 8 << 20) {
+    ca = dir.File("ca.crt");
+    cert = dir.File("tls.crt");
+    key = dir.File("tls.key");
+    test::IssueCert(dir.path(), "first", cert, key);
+    ServerOptions o;
+    o.bind_address = "127.0.0.1";
+    o.port = 0;
+    o.metrics_port = 0;
+    o.cert_file = cert;
+    o.key_file = key;
+    o.max_body_bytes = max_body;
+    o.reload_interval = std::chrono::milliseconds(50);
+    if (!policy_yaml.empty()) {
+      config = dir.File("policy.yaml");
+      std::ofstream(config) << policy_yaml;
+      o.config_file = config;
+    }
+    auto log = MakeLogger(LogFormat::kText);
+    log->set_level(spdlog::level::off);  // the tests assert on metrics and answers
+    auto s = WebhookServer::Create(o, log);
+    INFO((s ? "" : s.error().ToString()));
+    REQUIRE(s.has_value());
+    server = std::move(*s);
+    REQUIRE(server->Start().has_value());
+  }
+
+  test::HttpReply Post(const std::string& path, const std::string& body, const std::string& ct = "application/json") {
+    TlsConnection c(server->port(), ca);
+    REQUIRE(c.ok());
+    return c.Post(path, body, ct);
+  }
+  json Response(const std::string& path, const std::string& body) {
+    auto reply = Post(path, body);
+    REQUIRE(reply.status == 200);
+    json review = json::parse(reply.body);
+    CHECK(review["apiVersion"] == "admission.k8s.io/v1");
+    CHECK(review["kind"] == "AdmissionReview");
+    return review["response"];
+  }
+  std::string Metrics() {
+    httplib::Client c("127.0.0.1", server->metrics_port());
+    auto res = c.Get("/metrics");
+    REQUIRE(res);
+    return res->body;
+  }
+};
+
+bool Eventually(const std::function<bool()>& check, double seconds = 5) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (check()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return check();
+}
+
+TEST_CASE("serve: /mutate answers a patch that applies to the request object", "[server][net]") {
+  Fixture f;
+  json response = f.Response("/mutate?timeout=10s", test::ReviewJson(kPod, "team-a"));
+  CHECK(response["uid"] == "uid-1");
+  CHECK(response["allowed"] == true);
+  CHECK(response["patchType"] == "JSONPatch");
+  json patch = json::parse(test::DecodeBase64(response["patch"]));
+  json patched = json::parse(kPod).patch(patch);
+  CHECK(patched["spec"]["volumes"][0] == json::parse(R"({"name":"dshm","emptyDir":{"medium":"Memory","sizeLimit":"14078Mi"}})"));
+  CHECK(patched["spec"]["containers"][0]["volumeMounts"][0]["mountPath"] == "/dev/shm");
+  CHECK(patched["spec"]["hostIPC"] == true);
+
+  // The patched pod comes back with nothing to do.
+  json again = f.Response("/mutate", test::ReviewJson(patched.dump(), "team-a"));
+  CHECK_FALSE(again.contains("patch"));
+  CHECK_FALSE(again.contains("patchType"));
+}
+
+TEST_CASE("serve: /validate denies in enforce and warns in warn namespaces", "[server][net]") {
+  Fixture f;
+  json denied = f.Response("/validate", test::ReviewJson(kTooBig, "ml-vision"));
+  CHECK(denied["allowed"] == false);
+  CHECK(denied["status"]["code"] == 403);
+  CHECK_THAT(denied["status"]["message"].get<std::string>(), Catch::Contains("memory limit 64Gi"));
+  json warned = f.Response("/validate", test::ReviewJson(kTooBig, "team-a"));
+  CHECK(warned["allowed"] == true);
+  REQUIRE(warned["warnings"].size() >= 1);
+  for (const auto& w : warned["warnings"]) CHECK(w.get<std::string>().size() <= 120);
+  json mutate_denied = f.Response("/mutate", test::ReviewJson(kTooBig, "ml-vision"));
+  CHECK(mutate_denied["allowed"] == true);
+  CHECK_FALSE(mutate_denied.contains("patch"));
+}
+
+TEST_CASE("serve: UPDATE, DELETE, other kinds, off namespaces and dryRun", "[server][net]") {
+  Fixture f;
+  for (const char* op : {"UPDATE", "DELETE", "CONNECT"}) {
+    json r = f.Response("/mutate", test::ReviewJson(kPod, "team-a", op));
+    CHECK(r["allowed"] == true);
+    CHECK_FALSE(r.contains("patch"));
+  }
+  json cm = f.Response("/mutate", test::ReviewJson(R"({"apiVersion":"v1","kind":"ConfigMap"})", "team-a", "CREATE", "ConfigMap"));
+  CHECK(cm["allowed"] == true);
+  CHECK_FALSE(cm.contains("patch"));
+  json off = f.Response("/mutate", test::ReviewJson(kPod, "kube-system"));
+  CHECK_FALSE(off.contains("patch"));
+  json review = json::parse(test::ReviewJson(kPod, "team-a"));
+  review["request"]["dryRun"] = true;
+  json dry = f.Response("/mutate", review.dump());
+  CHECK(dry["patch"] == f.Response("/mutate", test::ReviewJson(kPod, "team-a"))["patch"]);
+}
+
+TEST_CASE("serve: bad requests get 4xx with a message, never a crash", "[server][net]") {
+  Fixture f("", 64 * 1024);
+  struct Case {
+    std::string path, body, content_type;
+    int status;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"/mutate", test::ReviewJson(kPod, "a"), "text/plain", 415, "Content-Type must be application/json"},
+      {"/mutate", "", "application/json", 400, "empty request body"},
+      {"/mutate", "{\"apiVersion\": ", "application/json", 400, "not valid JSON"},
+      {"/mutate", std::string(100000, '['), "application/json", 413, "exceeds the limit"},
+      {"/mutate", std::string(5000, '[') + std::string(5000, ']'), "application/json", 400, "nested deeper than 128"},
+      {"/mutate", R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":7}})",
+       "application/json", 400, "/request/uid: must be a string"},
+      {"/validate", R"({"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview"})", "application/json", 400,
+       "admissionReviewVersions: [v1]"},
+      {"/nowhere", "{}", "application/json", 404, "POST /mutate and POST /validate"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.path, c.body.substr(0, 60), c.content_type);
+    auto reply = f.Post(c.path, c.body, c.content_type);
+    CHECK(reply.status == c.status);
+    CHECK_THAT(reply.body, Catch::Contains(c.message));
+  }
+  TlsConnection get(f.server->port(), f.ca);
+  REQUIRE(get.ok());
+  get.Write("GET /mutate HTTP/1.1\r\nHost: localhost\r\n\r\n");
+  auto reply = get.Read();
+  CHECK(reply.status == 405);
+  CHECK(reply.headers["allow"] == "POST");
+  // Still serving afterwards.
+  CHECK(f.Response("/mutate", test::ReviewJson(kPod, "team-a"))["allowed"] == true);
+  CHECK_THAT(f.Metrics(), Catch::Contains("shmguard_http_errors_total{code=\"415\"} 1"));
+}
+
+TEST_CASE("serve: TLS 1.0 and 1.1 are refused, 1.2 and 1.3 accepted", "[server][net]") {
+  Fixture f;
+  CHECK_FALSE(TlsConnection(f.server->port(), f.ca, TLS1_VERSION).ok());
+  CHECK_FALSE(TlsConnection(f.server->port(), f.ca, TLS1_1_VERSION).ok());
+  CHECK(TlsConnection(f.server->port(), f.ca, TLS1_2_VERSION).ok());
+  CHECK(TlsConnection(f.server->port(), f.ca, TLS1_3_VERSION).ok());
+}
+
+TEST_CASE("serve: a rotated certificate reaches new connections with no failed request", "[server][net]") {
+  Fixture f;
+  CHECK(TlsConnection(f.server->port(), f.ca).PeerCommonName() == "first");
+  std::atomic<bool> done{false};
+  std::atomic<int> sent{0}, failed{0};
+  std::thread load([&] {
+    while (!done) {
+      TlsConnection c(f.server->port(), f.ca);
+      auto reply = c.Post("/mutate", test::ReviewJson(kPod, "team-a"));
+      ++sent;
+      if (!c.ok() || reply.status != 200) ++failed;
+    }
+  });
+  test::IssueCert(f.dir.path(), "second", f.cert, f.key);
+  CHECK(Eventually([&] { return TlsConnection(f.server->port(), f.ca).PeerCommonName() == "second"; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  done = true;
+  load.join();
+  CHECK(sent > 5);
+  CHECK(failed == 0);
+  CHECK_THAT(f.Metrics(), Catch::Contains("shmguard_certificate_reloads_total{result=\"ok\"} 1"));
+}
+
+TEST_CASE("serve: a half-written or missing pair keeps the previous certificate", "[server][net]") {
+  Fixture f;
+  test::IssueCert(f.dir.path(), "other", f.dir.File("other.crt"), f.dir.File("other.key"));
+  std::filesystem::copy_file(f.dir.File("other.crt"), f.cert, std::filesystem::copy_options::overwrite_existing);
+  CHECK(Eventually([&] { return f.Metrics().find("shmguard_certificate_reloads_total{result=\"failed\"} 1") != std::string::npos; }));
+  CHECK(TlsConnection(f.server->port(), f.ca).PeerCommonName() == "first");
+  std::filesystem::remove(f.key);
+  CHECK(Eventually([&] { return f.Metrics().find("shmguard_certificate_reloads_total{result=\"failed\"} 2") != std::string::npos; }));
+  TlsConnection still(f.server->port(), f.ca);
+  CHECK(still.PeerCommonName() == "first");
+  CHECK(still.Post("/mutate", test::ReviewJson(kPod, "team-a")).status == 200);
+}
+
+TEST_CASE("serve: config reloads on change and a broken file keeps the last good one", "[server][net]") {
+  Fixture f("namespaces:\n  - {match: [\"*\"], mode: warn}\n");
+  CHECK(f.Response("/validate", test::ReviewJson(kTooBig, "ml-x"))["allowed"] == true);
+  std::ofstream(f.config) << "namespaces:\n  - {match: [\"ml-*\"], mode: enforce}\n  - {match: [\"*\"], mode: warn}\n";
+  CHECK(Eventually([&] { return f.Response("/validate", test::ReviewJson(kTooBig, "ml-x"))["allowed"] == false; }));
+  std::ofstream(f.config) << "namespaces: [{match: [\"ml-*\"], mode: sometimes}]\n";
+  CHECK(Eventually([&] { return f.Metrics().find("shmguard_config_reloads_total{result=\"failed\"} 1") != std::string::npos; }));
+  CHECK(f.Response("/validate", test::ReviewJson(kTooBig, "ml-x"))["allowed"] == false);  // still enforcing
+  CHECK_THAT(f.Metrics(), Catch::Contains("shmguard_config_reloads_total{result=\"ok\"} 1"));
+}
+
+TEST_CASE("serve: health, readiness and metrics on the plain HTTP port", "[server][net]") {
+  Fixture f;
+  f.Response("/mutate", test::ReviewJson(kPod, "team-a"));
+  f.Response("/validate", test::ReviewJson(kTooBig, "ml-a"));
+  httplib::Client c("127.0.0.1", f.server->metrics_port());
+  CHECK(c.Get("/healthz")->status == 200);
+  CHECK(c.Get("/readyz")->status == 200);
+  auto metrics = c.Get("/metrics");
+  REQUIRE(metrics);
+  CHECK_THAT(metrics->get_header_value("Content-Type"), Catch::StartsWith("text/plain; version=0.0.4"));
+  const std::string& m = metrics->body;
+  CHECK_THAT(m, Catch::Contains("shmguard_admission_requests_total{endpoint=\"mutate\",kind=\"Pod\",decision=\"patched\"} 1"));
+  CHECK_THAT(m, Catch::Contains("shmguard_admission_requests_total{endpoint=\"validate\",kind=\"Pod\",decision=\"denied\"} 1"));
+  CHECK_THAT(m, Catch::Contains("shmguard_admission_duration_seconds_bucket{endpoint=\"mutate\",le=\"+Inf\"} 1"));
+  CHECK_THAT(m, Catch::Contains("shmguard_patches_total 1"));
+  CHECK_THAT(m, Catch::Contains("shmguard_denials_total 1"));
+  CHECK_THAT(m, Catch::Contains("shmguard_build_info{version=\"" SHMGUARD_VERSION "\"} 1"));
+  CHECK_THAT(m, Catch::Matches("(.|\n)*shmguard_certificate_not_after_seconds 1[0-9]{9}\n(.|\n)*"));
+}
+
+TEST_CASE("serve: many idle keep-alive connections do not starve a new client", "[server][net]") {
+  Fixture f;
+  std::vector<std::unique_ptr<TlsConnection>> idle;
+  for (int i = 0; i < 24; ++i) {
+    idle.push_back(std::make_unique<TlsConnection>(f.server->port(), f.ca));
+    REQUIRE(idle.back()->ok());
+    REQUIRE(idle.back()->Post("/mutate", test::ReviewJson(kPod, "team-a")).status == 200);  // now idle
+  }
+  auto start = std::chrono::steady_clock::now();
+  CHECK(f.Response("/mutate", test::ReviewJson(kPod, "team-a"))["allowed"] == true);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
+}
+
+TEST_CASE("serve: one connection carries many requests (no reconnect after 5)", "[server][net]") {
+  Fixture f;
+  TlsConnection c(f.server->port(), f.ca);
+  REQUIRE(c.ok());
+  for (int i = 0; i < 50; ++i) {
+    auto reply = c.Post("/mutate", test::ReviewJson(kPod, "team-a", "CREATE", "Pod", "uid-" + std::to_string(i)));
+    REQUIRE(reply.status == 200);
+    CHECK(json::parse(reply.body)["response"]["uid"] == "uid-" + std::to_string(i));
+    CHECK(reply.headers["connection"] != "close");
+  }
+}
+
+}  // namespace
+}  // namespace shmguard::server
