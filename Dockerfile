@@ -1,0 +1,24 @@
+# syntax=docker/dockerfile:1
+# Build stage: Debian 12 with exactly the packages and commands of README command (b)'s build
+# (scripts/install-deps.sh, scripts/build.sh); the tests are left to CI.
+FROM debian:12 AS build
+WORKDIR /src
+COPY scripts/install-deps.sh scripts/build.sh scripts/
+RUN ./scripts/install-deps.sh && rm -rf /var/lib/apt/lists/*
+COPY . .
+RUN BUILD_DIR=/build BUILD_TYPE=Release ./scripts/build.sh -DSHMGUARD_BUILD_TESTS=OFF \
+ && strip /build/shmguard
+
+# Runtime stage: Debian 12 slim with only the shared libraries shmguard links
+# (tests/deploy/dockerfile_test.cc checks this list against `ldd` of the binary).
+FROM debian:12-slim
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends \
+      libcpp-httplib0.11 libssl3 libyaml-cpp0.7 libspdlog1.10 libfmt9 \
+ && rm -rf /var/lib/apt/lists/*
+COPY --from=build /build/shmguard /usr/local/bin/shmguard
+# Numeric, so Kubernetes can verify runAsNonRoot without a passwd lookup.
+USER 65532:65532
+EXPOSE 8443 8080
+ENTRYPOINT ["shmguard"]
+CMD ["serve", "--tls-cert-file=/etc/shmguard/tls/tls.crt", "--tls-key-file=/etc/shmguard/tls/tls.key"]

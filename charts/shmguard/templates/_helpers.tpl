@@ -1,0 +1,76 @@
+{{/* Names and labels shared by every template. */}}
+{{- define "shmguard.name" -}}
+{{- .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "shmguard.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "shmguard.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "shmguard.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "shmguard.labels" -}}
+{{ include "shmguard.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{- define "shmguard.tlsSecret" -}}
+{{- default (printf "%s-tls" (include "shmguard.fullname" .)) .Values.tls.secretName -}}
+{{- end -}}
+
+{{/* The parts every webhook entry shares: service, rules, selectors. $path is /mutate or /validate. */}}
+{{- define "shmguard.webhookCommon" -}}
+{{- $root := index . 0 -}}
+{{- $path := index . 1 -}}
+admissionReviewVersions: [v1]
+sideEffects: None
+timeoutSeconds: {{ $root.Values.webhook.timeoutSeconds }}
+matchPolicy: Equivalent
+clientConfig:
+  service:
+    name: {{ include "shmguard.fullname" $root }}
+    namespace: {{ $root.Release.Namespace }}
+    path: {{ $path }}
+    port: 443
+  {{- if not $root.Values.certManager.enabled }}
+  caBundle: {{ required "tls.caBundle is required when certManager.enabled is false" $root.Values.tls.caBundle }}
+  {{- end }}
+rules:
+  - apiGroups: [""]
+    apiVersions: [v1]
+    operations: [CREATE]
+    resources: [pods]
+    scope: Namespaced
+  - apiGroups: [jobset.x-k8s.io]
+    apiVersions: [v1alpha2]
+    operations: [CREATE]
+    resources: [jobsets]
+    scope: Namespaced
+objectSelector:
+  matchExpressions:
+    - key: app.kubernetes.io/name
+      operator: NotIn
+      values: [{{ include "shmguard.name" $root }}]
+{{- end -}}
+
+{{- define "shmguard.excludedNamespaces" -}}
+- key: kubernetes.io/metadata.name
+  operator: NotIn
+  values: {{ append .Values.webhook.excludedNamespaces .Release.Namespace | toJson }}
+{{- end -}}
+
+{{- define "shmguard.caAnnotation" -}}
+{{- if .Values.certManager.enabled }}
+annotations:
+  cert-manager.io/inject-ca-from: {{ .Release.Namespace }}/{{ include "shmguard.fullname" . }}-serving-cert
+{{- end }}
+{{- end -}}

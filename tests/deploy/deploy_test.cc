@@ -1,0 +1,345 @@
+// deploy/, charts/shmguard and the Dockerfile, checked against what `shmguard serve` really
+// serves: the Deployment's own args start the binary, and its probes and the webhook paths are
+// requested from it.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "io/config.h"
+#include "io/manifests.h"
+#include "io/yaml_json.h"
+#include "server/tls_fixture.h"
+#include "test_util.h"
+
+namespace shmguard::test {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+std::string Source(const std::string& rel) { return std::string(SOURCE_DIR) + "/" + rel; }
+
+// Every object in deploy/, by kind (and name for the webhook configs).
+std::map<std::string, json> DeployObjects() {
+  std::map<std::string, json> out;
+  for (const auto& entry : fs::directory_iterator(Source("deploy"))) {
+    auto text = io::ReadFileText(entry.path().string());
+    REQUIRE(text.has_value());
+    for (const auto& d : io::ParseManifests(*text, entry.path().string())) {
+      INFO((d.error ? d.error->ToString() : ""));
+      REQUIRE(d.object.has_value());
+      std::string key = (*d.object)["kind"].get<std::string>();
+      if (out.count(key)) key += "/" + (*d.object)["metadata"]["name"].get<std::string>();
+      out[key] = *d.object;
+    }
+  }
+  return out;
+}
+
+std::map<std::string, std::string> Args(const json& container) {
+  std::map<std::string, std::string> args;
+  for (const auto& a : container["args"]) {
+    std::string s = a;
+    size_t eq = s.find('=');
+    args[s.substr(0, eq)] = eq == std::string::npos ? "" : s.substr(eq + 1);
+  }
+  return args;
+}
+
+TEST_CASE("deploy/ holds every object with the fields the SPEC requires", "[deploy]") {
+  auto objs = DeployObjects();
+  for (const char* kind : {"Namespace", "ServiceAccount", "ConfigMap", "Deployment", "PodDisruptionBudget", "Service",
+                           "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "Issuer", "Certificate"}) {
+    CAPTURE(kind);
+    CHECK(objs.count(kind) == 1);
+  }
+  const json& dep = objs["Deployment"];
+  CHECK(dep["spec"]["replicas"] == 2);
+  const json& pod = dep["spec"]["template"]["spec"];
+  CHECK(pod["securityContext"]["runAsNonRoot"] == true);
+  CHECK(pod["securityContext"]["runAsUser"].get<int>() > 0);
+  CHECK(pod["securityContext"]["seccompProfile"]["type"] == "RuntimeDefault");
+  CHECK(pod["affinity"]["podAntiAffinity"].contains("preferredDuringSchedulingIgnoredDuringExecution"));
+  const json& c = pod["containers"][0];
+  CHECK(c["securityContext"]["readOnlyRootFilesystem"] == true);
+  CHECK(c["securityContext"]["allowPrivilegeEscalation"] == false);
+  CHECK(c["securityContext"]["capabilities"]["drop"] == json::array({"ALL"}));
+  CHECK(c["resources"]["limits"].contains("memory"));
+  CHECK(objs["PodDisruptionBudget"]["spec"]["minAvailable"] == 1);
+  auto args = Args(c);
+  CHECK(c["args"][0] == "serve");
+  for (const char* flag : {"--config", "--tls-cert-file", "--tls-key-file", "--port", "--metrics-port"}) {
+    CAPTURE(flag);
+    CHECK(args.count(flag) == 1);
+  }
+  // Mounted files: the config directory is mounted whole (subPath mounts never update, which
+  // would defeat hot reload), and every file the args name lies under a mount.
+  for (const auto& m : c["volumeMounts"]) CHECK_FALSE(m.contains("subPath"));
+  for (const char* flag : {"--config", "--tls-cert-file", "--tls-key-file"}) {
+    bool mounted = false;
+    for (const auto& m : c["volumeMounts"]) {
+      if (args[flag].rfind(m["mountPath"].get<std::string>() + "/", 0) == 0) mounted = true;
+    }
+    CAPTURE(flag, args[flag]);
+    CHECK(mounted);
+  }
+  // Ports: container ports = the flags; probes on the metrics port; the Service targets them.
+  std::map<std::string, int> ports;
+  for (const auto& p : c["ports"]) ports[p["name"]] = p["containerPort"];
+  CHECK(ports["webhook"] == std::stoi(args["--port"]));
+  CHECK(ports["metrics"] == std::stoi(args["--metrics-port"]));
+  CHECK(c["readinessProbe"]["httpGet"]["port"] == "metrics");
+  CHECK(c["livenessProbe"]["httpGet"]["port"] == "metrics");
+  for (const auto& p : objs["Service"]["spec"]["ports"]) {
+    if (p["name"] == "webhook") {
+      CHECK(p["port"] == 443);
+      CHECK(p["targetPort"] == "webhook");
+    }
+  }
+}
+
+TEST_CASE("deploy/ webhook configurations are safe to install", "[deploy]") {
+  auto objs = DeployObjects();
+  const json& mutating = objs["MutatingWebhookConfiguration"];
+  const json& validating = objs["ValidatingWebhookConfiguration"];
+  for (const json* cfg : {&mutating, &validating}) {
+    CHECK((*cfg)["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] ==
+          "shmguard-system/shmguard-serving-cert");
+    for (const auto& w : (*cfg)["webhooks"]) {
+      CAPTURE(w["name"]);
+      CHECK(w["sideEffects"] == "None");
+      CHECK(w["admissionReviewVersions"] == json::array({"v1"}));
+      CHECK(w["timeoutSeconds"].get<int>() <= 5);
+      CHECK(w["clientConfig"]["service"]["name"] == objs["Service"]["metadata"]["name"]);
+      CHECK(w["clientConfig"]["service"]["port"] == 443);
+      CHECK(w["namespaceSelector"]["matchLabels"]["shmguard.io/enabled"] == "true");
+      bool excludes_kube_system = false;
+      for (const auto& e : w["namespaceSelector"]["matchExpressions"]) {
+        if (e["key"] == "kubernetes.io/metadata.name" && e["operator"] == "NotIn") {
+          for (const auto& v : e["values"]) excludes_kube_system |= v == "kube-system";
+        }
+      }
+      CHECK(excludes_kube_system);
+      CHECK(w["objectSelector"]["matchExpressions"][0] ==
+            json({{"key", "app.kubernetes.io/name"}, {"operator", "NotIn"}, {"values", {"shmguard"}}}));
+      std::set<std::string> resources;
+      for (const auto& r : w["rules"]) {
+        CHECK(r["operations"] == json::array({"CREATE"}));
+        resources.insert(r["resources"][0].get<std::string>());
+      }
+      CHECK(resources == std::set<std::string>{"pods", "jobsets"});
+    }
+  }
+  REQUIRE(mutating["webhooks"].size() == 1);
+  CHECK(mutating["webhooks"][0]["failurePolicy"] == "Ignore");
+  CHECK(mutating["webhooks"][0]["reinvocationPolicy"] == "IfNeeded");
+  CHECK(mutating["webhooks"][0]["clientConfig"]["service"]["path"] == "/mutate");
+  // Fail closed only where the namespace says enforce.
+  for (const auto& w : validating["webhooks"]) {
+    CHECK(w["clientConfig"]["service"]["path"] == "/validate");
+    bool enforce_label = w["namespaceSelector"]["matchLabels"].value("shmguard.io/enforce", "") == "true";
+    CHECK((w["failurePolicy"] == "Fail") == enforce_label);
+  }
+  const json& cert = objs["Certificate"];
+  CHECK(cert["spec"]["secretName"] == "shmguard-tls");
+  CHECK(cert["spec"]["dnsNames"][0] == "shmguard.shmguard-system.svc");
+}
+
+TEST_CASE("deploy/ ConfigMap policy loads with shmguard's config loader", "[deploy]") {
+  auto objs = DeployObjects();
+  std::string policy_yaml = objs["ConfigMap"]["data"]["policy.yaml"];
+  auto policy = io::ParsePolicy(policy_yaml, "deploy/20-configmap.yaml");
+  INFO((policy ? "" : policy.error().ToString()));
+  REQUIRE(policy.has_value());
+  CHECK(MatchNamespace(*policy, "shmguard-system").mode == NamespaceMode::kOff);
+  CHECK(MatchNamespace(*policy, "ml-vision").mode == NamespaceMode::kEnforce);
+}
+
+TEST_CASE("the Deployment's args start shmguard serving its probes and webhook paths", "[deploy][net]") {
+  auto objs = DeployObjects();
+  const json& c = objs["Deployment"]["spec"]["template"]["spec"]["containers"][0];
+  auto deploy_args = Args(c);
+  TempDir dir;
+  IssueCert(dir.path(), "localhost", dir.File("tls.crt"), dir.File("tls.key"));
+  std::ofstream(dir.File("policy.yaml")) << objs["ConfigMap"]["data"]["policy.yaml"].get<std::string>();
+  int port = FreePort(), metrics_port = FreePort();
+  std::vector<std::string> args;
+  for (const auto& a : c["args"]) {  // the same args, files and ports moved to this machine
+    std::string s = a;
+    std::string flag = s.substr(0, s.find('='));
+    if (flag == "--config") s = flag + "=" + dir.File("policy.yaml");
+    if (flag == "--tls-cert-file") s = flag + "=" + dir.File("tls.crt");
+    if (flag == "--tls-key-file") s = flag + "=" + dir.File("tls.key");
+    if (flag == "--port") s = flag + "=" + std::to_string(port);
+    if (flag == "--metrics-port") s = flag + "=" + std::to_string(metrics_port);
+    args.push_back(s);
+  }
+  args.push_back("--bind-address=127.0.0.1");
+  Process p(args, dir.File("log"));
+  REQUIRE(WaitReady(metrics_port, 10));
+  httplib::Client metrics("127.0.0.1", metrics_port);
+  for (const char* probe : {"readinessProbe", "livenessProbe"}) {
+    auto res = metrics.Get(c[probe]["httpGet"]["path"].get<std::string>());
+    REQUIRE(res);
+    CHECK(res->status == 200);
+  }
+  for (const auto& cfg : {objs["MutatingWebhookConfiguration"], objs["ValidatingWebhookConfiguration"]}) {
+    for (const auto& w : cfg["webhooks"]) {
+      TlsConnection conn(port, dir.File("ca.crt"));
+      REQUIRE(conn.ok());
+      auto reply = conn.Post(w["clientConfig"]["service"]["path"].get<std::string>() + "?timeout=5s",
+                             ReviewJson(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"},"spec":{"containers":[]}})",
+                                        "ml-a"));
+      CHECK(reply.status == 200);
+    }
+  }
+  p.Signal(SIGTERM);
+  CHECK(p.Wait(15) == 0);
+}
+
+TEST_CASE("install-without-cert-manager.sh fills caBundle and the TLS Secret", "[deploy]") {
+  TempDir dir;
+  REQUIRE(std::system(("\"" + Source("scripts/install-without-cert-manager.sh") + "\" --output " + dir.path() +
+                       " >/dev/null 2>&1").c_str()) == 0);
+  int webhooks = 0;
+  std::string ca_pem;
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
+    auto text = io::ReadFileText(entry.path().string());
+    REQUIRE(text.has_value());
+    CHECK(text->find("cert-manager") == std::string::npos);
+    for (const auto& d : io::ParseManifests(*text, entry.path().string())) {
+      REQUIRE(d.object.has_value());
+      const json& o = *d.object;
+      if (o["kind"] == "Secret") {
+        CHECK(o["type"] == "kubernetes.io/tls");
+        ca_pem = DecodeBase64(o["data"]["ca.crt"]);
+        CHECK(DecodeBase64(o["data"]["tls.key"]).find("PRIVATE KEY") != std::string::npos);
+      }
+      if (o["kind"].get<std::string>().find("WebhookConfiguration") != std::string::npos) {
+        for (const auto& w : o["webhooks"]) {
+          ++webhooks;
+          CHECK(w["clientConfig"].contains("caBundle"));
+        }
+      }
+      CHECK(o["kind"] != "Certificate");
+    }
+  }
+  CHECK(webhooks == 3);
+  CHECK(ca_pem.find("BEGIN CERTIFICATE") != std::string::npos);
+}
+
+// `.Values.a.b` paths used by the chart's templates.
+std::set<std::string> ValuesReferences() {
+  std::set<std::string> refs;
+  std::regex re(R"(\.Values\.([A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*))");
+  for (const auto& entry : fs::directory_iterator(Source("charts/shmguard/templates"))) {
+    auto text = io::ReadFileText(entry.path().string());
+    REQUIRE(text.has_value());
+    for (std::sregex_iterator it(text->begin(), text->end(), re), end; it != end; ++it) refs.insert((*it)[1]);
+  }
+  return refs;
+}
+
+TEST_CASE("every .Values reference of the chart exists in values.yaml and values.schema.json", "[deploy]") {
+  json values = Yaml(ReadTestdata("../../charts/shmguard/values.yaml"));
+  json schema = json::parse(ReadTestdata("../../charts/shmguard/values.schema.json"));
+  auto refs = ValuesReferences();
+  CHECK(refs.size() >= 25);
+  for (const auto& ref : refs) {
+    CAPTURE(ref);
+    const json* v = &values;
+    const json* s = &schema;
+    size_t pos = 0;
+    while (pos != std::string::npos) {
+      size_t dot = ref.find('.', pos);
+      std::string key = ref.substr(pos, dot == std::string::npos ? std::string::npos : dot - pos);
+      REQUIRE(v->is_object());
+      REQUIRE(v->contains(key));
+      v = &(*v)[key];
+      REQUIRE(s->contains("properties"));
+      REQUIRE((*s)["properties"].contains(key));
+      s = &(*s)["properties"][key];
+      pos = dot == std::string::npos ? dot : dot + 1;
+    }
+  }
+}
+
+TEST_CASE("values.yaml follows its schema's shape and its policy loads", "[deploy]") {
+  json values = Yaml(ReadTestdata("../../charts/shmguard/values.yaml"));
+  json schema = json::parse(ReadTestdata("../../charts/shmguard/values.schema.json"));
+  // Every key of values.yaml is declared (additionalProperties: false in the schema).
+  std::function<void(const json&, const json&, const std::string&)> walk = [&](const json& v, const json& s,
+                                                                               const std::string& path) {
+    if (!v.is_object() || !s.contains("properties")) return;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      CAPTURE(path + "." + it.key());
+      REQUIRE(s["properties"].contains(it.key()));
+      walk(it.value(), s["properties"][it.key()], path + "." + it.key());
+    }
+  };
+  walk(values, schema, "");
+  // The chart renders the policy with toYaml; shmguard must load that.
+  auto policy = io::ParsePolicy(io::JsonToYaml(values["policy"]), "values.yaml:policy");
+  INFO((policy ? "" : policy.error().ToString()));
+  REQUIRE(policy.has_value());
+  CHECK(policy->namespaces[0].mode == NamespaceMode::kOff);
+}
+
+std::string RunCommand(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+TEST_CASE("Dockerfile: Debian 12 build, slim non-root runtime with every library shmguard links", "[deploy]") {
+  std::string docker = ReadTestdata("../../Dockerfile");
+  CHECK(docker.find("FROM debian:12 AS build") != std::string::npos);
+  CHECK(docker.find("FROM debian:12-slim") != std::string::npos);
+  CHECK(docker.find("./scripts/install-deps.sh") != std::string::npos);  // the README's own steps
+  CHECK(docker.find("./scripts/build.sh") != std::string::npos);
+  CHECK(docker.find("ENTRYPOINT [\"shmguard\"]") != std::string::npos);
+  std::smatch user;
+  REQUIRE(std::regex_search(docker, user, std::regex(R"(\nUSER ([0-9]+):([0-9]+)\n)")));
+  CHECK(std::stoi(user[1]) > 0);
+  CHECK(fs::exists(Source(".dockerignore")));
+
+  // The runtime stage's packages, and what they pull in.
+  std::smatch install;
+  REQUIRE(std::regex_search(docker, install, std::regex(R"(--no-install-recommends \\\n\s+([^\n]+)\n)")));
+  std::set<std::string> provided = {"libc6", "libstdc++6", "libgcc-s1", "zlib1g"};  // in debian:12-slim
+  std::istringstream pkgs(install[1].str());
+  for (std::string pkg; pkgs >> pkg;) {
+    if (pkg == "\\") continue;
+    provided.insert(pkg);
+    std::string deps = RunCommand("dpkg-query -W -f='${Depends}' " + pkg + " 2>/dev/null");
+    static const std::regex kPackage(R"(([a-z0-9.+-]+)( \([^)]*\))?)");
+    for (std::sregex_iterator it(deps.begin(), deps.end(), kPackage), end; it != end; ++it) {
+      provided.insert((*it)[1]);
+    }
+  }
+  std::string libs = RunCommand(std::string("ldd ") + SHMGUARD_BINARY + " | awk '/=>/{print $3}'");
+  std::istringstream lines(libs);
+  int checked = 0;
+  for (std::string lib; std::getline(lines, lib);) {
+    std::string owner = RunCommand("(dpkg -S " + lib + " || dpkg -S /usr" + lib + ") 2>/dev/null | head -1");
+    owner = owner.substr(0, owner.find(':'));
+    CAPTURE(lib, owner);
+    CHECK(provided.count(owner) == 1);
+    ++checked;
+  }
+  CHECK(checked >= 5);
+}
+
+}  // namespace
+}  // namespace shmguard::test
