@@ -1,4 +1,4 @@
-// CollectAudit and RunAudit: files -> documents -> objects (List items) -> records.
+// StreamAudit, CollectAudit and RunAudit: files -> documents -> objects (List items) -> records.
 #include "cli/audit_command.h"
 
 #include <sstream>
@@ -29,18 +29,17 @@ AuditRecord EvaluateRecord(const json& object, const Policy& policy) {
   r.workload = ev.workload;
   r.reasons = ev.AllReasons();
   r.warnings = ev.AllWarnings();
-  r.patch = ev.patch;
+  r.patch = std::move(ev.patch);
   r.required_bytes = ev.RequiredBytes();
   for (const auto& p : ev.pods) {
     for (const auto& c : p.changes) r.changes.push_back(ev.pods.size() > 1 ? p.label + ": " + c : c);
-    json pod = {{"path", p.path},
-                {"label", p.label},
-                {"verdict", VerdictName(p.verdict)},
-                {"current_shm", p.current_shm},
-                {"required_bytes", p.plan ? json(p.plan->required_bytes) : json()},
-                {"required", p.plan ? json(FormatBytes(p.plan->required_bytes)) : json()},
-                {"memory_limit_bytes", p.memory_limit_bytes ? json(*p.memory_limit_bytes) : json()}};
-    r.pods.push_back(std::move(pod));
+    r.pods.push_back({{"path", p.path},
+                      {"label", p.label},
+                      {"verdict", VerdictName(p.verdict)},
+                      {"current_shm", p.current_shm},
+                      {"required_bytes", p.plan ? json(p.plan->required_bytes) : json()},
+                      {"required", p.plan ? json(FormatBytes(p.plan->required_bytes)) : json()},
+                      {"memory_limit_bytes", p.memory_limit_bytes ? json(*p.memory_limit_bytes) : json()}});
     if (r.current_shm.empty() || p.plan) r.current_shm = p.current_shm;
     if (p.memory_limit_bytes && (!r.memory_limit_bytes || p.plan)) r.memory_limit_bytes = p.memory_limit_bytes;
   }
@@ -54,83 +53,107 @@ bool IsList(const json& obj) {
          obj["items"].is_array();
 }
 
+std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy& policy) {
+  std::vector<AuditRecord> records;
+  auto stamp = [&](AuditRecord r) {
+    r.file = doc.file;
+    r.document = doc.index;
+    r.line = doc.line;
+    return r;
+  };
+  if (doc.error) {
+    AuditRecord r;
+    r.verdict = "error";
+    r.workload = true;
+    r.reasons.push_back(doc.error->ToString());
+    records.push_back(stamp(std::move(r)));
+  } else if (IsList(*doc.object)) {
+    const json& list = *doc.object;
+    std::string item_kind = StringAt(list, "kind");
+    item_kind.resize(item_kind.size() - 4);
+    for (size_t i = 0; i < list["items"].size(); ++i) {
+      const json& item = list["items"][i];
+      AuditRecord r;
+      if (item.is_object() && !item.contains("kind") && !item_kind.empty()) {
+        json filled = item;  // PodList items: the kind is in the list's name
+        filled["kind"] = item_kind;
+        filled["apiVersion"] = StringAt(list, "apiVersion");
+        r = EvaluateRecord(filled, policy);
+      } else {
+        r = EvaluateRecord(item, policy);
+      }
+      r.item = static_cast<int>(i);
+      records.push_back(stamp(std::move(r)));
+    }
+  } else {
+    records.push_back(stamp(EvaluateRecord(*doc.object, policy)));
+  }
+  return records;
+}
+
 }  // namespace
 
-AuditResult CollectAudit(const std::vector<std::string>& paths, const Policy& policy,
-                         std::istream& in) {
-  AuditResult result;
-  std::vector<std::string> files;
+void AuditSummary::Add(const AuditRecord& r) {
+  ++verdicts[r.verdict];
+  if (r.verdict != "error") ++objects;
+  if (!r.workload && r.verdict == "skip") {
+    ++non_workloads;
+    ++skipped_kinds[r.kind.empty() ? "(no kind)" : r.kind];
+  }
+}
+
+AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& policy, std::istream& in,
+                         io::Fidelity fidelity,
+                         const std::function<void(const io::Document&, std::vector<AuditRecord>&&)>& each) {
+  AuditSummary summary;
+  auto fail = [&](const std::string& file, const Error& e) {
+    io::Document doc;
+    doc.file = file;
+    AuditRecord r;
+    r.file = file;
+    r.verdict = "error";
+    r.reasons.push_back(e.ToString());
+    summary.Add(r);
+    each(doc, {std::move(r)});
+  };
   for (const auto& p : paths) {
-    auto expanded = io::ExpandPaths({p});
-    if (!expanded) {
-      AuditRecord r;
-      r.file = p;
-      r.verdict = "error";
-      r.reasons.push_back(expanded.error().ToString());
-      result.records.push_back(std::move(r));
+    auto files = io::ExpandPaths({p});
+    if (!files) {
+      fail(p, files.error());
       continue;
     }
-    files.insert(files.end(), expanded->begin(), expanded->end());
-  }
-  for (const auto& file : files) {
-    ++result.files;
-    Result<std::string> text = std::string();
-    if (file == "-") {
-      std::ostringstream ss;
-      ss << in.rdbuf();
-      text = ss.str();
-    } else {
-      text = io::ReadFileText(file);
-    }
-    if (!text) {
-      AuditRecord r;
-      r.file = file;
-      r.verdict = "error";
-      r.reasons.push_back(text.error().ToString());
-      result.records.push_back(std::move(r));
-      continue;
-    }
-    for (auto& doc : io::ParseManifests(*text, file)) {
-      if (doc.error) {
-        AuditRecord r;
-        r.file = file;
-        r.document = doc.index;
-        r.line = doc.line;
-        r.verdict = "error";
-        r.workload = true;
-        r.reasons.push_back(doc.error->ToString());
-        result.records.push_back(std::move(r));
-      } else if (IsList(*doc.object)) {
-        const json& list = *doc.object;
-        std::string item_kind = StringAt(list, "kind");
-        item_kind.resize(item_kind.size() - 4);
-        for (size_t i = 0; i < list["items"].size(); ++i) {
-          const json& item = list["items"][i];
-          AuditRecord r;
-          if (item.is_object() && !item.contains("kind") && !item_kind.empty()) {
-            json filled = item;  // PodList items: the kind is in the list's name
-            filled["kind"] = item_kind;
-            filled["apiVersion"] = StringAt(list, "apiVersion");
-            r = EvaluateRecord(filled, policy);
-          } else {
-            r = EvaluateRecord(item, policy);
-          }
-          r.file = file;
-          r.document = doc.index;
-          r.item = static_cast<int>(i);
-          r.line = doc.line;
-          result.records.push_back(std::move(r));
-        }
+    for (const auto& file : *files) {
+      ++summary.files;
+      Result<std::string> text = std::string();
+      if (file == "-") {
+        std::ostringstream ss;
+        ss << in.rdbuf();
+        text = ss.str();
       } else {
-        AuditRecord r = EvaluateRecord(*doc.object, policy);
-        r.file = file;
-        r.document = doc.index;
-        r.line = doc.line;
-        result.records.push_back(std::move(r));
+        text = io::ReadFileText(file);
       }
-      result.documents.push_back(std::move(doc));
+      if (!text) {
+        fail(file, text.error());
+        continue;
+      }
+      io::ForEachManifest(*text, file, fidelity, [&](io::Document&& doc) {
+        ++summary.documents;
+        auto records = EvaluateDocument(doc, policy);
+        for (const auto& r : records) summary.Add(r);
+        each(doc, std::move(records));
+      });
     }
   }
+  return summary;
+}
+
+AuditResult CollectAudit(const std::vector<std::string>& paths, const Policy& policy, std::istream& in) {
+  AuditResult result;
+  result.summary = StreamAudit(paths, policy, in, io::Fidelity::kFull,
+                               [&](const io::Document& doc, std::vector<AuditRecord>&& records) {
+                                 if (doc.object || doc.error) result.documents.push_back(doc);
+                                 for (auto& r : records) result.records.push_back(std::move(r));
+                               });
   return result;
 }
 
@@ -148,17 +171,22 @@ ExitCode RunAudit(const AuditOptions& o, const Policy& policy, std::istream& in,
     err << "shmguard audit: give at least one file, directory or - for stdin\n";
     return ExitCode::kUsage;
   }
-  AuditResult result = CollectAudit(o.paths, policy, in);
-  PrintAudit(result, o.output, out);
-  bool unreadable = false, findings = false;
-  for (const auto& r : result.records) {
-    if (r.verdict == "error") {
-      unreadable = true;
-      err << "shmguard audit: " << r.reasons.front() << "\n";
-    }
-    if (r.verdict == "deny" || (o.fail_on == "warn" && r.verdict == "patch")) findings = true;
-  }
-  if (unreadable) return ExitCode::kUsage;
+  auto printer = MakeAuditPrinter(o.output, out);
+  bool findings = false;
+  // Only -o patched prints objects back, so only it needs every field of a JSON document.
+  io::Fidelity fidelity = o.output == "patched" ? io::Fidelity::kFull : io::Fidelity::kPruned;
+  AuditSummary summary = StreamAudit(o.paths, policy, in, fidelity,
+                                     [&](const io::Document& doc, std::vector<AuditRecord>&& records) {
+                                       for (const auto& r : records) {
+                                         if (r.verdict == "error") err << "shmguard audit: " << r.reasons.front() << "\n";
+                                         if (r.verdict == "deny" || (o.fail_on == "warn" && r.verdict == "patch")) {
+                                           findings = true;
+                                         }
+                                       }
+                                       printer->Document(doc, records);
+                                     });
+  printer->Finish(summary);
+  if (summary.verdicts.count("error")) return ExitCode::kUsage;
   return findings ? ExitCode::kFindings : ExitCode::kOk;
 }
 

@@ -1,9 +1,12 @@
 // `shmguard audit`: the webhook's verdicts over manifest files, offline (SPEC §7). Reads files,
 // directories and stdin; evaluates every object (and every item of a List); keeps going past
-// documents that do not parse.
+// documents that do not parse. Documents are evaluated and printed one at a time, so memory
+// stays flat however long the stream.
 #pragma once
 
+#include <functional>
 #include <istream>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -40,18 +43,31 @@ struct AuditRecord {
   std::optional<int64_t> memory_limit_bytes;
 };
 
-struct AuditResult {
-  std::vector<io::Document> documents;  // every parsed document, for -o patched
-  std::vector<AuditRecord> records;
-  int files = 0;
+// Counts over a whole audit, for the summary line/object and the exit code.
+struct AuditSummary {
+  int files = 0, documents = 0, objects = 0, non_workloads = 0;
+  std::map<std::string, int> verdicts;       // ok, patch, deny, skip, error
+  std::map<std::string, int> skipped_kinds;  // non-workload kinds seen
+  void Add(const AuditRecord& r);
 };
 
-// Reads and evaluates everything under `paths` (stdin from `in`). Unreadable files become
-// "error" records; nothing stops the run.
-AuditResult CollectAudit(const std::vector<std::string>& paths, const Policy& policy,
-                         std::istream& in);
+// Evaluates everything under `paths` (stdin from `in`), calling `each` with every document and
+// the records it produced, in input order. An unreadable path gives one "error" record with an
+// empty document. kPruned is faster but leaves JSON documents without their full text/object.
+AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& policy, std::istream& in,
+                         io::Fidelity fidelity,
+                         const std::function<void(const io::Document&, std::vector<AuditRecord>&&)>& each);
 
-// The whole command: collect, print in the chosen format, and return kUsage when any input was
+struct AuditResult {
+  std::vector<io::Document> documents;
+  std::vector<AuditRecord> records;
+  AuditSummary summary;
+};
+
+// StreamAudit with kFull, everything kept (tests, small inputs).
+AuditResult CollectAudit(const std::vector<std::string>& paths, const Policy& policy, std::istream& in);
+
+// The whole command: stream, print in the chosen format, and return kUsage when any input was
 // unreadable, else kFindings when a verdict reaches --fail-on, else kOk.
 ExitCode RunAudit(const AuditOptions& options, const Policy& policy, std::istream& in,
                   std::ostream& out, std::ostream& err);

@@ -1,8 +1,7 @@
-// PrintAudit: table, json, yaml, patched.
+// The audit printers: table, json, yaml, patched.
 #include "cli/audit_output.h"
 
 #include <iomanip>
-#include <map>
 
 #include "io/yaml_json.h"
 #include "shmguard/quantity.h"
@@ -11,6 +10,148 @@ namespace shmguard::cli {
 namespace {
 
 using nlohmann::json;
+
+std::string Cell(std::string s, size_t width) {
+  if (s.size() > width) s = s.substr(0, width - 1) + "~";
+  return s;
+}
+
+std::string Indent(const std::string& text, const std::string& prefix) {
+  std::string out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t eol = text.find('\n', pos);
+    std::string line = text.substr(pos, eol == std::string::npos ? std::string::npos : eol - pos);
+    out += prefix + line + "\n";
+    if (eol == std::string::npos) break;
+    pos = eol + 1;
+  }
+  return out;
+}
+
+class TablePrinter : public AuditPrinter {
+ public:
+  explicit TablePrinter(std::ostream& out) : out_(out) {
+    out_ << std::left << std::setw(34) << "FILE:DOC" << " " << std::setw(44) << "OBJECT" << " " << std::setw(7)
+         << "VERDICT" << " " << std::setw(9) << "REQUIRED" << " " << std::setw(9) << "LIMIT" << " "
+         << "CURRENT /dev/shm" << "\n";
+  }
+  void Document(const io::Document&, const std::vector<AuditRecord>& records) override {
+    for (const auto& r : records) {
+      if (!r.workload && r.verdict == "skip") continue;  // counted in the summary
+      std::string where = r.file + ":" + std::to_string(r.document) + (r.item ? "[" + std::to_string(*r.item) + "]" : "");
+      std::string object = r.kind.empty() ? "-" : r.kind + " " + r.namespace_name + "/" + r.name;
+      out_ << std::left << std::setw(34) << Cell(where, 34) << " " << std::setw(44) << Cell(object, 44) << " "
+           << std::setw(7) << r.verdict << " " << std::setw(9)
+           << (r.required_bytes > 0 ? FormatBytes(r.required_bytes) : "-") << " " << std::setw(9)
+           << (r.memory_limit_bytes ? FormatBytes(*r.memory_limit_bytes) : "-") << " "
+           << (r.current_shm.empty() ? "-" : r.current_shm) << "\n";
+      if (r.verdict == "ok" && r.reasons.size() == 1 && r.changes.empty() && r.warnings.empty() &&
+          r.required_bytes == 0) {
+        continue;  // unannotated and fine: one line is enough
+      }
+      for (const auto& reason : r.reasons) out_ << "    " << reason << "\n";
+      for (const auto& c : r.changes) out_ << "    + " << c << "\n";
+      for (const auto& w : r.warnings) out_ << "    ! " << w << "\n";
+    }
+  }
+  void Finish(const AuditSummary& s) override {
+    auto count = [&](const char* v) { auto it = s.verdicts.find(v); return it == s.verdicts.end() ? 0 : it->second; };
+    out_ << "\n" << s.objects << " objects in " << s.files << " files: " << count("ok") << " ok, " << count("patch")
+         << " patch, " << count("deny") << " deny, " << count("skip") << " skip, " << count("error") << " error";
+    if (!s.skipped_kinds.empty()) {
+      out_ << " (" << s.non_workloads << " non-workload documents skipped:";
+      bool first = true;
+      for (const auto& [kind, n] : s.skipped_kinds) {
+        out_ << (first ? " " : ", ") << kind << " ×" << n;
+        first = false;
+      }
+      out_ << ")";
+    }
+    out_ << "\n";
+  }
+
+ private:
+  std::ostream& out_;
+};
+
+class JsonPrinter : public AuditPrinter {
+ public:
+  explicit JsonPrinter(std::ostream& out) : out_(out) { out_ << "{\n  \"records\": ["; }
+  void Document(const io::Document&, const std::vector<AuditRecord>& records) override {
+    for (const auto& r : records) {
+      std::string record = Indent(RecordToJson(r).dump(2), "    ");
+      record.pop_back();  // the comma goes after the closing brace
+      out_ << (first_ ? "\n" : ",\n") << record;
+      first_ = false;
+    }
+  }
+  void Finish(const AuditSummary& s) override {
+    out_ << (first_ ? "],\n" : "\n  ],\n") << "  \"summary\": " << SummaryToJson(s).dump() << "\n}\n";
+  }
+
+ private:
+  std::ostream& out_;
+  bool first_ = true;
+};
+
+class YamlPrinter : public AuditPrinter {
+ public:
+  explicit YamlPrinter(std::ostream& out) : out_(out) {}
+  void Document(const io::Document&, const std::vector<AuditRecord>& records) override {
+    for (const auto& r : records) {
+      if (first_) out_ << "records:\n";
+      first_ = false;
+      out_ << io::JsonToYaml(json::array({RecordToJson(r)}));
+    }
+  }
+  void Finish(const AuditSummary& s) override {
+    if (first_) out_ << "records: []\n";
+    out_ << "summary:\n" << Indent(io::JsonToYaml(SummaryToJson(s)), "  ");
+  }
+
+ private:
+  std::ostream& out_;
+  bool first_ = true;
+};
+
+class PatchedPrinter : public AuditPrinter {
+ public:
+  explicit PatchedPrinter(std::ostream& out) : out_(out) {}
+  void Document(const io::Document& d, const std::vector<AuditRecord>& records) override {
+    if (!d.object && !d.error) return;  // an unreadable file: nothing to print
+    bool patched = false;
+    for (const auto& r : records) patched |= !r.patch.empty();
+    std::string text;
+    if (!patched || !d.object) {
+      text = d.text;
+      // The separator line stays with its document; add one where the source had none.
+      if (!first_ && text.rfind("---", 0) != 0) out_ << "---\n";
+    } else {
+      json object = *d.object;
+      for (const auto& r : records) {
+        if (r.patch.empty()) continue;
+        if (r.item) {
+          object["items"][*r.item] = object["items"][*r.item].patch(r.patch);
+        } else {
+          object = object.patch(r.patch);
+        }
+      }
+      if (!first_) out_ << "---\n";
+      text = d.is_json ? object.dump(2) + "\n" : io::JsonToYaml(object);
+    }
+    out_ << text;
+    if (!text.empty() && text.back() != '\n') out_ << "\n";
+    first_ = false;
+  }
+  void Finish(const AuditSummary&) override {}
+
+ private:
+  std::ostream& out_;
+  bool first_ = true;
+};
+
+}  // namespace
 
 json RecordToJson(const AuditRecord& r) {
   json j = {{"file", r.file},
@@ -34,115 +175,20 @@ json RecordToJson(const AuditRecord& r) {
   return j;
 }
 
-json Summary(const AuditResult& result) {
-  json s = {{"files", result.files}, {"documents", result.documents.size()}, {"objects", 0},
-            {"ok", 0}, {"patch", 0}, {"deny", 0}, {"skip", 0}, {"error", 0}, {"non_workloads", 0}};
-  for (const auto& r : result.records) {
-    s[r.verdict] = s[r.verdict].get<int>() + 1;
-    if (r.verdict != "error") s["objects"] = s["objects"].get<int>() + 1;
-    if (!r.workload && r.verdict == "skip") s["non_workloads"] = s["non_workloads"].get<int>() + 1;
+json SummaryToJson(const AuditSummary& s) {
+  json j = {{"files", s.files}, {"documents", s.documents}, {"objects", s.objects}, {"non_workloads", s.non_workloads}};
+  for (const char* v : {"ok", "patch", "deny", "skip", "error"}) {
+    auto it = s.verdicts.find(v);
+    j[v] = it == s.verdicts.end() ? 0 : it->second;
   }
-  return s;
+  return j;
 }
 
-std::string Cell(std::string s, size_t width) {
-  if (s.size() > width) s = s.substr(0, width - 1) + "~";
-  return s;
-}
-
-void PrintTable(const AuditResult& result, std::ostream& out) {
-  out << std::left << std::setw(34) << "FILE:DOC" << " " << std::setw(44) << "OBJECT" << " "
-      << std::setw(7) << "VERDICT" << " " << std::setw(9) << "REQUIRED" << " " << std::setw(9)
-      << "LIMIT" << " " << "CURRENT /dev/shm" << "\n";
-  std::map<std::string, int> skipped_kinds;
-  for (const auto& r : result.records) {
-    if (!r.workload && r.verdict == "skip") {
-      ++skipped_kinds[r.kind.empty() ? "(no kind)" : r.kind];
-      continue;
-    }
-    std::string where = r.file + ":" + std::to_string(r.document) +
-                        (r.item ? "[" + std::to_string(*r.item) + "]" : "");
-    std::string object = r.kind.empty() ? "-" : r.kind + " " + r.namespace_name + "/" + r.name;
-    out << std::left << std::setw(34) << Cell(where, 34) << " " << std::setw(44) << Cell(object, 44)
-        << " " << std::setw(7) << r.verdict << " " << std::setw(9)
-        << (r.required_bytes > 0 ? FormatBytes(r.required_bytes) : "-") << " " << std::setw(9)
-        << (r.memory_limit_bytes ? FormatBytes(*r.memory_limit_bytes) : "-") << " "
-        << (r.current_shm.empty() ? "-" : r.current_shm) << "\n";
-    if (r.verdict == "ok" && r.reasons.size() == 1 && r.changes.empty() && r.warnings.empty() &&
-        r.required_bytes == 0) {
-      continue;  // unannotated and fine: one line is enough
-    }
-    for (const auto& reason : r.reasons) out << "    " << reason << "\n";
-    for (const auto& c : r.changes) out << "    + " << c << "\n";
-    for (const auto& w : r.warnings) out << "    ! " << w << "\n";
-  }
-  json s = Summary(result);
-  out << "\n" << s["objects"].get<int>() << " objects in " << s["files"].get<int>() << " files: "
-      << s["ok"].get<int>() << " ok, " << s["patch"].get<int>() << " patch, "
-      << s["deny"].get<int>() << " deny, " << s["skip"].get<int>() << " skip, "
-      << s["error"].get<int>() << " error";
-  if (!skipped_kinds.empty()) {
-    out << " (" << s["non_workloads"].get<int>() << " non-workload documents skipped:";
-    bool first = true;
-    for (const auto& [kind, n] : skipped_kinds) {
-      out << (first ? " " : ", ") << kind << " ×" << n;
-      first = false;
-    }
-    out << ")";
-  }
-  out << "\n";
-}
-
-// The documents with their patches applied; untouched documents are printed as read.
-void PrintPatched(const AuditResult& result, std::ostream& out) {
-  std::map<std::pair<std::string, int>, std::vector<const AuditRecord*>> by_doc;
-  for (const auto& r : result.records) {
-    if (!r.patch.empty()) by_doc[{r.file, r.document}].push_back(&r);
-  }
-  bool first = true;
-  for (const auto& d : result.documents) {
-    auto it = by_doc.find({d.file, d.index});
-    std::string text;
-    if (it == by_doc.end() || !d.object) {
-      text = d.text;
-      // The separator line stays with its document; add one where the source had none.
-      if (!first && text.rfind("---", 0) != 0) out << "---\n";
-    } else {
-      json patched = *d.object;
-      for (const AuditRecord* r : it->second) {
-        if (r->item) {
-          patched["items"][*r->item] = patched["items"][*r->item].patch(r->patch);
-        } else {
-          patched = patched.patch(r->patch);
-        }
-      }
-      if (!first) out << "---\n";
-      text = d.is_json ? patched.dump(2) + "\n" : io::JsonToYaml(patched);
-    }
-    out << text;
-    if (!text.empty() && text.back() != '\n') out << "\n";
-    first = false;
-  }
-}
-
-}  // namespace
-
-json AuditToJson(const AuditResult& result) {
-  json records = json::array();
-  for (const auto& r : result.records) records.push_back(RecordToJson(r));
-  return {{"records", records}, {"summary", Summary(result)}};
-}
-
-void PrintAudit(const AuditResult& result, const std::string& format, std::ostream& out) {
-  if (format == "json") {
-    out << AuditToJson(result).dump(2) << "\n";
-  } else if (format == "yaml") {
-    out << io::JsonToYaml(AuditToJson(result));
-  } else if (format == "patched") {
-    PrintPatched(result, out);
-  } else {
-    PrintTable(result, out);
-  }
+std::unique_ptr<AuditPrinter> MakeAuditPrinter(const std::string& format, std::ostream& out) {
+  if (format == "json") return std::make_unique<JsonPrinter>(out);
+  if (format == "yaml") return std::make_unique<YamlPrinter>(out);
+  if (format == "patched") return std::make_unique<PatchedPrinter>(out);
+  return std::make_unique<TablePrinter>(out);
 }
 
 }  // namespace shmguard::cli

@@ -1,9 +1,11 @@
-// The four renderings of an audit: a table for people, JSON and YAML records for machines, and
-// the manifests with every patch applied (other documents byte for byte).
+// The four renderings of an audit, each streaming: a table for people, JSON and YAML records
+// for machines, and the manifests with every patch applied (other documents byte for byte).
 #pragma once
 
+#include <memory>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -11,10 +13,20 @@
 
 namespace shmguard::cli {
 
-// {"records": [...], "summary": {...}} as documented in README (audit section).
-nlohmann::json AuditToJson(const AuditResult& result);
+class AuditPrinter {
+ public:
+  virtual ~AuditPrinter() = default;
+  // One document and the records it produced, in input order.
+  virtual void Document(const io::Document& doc, const std::vector<AuditRecord>& records) = 0;
+  // After the last document.
+  virtual void Finish(const AuditSummary& summary) = 0;
+};
 
-// REQUIRES: format is table, json, yaml or patched.
-void PrintAudit(const AuditResult& result, const std::string& format, std::ostream& out);
+// REQUIRES: format is table, json, yaml or patched. The JSON form is
+// {"records": [...], "summary": {...}} as documented in the README.
+std::unique_ptr<AuditPrinter> MakeAuditPrinter(const std::string& format, std::ostream& out);
+
+nlohmann::json RecordToJson(const AuditRecord& r);
+nlohmann::json SummaryToJson(const AuditSummary& s);
 
 }  // namespace shmguard::cli

@@ -18,8 +18,14 @@ CLI::App* AddServeCommand(CLI::App& app, server::ServerOptions& o, std::string& 
   cmd->add_option("--log-format", log_format, "text or json")->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--max-body-bytes", o.max_body_bytes, "largest request body; larger ones get 413")
       ->capture_default_str();
-  cmd->add_option("--max-connections", o.max_connections, "connections served at once")->capture_default_str();
+  cmd->add_option("--max-connections", o.max_connections, "open webhook connections; more are closed at once")
+      ->capture_default_str();
   cmd->add_option("--keep-alive-seconds", o.keep_alive_seconds, "idle seconds before a connection is closed")
+      ->capture_default_str();
+  cmd->add_option("--request-timeout-seconds", o.request_timeout_seconds,
+                  "a TLS handshake or a started request must complete within this")
+      ->capture_default_str();
+  cmd->add_option("--threads", o.threads, "event loops serving the webhook port (0: one per available CPU, max 8)")
       ->capture_default_str();
   int reload_ms = static_cast<int>(o.reload_interval.count());
   cmd->add_option_function<int>(
@@ -46,12 +52,14 @@ ExitCode RunServe(server::ServerOptions options, const std::string& log_format) 
   if (!srv) {
     server::LogEvent(*log, options.log_format, spdlog::level::critical, "cannot start",
                      {{"error", srv.error().ToString()}});
+    log->flush();
     return ExitCode::kUsage;
   }
   auto started = (*srv)->Start();
   if (!started) {
     server::LogEvent(*log, options.log_format, spdlog::level::critical, "cannot start",
                      {{"error", started.error().ToString()}});
+    log->flush();
     return ExitCode::kUsage;
   }
   int sig = 0;
@@ -60,6 +68,7 @@ ExitCode RunServe(server::ServerOptions options, const std::string& log_format) 
                    {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
   (*srv)->Stop();
   server::LogEvent(*log, options.log_format, spdlog::level::info, "stopped");
+  log->flush();
   return ExitCode::kOk;
 }
 

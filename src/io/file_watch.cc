@@ -17,6 +17,9 @@ FileStamp StatFile(const std::string& path) {
 FileWatcher::FileWatcher(std::vector<std::string> paths, std::chrono::milliseconds interval,
                          std::function<void()> on_change)
     : paths_(std::move(paths)), interval_(interval), on_change_(std::move(on_change)) {
+  // The baseline is taken here, not in the thread: a change made before the thread first runs
+  // must still count as a change.
+  for (const auto& p : paths_) last_.push_back(StatFile(p));
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -30,8 +33,7 @@ FileWatcher::~FileWatcher() {
 }
 
 void FileWatcher::Run() {
-  std::vector<FileStamp> last;
-  for (const auto& p : paths_) last.push_back(StatFile(p));
+  std::vector<FileStamp> last = last_;
   std::unique_lock<std::mutex> lock(mu_);
   while (!cv_.wait_for(lock, interval_, [this] { return stop_; })) {
     std::vector<FileStamp> now;

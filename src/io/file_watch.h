@@ -40,6 +40,7 @@ class FileWatcher {
   std::vector<std::string> paths_;
   std::chrono::milliseconds interval_;
   std::function<void()> on_change_;
+  std::vector<FileStamp> last_;  // as of construction
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;

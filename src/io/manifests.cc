@@ -9,6 +9,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "io/fast_json.h"
 #include "io/yaml_json.h"
 
 namespace shmguard::io {
@@ -90,29 +91,38 @@ void ParseYamlDocument(Document& d) {
 
 }  // namespace
 
-std::vector<Document> ParseManifests(std::string_view text, const std::string& name) {
-  std::vector<Document> docs;
+void ForEachManifest(std::string_view text, const std::string& name, Fidelity fidelity,
+                     const std::function<void(Document&&)>& each) {
   if (LooksLikeJson(text, name)) {
-    Document d{name, 0, 1, std::string(text), true, std::nullopt, std::nullopt};
-    if (!HasContent(text)) return docs;
+    if (!HasContent(text)) return;
+    Document d{name, 0, 1, std::string(), true, std::nullopt, std::nullopt};
+    if (fidelity == Fidelity::kPruned) {
+      auto pruned = ParseJsonPruned(text);
+      if (pruned) {
+        d.object = std::move(*pruned);
+        return each(std::move(d));
+      }
+      // Errors take the slow path below, which knows the byte (and so the line) at fault.
+    }
+    d.text = std::string(text);
     try {
       d.object = nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
       d.error = MakeError(Code::kInvalidInput, std::string("JSON: ") + e.what(),
                           name + ":" + std::to_string(LineOfOffset(text, e.byte)));
     }
-    docs.push_back(std::move(d));
-    return docs;
+    return each(std::move(d));
   }
   size_t pos = 0, start = 0;
-  int line = 1, start_line = 1;
+  int line = 1, start_line = 1, index = 0;
   auto flush = [&](size_t end) {
     std::string_view chunk = text.substr(start, end - start);
-    if (HasContent(chunk)) {
-      Document d{name, static_cast<int>(docs.size()), start_line, std::string(chunk), false,
-                 std::nullopt, std::nullopt};
-      ParseYamlDocument(d);
-      if (d.error || !d.object->is_null()) docs.push_back(std::move(d));
+    if (!HasContent(chunk)) return;
+    Document d{name, index, start_line, std::string(chunk), false, std::nullopt, std::nullopt};
+    ParseYamlDocument(d);
+    if (d.error || !d.object->is_null()) {
+      ++index;
+      each(std::move(d));
     }
   };
   while (pos < text.size()) {
@@ -127,6 +137,11 @@ std::vector<Document> ParseManifests(std::string_view text, const std::string& n
     ++line;
   }
   flush(text.size());
+}
+
+std::vector<Document> ParseManifests(std::string_view text, const std::string& name) {
+  std::vector<Document> docs;
+  ForEachManifest(text, name, Fidelity::kFull, [&](Document&& d) { docs.push_back(std::move(d)); });
   return docs;
 }
 

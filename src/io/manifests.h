@@ -3,6 +3,7 @@
 // document is reported with its line and the others still load.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,19 +15,28 @@
 
 namespace shmguard::io {
 
+// kFull keeps every field (for printing objects back); kPruned parses JSON with simdjson and
+// keeps only what the evaluation reads (shmguard/relevant_fields.h), several times faster.
+enum class Fidelity { kFull, kPruned };
+
 struct Document {
   std::string file;  // the path as given, "-" for stdin
   int index = 0;     // 0-based among the non-empty documents of the file
   int line = 1;      // 1-based line where the document starts
-  std::string text;  // the document's own text, byte for byte (for unchanged output)
+  std::string text;  // the document's own text, byte for byte (empty for pruned JSON)
   bool is_json = false;
   std::optional<nlohmann::json> object;  // set when it parsed
   std::optional<Error> error;            // set when it did not: where = "file:line"
 };
 
-// Splits and parses `text`. JSON when `name` ends in .json or the text starts with '{' or '['
-// (a JSON file is one document); YAML otherwise. Documents that hold only comments or
-// whitespace are dropped. Never fails as a whole: errors are per document.
+// Splits and parses `text`, calling `each` for every document in order, so that a large stream
+// is never held parsed all at once. JSON when `name` ends in .json, or (stdin) the text starts
+// with '{' or '[' (a JSON file is one document); YAML otherwise. Documents that hold only
+// comments or whitespace are dropped. Never fails as a whole: errors are per document.
+void ForEachManifest(std::string_view text, const std::string& name, Fidelity fidelity,
+                     const std::function<void(Document&&)>& each);
+
+// ForEachManifest with kFull, collected.
 std::vector<Document> ParseManifests(std::string_view text, const std::string& name);
 
 // The files to read for `paths`: a file as given; a directory's *.yaml, *.yml and *.json files

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/fast_json.h"
+
 namespace shmguard::server {
 namespace {
 
@@ -33,28 +35,6 @@ bool IsJsonContentType(std::string_view ct) {
 
 }  // namespace
 
-int JsonDepth(std::string_view s, int limit) {
-  int depth = 0, max_depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      if (++depth > max_depth && (max_depth = depth) > limit) return max_depth;
-    } else if (c == '}' || c == ']') {
-      --depth;
-    }
-  }
-  return max_depth;
-}
-
 std::string Base64(std::string_view bytes) {
   std::string out(4 * ((bytes.size() + 2) / 3), '\0');
   int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
@@ -81,15 +61,12 @@ AdmissionExchange HandleAdmission(std::string_view body, std::string_view conten
       Fail(x, 400, "empty request body: expected an admission.k8s.io/v1 AdmissionReview");
       return x;
     }
-    if (JsonDepth(body, kMaxJsonDepth) > kMaxJsonDepth) {
-      Fail(x, 400, "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    auto parsed = io::ParseReviewPruned(body);  // only the fields a decision reads
+    if (!parsed) {
+      Fail(x, 400, "request body is " + parsed.error().message);
       return x;
     }
-    json review = json::parse(body, nullptr, /*allow_exceptions=*/false);
-    if (review.is_discarded()) {
-      Fail(x, 400, "request body is not valid JSON");
-      return x;
-    }
+    json& review = *parsed;
     auto request = ParseReview(review);
     if (!request) {
       Fail(x, 400, "malformed AdmissionReview: " + request.error().ToString());

@@ -15,7 +15,6 @@
 namespace shmguard::server {
 
 inline constexpr size_t kDefaultMaxBodyBytes = 8 << 20;  // 8 MiB
-inline constexpr int kMaxJsonDepth = 128;  // Kubernetes objects nest ~20 deep
 
 struct AdmissionExchange {
   int status = 200;  // 200, or 400/413/415/500 with an AdmissionReview explaining why
@@ -33,10 +32,6 @@ struct AdmissionExchange {
 AdmissionExchange HandleAdmission(std::string_view body, std::string_view content_type,
                                   const Policy& policy, Face face,
                                   size_t max_body_bytes = kDefaultMaxBodyBytes);
-
-// The deepest nesting of arrays/objects in `json_text` (strings skipped), stopping early once
-// `limit` is exceeded.
-int JsonDepth(std::string_view json_text, int limit);
 
 // Standard base64 (RFC 4648 §4) with OpenSSL.
 std::string Base64(std::string_view bytes);

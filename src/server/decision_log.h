@@ -14,7 +14,8 @@ namespace shmguard::server {
 enum class LogFormat { kText, kJson };
 
 // A stderr logger whose lines are plain text ("2026-11-22T07:00:00.000Z info msg k=v") or JSON
-// objects ({"ts":..., "level":..., "msg":..., ...}).
+// objects ({"ts":..., "level":..., "msg":..., ...}). Lines are written in batches: at once from
+// warn up, otherwise within a second; flush() before exiting.
 std::shared_ptr<spdlog::logger> MakeLogger(LogFormat format);
 
 // Logs `x` at info (errors at warn) with its endpoint and latency in microseconds.

@@ -20,12 +20,12 @@ void ReuseAddressOnly(socket_t sock) {
   setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
 }
 
-void WriteJsonError(httplib::Response& res, int status, const std::string& message) {
+void WriteJsonError(HttpResponse& res, int status, const std::string& message) {
   res.status = status;
   json body = {{"apiVersion", "admission.k8s.io/v1"},
                {"kind", "AdmissionReview"},
                {"response", {{"uid", ""}, {"allowed", false}, {"status", {{"code", status}, {"message", message}}}}}};
-  res.set_content(body.dump(), "application/json");
+  res.body = body.dump();
 }
 
 }  // namespace
@@ -53,16 +53,29 @@ WebhookServer::WebhookServer(ServerOptions options, std::shared_ptr<spdlog::logg
       policy_(std::make_shared<const Policy>(std::move(policy))),
       certs_(options_.cert_file, options_.key_file, cert) {
   metrics_.SetCertificateNotAfter(cert->not_after);
-  https_ = std::make_unique<httplib::SSLServer>([this](SSL_CTX& ctx) {
-    SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
-    SSL_CTX_set_options(&ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
-    certs_.Install(&ctx);
-    return true;
+  ssl_ctx_ = SSL_CTX_new(TLS_server_method());
+  SSL_CTX_set_min_proto_version(ssl_ctx_, TLS1_2_VERSION);
+  SSL_CTX_set_options(ssl_ctx_, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_NO_COMPRESSION);
+  certs_.Install(ssl_ctx_);  // every handshake takes the current certificate
+  HttpsServerOptions h;
+  h.bind_address = options_.bind_address;
+  h.port = options_.port;
+  h.max_body_bytes = options_.max_body_bytes;
+  h.max_connections = options_.max_connections;
+  h.keep_alive_seconds = options_.keep_alive_seconds;
+  h.request_timeout_seconds = options_.request_timeout_seconds;
+  h.threads = options_.threads;
+  https_ = std::make_unique<HttpsServer>(h, ssl_ctx_, [this](const HttpRequest& req, HttpResponse& res) {
+    HandleWebhook(req, res);
   });
   Route();
 }
 
-WebhookServer::~WebhookServer() { Stop(); }
+WebhookServer::~WebhookServer() {
+  Stop();
+  https_.reset();
+  SSL_CTX_free(ssl_ctx_);
+}
 
 std::shared_ptr<const Policy> WebhookServer::policy() const {
   std::lock_guard<std::mutex> lock(policy_mu_);
@@ -75,14 +88,39 @@ bool WebhookServer::Ready() const {
                                        std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-void WebhookServer::HandleAdmissionRoute(const httplib::Request& req, httplib::Response& res, Face face) {
+void WebhookServer::HandleWebhook(const HttpRequest& req, HttpResponse& res) {
+  try {
+    // Route on the path: the API server's "?timeout=10s" is a query parameter.
+    if (req.path == "/mutate" || req.path == "/validate") {
+      if (req.method != "POST") {
+        res.headers.emplace_back("Allow", "POST");
+        WriteJsonError(res, 405, "use POST with an admission.k8s.io/v1 AdmissionReview");
+        metrics_.CountHttpError(405);
+        return;
+      }
+      return HandleAdmissionRoute(req, res, req.path == "/mutate" ? Face::kMutate : Face::kValidate);
+    }
+    if (req.path == "/healthz" && req.method == "GET") {
+      res.content_type = "text/plain";
+      res.body = "ok\n";
+      return;
+    }
+    metrics_.CountHttpError(404);
+    WriteJsonError(res, 404, "not found: the webhook serves POST /mutate and POST /validate");
+  } catch (const std::exception& e) {  // a bug: answer 500, count it, keep serving
+    metrics_.CountHttpError(500);
+    res = HttpResponse{};
+    WriteJsonError(res, 500, std::string("internal error: ") + e.what());
+  }
+}
+
+void WebhookServer::HandleAdmissionRoute(const HttpRequest& req, HttpResponse& res, Face face) {
   auto start = Clock::now();
   const std::string endpoint = face == Face::kMutate ? "mutate" : "validate";
   auto policy = this->policy();
-  AdmissionExchange x = HandleAdmission(req.body, req.get_header_value("Content-Type"), *policy, face,
-                                        options_.max_body_bytes);
+  AdmissionExchange x = HandleAdmission(req.body, req.content_type, *policy, face, options_.max_body_bytes);
   res.status = x.status;
-  res.set_content(std::move(x.body), "application/json");
+  res.body = std::move(x.body);
   auto latency = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
   metrics_.ObserveRequest(endpoint, x.kind, x.decision, static_cast<double>(latency.count()) / 1e6);
   if (x.decision == "patched") metrics_.CountPatch();
@@ -92,43 +130,7 @@ void WebhookServer::HandleAdmissionRoute(const httplib::Request& req, httplib::R
 }
 
 void WebhookServer::Route() {
-  for (auto [path, face] : {std::pair{"/mutate", Face::kMutate}, std::pair{"/validate", Face::kValidate}}) {
-    // cpp-httplib routes on the path; the API server's "?timeout=10s" is a query parameter.
-    https_->Post(path, [this, face = face](const httplib::Request& req, httplib::Response& res) {
-      HandleAdmissionRoute(req, res, face);
-    });
-    auto not_allowed = [](const httplib::Request&, httplib::Response& res) {
-      res.set_header("Allow", "POST");
-      WriteJsonError(res, 405, "use POST with an admission.k8s.io/v1 AdmissionReview");
-    };
-    https_->Get(path, not_allowed);
-    https_->Put(path, not_allowed);
-    https_->Delete(path, not_allowed);
-  }
-  https_->Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
-  https_->set_exception_handler([this](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-    metrics_.CountHttpError(500);
-    WriteJsonError(res, 500, "internal error");
-  });
-  https_->set_error_handler([this](const httplib::Request&, httplib::Response& res) {
-    if (res.status == 413) {
-      metrics_.CountHttpError(413);
-      WriteJsonError(res, 413, "request body exceeds the limit of " + std::to_string(options_.max_body_bytes) + " bytes");
-    } else if (res.body.empty()) {
-      WriteJsonError(res, res.status, "not found: the webhook serves POST /mutate and POST /validate");
-    }
-  });
-  https_->set_payload_max_length(options_.max_body_bytes);
-  https_->set_keep_alive_max_count(options_.keep_alive_max_requests);
-  https_->set_keep_alive_timeout(options_.keep_alive_seconds);
-  https_->set_read_timeout(options_.read_timeout_seconds, 0);
-  https_->set_write_timeout(options_.write_timeout_seconds, 0);
-  https_->set_tcp_nodelay(true);
-  https_->set_socket_options(ReuseAddressOnly);
   http_.set_socket_options(ReuseAddressOnly);
-  const size_t max_conn = options_.max_connections;
-  https_->new_task_queue = [max_conn] { return new ElasticThreadPool(4, max_conn); };
-
   http_.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
   http_.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
     bool ready = Ready();
@@ -172,26 +174,21 @@ void WebhookServer::ReloadCertificate() {
 }
 
 Result<bool> WebhookServer::Start() {
-  if (!https_->is_valid()) return MakeError(Code::kInternal, "TLS context could not be created");
-  auto bind = [this](httplib::Server& s, int want, const char* what) -> Result<int> {
-    int got = want == 0 ? s.bind_to_any_port(options_.bind_address) : (s.bind_to_port(options_.bind_address, want) ? want : -1);
-    if (got <= 0) {
-      return MakeError(Code::kIo, std::string("cannot listen on ") + options_.bind_address + ":" +
-                                      std::to_string(want) + " (" + what + "): in use or not permitted");
-    }
-    return got;
-  };
-  auto p = bind(*https_, options_.port, "webhook");
+  if (!ssl_ctx_) return MakeError(Code::kInternal, "TLS context could not be created");
+  auto p = https_->Listen();
   if (!p) return p.error();
-  auto m = bind(http_, options_.metrics_port, "metrics");
-  if (!m) return m.error();
-  port_ = *p;
-  metrics_port_ = *m;
-  https_thread_ = std::thread([this] { https_->listen_after_bind(); });
-  http_thread_ = std::thread([this] { http_.listen_after_bind(); });
-  for (int i = 0; i < 500 && !(https_->is_running() && http_.is_running()); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  int want = options_.metrics_port;
+  int m = want == 0 ? http_.bind_to_any_port(options_.bind_address)
+                    : (http_.bind_to_port(options_.bind_address, want) ? want : -1);
+  if (m <= 0) {
+    return MakeError(Code::kIo, "cannot listen on " + options_.bind_address + ":" + std::to_string(want) +
+                                    " (metrics): in use or not permitted");
   }
+  port_ = *p;
+  metrics_port_ = m;
+  https_->Start();
+  http_thread_ = std::thread([this] { http_.listen_after_bind(); });
+  for (int i = 0; i < 500 && !http_.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   if (!options_.config_file.empty()) {
     config_watch_ = std::make_unique<io::FileWatcher>(std::vector<std::string>{options_.config_file},
                                                       options_.reload_interval, [this] { ReloadConfig(); });
@@ -210,10 +207,10 @@ void WebhookServer::Stop() {
   if (stopped_.exchange(true)) return;
   config_watch_.reset();
   cert_watch_.reset();
-  https_->stop();  // closes the listener; connections finish their current request
+  https_->Stop();  // refuses new connections, answers requests in flight, joins
   http_.stop();
-  if (https_thread_.joinable()) https_thread_.join();  // joins after in-flight requests
   if (http_thread_.joinable()) http_thread_.join();
+  log_->flush();
 }
 
 }  // namespace shmguard::server

@@ -1,6 +1,7 @@
 // `shmguard serve`: the admission webhook over HTTPS (TLS >= 1.2, certificate re-read on
-// rotation) and a plain-HTTP port for /healthz, /readyz and /metrics. The policy is re-read when
-// its file changes; a broken file keeps the last good one.
+// rotation; transport in https_server.h) and a plain-HTTP port for /healthz, /readyz and /metrics
+// (cpp-httplib). The policy is re-read when its file changes; a broken file keeps the last good
+// one.
 #pragma once
 
 #include <atomic>
@@ -11,11 +12,13 @@
 #include <thread>
 
 #include <httplib.h>
+#include <openssl/ssl.h>
 #include <spdlog/spdlog.h>
 
 #include "io/file_watch.h"
 #include "server/cert_reloader.h"
 #include "server/decision_log.h"
+#include "server/https_server.h"
 #include "server/metrics.h"
 #include "shmguard/policy.h"
 #include "shmguard/result.h"
@@ -29,11 +32,10 @@ struct ServerOptions {
   std::string cert_file, key_file;
   std::string config_file;   // empty: built-in policy, nothing to reload
   size_t max_body_bytes = 8 << 20;    // Default: 8 MiB (413 above)
-  size_t max_connections = 512;       // connections served at once (one thread each)
-  int keep_alive_seconds = 10;        // idle time before a keep-alive connection is closed
-  size_t keep_alive_max_requests = 1'000'000;  // requests per connection (httplib's default is 5)
-  int read_timeout_seconds = 10;
-  int write_timeout_seconds = 10;
+  size_t max_connections = 10000;     // open webhook connections; more are closed at once
+  int keep_alive_seconds = 60;        // idle time before a keep-alive connection is closed
+  int request_timeout_seconds = 10;   // a handshake or a started request must finish in this
+  int threads = 0;                    // event loops; 0 = CPUs available (max 8)
   std::chrono::milliseconds reload_interval{1000};  // how often cert/config files are checked
   LogFormat log_format = LogFormat::kText;
 };
@@ -59,7 +61,8 @@ class WebhookServer {
   WebhookServer(ServerOptions options, std::shared_ptr<spdlog::logger> log, Policy policy,
                 std::shared_ptr<const CertPair> cert);
   void Route();
-  void HandleAdmissionRoute(const httplib::Request& req, httplib::Response& res, Face face);
+  void HandleWebhook(const HttpRequest& req, HttpResponse& res);
+  void HandleAdmissionRoute(const HttpRequest& req, HttpResponse& res, Face face);
   void ReloadConfig();
   void ReloadCertificate();
   bool Ready() const;
@@ -70,9 +73,10 @@ class WebhookServer {
   std::shared_ptr<const Policy> policy_;
   CertReloader certs_;
   Metrics metrics_;
-  std::unique_ptr<httplib::SSLServer> https_;
+  SSL_CTX* ssl_ctx_ = nullptr;
+  std::unique_ptr<HttpsServer> https_;
   httplib::Server http_;
-  std::thread https_thread_, http_thread_;
+  std::thread http_thread_;
   std::unique_ptr<io::FileWatcher> config_watch_, cert_watch_;
   int port_ = 0, metrics_port_ = 0;
   std::atomic<bool> stopped_{false};

@@ -123,7 +123,7 @@ TEST_CASE("RunAudit -o yaml and table render the same records", "[audit_command]
 TEST_CASE("CollectAudit reports or skips every document of the real-world testdata", "[audit_command]") {
   std::istringstream no_stdin;
   AuditResult result = CollectAudit({test::TestdataPath("shared")}, Policy{}, no_stdin);
-  CHECK(result.files >= 110);
+  CHECK(result.summary.files >= 110);
   const std::set<std::string> verdicts = {"ok", "patch", "deny", "skip", "error"};
   std::map<std::string, int> by_verdict;
   std::set<std::string> files_with_records;
@@ -142,7 +142,7 @@ TEST_CASE("CollectAudit reports or skips every document of the real-world testda
   CHECK(by_verdict["skip"] >= 40);   // CRDs, Services, ConfigMaps, Helm values...
   CHECK(by_verdict["ok"] >= 20);     // workloads without sizing annotations
   // Files without any record hold no document at all (none in this data set).
-  CHECK(files_with_records.size() + 0 == static_cast<size_t>(result.files));
+  CHECK(files_with_records.size() == static_cast<size_t>(result.summary.files));
 }
 
 // Property: annotate every real workload for sizing; whatever the verdict, a patch applies with

@@ -1,0 +1,41 @@
+// The parts of a Kubernetes object that Evaluate never reads, so that a parser may drop them
+// while building the JSON tree (the server and the audit do, for speed). Dropping them must not
+// change any Evaluation: tests/core/relevant_fields_test.cc checks that over all test data.
+// Keep this in step with pod_facts.cc, shm_patch.cc and pod_templates.cc.
+#pragma once
+
+#include <string_view>
+
+namespace shmguard {
+
+// Annotation keys the evaluation reads: shmguard.io/*. An annotations object is still kept
+// (possibly empty) because the patch adds to it rather than creating it.
+inline bool IsRelevantAnnotation(std::string_view key) { return key.rfind("shmguard.io/", 0) == 0; }
+
+// Environment variables the evaluation reads: PET_NPROC_PER_NODE, PET_NNODES (torchrun).
+// Entries of an "env" list are never patched, so dropping the others keeps every pointer valid.
+inline bool IsRelevantEnvVar(std::string_view name) { return name.rfind("PET_", 0) == 0; }
+
+// Object members that are never read anywhere in an object: bookkeeping the API server adds,
+// scheduling and lifecycle settings, images and labels. None of these names is a key the
+// evaluation looks up at any depth.
+inline bool IsIgnoredMember(std::string_view key) {
+  static constexpr std::string_view kIgnored[] = {
+      "managedFields", "ownerReferences", "finalizers", "labels", "creationTimestamp", "uid",
+      "resourceVersion", "generation", "tolerations", "affinity", "nodeSelector",
+      "topologySpreadConstraints", "readinessGates", "dnsPolicy", "dnsConfig", "schedulerName",
+      "priority", "priorityClassName", "preemptionPolicy", "enableServiceLinks",
+      "serviceAccountName", "serviceAccount", "imagePullSecrets", "terminationGracePeriodSeconds",
+      "readinessProbe", "livenessProbe", "startupProbe", "lifecycle", "ports", "image",
+      "imagePullPolicy", "terminationMessagePath", "terminationMessagePolicy", "workingDir",
+      "envFrom", "stdin", "stdinOnce", "tty"};
+  for (std::string_view k : kIgnored) {
+    if (k == key) return true;
+  }
+  return false;
+}
+
+// Members of an object's root that are never read ("status" of a Pod, a JobSet...).
+inline bool IsIgnoredRootMember(std::string_view key) { return key == "status"; }
+
+}  // namespace shmguard

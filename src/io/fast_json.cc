@@ -1,0 +1,119 @@
+// ParseReviewPruned / ParseJsonPruned over simdjson's On-Demand API.
+#include "io/fast_json.h"
+
+#include <simdjson.h>
+
+#include "shmguard/relevant_fields.h"
+
+namespace shmguard::io {
+namespace {
+
+using nlohmann::json;
+namespace dom = simdjson::dom;
+
+// Where a value sits, for the pruning rules.
+enum class Context { kOther, kRoot, kItems, kAnnotations, kEnv, kReviewRoot, kReviewRequest };
+
+bool Keep(Context ctx, std::string_view key) {
+  switch (ctx) {
+    case Context::kReviewRoot:
+      return key == "apiVersion" || key == "kind" || key == "request";
+    case Context::kReviewRequest:
+      return key == "uid" || key == "kind" || key == "namespace" || key == "name" || key == "operation" ||
+             key == "dryRun" || key == "object";
+    case Context::kAnnotations:
+      return IsRelevantAnnotation(key);
+    case Context::kRoot:
+      return !IsIgnoredRootMember(key) && !IsIgnoredMember(key);
+    default:
+      return !IsIgnoredMember(key);
+  }
+}
+
+Context ChildContext(Context parent, std::string_view key) {
+  if (parent == Context::kReviewRoot) return key == "request" ? Context::kReviewRequest : Context::kOther;
+  if (parent == Context::kReviewRequest) return key == "object" ? Context::kRoot : Context::kOther;
+  if (parent == Context::kRoot && key == "items") return Context::kItems;  // a List's objects
+  if (key == "annotations") return Context::kAnnotations;
+  if (key == "env") return Context::kEnv;
+  return Context::kOther;
+}
+
+bool RelevantEnv(dom::element item) {
+  dom::object obj;
+  std::string_view name;
+  if (item.get_object().get(obj) || obj["name"].get_string().get(name)) return true;  // malformed: keep
+  return IsRelevantEnvVar(name);
+}
+
+// Converts the (already validated) DOM into nlohmann::json; false when nested too deep.
+bool Convert(dom::element v, Context ctx, int depth, json& out) {
+  if (depth > kMaxJsonNesting) return false;
+  switch (v.type()) {
+    case dom::element_type::OBJECT: {
+      out = json::object();
+      for (dom::key_value_pair field : dom::object(v)) {
+        if (!Keep(ctx, field.key)) continue;
+        if (!Convert(field.value, ChildContext(ctx, field.key), depth + 1, out[std::string(field.key)])) return false;
+      }
+      return true;
+    }
+    case dom::element_type::ARRAY: {
+      out = json::array();
+      for (dom::element item : dom::array(v)) {
+        if (ctx == Context::kEnv && !RelevantEnv(item)) continue;
+        out.push_back(json());
+        if (!Convert(item, ctx == Context::kItems ? Context::kRoot : Context::kOther, depth + 1, out.back())) {
+          return false;
+        }
+      }
+      return true;
+    }
+    case dom::element_type::STRING:
+      out = std::string(std::string_view(v));
+      return true;
+    case dom::element_type::INT64:
+      out = int64_t(v);
+      return true;
+    case dom::element_type::UINT64:
+      out = uint64_t(v);
+      return true;
+    case dom::element_type::DOUBLE:
+      out = double(v);
+      return true;
+    case dom::element_type::BOOL:
+      out = bool(v);
+      return true;
+    case dom::element_type::NULL_VALUE:
+      out = nullptr;
+      return true;
+  }
+  return true;
+}
+
+Result<json> Parse(std::string_view text, Context root) {
+  thread_local dom::parser parser;  // reused: its buffers grow to the largest document seen
+  thread_local std::string padded;  // simdjson reads up to SIMDJSON_PADDING bytes past the end
+  if (padded.capacity() < text.size() + simdjson::SIMDJSON_PADDING) padded.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+  padded.assign(text.data(), text.size());
+  dom::element doc;
+  if (auto err = parser.parse(padded.data(), padded.size(), /*realloc_if_needed=*/false).get(doc); err) {
+    if (err == simdjson::DEPTH_ERROR) {
+      return MakeError(Code::kInvalidInput, "JSON nested deeper than " + std::to_string(kMaxJsonNesting) + " levels");
+    }
+    return MakeError(Code::kInvalidInput, std::string("not valid JSON (") + simdjson::error_message(err) + ")");
+  }
+  json out;
+  if (!Convert(doc, root, 1, out)) {
+    return MakeError(Code::kInvalidInput, "JSON nested deeper than " + std::to_string(kMaxJsonNesting) + " levels");
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<json> ParseReviewPruned(std::string_view text) { return Parse(text, Context::kReviewRoot); }
+
+Result<json> ParseJsonPruned(std::string_view text) { return Parse(text, Context::kRoot); }
+
+}  // namespace shmguard::io

@@ -1,0 +1,26 @@
+// JSON parsing with simdjson (its DOM API, which picks AVX2/AVX-512 kernels at run time; the
+// header-only On-Demand API builds to the scalar fallback without -march) into nlohmann::json, keeping only what the evaluation
+// reads (shmguard/relevant_fields.h). nlohmann's own parser ran at ~60 MB/s and was most of a
+// request's time (bench/README.md); this builds a much smaller tree from a much faster parse.
+#pragma once
+
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "shmguard/result.h"
+
+namespace shmguard::io {
+
+inline constexpr int kMaxJsonNesting = 128;  // Kubernetes objects nest ~20 deep
+
+// An admission.k8s.io AdmissionReview: apiVersion, kind, and of request only uid, kind,
+// namespace, name, operation, dryRun and the pruned object (no oldObject, userInfo, options).
+// Fails with kInvalidInput on invalid JSON, nesting deeper than kMaxJsonNesting, or a document
+// that is not one JSON value.
+Result<nlohmann::json> ParseReviewPruned(std::string_view text);
+
+// Any JSON document (an object, a List...), pruned as above at every object level.
+Result<nlohmann::json> ParseJsonPruned(std::string_view text);
+
+}  // namespace shmguard::io

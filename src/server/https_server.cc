@@ -1,0 +1,509 @@
+// HttpsServer: per-thread epoll loops, a small HTTP/1.1 request parser, deadlines.
+#include "server/https_server.h"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <unordered_map>
+
+#include <openssl/err.h>
+
+namespace shmguard::server {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr size_t kReadChunk = 64 << 10;
+constexpr size_t kMaxReadPerWakeup = 1 << 20;  // fairness between connections
+constexpr auto kScanInterval = std::chrono::milliseconds(250);
+
+struct Connection {
+  int fd = -1;
+  SSL* ssl = nullptr;
+  bool handshaken = false;
+  bool request_started = false;  // bytes of an unfinished request are buffered
+  bool continue_sent = false;
+  bool close_after_write = false;
+  bool lingering = false;  // response sent and FIN sent; discarding input until the peer closes
+  bool epollout = false;
+  std::string in, out;
+  size_t out_pos = 0;
+  Clock::time_point accepted, last_activity, request_start, linger_until;
+};
+
+constexpr auto kLinger = std::chrono::seconds(2);
+
+const char* Reason(int status) {
+  switch (status) {
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 411: return "Length Required";
+    case 413: return "Payload Too Large";
+    case 415: return "Unsupported Media Type";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 503: return "Service Unavailable";
+  }
+  return "Status";
+}
+
+bool EqualsNoCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  }
+  return true;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+void AppendResponse(std::string& out, const HttpResponse& r, bool close) {
+  out += "HTTP/1.1 ";
+  out += std::to_string(r.status);
+  out += ' ';
+  out += Reason(r.status);
+  out += "\r\nContent-Type: ";
+  out += r.content_type;
+  out += "\r\nContent-Length: ";
+  out += std::to_string(r.body.size());
+  out += "\r\n";
+  for (const auto& [k, v] : r.headers) out += k + ": " + v + "\r\n";
+  if (close) out += "Connection: close\r\n";
+  out += "\r\n";
+  out += r.body;
+}
+
+void AppendError(std::string& out, int status, const std::string& message) {
+  HttpResponse r;
+  r.status = status;
+  r.content_type = "text/plain";
+  r.body = message + "\n";
+  AppendResponse(out, r, true);
+}
+
+int CpusAvailable() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+
+class EventLoop {
+ public:
+  EventLoop(int epoll_fd, int listen_fd, int wake_fd, SSL_CTX* ctx, const HttpsServerOptions& o,
+            const HttpHandler& handler, const std::atomic<bool>& stopping, std::atomic<size_t>& count)
+      : epfd_(epoll_fd), listen_fd_(listen_fd), wake_fd_(wake_fd), ctx_(ctx), o_(o), handler_(handler),
+        stopping_(stopping), count_(count) {}
+
+  void Run() {
+    std::array<epoll_event, 256> events;
+    auto last_scan = Clock::now();
+    bool draining = false;
+    while (true) {
+      int n = epoll_wait(epfd_, events.data(), static_cast<int>(events.size()), 100);
+      for (int i = 0; i < n; ++i) {
+        int fd = events[i].data.fd;
+        if (fd == listen_fd_) {
+          if (!draining) Accept();
+        } else if (fd == wake_fd_) {
+          uint64_t v;
+          (void)!read(wake_fd_, &v, sizeof v);
+        } else {
+          auto it = conns_.find(fd);
+          if (it != conns_.end() && !Progress(*it->second)) Close(it->second->fd);
+        }
+      }
+      if (stopping_.load() && !draining) {
+        draining = true;
+        epoll_ctl(epfd_, EPOLL_CTL_DEL, listen_fd_, nullptr);
+        std::vector<int> idle;
+        for (auto& [fd, c] : conns_) {  // the others are answered, then closed (see Progress)
+          if (!c->lingering && (!c->handshaken || (!c->request_started && c->out_pos >= c->out.size()))) {
+            idle.push_back(fd);
+          }
+        }
+        for (int fd : idle) Close(fd);
+      }
+      if (draining && conns_.empty()) return;
+      auto now = Clock::now();
+      if (now - last_scan >= kScanInterval) {
+        last_scan = now;
+        ExpireDeadlines(now);
+      }
+    }
+  }
+
+  ~EventLoop() {
+    std::vector<int> fds;
+    for (auto& [fd, c] : conns_) fds.push_back(fd);
+    for (int fd : fds) Close(fd);
+  }
+
+ private:
+  void Accept() {
+    while (true) {
+      int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) return;  // EAGAIN, or another loop took it
+      if (count_.load() >= o_.max_connections) {
+        ::close(fd);
+        continue;
+      }
+      int one = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      auto c = std::make_unique<Connection>();
+      c->fd = fd;
+      c->ssl = SSL_new(ctx_);
+      SSL_set_fd(c->ssl, fd);
+      SSL_set_accept_state(c->ssl);
+      SSL_set_mode(c->ssl, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
+                               SSL_MODE_RELEASE_BUFFERS);
+      c->accepted = c->last_activity = Clock::now();
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.fd = fd;
+      epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev);
+      ++count_;
+      Connection& ref = *c;
+      conns_[fd] = std::move(c);
+      if (!Progress(ref)) Close(fd);
+    }
+  }
+
+  void Close(int fd) {
+    auto it = conns_.find(fd);
+    if (it == conns_.end()) return;
+    Connection& c = *it->second;
+    if (c.handshaken && !c.lingering) SSL_shutdown(c.ssl);  // best effort close_notify; never waits
+    SSL_free(c.ssl);
+    ERR_clear_error();
+    ::close(fd);
+    conns_.erase(it);
+    --count_;
+  }
+
+  void WantWrite(Connection& c, bool on) {
+    if (c.epollout == on) return;
+    c.epollout = on;
+    epoll_event ev{};
+    ev.events = EPOLLIN | (on ? static_cast<uint32_t>(EPOLLOUT) : 0u);
+    ev.data.fd = c.fd;
+    epoll_ctl(epfd_, EPOLL_CTL_MOD, c.fd, &ev);
+  }
+
+  // Sends what is queued. False on a broken connection.
+  bool Flush(Connection& c) {
+    while (c.out_pos < c.out.size()) {
+      int n = SSL_write(c.ssl, c.out.data() + c.out_pos, static_cast<int>(c.out.size() - c.out_pos));
+      if (n > 0) {
+        c.out_pos += static_cast<size_t>(n);
+        c.last_activity = Clock::now();
+        continue;
+      }
+      int err = SSL_get_error(c.ssl, n);
+      if (err == SSL_ERROR_WANT_WRITE || err == SSL_ERROR_WANT_READ) {
+        WantWrite(c, true);
+        return true;
+      }
+      return false;
+    }
+    c.out.clear();
+    c.out_pos = 0;
+    WantWrite(c, false);
+    return true;
+  }
+
+  // Closing while the client is still sending (after a 413, say) makes the kernel answer with
+  // RST, which can destroy the response before the client reads it. So: close_notify and FIN
+  // first, then read and discard until the client closes or kLinger passes (nginx's
+  // lingering_close).
+  bool StartLinger(Connection& c) {
+    SSL_shutdown(c.ssl);
+    ::shutdown(c.fd, SHUT_WR);
+    c.lingering = true;
+    c.linger_until = Clock::now() + kLinger;
+    WantWrite(c, false);
+    return Drain(c);
+  }
+
+  bool Drain(Connection& c) {
+    char buf[16384];
+    while (true) {
+      ssize_t n = ::read(c.fd, buf, sizeof buf);
+      if (n > 0) continue;
+      return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);  // false: EOF or error, close
+    }
+  }
+
+  // Advances the connection as far as it can go without blocking. False: close it.
+  bool Progress(Connection& c) {
+    ERR_clear_error();
+    if (c.lingering) return Drain(c);
+    if (!c.handshaken) {
+      int r = SSL_do_handshake(c.ssl);
+      if (r != 1) {
+        int err = SSL_get_error(c.ssl, r);
+        if (err == SSL_ERROR_WANT_READ) return true;
+        if (err == SSL_ERROR_WANT_WRITE) {
+          WantWrite(c, true);
+          return true;
+        }
+        return false;  // TLS < 1.2, plaintext, bad client: nothing to answer
+      }
+      c.handshaken = true;
+      c.last_activity = Clock::now();
+      WantWrite(c, false);
+    }
+    if (!Flush(c)) return false;
+    if (c.out_pos < c.out.size()) return true;  // backpressure: read more only once written
+    if (c.close_after_write && !c.request_started) return StartLinger(c);
+    size_t read_now = 0;
+    bool eof = false;
+    char buf[kReadChunk];
+    while (read_now < kMaxReadPerWakeup) {
+      int n = SSL_read(c.ssl, buf, sizeof buf);
+      if (n > 0) {
+        c.in.append(buf, static_cast<size_t>(n));
+        read_now += static_cast<size_t>(n);
+        continue;
+      }
+      int err = SSL_get_error(c.ssl, n);
+      if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) break;
+      eof = true;  // close_notify, EOF or error
+      break;
+    }
+    if (read_now > 0) c.last_activity = Clock::now();
+    Handle(c);
+    if (!Flush(c)) return false;
+    if (c.out_pos >= c.out.size()) {
+      if (c.close_after_write) return eof ? false : StartLinger(c);
+      if (stopping_.load() && !c.request_started) return false;  // draining: answered, done
+    }
+    return !eof;
+  }
+
+  // Answers every complete request in the buffer, in order.
+  void Handle(Connection& c) {
+    while (!c.in.empty() && !c.close_after_write) {
+      if (!c.request_started) {
+        c.request_started = true;
+        c.request_start = Clock::now();
+      }
+      size_t head_end = c.in.find("\r\n\r\n");
+      if (head_end == std::string::npos) {
+        if (c.in.size() > o_.max_header_bytes) Fail(c, 431, "request headers too large");
+        return;
+      }
+      if (head_end > o_.max_header_bytes) return Fail(c, 431, "request headers too large");
+      std::string_view head(c.in.data(), head_end);
+      size_t line_end = head.find("\r\n");
+      std::string_view line = head.substr(0, line_end);
+      size_t sp1 = line.find(' ');
+      size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
+      if (sp2 == std::string_view::npos) return Fail(c, 400, "malformed request line");
+      HttpRequest req;
+      req.method = line.substr(0, sp1);
+      req.target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+      std::string_view version = line.substr(sp2 + 1);
+      if (version != "HTTP/1.1" && version != "HTTP/1.0") return Fail(c, 400, "unsupported HTTP version");
+      req.http10 = version == "HTTP/1.0";
+      req.path = req.target.substr(0, req.target.find('?'));
+      bool keep_alive = !req.http10, chunked = false, expect_continue = false;
+      size_t content_length = 0;
+      size_t pos = line_end == std::string_view::npos ? head.size() : line_end + 2;
+      while (pos < head.size()) {
+        size_t eol = head.find("\r\n", pos);
+        std::string_view h = head.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos);
+        pos = eol == std::string_view::npos ? head.size() : eol + 2;
+        size_t colon = h.find(':');
+        if (colon == std::string_view::npos) return Fail(c, 400, "malformed header line");
+        std::string_view name = h.substr(0, colon), value = Trim(h.substr(colon + 1));
+        if (EqualsNoCase(name, "content-length")) {
+          if (value.empty() || value.size() > 12) return Fail(c, 400, "invalid Content-Length");
+          content_length = 0;
+          for (char ch : value) {
+            if (ch < '0' || ch > '9') return Fail(c, 400, "invalid Content-Length");
+            content_length = content_length * 10 + static_cast<size_t>(ch - '0');
+          }
+        } else if (EqualsNoCase(name, "content-type")) {
+          req.content_type = value;
+        } else if (EqualsNoCase(name, "connection")) {
+          if (EqualsNoCase(value, "close")) keep_alive = false;
+          if (EqualsNoCase(value, "keep-alive")) keep_alive = true;
+        } else if (EqualsNoCase(name, "transfer-encoding")) {
+          chunked = !EqualsNoCase(value, "identity");
+        } else if (EqualsNoCase(name, "expect")) {
+          expect_continue = EqualsNoCase(value, "100-continue");
+        }
+      }
+      if (chunked) return Fail(c, 411, "send the body with Content-Length");
+      if (content_length > o_.max_body_bytes) {
+        return Fail(c, 413, "request body of " + std::to_string(content_length) + " bytes exceeds the limit of " +
+                                std::to_string(o_.max_body_bytes));
+      }
+      size_t total = head_end + 4 + content_length;
+      if (c.in.size() < total) {
+        if (expect_continue && !c.continue_sent) {
+          c.out += "HTTP/1.1 100 Continue\r\n\r\n";
+          c.continue_sent = true;
+        }
+        return;
+      }
+      req.body = std::string_view(c.in.data() + head_end + 4, content_length);
+      HttpResponse res;
+      handler_(req, res);
+      bool close = !keep_alive || stopping_.load();
+      AppendResponse(c.out, res, close);
+      c.in.erase(0, total);
+      c.request_started = false;
+      c.continue_sent = false;
+      if (close) {
+        c.close_after_write = true;
+        c.in.clear();
+      }
+    }
+  }
+
+  void Fail(Connection& c, int status, const std::string& message) {
+    AppendError(c.out, status, message);
+    c.close_after_write = true;
+    c.request_started = false;
+    c.in.clear();
+  }
+
+  void ExpireDeadlines(Clock::time_point now) {
+    const auto request_timeout = std::chrono::seconds(o_.request_timeout_seconds);
+    const auto keep_alive = std::chrono::seconds(o_.keep_alive_seconds);
+    std::vector<int> expired;
+    for (auto& [fd, c] : conns_) {
+      bool writing = c->out_pos < c->out.size();
+      if (c->lingering) {
+        if (now > c->linger_until) expired.push_back(fd);
+      } else if (!c->handshaken) {
+        if (now - c->accepted > request_timeout) expired.push_back(fd);
+      } else if (writing) {
+        if (now - c->last_activity > request_timeout) expired.push_back(fd);  // client not reading
+      } else if (c->request_started) {
+        if (now - c->request_start > request_timeout) {  // slowloris: the whole request is late
+          Fail(*c, 408, "request not received within " + std::to_string(o_.request_timeout_seconds) + "s");
+          if (!Flush(*c) || c->out_pos >= c->out.size()) expired.push_back(fd);
+        }
+      } else if (now - c->last_activity > keep_alive) {
+        expired.push_back(fd);
+      }
+    }
+    for (int fd : expired) Close(fd);
+  }
+
+  int epfd_, listen_fd_, wake_fd_;
+  SSL_CTX* ctx_;
+  const HttpsServerOptions& o_;
+  const HttpHandler& handler_;
+  const std::atomic<bool>& stopping_;
+  std::atomic<size_t>& count_;
+  std::unordered_map<int, std::unique_ptr<Connection>> conns_;
+};
+
+}  // namespace
+
+HttpsServer::HttpsServer(HttpsServerOptions options, SSL_CTX* ctx, HttpHandler handler)
+    : options_(std::move(options)), ctx_(ctx), handler_(std::move(handler)) {}
+
+HttpsServer::~HttpsServer() {
+  Stop();
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+}
+
+Result<int> HttpsServer::Listen() {
+  addrinfo hints{}, *res = nullptr;
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  std::string port = std::to_string(options_.port);
+  const char* host = options_.bind_address.empty() ? nullptr : options_.bind_address.c_str();
+  if (int rc = getaddrinfo(host, port.c_str(), &hints, &res); rc != 0) {
+    return MakeError(Code::kIo, std::string("cannot resolve ") + options_.bind_address + ": " + gai_strerror(rc));
+  }
+  std::string why = "no address";
+  for (addrinfo* ai = res; ai; ai = ai->ai_next) {
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
+    if (fd < 0) continue;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);  // not SO_REUSEPORT: one owner
+    if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 1024) == 0) {
+      listen_fd_ = fd;
+      break;
+    }
+    why = std::strerror(errno);
+    ::close(fd);
+  }
+  freeaddrinfo(res);
+  if (listen_fd_ < 0) {
+    return MakeError(Code::kIo, "cannot listen on " + options_.bind_address + ":" + port + " (webhook): " + why);
+  }
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+  return addr.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port)
+                                    : ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+}
+
+void HttpsServer::Start() {
+  int threads = options_.threads > 0 ? options_.threads : std::min(CpusAvailable(), 8);
+  for (int i = 0; i < threads; ++i) {
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    int wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLEXCLUSIVE;
+    ev.data.fd = listen_fd_;
+    epoll_ctl(ep, EPOLL_CTL_ADD, listen_fd_, &ev);
+    epoll_event wev{};
+    wev.events = EPOLLIN;
+    wev.data.fd = wake;
+    epoll_ctl(ep, EPOLL_CTL_ADD, wake, &wev);
+    epoll_fds_.push_back(ep);
+    wake_fds_.push_back(wake);
+    threads_.emplace_back([this, ep, wake] {
+      sigset_t pipe;  // a peer that vanished makes write() fail with EPIPE, not kill us
+      sigemptyset(&pipe);
+      sigaddset(&pipe, SIGPIPE);
+      pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+      EventLoop loop(ep, listen_fd_, wake, ctx_, options_, handler_, stopping_, connections_);
+      loop.Run();
+    });
+  }
+  started_ = true;
+}
+
+void HttpsServer::Stop() {
+  if (!started_ || stopped_) return;
+  stopped_ = true;
+  stopping_ = true;
+  shutdown(listen_fd_, SHUT_RDWR);  // new connections are refused from now on
+  for (int w : wake_fds_) {
+    uint64_t one = 1;
+    (void)!write(w, &one, sizeof one);
+  }
+  for (auto& t : threads_) t.join();
+  for (int fd : epoll_fds_) ::close(fd);
+  for (int fd : wake_fds_) ::close(fd);
+}
+
+}  // namespace shmguard::server
