@@ -67,6 +67,20 @@ std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy&
     r.workload = true;
     r.reasons.push_back(doc.error->ToString());
     records.push_back(stamp(std::move(r)));
+  } else if (doc.item) {  // one item of a List, handed out alone
+    const json& item = *doc.object;
+    AuditRecord r;
+    std::string item_kind = doc.list_kind.substr(0, doc.list_kind.size() - 4);
+    if (item.is_object() && !item.contains("kind") && !item_kind.empty()) {
+      json filled = item;  // PodList items: the kind is in the list's name
+      filled["kind"] = item_kind;
+      filled["apiVersion"] = doc.list_api_version;
+      r = EvaluateRecord(filled, policy);
+    } else {
+      r = EvaluateRecord(item, policy);
+    }
+    r.item = *doc.item;
+    records.push_back(stamp(std::move(r)));
   } else if (IsList(*doc.object)) {
     const json& list = *doc.object;
     std::string item_kind = StringAt(list, "kind");
@@ -137,7 +151,7 @@ AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& po
         continue;
       }
       io::ForEachManifest(*text, file, fidelity, [&](io::Document&& doc) {
-        ++summary.documents;
+        if (!doc.item || *doc.item == 0) ++summary.documents;
         auto records = EvaluateDocument(doc, policy);
         for (const auto& r : records) summary.Add(r);
         each(doc, std::move(records));

@@ -91,17 +91,25 @@ bool Convert(dom::element v, Context ctx, int depth, json& out) {
   return true;
 }
 
-Result<json> Parse(std::string_view text, Context root) {
+Error ParseError(simdjson::error_code err) {
+  if (err == simdjson::DEPTH_ERROR) {
+    return MakeError(Code::kInvalidInput, "JSON nested deeper than " + std::to_string(kMaxJsonNesting) + " levels");
+  }
+  return MakeError(Code::kInvalidInput, std::string("not valid JSON (") + simdjson::error_message(err) + ")");
+}
+
+dom::parser& Parser() {
   thread_local dom::parser parser;  // reused: its buffers grow to the largest document seen
+  return parser;
+}
+
+Result<json> Parse(std::string_view text, Context root) {
   thread_local std::string padded;  // simdjson reads up to SIMDJSON_PADDING bytes past the end
   if (padded.capacity() < text.size() + simdjson::SIMDJSON_PADDING) padded.reserve(text.size() + simdjson::SIMDJSON_PADDING);
   padded.assign(text.data(), text.size());
   dom::element doc;
-  if (auto err = parser.parse(padded.data(), padded.size(), /*realloc_if_needed=*/false).get(doc); err) {
-    if (err == simdjson::DEPTH_ERROR) {
-      return MakeError(Code::kInvalidInput, "JSON nested deeper than " + std::to_string(kMaxJsonNesting) + " levels");
-    }
-    return MakeError(Code::kInvalidInput, std::string("not valid JSON (") + simdjson::error_message(err) + ")");
+  if (auto err = Parser().parse(padded.data(), padded.size(), /*realloc_if_needed=*/false).get(doc); err) {
+    return ParseError(err);
   }
   json out;
   if (!Convert(doc, root, 1, out)) {
@@ -115,5 +123,34 @@ Result<json> Parse(std::string_view text, Context root) {
 Result<json> ParseReviewPruned(std::string_view text) { return Parse(text, Context::kReviewRoot); }
 
 Result<json> ParseJsonPruned(std::string_view text) { return Parse(text, Context::kRoot); }
+
+Result<bool> ForEachJsonObjectPruned(
+    const std::string& text,
+    const std::function<void(int, json&&, const std::string&, const std::string&)>& each) {
+  bool padded = text.capacity() >= text.size() + simdjson::SIMDJSON_PADDING;
+  dom::element doc;
+  if (auto err = Parser().parse(text.data(), text.size(), /*realloc_if_needed=*/!padded).get(doc); err) {
+    return ParseError(err);
+  }
+  std::string_view kind, api_version;
+  dom::array items;
+  bool is_list = doc.is_object() && !doc["kind"].get_string().get(kind) && kind.size() >= 4 &&
+                 kind.substr(kind.size() - 4) == "List" && !doc["items"].get_array().get(items);
+  if (!is_list) {
+    json out;
+    if (!Convert(doc, Context::kRoot, 1, out)) return ParseError(simdjson::DEPTH_ERROR);
+    each(-1, std::move(out), "", "");
+    return true;
+  }
+  if (doc["apiVersion"].get_string().get(api_version)) api_version = "";
+  std::string list_kind(kind), list_api(api_version);
+  int index = 0;
+  for (dom::element item : items) {
+    json out;
+    if (!Convert(item, Context::kRoot, 3, out)) return ParseError(simdjson::DEPTH_ERROR);
+    each(index++, std::move(out), list_kind, list_api);
+  }
+  return true;
+}
 
 }  // namespace shmguard::io

@@ -4,6 +4,8 @@
 // request's time (bench/README.md); this builds a much smaller tree from a much faster parse.
 #pragma once
 
+#include <functional>
+#include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -22,5 +24,14 @@ Result<nlohmann::json> ParseReviewPruned(std::string_view text);
 
 // Any JSON document (an object, a List...), pruned as above at every object level.
 Result<nlohmann::json> ParseJsonPruned(std::string_view text);
+
+// Like ParseJsonPruned, but a List ({"kind": "...List", "items": [...]}) is handed out one item
+// at a time — `each(item_index, item, list_kind, list_api_version)` — so no tree of the whole
+// list is ever built; any other document is handed out whole with item_index -1. `text` may
+// carry simdjson's padding in its spare capacity, which saves a copy of large files.
+Result<bool> ForEachJsonObjectPruned(
+    const std::string& text,
+    const std::function<void(int item, nlohmann::json&& object, const std::string& list_kind,
+                             const std::string& list_api_version)>& each);
 
 }  // namespace shmguard::io

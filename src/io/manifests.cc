@@ -91,20 +91,30 @@ void ParseYamlDocument(Document& d) {
 
 }  // namespace
 
-void ForEachManifest(std::string_view text, const std::string& name, Fidelity fidelity,
+void ForEachManifest(const std::string& file_text, const std::string& name, Fidelity fidelity,
                      const std::function<void(Document&&)>& each) {
+  std::string_view text = file_text;  // substr() must give views, not temporaries
   if (LooksLikeJson(text, name)) {
     if (!HasContent(text)) return;
-    Document d{name, 0, 1, std::string(), true, std::nullopt, std::nullopt};
     if (fidelity == Fidelity::kPruned) {
-      auto pruned = ParseJsonPruned(text);
-      if (pruned) {
-        d.object = std::move(*pruned);
-        return each(std::move(d));
-      }
+      auto ok = ForEachJsonObjectPruned(file_text, [&](int item, nlohmann::json&& object, const std::string& list_kind,
+                                                  const std::string& list_api) {
+        Document d;
+        d.file = name;
+        d.is_json = true;
+        if (item >= 0) d.item = item;
+        d.list_kind = list_kind;
+        d.list_api_version = list_api;
+        d.object = std::move(object);
+        each(std::move(d));
+      });
+      if (ok) return;
       // Errors take the slow path below, which knows the byte (and so the line) at fault.
     }
-    d.text = std::string(text);
+    Document d;
+    d.file = name;
+    d.is_json = true;
+    d.text = file_text;
     try {
       d.object = nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
@@ -118,7 +128,11 @@ void ForEachManifest(std::string_view text, const std::string& name, Fidelity fi
   auto flush = [&](size_t end) {
     std::string_view chunk = text.substr(start, end - start);
     if (!HasContent(chunk)) return;
-    Document d{name, index, start_line, std::string(chunk), false, std::nullopt, std::nullopt};
+    Document d;
+    d.file = name;
+    d.index = index;
+    d.line = start_line;
+    d.text = std::string(chunk);
     ParseYamlDocument(d);
     if (d.error || !d.object->is_null()) {
       ++index;
@@ -141,7 +155,7 @@ void ForEachManifest(std::string_view text, const std::string& name, Fidelity fi
 
 std::vector<Document> ParseManifests(std::string_view text, const std::string& name) {
   std::vector<Document> docs;
-  ForEachManifest(text, name, Fidelity::kFull, [&](Document&& d) { docs.push_back(std::move(d)); });
+  ForEachManifest(std::string(text), name, Fidelity::kFull, [&](Document&& d) { docs.push_back(std::move(d)); });
   return docs;
 }
 
@@ -178,10 +192,23 @@ Result<std::vector<std::string>> ExpandPaths(const std::vector<std::string>& pat
 Result<std::string> ReadFileText(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return MakeError(Code::kIo, std::string("cannot open: ") + std::strerror(errno), path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  std::error_code ec;
+  auto size = fs::file_size(path, ec);
+  std::string text;
+  if (!ec) {
+    text.reserve(size + 64);  // spare capacity: simdjson's padding, no second copy of the file
+    text.resize(size);
+    in.read(text.data(), static_cast<std::streamsize>(size));
+    text.resize(static_cast<size_t>(in.gcount()));
+  }
+  if (ec || in.bad()) {  // not a regular file (a pipe): read it as a stream
+    in.clear();
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
   if (in.bad()) return MakeError(Code::kIo, std::string("cannot read: ") + std::strerror(errno), path);
-  return ss.str();
+  return text;
 }
 
 }  // namespace shmguard::io

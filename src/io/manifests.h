@@ -25,6 +25,10 @@ struct Document {
   int line = 1;      // 1-based line where the document starts
   std::string text;  // the document's own text, byte for byte (empty for pruned JSON)
   bool is_json = false;
+  // Set when this is one item of a List handed out alone (kPruned JSON): its index, and the
+  // list's kind and apiVersion (items of "PodList" from the API carry no kind of their own).
+  std::optional<int> item;
+  std::string list_kind, list_api_version;
   std::optional<nlohmann::json> object;  // set when it parsed
   std::optional<Error> error;            // set when it did not: where = "file:line"
 };
@@ -33,17 +37,20 @@ struct Document {
 // is never held parsed all at once. JSON when `name` ends in .json, or (stdin) the text starts
 // with '{' or '[' (a JSON file is one document); YAML otherwise. Documents that hold only
 // comments or whitespace are dropped. Never fails as a whole: errors are per document.
-void ForEachManifest(std::string_view text, const std::string& name, Fidelity fidelity,
+// With kPruned, a JSON List is handed out item by item (Document::item set).
+// `text` may hold simdjson's padding in its spare capacity (ReadFileText leaves it there).
+void ForEachManifest(const std::string& text, const std::string& name, Fidelity fidelity,
                      const std::function<void(Document&&)>& each);
 
-// ForEachManifest with kFull, collected.
+// ForEachManifest with kFull, collected (every List is one document).
 std::vector<Document> ParseManifests(std::string_view text, const std::string& name);
 
 // The files to read for `paths`: a file as given; a directory's *.yaml, *.yml and *.json files
 // recursively, sorted; "-" as is. Fails with kIo naming the path when it does not exist.
 Result<std::vector<std::string>> ExpandPaths(const std::vector<std::string>& paths);
 
-// The whole content of `path`. Fails with kIo naming the path and the OS reason.
+// The whole content of `path`, with 64 spare bytes of capacity (simdjson's padding). Fails with
+// kIo naming the path and the OS reason.
 Result<std::string> ReadFileText(const std::string& path);
 
 }  // namespace shmguard::io

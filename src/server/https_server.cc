@@ -36,6 +36,7 @@ struct Connection {
   bool continue_sent = false;
   bool close_after_write = false;
   bool lingering = false;  // response sent and FIN sent; discarding input until the peer closes
+  int served = 0;          // responses written on this connection
   bool epollout = false;
   std::string in, out;
   size_t out_pos = 0;
@@ -43,6 +44,9 @@ struct Connection {
 };
 
 constexpr auto kLinger = std::chrono::seconds(2);
+// On shutdown, a connection that has not sent its first request yet gets this long to send it
+// (as Go's http.Server.Shutdown does): its client has no reason to expect a close.
+constexpr auto kDrainNewConnections = std::chrono::seconds(2);
 
 const char* Reason(int status) {
   switch (status) {
@@ -133,17 +137,33 @@ class EventLoop {
       }
       if (stopping_.load() && !draining) {
         draining = true;
+        drain_start_ = Clock::now();
         epoll_ctl(epfd_, EPOLL_CTL_DEL, listen_fd_, nullptr);
         std::vector<int> idle;
-        for (auto& [fd, c] : conns_) {  // the others are answered, then closed (see Progress)
-          if (!c->lingering && (!c->handshaken || (!c->request_started && c->out_pos >= c->out.size()))) {
+        for (auto& [fd, c] : conns_) {
+          // A request the client already sent may sit unread in the socket: read once more, so
+          // that it is answered (with Connection: close) rather than dropped.
+          if (c->handshaken && !c->lingering && !Progress(*c)) {
             idle.push_back(fd);
+            continue;
           }
+          // Idle after at least one answer: close now (clients retry a request on a keep-alive
+          // connection that closes before answering). New connections wait for their first
+          // request (see kDrainNewConnections).
+          if (IsIdle(*c) && c->served > 0) idle.push_back(fd);
         }
         for (int fd : idle) Close(fd);
       }
       if (draining && conns_.empty()) return;
       auto now = Clock::now();
+      if (draining && now - drain_start_ > kDrainNewConnections) {
+        std::vector<int> late;
+        for (auto& [fd, c] : conns_) {
+          if (IsIdle(*c)) late.push_back(fd);
+        }
+        for (int fd : late) Close(fd);
+        if (conns_.empty()) return;
+      }
       if (now - last_scan >= kScanInterval) {
         last_scan = now;
         ExpireDeadlines(now);
@@ -185,6 +205,10 @@ class EventLoop {
       conns_[fd] = std::move(c);
       if (!Progress(ref)) Close(fd);
     }
+  }
+
+  static bool IsIdle(const Connection& c) {
+    return !c.lingering && !c.request_started && c.out_pos >= c.out.size();
   }
 
   void Close(int fd) {
@@ -371,6 +395,7 @@ class EventLoop {
       handler_(req, res);
       bool close = !keep_alive || stopping_.load();
       AppendResponse(c.out, res, close);
+      ++c.served;
       c.in.erase(0, total);
       c.request_started = false;
       c.continue_sent = false;
@@ -419,6 +444,7 @@ class EventLoop {
   const std::atomic<bool>& stopping_;
   std::atomic<size_t>& count_;
   std::unordered_map<int, std::unique_ptr<Connection>> conns_;
+  Clock::time_point drain_start_;
 };
 
 }  // namespace

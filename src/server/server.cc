@@ -82,10 +82,16 @@ std::shared_ptr<const Policy> WebhookServer::policy() const {
   return policy_;
 }
 
-bool WebhookServer::Ready() const {
+std::string WebhookServer::NotReadyReason() const {
   auto cert = certs_.Current();
-  return cert && cert->not_after > std::chrono::duration_cast<std::chrono::seconds>(
-                                       std::chrono::system_clock::now().time_since_epoch()).count();
+  auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
+  if (!cert) return "no serving certificate loaded";
+  if (cert->not_after <= now.count()) return "the serving certificate has expired";
+  std::lock_guard<std::mutex> lock(cert_error_mu_);
+  if (!cert_error_.empty()) {
+    return "the certificate files do not load (" + cert_error_ + "); still serving the previous certificate";
+  }
+  return {};
 }
 
 void WebhookServer::HandleWebhook(const HttpRequest& req, HttpResponse& res) {
@@ -133,9 +139,9 @@ void WebhookServer::Route() {
   http_.set_socket_options(ReuseAddressOnly);
   http_.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
   http_.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
-    bool ready = Ready();
-    res.status = ready ? 200 : 503;
-    res.set_content(ready ? "ready\n" : "not ready: no valid serving certificate\n", "text/plain");
+    std::string why = NotReadyReason();
+    res.status = why.empty() ? 200 : 503;
+    res.set_content(why.empty() ? "ready\n" : "not ready: " + why + "\n", "text/plain");
   });
   http_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(metrics_.Render(SHMGUARD_VERSION), "text/plain; version=0.0.4; charset=utf-8");
@@ -163,6 +169,10 @@ void WebhookServer::ReloadConfig() {
 void WebhookServer::ReloadCertificate() {
   auto pair = certs_.Reload();
   metrics_.CountCertReload(pair.has_value());
+  {
+    std::lock_guard<std::mutex> lock(cert_error_mu_);
+    cert_error_ = pair ? std::string() : pair.error().ToString();
+  }
   if (!pair) {
     LogEvent(*log_, options_.log_format, spdlog::level::err,
              "certificate reload failed; serving the previous certificate", {{"error", pair.error().ToString()}});

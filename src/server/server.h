@@ -65,7 +65,8 @@ class WebhookServer {
   void HandleAdmissionRoute(const HttpRequest& req, HttpResponse& res, Face face);
   void ReloadConfig();
   void ReloadCertificate();
-  bool Ready() const;
+  // Empty when ready; otherwise why not (no valid certificate, or its files fail to load).
+  std::string NotReadyReason() const;
 
   ServerOptions options_;
   std::shared_ptr<spdlog::logger> log_;
@@ -80,6 +81,8 @@ class WebhookServer {
   std::unique_ptr<io::FileWatcher> config_watch_, cert_watch_;
   int port_ = 0, metrics_port_ = 0;
   std::atomic<bool> stopped_{false};
+  mutable std::mutex cert_error_mu_;
+  std::string cert_error_;  // why the last certificate reload failed; empty when it worked
 };
 
 }  // namespace shmguard::server

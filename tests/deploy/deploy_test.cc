@@ -162,7 +162,8 @@ TEST_CASE("deploy/ ConfigMap policy loads with shmguard's config loader", "[depl
   CHECK(MatchNamespace(*policy, "ml-vision").mode == NamespaceMode::kEnforce);
 }
 
-TEST_CASE("the Deployment's args start shmguard serving its probes and webhook paths", "[deploy][net]") {
+TEST_CASE("the Deployment's args start shmguard, as non-root on a read-only root, serving its probes and webhook paths",
+          "[deploy][net]") {
   auto objs = DeployObjects();
   const json& c = objs["Deployment"]["spec"]["template"]["spec"]["containers"][0];
   auto deploy_args = Args(c);
@@ -182,7 +183,20 @@ TEST_CASE("the Deployment's args start shmguard serving its probes and webhook p
     args.push_back(s);
   }
   args.push_back("--bind-address=127.0.0.1");
-  Process p(args, dir.File("log"));
+  // As the Deployment runs it: user 65532 (runAsUser) on a read-only root filesystem
+  // (readOnlyRootFilesystem), in a private mount namespace of this test.
+  fs::permissions(dir.path(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                  fs::perms::others_read | fs::perms::others_exec);
+  for (const char* f : {"tls.crt", "tls.key", "policy.yaml", "ca.crt"}) {
+    fs::permissions(dir.File(f), fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                                     fs::perms::others_read);
+  }
+  std::string uid = std::to_string(objs["Deployment"]["spec"]["template"]["spec"]["securityContext"]["runAsUser"].get<int>());
+  std::string command = "mount -o remount,bind,ro / && exec setpriv --reuid=" + uid + " --regid=" + uid +
+                        " --clear-groups --no-new-privs \"$0\" \"$@\"";
+  std::vector<std::string> wrapped = {"-m", "--propagation", "private", "sh", "-c", command, SHMGUARD_BINARY};
+  wrapped.insert(wrapped.end(), args.begin(), args.end());
+  Process p(wrapped, dir.File("log"), "unshare");
   REQUIRE(WaitReady(metrics_port, 10));
   httplib::Client metrics("127.0.0.1", metrics_port);
   for (const char* probe : {"readinessProbe", "livenessProbe"}) {

@@ -219,6 +219,15 @@ TEST_CASE("serve: a half-written or missing pair keeps the previous certificate"
   TlsConnection still(f.server->port(), f.ca);
   CHECK(still.PeerCommonName() == "first");
   CHECK(still.Post("/mutate", test::ReviewJson(kPod, "team-a")).status == 200);
+  // Readiness says so, and recovers once the files load again.
+  httplib::Client probe("127.0.0.1", f.server->metrics_port());
+  auto not_ready = probe.Get("/readyz");
+  REQUIRE(not_ready);
+  CHECK(not_ready->status == 503);
+  CHECK_THAT(not_ready->body, Catch::Contains("cannot read") && Catch::Contains("still serving the previous certificate"));
+  test::IssueCert(f.dir.path(), "third", f.cert, f.key);
+  CHECK(Eventually([&] { auto r = probe.Get("/readyz"); return r && r->status == 200; }));
+  CHECK(TlsConnection(f.server->port(), f.ca).PeerCommonName() == "third");
 }
 
 TEST_CASE("serve: config reloads on change and a broken file keeps the last good one", "[server][net]") {

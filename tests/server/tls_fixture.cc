@@ -163,19 +163,19 @@ HttpReply TlsConnection::Post(const std::string& path, const std::string& body, 
   return Read();
 }
 
-Process::Process(const std::vector<std::string>& args, const std::string& log_file) {
+Process::Process(const std::vector<std::string>& args, const std::string& log_file, const std::string& program) {
   pid_ = fork();
   REQUIRE(pid_ >= 0);
   if (pid_ == 0) {
     FILE* f = std::freopen(log_file.c_str(), "w", stderr);
     (void)f;
     std::vector<char*> argv;
-    std::string bin = SHMGUARD_BINARY;
+    std::string bin = program;
     argv.push_back(bin.data());
     std::vector<std::string> copy = args;
     for (auto& a : copy) argv.push_back(a.data());
     argv.push_back(nullptr);
-    execv(bin.c_str(), argv.data());
+    execvp(bin.c_str(), argv.data());
     _exit(127);
   }
 }

@@ -1,0 +1,50 @@
+// libFuzzer target: the whole admission path, request bytes -> response bytes, both faces.
+// Beyond "no crash": a 5xx is a bug, the response must be an AdmissionReview echoing the uid,
+// and a returned patch must apply (RFC 6902, nlohmann) to the object that was sent.
+#include <cstdlib>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "server/admission_handler.h"
+
+namespace {
+std::string DecodeBase64(const std::string& s);
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view body(reinterpret_cast<const char*>(data), size);
+  static const shmguard::Policy policy;
+  for (auto face : {shmguard::Face::kMutate, shmguard::Face::kValidate}) {
+    auto x = shmguard::server::HandleAdmission(body, "application/json", policy, face, 1 << 20);
+    if (x.status >= 500) std::abort();
+    auto response = nlohmann::json::parse(x.body);  // always valid JSON
+    if (response["apiVersion"] != "admission.k8s.io/v1") std::abort();
+    if (x.status != 200 || !response["response"].contains("patch")) continue;
+    auto request = nlohmann::json::parse(body, nullptr, false);
+    if (request.is_discarded()) std::abort();  // we answered 200 to something that is not JSON
+    auto patch = nlohmann::json::parse(DecodeBase64(response["response"]["patch"]));
+    (void)request["request"]["object"].patch(patch);  // throws (-> crash report) if it does not apply
+  }
+  return 0;
+}
+
+namespace {
+std::string DecodeBase64(const std::string& s) {
+  static const std::string kChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  int val = 0, bits = -8;
+  for (char c : s) {
+    if (c == '=') break;
+    size_t p = kChars.find(c);
+    if (p == std::string::npos) std::abort();
+    val = (val << 6) + static_cast<int>(p);
+    bits += 6;
+    if (bits >= 0) {
+      out.push_back(static_cast<char>((val >> bits) & 0xFF));
+      bits -= 8;
+    }
+  }
+  return out;
+}
+}  // namespace

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang, ASan + UBSan) and runs each one.
+#   scripts/fuzz.sh [RUNS] [SECONDS] [TARGET...]   defaults: 10,000,000 runs, at most 1800 s each,
+#                                                  all four targets (admission quantity audit config)
+# Seeds come from tests/testdata and examples/; corpora grow in build-fuzz/corpus/<target>.
+# A crash leaves build-fuzz/<target>-crash-*; turn it into a regression test before fixing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-10000000}
+seconds=${2:-1800}
+shift $(( $# > 2 ? 2 : $# ))
+targets=("${@:-admission quantity audit config}")
+read -r -a targets <<< "${targets[*]}"
+./scripts/install-deps.sh
+dpkg-query -W -f='${Status}' clang libclang-rt-14-dev 2>/dev/null | grep -c "install ok installed" | grep -q 2 ||
+  { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends clang libclang-rt-14-dev; }
+CC=clang CXX=clang++ BUILD_DIR=build-fuzz ./scripts/build.sh -DSHMGUARD_FUZZ=ON -DSHMGUARD_BUILD_TESTS=OFF >/dev/null
+
+seed() {  # seed corpora from the test data
+  local dir=build-fuzz/corpus/$1; mkdir -p "$dir"
+  case $1 in
+    admission)
+      python3 bench/make_bodies.py build-fuzz/bodies >/dev/null
+      cp build-fuzz/bodies/*.json "$dir/"
+      cp tests/testdata/shared/k8s-api/admission.k8s.io.v1.AdmissionReview.json "$dir/" ;;
+    quantity)
+      for q in 1.5Gi 1024Mi 0.5Ki 1.1Ki 1000000 1.5 100m 0.1m 3.3e9 1e19 1E 8Ei Gi +1Gi 5. 1K 64MB 9223372036854775807; do
+        printf '%s' "$q" > "$dir/$(printf '%s' "$q" | md5sum | cut -c1-12)"
+      done ;;
+    audit)
+      find tests/testdata/shared examples -name '*.yaml' -size -64k -exec cp {} "$dir/" \; ;;
+    config)
+      cp deploy/20-configmap.yaml "$dir/"
+      python3 -c "import yaml; print(yaml.safe_load(open('deploy/20-configmap.yaml'))['data']['policy.yaml'])" > "$dir/policy.yaml" ;;
+  esac
+}
+for t in "${targets[@]}"; do
+  seed "$t"
+  echo "== ${t}_fuzz: up to $runs runs or $seconds s"
+  (cd build-fuzz && ./"${t}_fuzz" -runs="$runs" -max_total_time="$seconds" -max_len=262144 -timeout=10 \
+     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$t-" "corpus/$t" 2>&1 | tail -12)
+done

@@ -1,0 +1,35 @@
+// Security posture: shmguard runs no other programs and writes no files (it only reads its
+// config and certificate and writes logs to stderr), so a read-only root filesystem and a
+// non-root user cost it nothing.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <regex>
+
+#include "io/manifests.h"
+
+namespace shmguard::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST_CASE("shmguard's sources start no processes and open no file for writing", "[security]") {
+  const std::regex spawn(R"(\b(system|popen|fork|vfork|execv|execvp|execve|execl|execlp|posix_spawn)\s*\()");
+  const std::regex write_file(R"(\b(ofstream|fopen\s*\([^)]*"[wa]|creat\s*\(|O_WRONLY|O_RDWR))");
+  int files = 0;
+  for (const char* dir : {"src", "include"}) {
+    for (const auto& e : fs::recursive_directory_iterator(std::string(SOURCE_DIR) + "/" + dir)) {
+      if (!e.is_regular_file()) continue;
+      auto text = io::ReadFileText(e.path().string());
+      REQUIRE(text.has_value());
+      CAPTURE(e.path().string());
+      CHECK_FALSE(std::regex_search(*text, spawn));
+      CHECK_FALSE(std::regex_search(*text, write_file));
+      ++files;
+    }
+  }
+  CHECK(files > 40);
+}
+
+}  // namespace
+}  // namespace shmguard::test

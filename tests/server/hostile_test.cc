@@ -1,0 +1,251 @@
+// Hostile clients against the real server on loopback: oversized and malformed input, protocol
+// abuse, slowloris and idle connections, and thousands of randomly mutated reviews.
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "server/server.h"
+#include "server/tls_fixture.h"
+
+namespace shmguard::server {
+namespace {
+
+using nlohmann::json;
+using test::TlsConnection;
+using Clock = std::chrono::steady_clock;
+
+const char* kPod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","annotations":{
+  "shmguard.io/num-workers":"8","shmguard.io/batch-bytes":"160Mi"}},"spec":{"containers":[{"name":"t",
+  "resources":{"limits":{"nvidia.com/gpu":4,"memory":"64Gi"}}}]}})";
+
+struct Server {
+  test::TempDir dir;
+  std::unique_ptr<WebhookServer> server;
+  std::string ca;
+  explicit Server(int request_timeout_seconds = 10) {
+    ca = dir.File("ca.crt");
+    test::IssueCert(dir.path(), "localhost", dir.File("tls.crt"), dir.File("tls.key"));
+    ServerOptions o;
+    o.bind_address = "127.0.0.1";
+    o.port = 0;
+    o.metrics_port = 0;
+    o.cert_file = dir.File("tls.crt");
+    o.key_file = dir.File("tls.key");
+    o.request_timeout_seconds = request_timeout_seconds;
+    auto log = MakeLogger(LogFormat::kText);
+    log->set_level(spdlog::level::off);
+    auto s = WebhookServer::Create(o, log);
+    REQUIRE(s.has_value());
+    server = std::move(*s);
+    REQUIRE(server->Start().has_value());
+  }
+  int port() const { return server->port(); }
+};
+
+// Enough file descriptors for hundreds of client and server sockets in one process.
+void RaiseFdLimit() {
+  rlimit r{};
+  getrlimit(RLIMIT_NOFILE, &r);
+  r.rlim_cur = r.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &r);
+}
+
+int PlainConnect(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  return fd;
+}
+
+std::string Request(const std::string& body, const std::string& version = "HTTP/1.1", const std::string& extra = "") {
+  return "POST /mutate " + version + "\r\nHost: localhost\r\nContent-Type: application/json\r\n" + extra +
+         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+TEST_CASE("hostile: a 100 MB body is refused with 413 before it is read", "[hostile][net]") {
+  Server s;
+  TlsConnection c(s.port(), s.ca);
+  REQUIRE(c.ok());
+  std::string head = "POST /mutate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                     "Content-Length: 104857600\r\n\r\n";
+  REQUIRE(c.Write(head + std::string(1 << 20, '[')));  // the client is still sending
+  auto reply = c.Read();
+  CHECK(reply.status == 413);
+  CHECK_THAT(reply.body, Catch::Contains("exceeds the limit of 8388608"));
+  CHECK(TlsConnection(s.port(), s.ca).Post("/mutate", test::ReviewJson(kPod, "team-a")).status == 200);
+}
+
+TEST_CASE("hostile: 100,000 nested brackets, truncated and non-JSON bodies get 400", "[hostile][net]") {
+  Server s;
+  TlsConnection c(s.port(), s.ca);
+  REQUIRE(c.ok());
+  std::string valid = test::ReviewJson(kPod, "team-a");
+  for (const std::string& body : {std::string(100000, '['), valid.substr(0, valid.size() / 2), std::string("\x00\xff\xfe", 3),
+                                  std::string("{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":NaN}")}) {
+    auto reply = c.Post("/mutate", body);
+    CHECK(reply.status == 400);
+  }
+  CHECK(c.Post("/mutate", valid).status == 200);  // the same connection still works
+}
+
+TEST_CASE("hostile: HTTP/1.0, pipelining and Expect: 100-continue", "[hostile][net]") {
+  Server s;
+  std::string body = test::ReviewJson(kPod, "team-a");
+  SECTION("HTTP/1.0 is answered, then the connection closes") {
+    TlsConnection c(s.port(), s.ca);
+    REQUIRE(c.Write(Request(body, "HTTP/1.0")));
+    auto reply = c.Read();
+    CHECK(reply.status == 200);
+    CHECK(reply.headers["connection"] == "close");
+    CHECK(c.Read().status == 0);  // closed
+  }
+  SECTION("three pipelined requests are answered in order") {
+    TlsConnection c(s.port(), s.ca);
+    std::string three;
+    for (int i = 0; i < 3; ++i) three += Request(test::ReviewJson(kPod, "team-a", "CREATE", "Pod", "p" + std::to_string(i)));
+    REQUIRE(c.Write(three));
+    for (int i = 0; i < 3; ++i) {
+      auto reply = c.Read();
+      REQUIRE(reply.status == 200);
+      CHECK(json::parse(reply.body)["response"]["uid"] == "p" + std::to_string(i));
+    }
+  }
+  SECTION("Expect: 100-continue gets 100 Continue, then the answer") {
+    TlsConnection c(s.port(), s.ca);
+    std::string req = Request(body, "HTTP/1.1", "Expect: 100-continue\r\n");
+    size_t head = req.find("\r\n\r\n") + 4;
+    REQUIRE(c.Write(req.substr(0, head)));
+    CHECK(c.Read().status == 100);
+    REQUIRE(c.Write(req.substr(head)));
+    CHECK(c.Read().status == 200);
+  }
+  SECTION("chunked bodies and bad request lines are refused") {
+    TlsConnection a(s.port(), s.ca);
+    a.Write("POST /mutate HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
+    CHECK(a.Read().status == 411);
+    TlsConnection b(s.port(), s.ca);
+    b.Write("GARBAGE\r\n\r\n");
+    CHECK(b.Read().status == 400);
+    TlsConnection d(s.port(), s.ca);
+    d.Write("POST /mutate HTTP/2.0\r\n\r\n");
+    CHECK(d.Read().status == 400);
+  }
+}
+
+TEST_CASE("hostile: plaintext HTTP on the TLS port is dropped, the server stays up", "[hostile][net]") {
+  Server s;
+  int fd = PlainConnect(s.port());
+  std::string req = Request(test::ReviewJson(kPod, "team-a"));
+  CHECK(::write(fd, req.data(), req.size()) > 0);
+  char buf[256];
+  ssize_t n = ::read(fd, buf, sizeof buf);  // a TLS alert or nothing, then EOF; never an HTTP answer
+  CHECK((n <= 0 || std::string(buf, static_cast<size_t>(n)).find("HTTP/1.1 200") == std::string::npos));
+  ::close(fd);
+  CHECK(TlsConnection(s.port(), s.ca).Post("/mutate", test::ReviewJson(kPod, "team-a")).status == 200);
+}
+
+TEST_CASE("hostile: 256 slowloris and 256 idle connections; a normal client is answered within 100 ms",
+          "[hostile][net]") {
+  RaiseFdLimit();
+  Server s(3);  // requests must complete within 3 s
+  std::vector<std::unique_ptr<TlsConnection>> slow, idle;
+  for (int i = 0; i < 256; ++i) {
+    idle.push_back(std::make_unique<TlsConnection>(s.port(), s.ca));
+    REQUIRE(idle.back()->ok());
+    slow.push_back(std::make_unique<TlsConnection>(s.port(), s.ca));
+    REQUIRE(slow.back()->ok());
+  }
+  std::string dribble = "POST /mutate HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10\r\n";
+  double worst_ms = 0;
+  for (int second = 0; second < 5; ++second) {  // a byte per second on each slow connection
+    for (auto& c : slow) c->Write(std::string(1, dribble[static_cast<size_t>(second)]));
+    auto start = Clock::now();
+    TlsConnection normal(s.port(), s.ca);
+    REQUIRE(normal.ok());
+    CHECK(normal.Post("/mutate", test::ReviewJson(kPod, "team-a")).status == 200);
+    worst_ms = std::max(worst_ms, std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  }
+  CAPTURE(worst_ms);
+  CHECK(worst_ms < 100);
+  // The slow requests passed their deadline: the server answered 408 and closed them.
+  auto reply = slow.front()->Read();
+  CHECK(reply.status == 408);
+}
+
+// Mutations of a valid review: wrong types, huge and negative numbers, invalid values, deletions.
+json Mutate(json review, std::mt19937& rng) {
+  const json replacements[] = {nullptr, true, -1, 0, 1e308, -1e308, 9223372036854775807LL, json::array(),
+                               json::object(), "", "x", "-1", "99999999999999999999", "1e19", "8Ei", "-8Ei",
+                               "NaN", "1.5", "64MB", " 1Gi", "\u00e9\u00e9", std::string(10000, 'a')};
+  std::vector<json::json_pointer> paths;
+  std::function<void(const json&, const std::string&)> walk = [&](const json& j, const std::string& p) {
+    paths.emplace_back(p);
+    if (j.is_object()) {
+      for (auto it = j.begin(); it != j.end(); ++it) walk(it.value(), p + "/" + it.key());
+    } else if (j.is_array()) {
+      for (size_t i = 0; i < j.size(); ++i) walk(j[i], p + "/" + std::to_string(i));
+    }
+  };
+  walk(review, "");
+  int n = 1 + static_cast<int>(rng() % 3);
+  for (int i = 0; i < n; ++i) {
+    auto p = paths[rng() % paths.size()];
+    if (p.empty()) continue;
+    try {
+      if (rng() % 4 == 0) {
+        review.at(p.parent_pointer()).is_object() ? (void)review.at(p.parent_pointer()).erase(p.back())
+                                                  : (void)0;
+      } else {
+        review[p] = replacements[rng() % std::size(replacements)];
+      }
+    } catch (const json::exception&) {
+    }
+  }
+  return review;
+}
+
+TEST_CASE("hostile: 3,000 randomly mutated reviews get 200 or 4xx, never 5xx or a drop", "[hostile][net]") {
+  Server s;
+  json base = json::parse(test::ReviewJson(kPod, "team-a"));
+  base["request"]["object"]["spec"]["volumes"] = json::array({{{"name", "dshm"}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", "1Gi"}}}}});
+  base["request"]["object"]["spec"]["containers"][0]["env"] = json::array({{{"name", "PET_NPROC_PER_NODE"}, {"value", "4"}}});
+  std::mt19937 rng(20261122);
+  TlsConnection c(s.port(), s.ca);
+  REQUIRE(c.ok());
+  std::map<int, int> statuses;
+  for (int i = 0; i < 3000; ++i) {
+    json mutated = Mutate(base, rng);
+    auto reply = c.Post("/mutate", mutated.dump());
+    REQUIRE(reply.status != 0);  // the connection was not dropped
+    ++statuses[reply.status];
+    CHECK(reply.status < 500);
+    if (reply.status == 200) {
+      json response = json::parse(reply.body)["response"];
+      if (response.contains("patch")) {  // the patch applies to what was sent
+        CHECK_NOTHROW(mutated["request"]["object"].patch(json::parse(test::DecodeBase64(response["patch"]))));
+      }
+    }
+  }
+  CHECK(statuses[200] > 1000);
+  CHECK(statuses[400] > 10);
+}
+
+}  // namespace
+}  // namespace shmguard::server
