@@ -19,7 +19,10 @@ i128 Pow10(int n) {  // REQUIRES: 0 <= n <= 37
   for (int i = 0; i < n; ++i) r *= 10;
   return r;
 }
-const i128 kMantissaLimit = Pow10(36);  // keeps ×100 in canonicalisation inside int128
+const i128 kMantissaLimit = Pow10(36);  // parsing limit for significant digits
+// A parsed quantity keeps fewer digits, so that its canonical form (up to ×100 to reach an
+// exponent that is a multiple of 3) still parses: the round trip must always hold.
+const i128 kParsedMantissaLimit = Pow10(34);
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsSuffixChar(char c) {
@@ -147,7 +150,8 @@ bool InterpretSuffix(std::string_view s, SuffixMeaning& out) {
   return false;
 }
 
-// Parses "[+-]digits[.digits]" (inf.Dec SetString) into m × 10^e.
+// Parses "[+-]digits[.digits]" (inf.Dec SetString) into m × 10^e, with trailing zeros moved
+// into e so that only significant digits count against the mantissa limit.
 bool ParseDecimal(std::string_view s, i128& m, int& e) {
   bool negative = false;
   if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
@@ -156,6 +160,7 @@ bool ParseDecimal(std::string_view s, i128& m, int& e) {
   }
   m = 0;
   e = 0;
+  int zeros = 0;  // zero digits after the last non-zero one, not yet in m
   bool any_digit = false, seen_dot = false;
   for (char c : s) {
     if (c == '.' && !seen_dot) {
@@ -164,14 +169,19 @@ bool ParseDecimal(std::string_view s, i128& m, int& e) {
     }
     if (!IsDigit(c)) return false;
     any_digit = true;
-    if (m == 0 && c == '0') {  // leading zeros carry no digits
-      if (seen_dot) --e;
+    if (seen_dot) --e;
+    if (c == '0') {
+      if (m != 0) ++zeros;
       continue;
     }
-    if (m >= kMantissaLimit) return false;  // too many significant digits for shmguard
-    m = m * 10 + (c - '0');
-    if (seen_dot) --e;
+    for (int i = 0; i <= zeros; ++i) {
+      if (m >= kMantissaLimit) return false;  // too many significant digits for shmguard
+      m *= 10;
+    }
+    m += c - '0';
+    zeros = 0;
   }
+  e += zeros;
   if (negative) m = -m;
   return any_digit;
 }
@@ -283,7 +293,7 @@ Result<Quantity> ParseQuantity(std::string_view str) {
   if (format == QuantityFormat::kBinarySI && m != 0 && CompareAbs(m, e, 1) < 0) {
     format = QuantityFormat::kDecimalSI;
   }
-  if (m >= kMantissaLimit) return BadQuantity(str, "too many significant digits");
+  if (m >= kParsedMantissaLimit) return BadQuantity(str, "too many significant digits");
   return Quantity{negative ? -m : m, e, format, {}};
 }
 
@@ -337,6 +347,7 @@ std::string FormatQuantity(const Quantity& q) {
 
 Result<int64_t> QuantityValue(const Quantity& q) {
   i128 m = q.mantissa < 0 ? -q.mantissa : q.mantissa;
+  if (m == 0) return int64_t{0};  // "e119" is zero whatever its exponent (found by fuzzing)
   i128 v = 0;
   if (q.exponent >= 0) {
     if (CompareAbs(m, q.exponent, kMaxInt64) > 0) {

@@ -63,6 +63,10 @@ const QuantityCase kCases[] = {
     {"1n", "1n", 1},
     {"0.9n", "1n", 1},
     {"1e-400", "1e-9", 1},  // rounded up to 1n, printed in its own (exponent) family
+    {"e119", "0", 0},       // fuzz/quantity_fuzz: zero with a huge exponent overflowed 10^119
+    {"0e999", "0", 0},
+    {"3372292233929332902024000479815720.3", nullptr, 0},  // fuzz: canonical form did not re-parse
+    {"1000000000000000000000000000000000000000", "1e39", kNoValue},  // zeros are not significant
     {"123456789012345678901234567890", "123456789012345678901234567890", kNoValue},
     // exponents
     {"1e3", "1e3", 1000},
