@@ -196,9 +196,12 @@ int CompareAbs(i128 m, int e, i128 v) {
     }
     return m < v ? -1 : (m > v ? 1 : 0);
   }
-  if (-e > 27) return m == 0 ? (v == 0 ? 0 : -1) : (v == 0 ? 1 : -1);  // tiny vs whole numbers
-  i128 scaled = v * Pow10(-e);
-  return m < scaled ? -1 : (m > scaled ? 1 : 0);
+  // Divide rather than scale v up: v × 10^k overflows int128 for v near 2^63 (found by fuzzing).
+  if (-e > 37) return m == 0 ? (v == 0 ? 0 : -1) : (v == 0 ? 1 : -1);  // 0 < |value| < 1
+  i128 div = Pow10(-e);
+  i128 whole = m / div, rest = m % div;
+  if (whole != v) return whole < v ? -1 : 1;
+  return rest > 0 ? 1 : 0;
 }
 
 Error BadQuantity(std::string_view text, std::string_view why) {

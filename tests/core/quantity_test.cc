@@ -67,6 +67,8 @@ const QuantityCase kCases[] = {
     {"0e999", "0", 0},
     {"3372292233929332902024000479815720.3", nullptr, 0},  // fuzz: canonical form did not re-parse
     {"1000000000000000000000000000000000000000", "1e39", kNoValue},  // zeros are not significant
+    {".00000000000000000000000000Gi", "0", 0},  // fuzz: comparing a tiny value overflowed
+    {"0.000000000000000000000000001Ki", "1n", 1},  // rounded up to 1n, then below 1: DecimalSI
     {"123456789012345678901234567890", "123456789012345678901234567890", kNoValue},
     // exponents
     {"1e3", "1e3", 1000},
