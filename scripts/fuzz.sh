@@ -37,6 +37,13 @@ seed() {  # seed corpora from the test data
 for t in "${targets[@]}"; do
   seed "$t"
   echo "== ${t}_fuzz: up to $runs runs or $seconds s"
-  (cd build-fuzz && ./"${t}_fuzz" -runs="$runs" -max_total_time="$seconds" -max_len=262144 -timeout=10 \
-     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$t-" "corpus/$t" 2>&1 | tail -12)
+  if (cd build-fuzz && ./"${t}_fuzz" -runs="$runs" -max_total_time="$seconds" -max_len=262144 -timeout=10 \
+        -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$t-" "corpus/$t" > "$t.log" 2>&1); then
+    echo "   no crash, leak or timeout"
+  else
+    echo "   FAILED: see build-fuzz/$t.log and build-fuzz/$t-*"; status=1
+  fi
+  grep -E "runtime error|ERROR|Test unit|stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)" \
+    "build-fuzz/$t.log" | sed 's/^/   /'
 done
+exit "${status:-0}"
