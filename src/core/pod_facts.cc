@@ -7,18 +7,14 @@
 #include <string_view>
 
 #include "shmguard/quantity.h"
+#include "shmguard/json_access.h"
 
 namespace shmguard {
 namespace {
 
 using nlohmann::json;
 
-const json* Find(const json& obj, std::string_view key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return nullptr;
-  return &*it;
-}
+constexpr auto Find = FindMember;
 
 std::optional<int64_t> ParseCount(std::string_view s) {
   if (s.empty() || s.size() > 18) return std::nullopt;

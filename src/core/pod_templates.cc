@@ -1,5 +1,6 @@
 // FindPodTemplates: a table of kinds -> paths of their pod templates, and the annotation merge.
 #include "shmguard/pod_templates.h"
+#include "shmguard/json_access.h"
 
 #include <array>
 #include <string_view>
@@ -26,12 +27,7 @@ constexpr std::array<KindPaths, 7> kControllerKinds = {{
 }};
 constexpr std::string_view kJobSetApiVersion = "jobset.x-k8s.io/v1alpha2";
 
-const json* Find(const json& obj, std::string_view key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return nullptr;
-  return &*it;
-}
+constexpr auto Find = FindMember;
 
 std::string StringField(const json& obj, std::string_view key) {
   const json* v = Find(obj, key);

@@ -8,18 +8,14 @@
 
 #include "shmguard/json_patch.h"
 #include "shmguard/quantity.h"
+#include "shmguard/json_access.h"
 
 namespace shmguard {
 namespace {
 
 using nlohmann::json;
 
-const json* Find(const json& obj, std::string_view key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return nullptr;
-  return &*it;
-}
+constexpr auto Find = FindMember;
 
 bool IsShmPath(const json& mount_path) {
   if (!mount_path.is_string()) return false;

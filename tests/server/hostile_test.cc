@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/server.h"
+#include "server/test_server.h"
 #include "server/tls_fixture.h"
 
 namespace shmguard::server {
@@ -29,28 +30,9 @@ const char* kPod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","an
   "shmguard.io/num-workers":"8","shmguard.io/batch-bytes":"160Mi"}},"spec":{"containers":[{"name":"t",
   "resources":{"limits":{"nvidia.com/gpu":4,"memory":"64Gi"}}}]}})";
 
-struct Server {
-  test::TempDir dir;
-  std::unique_ptr<WebhookServer> server;
-  std::string ca;
-  explicit Server(int request_timeout_seconds = 10) {
-    ca = dir.File("ca.crt");
-    test::IssueCert(dir.path(), "localhost", dir.File("tls.crt"), dir.File("tls.key"));
-    ServerOptions o;
-    o.bind_address = "127.0.0.1";
-    o.port = 0;
-    o.metrics_port = 0;
-    o.cert_file = dir.File("tls.crt");
-    o.key_file = dir.File("tls.key");
-    o.request_timeout_seconds = request_timeout_seconds;
-    auto log = MakeLogger(LogFormat::kText);
-    log->set_level(spdlog::level::off);
-    auto s = WebhookServer::Create(o, log);
-    REQUIRE(s.has_value());
-    server = std::move(*s);
-    REQUIRE(server->Start().has_value());
-  }
-  int port() const { return server->port(); }
+struct Server : test::TestServer {
+  explicit Server(int request_timeout_seconds = 10)
+      : test::TestServer("", [=](ServerOptions& o) { o.request_timeout_seconds = request_timeout_seconds; }) {}
 };
 
 // Enough file descriptors for hundreds of client and server sockets in one process.

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/server.h"
+#include "server/test_server.h"
 #include "server/tls_fixture.h"
 #include "test_util.h"
 
@@ -27,38 +28,10 @@ const char* kTooBig = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"big
   "shmguard.io/num-workers":"8","shmguard.io/batch-bytes":"1Gi"}},"spec":{"containers":[{"name":"t",
   "resources":{"limits":{"nvidia.com/gpu":4,"memory":"64Gi"}}}]}})";
 
-// A server on free ports with a fresh certificate, checking files every 50 ms.
-struct Fixture {
-  test::TempDir dir;
-  std::unique_ptr<WebhookServer> server;
-  std::string ca, cert, key, config;
-
-  explicit Fixture(const std::string& policy_yaml = "", size_t max_body = 8 << 20) {
-    ca = dir.File("ca.crt");
-    cert = dir.File("tls.crt");
-    key = dir.File("tls.key");
-    test::IssueCert(dir.path(), "first", cert, key);
-    ServerOptions o;
-    o.bind_address = "127.0.0.1";
-    o.port = 0;
-    o.metrics_port = 0;
-    o.cert_file = cert;
-    o.key_file = key;
-    o.max_body_bytes = max_body;
-    o.reload_interval = std::chrono::milliseconds(50);
-    if (!policy_yaml.empty()) {
-      config = dir.File("policy.yaml");
-      std::ofstream(config) << policy_yaml;
-      o.config_file = config;
-    }
-    auto log = MakeLogger(LogFormat::kText);
-    log->set_level(spdlog::level::off);  // the tests assert on metrics and answers
-    auto s = WebhookServer::Create(o, log);
-    INFO((s ? "" : s.error().ToString()));
-    REQUIRE(s.has_value());
-    server = std::move(*s);
-    REQUIRE(server->Start().has_value());
-  }
+// The test server plus the requests these tests make.
+struct Fixture : test::TestServer {
+  explicit Fixture(const std::string& policy_yaml = "", size_t max_body = 8 << 20)
+      : test::TestServer(policy_yaml, [max_body](ServerOptions& o) { o.max_body_bytes = max_body; }) {}
 
   test::HttpReply Post(const std::string& path, const std::string& body, const std::string& ct = "application/json") {
     TlsConnection c(server->port(), ca);
