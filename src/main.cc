@@ -78,6 +78,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : ToInt(ExitCode::kUsage);
+  } catch (const std::exception& e) {  // a bug: say so instead of terminating
+    std::cerr << "shmguard: internal error: " << e.what() << "\n";
+    return ToInt(ExitCode::kUsage);
   }
   return code;
 }

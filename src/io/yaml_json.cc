@@ -12,6 +12,33 @@ namespace {
 using nlohmann::json;
 constexpr size_t kMaxNodes = 5'000'000;
 
+// True when `s` is well-formed UTF-8 (RFC 3629: no overlongs, surrogates or code points past
+// U+10FFFF). YAML text must be Unicode; yaml-cpp passes bytes through unchecked.
+bool IsValidUtf8(const std::string& s) {
+  size_t i = 0, n = s.size();
+  while (i < n) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+    if (len == 0 || i + len > n) return false;
+    uint32_t cp = c & (0xFF >> (len + 1));
+    for (size_t k = 1; k < len; ++k) {
+      unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+        (cp >= 0xD800 && cp <= 0xDFFF)) {
+      return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
 bool IsOneOf(const std::string& s, std::initializer_list<const char*> words) {
   for (const char* w : words) {
     if (s == w) return true;
@@ -147,6 +174,7 @@ class Converter {
 
   Result<json> Scalar(const YAML::Node& node) {
     const std::string& text = node.Scalar();
+    if (!IsValidUtf8(text)) return MakeError(Code::kInvalidInput, "invalid UTF-8 in a value", Where(node));
     const std::string& tag = node.Tag();
     if (tag == "!" || tag == "tag:yaml.org,2002:str") return json(text);
     if (tag == "?" || tag.empty()) return ResolvePlainScalar(text);
@@ -168,6 +196,7 @@ class Converter {
                          "{{ x }}?)",
                          Where(key));
       }
+      if (!IsValidUtf8(key.Scalar())) return MakeError(Code::kInvalidInput, "invalid UTF-8 in a key", Where(key));
       if (key.Scalar() == "<<" && key.Tag() == "?") {
         merges.push_back(kv.second);
         continue;

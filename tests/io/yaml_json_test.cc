@@ -1,6 +1,7 @@
 // YamlToJson typing (go-yaml v2 / sigs.k8s.io/yaml) and JsonToYaml round trips.
 #include <catch2/catch.hpp>
 
+#include "io/manifests.h"
 #include "io/yaml_json.h"
 #include "test_util.h"
 
@@ -56,6 +57,20 @@ TEST_CASE("YamlToJson rejects duplicate and non-scalar keys with the line", "[ya
   auto t = YamlToJson(templated);
   REQUIRE_FALSE(t.has_value());
   CHECK_THAT(t.error().message, Catch::Contains("unrendered template"));
+}
+
+TEST_CASE("YamlToJson rejects invalid UTF-8 with its line (fuzz/audit_fuzz)", "[yaml_json]") {
+  for (std::string bad : {std::string("a: \"x\x94y\"\n"), std::string("a: ok\nb: \xc0\xaf\n"),
+                          std::string("\xed\xa0\x80: 1\n"), std::string("a: \xf4\x90\x80\x80\n")}) {
+    CAPTURE(bad);
+    auto r = YamlToJson(YAML::Load(bad), 0);
+    REQUIRE_FALSE(r.has_value());
+    CHECK_THAT(r.error().message, Catch::Contains("invalid UTF-8"));
+    CHECK_THAT(r.error().where, Catch::StartsWith("line "));
+  }
+  CHECK(YamlToJson(YAML::Load("a: \"h\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"\n"), 0).has_value());
+  auto fuzzed = shmguard::test::ReadTestdata("fuzz-regressions/audit-invalid-utf8.yaml");
+  for (const auto& d : ParseManifests(fuzzed, "fuzzed.yaml")) CHECK((d.object.has_value() || d.error.has_value()));
 }
 
 TEST_CASE("YamlToJson stops an alias bomb", "[yaml_json]") {
