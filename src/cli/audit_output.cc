@@ -80,7 +80,7 @@ class JsonPrinter : public AuditPrinter {
   explicit JsonPrinter(std::ostream& out) : out_(out) { out_ << "{\n  \"records\": ["; }
   void Document(const io::Document&, const std::vector<AuditRecord>& records) override {
     for (const auto& r : records) {
-      std::string record = Indent(RecordToJson(r).dump(2), "    ");
+      std::string record = Indent(RecordToJson(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace), "    ");
       record.pop_back();  // the comma goes after the closing brace
       out_ << (first_ ? "\n" : ",\n") << record;
       first_ = false;
@@ -138,7 +138,7 @@ class PatchedPrinter : public AuditPrinter {
         }
       }
       if (!first_) out_ << "---\n";
-      text = d.is_json ? object.dump(2) + "\n" : io::JsonToYaml(object);
+      text = d.is_json ? object.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n" : io::JsonToYaml(object);
     }
     out_ << text;
     if (!text.empty() && text.back() != '\n') out_ << "\n";

@@ -65,7 +65,7 @@ ExitCode RunPlan(const PlanOptions& o, const Policy& base_policy, std::ostream& 
                 {"base_bytes", plan.base_bytes},
                 {"floor_applied", plan.floor_applied}}},
               {"arithmetic", plan.arithmetic}};
-    out << j.dump(2) << "\n";
+    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     out << "/dev/shm needs " << FormatBytes(plan.required_bytes) << " (" << plan.required_bytes
         << " bytes)\n";

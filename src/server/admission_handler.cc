@@ -21,7 +21,7 @@ void Fail(AdmissionExchange& x, int status, std::string message) {
   x.decision = "error";
   x.error = message;
   x.body = Review({{"uid", x.uid}, {"allowed", false}, {"status", {{"code", status}, {"message", std::move(message)}}}})
-               .dump();
+               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 bool IsJsonContentType(std::string_view ct) {
@@ -95,13 +95,13 @@ AdmissionExchange HandleAdmission(std::string_view body, std::string_view conten
     json response = {{"uid", request->uid}, {"allowed", d.allowed}};
     if (!d.patch.empty()) {
       response["patchType"] = "JSONPatch";
-      response["patch"] = Base64(d.patch.dump());
+      response["patch"] = Base64(d.patch.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     }
     if (!d.warnings.empty()) response["warnings"] = d.warnings;
     if (!d.allowed) response["status"] = {{"code", d.code}, {"message", d.message}, {"reason", "Forbidden"}};
     x.decision = !d.allowed ? "denied" : d.patch.empty() ? "allowed" : "patched";
     x.status = 200;
-    x.body = Review(std::move(response)).dump();
+    x.body = Review(std::move(response)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   } catch (const std::exception& e) {
     Fail(x, 500, std::string("internal error: ") + e.what());
   }

@@ -19,7 +19,7 @@ std::string TextFields(const json& fields) {
   for (auto it = fields.begin(); it != fields.end(); ++it) {
     std::string v = it->is_string() ? it->get<std::string>() : it->dump();
     bool quote = v.empty() || v.find_first_of(" \"=") != std::string::npos;
-    out += " " + it.key() + "=" + (quote ? json(v).dump() : v);
+    out += " " + it.key() + "=" + (quote ? json(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) : v);
   }
   return out;
 }
@@ -70,7 +70,7 @@ void LogEvent(spdlog::logger& log, LogFormat format, spdlog::level::level_enum l
   if (format == LogFormat::kJson) {
     json j = fields;
     j["msg"] = message;
-    std::string s = j.dump();
+    std::string s = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     log.log(level, "{}", std::string_view(s).substr(1, s.size() - 2));  // fields after ts, level
   } else {
     log.log(level, "{}{}", message, TextFields(fields));
@@ -86,7 +86,7 @@ void LogDecision(spdlog::logger& log, LogFormat format, const std::string& endpo
   std::string object = x.namespace_name + "/" + x.name;
   std::string required = x.required_bytes > 0 ? FormatBytes(x.required_bytes) : "-";
   if (format == LogFormat::kJson) {
-    auto q = [](const std::string& s) { return json(s).dump(); };  // escaped, quoted
+    auto q = [](const std::string& s) { return json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); };  // escaped, quoted
     log.log(level,
             R"("msg":"admission","endpoint":"{}","uid":{},"kind":{},"object":{},"operation":{},"decision":"{}",)"
             R"("verdict":"{}","status":{},"required":"{}","latency_us":{}{}{})",
@@ -95,7 +95,7 @@ void LogDecision(spdlog::logger& log, LogFormat format, const std::string& endpo
             x.error.empty() ? std::string() : ",\"error\":" + q(x.error));
   } else {
     auto v = [](const std::string& s) {
-      return s.empty() || s.find_first_of(" \"=") != std::string::npos ? json(s).dump() : s;
+      return s.empty() || s.find_first_of(" \"=") != std::string::npos ? json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) : s;
     };
     log.log(level, "admission endpoint={} uid={} kind={} object={} operation={} decision={} verdict={} status={} "
                    "required={} latency_us={}{}{}",

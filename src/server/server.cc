@@ -25,7 +25,7 @@ void WriteJsonError(HttpResponse& res, int status, const std::string& message) {
   json body = {{"apiVersion", "admission.k8s.io/v1"},
                {"kind", "AdmissionReview"},
                {"response", {{"uid", ""}, {"allowed", false}, {"status", {{"code", status}, {"message", message}}}}}};
-  res.body = body.dump();
+  res.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace
