@@ -11,6 +11,7 @@ namespace {
 
 using nlohmann::json;
 constexpr size_t kMaxNodes = 5'000'000;
+constexpr int kMaxDepth = 128;  // as for JSON input; also stops an alias nested in its own anchor
 
 // True when `s` is well-formed UTF-8 (RFC 3629: no overlongs, surrogates or code points past
 // U+10FFFF). YAML text must be Unicode; yaml-cpp passes bytes through unchecked.
@@ -146,6 +147,16 @@ class Converter {
       return MakeError(Code::kInvalidInput,
                        "document expands to more than 5 million nodes (alias bomb?)", Where(node));
     }
+    struct DepthGuard {
+      int& d;
+      explicit DepthGuard(int& depth) : d(++depth) {}
+      ~DepthGuard() { --d; }
+    } guard(depth_);
+    if (depth_ > kMaxDepth) {
+      return MakeError(Code::kInvalidInput,
+                       "nested deeper than " + std::to_string(kMaxDepth) + " levels (an alias inside its own anchor?)",
+                       Where(node));
+    }
     switch (node.Type()) {
       case YAML::NodeType::Undefined:
       case YAML::NodeType::Null:
@@ -231,6 +242,7 @@ class Converter {
 
   int line_offset_;
   size_t nodes_ = 0;
+  int depth_ = 0;
 };
 
 bool NeedsQuotes(const std::string& s) {

@@ -15,7 +15,8 @@ namespace shmguard::io {
 
 // Converts one parsed YAML node. `line_offset` is added to yaml-cpp's 0-based marks so errors
 // name the line in the whole file. Fails with kInvalidInput and "line N" in `where` for a
-// non-scalar mapping key, a duplicate key, or more than 5 million nodes after alias expansion.
+// non-scalar mapping key, a duplicate key, invalid UTF-8, nesting deeper than 128 (a cyclic
+// alias is infinitely deep), or more than 5 million nodes after alias expansion.
 Result<nlohmann::json> YamlToJson(const YAML::Node& node, int line_offset = 0);
 
 // Emits `value` as block-style YAML; strings that would read back as another type ("true",

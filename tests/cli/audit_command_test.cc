@@ -188,12 +188,13 @@ namespace {
 // Inputs that crashed fuzz/audit_fuzz: every output format must still be produced, and JSON
 // output must be valid JSON even when the input (or a parser's message about it) is not UTF-8.
 TEST_CASE("RunAudit survives the inputs the audit fuzzer found", "[audit_command]") {
-  for (const char* file : {"fuzz-regressions/audit-invalid-utf8.yaml", "fuzz-regressions/audit-invalid-utf8-in-error.yaml"}) {
+  for (const char* file : {"fuzz-regressions/audit-invalid-utf8.yaml", "fuzz-regressions/audit-invalid-utf8-in-error.yaml",
+                           "fuzz-regressions/audit-recursive-alias.yaml"}) {
     for (const char* format : {"json", "yaml", "table", "patched"}) {
       CAPTURE(file, format);
       Run r = Audit({test::TestdataPath(file)}, format);
       CHECK(r.code == ExitCode::kUsage);  // unreadable documents are reported, not fatal
-      CHECK_THAT(r.err, Catch::Contains("invalid UTF-8"));
+      CHECK_THAT(r.err, Catch::Contains("invalid UTF-8") || Catch::Contains("nested deeper than 128"));
       if (std::string(format) == "json") CHECK_NOTHROW(json::parse(r.out));
     }
   }

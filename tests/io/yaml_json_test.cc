@@ -73,6 +73,17 @@ TEST_CASE("YamlToJson rejects invalid UTF-8 with its line (fuzz/audit_fuzz)", "[
   for (const auto& d : ParseManifests(fuzzed, "fuzzed.yaml")) CHECK((d.object.has_value() || d.error.has_value()));
 }
 
+TEST_CASE("YamlToJson stops a cyclic alias and deep nesting", "[yaml_json]") {
+  auto cyclic = YamlToJson(YAML::Load("a: &x\n  b: *x\n"), 0);
+  REQUIRE_FALSE(cyclic.has_value());
+  CHECK_THAT(cyclic.error().message, Catch::Contains("nested deeper than 128"));
+  std::string deep;
+  for (int i = 0; i < 200; ++i) deep += std::string(static_cast<size_t>(i) * 2, ' ') + "k:\n";
+  auto d = YamlToJson(YAML::Load(deep), 0);
+  REQUIRE_FALSE(d.has_value());
+  CHECK_THAT(d.error().message, Catch::Contains("nested deeper than 128"));
+}
+
 TEST_CASE("YamlToJson stops an alias bomb", "[yaml_json]") {
   std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
   char prev = 'a';
