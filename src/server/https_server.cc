@@ -48,61 +48,6 @@ constexpr auto kLinger = std::chrono::seconds(2);
 // (as Go's http.Server.Shutdown does): its client has no reason to expect a close.
 constexpr auto kDrainNewConnections = std::chrono::seconds(2);
 
-const char* Reason(int status) {
-  switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 411: return "Length Required";
-    case 413: return "Payload Too Large";
-    case 415: return "Unsupported Media Type";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-  }
-  return "Status";
-}
-
-bool EqualsNoCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
-  }
-  return true;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-void AppendResponse(std::string& out, const HttpResponse& r, bool close) {
-  out += "HTTP/1.1 ";
-  out += std::to_string(r.status);
-  out += ' ';
-  out += Reason(r.status);
-  out += "\r\nContent-Type: ";
-  out += r.content_type;
-  out += "\r\nContent-Length: ";
-  out += std::to_string(r.body.size());
-  out += "\r\n";
-  for (const auto& [k, v] : r.headers) out += k + ": " + v + "\r\n";
-  if (close) out += "Connection: close\r\n";
-  out += "\r\n";
-  out += r.body;
-}
-
-void AppendError(std::string& out, int status, const std::string& message) {
-  HttpResponse r;
-  r.status = status;
-  r.content_type = "text/plain";
-  r.body = message + "\n";
-  AppendResponse(out, r, true);
-}
-
 int CpusAvailable() {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -330,70 +275,23 @@ class EventLoop {
         c.request_started = true;
         c.request_start = Clock::now();
       }
-      size_t head_end = c.in.find("\r\n\r\n");
-      if (head_end == std::string::npos) {
-        if (c.in.size() > o_.max_header_bytes) Fail(c, 431, "request headers too large");
-        return;
-      }
-      if (head_end > o_.max_header_bytes) return Fail(c, 431, "request headers too large");
-      std::string_view head(c.in.data(), head_end);
-      size_t line_end = head.find("\r\n");
-      std::string_view line = head.substr(0, line_end);
-      size_t sp1 = line.find(' ');
-      size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
-      if (sp2 == std::string_view::npos) return Fail(c, 400, "malformed request line");
-      HttpRequest req;
-      req.method = line.substr(0, sp1);
-      req.target = line.substr(sp1 + 1, sp2 - sp1 - 1);
-      std::string_view version = line.substr(sp2 + 1);
-      if (version != "HTTP/1.1" && version != "HTTP/1.0") return Fail(c, 400, "unsupported HTTP version");
-      req.http10 = version == "HTTP/1.0";
-      req.path = req.target.substr(0, req.target.find('?'));
-      bool keep_alive = !req.http10, chunked = false, expect_continue = false;
-      size_t content_length = 0;
-      size_t pos = line_end == std::string_view::npos ? head.size() : line_end + 2;
-      while (pos < head.size()) {
-        size_t eol = head.find("\r\n", pos);
-        std::string_view h = head.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos);
-        pos = eol == std::string_view::npos ? head.size() : eol + 2;
-        size_t colon = h.find(':');
-        if (colon == std::string_view::npos) return Fail(c, 400, "malformed header line");
-        std::string_view name = h.substr(0, colon), value = Trim(h.substr(colon + 1));
-        if (EqualsNoCase(name, "content-length")) {
-          if (value.empty() || value.size() > 12) return Fail(c, 400, "invalid Content-Length");
-          content_length = 0;
-          for (char ch : value) {
-            if (ch < '0' || ch > '9') return Fail(c, 400, "invalid Content-Length");
-            content_length = content_length * 10 + static_cast<size_t>(ch - '0');
-          }
-        } else if (EqualsNoCase(name, "content-type")) {
-          req.content_type = value;
-        } else if (EqualsNoCase(name, "connection")) {
-          if (EqualsNoCase(value, "close")) keep_alive = false;
-          if (EqualsNoCase(value, "keep-alive")) keep_alive = true;
-        } else if (EqualsNoCase(name, "transfer-encoding")) {
-          chunked = !EqualsNoCase(value, "identity");
-        } else if (EqualsNoCase(name, "expect")) {
-          expect_continue = EqualsNoCase(value, "100-continue");
-        }
-      }
-      if (chunked) return Fail(c, 411, "send the body with Content-Length");
-      if (content_length > o_.max_body_bytes) {
-        return Fail(c, 413, "request body of " + std::to_string(content_length) + " bytes exceeds the limit of " +
-                                std::to_string(o_.max_body_bytes));
-      }
-      size_t total = head_end + 4 + content_length;
+      HeadParse parsed = ParseRequestHead(c.in, o_.max_header_bytes, o_.max_body_bytes);
+      if (parsed.status == HeadParse::Status::kIncomplete) return;
+      if (parsed.status == HeadParse::Status::kError) return Fail(c, parsed.error_status, parsed.error);
+      const RequestHead& h = parsed.head;
+      size_t total = h.head_bytes + h.content_length;
       if (c.in.size() < total) {
-        if (expect_continue && !c.continue_sent) {
+        if (h.expect_continue && !c.continue_sent) {
           c.out += "HTTP/1.1 100 Continue\r\n\r\n";
           c.continue_sent = true;
         }
         return;
       }
-      req.body = std::string_view(c.in.data() + head_end + 4, content_length);
+      HttpRequest req = h.request;
+      req.body = std::string_view(c.in.data() + h.head_bytes, h.content_length);
       HttpResponse res;
       handler_(req, res);
-      bool close = !keep_alive || stopping_.load();
+      bool close = !h.keep_alive || stopping_.load();
       AppendResponse(c.out, res, close);
       ++c.served;
       c.in.erase(0, total);

@@ -20,25 +20,10 @@
 
 #include <openssl/ssl.h>
 
+#include "server/http_message.h"
 #include "shmguard/result.h"
 
 namespace shmguard::server {
-
-struct HttpRequest {
-  std::string_view method;        // "POST"
-  std::string_view target;        // "/mutate?timeout=10s"
-  std::string_view path;          // "/mutate"
-  std::string_view content_type;  // header value, "" when absent
-  std::string_view body;
-  bool http10 = false;
-};
-
-struct HttpResponse {
-  int status = 200;
-  std::string content_type = "application/json";
-  std::string body;
-  std::vector<std::pair<std::string, std::string>> headers;  // extra headers, e.g. Allow
-};
 
 // Called on a loop thread for every complete request; must be thread-safe and must not throw.
 using HttpHandler = std::function<void(const HttpRequest&, HttpResponse&)>;

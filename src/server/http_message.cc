@@ -1,0 +1,134 @@
+// ParseRequestHead, AppendResponse.
+#include "server/http_message.h"
+
+#include <cctype>
+
+namespace shmguard::server {
+namespace {
+
+const char* Reason(int status) {
+  switch (status) {
+    case 100: return "Continue";
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 411: return "Length Required";
+    case 413: return "Payload Too Large";
+    case 415: return "Unsupported Media Type";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 503: return "Service Unavailable";
+  }
+  return "Status";
+}
+
+bool EqualsNoCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  }
+  return true;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+HeadParse Error(int status, std::string message) {
+  HeadParse p;
+  p.status = HeadParse::Status::kError;
+  p.error_status = status;
+  p.error = std::move(message);
+  return p;
+}
+
+}  // namespace
+
+HeadParse ParseRequestHead(std::string_view received, size_t max_header_bytes, size_t max_body_bytes) {
+  size_t head_end = received.find("\r\n\r\n");
+  if (head_end == std::string_view::npos) {
+    if (received.size() > max_header_bytes) return Error(431, "request headers too large");
+    return HeadParse{};
+  }
+  if (head_end > max_header_bytes) return Error(431, "request headers too large");
+  std::string_view head = received.substr(0, head_end);
+  size_t line_end = head.find("\r\n");
+  std::string_view line = head.substr(0, line_end);
+  size_t sp1 = line.find(' ');
+  size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
+  if (sp2 == std::string_view::npos) return Error(400, "malformed request line");
+  HeadParse p;
+  RequestHead& h = p.head;
+  h.request.method = line.substr(0, sp1);
+  h.request.target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+  std::string_view version = line.substr(sp2 + 1);
+  if (version != "HTTP/1.1" && version != "HTTP/1.0") return Error(400, "unsupported HTTP version");
+  h.request.http10 = version == "HTTP/1.0";
+  h.request.path = h.request.target.substr(0, h.request.target.find('?'));
+  h.keep_alive = !h.request.http10;
+  bool chunked = false;
+  size_t pos = line_end == std::string_view::npos ? head.size() : line_end + 2;
+  while (pos < head.size()) {
+    size_t eol = head.find("\r\n", pos);
+    std::string_view header = head.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos);
+    pos = eol == std::string_view::npos ? head.size() : eol + 2;
+    size_t colon = header.find(':');
+    if (colon == std::string_view::npos) return Error(400, "malformed header line");
+    std::string_view name = header.substr(0, colon), value = Trim(header.substr(colon + 1));
+    if (EqualsNoCase(name, "content-length")) {
+      if (value.empty() || value.size() > 12) return Error(400, "invalid Content-Length");
+      h.content_length = 0;
+      for (char ch : value) {
+        if (ch < '0' || ch > '9') return Error(400, "invalid Content-Length");
+        h.content_length = h.content_length * 10 + static_cast<size_t>(ch - '0');
+      }
+    } else if (EqualsNoCase(name, "content-type")) {
+      h.request.content_type = value;
+    } else if (EqualsNoCase(name, "connection")) {
+      if (EqualsNoCase(value, "close")) h.keep_alive = false;
+      if (EqualsNoCase(value, "keep-alive")) h.keep_alive = true;
+    } else if (EqualsNoCase(name, "transfer-encoding")) {
+      chunked = !EqualsNoCase(value, "identity");
+    } else if (EqualsNoCase(name, "expect")) {
+      h.expect_continue = EqualsNoCase(value, "100-continue");
+    }
+  }
+  if (chunked) return Error(411, "send the body with Content-Length");
+  if (h.content_length > max_body_bytes) {
+    return Error(413, "request body of " + std::to_string(h.content_length) + " bytes exceeds the limit of " +
+                          std::to_string(max_body_bytes));
+  }
+  h.head_bytes = head_end + 4;
+  p.status = HeadParse::Status::kComplete;
+  return p;
+}
+
+void AppendResponse(std::string& out, const HttpResponse& r, bool close) {
+  out += "HTTP/1.1 ";
+  out += std::to_string(r.status);
+  out += ' ';
+  out += Reason(r.status);
+  out += "\r\nContent-Type: ";
+  out += r.content_type;
+  out += "\r\nContent-Length: ";
+  out += std::to_string(r.body.size());
+  out += "\r\n";
+  for (const auto& [k, v] : r.headers) out += k + ": " + v + "\r\n";
+  if (close) out += "Connection: close\r\n";
+  out += "\r\n";
+  out += r.body;
+}
+
+void AppendError(std::string& out, int status, const std::string& message) {
+  HttpResponse r;
+  r.status = status;
+  r.content_type = "text/plain";
+  r.body = message + "\n";
+  AppendResponse(out, r, true);
+}
+
+}  // namespace shmguard::server

@@ -1,0 +1,57 @@
+// HTTP/1.1 message framing for the webhook transport, without sockets: parsing a request head
+// from received bytes, and writing a response. Pure functions, tested by table.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace shmguard::server {
+
+struct HttpRequest {
+  std::string_view method;        // "POST"
+  std::string_view target;        // "/mutate?timeout=10s"
+  std::string_view path;          // "/mutate"
+  std::string_view content_type;  // header value, "" when absent
+  std::string_view body;
+  bool http10 = false;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // extra headers, e.g. Allow
+};
+
+struct RequestHead {
+  HttpRequest request;            // body not set: it follows the head
+  bool keep_alive = true;         // HTTP/1.1 unless "Connection: close"; 1.0 only if asked
+  bool expect_continue = false;   // "Expect: 100-continue"
+  size_t content_length = 0;
+  size_t head_bytes = 0;          // request line + headers + the blank line
+};
+
+struct HeadParse {
+  enum class Status { kIncomplete, kComplete, kError } status = Status::kIncomplete;
+  RequestHead head;         // kComplete
+  int error_status = 0;     // kError: 400, 411, 413 or 431
+  std::string error;        // kError: for the response body
+};
+
+// Parses the head at the start of `received`. kIncomplete until the blank line arrives;
+// kError for a malformed request line or header, a version other than HTTP/1.0-1.1, a chunked
+// body (411), a Content-Length over `max_body_bytes` (413) or a head over `max_header_bytes`
+// (431). Views in the result point into `received`.
+HeadParse ParseRequestHead(std::string_view received, size_t max_header_bytes, size_t max_body_bytes);
+
+// Appends "HTTP/1.1 <status> <reason>", Content-Type, Content-Length, the extra headers,
+// "Connection: close" when `close`, and the body.
+void AppendResponse(std::string& out, const HttpResponse& response, bool close);
+
+// A plain-text error response that closes the connection.
+void AppendError(std::string& out, int status, const std::string& message);
+
+}  // namespace shmguard::server
