@@ -43,18 +43,6 @@ void RaiseFdLimit() {
   setrlimit(RLIMIT_NOFILE, &r);
 }
 
-int PlainConnect(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  timeval tv{5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  return fd;
-}
-
 std::string Request(const std::string& body, const std::string& version = "HTTP/1.1", const std::string& extra = "") {
   return "POST /mutate " + version + "\r\nHost: localhost\r\nContent-Type: application/json\r\n" + extra +
          "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
@@ -132,7 +120,8 @@ TEST_CASE("hostile: HTTP/1.0, pipelining and Expect: 100-continue", "[hostile][n
 
 TEST_CASE("hostile: plaintext HTTP on the TLS port is dropped, the server stays up", "[hostile][net]") {
   Server s;
-  int fd = PlainConnect(s.port());
+  int fd = test::ConnectLoopback(s.port());
+  REQUIRE(fd >= 0);
   std::string req = Request(test::ReviewJson(kPod, "team-a"));
   CHECK(::write(fd, req.data(), req.size()) > 0);
   char buf[256];

@@ -77,6 +77,9 @@ class Process {
 // Waits until GET http://127.0.0.1:port/readyz answers 200 (or `seconds` pass).
 bool WaitReady(int metrics_port, double seconds);
 
+// A TCP connection to 127.0.0.1:port with a 10 s receive timeout; -1 when it fails.
+int ConnectLoopback(int port);
+
 // A free TCP port on 127.0.0.1 (bound and released).
 int FreePort();
 
