@@ -123,7 +123,7 @@ TEST_CASE("Decide mutates CREATE of Pods and JobSets only", "[admission]") {
   CHECK(Decide(Parse(Review(test::Yaml(kPod), "kube-system")), Policy{}, Face::kMutate).patch.empty());
 }
 
-TEST_CASE("Decide: /validate denies in enforce, warns in warn; /mutate never denies", "[admission]") {
+TEST_CASE("Decide: /validate denies in enforce and warns in warn, /mutate never denies", "[admission]") {
   AdmissionRequest enforce = Parse(Review(test::Yaml(kTooBig), "ml-a"));
   AdmissionRequest warn = Parse(Review(test::Yaml(kTooBig), "team-a"));
 

@@ -131,7 +131,7 @@ TEST_CASE("hostile: plaintext HTTP on the TLS port is dropped, the server stays 
   CHECK(TlsConnection(s.port(), s.ca).Post("/mutate", test::ReviewJson(kPod, "team-a")).status == 200);
 }
 
-TEST_CASE("hostile: 256 slowloris and 256 idle connections; a normal client is answered within 100 ms",
+TEST_CASE("hostile: with 256 slowloris and 256 idle connections a normal client is answered within 100 ms",
           "[hostile][net]") {
   RaiseFdLimit();
   Server s(3);  // requests must complete within 3 s

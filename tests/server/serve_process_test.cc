@@ -78,7 +78,7 @@ TEST_CASE("serve exits non-zero with a clear message when it cannot start", "[se
   CHECK(first.Wait(15) == 0);
 }
 
-TEST_CASE("serve finishes the request in flight on SIGTERM and exits 0; logs are JSON lines", "[serve][net]") {
+TEST_CASE("serve finishes the request in flight on SIGTERM, exits 0, and logs JSON lines", "[serve][net]") {
   TempDir dir;
   IssueCert(dir.path(), "localhost", dir.File("tls.crt"), dir.File("tls.key"));
   int port = FreePort(), mport = FreePort();
