@@ -263,7 +263,9 @@ class EventLoop {
     if (!Flush(c)) return false;
     if (c.out_pos >= c.out.size()) {
       if (c.close_after_write) return eof ? false : StartLinger(c);
-      if (stopping_.load() && !c.request_started) return false;  // draining: answered, done
+      // Draining: a connection that has been answered is done; a new one may still send its
+      // first request (the loop closes it after kDrainNewConnections).
+      if (stopping_.load() && !c.request_started && c.served > 0) return false;
     }
     return !eof;
   }
