@@ -38,6 +38,7 @@ struct Decision {
   nlohmann::json patch = nlohmann::json::array();  // RFC 6902 ops; empty means no patch
   Verdict verdict = Verdict::kSkip;  // for logs and metrics
   int64_t required_bytes = 0;        // largest planned dshm, 0 when none
+  std::string name;                  // metadata.name, else generateName (for logs)
 };
 
 // The answer of one face to one request. CREATE of a Pod (v1) or JobSet (v1alpha2) is

@@ -2,6 +2,7 @@
 // operator[] on input (they throw or insert), only these.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +16,12 @@ inline const nlohmann::json* FindMember(const nlohmann::json& obj, std::string_v
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null()) return nullptr;
   return &*it;
+}
+
+// The string member `key` of `obj`, or "" when it is missing or not a string.
+inline std::string StringMember(const nlohmann::json& obj, std::string_view key) {
+  const nlohmann::json* v = FindMember(obj, key);
+  return v && v->is_string() ? v->get<std::string>() : std::string();
 }
 
 }  // namespace shmguard

@@ -52,6 +52,4 @@ Result<int64_t> ParseBytes(std::string_view text, std::string_view what);
 // REQUIRES: bytes >= 0.
 std::string FormatBytes(int64_t bytes);
 
-bool operator==(const Quantity& a, const Quantity& b);
-
 }  // namespace shmguard

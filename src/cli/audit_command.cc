@@ -5,6 +5,7 @@
 
 #include "cli/audit_output.h"
 #include "shmguard/evaluation.h"
+#include "shmguard/json_access.h"
 #include "shmguard/quantity.h"
 
 namespace shmguard::cli {
@@ -12,16 +13,10 @@ namespace {
 
 using nlohmann::json;
 
-std::string StringAt(const json& obj, const char* key) {
-  if (!obj.is_object()) return {};
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 AuditRecord EvaluateRecord(const json& object, const Policy& policy) {
   AuditRecord r;
   Evaluation ev = Evaluate(object, policy);
-  r.api_version = ev.api_version.empty() ? StringAt(object, "apiVersion") : ev.api_version;
+  r.api_version = ev.api_version.empty() ? StringMember(object, "apiVersion") : ev.api_version;
   r.kind = ev.kind;
   r.namespace_name = ev.namespace_name;
   r.name = ev.name;
@@ -48,9 +43,26 @@ AuditRecord EvaluateRecord(const json& object, const Policy& policy) {
 
 // "PodList" items often lack apiVersion/kind (the API omits them); kubectl's "List" has them.
 bool IsList(const json& obj) {
-  std::string kind = StringAt(obj, "kind");
+  std::string kind = StringMember(obj, "kind");
   return kind.size() >= 4 && kind.compare(kind.size() - 4, 4, "List") == 0 && obj.contains("items") &&
          obj["items"].is_array();
+}
+
+// An item of a List. Items of an API list ("PodList") carry no kind: it is in the list's name.
+AuditRecord EvaluateListItem(const json& item, int index, const std::string& list_kind,
+                             const std::string& list_api_version, const Policy& policy) {
+  std::string item_kind = list_kind.size() > 4 ? list_kind.substr(0, list_kind.size() - 4) : "";
+  AuditRecord r;
+  if (item.is_object() && !item.contains("kind") && !item_kind.empty()) {
+    json filled = item;
+    filled["kind"] = item_kind;
+    filled["apiVersion"] = list_api_version;
+    r = EvaluateRecord(filled, policy);
+  } else {
+    r = EvaluateRecord(item, policy);
+  }
+  r.item = index;
+  return r;
 }
 
 std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy& policy) {
@@ -68,36 +80,12 @@ std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy&
     r.reasons.push_back(doc.error->ToString());
     records.push_back(stamp(std::move(r)));
   } else if (doc.item) {  // one item of a List, handed out alone
-    const json& item = *doc.object;
-    AuditRecord r;
-    std::string item_kind = doc.list_kind.substr(0, doc.list_kind.size() - 4);
-    if (item.is_object() && !item.contains("kind") && !item_kind.empty()) {
-      json filled = item;  // PodList items: the kind is in the list's name
-      filled["kind"] = item_kind;
-      filled["apiVersion"] = doc.list_api_version;
-      r = EvaluateRecord(filled, policy);
-    } else {
-      r = EvaluateRecord(item, policy);
-    }
-    r.item = *doc.item;
-    records.push_back(stamp(std::move(r)));
+    records.push_back(stamp(EvaluateListItem(*doc.object, *doc.item, doc.list_kind, doc.list_api_version, policy)));
   } else if (IsList(*doc.object)) {
     const json& list = *doc.object;
-    std::string item_kind = StringAt(list, "kind");
-    item_kind.resize(item_kind.size() - 4);
     for (size_t i = 0; i < list["items"].size(); ++i) {
-      const json& item = list["items"][i];
-      AuditRecord r;
-      if (item.is_object() && !item.contains("kind") && !item_kind.empty()) {
-        json filled = item;  // PodList items: the kind is in the list's name
-        filled["kind"] = item_kind;
-        filled["apiVersion"] = StringAt(list, "apiVersion");
-        r = EvaluateRecord(filled, policy);
-      } else {
-        r = EvaluateRecord(item, policy);
-      }
-      r.item = static_cast<int>(i);
-      records.push_back(stamp(std::move(r)));
+      records.push_back(stamp(EvaluateListItem(list["items"][i], static_cast<int>(i), StringMember(list, "kind"),
+                                               StringMember(list, "apiVersion"), policy)));
     }
   } else {
     records.push_back(stamp(EvaluateRecord(*doc.object, policy)));

@@ -134,6 +134,7 @@ Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face
   Evaluation ev = Evaluate(request.object, policy, request.namespace_name);
   d.verdict = ev.verdict;
   d.required_bytes = ev.RequiredBytes();
+  d.name = ev.name;
   if (ev.verdict == Verdict::kSkip) return d;
   const bool enforce = ev.rule.mode == NamespaceMode::kEnforce;
 

@@ -29,11 +29,6 @@ constexpr std::string_view kJobSetApiVersion = "jobset.x-k8s.io/v1alpha2";
 
 constexpr auto Find = FindMember;
 
-std::string StringField(const json& obj, std::string_view key) {
-  const json* v = Find(obj, key);
-  return v && v->is_string() ? v->get<std::string>() : std::string();
-}
-
 // An optional integer field (replicas, parallelism); `fallback` when absent or not an integer.
 int64_t IntField(const json* obj, std::string_view key, int64_t fallback) {
   const json* v = obj ? Find(*obj, key) : nullptr;
@@ -111,14 +106,14 @@ Result<Workload> FindPodTemplates(const json& object) {
     return MakeError(Code::kInvalidInput, "a Kubernetes object must be a mapping", "/");
   }
   Workload w;
-  w.api_version = StringField(object, "apiVersion");
-  w.kind = StringField(object, "kind");
+  w.api_version = StringMember(object, "apiVersion");
+  w.kind = StringMember(object, "kind");
   const json* metadata = Find(object, "metadata");
   if (metadata && !metadata->is_object()) return TypeError("/metadata", "an object");
   if (metadata) {
-    w.namespace_name = StringField(*metadata, "namespace");
-    w.name = StringField(*metadata, "name");
-    if (w.name.empty()) w.name = StringField(*metadata, "generateName");
+    w.namespace_name = StringMember(*metadata, "namespace");
+    w.name = StringMember(*metadata, "name");
+    if (w.name.empty()) w.name = StringMember(*metadata, "generateName");
   }
   if (w.kind.empty()) {
     return MakeError(Code::kUnsupportedKind, "not a Kubernetes object: no kind", "/kind");
@@ -138,9 +133,9 @@ Result<Workload> FindPodTemplates(const json& object) {
       if (!rj.is_object()) return TypeError(rj_pointer, "an object");
       const json* job_spec = Walk(rj, "/template/spec");
       int64_t pods = IntField(&rj, "replicas", 1) * IntField(job_spec, "parallelism", 1);
-      std::string label = "replicatedJob " + (StringField(rj, "name").empty()
+      std::string label = "replicatedJob " + (StringMember(rj, "name").empty()
                                                   ? std::to_string(i)
-                                                  : StringField(rj, "name"));
+                                                  : StringMember(rj, "name"));
       auto added = AddTemplate(object, rj_pointer + "/template/spec/template", label,
                                workload_annotations, pods, w);
       if (!added) return added.error();

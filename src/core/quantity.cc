@@ -389,8 +389,4 @@ std::string FormatBytes(int64_t bytes) {
   return FormatQuantity(Quantity{bytes, 0, QuantityFormat::kBinarySI, {}});
 }
 
-bool operator==(const Quantity& a, const Quantity& b) {
-  return FormatQuantity(a) == FormatQuantity(b) && a.format == b.format;
-}
-
 }  // namespace shmguard

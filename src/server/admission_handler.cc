@@ -77,18 +77,8 @@ AdmissionExchange HandleAdmission(std::string_view body, std::string_view conten
     x.namespace_name = request->namespace_name;
     x.operation = request->operation;
     x.dry_run = request->dry_run;
-    if (request->object.is_object()) {
-      auto md = request->object.find("metadata");
-      if (md != request->object.end() && md->is_object()) {
-        auto name = md->find("name");
-        if (name != md->end() && name->is_string()) x.name = *name;
-        auto gen = md->find("generateName");
-        if (x.name.empty() && gen != md->end() && gen->is_string()) x.name = *gen;
-      }
-    }
-    if (x.name.empty()) x.name = request->name;
-
     Decision d = Decide(*request, policy, face);
+    x.name = !d.name.empty() ? d.name : request->name;
     x.verdict = d.verdict;
     x.required_bytes = d.required_bytes;
     x.warnings = d.warnings.size();
