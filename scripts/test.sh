@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
-if grep -rnE '#include *[<"](httplib|yaml-cpp|spdlog|openssl|CLI)' include/shmguard src/core; then
+if grep -rnE '#include *[<"](httplib|yaml|spdlog|openssl|CLI|simdjson)' include/shmguard src/core; then
   echo "the core (include/shmguard, src/core) must not include I/O libraries" >&2
   exit 1
 fi

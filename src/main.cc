@@ -58,6 +58,8 @@ int main(int argc, char** argv) {
   audit_cmd->add_option("--fail-on", audit.fail_on, "exit 1 at warn (anything to patch) or deny (default)")
       ->check(CLI::IsMember({"warn", "deny"}));
   audit_cmd->add_option("--config", config, "policy YAML; built-in defaults without it");
+  audit_cmd->add_option("-j,--jobs", audit.jobs, "threads parsing and evaluating documents (default: one per CPU)")
+      ->check(CLI::Range(1, 256));
   audit_cmd->callback([&] {
     auto policy = LoadPolicyOrDefaults(config, "audit");
     code = policy ? ToInt(shmguard::cli::RunAudit(audit, *policy, std::cin, std::cout, std::cerr))

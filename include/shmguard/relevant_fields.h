@@ -38,4 +38,41 @@ inline bool IsIgnoredMember(std::string_view key) {
 // Members of an object's root that are never read ("status" of a Pod, a JobSet...).
 inline bool IsIgnoredRootMember(std::string_view key) { return key == "status"; }
 
+// Where a value sits, for a parser applying the rules above while it builds the tree: an
+// object's root, a List's items, an annotations mapping, an env list, an AdmissionReview's root
+// and request, or anywhere else.
+enum class PruneContext { kOther, kRoot, kItems, kAnnotations, kEnv, kReviewRoot, kReviewRequest };
+
+// Whether the member `key` of a mapping in `ctx` is kept.
+inline bool KeepMember(PruneContext ctx, std::string_view key) {
+  switch (ctx) {
+    case PruneContext::kReviewRoot:
+      return key == "apiVersion" || key == "kind" || key == "request";
+    case PruneContext::kReviewRequest:
+      return key == "uid" || key == "kind" || key == "namespace" || key == "name" || key == "operation" ||
+             key == "dryRun" || key == "object";
+    case PruneContext::kAnnotations:
+      return IsRelevantAnnotation(key);
+    case PruneContext::kRoot:
+      return !IsIgnoredRootMember(key) && !IsIgnoredMember(key);
+    default:
+      return !IsIgnoredMember(key);
+  }
+}
+
+// The context of the value of member `key` of a mapping in `parent`.
+inline PruneContext MemberContext(PruneContext parent, std::string_view key) {
+  if (parent == PruneContext::kReviewRoot) return key == "request" ? PruneContext::kReviewRequest : PruneContext::kOther;
+  if (parent == PruneContext::kReviewRequest) return key == "object" ? PruneContext::kRoot : PruneContext::kOther;
+  if (parent == PruneContext::kRoot && key == "items") return PruneContext::kItems;  // a List's objects
+  if (key == "annotations") return PruneContext::kAnnotations;
+  if (key == "env") return PruneContext::kEnv;
+  return PruneContext::kOther;
+}
+
+// The context of the items of a list in `parent`.
+inline PruneContext ItemContext(PruneContext parent) {
+  return parent == PruneContext::kItems ? PruneContext::kRoot : PruneContext::kOther;
+}
+
 }  // namespace shmguard

@@ -1,9 +1,12 @@
 // StreamAudit, CollectAudit and RunAudit: files -> documents -> objects (List items) -> records.
 #include "cli/audit_command.h"
 
+#include <algorithm>
 #include <sstream>
+#include <thread>
 
 #include "cli/audit_output.h"
+#include "cli/ordered_pool.h"
 #include "shmguard/evaluation.h"
 #include "shmguard/json_access.h"
 #include "shmguard/quantity.h"
@@ -67,6 +70,7 @@ AuditRecord EvaluateListItem(const json& item, int index, const std::string& lis
 
 std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy& policy) {
   std::vector<AuditRecord> records;
+  if (!doc.error && doc.object->is_null()) return records;  // "~" or a bare "---": nothing there
   auto stamp = [&](AuditRecord r) {
     r.file = doc.file;
     r.document = doc.index;
@@ -105,9 +109,21 @@ void AuditSummary::Add(const AuditRecord& r) {
 }
 
 AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& policy, std::istream& in,
-                         io::Fidelity fidelity,
+                         io::Fidelity fidelity, unsigned jobs,
                          const std::function<void(const io::Document&, std::vector<AuditRecord>&&)>& each) {
   AuditSummary summary;
+  struct Evaluated {
+    io::Document doc;
+    std::vector<AuditRecord> records;
+  };
+  // Documents are parsed and evaluated on `jobs` threads, then counted and handed to `each` here,
+  // in input order. A few per thread in flight keep them busy; memory stays bounded.
+  OrderedPool<Evaluated> pool(jobs > 1 ? jobs : 0, 8 * static_cast<size_t>(jobs), [&](Evaluated&& e) {
+    if (e.records.empty()) return;  // a document that parsed to null
+    if (!e.doc.item || *e.doc.item == 0) ++summary.documents;
+    for (const auto& r : e.records) summary.Add(r);
+    each(e.doc, std::move(e.records));
+  });
   auto fail = [&](const std::string& file, const Error& e) {
     io::Document doc;
     doc.file = file;
@@ -139,11 +155,13 @@ AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& po
         continue;
       }
       io::ForEachManifest(*text, file, fidelity, [&](io::Document&& doc) {
-        if (!doc.item || *doc.item == 0) ++summary.documents;
-        auto records = EvaluateDocument(doc, policy);
-        for (const auto& r : records) summary.Add(r);
-        each(doc, std::move(records));
+        pool.Submit([doc = std::move(doc), &policy, fidelity]() mutable {
+          io::ParseDocument(doc, fidelity);
+          auto records = EvaluateDocument(doc, policy);
+          return Evaluated{std::move(doc), std::move(records)};
+        });
       });
+      pool.Finish();  // before the file's text (and a JSON file's parse) goes away
     }
   }
   return summary;
@@ -151,7 +169,7 @@ AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& po
 
 AuditResult CollectAudit(const std::vector<std::string>& paths, const Policy& policy, std::istream& in) {
   AuditResult result;
-  result.summary = StreamAudit(paths, policy, in, io::Fidelity::kFull,
+  result.summary = StreamAudit(paths, policy, in, io::Fidelity::kFull, 1,
                                [&](const io::Document& doc, std::vector<AuditRecord>&& records) {
                                  if (doc.object || doc.error) result.documents.push_back(doc);
                                  for (auto& r : records) result.records.push_back(std::move(r));
@@ -177,7 +195,8 @@ ExitCode RunAudit(const AuditOptions& o, const Policy& policy, std::istream& in,
   bool findings = false;
   // Only -o patched prints objects back, so only it needs every field of a JSON document.
   io::Fidelity fidelity = o.output == "patched" ? io::Fidelity::kFull : io::Fidelity::kPruned;
-  AuditSummary summary = StreamAudit(o.paths, policy, in, fidelity,
+  unsigned jobs = o.jobs > 0 ? static_cast<unsigned>(o.jobs) : std::max(1u, std::thread::hardware_concurrency());
+  AuditSummary summary = StreamAudit(o.paths, policy, in, fidelity, jobs,
                                      [&](const io::Document& doc, std::vector<AuditRecord>&& records) {
                                        for (const auto& r : records) {
                                          if (r.verdict == "error") err << "shmguard audit: " << r.reasons.front() << "\n";

@@ -1,7 +1,7 @@
 // `shmguard audit`: the webhook's verdicts over manifest files, offline (SPEC §7). Reads files,
 // directories and stdin; evaluates every object (and every item of a List); keeps going past
-// documents that do not parse. Documents are evaluated and printed one at a time, so memory
-// stays flat however long the stream.
+// documents that do not parse. Documents are parsed and evaluated on a few threads and printed
+// in input order as they finish, so memory stays flat however long the stream.
 #pragma once
 
 #include <functional>
@@ -24,6 +24,7 @@ struct AuditOptions {
   std::vector<std::string> paths;  // files, directories, "-" for stdin
   std::string output = "table";    // table | json | yaml | patched
   std::string fail_on = "deny";    // warn (patch or worse) | deny
+  int jobs = 0;                    // threads parsing and evaluating; 0: one per CPU
 };
 
 // One object of the input and its verdict.
@@ -52,10 +53,11 @@ struct AuditSummary {
 };
 
 // Evaluates everything under `paths` (stdin from `in`), calling `each` with every document and
-// the records it produced, in input order. An unreadable path gives one "error" record with an
+// the records it produced, in input order, on the calling thread; `jobs` threads parse and
+// evaluate (1: all on the calling thread). An unreadable path gives one "error" record with an
 // empty document. kPruned is faster but leaves JSON documents without their full text/object.
 AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& policy, std::istream& in,
-                         io::Fidelity fidelity,
+                         io::Fidelity fidelity, unsigned jobs,
                          const std::function<void(const io::Document&, std::vector<AuditRecord>&&)>& each);
 
 struct AuditResult {

@@ -11,33 +11,7 @@ namespace {
 using nlohmann::json;
 namespace dom = simdjson::dom;
 
-// Where a value sits, for the pruning rules.
-enum class Context { kOther, kRoot, kItems, kAnnotations, kEnv, kReviewRoot, kReviewRequest };
-
-bool Keep(Context ctx, std::string_view key) {
-  switch (ctx) {
-    case Context::kReviewRoot:
-      return key == "apiVersion" || key == "kind" || key == "request";
-    case Context::kReviewRequest:
-      return key == "uid" || key == "kind" || key == "namespace" || key == "name" || key == "operation" ||
-             key == "dryRun" || key == "object";
-    case Context::kAnnotations:
-      return IsRelevantAnnotation(key);
-    case Context::kRoot:
-      return !IsIgnoredRootMember(key) && !IsIgnoredMember(key);
-    default:
-      return !IsIgnoredMember(key);
-  }
-}
-
-Context ChildContext(Context parent, std::string_view key) {
-  if (parent == Context::kReviewRoot) return key == "request" ? Context::kReviewRequest : Context::kOther;
-  if (parent == Context::kReviewRequest) return key == "object" ? Context::kRoot : Context::kOther;
-  if (parent == Context::kRoot && key == "items") return Context::kItems;  // a List's objects
-  if (key == "annotations") return Context::kAnnotations;
-  if (key == "env") return Context::kEnv;
-  return Context::kOther;
-}
+using Context = PruneContext;
 
 bool RelevantEnv(dom::element item) {
   dom::object obj;
@@ -53,8 +27,8 @@ bool Convert(dom::element v, Context ctx, int depth, json& out) {
     case dom::element_type::OBJECT: {
       out = json::object();
       for (dom::key_value_pair field : dom::object(v)) {
-        if (!Keep(ctx, field.key)) continue;
-        if (!Convert(field.value, ChildContext(ctx, field.key), depth + 1, out[std::string(field.key)])) return false;
+        if (!KeepMember(ctx, field.key)) continue;
+        if (!Convert(field.value, MemberContext(ctx, field.key), depth + 1, out[std::string(field.key)])) return false;
       }
       return true;
     }
@@ -63,7 +37,7 @@ bool Convert(dom::element v, Context ctx, int depth, json& out) {
       for (dom::element item : dom::array(v)) {
         if (ctx == Context::kEnv && !RelevantEnv(item)) continue;
         out.push_back(json());
-        if (!Convert(item, ctx == Context::kItems ? Context::kRoot : Context::kOther, depth + 1, out.back())) {
+        if (!Convert(item, ItemContext(ctx), depth + 1, out.back())) {
           return false;
         }
       }

@@ -7,8 +7,6 @@
 #include <fstream>
 #include <sstream>
 
-#include <yaml-cpp/yaml.h>
-
 #include "io/fast_json.h"
 #include "io/yaml_json.h"
 
@@ -70,23 +68,14 @@ std::string TemplateHint(const std::string& text) {
              : "";
 }
 
-void ParseYamlDocument(Document& d) {
-  try {
-    YAML::Node node = YAML::Load(d.text);
-    auto converted = YamlToJson(node, d.line - 1);
-    if (!converted) {
-      d.error = MakeError(Code::kInvalidInput, converted.error().message + TemplateHint(d.text),
-                          d.file + ":" + converted.error().where.substr(5));
-      return;
-    }
-    d.object = std::move(*converted);
-  } catch (const YAML::Exception& e) {
-    // An error at the end of input is reported on the line after the document: clamp it.
-    int last = d.line + static_cast<int>(std::count(d.text.begin(), d.text.end(), '\n')) - 1;
-    int line = std::min(d.line + (e.mark.is_null() ? 0 : e.mark.line), std::max(last, d.line));
-    d.error = MakeError(Code::kInvalidInput, "YAML: " + e.msg + TemplateHint(d.text),
-                        d.file + ":" + std::to_string(line));
+void ParseYamlDocument(Document& d, Fidelity fidelity) {
+  auto parsed = ParseYaml(d.text, d.line, fidelity == Fidelity::kPruned);
+  if (!parsed) {
+    const Error& e = parsed.error();
+    d.error = MakeError(Code::kInvalidInput, e.message + TemplateHint(d.text), d.file + ":" + e.where.substr(5));
+    return;
   }
+  d.object = std::move(*parsed);
 }
 
 }  // namespace
@@ -130,14 +119,10 @@ void ForEachManifest(const std::string& file_text, const std::string& name, Fide
     if (!HasContent(chunk)) return;
     Document d;
     d.file = name;
-    d.index = index;
+    d.index = index++;
     d.line = start_line;
     d.text = std::string(chunk);
-    ParseYamlDocument(d);
-    if (d.error || !d.object->is_null()) {
-      ++index;
-      each(std::move(d));
-    }
+    each(std::move(d));
   };
   while (pos < text.size()) {
     size_t eol = text.find('\n', pos);
@@ -153,9 +138,16 @@ void ForEachManifest(const std::string& file_text, const std::string& name, Fide
   flush(text.size());
 }
 
+void ParseDocument(Document& d, Fidelity fidelity) {
+  if (!d.object && !d.error) ParseYamlDocument(d, fidelity);
+}
+
 std::vector<Document> ParseManifests(std::string_view text, const std::string& name) {
   std::vector<Document> docs;
-  ForEachManifest(std::string(text), name, Fidelity::kFull, [&](Document&& d) { docs.push_back(std::move(d)); });
+  ForEachManifest(std::string(text), name, Fidelity::kFull, [&](Document&& d) {
+    ParseDocument(d, Fidelity::kFull);
+    if (d.error || !d.object->is_null()) docs.push_back(std::move(d));
+  });
   return docs;
 }
 

@@ -15,8 +15,9 @@
 
 namespace shmguard::io {
 
-// kFull keeps every field (for printing objects back); kPruned parses JSON with simdjson and
-// keeps only what the evaluation reads (shmguard/relevant_fields.h), several times faster.
+// kFull keeps every field (for printing objects back); kPruned keeps only what the evaluation
+// reads (shmguard/relevant_fields.h), skipping the rest while parsing — several times faster for
+// JSON (simdjson), less work for YAML.
 enum class Fidelity { kFull, kPruned };
 
 struct Document {
@@ -29,20 +30,27 @@ struct Document {
   // list's kind and apiVersion (items of "PodList" from the API carry no kind of their own).
   std::optional<int> item;
   std::string list_kind, list_api_version;
-  std::optional<nlohmann::json> object;  // set when it parsed
+  std::optional<nlohmann::json> object;  // set when it parsed (null for "~" or a bare "---")
   std::optional<Error> error;            // set when it did not: where = "file:line"
 };
 
-// Splits and parses `text`, calling `each` for every document in order, so that a large stream
+// Splits `text` into documents, calling `each` for every one in order, so that a large stream
 // is never held parsed all at once. JSON when `name` ends in .json, or (stdin) the text starts
 // with '{' or '[' (a JSON file is one document); YAML otherwise. Documents that hold only
 // comments or whitespace are dropped. Never fails as a whole: errors are per document.
-// With kPruned, a JSON List is handed out item by item (Document::item set).
+// JSON documents come parsed; YAML documents come as text, for ParseDocument to parse (on any
+// thread: the audit parses them in parallel). With kPruned, a JSON List is handed out item by
+// item (Document::item set).
 // `text` may hold simdjson's padding in its spare capacity (ReadFileText leaves it there).
 void ForEachManifest(const std::string& text, const std::string& name, Fidelity fidelity,
                      const std::function<void(Document&&)>& each);
 
-// ForEachManifest with kFull, collected (every List is one document).
+// Parses a YAML document ForEachManifest handed out, setting `object` or `error`; does nothing
+// to a document that is already parsed. kPruned skips what the evaluation never reads.
+void ParseDocument(Document& d, Fidelity fidelity);
+
+// ForEachManifest with kFull, parsed and collected (every List is one document; documents that
+// parse to null, such as "~", are dropped).
 std::vector<Document> ParseManifests(std::string_view text, const std::string& name);
 
 // The files to read for `paths`: a file as given; a directory's *.yaml, *.yml and *.json files

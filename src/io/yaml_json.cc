@@ -1,47 +1,29 @@
-// YamlToJson / JsonToYaml with go-yaml v2's scalar resolution (resolve.go).
+// ParseYaml (libyaml events -> JSON) and JsonToYaml, with go-yaml v2's scalar resolution
+// (resolve.go).
 #include "io/yaml_json.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <set>
+
+#include <yaml.h>
+#include <yaml-cpp/yaml.h>
+
+#include "shmguard/json_access.h"
+#include "shmguard/relevant_fields.h"
 
 namespace shmguard::io {
 namespace {
 
 using nlohmann::json;
 constexpr size_t kMaxNodes = 5'000'000;
-constexpr int kMaxDepth = 128;  // as for JSON input; also stops an alias nested in its own anchor
+constexpr size_t kMaxDepth = 128;  // as for JSON input; also stops an alias nested in its own anchor
 
-// True when `s` is well-formed UTF-8 (RFC 3629: no overlongs, surrogates or code points past
-// U+10FFFF). YAML text must be Unicode; yaml-cpp passes bytes through unchecked.
-bool IsValidUtf8(const std::string& s) {
-  size_t i = 0, n = s.size();
-  while (i < n) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-    if (len == 0 || i + len > n) return false;
-    uint32_t cp = c & (0xFF >> (len + 1));
-    for (size_t k = 1; k < len; ++k) {
-      unsigned char cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-        (cp >= 0xD800 && cp <= 0xDFFF)) {
-      return false;
-    }
-    i += len;
-  }
-  return true;
-}
-
-bool IsOneOf(const std::string& s, std::initializer_list<const char*> words) {
-  for (const char* w : words) {
+bool IsOneOf(std::string_view s, std::initializer_list<std::string_view> words) {
+  for (std::string_view w : words) {
     if (s == w) return true;
   }
   return false;
@@ -138,113 +120,6 @@ bool ParseYamlFloat(const std::string& s, json& out) {
   return true;
 }
 
-class Converter {
- public:
-  explicit Converter(int line_offset) : line_offset_(line_offset) {}
-
-  Result<json> Convert(const YAML::Node& node) {
-    if (++nodes_ > kMaxNodes) {
-      return MakeError(Code::kInvalidInput,
-                       "document expands to more than 5 million nodes (alias bomb?)", Where(node));
-    }
-    struct DepthGuard {
-      int& d;
-      explicit DepthGuard(int& depth) : d(++depth) {}
-      ~DepthGuard() { --d; }
-    } guard(depth_);
-    if (depth_ > kMaxDepth) {
-      return MakeError(Code::kInvalidInput,
-                       "nested deeper than " + std::to_string(kMaxDepth) + " levels (an alias inside its own anchor?)",
-                       Where(node));
-    }
-    switch (node.Type()) {
-      case YAML::NodeType::Undefined:
-      case YAML::NodeType::Null:
-        return json(nullptr);
-      case YAML::NodeType::Scalar:
-        return Scalar(node);
-      case YAML::NodeType::Sequence: {
-        json out = json::array();
-        for (const auto& item : node) {
-          auto v = Convert(item);
-          if (!v) return v;
-          out.push_back(std::move(*v));
-        }
-        return out;
-      }
-      case YAML::NodeType::Map:
-        return Map(node);
-    }
-    return json(nullptr);
-  }
-
- private:
-  std::string Where(const YAML::Node& node) const {
-    return "line " + std::to_string(node.Mark().line + 1 + line_offset_);
-  }
-
-  Result<json> Scalar(const YAML::Node& node) {
-    const std::string& text = node.Scalar();
-    if (!IsValidUtf8(text)) return MakeError(Code::kInvalidInput, "invalid UTF-8 in a value", Where(node));
-    const std::string& tag = node.Tag();
-    if (tag == "!" || tag == "tag:yaml.org,2002:str") return json(text);
-    if (tag == "?" || tag.empty()) return ResolvePlainScalar(text);
-    if (tag == "tag:yaml.org,2002:int" || tag == "tag:yaml.org,2002:float" ||
-        tag == "tag:yaml.org,2002:bool" || tag == "tag:yaml.org,2002:null") {
-      return ResolvePlainScalar(text);
-    }
-    return json(text);  // custom tags: keep the text
-  }
-
-  Result<json> Map(const YAML::Node& node) {
-    json out = json::object();
-    std::vector<YAML::Node> merges;
-    for (const auto& kv : node) {
-      const YAML::Node& key = kv.first;
-      if (!key.IsScalar()) {
-        return MakeError(Code::kInvalidInput,
-                         "mapping key is not a plain value (an unrendered template such as "
-                         "{{ x }}?)",
-                         Where(key));
-      }
-      if (!IsValidUtf8(key.Scalar())) return MakeError(Code::kInvalidInput, "invalid UTF-8 in a key", Where(key));
-      if (key.Scalar() == "<<" && key.Tag() == "?") {
-        merges.push_back(kv.second);
-        continue;
-      }
-      if (out.contains(key.Scalar())) {
-        return MakeError(Code::kInvalidInput, "duplicate key \"" + key.Scalar() + "\"", Where(key));
-      }
-      auto v = Convert(kv.second);
-      if (!v) return v;
-      out[key.Scalar()] = std::move(*v);
-    }
-    for (const auto& m : merges) {  // YAML merge keys: explicit keys win
-      std::vector<YAML::Node> sources;
-      if (m.IsSequence()) {
-        for (const auto& s : m) sources.push_back(s);
-      } else {
-        sources.push_back(m);
-      }
-      for (const auto& s : sources) {
-        auto v = Convert(s);
-        if (!v) return v;
-        if (!v->is_object()) {
-          return MakeError(Code::kInvalidInput, "merge key \"<<\" needs a mapping", Where(s));
-        }
-        for (auto it = v->begin(); it != v->end(); ++it) {
-          if (!out.contains(it.key())) out[it.key()] = it.value();
-        }
-      }
-    }
-    return out;
-  }
-
-  int line_offset_;
-  size_t nodes_ = 0;
-  int depth_ = 0;
-};
-
 bool NeedsQuotes(const std::string& s) {
   if (s.empty()) return true;
   if (!ResolvePlainScalar(s).is_string()) return true;
@@ -304,26 +179,349 @@ void Emit(YAML::Emitter& e, const json& v) {
 
 }  // namespace
 
-json ResolvePlainScalar(const std::string& s) {
-  if (IsOneOf(s, {"", "~", "null", "Null", "NULL"})) return nullptr;
-  if (IsOneOf(s, {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"})) {
-    return true;
-  }
-  if (IsOneOf(s, {"n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"})) {
-    return false;
+json ResolvePlainScalar(std::string_view s) {
+  if (s.size() <= 5) {  // the longest null or bool word is "false"
+    if (IsOneOf(s, {"", "~", "null", "Null", "NULL"})) return nullptr;
+    if (IsOneOf(s, {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"})) {
+      return true;
+    }
+    if (IsOneOf(s, {"n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"})) {
+      return false;
+    }
   }
   char c = s[0];
   if (std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '+' || c == '.') {
     json out;
-    if (ParseYamlInt(s, out)) return out;
-    if (ParseYamlFloat(s, out)) return out;
+    std::string text(s);
+    if (ParseYamlInt(text, out)) return out;
+    if (ParseYamlFloat(text, out)) return out;
   }
   return s;
 }
 
-Result<json> YamlToJson(const YAML::Node& node, int line_offset) {
-  Converter c(line_offset);
-  return c.Convert(node);
+namespace {
+
+// Builds JSON from libyaml's events. With `prune`, members the evaluation never reads
+// (shmguard/relevant_fields.h) are skipped as they stream past rather than built and dropped.
+class Builder {
+ public:
+  Builder(std::string_view text, int first_line, bool prune)
+      : text_(text), first_line_(first_line), prune_(prune) {}
+
+  Result<json> Run() {
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser)) return MakeError(Code::kInternal, "libyaml: out of memory", Where(0));
+    yaml_parser_set_input_string(&parser, reinterpret_cast<const unsigned char*>(text_.data()), text_.size());
+    Result<json> out = json();
+    for (bool done = false; !done;) {
+      yaml_event_t event;
+      if (!yaml_parser_parse(&parser, &event)) {
+        out = SyntaxError(parser);
+        break;
+      }
+      auto ok = Handle(event, done);
+      yaml_event_delete(&event);
+      if (!ok) {
+        out = ok.error();
+        break;
+      }
+    }
+    yaml_parser_delete(&parser);
+    if (out) out = std::move(root_);
+    return out;
+  }
+
+  // True when a kept alias named an anchor inside a skipped member: parse again without pruning.
+  bool NeedsFullParse() const { return needs_full_; }
+
+ private:
+  struct Frame {
+    json value;
+    bool is_map = false;
+    PruneContext ctx = PruneContext::kOther;  // of this container's members or items
+    std::string anchor;  // set when this node is anchored (&name)
+    size_t first_node = 0;
+    std::string key;  // a mapping's pending key
+    bool has_key = false, key_is_merge = false, skip_value = false;
+    size_t key_line = 0;
+    std::vector<std::pair<json, size_t>> merges;  // values of "<<" keys, with their lines
+    std::vector<std::string> skipped;             // pruned keys, still checked for duplicates
+  };
+
+  std::string Where(size_t line) const { return "line " + std::to_string(line + static_cast<size_t>(first_line_)); }
+
+  Error Fail(const std::string& message, size_t line) const {
+    return MakeError(Code::kInvalidInput, message, Where(line));
+  }
+
+  Error SyntaxError(const yaml_parser_t& p) const {
+    std::string problem = p.problem ? p.problem : "syntax error";
+    if (p.error == YAML_READER_ERROR) {  // bad bytes: libyaml gives an offset, not a line
+      size_t offset = std::min(p.problem_offset, text_.size());
+      size_t line = static_cast<size_t>(std::count(text_.begin(), text_.begin() + static_cast<long>(offset), '\n'));
+      return Fail("invalid UTF-8 or control character (" + problem + ")", line);
+    }
+    std::string context = p.context ? std::string(" (") + p.context + ")" : "";
+    // An error at the end of input is reported on the line after the document: clamp it.
+    size_t last = static_cast<size_t>(std::count(text_.begin(), text_.end(), '\n'));
+    if (last > 0 && text_.back() == '\n') --last;
+    return Fail("YAML: " + problem + context, std::min(p.problem_mark.line, last));
+  }
+
+  static std::string_view Str(const yaml_char_t* s) { return s ? reinterpret_cast<const char*>(s) : ""; }
+
+  bool ExpectingKey() const { return !stack_.empty() && stack_.back().is_map && !stack_.back().has_key; }
+
+  Result<bool> Handle(const yaml_event_t& e, bool& done) {
+    size_t line = e.start_mark.line;
+    if (skip_depth_ > 0) return Skip(e);
+    switch (e.type) {
+      case YAML_DOCUMENT_END_EVENT:  // only the first document of the text (as go-yaml's Unmarshal)
+      case YAML_STREAM_END_EVENT:
+        done = true;
+        return true;
+      case YAML_SCALAR_EVENT: {
+        std::string_view text(reinterpret_cast<const char*>(e.data.scalar.value), e.data.scalar.length);
+        std::string_view anchor = Str(e.data.scalar.anchor);
+        const char* tag = reinterpret_cast<const char*>(e.data.scalar.tag);
+        bool plain = e.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+        auto counted = CountNode(line);
+        if (!counted) return counted;
+        if (ExpectingKey()) {
+          if (!anchor.empty()) Remember(anchor, json(text), 1);
+          return Key(text, plain && !tag && text == "<<", line);
+        }
+        if (SkippingValue()) return SkipScalar(anchor);
+        json value = ScalarValue(text, tag, plain);
+        if (!anchor.empty()) Remember(anchor, value, 1);
+        return Add(std::move(value), line);
+      }
+      case YAML_SEQUENCE_START_EVENT:
+      case YAML_MAPPING_START_EVENT: {
+        bool is_map = e.type == YAML_MAPPING_START_EVENT;
+        if (ExpectingKey()) {
+          return Fail("mapping key is not a plain value (an unrendered template such as {{ x }}?)", line);
+        }
+        if (stack_.size() >= kMaxDepth) {
+          return Fail("nested deeper than " + std::to_string(kMaxDepth) + " levels", line);
+        }
+        auto counted = CountNode(line);
+        if (!counted) return counted;
+        std::string_view anchor = Str(is_map ? e.data.mapping_start.anchor : e.data.sequence_start.anchor);
+        if (SkippingValue()) return Skip(e);
+        Frame f;
+        f.is_map = is_map;
+        f.value = is_map ? json::object() : json::array();
+        f.ctx = stack_.empty()             ? PruneContext::kRoot
+                : stack_.back().is_map ? MemberContext(stack_.back().ctx, stack_.back().key)
+                                           : ItemContext(stack_.back().ctx);
+        f.first_node = nodes_;
+        if (!anchor.empty()) {
+          f.anchor = anchor;
+          open_anchors_.insert(f.anchor);
+        }
+        stack_.push_back(std::move(f));
+        return true;
+      }
+      case YAML_SEQUENCE_END_EVENT:
+      case YAML_MAPPING_END_EVENT: {
+        Frame f = std::move(stack_.back());
+        stack_.pop_back();
+        if (f.is_map) {
+          auto merged = ApplyMerges(f);
+          if (!merged) return merged;
+        }
+        if (!f.anchor.empty()) {
+          open_anchors_.erase(f.anchor);
+          Remember(f.anchor, f.value, nodes_ - f.first_node + 1);
+        }
+        if (prune_ && f.is_map && !stack_.empty() && stack_.back().ctx == PruneContext::kEnv) {
+          const json* name = FindMember(f.value, "name");
+          if (name && name->is_string() && !IsRelevantEnvVar(name->get_ref<const std::string&>())) return true;
+        }
+        return Add(std::move(f.value), line);
+      }
+      case YAML_ALIAS_EVENT: {
+        std::string name(Str(e.data.alias.anchor));
+        if (ExpectingKey()) return Fail("mapping key is an alias (*" + name + "): write the key out", line);
+        auto checked = CheckAlias(name, line);
+        if (!checked) return checked;
+        if (SkippingValue()) return SkipScalar("");
+        auto it = anchors_.find(name);
+        if (it == anchors_.end()) {  // its anchor was inside a skipped member
+          needs_full_ = true;
+          return MakeError(Code::kInternal, "an alias of a pruned anchor", Where(line));
+        }
+        nodes_ += it->second.second;
+        if (nodes_ > kMaxNodes) return Fail("document expands to more than 5 million nodes (alias bomb?)", line);
+        return Add(it->second.first, line);
+      }
+      default:  // stream and document start
+        return true;
+    }
+  }
+
+  // A mapping key: pruned members have their value skipped; every key is checked for duplicates.
+  Result<bool> Key(std::string_view text, bool merge, size_t line) {
+    Frame& f = stack_.back();
+    f.key.assign(text);
+    f.has_key = true;
+    f.key_is_merge = merge;
+    f.key_line = line;
+    if (prune_ && !merge && !KeepMember(f.ctx, f.key)) {
+      if (std::find(f.skipped.begin(), f.skipped.end(), f.key) != f.skipped.end()) {
+        return Fail("duplicate key \"" + f.key + "\"", line);
+      }
+      f.skipped.push_back(f.key);
+      f.skip_value = true;
+    }
+    return true;
+  }
+
+  bool SkippingValue() const { return !stack_.empty() && stack_.back().skip_value; }
+
+  // The skipped value was one scalar or alias.
+  Result<bool> SkipScalar(std::string_view anchor) {
+    if (!anchor.empty()) Forget(anchor);
+    stack_.back().skip_value = stack_.back().has_key = false;
+    return true;
+  }
+
+  // Inside a skipped value: only nesting (to find its end) and anchors (a later alias of one
+  // needs the full parse) matter.
+  Result<bool> Skip(const yaml_event_t& e) {
+    switch (e.type) {
+      case YAML_SEQUENCE_START_EVENT:
+      case YAML_MAPPING_START_EVENT: {
+        std::string_view anchor =
+            Str(e.type == YAML_MAPPING_START_EVENT ? e.data.mapping_start.anchor : e.data.sequence_start.anchor);
+        ++skip_depth_;
+        if (!anchor.empty()) {  // open until its end, so that an alias inside it is a cycle
+          Forget(anchor);
+          open_anchors_.insert(std::string(anchor));
+          skipped_open_.emplace_back(skip_depth_, std::string(anchor));
+        }
+        return true;
+      }
+      case YAML_SEQUENCE_END_EVENT:
+      case YAML_MAPPING_END_EVENT:
+        if (!skipped_open_.empty() && skipped_open_.back().first == skip_depth_) {
+          open_anchors_.erase(skipped_open_.back().second);
+          skipped_open_.pop_back();
+        }
+        if (--skip_depth_ == 0) stack_.back().skip_value = stack_.back().has_key = false;
+        return true;
+      case YAML_SCALAR_EVENT:
+        Forget(Str(e.data.scalar.anchor));
+        return true;
+      case YAML_ALIAS_EVENT:
+        return CheckAlias(Str(e.data.alias.anchor), e.start_mark.line);
+      default:
+        return true;
+    }
+  }
+
+  // The errors an alias gives whether or not its value is skipped, so that pruning never
+  // changes what parses.
+  Result<bool> CheckAlias(std::string_view anchor, size_t line) {
+    std::string name(anchor);
+    if (open_anchors_.count(name)) return Fail("alias *" + name + " is inside its own anchor (a cycle)", line);
+    if (!anchors_.count(name) && !pruned_anchors_.count(name)) return Fail("unknown anchor *" + name, line);
+    return true;
+  }
+
+  Result<bool> CountNode(size_t line) {
+    if (++nodes_ > kMaxNodes) return Fail("document expands to more than 5 million nodes (alias bomb?)", line);
+    return true;
+  }
+
+  void Remember(std::string_view anchor, const json& value, size_t nodes) {
+    std::string name(anchor);
+    pruned_anchors_.erase(name);
+    anchors_[name] = {value, nodes};  // a later anchor of the same name replaces it, as in YAML
+  }
+
+  void Forget(std::string_view anchor) {
+    if (anchor.empty()) return;
+    std::string name(anchor);
+    anchors_.erase(name);
+    pruned_anchors_.insert(name);
+  }
+
+  static json ScalarValue(std::string_view text, const char* tag, bool plain) {
+    if (!tag) return plain ? ResolvePlainScalar(text) : json(text);
+    std::string_view t(tag);
+    if (t == "tag:yaml.org,2002:int" || t == "tag:yaml.org,2002:float" || t == "tag:yaml.org,2002:bool" ||
+        t == "tag:yaml.org,2002:null") {
+      return ResolvePlainScalar(text);
+    }
+    return json(text);  // "!", !!str and custom tags: the text
+  }
+
+  Result<bool> Add(json value, size_t line) {
+    if (stack_.empty()) {
+      root_ = std::move(value);
+      return true;
+    }
+    Frame& f = stack_.back();
+    if (!f.is_map) {
+      f.value.push_back(std::move(value));
+      return true;
+    }
+    f.has_key = false;
+    if (f.key_is_merge) {
+      f.merges.emplace_back(std::move(value), line);
+      return true;
+    }
+    bool fresh = f.value.get_ref<json::object_t&>().try_emplace(f.key, std::move(value)).second;
+    if (!fresh || (!f.skipped.empty() && std::find(f.skipped.begin(), f.skipped.end(), f.key) != f.skipped.end())) {
+      return Fail("duplicate key \"" + f.key + "\"", f.key_line);
+    }
+    return true;
+  }
+
+  // YAML merge keys: explicit keys win over merged ones, and earlier sources over later ones.
+  Result<bool> ApplyMerges(Frame& f) {
+    auto& out = f.value.get_ref<json::object_t&>();
+    for (auto& [m, line] : f.merges) {
+      std::vector<json*> sources;
+      if (m.is_array()) {
+        for (auto& s : m) sources.push_back(&s);
+      } else {
+        sources.push_back(&m);
+      }
+      for (json* s : sources) {
+        if (!s->is_object()) return Fail("merge key \"<<\" needs a mapping", line);
+        for (auto& [k, v] : s->get_ref<json::object_t&>()) {
+          if (!prune_ || KeepMember(f.ctx, k)) out.emplace(k, v);
+        }
+      }
+    }
+    return true;
+  }
+
+  std::string_view text_;
+  int first_line_;
+  bool prune_;
+  std::vector<Frame> stack_;
+  json root_;
+  std::map<std::string, std::pair<json, size_t>> anchors_;
+  std::set<std::string> open_anchors_, pruned_anchors_;
+  size_t nodes_ = 0;
+  int skip_depth_ = 0;  // > 0 inside a skipped container
+  std::vector<std::pair<int, std::string>> skipped_open_;  // anchored skipped containers, by depth
+  bool needs_full_ = false;
+};
+
+}  // namespace
+
+Result<json> ParseYaml(std::string_view text, int first_line, bool prune) {
+  if (prune) {
+    Builder pruned(text, first_line, true);
+    auto out = pruned.Run();
+    if (!pruned.NeedsFullParse()) return out;
+  }
+  return Builder(text, first_line, false).Run();
 }
 
 std::string JsonToYaml(const json& value) {

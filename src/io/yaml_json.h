@@ -1,29 +1,34 @@
-// YAML <-> JSON for Kubernetes manifests. Plain scalars are typed as sigs.k8s.io/yaml
+// YAML <-> JSON for Kubernetes manifests. Reading uses libyaml, the C parser go-yaml was ported
+// from, so a document parses as kubectl parses it. Plain scalars are typed as sigs.k8s.io/yaml
 // (go-yaml v2, YAML 1.1) types them: "8" is an int, "true"/"yes"/"on" are bools, "~" is null,
-// quoted scalars are strings. Merge keys ("<<: *anchor") are expanded; aliases are bounded so a
-// "billion laughs" document fails instead of exhausting memory.
+// quoted and block scalars are strings. Merge keys ("<<: *anchor") are expanded; aliases are
+// bounded so a "billion laughs" document fails instead of exhausting memory.
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
-#include <yaml-cpp/yaml.h>
 
 #include "shmguard/result.h"
 
 namespace shmguard::io {
 
-// Converts one parsed YAML node. `line_offset` is added to yaml-cpp's 0-based marks so errors
-// name the line in the whole file. Fails with kInvalidInput and "line N" in `where` for a
-// non-scalar mapping key, a duplicate key, invalid UTF-8, nesting deeper than 128 (a cyclic
-// alias is infinitely deep), or more than 5 million nodes after alias expansion.
-Result<nlohmann::json> YamlToJson(const YAML::Node& node, int line_offset = 0);
+// Parses the first YAML document of `text` (null when it holds none). `first_line` is the line
+// of `text`'s first line in its file, so that errors name the file's line: `where` is "line N".
+// Fails with kInvalidInput for a syntax error, bytes that are not UTF-8 (or are control
+// characters), a mapping or alias used as a key, a duplicate key, an unknown anchor, an alias
+// inside its own anchor, nesting deeper than 128, or more than 5 million nodes after aliases.
+// With `prune`, members the evaluation never reads (shmguard/relevant_fields.h) are skipped
+// while parsing, as the JSON parser does; the rare document whose alias names an anchor inside
+// a skipped member is parsed again in full.
+Result<nlohmann::json> ParseYaml(std::string_view text, int first_line = 1, bool prune = false);
 
 // Emits `value` as block-style YAML; strings that would read back as another type ("true",
 // "8", "") are quoted. Ends with a newline.
 std::string JsonToYaml(const nlohmann::json& value);
 
 // The JSON type a plain YAML 1.1 scalar resolves to (exposed for tests).
-nlohmann::json ResolvePlainScalar(const std::string& text);
+nlohmann::json ResolvePlainScalar(std::string_view text);
 
 }  // namespace shmguard::io

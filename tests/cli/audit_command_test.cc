@@ -194,7 +194,7 @@ TEST_CASE("RunAudit survives the inputs the audit fuzzer found", "[audit_command
       CAPTURE(file, format);
       Run r = Audit({test::TestdataPath(file)}, format);
       CHECK(r.code == ExitCode::kUsage);  // unreadable documents are reported, not fatal
-      CHECK_THAT(r.err, Catch::Contains("invalid UTF-8") || Catch::Contains("nested deeper than 128"));
+      CHECK_THAT(r.err, Catch::Contains("invalid UTF-8") || Catch::Contains("inside its own anchor"));
       if (std::string(format) == "json") CHECK_NOTHROW(json::parse(r.out));
     }
   }

@@ -6,6 +6,7 @@
 
 #include "cli/audit_command.h"
 #include "io/fast_json.h"
+#include "io/yaml_json.h"
 #include "shmguard/evaluation.h"
 #include "test_util.h"
 
@@ -54,11 +55,9 @@ TEST_CASE("ParseJsonPruned rejects invalid and too deeply nested JSON", "[fast_j
   CHECK(ParseJsonPruned(std::string(100, '[') + std::string(100, ']')).has_value());
 }
 
-void CheckSameEvaluation(const json& full, const std::string& what) {
-  auto pruned = ParseJsonPruned(full.dump());
-  REQUIRE(pruned.has_value());
+void CheckSameEvaluation(const json& full, const json& pruned, const std::string& what) {
   Evaluation a = Evaluate(full, Policy{}, "team-a");
-  Evaluation b = Evaluate(*pruned, Policy{}, "team-a");
+  Evaluation b = Evaluate(pruned, Policy{}, "team-a");
   CAPTURE(what);
   CHECK(a.verdict == b.verdict);
   CHECK(a.AllReasons() == b.AllReasons());
@@ -67,11 +66,28 @@ void CheckSameEvaluation(const json& full, const std::string& what) {
   if (!a.patch.empty()) CHECK(full.patch(a.patch).is_object());  // and it applies to the full object
 }
 
+// Both pruning parsers: simdjson over the JSON text, libyaml over the YAML text.
+void CheckSameEvaluation(const json& full, const std::string& what) {
+  auto from_json = ParseJsonPruned(full.dump());
+  REQUIRE(from_json.has_value());
+  CheckSameEvaluation(full, *from_json, what + " (JSON)");
+  auto from_yaml = ParseYaml(JsonToYaml(full), 1, /*prune=*/true);
+  REQUIRE(from_yaml.has_value());
+  CheckSameEvaluation(full, *from_yaml, what + " (YAML)");
+}
+
 TEST_CASE("Pruning never changes an Evaluation over the real-world data", "[fast_json]") {
   std::istringstream none;
   auto result = cli::CollectAudit({test::TestdataPath("shared"), std::string(SOURCE_DIR) + "/examples"}, Policy{}, none);
   int compared = 0;
   for (const auto& doc : result.documents) {
+    if (!doc.is_json && !doc.text.empty()) {  // the document as written: same result, same errors
+      auto pruned = ParseYaml(doc.text, doc.line, /*prune=*/true);
+      CAPTURE(doc.file, doc.index);
+      REQUIRE(pruned.has_value() == doc.object.has_value());
+      if (!pruned) CHECK(pruned.error().ToString() == ParseYaml(doc.text, doc.line).error().ToString());
+      if (pruned && doc.object->is_object()) CheckSameEvaluation(*doc.object, *pruned, doc.file + " as written");
+    }
     if (!doc.object || !doc.object->is_object()) continue;
     CheckSameEvaluation(*doc.object, doc.file + ":" + std::to_string(doc.index));
     json annotated = *doc.object;
