@@ -158,6 +158,10 @@ AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& po
         pool.Submit([doc = std::move(doc), &policy, fidelity]() mutable {
           io::ParseDocument(doc, fidelity);
           auto records = EvaluateDocument(doc, policy);
+          if (fidelity == io::Fidelity::kPruned) {  // nothing prints it: free it here, not on the printing thread
+            doc.object.reset();
+            std::string().swap(doc.text);
+          }
           return Evaluated{std::move(doc), std::move(records)};
         });
       });

@@ -55,7 +55,7 @@ struct AuditSummary {
 // Evaluates everything under `paths` (stdin from `in`), calling `each` with every document and
 // the records it produced, in input order, on the calling thread; `jobs` threads parse and
 // evaluate (1: all on the calling thread). An unreadable path gives one "error" record with an
-// empty document. kPruned is faster but leaves JSON documents without their full text/object.
+// empty document. kPruned is faster, and `each` then gets documents without text or object.
 AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& policy, std::istream& in,
                          io::Fidelity fidelity, unsigned jobs,
                          const std::function<void(const io::Document&, std::vector<AuditRecord>&&)>& each);

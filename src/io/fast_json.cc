@@ -100,7 +100,7 @@ Result<json> ParseJsonPruned(std::string_view text) { return Parse(text, Context
 
 Result<bool> ForEachJsonObjectPruned(
     const std::string& text,
-    const std::function<void(int, json&&, const std::string&, const std::string&)>& each) {
+    const std::function<void(int, PendingObject&&, const std::string&, const std::string&)>& each) {
   bool padded = text.capacity() >= text.size() + simdjson::SIMDJSON_PADDING;
   dom::element doc;
   if (auto err = Parser().parse(text.data(), text.size(), /*realloc_if_needed=*/!padded).get(doc); err) {
@@ -110,20 +110,21 @@ Result<bool> ForEachJsonObjectPruned(
   dom::array items;
   bool is_list = doc.is_object() && !doc["kind"].get_string().get(kind) && kind.size() >= 4 &&
                  kind.substr(kind.size() - 4) == "List" && !doc["items"].get_array().get(items);
+  auto pending = [](dom::element e, int depth) -> PendingObject {
+    return [e, depth]() -> Result<json> {
+      json out;
+      if (!Convert(e, Context::kRoot, depth, out)) return ParseError(simdjson::DEPTH_ERROR);
+      return out;
+    };
+  };
   if (!is_list) {
-    json out;
-    if (!Convert(doc, Context::kRoot, 1, out)) return ParseError(simdjson::DEPTH_ERROR);
-    each(-1, std::move(out), "", "");
+    each(-1, pending(doc, 1), "", "");
     return true;
   }
   if (doc["apiVersion"].get_string().get(api_version)) api_version = "";
   std::string list_kind(kind), list_api(api_version);
   int index = 0;
-  for (dom::element item : items) {
-    json out;
-    if (!Convert(item, Context::kRoot, 3, out)) return ParseError(simdjson::DEPTH_ERROR);
-    each(index++, std::move(out), list_kind, list_api);
-  }
+  for (dom::element item : items) each(index++, pending(item, 3), list_kind, list_api);
   return true;
 }
 

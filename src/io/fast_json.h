@@ -25,13 +25,19 @@ Result<nlohmann::json> ParseReviewPruned(std::string_view text);
 // Any JSON document (an object, a List...), pruned as above at every object level.
 Result<nlohmann::json> ParseJsonPruned(std::string_view text);
 
+// Builds the pruned tree of one object of a parsed document; may run on any thread.
+using PendingObject = std::function<Result<nlohmann::json>()>;
+
 // Like ParseJsonPruned, but a List ({"kind": "...List", "items": [...]}) is handed out one item
 // at a time — `each(item_index, item, list_kind, list_api_version)` — so no tree of the whole
-// list is ever built; any other document is handed out whole with item_index -1. `text` may
-// carry simdjson's padding in its spare capacity, which saves a copy of large files.
+// list is ever built; any other document is handed out whole with item_index -1. Each object
+// comes parsed but not converted, so that several threads can build the trees: a PendingObject
+// is valid until ForEachJsonObjectPruned is next called on this thread, and while `text` lives.
+// `text` may carry simdjson's padding in its spare capacity, which saves a copy of large files.
+// Fails, handing out nothing, when `text` is not valid JSON.
 Result<bool> ForEachJsonObjectPruned(
     const std::string& text,
-    const std::function<void(int item, nlohmann::json&& object, const std::string& list_kind,
+    const std::function<void(int item, PendingObject&& object, const std::string& list_kind,
                              const std::string& list_api_version)>& each);
 
 }  // namespace shmguard::io

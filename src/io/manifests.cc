@@ -86,7 +86,7 @@ void ForEachManifest(const std::string& file_text, const std::string& name, Fide
   if (LooksLikeJson(text, name)) {
     if (!HasContent(text)) return;
     if (fidelity == Fidelity::kPruned) {
-      auto ok = ForEachJsonObjectPruned(file_text, [&](int item, nlohmann::json&& object, const std::string& list_kind,
+      auto ok = ForEachJsonObjectPruned(file_text, [&](int item, PendingObject&& object, const std::string& list_kind,
                                                   const std::string& list_api) {
         Document d;
         d.file = name;
@@ -94,7 +94,7 @@ void ForEachManifest(const std::string& file_text, const std::string& name, Fide
         if (item >= 0) d.item = item;
         d.list_kind = list_kind;
         d.list_api_version = list_api;
-        d.object = std::move(object);
+        d.pending = std::move(object);
         each(std::move(d));
       });
       if (ok) return;
@@ -139,6 +139,16 @@ void ForEachManifest(const std::string& file_text, const std::string& name, Fide
 }
 
 void ParseDocument(Document& d, Fidelity fidelity) {
+  if (d.pending) {
+    auto converted = d.pending();
+    d.pending = nullptr;
+    if (converted) {
+      d.object = std::move(*converted);
+    } else {
+      d.error = MakeError(Code::kInvalidInput, converted.error().message, d.file);
+    }
+    return;
+  }
   if (!d.object && !d.error) ParseYamlDocument(d, fidelity);
 }
 

@@ -32,15 +32,20 @@ struct Document {
   std::string list_kind, list_api_version;
   std::optional<nlohmann::json> object;  // set when it parsed (null for "~" or a bare "---")
   std::optional<Error> error;            // set when it did not: where = "file:line"
+  // A pruned JSON object parsed but not converted yet (ForEachJsonObjectPruned): ParseDocument
+  // converts it. It refers to the file's text and its parse, which outlive it only until
+  // ForEachManifest is next called on this thread.
+  std::function<Result<nlohmann::json>()> pending;
 };
 
 // Splits `text` into documents, calling `each` for every one in order, so that a large stream
 // is never held parsed all at once. JSON when `name` ends in .json, or (stdin) the text starts
 // with '{' or '[' (a JSON file is one document); YAML otherwise. Documents that hold only
 // comments or whitespace are dropped. Never fails as a whole: errors are per document.
-// JSON documents come parsed; YAML documents come as text, for ParseDocument to parse (on any
-// thread: the audit parses them in parallel). With kPruned, a JSON List is handed out item by
-// item (Document::item set).
+// Documents come unparsed, for ParseDocument to parse on any thread (the audit parses them in
+// parallel): YAML as their text; with kPruned, JSON as `pending` (a List item by item, with
+// Document::item set), which must be parsed before `text` goes or ForEachManifest is called
+// again on this thread. Full JSON comes parsed.
 // `text` may hold simdjson's padding in its spare capacity (ReadFileText leaves it there).
 void ForEachManifest(const std::string& text, const std::string& name, Fidelity fidelity,
                      const std::function<void(Document&&)>& each);

@@ -202,3 +202,31 @@ TEST_CASE("RunAudit survives the inputs the audit fuzzer found", "[audit_command
 
 }  // namespace
 }  // namespace shmguard::cli
+
+namespace shmguard::cli {
+namespace {
+
+using nlohmann::json;
+
+TEST_CASE("RunAudit reports a List item nested too deep and audits the other items", "[audit_command]") {
+  std::string deep = std::string(200, '[') + std::string(200, ']');
+  std::string list = R"({"kind": "List", "apiVersion": "v1", "items": [{"apiVersion": "v1", "kind": "Pod",
+    "metadata": {"name": "a"}, "spec": {"containers": [{"name": "c"}]}}, )" + deep +
+                     R"(, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "b"}, "spec": {"containers": []}}]})";
+  for (int jobs : {1, 2}) {
+    CAPTURE(jobs);
+    std::istringstream in(list);
+    std::ostringstream out, err;
+    AuditOptions o{{"-"}, "json", "deny", jobs};
+    CHECK(RunAudit(o, Policy{}, in, out, err) == ExitCode::kUsage);
+    CHECK_THAT(err.str(), Catch::Contains("nested deeper than 128"));
+    json j = json::parse(out.str());
+    REQUIRE(j["records"].size() == 3);
+    CHECK(j["records"][0]["name"] == "a");
+    CHECK(j["records"][1]["verdict"] == "error");
+    CHECK(j["records"][2]["name"] == "b");
+  }
+}
+
+}  // namespace
+}  // namespace shmguard::cli
