@@ -4,6 +4,8 @@
 // Keep this in step with pod_facts.cc, shm_patch.cc and pod_templates.cc.
 #pragma once
 
+#include <algorithm>
+#include <iterator>
 #include <string_view>
 
 namespace shmguard {
@@ -18,21 +20,20 @@ inline bool IsRelevantEnvVar(std::string_view name) { return name.rfind("PET_", 
 
 // Object members that are never read anywhere in an object: bookkeeping the API server adds,
 // scheduling and lifecycle settings, images and labels. None of these names is a key the
-// evaluation looks up at any depth.
+// evaluation looks up at any depth. Sorted: every key of every object is looked up here.
+inline constexpr std::string_view kIgnoredMembers[] = {
+    "affinity", "creationTimestamp", "dnsConfig", "dnsPolicy", "enableServiceLinks", "envFrom",
+    "finalizers", "generation", "image", "imagePullPolicy", "imagePullSecrets", "labels",
+    "lifecycle", "livenessProbe", "managedFields", "nodeSelector", "ownerReferences", "ports",
+    "preemptionPolicy", "priority", "priorityClassName", "readinessGates", "readinessProbe",
+    "resourceVersion", "schedulerName", "serviceAccount", "serviceAccountName", "startupProbe",
+    "stdin", "stdinOnce", "terminationGracePeriodSeconds", "terminationMessagePath",
+    "terminationMessagePolicy", "tolerations", "topologySpreadConstraints", "tty", "uid",
+    "workingDir"};
+static_assert(std::is_sorted(std::begin(kIgnoredMembers), std::end(kIgnoredMembers)));
+
 inline bool IsIgnoredMember(std::string_view key) {
-  static constexpr std::string_view kIgnored[] = {
-      "managedFields", "ownerReferences", "finalizers", "labels", "creationTimestamp", "uid",
-      "resourceVersion", "generation", "tolerations", "affinity", "nodeSelector",
-      "topologySpreadConstraints", "readinessGates", "dnsPolicy", "dnsConfig", "schedulerName",
-      "priority", "priorityClassName", "preemptionPolicy", "enableServiceLinks",
-      "serviceAccountName", "serviceAccount", "imagePullSecrets", "terminationGracePeriodSeconds",
-      "readinessProbe", "livenessProbe", "startupProbe", "lifecycle", "ports", "image",
-      "imagePullPolicy", "terminationMessagePath", "terminationMessagePolicy", "workingDir",
-      "envFrom", "stdin", "stdinOnce", "tty"};
-  for (std::string_view k : kIgnored) {
-    if (k == key) return true;
-  }
-  return false;
+  return std::binary_search(std::begin(kIgnoredMembers), std::end(kIgnoredMembers), key);
 }
 
 // Members of an object's root that are never read ("status" of a Pod, a JobSet...).

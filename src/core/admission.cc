@@ -152,7 +152,7 @@ Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face
   }
 
   if (face == Face::kMutate) {
-    if (ev.verdict == Verdict::kPatch) d.patch = ev.patch;
+    if (ev.verdict == Verdict::kPatch) d.patch = std::move(ev.patch);
     std::vector<std::string> warnings = problems;
     for (const auto& w : ev.AllWarnings()) warnings.push_back(w);
     d.warnings = FitWarnings(warnings);

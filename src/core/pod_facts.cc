@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <sstream>
 #include <string_view>
 
 #include "shmguard/quantity.h"
@@ -34,17 +33,24 @@ std::optional<int64_t> ParseNodeCount(std::string_view s) {
 
 // Value of `--flag=V` or `--flag V` in a container's command/args, unquoted; "" if absent.
 std::string FindFlag(const json& container, std::initializer_list<std::string_view> flags) {
-  std::vector<std::string> tokens;
+  std::vector<std::string_view> tokens;  // whitespace-separated words, as a shell would split them
+  auto is_space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
   for (const char* field : {"command", "args"}) {
     const json* list = Find(container, field);
     if (!list || !list->is_array()) continue;
     for (const auto& item : *list) {
       if (!item.is_string()) continue;
-      std::istringstream words(item.get<std::string>());
-      for (std::string w; words >> w;) tokens.push_back(w);
+      std::string_view text = item.get_ref<const std::string&>();
+      for (size_t i = 0; i < text.size();) {
+        while (i < text.size() && is_space(text[i])) ++i;
+        size_t start = i;
+        while (i < text.size() && !is_space(text[i])) ++i;
+        if (i > start) tokens.push_back(text.substr(start, i - start));
+      }
     }
   }
-  auto unquote = [](std::string v) {
+  auto unquote = [](std::string_view word) {
+    std::string v(word);
     v.erase(std::remove_if(v.begin(), v.end(), [](char c) { return c == '"' || c == '\''; }),
             v.end());
     return v;
@@ -55,7 +61,7 @@ std::string FindFlag(const json& container, std::initializer_list<std::string_vi
       if (tok == flag && i + 1 < tokens.size()) return unquote(tokens[i + 1]);
       if (tok.size() > flag.size() && tok.substr(0, flag.size()) == flag &&
           tok[flag.size()] == '=') {
-        return unquote(std::string(tok.substr(flag.size() + 1)));
+        return unquote(tok.substr(flag.size() + 1));
       }
     }
   }

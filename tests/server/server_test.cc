@@ -86,6 +86,7 @@ TEST_CASE("serve: /validate denies in enforce and warns in warn namespaces", "[s
   json denied = f.Response("/validate", test::ReviewJson(kTooBig, "ml-vision"));
   CHECK(denied["allowed"] == false);
   CHECK(denied["status"]["code"] == 403);
+  CHECK(denied["status"]["reason"] == "Forbidden");
   CHECK_THAT(denied["status"]["message"].get<std::string>(), Catch::Contains("memory limit 64Gi"));
   json warned = f.Response("/validate", test::ReviewJson(kTooBig, "team-a"));
   CHECK(warned["allowed"] == true);
@@ -138,6 +139,12 @@ TEST_CASE("serve: bad requests get 4xx with a message, never a crash", "[server]
     auto reply = f.Post(c.path, c.body, c.content_type);
     CHECK(reply.status == c.status);
     CHECK_THAT(reply.body, Catch::Contains(c.message));
+    if (c.path == "/nowhere" || c.status == 413) continue;  // the HTTP layer's own, in plain text
+    json review = json::parse(reply.body);  // still an AdmissionReview the API server can read
+    CHECK(review["apiVersion"] == "admission.k8s.io/v1");
+    CHECK(review["kind"] == "AdmissionReview");
+    CHECK(review["response"]["allowed"] == false);
+    CHECK(review["response"]["status"]["code"] == c.status);
   }
   TlsConnection get(f.server->port(), f.ca);
   REQUIRE(get.ok());

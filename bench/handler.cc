@@ -1,0 +1,82 @@
+// In-process timing of one admission decision, without TLS or sockets: for each body file, the
+// median and p99 microseconds of HandleAdmission and of its stages (pruned parse, ParseReview +
+// Decide, response). Prints one line per body. Built with the project (shmguard_handler_bench).
+//   build-bench/shmguard_handler_bench build-bench/bench-data/pod-10k.json ... [--iterations N]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "io/fast_json.h"
+#include "server/admission_handler.h"
+#include "shmguard/admission.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+
+struct Stats {
+  std::vector<double> samples;
+  void Add(double us) { samples.push_back(us); }
+  double At(double q) {
+    std::sort(samples.begin(), samples.end());
+    return samples[static_cast<size_t>(q * static_cast<double>(samples.size() - 1))];
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int iterations = 20000;
+  std::vector<std::string> files;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--iterations" && i + 1 < argc) {
+      iterations = std::atoi(argv[++i]);
+    } else {
+      files.push_back(a);
+    }
+  }
+  if (files.empty()) {
+    std::fprintf(stderr, "usage: %s BODY.json... [--iterations N]\n", argv[0]);
+    return 2;
+  }
+  const shmguard::Policy policy;
+  for (const auto& file : files) {
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string body = ss.str();
+    Stats total, parse, decide;
+    size_t response_bytes = 0;
+    for (int i = 0; i < iterations; ++i) {
+      auto t0 = Clock::now();
+      auto x = shmguard::server::HandleAdmission(body, "application/json", policy, shmguard::Face::kMutate);
+      auto t1 = Clock::now();
+      auto review = shmguard::io::ParseReviewPruned(body);
+      auto t2 = Clock::now();
+      auto request = shmguard::ParseReview(*review);
+      auto d = shmguard::Decide(*request, policy, shmguard::Face::kMutate);
+      auto t3 = Clock::now();
+      if (x.status != 200) {
+        std::fprintf(stderr, "%s: status %d: %s\n", file.c_str(), x.status, x.error.c_str());
+        return 1;
+      }
+      response_bytes = x.body.size();
+      total.Add(Micros(t1 - t0));
+      parse.Add(Micros(t2 - t1));
+      decide.Add(Micros(t3 - t2));
+    }
+    std::printf("%s: %zu B in, %zu B out; HandleAdmission p50 %.1f us p99 %.1f us; "
+                "pruned parse p50 %.1f us; ParseReview+Decide p50 %.1f us; rest p50 %.1f us\n",
+                file.c_str(), body.size(), response_bytes, total.At(0.5), total.At(0.99), parse.At(0.5),
+                decide.At(0.5), total.At(0.5) - parse.At(0.5) - decide.At(0.5));
+  }
+  return 0;
+}
