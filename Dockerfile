@@ -14,7 +14,7 @@ RUN BUILD_DIR=/build BUILD_TYPE=Release ./scripts/build.sh -DSHMGUARD_BUILD_TEST
 FROM debian:12-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      libcpp-httplib0.11 libssl3 libyaml-cpp0.7 libyaml-0-2 libspdlog1.10 libfmt9 libsimdjson14 libjemalloc2 \
+      libcpp-httplib0.11 libssl3 libyaml-0-2 libspdlog1.10 libfmt9 libsimdjson14 libjemalloc2 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /build/shmguard /usr/local/bin/shmguard
 # Numeric, so Kubernetes can verify runAsNonRoot without a passwd lookup.

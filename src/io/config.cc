@@ -1,78 +1,87 @@
-// ParsePolicy: a strict reader over yaml-cpp nodes, keeping line numbers for every error.
+// ParsePolicy: a strict reader over the policy's YAML as written (ParseYamlAsText), naming the
+// line of every error.
 #include "io/config.h"
 
 #include <functional>
 #include <map>
 
-#include <yaml-cpp/yaml.h>
-
 #include "io/manifests.h"
+#include "io/yaml_json.h"
 #include "shmguard/quantity.h"
 #include "shmguard/shm_plan.h"
 
 namespace shmguard::io {
 namespace {
 
+using nlohmann::json;
+
+// A node of the document: its value and JSON pointer (for its line).
+struct Node {
+  const json& v;
+  std::string pointer;
+  Node Member(const std::string& key) const { return {v[key], pointer + "/" + key}; }
+  Node Item(size_t i) const { return {v[i], pointer + "/" + std::to_string(i)}; }
+};
+
 class PolicyReader {
  public:
-  explicit PolicyReader(std::string name) : name_(std::move(name)) {}
+  PolicyReader(std::string name, const YamlText& doc) : name_(std::move(name)), doc_(doc) {}
 
-  Result<Policy> Read(const YAML::Node& root) {
+  Result<Policy> Read() {
     Policy p;
-    if (root.IsNull()) return p;
-    if (!Expect(root, YAML::NodeType::Map, "policy", "a mapping")) return *error_;
-    using Handler = std::function<bool(const YAML::Node&)>;
+    Node root{doc_.value, ""};
+    if (root.v.is_null()) return p;
+    if (!Expect(root, json::value_t::object, "policy", "a mapping")) return *error_;
+    using Handler = std::function<bool(const Node&)>;
     std::map<std::string, Handler> keys = {
-        {"gpuResources", [&](const YAML::Node& n) { return StringList(n, "gpuResources", p.gpu_resources, false); }},
-        {"hostIPC", [&](const YAML::Node& n) {
+        {"gpuResources", [&](const Node& n) { return StringList(n, "gpuResources", p.gpu_resources, false); }},
+        {"hostIPC", [&](const Node& n) {
            return Enum(n, "hostIPC", p.host_ipc,
                        {{"auto", HostIpcMode::kAuto}, {"always", HostIpcMode::kAlways}, {"never", HostIpcMode::kNever}});
          }},
-        {"ipcLock", [&](const YAML::Node& n) { return Selection(n, "ipcLock", p.ipc_lock); }},
-        {"initContainerMounts", [&](const YAML::Node& n) { return Selection(n, "initContainerMounts", p.init_container_mounts); }},
-        {"maxFractionOfMemoryLimit", [&](const YAML::Node& n) {
+        {"ipcLock", [&](const Node& n) { return Selection(n, "ipcLock", p.ipc_lock); }},
+        {"initContainerMounts", [&](const Node& n) { return Selection(n, "initContainerMounts", p.init_container_mounts); }},
+        {"maxFractionOfMemoryLimit", [&](const Node& n) {
            return Decimal(n, "maxFractionOfMemoryLimit", 1, 1'000'000, p.max_fraction_ppm);
          }},
-        {"sizing", [&](const YAML::Node& n) { return Sizing(n, p.sizing); }},
-        {"namespaces", [&](const YAML::Node& n) { return Namespaces(n, p.namespaces); }},
+        {"sizing", [&](const Node& n) { return Sizing(n, p.sizing); }},
+        {"namespaces", [&](const Node& n) { return Namespaces(n, p.namespaces); }},
     };
-    for (const auto& kv : root) {
-      std::string key = kv.first.Scalar();
+    for (const auto& [key, unused] : root.v.items()) {
+      Node value = root.Member(key);
       auto it = keys.find(key);
       if (it == keys.end()) {
-        return Fail(kv.first, key, "unknown key; known keys: gpuResources, hostIPC, ipcLock, "
-                                   "initContainerMounts, maxFractionOfMemoryLimit, sizing, namespaces");
+        return Fail(value, key, "unknown key; known keys: gpuResources, hostIPC, ipcLock, "
+                                "initContainerMounts, maxFractionOfMemoryLimit, sizing, namespaces");
       }
-      if (!it->second(kv.second)) return *error_;
+      if (!it->second(value)) return *error_;
     }
     return p;
   }
 
  private:
-  bool FailB(const YAML::Node& n, const std::string& key, const std::string& msg) {
+  bool FailB(const Node& n, const std::string& key, const std::string& msg) {
     Fail(n, key, msg);
     return false;
   }
-  Error Fail(const YAML::Node& n, const std::string& key, const std::string& msg) {
-    error_ = MakeError(Code::kInvalidInput, key + ": " + msg,
-                       name_ + ":" + std::to_string(n.Mark().line + 1));
+  Error Fail(const Node& n, const std::string& key, const std::string& msg) {
+    error_ = MakeError(Code::kInvalidInput, key + ": " + msg, name_ + ":" + std::to_string(doc_.Line(n.pointer)));
     return *error_;
   }
 
-  bool Expect(const YAML::Node& n, YAML::NodeType::value type, const std::string& key,
-              const char* what) {
-    if (n.Type() == type) return true;
+  bool Expect(const Node& n, json::value_t type, const std::string& key, const char* what) {
+    if (n.v.type() == type) return true;
     return FailB(n, key, std::string("must be ") + what);
   }
 
-  bool Scalar(const YAML::Node& n, const std::string& key, std::string& out) {
-    if (!Expect(n, YAML::NodeType::Scalar, key, "a single value")) return false;
-    out = n.Scalar();
+  bool Scalar(const Node& n, const std::string& key, std::string& out) {
+    if (!Expect(n, json::value_t::string, key, "a single value")) return false;
+    out = n.v.get<std::string>();
     return true;
   }
 
   template <typename E>
-  bool Enum(const YAML::Node& n, const std::string& key, E& out,
+  bool Enum(const Node& n, const std::string& key, E& out,
             const std::vector<std::pair<std::string, E>>& values) {
     std::string s;
     if (!Scalar(n, key, s)) return false;
@@ -87,22 +96,23 @@ class PolicyReader {
     return FailB(n, key, "must be one of " + allowed + ", got \"" + s + "\"");
   }
 
-  bool Selection(const YAML::Node& n, const std::string& key, ContainerSelection& out) {
+  bool Selection(const Node& n, const std::string& key, ContainerSelection& out) {
     return Enum(n, key, out,
                 {{"gpu-containers", ContainerSelection::kGpuContainers},
                  {"all", ContainerSelection::kAll},
                  {"never", ContainerSelection::kNever}});
   }
 
-  bool Bool(const YAML::Node& n, const std::string& key, bool& out) {
+  bool Bool(const Node& n, const std::string& key, bool& out) {
     return Enum(n, key, out, {{"true", true}, {"false", false}});
   }
 
-  bool StringList(const YAML::Node& n, const std::string& key, std::vector<std::string>& out,
+  bool StringList(const Node& n, const std::string& key, std::vector<std::string>& out,
                   bool globs) {
-    if (!Expect(n, YAML::NodeType::Sequence, key, "a list")) return false;
+    if (!Expect(n, json::value_t::array, key, "a list")) return false;
     out.clear();
-    for (const auto& item : n) {
+    for (size_t i = 0; i < n.v.size(); ++i) {
+      Node item = n.Item(i);
       std::string s;
       if (!Scalar(item, key, s)) return false;
       if (s.empty()) return FailB(item, key, "entries must not be empty");
@@ -136,7 +146,7 @@ class PolicyReader {
   }
 
   // A decimal such as 0.5 or 1.2, exactly, in millionths, within [min, max].
-  bool Decimal(const YAML::Node& n, const std::string& key, int64_t min, int64_t max,
+  bool Decimal(const Node& n, const std::string& key, int64_t min, int64_t max,
                int64_t& out) {
     std::string s;
     if (!Scalar(n, key, s)) return false;
@@ -163,7 +173,7 @@ class PolicyReader {
     return true;
   }
 
-  bool Count(const YAML::Node& n, const std::string& key, int64_t min, int64_t max, int64_t& out) {
+  bool Count(const Node& n, const std::string& key, int64_t min, int64_t max, int64_t& out) {
     std::string s;
     if (!Scalar(n, key, s)) return false;
     int64_t v = 0;
@@ -178,7 +188,7 @@ class PolicyReader {
     return true;
   }
 
-  bool Bytes(const YAML::Node& n, const std::string& key, int64_t& out) {
+  bool Bytes(const Node& n, const std::string& key, int64_t& out) {
     std::string s;
     if (!Scalar(n, key, s)) return false;
     auto v = ParseBytes(s, key);
@@ -187,12 +197,11 @@ class PolicyReader {
     return true;
   }
 
-  bool Sizing(const YAML::Node& n, SizingConstants& k) {
-    if (!Expect(n, YAML::NodeType::Map, "sizing", "a mapping")) return false;
-    for (const auto& kv : n) {
-      std::string key = kv.first.Scalar();
+  bool Sizing(const Node& n, SizingConstants& k) {
+    if (!Expect(n, json::value_t::object, "sizing", "a mapping")) return false;
+    for (const auto& [key, unused] : n.v.items()) {
       std::string full = "sizing." + key;
-      const YAML::Node& v = kv.second;
+      Node v = n.Member(key);
       bool ok = true;
       if (key == "prefetchFactor") ok = Count(v, full, 1, 1024, k.prefetch_factor);
       else if (key == "inFlightExtra") ok = Count(v, full, 0, 1024, k.in_flight_extra);
@@ -202,7 +211,7 @@ class PolicyReader {
       else if (key == "ncclConnectionBytes") ok = Bytes(v, full, k.nccl_connection_bytes);
       else if (key == "ncclProxyPoolBytes") ok = Bytes(v, full, k.nccl_proxy_pool_bytes);
       else {
-        return FailB(kv.first, full, "unknown key; known keys: prefetchFactor, inFlightExtra, "
+        return FailB(v, full, "unknown key; known keys: prefetchFactor, inFlightExtra, "
                                      "safety, base, multiGpuFloor, ncclConnectionBytes, ncclProxyPoolBytes");
       }
       if (!ok) return false;
@@ -210,42 +219,40 @@ class PolicyReader {
     return true;
   }
 
-  bool Namespaces(const YAML::Node& n, std::vector<NamespaceRule>& rules) {
-    if (!Expect(n, YAML::NodeType::Sequence, "namespaces", "a list")) return false;
+  bool Namespaces(const Node& n, std::vector<NamespaceRule>& rules) {
+    if (!Expect(n, json::value_t::array, "namespaces", "a list")) return false;
     rules.clear();
-    for (size_t i = 0; i < n.size(); ++i) {
-      const YAML::Node& r = n[i];
+    for (size_t i = 0; i < n.v.size(); ++i) {
+      Node r = n.Item(i);
       std::string base = "namespaces[" + std::to_string(i) + "]";
-      if (!Expect(r, YAML::NodeType::Map, base, "a mapping")) return false;
+      if (!Expect(r, json::value_t::object, base, "a mapping")) return false;
       NamespaceRule rule;
       bool has_match = false;
-      for (const auto& kv : r) {
-        std::string key = kv.first.Scalar();
+      for (const auto& [key, unused] : r.v.items()) {
         std::string full = base + "." + key;
+        Node value = r.Member(key);
         bool ok = true;
         if (key == "match") {
           has_match = true;
-          if (kv.second.IsScalar()) {
-            std::vector<std::string> one;
-            YAML::Node seq(YAML::NodeType::Sequence);
-            seq.push_back(kv.second);
-            ok = StringList(seq, full, rule.match, true);
+          if (value.v.is_string()) {  // one glob written without brackets
+            json one = json::array({value.v});
+            ok = StringList(Node{one, value.pointer}, full, rule.match, true);
           } else {
-            ok = StringList(kv.second, full, rule.match, true);
+            ok = StringList(value, full, rule.match, true);
           }
         } else if (key == "mode") {
-          ok = Enum(kv.second, full, rule.mode,
+          ok = Enum(value, full, rule.mode,
                     {{"off", NamespaceMode::kOff}, {"warn", NamespaceMode::kWarn},
                      {"enforce", NamespaceMode::kEnforce}});
         } else if (key == "requireAnnotations") {
-          ok = Bool(kv.second, full, rule.require_annotations);
+          ok = Bool(value, full, rule.require_annotations);
         } else if (key == "podSecurity") {
-          ok = Enum(kv.second, full, rule.pod_security,
+          ok = Enum(value, full, rule.pod_security,
                     {{"privileged", PodSecurityLevel::kPrivileged},
                      {"baseline", PodSecurityLevel::kBaseline},
                      {"restricted", PodSecurityLevel::kRestricted}});
         } else {
-          return FailB(kv.first, full, "unknown key; known keys: match, mode, requireAnnotations, podSecurity");
+          return FailB(value, full, "unknown key; known keys: match, mode, requireAnnotations, podSecurity");
         }
         if (!ok) return false;
       }
@@ -256,20 +263,18 @@ class PolicyReader {
   }
 
   std::string name_;
+  const YamlText& doc_;
   std::optional<Error> error_;
 };
 
 }  // namespace
 
 Result<Policy> ParsePolicy(std::string_view text, const std::string& name) {
-  try {
-    YAML::Node root = YAML::Load(std::string(text));
-    PolicyReader reader(name);
-    return reader.Read(root);
-  } catch (const YAML::Exception& e) {
-    std::string where = name + (e.mark.is_null() ? "" : ":" + std::to_string(e.mark.line + 1));
-    return MakeError(Code::kInvalidInput, "YAML: " + e.msg, where);
+  auto doc = ParseYamlAsText(text);
+  if (!doc) {  // where is "line N"
+    return MakeError(Code::kInvalidInput, doc.error().message, name + ":" + doc.error().where.substr(5));
   }
+  return PolicyReader(name, *doc).Read();
 }
 
 Result<Policy> LoadPolicy(const std::string& path) {

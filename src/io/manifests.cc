@@ -16,7 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // kubectl's YAMLReader: a document separator is a line starting with "---" followed by
-// nothing, spaces or a comment. yaml-cpp also takes "--- " followed by content; we keep the
+// nothing, spaces or a comment. YAML also allows "--- " followed by content; we keep the
 // separator line in the next document so both parse.
 bool IsSeparator(std::string_view line) {
   if (line.substr(0, 3) != "---") return false;

@@ -256,6 +256,9 @@ class Builder {
  public:
   Builder(std::string_view text, int first_line, bool prune)
       : text_(text), first_line_(first_line), prune_(prune) {}
+  // Scalars as written (see ParseYamlAsText), and the line of every node into `lines`.
+  Builder(std::string_view text, std::map<std::string, int>* lines)
+      : text_(text), first_line_(1), prune_(false), typed_(false), lines_(lines) {}
 
   Result<json> Run() {
     yaml_parser_t parser;
@@ -288,6 +291,7 @@ class Builder {
     json value;
     bool is_map = false;
     PruneContext ctx = PruneContext::kOther;  // of this container's members or items
+    std::string pointer;                      // kept only when recording lines
     std::string anchor;  // set when this node is anchored (&name)
     size_t first_node = 0;
     std::string key;  // a mapping's pending key
@@ -341,7 +345,8 @@ class Builder {
           return Key(text, plain && !tag && text == "<<", line);
         }
         if (SkippingValue()) return SkipScalar(anchor);
-        json value = ScalarValue(text, tag, plain);
+        RecordLine(line);
+        json value = typed_ ? ScalarValue(text, tag, plain) : TextValue(text, tag, plain);
         if (!anchor.empty()) Remember(anchor, value, 1);
         return Add(std::move(value), line);
       }
@@ -361,6 +366,7 @@ class Builder {
         Frame f;
         f.is_map = is_map;
         f.value = is_map ? json::object() : json::array();
+        if (lines_) f.pointer = RecordLine(line);
         f.ctx = stack_.empty()             ? PruneContext::kRoot
                 : stack_.back().is_map ? MemberContext(stack_.back().ctx, stack_.back().key)
                                            : ItemContext(stack_.back().ctx);
@@ -403,6 +409,7 @@ class Builder {
         }
         nodes_ += it->second.second;
         if (nodes_ > kMaxNodes) return Fail("document expands to more than 5 million nodes (alias bomb?)", line);
+        RecordLine(line);
         return Add(it->second.first, line);
       }
       default:  // stream and document start
@@ -497,6 +504,31 @@ class Builder {
     pruned_anchors_.insert(name);
   }
 
+  // Records the line of the node about to be added (a member's: its key's) under its JSON
+  // pointer, and returns the pointer.
+  std::string RecordLine(size_t line) {
+    if (!lines_) return {};
+    std::string pointer;
+    if (!stack_.empty()) {
+      const Frame& f = stack_.back();
+      pointer = f.pointer + "/" + (f.is_map ? EscapeToken(f.key) : std::to_string(f.value.size()));
+      if (f.is_map) line = f.key_line;
+    }
+    (*lines_)[pointer] = static_cast<int>(line) + first_line_;
+    return pointer;
+  }
+
+  static std::string EscapeToken(const std::string& key) {
+    std::string out;
+    for (char c : key) out += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+    return out;
+  }
+
+  static json TextValue(std::string_view text, const char* tag, bool plain) {
+    if (!tag && plain && ResolvePlainScalar(text).is_null()) return nullptr;
+    return json(text);
+  }
+
   static json ScalarValue(std::string_view text, const char* tag, bool plain) {
     if (!tag) return plain ? ResolvePlainScalar(text) : json(text);
     std::string_view t(tag);
@@ -552,6 +584,8 @@ class Builder {
   std::string_view text_;
   int first_line_;
   bool prune_;
+  bool typed_ = true;
+  std::map<std::string, int>* lines_ = nullptr;
   std::vector<Frame> stack_;
   json root_;
   std::map<std::string, std::pair<json, size_t>> anchors_;
@@ -563,6 +597,23 @@ class Builder {
 };
 
 }  // namespace
+
+int YamlText::Line(std::string pointer) const {
+  for (;;) {
+    auto it = lines.find(pointer);
+    if (it != lines.end()) return it->second;
+    if (pointer.empty()) return 1;
+    pointer.erase(pointer.rfind('/'));  // an alias's copy has no lines of its own: its parent's
+  }
+}
+
+Result<YamlText> ParseYamlAsText(std::string_view text) {
+  YamlText out;
+  auto value = Builder(text, &out.lines).Run();
+  if (!value) return value.error();
+  out.value = std::move(*value);
+  return out;
+}
 
 Result<json> ParseYaml(std::string_view text, int first_line, bool prune) {
   if (prune) {

@@ -5,6 +5,7 @@
 // bounded so a "billion laughs" document fails instead of exhausting memory.
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -23,6 +24,19 @@ namespace shmguard::io {
 // while parsing, as the JSON parser does; the rare document whose alias names an anchor inside
 // a skipped member is parsed again in full.
 Result<nlohmann::json> ParseYaml(std::string_view text, int first_line = 1, bool prune = false);
+
+// A YAML document for strict readers of small files (the policy): every scalar as written — a
+// string, so "0.50" and "off" stay text — except empty values, "~" and "null", which are null;
+// and the line of every mapping member (its key's) and list item, by JSON pointer.
+struct YamlText {
+  nlohmann::json value;
+  std::map<std::string, int> lines;  // "" is the root; "/sizing/safety", "/namespaces/0"
+  // The line of the node at `pointer`, or of its nearest ancestor that has one.
+  int Line(std::string pointer) const;
+};
+
+// Parses the first document of `text` as above, with ParseYaml's checks and errors.
+Result<YamlText> ParseYamlAsText(std::string_view text);
 
 // Emits `value` as block-style YAML; strings that would read back as another type ("true",
 // "8", "") are quoted. Ends with a newline.

@@ -74,8 +74,11 @@ TEST_CASE("ParsePolicy names the key and line of every error", "[config]") {
       {"namespaces:\n  - {match: [a], podSecurity: strict}\n", "p.yaml:2", "podSecurity: must be one of privileged"},
       {"namespaces:\n  - {match: [a], color: red}\n", "p.yaml:2", "namespaces[0].color: unknown key"},
       {"sizing: [1, 2]\n", "p.yaml:1", "sizing: must be a mapping"},
-      {"hostIPC: [auto\n", "p.yaml:2", "YAML: "},
+      {"hostIPC: [auto\n", "p.yaml:1", "YAML: "},  // the last line, not one past the end
       {"- a\n- b\n", "p.yaml:1", "policy: must be a mapping"},
+      {"hostIPC: auto\nhostIPC: never\n", "p.yaml:2", "duplicate key \"hostIPC\""},
+      {"sizing:\n  base: 64Mi\n  safety:\n    - 1.2\n", "p.yaml:3", "sizing.safety: must be a single value"},
+      {"namespaces:\n  - match: [a]\n  - match: [b]\n    mode:\n", "p.yaml:4", "namespaces[1].mode: must be a single value"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.yaml);
@@ -85,6 +88,18 @@ TEST_CASE("ParsePolicy names the key and line of every error", "[config]") {
     CHECK(p.error().where == c.where);
     CHECK_THAT(p.error().message, Catch::Contains(c.message));
   }
+}
+
+TEST_CASE("ParsePolicy reads values as written, quoted or not, and follows aliases", "[config]") {
+  auto p = ParsePolicy("maxFractionOfMemoryLimit: \"0.50\"\nsizing: {safety: 1.10, base: &b 128Mi, "
+                       "multiGpuFloor: *b}\nnamespaces:\n  - {match: ml-*, mode: 'off'}\n", "p.yaml");
+  INFO((p ? "" : p.error().ToString()));
+  REQUIRE(p.has_value());
+  CHECK(p->max_fraction_ppm == 500'000);
+  CHECK(p->sizing.safety_ppm == 1'100'000);
+  CHECK(p->sizing.multi_gpu_floor_bytes == 128 << 20);
+  CHECK(p->namespaces[0].match == std::vector<std::string>{"ml-*"});
+  CHECK(p->namespaces[0].mode == NamespaceMode::kOff);
 }
 
 TEST_CASE("LoadPolicy fails with kIo for a missing file", "[config]") {
