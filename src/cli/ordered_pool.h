@@ -27,9 +27,12 @@ class OrderedPool {
     for (unsigned i = 0; i < workers; ++i) threads_.emplace_back([this] { Work(); });
   }
 
+  // Jobs not started yet are dropped (nobody will consume them: Finish was not reached, say
+  // because a result threw); running ones finish first.
   ~OrderedPool() {
     {
       std::lock_guard<std::mutex> lock(mu_);
+      queue_.clear();
       stop_ = true;
     }
     work_cv_.notify_all();

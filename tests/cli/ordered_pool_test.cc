@@ -57,6 +57,20 @@ TEST_CASE("OrderedPool rethrows a job's exception at its turn", "[ordered_pool]"
   }
 }
 
+TEST_CASE("OrderedPool drops the jobs nobody will consume when it goes early", "[ordered_pool]") {
+  std::atomic<int> ran{0};
+  {
+    OrderedPool<int> pool(1, 1000, [](int&&) {});
+    for (int i = 0; i < 200; ++i) {
+      pool.Submit([&ran] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        return ++ran;
+      });
+    }
+  }  // no Finish: as when a result throws
+  CHECK(ran.load() < 200);
+}
+
 TEST_CASE("The audit prints the same on 1 and 4 jobs", "[ordered_pool][audit_command]") {
   auto run = [](int jobs, const std::string& output) {
     AuditOptions o{{test::TestdataPath("shared"), std::string(SOURCE_DIR) + "/examples"}, output, "deny", jobs};
