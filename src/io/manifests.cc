@@ -144,8 +144,10 @@ void ParseDocument(Document& d, Fidelity fidelity) {
     d.pending = nullptr;
     if (converted) {
       d.object = std::move(*converted);
-    } else {
-      d.error = MakeError(Code::kInvalidInput, converted.error().message, d.file);
+    } else {  // where: "line N" or nothing
+      const std::string& where = converted.error().where;
+      d.error = MakeError(Code::kInvalidInput, converted.error().message,
+                          d.file + (where.rfind("line ", 0) == 0 ? ":" + where.substr(5) : ""));
     }
     return;
   }

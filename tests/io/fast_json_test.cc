@@ -102,3 +102,83 @@ TEST_CASE("Pruning never changes an Evaluation over the real-world data", "[fast
 
 }  // namespace
 }  // namespace shmguard::io
+
+namespace shmguard::io {
+namespace {
+
+using nlohmann::json;
+
+struct Handed {
+  int item;
+  Result<json> object;
+  std::string kind, api_version;
+};
+
+std::vector<Handed> HandOut(const std::string& text) {
+  std::vector<Handed> out;
+  auto ok = ForEachJsonObjectPruned(text, [&](int item, PendingObject&& object, const std::string& kind,
+                                              const std::string& api) { out.push_back({item, object(), kind, api}); });
+  REQUIRE(ok.has_value());
+  return out;
+}
+
+TEST_CASE("ForEachJsonObjectPruned finds a List's items in the text, whatever is inside them", "[fast_json]") {
+  // kubectl sorts keys: "kind" comes after "items". Strings hold brackets, quotes and escapes.
+  std::string text = R"({"apiVersion": "v1", "items": [
+    {"metadata": {"name": "a]}\"[{", "annotations": {"shmguard.io/num-workers": "8"}}, "spec": {}},
+    {"metadata": {"name": "b\\"}, "spec": {"containers": [{"name": "c", "args": ["--x=[1,2]"]}]}},
+    7, "text", null, [1, [2]],
+    {"metadata": {"name": "bad"}, "spec": tru},
+    {"metadata": {"name": "last"}}
+  ], "metadata": {"resourceVersion": "1"}, "\u006bind": "PodList"})";
+  auto items = HandOut(text);
+  REQUIRE(items.size() == 8);
+  for (const auto& h : items) {
+    CHECK(h.kind == "PodList");
+    CHECK(h.api_version == "v1");
+  }
+  CHECK((*items[0].object)["metadata"]["name"] == "a]}\"[{");
+  CHECK((*items[0].object)["metadata"]["annotations"] == json({{"shmguard.io/num-workers", "8"}}));
+  CHECK((*items[1].object)["metadata"]["name"] == "b\\");
+  CHECK((*items[1].object)["spec"]["containers"][0]["args"][0] == "--x=[1,2]");
+  CHECK(*items[2].object == 7);
+  CHECK(*items[3].object == "text");
+  CHECK(items[4].object->is_null());
+  CHECK(*items[5].object == json::parse("[1, [2]]"));
+  REQUIRE_FALSE(items[6].object.has_value());  // fails alone, naming its line
+  CHECK(items[6].object.error().where == "line 5");
+  CHECK((*items[7].object)["metadata"]["name"] == "last");
+}
+
+TEST_CASE("ForEachJsonObjectPruned leaves broken or unusual Lists to the full parser", "[fast_json]") {
+  std::string truncated = R"({"kind": "List", "items": [{"a": 1}, {"b": )";
+  CHECK_FALSE(ForEachJsonObjectPruned(truncated, [](int, PendingObject&&, const std::string&, const std::string&) {
+                FAIL("nothing may be handed out of a broken document");
+              }).has_value());
+  // Not a List by its kind: one object. "items" twice: the full parser decides.
+  CHECK(HandOut(R"({"kind": "Pod", "items": [1, 2]})").size() == 1);
+  CHECK(HandOut(R"({"kind": "List", "items": [1], "items": [2, 3]})").size() >= 1);
+  CHECK(HandOut(R"({"kind": "List", "items": []})").empty());
+}
+
+TEST_CASE("A List's items come out as each object pruned alone, over the real-world data", "[fast_json]") {
+  std::istringstream none;
+  auto result = cli::CollectAudit({test::TestdataPath("shared")}, Policy{}, none);
+  json list = {{"kind", "List"}, {"apiVersion", "v1"}, {"items", json::array()}};
+  for (const auto& doc : result.documents) {
+    if (doc.object && doc.object->is_object()) list["items"].push_back(*doc.object);
+  }
+  REQUIRE(list["items"].size() >= 100);
+  for (int indent : {-1, 2}) {
+    auto items = HandOut(list.dump(indent));
+    REQUIRE(items.size() == list["items"].size());
+    for (size_t i = 0; i < items.size(); ++i) {
+      CAPTURE(indent, i);
+      REQUIRE(items[i].object.has_value());
+      CHECK(*items[i].object == *ParseJsonPruned(list["items"][i].dump()));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace shmguard::io
