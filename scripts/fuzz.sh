@@ -28,7 +28,13 @@ seed() {  # seed corpora from the test data
         printf '%s' "$q" > "$dir/$(printf '%s' "$q" | md5sum | cut -c1-12)"
       done ;;
     audit)
-      find tests/testdata/shared examples -name '*.yaml' -size -64k -exec cp {} "$dir/" \; ;;
+      find tests/testdata/shared examples -name '*.yaml' -size -64k -exec cp {} "$dir/" \;
+      python3 - "$dir" <<'PY'   # a List of real objects (JSON Lists take their own path)
+import json, pathlib, sys
+items = [json.loads(p.read_text()) for p in pathlib.Path("tests/testdata/shared/k8s-api").glob("*.json")]
+pathlib.Path(sys.argv[1], "list.json").write_text(json.dumps({"apiVersion": "v1", "items": items, "kind": "List"}, indent=1))
+PY
+      ;;
     config)
       cp deploy/20-configmap.yaml "$dir/"
       python3 -c "import yaml; print(yaml.safe_load(open('deploy/20-configmap.yaml'))['data']['policy.yaml'])" > "$dir/policy.yaml" ;;
