@@ -7,6 +7,7 @@
 
 #include "io/manifests.h"
 #include "io/yaml_json.h"
+#include "shmguard/json_patch.h"
 #include "shmguard/quantity.h"
 #include "shmguard/shm_plan.h"
 
@@ -19,7 +20,7 @@ using nlohmann::json;
 struct Node {
   const json& v;
   std::string pointer;
-  Node Member(const std::string& key) const { return {v[key], pointer + "/" + key}; }
+  Node Member(const std::string& key) const { return {v[key], pointer + "/" + EscapePointerToken(key)}; }
   Node Item(size_t i) const { return {v[i], pointer + "/" + std::to_string(i)}; }
 };
 

@@ -227,31 +227,18 @@ Result<bool> ForEachJsonObjectPruned(
     return true;
   }
   // Not a List, or one the scanner gave up on (a bracket that does not close, "items" twice):
-  // simdjson parses it whole, and says what is wrong if anything is.
+  // simdjson parses it whole, and says what is wrong if anything is. The audit still finds a
+  // List's items in the one object it gets.
   bool padded = text.capacity() >= text.size() + simdjson::SIMDJSON_PADDING;
   dom::element doc;
   if (auto err = Parser().parse(text.data(), text.size(), /*realloc_if_needed=*/!padded).get(doc); err) {
     return ParseError(err);
   }
-  std::string_view kind, api_version;
-  dom::array items;
-  bool is_list = doc.is_object() && !doc["kind"].get_string().get(kind) && kind.size() >= 4 &&
-                 kind.substr(kind.size() - 4) == "List" && !doc["items"].get_array().get(items);
-  auto pending = [](dom::element e, int depth) -> PendingObject {
-    return [e, depth]() -> Result<json> {
-      json out;
-      if (!Convert(e, Context::kRoot, depth, out)) return ParseError(simdjson::DEPTH_ERROR);
-      return out;
-    };
-  };
-  if (!is_list) {
-    each(-1, pending(doc, 1), "", "");
-    return true;
-  }
-  if (doc["apiVersion"].get_string().get(api_version)) api_version = "";
-  std::string list_kind(kind), list_api(api_version);
-  int index = 0;
-  for (dom::element item : items) each(index++, pending(item, 3), list_kind, list_api);
+  each(-1, [doc]() -> Result<json> {
+    json out;
+    if (!Convert(doc, Context::kRoot, 1, out)) return ParseError(simdjson::DEPTH_ERROR);
+    return out;
+  }, "", "");
   return true;
 }
 

@@ -13,6 +13,7 @@
 #include <yaml.h>
 
 #include "shmguard/json_access.h"
+#include "shmguard/json_patch.h"
 #include "shmguard/relevant_fields.h"
 
 namespace shmguard::io {
@@ -511,17 +512,11 @@ class Builder {
     std::string pointer;
     if (!stack_.empty()) {
       const Frame& f = stack_.back();
-      pointer = f.pointer + "/" + (f.is_map ? EscapeToken(f.key) : std::to_string(f.value.size()));
+      pointer = f.pointer + "/" + (f.is_map ? EscapePointerToken(f.key) : std::to_string(f.value.size()));
       if (f.is_map) line = f.key_line;
     }
     (*lines_)[pointer] = static_cast<int>(line) + first_line_;
     return pointer;
-  }
-
-  static std::string EscapeToken(const std::string& key) {
-    std::string out;
-    for (char c : key) out += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
-    return out;
   }
 
   static json TextValue(std::string_view text, const char* tag, bool plain) {

@@ -77,6 +77,7 @@ TEST_CASE("ParsePolicy names the key and line of every error", "[config]") {
       {"hostIPC: [auto\n", "p.yaml:1", "YAML: "},  // the last line, not one past the end
       {"- a\n- b\n", "p.yaml:1", "policy: must be a mapping"},
       {"hostIPC: auto\nhostIPC: never\n", "p.yaml:2", "duplicate key \"hostIPC\""},
+      {"sizing:\n  base: 64Mi\n  a/b~c: 1\n", "p.yaml:3", "sizing.a/b~c: unknown key"},
       {"sizing:\n  base: 64Mi\n  safety:\n    - 1.2\n", "p.yaml:3", "sizing.safety: must be a single value"},
       {"namespaces:\n  - match: [a]\n  - match: [b]\n    mode:\n", "p.yaml:4", "namespaces[1].mode: must be a single value"},
   };
