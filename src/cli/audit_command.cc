@@ -165,7 +165,7 @@ AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& po
           return Evaluated{std::move(doc), std::move(records)};
         });
       });
-      pool.Finish();  // before the file's text (and a JSON file's parse) goes away
+      pool.Finish();  // before the file's text goes away: pending JSON items point into it
     }
   }
   return summary;

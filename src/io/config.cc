@@ -272,9 +272,7 @@ class PolicyReader {
 
 Result<Policy> ParsePolicy(std::string_view text, const std::string& name) {
   auto doc = ParseYamlAsText(text);
-  if (!doc) {  // where is "line N"
-    return MakeError(Code::kInvalidInput, doc.error().message, name + ":" + doc.error().where.substr(5));
-  }
+  if (!doc) return MakeError(Code::kInvalidInput, doc.error().message, FileAndLine(name, doc.error().where));
   return PolicyReader(name, *doc).Read();
 }
 

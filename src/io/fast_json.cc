@@ -234,11 +234,10 @@ Result<bool> ForEachJsonObjectPruned(
   if (auto err = Parser().parse(text.data(), text.size(), /*realloc_if_needed=*/!padded).get(doc); err) {
     return ParseError(err);
   }
-  each(-1, [doc]() -> Result<json> {
-    json out;
-    if (!Convert(doc, Context::kRoot, 1, out)) return ParseError(simdjson::DEPTH_ERROR);
-    return out;
-  }, "", "");
+  // Converted here, while this thread's parser still holds the parse.
+  Result<json> out = json();
+  if (!Convert(doc, Context::kRoot, 1, *out)) out = ParseError(simdjson::DEPTH_ERROR);
+  each(-1, [out = std::move(out)]() mutable { return std::move(out); }, "", "");
   return true;
 }
 

@@ -30,14 +30,13 @@ using PendingObject = std::function<Result<nlohmann::json>()>;
 
 // Like ParseJsonPruned, but a List ({"kind": "...List", "items": [...]}) is handed out one item
 // at a time — `each(item_index, item, list_kind, list_api_version)` — so no tree of the whole
-// list is ever built; any other document is handed out whole with item_index -1. Objects come
-// unconverted so that several threads can build the trees: a List's items are only located in
-// the text (strings and brackets) and each is parsed when its PendingObject runs — an item
-// that is not valid JSON fails alone, with where = "line N" of its start; any other document is
-// parsed whole first. A PendingObject is valid while `text` lives and until
-// ForEachJsonObjectPruned is next called on this thread. `text` may carry simdjson's padding in
-// its spare capacity, which saves a copy of large files. Fails, handing out nothing, when
-// `text` is not valid JSON around the items.
+// list is ever built; any other document is handed out whole with item_index -1. A List's items
+// are only located in the text (strings and brackets): each is parsed when its PendingObject
+// runs, on whichever thread runs it, so several threads can build the trees; an item that is
+// not valid JSON fails alone, with where = "line N" of its start. Any other document is parsed
+// and converted here. A PendingObject is valid while `text` lives. `text` may carry simdjson's
+// padding in its spare capacity, which saves a copy of large files. Fails, handing out
+// nothing, when `text` is not valid JSON around the items.
 Result<bool> ForEachJsonObjectPruned(
     const std::string& text,
     const std::function<void(int item, PendingObject&& object, const std::string& list_kind,

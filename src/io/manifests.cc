@@ -72,7 +72,7 @@ void ParseYamlDocument(Document& d, Fidelity fidelity) {
   auto parsed = ParseYaml(d.text, d.line, fidelity == Fidelity::kPruned);
   if (!parsed) {
     const Error& e = parsed.error();
-    d.error = MakeError(Code::kInvalidInput, e.message + TemplateHint(d.text), d.file + ":" + e.where.substr(5));
+    d.error = MakeError(Code::kInvalidInput, e.message + TemplateHint(d.text), FileAndLine(d.file, e.where));
     return;
   }
   d.object = std::move(*parsed);
@@ -144,10 +144,8 @@ void ParseDocument(Document& d, Fidelity fidelity) {
     d.pending = nullptr;
     if (converted) {
       d.object = std::move(*converted);
-    } else {  // where: "line N" or nothing
-      const std::string& where = converted.error().where;
-      d.error = MakeError(Code::kInvalidInput, converted.error().message,
-                          d.file + (where.rfind("line ", 0) == 0 ? ":" + where.substr(5) : ""));
+    } else {
+      d.error = MakeError(Code::kInvalidInput, converted.error().message, FileAndLine(d.file, converted.error().where));
     }
     return;
   }
@@ -161,6 +159,10 @@ std::vector<Document> ParseManifests(std::string_view text, const std::string& n
     if (d.error || !d.object->is_null()) docs.push_back(std::move(d));
   });
   return docs;
+}
+
+std::string FileAndLine(const std::string& file, const std::string& where) {
+  return where.rfind("line ", 0) == 0 ? file + ":" + where.substr(5) : file;
 }
 
 Result<std::vector<std::string>> ExpandPaths(const std::vector<std::string>& paths) {

@@ -32,9 +32,8 @@ struct Document {
   std::string list_kind, list_api_version;
   std::optional<nlohmann::json> object;  // set when it parsed (null for "~" or a bare "---")
   std::optional<Error> error;            // set when it did not: where = "file:line"
-  // A pruned JSON object parsed but not converted yet (ForEachJsonObjectPruned): ParseDocument
-  // converts it. It refers to the file's text and its parse, which outlive it only until
-  // ForEachManifest is next called on this thread.
+  // A pruned JSON object not converted yet (ForEachJsonObjectPruned): ParseDocument converts
+  // it. It refers to the file's text, so it must run while ForEachManifest's `text` lives.
   std::function<Result<nlohmann::json>()> pending;
 };
 
@@ -44,8 +43,7 @@ struct Document {
 // comments or whitespace are dropped. Never fails as a whole: errors are per document.
 // Documents come unparsed, for ParseDocument to parse on any thread (the audit parses them in
 // parallel): YAML as their text; with kPruned, JSON as `pending` (a List item by item, with
-// Document::item set), which must be parsed before `text` goes or ForEachManifest is called
-// again on this thread. Full JSON comes parsed.
+// Document::item set), which must be parsed while `text` lives. Full JSON comes parsed.
 // `text` may hold simdjson's padding in its spare capacity (ReadFileText leaves it there).
 void ForEachManifest(const std::string& text, const std::string& name, Fidelity fidelity,
                      const std::function<void(Document&&)>& each);
@@ -57,6 +55,9 @@ void ParseDocument(Document& d, Fidelity fidelity);
 // ForEachManifest with kFull, parsed and collected (every List is one document; documents that
 // parse to null, such as "~", are dropped).
 std::vector<Document> ParseManifests(std::string_view text, const std::string& name);
+
+// "file:N" for a parser's where = "line N" (ParseYaml, a List item), "file" for anything else.
+std::string FileAndLine(const std::string& file, const std::string& where);
 
 // The files to read for `paths`: a file as given; a directory's *.yaml, *.yml and *.json files
 // recursively, sorted; "-" as is. Fails with kIo naming the path when it does not exist.
