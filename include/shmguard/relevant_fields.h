@@ -20,20 +20,26 @@ inline bool IsRelevantEnvVar(std::string_view name) { return name.rfind("PET_", 
 
 // Object members that are never read anywhere in an object: bookkeeping the API server adds,
 // scheduling and lifecycle settings, images and labels. None of these names is a key the
-// evaluation looks up at any depth. Sorted: every key of every object is looked up here.
+// evaluation looks up at any depth. Every key of every object is looked up here, so the list
+// is sorted by length first: most probes are settled by comparing lengths, without a memcmp.
+// Shorter first, then alphabetical.
+constexpr bool ShorterFirst(std::string_view a, std::string_view b) {
+  return a.size() != b.size() ? a.size() < b.size() : a < b;
+}
+
 inline constexpr std::string_view kIgnoredMembers[] = {
-    "affinity", "creationTimestamp", "dnsConfig", "dnsPolicy", "enableServiceLinks", "envFrom",
-    "finalizers", "generation", "image", "imagePullPolicy", "imagePullSecrets", "labels",
-    "lifecycle", "livenessProbe", "managedFields", "nodeSelector", "ownerReferences", "ports",
-    "preemptionPolicy", "priority", "priorityClassName", "readinessGates", "readinessProbe",
-    "resourceVersion", "schedulerName", "serviceAccount", "serviceAccountName", "startupProbe",
-    "stdin", "stdinOnce", "terminationGracePeriodSeconds", "terminationMessagePath",
-    "terminationMessagePolicy", "tolerations", "topologySpreadConstraints", "tty", "uid",
-    "workingDir"};
-static_assert(std::is_sorted(std::begin(kIgnoredMembers), std::end(kIgnoredMembers)));
+    "tty", "uid", "image", "ports", "stdin", "labels", "envFrom", "affinity", "priority",
+    "dnsConfig", "dnsPolicy", "lifecycle", "stdinOnce", "finalizers", "generation", "workingDir",
+    "tolerations", "nodeSelector", "startupProbe", "livenessProbe", "managedFields",
+    "schedulerName", "readinessGates", "readinessProbe", "serviceAccount", "imagePullPolicy",
+    "ownerReferences", "resourceVersion", "imagePullSecrets", "preemptionPolicy",
+    "creationTimestamp", "priorityClassName", "enableServiceLinks", "serviceAccountName",
+    "terminationMessagePath", "terminationMessagePolicy", "topologySpreadConstraints",
+    "terminationGracePeriodSeconds"};
+static_assert(std::is_sorted(std::begin(kIgnoredMembers), std::end(kIgnoredMembers), ShorterFirst));
 
 inline bool IsIgnoredMember(std::string_view key) {
-  return std::binary_search(std::begin(kIgnoredMembers), std::end(kIgnoredMembers), key);
+  return std::binary_search(std::begin(kIgnoredMembers), std::end(kIgnoredMembers), key, ShorterFirst);
 }
 
 // Members of an object's root that are never read ("status" of a Pod, a JobSet...).

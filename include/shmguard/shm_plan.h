@@ -1,5 +1,5 @@
 // The /dev/shm size one pod needs (SPEC §3, DOMAIN.md §F): exact integer bytes, every step
-// overflow-checked, and the arithmetic in words so a person can check it.
+// overflow-checked, and (ExplainPlan) the arithmetic in words so a person can check it.
 #pragma once
 
 #include <cstdint>
@@ -20,14 +20,14 @@ struct ShmInputs {
 };
 
 struct ShmPlan {
+  ShmInputs inputs;              // what it was computed from
   int64_t dataloader_bytes = 0;  // N × (W×P + inFlightExtra) × B, 0 when W = 0
   int64_t nccl_shm_bytes = 0;    // N × 2 × (N == 2 ? 1 : 2) × connection bytes, when N >= 2
   int64_t nccl_proxy_bytes = 0;  // N × proxy pool bytes, when nodes > 1
   int64_t base_bytes = 0;        // the policy's base
+  int64_t sum_bytes = 0;         // the four terms above, before the safety factor
   int64_t required_bytes = 0;    // round_up_MiB(sum × safety), at least the floor when N >= 2
   bool floor_applied = false;    // the multi-GPU floor decided the size
-  // One line per term, e.g. "DataLoader: 4 procs × (8 workers × 2 prefetch + 2) × 160Mi = 11520Mi".
-  std::vector<std::string> arithmetic;
   // One sentence: "dshm needs 12Gi = (DataLoader 11520Mi + NCCL 147.1Mi + base 64Mi) × 1.2".
   std::string summary;
 };
@@ -36,6 +36,12 @@ struct ShmPlan {
 // (e.g. batch-bytes 8Ei with 8 workers): the reason says which term overflowed.
 // REQUIRES: inputs within the ranges above.
 Result<ShmPlan> PlanShm(const ShmInputs& in, const SizingConstants& k);
+
+// The arithmetic in words, one line per term and step, for a person to check (the `plan`
+// command prints it), e.g. "DataLoader: 4 procs × (8 workers × 2 prefetch + 2) × 160Mi =
+// 11520Mi". Apart from the plan, so that admission does not format what it never sends.
+// REQUIRES: `plan` came from PlanShm with the same constants `k`.
+std::vector<std::string> ExplainPlan(const ShmPlan& plan, const SizingConstants& k);
 
 // A byte count for people: the exact quantity when it is a whole MiB or smaller than 1Mi
 // ("12Gi", "1000"), else MiB with one decimal ("147.1Mi").

@@ -47,6 +47,7 @@ ExitCode RunPlan(const PlanOptions& o, const Policy& base_policy, std::ostream& 
     return ExitCode::kUsage;
   }
   const ShmPlan& plan = *pe.plan;
+  const std::vector<std::string> arithmetic = ExplainPlan(plan, policy.sizing);
   bool denied = pe.verdict == Verdict::kDeny;
   if (o.output == "json") {
     json j = {{"required_bytes", plan.required_bytes},
@@ -64,12 +65,12 @@ ExitCode RunPlan(const PlanOptions& o, const Policy& base_policy, std::ostream& 
                 {"nccl_proxy_bytes", plan.nccl_proxy_bytes},
                 {"base_bytes", plan.base_bytes},
                 {"floor_applied", plan.floor_applied}}},
-              {"arithmetic", plan.arithmetic}};
+              {"arithmetic", arithmetic}};
     out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     out << "/dev/shm needs " << FormatBytes(plan.required_bytes) << " (" << plan.required_bytes
         << " bytes)\n";
-    for (const auto& line : plan.arithmetic) out << "  " << line << "\n";
+    for (const auto& line : arithmetic) out << "  " << line << "\n";
     if (pe.memory_limit_bytes) {
       out << "memory limit " << FormatBytes(*pe.memory_limit_bytes) << ": "
           << (denied ? "DENY" : "ok") << "\n";

@@ -18,12 +18,27 @@ std::string EscapePointerToken(std::string_view token) {
   return out;
 }
 
+namespace {
+
+// Built member by member: an initializer list would copy `value` and each string once more,
+// and these run for every admitted pod.
+nlohmann::json Op(const char* op, const std::string& path, nlohmann::json value) {
+  nlohmann::json out = nlohmann::json::object();
+  auto& members = out.get_ref<nlohmann::json::object_t&>();
+  members.emplace("op", op);
+  members.emplace("path", path);
+  members.emplace("value", std::move(value));
+  return out;
+}
+
+}  // namespace
+
 nlohmann::json AddOp(const std::string& path, nlohmann::json value) {
-  return {{"op", "add"}, {"path", path}, {"value", std::move(value)}};
+  return Op("add", path, std::move(value));
 }
 
 nlohmann::json ReplaceOp(const std::string& path, nlohmann::json value) {
-  return {{"op", "replace"}, {"path", path}, {"value", std::move(value)}};
+  return Op("replace", path, std::move(value));
 }
 
 }  // namespace shmguard

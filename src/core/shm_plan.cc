@@ -35,6 +35,15 @@ class Checked {
   std::string term_;
 };
 
+// sum × safety, rounded up to a whole MiB, in 128 bits: the caller checks it fits 63.
+Int128 WithSafety(int64_t sum, int64_t safety_ppm) {
+  Int128 scaled = (static_cast<Int128>(sum) * safety_ppm + 999'999) / 1'000'000;
+  return (scaled + kMiB - 1) / kMiB * kMiB;
+}
+
+// NCCL's shm transport: one peer per process with 2 processes, else 2 (ring neighbours).
+int64_t NcclPeersPerProc(int64_t procs) { return procs == 2 ? 1 : 2; }
+
 std::string Plural(int64_t n, const char* word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
@@ -43,9 +52,12 @@ std::string Plural(int64_t n, const char* word) {
 
 std::string HumanBytes(int64_t bytes) {
   if (bytes % kMiB == 0 || bytes < kMiB) return FormatBytes(bytes);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.1fMi", static_cast<double>(bytes) / kMiB);
-  return buf;
+  // Tenths of a MiB, rounded half to even as printf("%.1f") rounds an exact binary fraction.
+  Int128 scaled = static_cast<Int128>(bytes) * 10;
+  auto tenths = static_cast<int64_t>(scaled / kMiB);
+  int64_t twice_rest = static_cast<int64_t>(scaled % kMiB) * 2;
+  if (twice_rest > kMiB || (twice_rest == kMiB && tenths % 2 == 1)) ++tenths;
+  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + "Mi";
 }
 
 std::string FormatPpm(int64_t ppm) {
@@ -61,38 +73,21 @@ std::string FormatPpm(int64_t ppm) {
 
 Result<ShmPlan> PlanShm(const ShmInputs& in, const SizingConstants& k) {
   ShmPlan p;
+  p.inputs = in;
   Checked c;
   const int64_t n = in.procs;
   if (in.workers > 0) {
     int64_t batches = c.Add(c.Mul(in.workers, in.prefetch_factor, "DataLoader"),
                             k.in_flight_extra, "DataLoader");
     p.dataloader_bytes = c.Mul(c.Mul(n, batches, "DataLoader"), in.batch_bytes, "DataLoader");
-    p.arithmetic.push_back("DataLoader: " + Plural(n, "proc") + " × (" +
-                           Plural(in.workers, "worker") + " × " +
-                           std::to_string(in.prefetch_factor) + " prefetch + " +
-                           std::to_string(k.in_flight_extra) + ") × " +
-                           HumanBytes(in.batch_bytes) + " = " + HumanBytes(p.dataloader_bytes));
-  } else {
-    p.arithmetic.push_back("DataLoader: 0 workers, batches stay in the training process = 0");
   }
   if (n >= 2) {
-    int64_t per_proc = n == 2 ? 1 : 2;
-    p.nccl_shm_bytes =
-        c.Mul(c.Mul(n, 2 * per_proc, "NCCL shm"), k.nccl_connection_bytes, "NCCL shm");
-    p.arithmetic.push_back("NCCL shm transport: " + Plural(n, "proc") + " × 2 channels × " +
-                           std::to_string(per_proc) + " peer" + (per_proc == 1 ? "" : "s") +
-                           " × " + std::to_string(k.nccl_connection_bytes) + " B = " +
-                           HumanBytes(p.nccl_shm_bytes));
+    p.nccl_shm_bytes = c.Mul(c.Mul(n, 2 * NcclPeersPerProc(n), "NCCL shm"),
+                             k.nccl_connection_bytes, "NCCL shm");
   }
-  if (in.nodes > 1) {
-    p.nccl_proxy_bytes = c.Mul(n, k.nccl_proxy_pool_bytes, "NCCL proxy");
-    p.arithmetic.push_back("NCCL proxy pool (multi-node, " + Plural(in.nodes, "pod") + "): " +
-                           Plural(n, "proc") + " × " + std::to_string(k.nccl_proxy_pool_bytes) +
-                           " B = " + HumanBytes(p.nccl_proxy_bytes));
-  }
+  if (in.nodes > 1) p.nccl_proxy_bytes = c.Mul(n, k.nccl_proxy_pool_bytes, "NCCL proxy");
   p.base_bytes = k.base_bytes;
-  p.arithmetic.push_back("base: " + HumanBytes(k.base_bytes));
-  int64_t sum = c.Add(c.Add(c.Add(p.dataloader_bytes, p.nccl_shm_bytes, "total"),
+  p.sum_bytes = c.Add(c.Add(c.Add(p.dataloader_bytes, p.nccl_shm_bytes, "total"),
                             p.nccl_proxy_bytes, "total"),
                       p.base_bytes, "total");
   if (c.failed()) {
@@ -100,22 +95,16 @@ Result<ShmPlan> PlanShm(const ShmInputs& in, const SizingConstants& k) {
                      "the " + c.term() + " term exceeds 2^63-1 bytes: check shmguard.io/batch-bytes"
                      " and shmguard.io/num-workers");
   }
-  // × safety, rounded up to a whole MiB, in 128 bits then checked.
-  Int128 scaled = (static_cast<Int128>(sum) * k.safety_ppm + 999'999) / 1'000'000;
-  Int128 rounded = (scaled + kMiB - 1) / kMiB * kMiB;
+  Int128 rounded = WithSafety(p.sum_bytes, k.safety_ppm);
   if (rounded > std::numeric_limits<int64_t>::max()) {
     return MakeError(Code::kInvalidInput,
                      "the size after the ×" + FormatPpm(k.safety_ppm) +
                          " safety factor exceeds 2^63-1 bytes");
   }
   p.required_bytes = static_cast<int64_t>(rounded);
-  p.arithmetic.push_back("sum " + HumanBytes(sum) + " × " + FormatPpm(k.safety_ppm) +
-                         " safety, rounded up to MiB = " + FormatBytes(p.required_bytes));
   if (n >= 2 && p.required_bytes < k.multi_gpu_floor_bytes) {
     p.required_bytes = k.multi_gpu_floor_bytes;
     p.floor_applied = true;
-    p.arithmetic.push_back("floor for " + Plural(n, "proc") + " per pod (NVIDIA's 1g advice): " +
-                           FormatBytes(p.required_bytes));
   }
 
   std::string terms;
@@ -138,6 +127,41 @@ Result<ShmPlan> PlanShm(const ShmInputs& in, const SizingConstants& k) {
                                      " floor for multi-GPU pods"
                                : std::string());
   return p;
+}
+
+std::vector<std::string> ExplainPlan(const ShmPlan& p, const SizingConstants& k) {
+  const ShmInputs& in = p.inputs;
+  const int64_t n = in.procs;
+  std::vector<std::string> lines;
+  if (in.workers > 0) {
+    lines.push_back("DataLoader: " + Plural(n, "proc") + " × (" + Plural(in.workers, "worker") +
+                    " × " + std::to_string(in.prefetch_factor) + " prefetch + " +
+                    std::to_string(k.in_flight_extra) + ") × " + HumanBytes(in.batch_bytes) +
+                    " = " + HumanBytes(p.dataloader_bytes));
+  } else {
+    lines.push_back("DataLoader: 0 workers, batches stay in the training process = 0");
+  }
+  if (n >= 2) {
+    int64_t peers = NcclPeersPerProc(n);
+    lines.push_back("NCCL shm transport: " + Plural(n, "proc") + " × 2 channels × " +
+                    std::to_string(peers) + " peer" + (peers == 1 ? "" : "s") + " × " +
+                    std::to_string(k.nccl_connection_bytes) + " B = " +
+                    HumanBytes(p.nccl_shm_bytes));
+  }
+  if (in.nodes > 1) {
+    lines.push_back("NCCL proxy pool (multi-node, " + Plural(in.nodes, "pod") + "): " +
+                    Plural(n, "proc") + " × " + std::to_string(k.nccl_proxy_pool_bytes) +
+                    " B = " + HumanBytes(p.nccl_proxy_bytes));
+  }
+  lines.push_back("base: " + HumanBytes(p.base_bytes));
+  lines.push_back("sum " + HumanBytes(p.sum_bytes) + " × " + FormatPpm(k.safety_ppm) +
+                  " safety, rounded up to MiB = " +
+                  FormatBytes(static_cast<int64_t>(WithSafety(p.sum_bytes, k.safety_ppm))));
+  if (p.floor_applied) {
+    lines.push_back("floor for " + Plural(n, "proc") + " per pod (NVIDIA's 1g advice): " +
+                    FormatBytes(p.required_bytes));
+  }
+  return lines;
 }
 
 }  // namespace shmguard

@@ -2,6 +2,8 @@
 // (tests/testdata/shared/shm-truth, measured with torch 1.13 on this kind of machine).
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -60,7 +62,9 @@ TEST_CASE("PlanShm reports its terms and arithmetic", "[shm_plan]") {
   CHECK(plan->base_bytes == 64 * kMiB);
   CHECK_FALSE(plan->floor_applied);
   CHECK_THAT(plan->summary, Catch::StartsWith("dshm needs 14078Mi = (4 procs × (8 workers × 2 + 2) × 160Mi"));
-  CHECK_THAT(plan->arithmetic.front(), Catch::Contains("= 11520Mi"));
+  auto lines = ExplainPlan(*plan, SizingConstants{});
+  CHECK(lines.front() == "DataLoader: 4 procs × (8 workers × 2 prefetch + 2) × 160Mi = 11520Mi");
+  CHECK(lines.back() == "sum 11731.1Mi × 1.2 safety, rounded up to MiB = 14078Mi");
 }
 
 TEST_CASE("PlanShm uses every sizing constant of the policy", "[shm_plan]") {
@@ -174,10 +178,33 @@ TEST_CASE("PlanShm never falls below a measured DataLoader peak", "[shm_plan]") 
   CHECK(thresholds_checked >= 8);  // the failure-threshold searches are in the data
 }
 
+// HumanBytes counts tenths in integers; printf("%.1f") of the exact double is the reference
+// wherever a double holds the byte count exactly.
+TEST_CASE("HumanBytes rounds MiB as printf does", "[shm_plan]") {
+  for (int64_t bytes = kMiB; bytes < 40 * kMiB; bytes += 65'537) {
+    CAPTURE(bytes);
+    if (bytes % kMiB == 0) continue;
+    char expected[64];
+    std::snprintf(expected, sizeof expected, "%.1fMi", static_cast<double>(bytes) / kMiB);
+    CHECK(HumanBytes(bytes) == expected);
+  }
+  for (int64_t quarters = 5; quarters < 120; quarters += 2) {  // x.25 and x.75: the exact halves
+    int64_t bytes = quarters * kMiB / 4;
+    CAPTURE(bytes);
+    char expected[64];
+    std::snprintf(expected, sizeof expected, "%.1fMi", static_cast<double>(bytes) / kMiB);
+    CHECK(HumanBytes(bytes) == expected);
+  }
+}
+
 TEST_CASE("HumanBytes and FormatPpm", "[shm_plan]") {
   CHECK(HumanBytes(12 * 1024 * kMiB) == "12Gi");
   CHECK(HumanBytes(4 * 2 * 2 * 9637892LL) == "147.1Mi");
   CHECK(HumanBytes(1000) == "1k");
+  CHECK(HumanBytes(kMiB + kMiB / 4) == "1.2Mi");  // exactly 1.25: half to even, as printf
+  CHECK(HumanBytes(kMiB + 3 * kMiB / 4) == "1.8Mi");
+  CHECK(HumanBytes(10 * kMiB - 1) == "10.0Mi");
+  CHECK(HumanBytes(std::numeric_limits<int64_t>::max()) == "8796093022208.0Mi");
   CHECK(FormatPpm(1'200'000) == "1.2");
   CHECK(FormatPpm(500'000) == "0.5");
   CHECK(FormatPpm(1'000'000) == "1");
