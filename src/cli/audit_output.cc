@@ -3,7 +3,7 @@
 
 #include <iomanip>
 
-#include "io/yaml_json.h"
+#include "io/yaml_emit.h"
 #include "shmguard/quantity.h"
 
 namespace shmguard::cli {

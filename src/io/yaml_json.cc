@@ -1,17 +1,14 @@
-// ParseYaml (libyaml events -> JSON) and JsonToYaml, with go-yaml v2's scalar resolution
-// (resolve.go).
+// ParseYaml and ParseYamlAsText: libyaml's events -> JSON, with go-yaml v2's typing
+// (io/yaml_scalar.h), merge keys, and the limits that stop hostile documents.
 #include "io/yaml_json.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
 #include <map>
-#include <optional>
 #include <set>
 
 #include <yaml.h>
 
+#include "io/yaml_scalar.h"
 #include "shmguard/json_access.h"
 #include "shmguard/json_patch.h"
 #include "shmguard/relevant_fields.h"
@@ -22,234 +19,6 @@ namespace {
 using nlohmann::json;
 constexpr size_t kMaxNodes = 5'000'000;
 constexpr size_t kMaxDepth = 128;  // as for JSON input; also stops an alias nested in its own anchor
-
-bool IsOneOf(std::string_view s, std::initializer_list<std::string_view> words) {
-  for (std::string_view w : words) {
-    if (s == w) return true;
-  }
-  return false;
-}
-
-// go-yaml v2 strconv.ParseInt(s, 0, 64) after removing '_': decimal, 0x, 0o/0 octal, 0b.
-bool ParseYamlInt(std::string s, json& out) {
-  s.erase(std::remove(s.begin(), s.end(), '_'), s.end());
-  if (s.empty()) return false;
-  size_t i = (s[0] == '+' || s[0] == '-') ? 1 : 0;
-  if (i >= s.size()) return false;
-  int base = 10;
-  std::string digits = s.substr(i);
-  if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
-    base = 16;
-    digits = digits.substr(2);
-  } else if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'b' || digits[1] == 'B')) {
-    base = 2;
-    digits = digits.substr(2);
-  } else if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'o' || digits[1] == 'O')) {
-    base = 8;
-    digits = digits.substr(2);
-  } else if (digits.size() > 1 && digits[0] == '0') {
-    base = 8;
-    digits = digits.substr(1);
-  }
-  for (char c : digits) {
-    int v = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
-            : std::isxdigit(static_cast<unsigned char>(c)) ? (std::tolower(c) - 'a' + 10)
-                                                           : 99;
-    if (v >= base) return false;
-  }
-  errno = 0;
-  char* end = nullptr;
-  if (s[0] == '-') {
-    long long v = std::strtoll(("-" + digits).c_str(), &end, base);
-    if (errno == ERANGE) return false;
-    out = static_cast<int64_t>(v);
-  } else {
-    unsigned long long v = std::strtoull(digits.c_str(), &end, base);
-    if (errno == ERANGE) return false;
-    if (v <= static_cast<unsigned long long>(INT64_MAX)) {
-      out = static_cast<int64_t>(v);
-    } else {
-      out = static_cast<uint64_t>(v);
-    }
-  }
-  return true;
-}
-
-bool ParseYamlFloat(const std::string& s, json& out) {
-  if (IsOneOf(s, {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"})) {
-    out = INFINITY;
-    return true;
-  }
-  if (IsOneOf(s, {"-.inf", "-.Inf", "-.INF"})) {
-    out = -INFINITY;
-    return true;
-  }
-  if (IsOneOf(s, {".nan", ".NaN", ".NAN"})) {
-    out = NAN;
-    return true;
-  }
-  // [-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?
-  size_t i = 0, n = s.size();
-  if (i < n && (s[i] == '+' || s[i] == '-')) ++i;
-  size_t int_digits = 0, frac_digits = 0;
-  while (i < n && (std::isdigit(static_cast<unsigned char>(s[i])) || (int_digits && s[i] == '_'))) {
-    ++i;
-    ++int_digits;
-  }
-  if (i < n && s[i] == '.') {
-    ++i;
-    while (i < n && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '_')) {
-      ++i;
-      ++frac_digits;
-    }
-  }
-  if (int_digits == 0 && frac_digits == 0) return false;
-  if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-    ++i;
-    if (i < n && (s[i] == '+' || s[i] == '-')) ++i;
-    size_t exp_digits = 0;
-    while (i < n && std::isdigit(static_cast<unsigned char>(s[i]))) {
-      ++i;
-      ++exp_digits;
-    }
-    if (exp_digits == 0) return false;
-  }
-  if (i != n) return false;
-  std::string clean = s;
-  clean.erase(std::remove(clean.begin(), clean.end(), '_'), clean.end());
-  out = std::strtod(clean.c_str(), nullptr);
-  return true;
-}
-
-bool NeedsQuotes(const std::string& s) {
-  if (s.empty()) return true;
-  if (!ResolvePlainScalar(s).is_string()) return true;
-  static const std::string kSpecialStart = "-?:,[]{}#&*!|>'\"%@` ";
-  if (kSpecialStart.find(s[0]) != std::string::npos) return true;
-  if (s.find(": ") != std::string::npos || s.find(" #") != std::string::npos) return true;
-  if (s.back() == ' ' || s.back() == ':') return true;
-  return false;
-}
-
-// JSON -> YAML events for libyaml's emitter, which does the quoting and escaping; only the
-// YAML 1.1 typing is ours (NeedsQuotes).
-class Emitter {
- public:
-  Emitter() {
-    yaml_emitter_initialize(&e_);
-    yaml_emitter_set_output(&e_, &Emitter::Write, &out_);
-    yaml_emitter_set_indent(&e_, 2);
-    yaml_emitter_set_width(&e_, -1);  // never fold long strings
-    yaml_emitter_set_unicode(&e_, 1);
-  }
-  ~Emitter() { yaml_emitter_delete(&e_); }
-  Emitter(const Emitter&) = delete;
-  Emitter& operator=(const Emitter&) = delete;
-
-  // The YAML text, or nullopt when libyaml refused (it checks UTF-8).
-  std::optional<std::string> Document(const json& v) {
-    yaml_event_t ev;
-    yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
-    Emit(ev);
-    yaml_document_start_event_initialize(&ev, nullptr, nullptr, nullptr, 1);
-    Emit(ev);
-    Value(v);
-    yaml_document_end_event_initialize(&ev, 1);
-    Emit(ev);
-    yaml_stream_end_event_initialize(&ev);
-    Emit(ev);
-    yaml_emitter_flush(&e_);
-    if (!ok_) return std::nullopt;
-    return out_;
-  }
-
- private:
-  static int Write(void* data, unsigned char* buffer, size_t size) {
-    static_cast<std::string*>(data)->append(reinterpret_cast<const char*>(buffer), size);
-    return 1;
-  }
-
-  void Emit(yaml_event_t& ev) {  // the emitter owns and frees the event, even on failure
-    if (!yaml_emitter_emit(&e_, &ev)) ok_ = false;
-  }
-
-  void Scalar(std::string_view text, yaml_scalar_style_t style) {
-    yaml_event_t ev;
-    yaml_scalar_event_initialize(&ev, nullptr, nullptr,
-                                 reinterpret_cast<yaml_char_t*>(const_cast<char*>(text.data())),
-                                 static_cast<int>(text.size()), 1, 1, style);
-    Emit(ev);
-  }
-
-  void String(const std::string& s) {
-    // A literal block reads back with one final newline ("clip"), so only strings that end in
-    // exactly one newline use it; other multi-line strings are double-quoted with \n.
-    bool literal = s.size() >= 2 && s.back() == '\n' && s[s.size() - 2] != '\n' &&
-                   s.find_first_of("\t\r") == std::string::npos && s.front() != ' ';
-    Scalar(s, literal             ? YAML_LITERAL_SCALAR_STYLE
-              : NeedsQuotes(s) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
-                               : YAML_PLAIN_SCALAR_STYLE);
-  }
-
-  void Value(const json& v) {
-    yaml_event_t ev;
-    switch (v.type()) {
-      case json::value_t::object:
-        yaml_mapping_start_event_initialize(&ev, nullptr, nullptr, 1, YAML_BLOCK_MAPPING_STYLE);
-        Emit(ev);
-        for (auto it = v.begin(); it != v.end(); ++it) {
-          Scalar(it.key(), NeedsQuotes(it.key()) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE : YAML_PLAIN_SCALAR_STYLE);
-          Value(it.value());
-        }
-        yaml_mapping_end_event_initialize(&ev);
-        Emit(ev);
-        return;
-      case json::value_t::array:
-        yaml_sequence_start_event_initialize(&ev, nullptr, nullptr, 1, YAML_BLOCK_SEQUENCE_STYLE);
-        Emit(ev);
-        for (const auto& item : v) Value(item);
-        yaml_sequence_end_event_initialize(&ev);
-        Emit(ev);
-        return;
-      case json::value_t::string:
-        return String(v.get_ref<const std::string&>());
-      case json::value_t::null:
-        return Scalar("null", YAML_PLAIN_SCALAR_STYLE);
-      case json::value_t::boolean:
-        return Scalar(v.get<bool>() ? "true" : "false", YAML_PLAIN_SCALAR_STYLE);
-      default:
-        return Scalar(v.dump(), YAML_PLAIN_SCALAR_STYLE);
-    }
-  }
-
-  yaml_emitter_t e_;
-  std::string out_;
-  bool ok_ = true;
-};
-
-}  // namespace
-
-json ResolvePlainScalar(std::string_view s) {
-  if (s.size() <= 5) {  // the longest null or bool word is "false"
-    if (IsOneOf(s, {"", "~", "null", "Null", "NULL"})) return nullptr;
-    if (IsOneOf(s, {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"})) {
-      return true;
-    }
-    if (IsOneOf(s, {"n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"})) {
-      return false;
-    }
-  }
-  char c = s[0];
-  if (std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '+' || c == '.') {
-    json out;
-    std::string text(s);
-    if (ParseYamlInt(text, out)) return out;
-    if (ParseYamlFloat(text, out)) return out;
-  }
-  return s;
-}
-
-namespace {
 
 // Builds JSON from libyaml's events. With `prune`, members the evaluation never reads
 // (shmguard/relevant_fields.h) are skipped as they stream past rather than built and dropped.
@@ -617,13 +386,6 @@ Result<json> ParseYaml(std::string_view text, int first_line, bool prune) {
     if (!pruned.NeedsFullParse()) return out;
   }
   return Builder(text, first_line, false).Run();
-}
-
-std::string JsonToYaml(const json& value) {
-  auto yaml = Emitter().Document(value);
-  if (!yaml) return value.dump(2, ' ', false, json::error_handler_t::replace) + "\n";  // JSON is YAML too
-  if (yaml->empty() || yaml->back() != '\n') *yaml += '\n';
-  return *yaml;
 }
 
 }  // namespace shmguard::io

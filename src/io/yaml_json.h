@@ -1,8 +1,9 @@
-// YAML <-> JSON for Kubernetes manifests. Reading uses libyaml, the C parser go-yaml was ported
-// from, so a document parses as kubectl parses it. Plain scalars are typed as sigs.k8s.io/yaml
-// (go-yaml v2, YAML 1.1) types them: "8" is an int, "true"/"yes"/"on" are bools, "~" is null,
-// quoted and block scalars are strings. Merge keys ("<<: *anchor") are expanded; aliases are
-// bounded so a "billion laughs" document fails instead of exhausting memory.
+// YAML -> JSON for Kubernetes manifests and the policy (JSON -> YAML is io/yaml_emit.h), with
+// libyaml, the C parser go-yaml was ported from, so a document parses as kubectl parses it.
+// Plain scalars are typed as sigs.k8s.io/yaml types them (io/yaml_scalar.h): "8" is an int,
+// "true"/"yes"/"on" are bools, "~" is null, quoted and block scalars are strings. Merge keys
+// ("<<: *anchor") are expanded; aliases are bounded so a "billion laughs" document fails
+// instead of exhausting memory.
 #pragma once
 
 #include <map>
@@ -37,12 +38,5 @@ struct YamlText {
 
 // Parses the first document of `text` as above, with ParseYaml's checks and errors.
 Result<YamlText> ParseYamlAsText(std::string_view text);
-
-// Emits `value` as block-style YAML; strings that would read back as another type ("true",
-// "8", "") are quoted. Ends with a newline.
-std::string JsonToYaml(const nlohmann::json& value);
-
-// The JSON type a plain YAML 1.1 scalar resolves to (exposed for tests).
-nlohmann::json ResolvePlainScalar(std::string_view text);
 
 }  // namespace shmguard::io

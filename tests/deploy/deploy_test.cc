@@ -14,6 +14,7 @@
 
 #include "io/config.h"
 #include "io/manifests.h"
+#include "io/yaml_emit.h"
 #include "io/yaml_json.h"
 #include "server/tls_fixture.h"
 #include "test_util.h"

@@ -6,6 +6,7 @@
 
 #include "cli/audit_command.h"
 #include "io/fast_json.h"
+#include "io/yaml_emit.h"
 #include "io/yaml_json.h"
 #include "shmguard/evaluation.h"
 #include "test_util.h"

@@ -1,4 +1,4 @@
-// ParseYaml typing (go-yaml v2 / sigs.k8s.io/yaml) and JsonToYaml round trips.
+// ParseYaml: typing, merge keys, errors with lines, hostile documents, pruning.
 #include <catch2/catch.hpp>
 
 #include "io/manifests.h"
@@ -9,25 +9,6 @@ namespace shmguard::io {
 namespace {
 
 using nlohmann::json;
-
-TEST_CASE("ResolvePlainScalar types plain scalars as YAML 1.1 does", "[yaml_json]") {
-  struct Case {
-    const char* text;
-    json expected;
-  };
-  const Case cases[] = {
-      {"8", 8},           {"-3", -3},         {"0x1F", 31},        {"010", 8},
-      {"1_000", 1000},    {"1.5", 1.5},       {"1e3", 1000.0},     {".5", 0.5},
-      {"true", true},     {"yes", true},      {"On", true},        {"off", false},
-      {"NO", false},      {"~", nullptr},     {"null", nullptr},   {"", nullptr},
-      {"64Mi", "64Mi"},   {"1.5Gi", "1.5Gi"}, {"v1", "v1"},        {"12:30", "12:30"},
-      {"1.2.3", "1.2.3"}, {"-", "-"},         {"0.0.0.0", "0.0.0.0"},
-  };
-  for (const auto& c : cases) {
-    CAPTURE(c.text);
-    CHECK(ResolvePlainScalar(c.text) == c.expected);
-  }
-}
 
 TEST_CASE("ParseYaml keeps quoted scalars as strings and expands merge keys", "[yaml_json]") {
   json j = test::Yaml(R"(
@@ -152,14 +133,6 @@ spec:
   REQUIRE_FALSE(cycle.has_value());
   CHECK_THAT(cycle.error().message, Catch::Contains("inside its own anchor"));
   CHECK_FALSE(ParseYaml("spec:\n  affinity: *nope\n", 1, true).has_value());
-}
-
-TEST_CASE("JsonToYaml writes YAML that reads back to the same JSON", "[yaml_json]") {
-  json j = json::parse(R"({"a": "8", "b": 8, "c": "true", "d": true, "e": null, "f": "",
-    "g": ["x", {"h": "multi\nline"}], "i": "- dash", "j": "a: b", "k": "64Mi", "l": 1.5,
-    "shmguard.io/plan": "{\"x\":1}", "m": {}, "n": [], "o": "line one\nline two\n", "p": " x\n"})");
-  std::string yaml = JsonToYaml(j);
-  CHECK(test::Yaml(yaml) == j);
 }
 
 }  // namespace
