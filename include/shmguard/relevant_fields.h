@@ -19,23 +19,25 @@ inline bool IsRelevantAnnotation(std::string_view key) { return key.rfind("shmgu
 inline bool IsRelevantEnvVar(std::string_view name) { return name.rfind("PET_", 0) == 0; }
 
 // Object members that are never read anywhere in an object: bookkeeping the API server adds,
-// scheduling and lifecycle settings, images and labels. None of these names is a key the
-// evaluation looks up at any depth. Every key of every object is looked up here, so the list
-// is sorted by length first: most probes are settled by comparing lengths, without a memcmp.
-// Shorter first, then alphabetical.
+// scheduling and lifecycle settings, images and labels, the insides of volume sources (only a
+// source's type, its key, is read). None of these names is a key the evaluation looks up at
+// any depth. Every key of every object is looked up here, so the list is sorted shorter first,
+// then alphabetically: most probes are settled by comparing lengths, without a memcmp.
 constexpr bool ShorterFirst(std::string_view a, std::string_view b) {
   return a.size() != b.size() ? a.size() < b.size() : a < b;
 }
 
 inline constexpr std::string_view kIgnoredMembers[] = {
-    "tty", "uid", "image", "ports", "stdin", "labels", "envFrom", "affinity", "priority",
-    "dnsConfig", "dnsPolicy", "lifecycle", "stdinOnce", "finalizers", "generation", "workingDir",
-    "tolerations", "nodeSelector", "startupProbe", "livenessProbe", "managedFields",
+    "tty", "uid", "image", "ports", "stdin", "labels", "envFrom", "sources", "subPath", "affinity",
+    "hostname", "nodeName", "priority", "readOnly", "claimName", "dnsConfig", "dnsPolicy",
+    "lifecycle", "stdinOnce", "subdomain", "finalizers", "generation", "workingDir", "defaultMode",
+    "subPathExpr", "tolerations", "nodeSelector", "startupProbe", "livenessProbe", "managedFields",
     "schedulerName", "readinessGates", "readinessProbe", "serviceAccount", "imagePullPolicy",
-    "ownerReferences", "resourceVersion", "imagePullSecrets", "preemptionPolicy",
-    "creationTimestamp", "priorityClassName", "enableServiceLinks", "serviceAccountName",
+    "ownerReferences", "resourceVersion", "imagePullSecrets", "mountPropagation",
+    "preemptionPolicy", "runtimeClassName", "creationTimestamp", "priorityClassName",
+    "setHostnameAsFQDN", "enableServiceLinks", "serviceAccountName", "shareProcessNamespace",
     "terminationMessagePath", "terminationMessagePolicy", "topologySpreadConstraints",
-    "terminationGracePeriodSeconds"};
+    "automountServiceAccountToken", "terminationGracePeriodSeconds"};
 static_assert(std::is_sorted(std::begin(kIgnoredMembers), std::end(kIgnoredMembers), ShorterFirst));
 
 inline bool IsIgnoredMember(std::string_view key) {
