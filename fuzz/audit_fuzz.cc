@@ -1,9 +1,48 @@
 // libFuzzer target: bytes as a manifest document through the whole audit (YAML or JSON parse,
-// evaluation, all four output formats). Any patch the audit reports must apply to its object.
+// evaluation, all four output formats). Any patch the audit reports must apply to its object,
+// and the pruned parse (what the audit and the webhook use) must decide exactly as the full one.
 #include <cstdlib>
 #include <sstream>
+#include <vector>
 
 #include "cli/audit_command.h"
+
+namespace {
+
+std::vector<shmguard::cli::AuditRecord> Records(const std::string& text, shmguard::io::Fidelity fidelity,
+                                                const shmguard::Policy& policy) {
+  std::vector<shmguard::cli::AuditRecord> out;
+  std::istringstream in(text);
+  shmguard::cli::StreamAudit({"-"}, policy, in, fidelity, 1,
+                             [&](const shmguard::io::Document&, std::vector<shmguard::cli::AuditRecord>&& records) {
+                               for (auto& r : records) out.push_back(std::move(r));
+                             });
+  return out;
+}
+
+// Pruning drops only what the evaluation never reads (shmguard/relevant_fields.h): the two
+// parses must give the same records. Parse errors may be worded differently by the two JSON
+// parsers, so an error record only has to be an error in both.
+void CheckPrunedDecidesAsFull(const std::string& text, const shmguard::Policy& policy) {
+  auto full = Records(text, shmguard::io::Fidelity::kFull, policy);
+  auto pruned = Records(text, shmguard::io::Fidelity::kPruned, policy);
+  if (full.size() != pruned.size()) std::abort();
+  for (size_t i = 0; i < full.size(); ++i) {
+    const auto& a = full[i];
+    const auto& b = pruned[i];
+    if (a.verdict != b.verdict) std::abort();
+    if (a.verdict == "error") continue;
+    if (a.reasons != b.reasons || a.warnings != b.warnings || a.changes != b.changes ||
+        a.patch != b.patch || a.required_bytes != b.required_bytes ||
+        a.memory_limit_bytes != b.memory_limit_bytes || a.current_shm != b.current_shm ||
+        a.pods != b.pods || a.kind != b.kind || a.name != b.name ||
+        a.namespace_name != b.namespace_name) {
+      std::abort();
+    }
+  }
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
@@ -26,5 +65,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (d.index == r.document && d.object) (void)d.object->patch(r.patch);  // must apply
     }
   }
+  CheckPrunedDecidesAsFull(text, policy);
   return 0;
 }
