@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <iterator>
 #include <string_view>
 
@@ -21,8 +22,8 @@ inline bool IsRelevantEnvVar(std::string_view name) { return name.rfind("PET_", 
 // Object members that are never read anywhere in an object: bookkeeping the API server adds,
 // scheduling and lifecycle settings, images and labels, the insides of volume sources (only a
 // source's type, its key, is read). None of these names is a key the evaluation looks up at
-// any depth. Every key of every object is looked up here, so the list is sorted shorter first,
-// then alphabetically: most probes are settled by comparing lengths, without a memcmp.
+// any depth. Every key of every object is looked up here, so the list is grouped by length and
+// a key is compared only with the names of its length, by first byte before any memcmp.
 constexpr bool ShorterFirst(std::string_view a, std::string_view b) {
   return a.size() != b.size() ? a.size() < b.size() : a < b;
 }
@@ -40,8 +41,27 @@ inline constexpr std::string_view kIgnoredMembers[] = {
     "automountServiceAccountToken", "terminationGracePeriodSeconds"};
 static_assert(std::is_sorted(std::begin(kIgnoredMembers), std::end(kIgnoredMembers), ShorterFirst));
 
+// For each key length, the members of that length: [begin, end) in kIgnoredMembers.
+struct IgnoredRange {
+  unsigned char begin = 0, end = 0;
+};
+inline constexpr auto kIgnoredByLength = [] {
+  std::array<IgnoredRange, 32> ranges{};
+  for (size_t i = 0; i < std::size(kIgnoredMembers); ++i) {
+    IgnoredRange& r = ranges[kIgnoredMembers[i].size()];  // a longer name fails to compile here
+    if (r.end == 0) r.begin = static_cast<unsigned char>(i);
+    r.end = static_cast<unsigned char>(i + 1);
+  }
+  return ranges;
+}();
+
 inline bool IsIgnoredMember(std::string_view key) {
-  return std::binary_search(std::begin(kIgnoredMembers), std::end(kIgnoredMembers), key, ShorterFirst);
+  if (key.empty() || key.size() >= kIgnoredByLength.size()) return false;
+  const IgnoredRange r = kIgnoredByLength[key.size()];
+  for (unsigned i = r.begin; i < r.end; ++i) {
+    if (kIgnoredMembers[i][0] == key[0] && kIgnoredMembers[i] == key) return true;
+  }
+  return false;
 }
 
 // Members of an object's root that are never read ("status" of a Pod, a JobSet...).
