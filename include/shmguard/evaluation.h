@@ -34,8 +34,7 @@ struct PodEvaluation {
   std::string current_shm;                     // "64Mi (container default)", "emptyDir Memory 1Gi"
   std::vector<std::string> reasons;   // why this verdict, in words a user can act on
   std::vector<std::string> warnings;  // risks and things deliberately not done
-  std::vector<std::string> changes;   // what the patch does, one sentence each
-  nlohmann::json patch = nlohmann::json::array();  // this pod's RFC 6902 operations
+  std::vector<std::string> changes;   // what this pod's part of the patch does, one sentence each
 };
 
 struct Evaluation {

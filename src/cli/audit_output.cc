@@ -39,7 +39,8 @@ class TablePrinter : public AuditPrinter {
   void Document(const io::Document&, const std::vector<AuditRecord>& records) override {
     for (const auto& r : records) {
       if (!r.workload && r.verdict == "skip") continue;  // counted in the summary
-      std::string where = r.file + ":" + std::to_string(r.document) + (r.item ? "[" + std::to_string(*r.item) + "]" : "");
+      std::string where = r.file + ":" + std::to_string(r.document);
+      if (r.item) where.append("[").append(std::to_string(*r.item)).append("]");
       std::string object = r.kind.empty() ? "-" : r.kind + " " + r.namespace_name + "/" + r.name;
       out_ << std::left << std::setw(34) << Cell(where, 34) << " " << std::setw(44) << Cell(object, 44) << " "
            << std::setw(7) << r.verdict << " " << std::setw(9)

@@ -77,8 +77,9 @@ std::string PlanAnnotation(const SizingInputs& in, const PodFacts& f, const ShmP
   return j.dump();
 }
 
+// Appends the pod's operations, if any, to `patch`.
 void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule& rule,
-                   const Policy& policy, PodEvaluation& pe) {
+                   const Policy& policy, PodEvaluation& pe, json& patch) {
   auto sizing = ReadSizing(t, policy);
   if (!sizing) return DenyWith(pe, sizing.error());
   auto facts = ReadPodFacts(t, policy);
@@ -159,15 +160,15 @@ void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule&
     }
     if (facts->nodes > 1) options.annotations[kNodesAnnotation] = std::to_string(facts->nodes);
   }
-  auto patch = BuildPodPatch(t, *facts, *mount, options);
-  if (!patch) return DenyWith(pe, patch.error());
-  pe.patch = std::move(patch->ops);
-  pe.changes = std::move(patch->changes);
-  pe.verdict = pe.patch.empty() ? Verdict::kOk : Verdict::kPatch;
+  auto pod_patch = BuildPodPatch(t, *facts, *mount, options);
+  if (!pod_patch) return DenyWith(pe, pod_patch.error());
+  pe.verdict = pod_patch->ops.empty() ? Verdict::kOk : Verdict::kPatch;
+  for (auto& op : pod_patch->ops) patch.push_back(std::move(op));
+  pe.changes = std::move(pod_patch->changes);
 }
 
 void EvaluatePod(const PodTemplate& t, const Workload& w, const NamespaceRule& rule,
-                 const Policy& policy, PodEvaluation& pe) {
+                 const Policy& policy, PodEvaluation& pe, json& patch) {
   pe.label = t.label;
   pe.path = t.spec_pointer;
   pe.current_shm = "64Mi (container default)";
@@ -184,7 +185,7 @@ void EvaluatePod(const PodTemplate& t, const Workload& w, const NamespaceRule& r
     return;
   }
   if (Has(t.annotations, kNumWorkersAnnotation) || Has(t.annotations, kBatchBytesAnnotation)) {
-    return EvaluateSized(t, w, rule, policy, pe);
+    return EvaluateSized(t, w, rule, policy, pe, patch);
   }
   pe.verdict = Verdict::kOk;
   if (!rule.require_annotations) {
@@ -270,8 +271,7 @@ Evaluation Evaluate(const json& object, const Policy& policy, std::string_view n
   }
   for (const auto& t : w.templates) {
     PodEvaluation pe;
-    EvaluatePod(t, w, ev.rule, policy, pe);
-    for (const auto& op : pe.patch) ev.patch.push_back(op);
+    EvaluatePod(t, w, ev.rule, policy, pe, ev.patch);
     ev.verdict = ev.pods.empty() ? pe.verdict : std::max(ev.verdict, pe.verdict);
     ev.pods.push_back(std::move(pe));
   }

@@ -34,7 +34,10 @@ std::string Review(const std::string& uid, bool allowed, const std::string& patc
   }
   if (!warnings.empty()) {
     out += R"(,"warnings":[)";
-    for (size_t i = 0; i < warnings.size(); ++i) out += (i ? "," : "") + Quoted(warnings[i]);
+    for (size_t i = 0; i < warnings.size(); ++i) {
+      if (i) out += ',';
+      out += Quoted(warnings[i]);
+    }
     out += ']';
   }
   if (code != 0) {
