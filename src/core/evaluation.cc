@@ -66,18 +66,16 @@ bool ExceedsFraction(int64_t required, int64_t limit, int64_t ppm) {
   return static_cast<Int128>(required) * 1'000'000 > static_cast<Int128>(limit) * ppm;
 }
 
+// The plan as compact JSON with sorted keys — what json::dump would write, built directly:
+// every value is a number or a quantity ([0-9A-Za-z.]), so nothing needs escaping.
 std::string PlanAnnotation(const SizingInputs& in, const PodFacts& f, const ShmPlan& plan) {
-  json j = {{"workers", in.workers},
-            {"prefetchFactor", in.prefetch},
-            {"batchBytes", FormatBytes(in.batch_bytes)},
-            {"procs", f.procs},
-            {"gpus", f.gpus},
-            {"nodes", f.nodes},
-            {"required", FormatBytes(plan.required_bytes)}};
-  return j.dump();
+  return R"({"batchBytes":")" + FormatBytes(in.batch_bytes) + R"(","gpus":)" + std::to_string(f.gpus) +
+         R"(,"nodes":)" + std::to_string(f.nodes) + R"(,"prefetchFactor":)" +
+         std::to_string(in.prefetch) + R"(,"procs":)" + std::to_string(f.procs) +
+         R"(,"required":")" + FormatBytes(plan.required_bytes) + R"(","workers":)" +
+         std::to_string(in.workers) + "}";
 }
 
-// Appends the pod's operations, if any, to `patch`.
 void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule& rule,
                    const Policy& policy, PodEvaluation& pe, json& patch) {
   auto sizing = ReadSizing(t, policy);

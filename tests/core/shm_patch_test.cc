@@ -53,7 +53,13 @@ TEST_CASE("BuildPodPatch creates volumes, mounts, capabilities and hostIPC from 
   CHECK(spec["containers"][0]["securityContext"]["capabilities"]["add"] == json::array({"IPC_LOCK"}));
   CHECK_FALSE(spec["containers"][1].contains("securityContext"));  // no GPU: no IPC_LOCK
   CHECK(spec["hostIPC"] == true);
-  json plan = json::parse(out["metadata"]["annotations"]["shmguard.io/plan"].get<std::string>());
+  const std::string text = out["metadata"]["annotations"]["shmguard.io/plan"].get<std::string>();
+  json plan = json::parse(text);
+  CHECK(plan.dump() == text);  // compact, keys sorted
+  CHECK(plan["batchBytes"] == "160Mi");
+  CHECK(plan["prefetchFactor"] == 2);
+  CHECK(plan["gpus"] == 4);
+  CHECK(plan["nodes"] == 1);
   CHECK(plan["required"] == "14078Mi");
   CHECK(plan["procs"] == 4);
   CHECK(plan["workers"] == 8);
