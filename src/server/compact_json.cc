@@ -1,0 +1,86 @@
+// CompactJson: a fast path for printable-ASCII strings, nlohmann's serializer for the rest.
+#include "server/compact_json.h"
+
+namespace shmguard::server {
+namespace {
+
+using nlohmann::json;
+
+std::string Dumped(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+bool IsPlainAscii(const std::string& s) {
+  for (unsigned char c : s) {
+    if (c < 0x20 || c >= 0x80) return false;
+  }
+  return true;
+}
+
+void AppendString(const std::string& s, std::string& out) {
+  if (!IsPlainAscii(s)) {
+    out += Dumped(json(s));
+    return;
+  }
+  out += '"';
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  out += '"';
+}
+
+void Append(const json& value, std::string& out) {
+  switch (value.type()) {
+    case json::value_t::object: {
+      out += '{';
+      bool first = true;
+      for (const auto& [key, member] : value.get_ref<const json::object_t&>()) {
+        if (!first) out += ',';
+        first = false;
+        AppendString(key, out);
+        out += ':';
+        Append(member, out);
+      }
+      out += '}';
+      return;
+    }
+    case json::value_t::array: {
+      out += '[';
+      bool first = true;
+      for (const auto& item : value.get_ref<const json::array_t&>()) {
+        if (!first) out += ',';
+        first = false;
+        Append(item, out);
+      }
+      out += ']';
+      return;
+    }
+    case json::value_t::string:
+      AppendString(value.get_ref<const std::string&>(), out);
+      return;
+    case json::value_t::boolean:
+      out += value.get<bool>() ? "true" : "false";
+      return;
+    case json::value_t::null:
+      out += "null";
+      return;
+    case json::value_t::number_integer:
+      out += std::to_string(value.get<int64_t>());
+      return;
+    case json::value_t::number_unsigned:
+      out += std::to_string(value.get<uint64_t>());
+      return;
+    default:  // floats (nlohmann's shortest round-trip form), binary, discarded
+      out += Dumped(value);
+      return;
+  }
+}
+
+}  // namespace
+
+std::string CompactJson(const json& value) {
+  std::string out;
+  Append(value, out);
+  return out;
+}
+
+}  // namespace shmguard::server

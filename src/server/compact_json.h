@@ -1,0 +1,18 @@
+// CompactJson: the text json::dump(-1, ' ', false, error_handler_t::replace) gives, byte for
+// byte, written faster for the JSON Patch of every admission response. nlohmann's serializer
+// decodes every byte of every string as UTF-8 to decide its escape; a patch is mostly plain
+// ASCII (pointers, names, quantities, the plan annotation), a third of a JobSet's decision.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace shmguard::server {
+
+// `value` as compact JSON text. Strings of printable ASCII are copied with '"' and '\' escaped;
+// any other string (control characters, UTF-8, invalid bytes) and every float go through
+// nlohmann's serializer, so the output never differs from dump()'s.
+std::string CompactJson(const nlohmann::json& value);
+
+}  // namespace shmguard::server
