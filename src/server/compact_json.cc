@@ -8,23 +8,22 @@ using nlohmann::json;
 
 std::string Dumped(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-bool IsPlainAscii(const std::string& s) {
-  for (unsigned char c : s) {
-    if (c < 0x20 || c >= 0x80) return false;
-  }
-  return true;
-}
-
 void AppendString(const std::string& s, std::string& out) {
-  if (!IsPlainAscii(s)) {
-    out += Dumped(json(s));
-    return;
+  for (unsigned char c : s) {
+    if (c < 0x20 || c >= 0x80) {  // control character, UTF-8 or a broken byte: dump's own rules
+      out += Dumped(json(s));
+      return;
+    }
   }
   out += '"';
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
+  size_t done = 0;  // copied in runs between the characters to escape
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '"' && s[i] != '\\') continue;
+    out.append(s, done, i - done);
+    out += '\\';
+    done = i;
   }
+  out.append(s, done);
   out += '"';
 }
 
