@@ -16,17 +16,13 @@ namespace {
 
 using nlohmann::json;
 
-std::string Quoted(const std::string& s) {
-  return json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 // The AdmissionReview response, written directly: the base64 patch goes in as it is rather
 // than through the JSON string escaper, which was a tenth of a JobSet's decision.
 std::string Review(const std::string& uid, bool allowed, const std::string& patch_base64,
                    const std::vector<std::string>& warnings, int code, const std::string& message,
                    const char* reason) {
   std::string out = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":)";
-  out += Quoted(uid);
+  out += JsonQuoted(uid);
   out += allowed ? R"(,"allowed":true)" : R"(,"allowed":false)";
   if (!patch_base64.empty()) {
     out += R"(,"patchType":"JSONPatch","patch":")";
@@ -37,12 +33,12 @@ std::string Review(const std::string& uid, bool allowed, const std::string& patc
     out += R"(,"warnings":[)";
     for (size_t i = 0; i < warnings.size(); ++i) {
       if (i) out += ',';
-      out += Quoted(warnings[i]);
+      out += JsonQuoted(warnings[i]);
     }
     out += ']';
   }
   if (code != 0) {
-    out += R"(,"status":{"code":)" + std::to_string(code) + R"(,"message":)" + Quoted(message);
+    out += R"(,"status":{"code":)" + std::to_string(code) + R"(,"message":)" + JsonQuoted(message);
     if (reason) out += std::string(R"(,"reason":")") + reason + '"';
     out += '}';
   }

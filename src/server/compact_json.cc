@@ -82,4 +82,10 @@ std::string CompactJson(const json& value) {
   return out;
 }
 
+std::string JsonQuoted(const std::string& s) {
+  std::string out;
+  AppendString(s, out);
+  return out;
+}
+
 }  // namespace shmguard::server

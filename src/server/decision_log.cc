@@ -7,6 +7,7 @@
 
 #include <spdlog/sinks/base_sink.h>
 
+#include "server/compact_json.h"
 #include "shmguard/quantity.h"
 
 namespace shmguard::server {
@@ -19,7 +20,7 @@ std::string TextFields(const json& fields) {
   for (auto it = fields.begin(); it != fields.end(); ++it) {
     std::string v = it->is_string() ? it->get<std::string>() : it->dump();
     bool quote = v.empty() || v.find_first_of(" \"=") != std::string::npos;
-    out += " " + it.key() + "=" + (quote ? json(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) : v);
+    out += " " + it.key() + "=" + (quote ? JsonQuoted(v) : v);
   }
   return out;
 }
@@ -86,7 +87,7 @@ void LogDecision(spdlog::logger& log, LogFormat format, const std::string& endpo
   std::string object = x.namespace_name + "/" + x.name;
   std::string required = x.required_bytes > 0 ? FormatBytes(x.required_bytes) : "-";
   if (format == LogFormat::kJson) {
-    auto q = [](const std::string& s) { return json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); };  // escaped, quoted
+    const auto& q = JsonQuoted;
     log.log(level,
             R"("msg":"admission","endpoint":"{}","uid":{},"kind":{},"object":{},"operation":{},"decision":"{}",)"
             R"("verdict":"{}","status":{},"required":"{}","latency_us":{}{}{})",
@@ -95,7 +96,7 @@ void LogDecision(spdlog::logger& log, LogFormat format, const std::string& endpo
             x.error.empty() ? std::string() : ",\"error\":" + q(x.error));
   } else {
     auto v = [](const std::string& s) {
-      return s.empty() || s.find_first_of(" \"=") != std::string::npos ? json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) : s;
+      return s.empty() || s.find_first_of(" \"=") != std::string::npos ? JsonQuoted(s) : s;
     };
     log.log(level, "admission endpoint={} uid={} kind={} object={} operation={} decision={} verdict={} status={} "
                    "required={} latency_us={}{}{}",

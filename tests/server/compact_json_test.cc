@@ -15,7 +15,7 @@ using nlohmann::json;
 
 std::string Dumped(const json& v) { return v.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-TEST_CASE("CompactJson writes what dump writes for every kind of value", "[compact_json]") {
+TEST_CASE("CompactJson and JsonQuoted write what dump writes for every kind of value", "[compact_json]") {
   const json cases[] = {
       json::object(), json::array(), nullptr, true, false, 0, -1,
       std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(),
@@ -28,6 +28,7 @@ TEST_CASE("CompactJson writes what dump writes for every kind of value", "[compa
   for (const auto& v : cases) {
     CAPTURE(Dumped(v));
     CHECK(CompactJson(v) == Dumped(v));
+    if (v.is_string()) CHECK(JsonQuoted(v.get<std::string>()) == Dumped(v));
   }
 }
 
