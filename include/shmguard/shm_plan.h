@@ -25,7 +25,6 @@ struct ShmPlan {
   int64_t nccl_shm_bytes = 0;    // N × 2 × (N == 2 ? 1 : 2) × connection bytes, when N >= 2
   int64_t nccl_proxy_bytes = 0;  // N × proxy pool bytes, when nodes > 1
   int64_t base_bytes = 0;        // the policy's base
-  int64_t sum_bytes = 0;         // the four terms above, before the safety factor
   int64_t required_bytes = 0;    // round_up_MiB(sum × safety), at least the floor when N >= 2
   bool floor_applied = false;    // the multi-GPU floor decided the size
   // One sentence: "dshm needs 12Gi = (DataLoader 11520Mi + NCCL 147.1Mi + base 64Mi) × 1.2".

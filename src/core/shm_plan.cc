@@ -87,15 +87,15 @@ Result<ShmPlan> PlanShm(const ShmInputs& in, const SizingConstants& k) {
   }
   if (in.nodes > 1) p.nccl_proxy_bytes = c.Mul(n, k.nccl_proxy_pool_bytes, "NCCL proxy");
   p.base_bytes = k.base_bytes;
-  p.sum_bytes = c.Add(c.Add(c.Add(p.dataloader_bytes, p.nccl_shm_bytes, "total"),
-                            p.nccl_proxy_bytes, "total"),
-                      p.base_bytes, "total");
+  const int64_t sum = c.Add(c.Add(c.Add(p.dataloader_bytes, p.nccl_shm_bytes, "total"),
+                                  p.nccl_proxy_bytes, "total"),
+                            p.base_bytes, "total");
   if (c.failed()) {
     return MakeError(Code::kInvalidInput,
                      "the " + c.term() + " term exceeds 2^63-1 bytes: check shmguard.io/batch-bytes"
                      " and shmguard.io/num-workers");
   }
-  Int128 rounded = WithSafety(p.sum_bytes, k.safety_ppm);
+  Int128 rounded = WithSafety(sum, k.safety_ppm);
   if (rounded > std::numeric_limits<int64_t>::max()) {
     return MakeError(Code::kInvalidInput,
                      "the size after the ×" + FormatPpm(k.safety_ppm) +
@@ -154,9 +154,11 @@ std::vector<std::string> ExplainPlan(const ShmPlan& p, const SizingConstants& k)
                     " B = " + HumanBytes(p.nccl_proxy_bytes));
   }
   lines.push_back("base: " + HumanBytes(p.base_bytes));
-  lines.push_back("sum " + HumanBytes(p.sum_bytes) + " × " + FormatPpm(k.safety_ppm) +
+  // PlanShm checked that this sum fits.
+  const int64_t sum = p.dataloader_bytes + p.nccl_shm_bytes + p.nccl_proxy_bytes + p.base_bytes;
+  lines.push_back("sum " + HumanBytes(sum) + " × " + FormatPpm(k.safety_ppm) +
                   " safety, rounded up to MiB = " +
-                  FormatBytes(static_cast<int64_t>(WithSafety(p.sum_bytes, k.safety_ppm))));
+                  FormatBytes(static_cast<int64_t>(WithSafety(sum, k.safety_ppm))));
   if (p.floor_applied) {
     lines.push_back("floor for " + Plural(n, "proc") + " per pod (NVIDIA's 1g advice): " +
                     FormatBytes(p.required_bytes));
