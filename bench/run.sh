@@ -69,14 +69,16 @@ kill -TERM "$shmguard_pid"; wait "$shmguard_pid" || true; shmguard_pid=
 kill "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true; nginx_pid=
 
 audit_csv=$results/latest-audit.csv
-echo "objects,format,jobs,bytes,seconds,peak_rss_kib" > "$audit_csv"
-for n in 1000 10000 100000; do
-  for fmt in yaml json; do
-    for jobs in 1 "$(nproc)"; do
-      f=$data/audit-$n.$fmt
-      t=$( { /usr/bin/time -f "%e %M" "$bin" audit -j "$jobs" -o table "$f" >/dev/null; } 2>&1 | tail -1)
-      echo "$n,$fmt,$jobs,$(stat -c %s "$f"),${t% *},${t#* }" >> "$audit_csv"
-      echo "audit $n $fmt -j $jobs: ${t% *} s, ${t#* } KiB"
+echo "round,objects,format,jobs,bytes,seconds,peak_rss_kib" > "$audit_csv"
+for round in $(seq "$rounds"); do  # rounds over all inputs, so that a noisy stretch hits one of each
+  for n in 1000 10000 100000; do
+    for fmt in yaml json; do
+      for jobs in 1 "$(nproc)"; do
+        f=$data/audit-$n.$fmt
+        t=$( { /usr/bin/time -f "%e %M" "$bin" audit -j "$jobs" -o table "$f" >/dev/null; } 2>&1 | tail -1)
+        echo "$round,$n,$fmt,$jobs,$(stat -c %s "$f"),${t% *},${t#* }" >> "$audit_csv"
+        echo "round $round audit $n $fmt -j $jobs: ${t% *} s, ${t#* } KiB"
+      done
     done
   done
 done
