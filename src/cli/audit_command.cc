@@ -68,9 +68,12 @@ AuditRecord EvaluateListItem(const json& item, int index, const std::string& lis
   return r;
 }
 
+// "~" or a bare "---": a document with nothing in it, neither counted nor shown.
+bool IsEmptyDocument(const io::Document& doc) { return !doc.error && doc.object->is_null(); }
+
 std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy& policy) {
   std::vector<AuditRecord> records;
-  if (!doc.error && doc.object->is_null()) return records;  // "~" or a bare "---": nothing there
+  if (IsEmptyDocument(doc)) return records;
   auto stamp = [&](AuditRecord r) {
     r.file = doc.file;
     r.document = doc.index;
@@ -114,12 +117,13 @@ AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& po
   AuditSummary summary;
   struct Evaluated {
     io::Document doc;
+    bool empty = false;  // IsEmptyDocument, decided before a pruned document is freed
     std::vector<AuditRecord> records;
   };
   // Documents are parsed and evaluated on `jobs` threads, then counted and handed to `each` here,
   // in input order. A few per thread in flight keep them busy; memory stays bounded.
   OrderedPool<Evaluated> pool(jobs > 1 ? jobs : 0, 8 * static_cast<size_t>(jobs), [&](Evaluated&& e) {
-    if (e.records.empty()) return;  // a document that parsed to null
+    if (e.empty) return;
     if (!e.doc.item || *e.doc.item == 0) ++summary.documents;
     for (const auto& r : e.records) summary.Add(r);
     each(e.doc, std::move(e.records));
@@ -157,12 +161,13 @@ AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& po
       io::ForEachManifest(*text, file, fidelity, [&](io::Document&& doc) {
         pool.Submit([doc = std::move(doc), &policy, fidelity]() mutable {
           io::ParseDocument(doc, fidelity);
+          bool empty = IsEmptyDocument(doc);
           auto records = EvaluateDocument(doc, policy);
           if (fidelity == io::Fidelity::kPruned) {  // nothing prints it: free it here, not on the printing thread
             doc.object.reset();
             std::string().swap(doc.text);
           }
-          return Evaluated{std::move(doc), std::move(records)};
+          return Evaluated{std::move(doc), empty, std::move(records)};
         });
       });
       pool.Finish();  // before the file's text goes away: pending JSON items point into it

@@ -211,7 +211,8 @@ Result<bool> ForEachJsonObjectPruned(
     const std::function<void(int, PendingObject&&, const std::string&, const std::string&)>& each) {
   std::string scanned_kind, scanned_api;
   std::vector<std::pair<size_t, size_t>> ranges;
-  if (ListScanner(text).Scan(scanned_kind, scanned_api, ranges)) {
+  // An empty List has no item to hand out: it goes out whole below, so it is still a document.
+  if (ListScanner(text).Scan(scanned_kind, scanned_api, ranges) && !ranges.empty()) {
     std::string_view whole = text;
     int index = 0;
     for (auto [begin, end] : ranges) {

@@ -96,6 +96,20 @@ TEST_CASE("RunAudit reads kind: List and API lists whose items have no kind", "[
   CHECK(again.code == ExitCode::kOk);
 }
 
+TEST_CASE("RunAudit counts an empty List as a document, pruned or full", "[audit_command]") {
+  const std::string empty = R"({"apiVersion":"v1","kind":"List","items":[]})";
+  Run r = Audit({"-"}, "json", "deny", empty);  // the pruned parse
+  CHECK(r.code == ExitCode::kOk);
+  json j = json::parse(r.out);
+  CHECK(j["records"].empty());
+  CHECK(j["summary"]["documents"] == 1);
+  std::istringstream in(empty);
+  AuditResult full = CollectAudit({"-"}, Policy{}, in);  // the full parse
+  CHECK(full.records.empty());
+  CHECK(full.summary.documents == 1);
+  CHECK(full.documents.size() == 1);
+}
+
 TEST_CASE("RunAudit -o patched applies patches and leaves other documents byte for byte", "[audit_command]") {
   std::string input = test::ReadTestdata("../../examples/pod-needs-patch.yaml") + "---\n" +
                       test::ReadTestdata("../../examples/not-a-workload.yaml");
