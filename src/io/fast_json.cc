@@ -81,18 +81,36 @@ dom::parser& Parser() {
   return parser;
 }
 
-// `depth`: how deep `text` sits in its document (a List item is at 3), for the nesting limit.
-Result<json> Parse(std::string_view text, Context root, int depth = 1) {
-  thread_local std::string padded;  // simdjson reads up to SIMDJSON_PADDING bytes past the end
-  if (padded.capacity() < text.size() + simdjson::SIMDJSON_PADDING) padded.reserve(text.size() + simdjson::SIMDJSON_PADDING);
-  padded.assign(text.data(), text.size());
+// Parses `text` into this thread's parser (valid until its next parse). simdjson reads up to
+// SIMDJSON_PADDING bytes past the end: with `padded`, the caller's buffer has them (a file read
+// with spare capacity) and `text` is parsed where it is; otherwise it is copied first.
+Result<dom::element> ParseDom(std::string_view text, bool padded) {
+  const char* data = text.data();
+  if (!padded) {
+    thread_local std::string copy;
+    copy.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+    copy.assign(text.data(), text.size());
+    data = copy.data();
+  }
   dom::element doc;
-  if (auto err = Parser().parse(padded.data(), padded.size(), /*realloc_if_needed=*/false).get(doc); err) {
+  if (auto err = Parser().parse(data, text.size(), /*realloc_if_needed=*/false).get(doc); err) {
     return ParseError(err);
   }
+  return doc;
+}
+
+// The pruned tree of a parsed value. `depth`: how deep it sits in its document (a List item is
+// at 3), for the nesting limit.
+Result<json> ToPruned(dom::element doc, Context root, int depth) {
   json out;
   if (!Convert(doc, root, depth, out)) return ParseError(simdjson::DEPTH_ERROR);
   return out;
+}
+
+Result<json> Parse(std::string_view text, Context root, int depth = 1) {
+  auto doc = ParseDom(text, /*padded=*/false);
+  if (!doc) return doc.error();
+  return ToPruned(*doc, root, depth);
 }
 
 // Finds the items of a List in the raw text without parsing it: strings (with their escapes)
@@ -230,14 +248,9 @@ Result<bool> ForEachJsonObjectPruned(
   // Not a List, or one the scanner gave up on (a bracket that does not close, "items" twice):
   // simdjson parses it whole, and says what is wrong if anything is. The audit still finds a
   // List's items in the one object it gets.
-  bool padded = text.capacity() >= text.size() + simdjson::SIMDJSON_PADDING;
-  dom::element doc;
-  if (auto err = Parser().parse(text.data(), text.size(), /*realloc_if_needed=*/!padded).get(doc); err) {
-    return ParseError(err);
-  }
-  // Converted here, while this thread's parser still holds the parse.
-  Result<json> out = json();
-  if (!Convert(doc, Context::kRoot, 1, *out)) out = ParseError(simdjson::DEPTH_ERROR);
+  auto doc = ParseDom(text, /*padded=*/text.capacity() >= text.size() + simdjson::SIMDJSON_PADDING);
+  if (!doc) return doc.error();
+  Result<json> out = ToPruned(*doc, Context::kRoot, 1);  // now, while this thread's parse holds
   each(-1, [out = std::move(out)]() mutable { return std::move(out); }, "", "");
   return true;
 }

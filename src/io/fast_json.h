@@ -1,7 +1,8 @@
 // JSON parsing with simdjson (its DOM API, which picks AVX2/AVX-512 kernels at run time; the
-// header-only On-Demand API builds to the scalar fallback without -march) into nlohmann::json, keeping only what the evaluation
-// reads (shmguard/relevant_fields.h). nlohmann's own parser ran at ~60 MB/s and was most of a
-// request's time (bench/README.md); this builds a much smaller tree from a much faster parse.
+// header-only On-Demand API builds to the scalar fallback without -march) into nlohmann::json,
+// keeping only what the evaluation reads (shmguard/relevant_fields.h). nlohmann's own parser ran
+// at ~60 MB/s and was most of a request's time (bench/README.md); this builds a much smaller
+// tree from a much faster parse.
 #pragma once
 
 #include <functional>
