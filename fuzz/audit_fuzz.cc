@@ -9,23 +9,17 @@
 
 namespace {
 
-std::vector<shmguard::cli::AuditRecord> Records(const std::string& text, shmguard::io::Fidelity fidelity,
-                                                const shmguard::Policy& policy) {
-  std::vector<shmguard::cli::AuditRecord> out;
+// Pruning drops only what the evaluation never reads (shmguard/relevant_fields.h): the pruned
+// parse must give the records of the full one (`full`, from CollectAudit). Parse errors may be
+// worded differently by the two JSON parsers, so an error record only has to be an error in both.
+void CheckPrunedDecidesAsFull(const std::vector<shmguard::cli::AuditRecord>& full, const std::string& text,
+                              const shmguard::Policy& policy) {
+  std::vector<shmguard::cli::AuditRecord> pruned;
   std::istringstream in(text);
-  shmguard::cli::StreamAudit({"-"}, policy, in, fidelity, 1,
+  shmguard::cli::StreamAudit({"-"}, policy, in, shmguard::io::Fidelity::kPruned, 1,
                              [&](const shmguard::io::Document&, std::vector<shmguard::cli::AuditRecord>&& records) {
-                               for (auto& r : records) out.push_back(std::move(r));
+                               for (auto& r : records) pruned.push_back(std::move(r));
                              });
-  return out;
-}
-
-// Pruning drops only what the evaluation never reads (shmguard/relevant_fields.h): the two
-// parses must give the same records. Parse errors may be worded differently by the two JSON
-// parsers, so an error record only has to be an error in both.
-void CheckPrunedDecidesAsFull(const std::string& text, const shmguard::Policy& policy) {
-  auto full = Records(text, shmguard::io::Fidelity::kFull, policy);
-  auto pruned = Records(text, shmguard::io::Fidelity::kPruned, policy);
   if (full.size() != pruned.size()) std::abort();
   for (size_t i = 0; i < full.size(); ++i) {
     const auto& a = full[i];
@@ -65,6 +59,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (d.index == r.document && d.object) (void)d.object->patch(r.patch);  // must apply
     }
   }
-  CheckPrunedDecidesAsFull(text, policy);
+  CheckPrunedDecidesAsFull(result.records, text, policy);
   return 0;
 }

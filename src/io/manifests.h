@@ -48,8 +48,9 @@ struct Document {
 void ForEachManifest(const std::string& text, const std::string& name, Fidelity fidelity,
                      const std::function<void(Document&&)>& each);
 
-// Parses a YAML document ForEachManifest handed out, setting `object` or `error`; does nothing
-// to a document that is already parsed. kPruned skips what the evaluation never reads.
+// Parses a document ForEachManifest handed out, setting `object` or `error`: builds its
+// `pending` JSON tree, or parses its YAML text (kPruned skips what the evaluation never reads);
+// does nothing to a document that is already parsed.
 void ParseDocument(Document& d, Fidelity fidelity);
 
 // ForEachManifest with kFull, parsed and collected (every List is one document; documents that

@@ -15,12 +15,15 @@ namespace {
 
 using nlohmann::json;
 
+// A value of a text log line: as it is, or quoted when empty or holding a space, '"' or '='.
+std::string TextValue(const std::string& v) {
+  return v.empty() || v.find_first_of(" \"=") != std::string::npos ? JsonQuoted(v) : v;
+}
+
 std::string TextFields(const json& fields) {
   std::string out;
   for (auto it = fields.begin(); it != fields.end(); ++it) {
-    std::string v = it->is_string() ? it->get<std::string>() : it->dump();
-    bool quote = v.empty() || v.find_first_of(" \"=") != std::string::npos;
-    out += " " + it.key() + "=" + (quote ? JsonQuoted(v) : v);
+    out += " " + it.key() + "=" + TextValue(it->is_string() ? it->get<std::string>() : it->dump());
   }
   return out;
 }
@@ -95,9 +98,7 @@ void LogDecision(spdlog::logger& log, LogFormat format, const std::string& endpo
             required, latency_us, x.dry_run ? R"(,"dry_run":true)" : "",
             x.error.empty() ? std::string() : ",\"error\":" + q(x.error));
   } else {
-    auto v = [](const std::string& s) {
-      return s.empty() || s.find_first_of(" \"=") != std::string::npos ? JsonQuoted(s) : s;
-    };
+    const auto& v = TextValue;
     log.log(level, "admission endpoint={} uid={} kind={} object={} operation={} decision={} verdict={} status={} "
                    "required={} latency_us={}{}{}",
             endpoint, v(x.uid), v(x.kind), v(object), v(x.operation), x.decision, VerdictName(x.verdict), x.status,
