@@ -122,7 +122,7 @@ AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& po
   };
   // Documents are parsed and evaluated on `jobs` threads, then counted and handed to `each` here,
   // in input order. A few per thread in flight keep them busy; memory stays bounded.
-  OrderedPool<Evaluated> pool(jobs > 1 ? jobs : 0, 8 * static_cast<size_t>(jobs), [&](Evaluated&& e) {
+  OrderedPool<Evaluated> pool(jobs, 8 * static_cast<size_t>(jobs), [&](Evaluated&& e) {
     if (e.empty) return;
     if (!e.doc.item || *e.doc.item == 0) ++summary.documents;
     for (const auto& r : e.records) summary.Add(r);

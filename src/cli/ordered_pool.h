@@ -1,4 +1,4 @@
-// OrderedPool: runs jobs on worker threads and hands their results back in the order the jobs
+// OrderedPool: runs jobs on several threads and hands their results back in the order the jobs
 // were submitted, on the submitting thread. The audit parses and evaluates documents in parallel
 // but prints them, counts them and stops on errors exactly as a serial run would.
 #pragma once
@@ -19,12 +19,15 @@ namespace shmguard::cli {
 template <typename T>
 class OrderedPool {
  public:
-  // `workers` threads (none: every job runs inline in Submit). At most `window` results wait to
-  // be consumed, so memory stays bounded however long the input; Submit blocks until there is
-  // room. `consume` runs on the thread that calls Submit and Finish.
-  OrderedPool(unsigned workers, size_t window, std::function<void(T&&)> consume)
+  // `threads` threads run the jobs: the one that calls Submit and Finish, and threads - 1
+  // workers (one thread or none: every job runs inline in Submit). The submitting thread runs
+  // queued jobs itself whenever it would otherwise wait for a result, so `threads` busy threads
+  // share `threads` CPUs without preempting one another. At most `window` results wait to be
+  // consumed, so memory stays bounded however long the input; Submit blocks until there is room.
+  // `consume` runs on the submitting thread.
+  OrderedPool(unsigned threads, size_t window, std::function<void(T&&)> consume)
       : window_(window < 1 ? 1 : window), consume_(std::move(consume)) {
-    for (unsigned i = 0; i < workers; ++i) threads_.emplace_back([this] { Work(); });
+    for (unsigned i = 1; i < threads; ++i) threads_.emplace_back([this] { Work(); });
   }
 
   // Jobs not started yet are dropped (nobody will consume them: Finish was not reached, say
@@ -92,14 +95,31 @@ class OrderedPool {
     return s.done;
   }
 
+  // Waits for the oldest result, running queued jobs (the oldest first) while it is not ready.
   void ConsumeFront() {
     std::shared_ptr<Slot> s = std::move(pending_.front());
     pending_.pop_front();
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      done_cv_.wait(lock, [&] { return s->done; });
+    for (;;) {
+      std::shared_ptr<Slot> job;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        if (queue_.empty()) done_cv_.wait(lock, [&] { return s->done; });
+        if (s->done) break;
+        job = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      RunAndMark(*job);
     }
     Consume(*s);
+  }
+
+  void RunAndMark(Slot& s) {
+    Run(s);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      s.done = true;
+    }
+    done_cv_.notify_one();  // only the submitting thread waits for results
   }
 
   void Work() {
@@ -112,12 +132,7 @@ class OrderedPool {
         s = std::move(queue_.front());
         queue_.pop_front();
       }
-      Run(*s);
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        s->done = true;
-      }
-      done_cv_.notify_all();
+      RunAndMark(*s);
     }
   }
 

@@ -2,6 +2,7 @@
 // exceptions come back at their turn; and the audit gives the same output on any number of jobs.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <sstream>
@@ -15,12 +16,12 @@ namespace shmguard::cli {
 namespace {
 
 TEST_CASE("OrderedPool hands results back in submission order", "[ordered_pool]") {
-  for (unsigned workers : {0u, 1u, 4u}) {
-    CAPTURE(workers);
+  for (unsigned threads : {1u, 2u, 4u}) {
+    CAPTURE(threads);
     std::vector<int> seen;
     std::atomic<int> running{0}, most{0};
     {
-      OrderedPool<int> pool(workers, 3, [&](int&& v) { seen.push_back(v); });
+      OrderedPool<int> pool(threads, 3, [&](int&& v) { seen.push_back(v); });
       for (int i = 0; i < 40; ++i) {
         pool.Submit([i, &running, &most] {
           int now = ++running;
@@ -37,15 +38,43 @@ TEST_CASE("OrderedPool hands results back in submission order", "[ordered_pool]"
     std::vector<int> expected(40);
     for (int i = 0; i < 40; ++i) expected[static_cast<size_t>(i)] = i;
     CHECK(seen == expected);
-    CHECK(most.load() <= static_cast<int>(std::max(workers, 1u)));
+    CHECK(most.load() <= static_cast<int>(threads));
   }
 }
 
+TEST_CASE("OrderedPool's submitting thread runs jobs rather than wait", "[ordered_pool]") {
+  // Jobs on the worker wait (up to a second) for a job to have run on the submitting thread: a
+  // pool whose submitter only waited would time out.
+  const auto submitter = std::this_thread::get_id();
+  std::atomic<bool> helped{false}, timed_out{false};
+  std::vector<int> seen;
+  {
+    OrderedPool<int> pool(2, 4, [&](int&& v) { seen.push_back(v); });
+    for (int i = 0; i < 20; ++i) {
+      pool.Submit([i, submitter, &helped, &timed_out] {
+        if (std::this_thread::get_id() == submitter) {
+          helped = true;
+        } else if (!timed_out) {
+          auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+          while (!helped && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+          if (!helped) timed_out = true;
+        }
+        return i;
+      });
+    }
+    pool.Finish();
+  }
+  CHECK(helped);
+  CHECK_FALSE(timed_out);
+  CHECK(seen.size() == 20);
+  CHECK(std::is_sorted(seen.begin(), seen.end()));
+}
+
 TEST_CASE("OrderedPool rethrows a job's exception at its turn", "[ordered_pool]") {
-  for (unsigned workers : {0u, 2u}) {
-    CAPTURE(workers);
+  for (unsigned threads : {1u, 3u}) {
+    CAPTURE(threads);
     std::vector<int> seen;
-    OrderedPool<int> pool(workers, 8, [&](int&& v) { seen.push_back(v); });
+    OrderedPool<int> pool(threads, 8, [&](int&& v) { seen.push_back(v); });
     auto run = [&] {  // Submit may already consume the failed result; Finish surely does
       pool.Submit([] { return 1; });
       pool.Submit([]() -> int { throw std::runtime_error("boom"); });
@@ -60,7 +89,7 @@ TEST_CASE("OrderedPool rethrows a job's exception at its turn", "[ordered_pool]"
 TEST_CASE("OrderedPool drops the jobs nobody will consume when it goes early", "[ordered_pool]") {
   std::atomic<int> ran{0};
   {
-    OrderedPool<int> pool(1, 1000, [](int&&) {});
+    OrderedPool<int> pool(2, 1000, [](int&&) {});
     for (int i = 0; i < 200; ++i) {
       pool.Submit([&ran] {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
