@@ -7,6 +7,7 @@
 
 #include "cli/audit_output.h"
 #include "cli/ordered_pool.h"
+#include "io/file_text.h"
 #include "shmguard/evaluation.h"
 #include "shmguard/json_access.h"
 #include "shmguard/quantity.h"
@@ -146,19 +147,19 @@ AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& po
     }
     for (const auto& file : *files) {
       ++summary.files;
-      Result<std::string> text = std::string();
+      Result<io::FileText> text = io::FileText(std::string());
       if (file == "-") {
         std::ostringstream ss;
         ss << in.rdbuf();
-        text = ss.str();
+        text = io::FileText(ss.str());
       } else {
-        text = io::ReadFileText(file);
+        text = io::FileText::Read(file);
       }
       if (!text) {
         fail(file, text.error());
         continue;
       }
-      io::ForEachManifest(*text, file, fidelity, [&](io::Document&& doc) {
+      io::ForEachManifest(text->view(), file, fidelity, [&](io::Document&& doc) {
         pool.Submit([doc = std::move(doc), &policy, fidelity]() mutable {
           io::ParseDocument(doc, fidelity);
           bool empty = IsEmptyDocument(doc);

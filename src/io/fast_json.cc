@@ -82,18 +82,13 @@ dom::parser& Parser() {
 }
 
 // Parses `text` into this thread's parser (valid until its next parse). simdjson reads up to
-// SIMDJSON_PADDING bytes past the end: with `padded`, the caller's buffer has them (a file read
-// with spare capacity) and `text` is parsed where it is; otherwise it is copied first.
-Result<dom::element> ParseDom(std::string_view text, bool padded) {
-  const char* data = text.data();
-  if (!padded) {
-    thread_local std::string copy;
-    copy.reserve(text.size() + simdjson::SIMDJSON_PADDING);
-    copy.assign(text.data(), text.size());
-    data = copy.data();
-  }
+// SIMDJSON_PADDING bytes past the end, so `text` is copied into a padded buffer first.
+Result<dom::element> ParseDom(std::string_view text) {
+  thread_local std::string copy;
+  copy.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+  copy.assign(text.data(), text.size());
   dom::element doc;
-  if (auto err = Parser().parse(data, text.size(), /*realloc_if_needed=*/false).get(doc); err) {
+  if (auto err = Parser().parse(copy.data(), text.size(), /*realloc_if_needed=*/false).get(doc); err) {
     return ParseError(err);
   }
   return doc;
@@ -108,7 +103,7 @@ Result<json> ToPruned(dom::element doc, Context root, int depth) {
 }
 
 Result<json> Parse(std::string_view text, Context root, int depth = 1) {
-  auto doc = ParseDom(text, /*padded=*/false);
+  auto doc = ParseDom(text);
   if (!doc) return doc.error();
   return ToPruned(*doc, root, depth);
 }
@@ -225,16 +220,15 @@ Result<json> ParseReviewPruned(std::string_view text) { return Parse(text, Conte
 Result<json> ParseJsonPruned(std::string_view text) { return Parse(text, Context::kRoot); }
 
 Result<bool> ForEachJsonObjectPruned(
-    const std::string& text,
+    std::string_view text,
     const std::function<void(int, PendingObject&&, const std::string&, const std::string&)>& each) {
   std::string scanned_kind, scanned_api;
   std::vector<std::pair<size_t, size_t>> ranges;
   // An empty List has no item to hand out: it goes out whole below, so it is still a document.
   if (ListScanner(text).Scan(scanned_kind, scanned_api, ranges) && !ranges.empty()) {
-    std::string_view whole = text;
     int index = 0;
     for (auto [begin, end] : ranges) {
-      each(index++, [whole, begin = begin, end = end]() -> Result<json> {
+      each(index++, [whole = text, begin = begin, end = end]() -> Result<json> {
         auto out = Parse(whole.substr(begin, end - begin), Context::kRoot, 3);
         if (!out) {  // name the line the item starts on
           auto line = 1 + std::count(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(begin), '\n');
@@ -248,7 +242,7 @@ Result<bool> ForEachJsonObjectPruned(
   // Not a List, or one the scanner gave up on (a bracket that does not close, "items" twice):
   // simdjson parses it whole, and says what is wrong if anything is. The audit still finds a
   // List's items in the one object it gets.
-  auto doc = ParseDom(text, /*padded=*/text.capacity() >= text.size() + simdjson::SIMDJSON_PADDING);
+  auto doc = ParseDom(text);
   if (!doc) return doc.error();
   Result<json> out = ToPruned(*doc, Context::kRoot, 1);  // now, while this thread's parse holds
   each(-1, [out = std::move(out)]() mutable { return std::move(out); }, "", "");

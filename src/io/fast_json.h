@@ -35,11 +35,10 @@ using PendingObject = std::function<Result<nlohmann::json>()>;
 // are only located in the text (strings and brackets): each is parsed when its PendingObject
 // runs, on whichever thread runs it, so several threads can build the trees; an item that is
 // not valid JSON fails alone, with where = "line N" of its start. Any other document is parsed
-// and converted here. A PendingObject is valid while `text` lives. `text` may carry simdjson's
-// padding in its spare capacity, which saves a copy of large files. Fails, handing out
-// nothing, when `text` is not valid JSON around the items.
+// and converted here. A PendingObject is valid while `text` lives. Fails, handing out nothing,
+// when `text` is not valid JSON around the items.
 Result<bool> ForEachJsonObjectPruned(
-    const std::string& text,
+    std::string_view text,
     const std::function<void(int item, PendingObject&& object, const std::string& list_kind,
                              const std::string& list_api_version)>& each);
 

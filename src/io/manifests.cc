@@ -4,10 +4,9 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "io/fast_json.h"
+#include "io/file_text.h"
 #include "io/yaml_json.h"
 
 namespace shmguard::io {
@@ -80,13 +79,12 @@ void ParseYamlDocument(Document& d, Fidelity fidelity) {
 
 }  // namespace
 
-void ForEachManifest(const std::string& file_text, const std::string& name, Fidelity fidelity,
+void ForEachManifest(std::string_view text, const std::string& name, Fidelity fidelity,
                      const std::function<void(Document&&)>& each) {
-  std::string_view text = file_text;  // substr() must give views, not temporaries
   if (LooksLikeJson(text, name)) {
     if (!HasContent(text)) return;
     if (fidelity == Fidelity::kPruned) {
-      auto ok = ForEachJsonObjectPruned(file_text, [&](int item, PendingObject&& object, const std::string& list_kind,
+      auto ok = ForEachJsonObjectPruned(text, [&](int item, PendingObject&& object, const std::string& list_kind,
                                                   const std::string& list_api) {
         Document d;
         d.file = name;
@@ -103,7 +101,7 @@ void ForEachManifest(const std::string& file_text, const std::string& name, Fide
     Document d;
     d.file = name;
     d.is_json = true;
-    d.text = file_text;
+    d.text = std::string(text);
     try {
       d.object = nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
@@ -154,7 +152,7 @@ void ParseDocument(Document& d, Fidelity fidelity) {
 
 std::vector<Document> ParseManifests(std::string_view text, const std::string& name) {
   std::vector<Document> docs;
-  ForEachManifest(std::string(text), name, Fidelity::kFull, [&](Document&& d) {
+  ForEachManifest(text, name, Fidelity::kFull, [&](Document&& d) {
     ParseDocument(d, Fidelity::kFull);
     if (d.error || !d.object->is_null()) docs.push_back(std::move(d));
   });
@@ -196,25 +194,9 @@ Result<std::vector<std::string>> ExpandPaths(const std::vector<std::string>& pat
 }
 
 Result<std::string> ReadFileText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return MakeError(Code::kIo, std::string("cannot open: ") + std::strerror(errno), path);
-  std::error_code ec;
-  auto size = fs::file_size(path, ec);
-  std::string text;
-  if (!ec) {
-    text.reserve(size + 64);  // spare capacity: simdjson's padding, no second copy of the file
-    text.resize(size);
-    in.read(text.data(), static_cast<std::streamsize>(size));
-    text.resize(static_cast<size_t>(in.gcount()));
-  }
-  if (ec || in.bad()) {  // not a regular file (a pipe): read it as a stream
-    in.clear();
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
-  }
-  if (in.bad()) return MakeError(Code::kIo, std::string("cannot read: ") + std::strerror(errno), path);
-  return text;
+  auto file = FileText::Read(path);
+  if (!file) return file.error();
+  return std::string(file->view());
 }
 
 }  // namespace shmguard::io

@@ -44,8 +44,7 @@ struct Document {
 // Documents come unparsed, for ParseDocument to parse on any thread (the audit parses them in
 // parallel): YAML as their text; with kPruned, JSON as `pending` (a List item by item, with
 // Document::item set), which must be parsed while `text` lives. Full JSON comes parsed.
-// `text` may hold simdjson's padding in its spare capacity (ReadFileText leaves it there).
-void ForEachManifest(const std::string& text, const std::string& name, Fidelity fidelity,
+void ForEachManifest(std::string_view text, const std::string& name, Fidelity fidelity,
                      const std::function<void(Document&&)>& each);
 
 // Parses a document ForEachManifest handed out, setting `object` or `error`: builds its
@@ -64,8 +63,7 @@ std::string FileAndLine(const std::string& file, const std::string& where);
 // recursively, sorted; "-" as is. Fails with kIo naming the path when it does not exist.
 Result<std::vector<std::string>> ExpandPaths(const std::vector<std::string>& paths);
 
-// The whole content of `path`, with 64 spare bytes of capacity (simdjson's padding). Fails with
-// kIo naming the path and the OS reason.
+// The whole content of `path` (FileText, copied). Fails with kIo naming the path and the OS reason.
 Result<std::string> ReadFileText(const std::string& path);
 
 }  // namespace shmguard::io

@@ -1,0 +1,90 @@
+// FileText: mmap for regular files, a read for everything else.
+#include "io/file_text.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+namespace shmguard::io {
+namespace {
+
+Error OsError(const std::string& what, const std::string& path) {
+  return MakeError(Code::kIo, what + ": " + std::strerror(errno), path);
+}
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+Result<FileText> FileText::Read(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return OsError("cannot open", path);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return OsError("cannot read", path);
+  if (S_ISDIR(st.st_mode)) {
+    errno = EISDIR;
+    return OsError("cannot read", path);
+  }
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    auto size = static_cast<size_t>(st.st_size);
+    void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+    if (map == MAP_FAILED) return OsError("cannot map", path);
+    ::madvise(map, size, MADV_SEQUENTIAL);  // read ahead: it is read front to back
+    FileText f;
+    f.map_ = map;
+    f.map_size_ = size;
+    f.view_ = std::string_view(static_cast<const char*>(map), size);
+    return f;
+  }
+  // A pipe, a FIFO, a character device, or a file whose size the kernel does not know (/proc).
+  std::string text;
+  char buf[1 << 16];
+  while (true) {
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n > 0) {
+      text.append(buf, static_cast<size_t>(n));
+    } else if (n == 0) {
+      break;
+    } else if (errno != EINTR) {
+      return OsError("cannot read", path);
+    }
+  }
+  return FileText(std::move(text));
+}
+
+FileText::FileText(FileText&& other) noexcept { *this = std::move(other); }
+
+FileText& FileText::operator=(FileText&& other) noexcept {
+  if (this == &other) return *this;
+  if (map_) ::munmap(map_, map_size_);
+  bool owned = other.map_ == nullptr;
+  owned_ = std::move(other.owned_);
+  map_ = std::exchange(other.map_, nullptr);
+  map_size_ = std::exchange(other.map_size_, 0);
+  view_ = owned ? std::string_view(owned_) : other.view_;
+  other.view_ = other.owned_;
+  return *this;
+}
+
+FileText::~FileText() {
+  if (map_) ::munmap(map_, map_size_);
+}
+
+}  // namespace shmguard::io

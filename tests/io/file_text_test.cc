@@ -1,0 +1,71 @@
+// FileText: a regular file is mapped, anything else is read; either way the bytes are the file's,
+// they survive a move, and a file that cannot be read is an error naming it.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <thread>
+
+#include "io/file_text.h"
+#include "io/manifests.h"
+#include "server/tls_fixture.h"
+
+namespace shmguard::io {
+namespace {
+
+void Write(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+TEST_CASE("FileText holds a file's bytes, mapped or read", "[file_text]") {
+  test::TempDir dir;
+  std::string big(300000, 'x');
+  for (size_t i = 0; i < big.size(); i += 97) big[i] = static_cast<char>('\0' + i % 256);
+  for (const std::string& bytes : {std::string("kind: Pod\n"), std::string(4096, 'a'), big}) {
+    CAPTURE(bytes.size());
+    Write(dir.File("f"), bytes);
+    auto f = FileText::Read(dir.File("f"));
+    REQUIRE(f);
+    CHECK(f->view() == bytes);
+    FileText moved = std::move(*f);  // the view follows the bytes
+    CHECK(moved.view() == bytes);
+    CHECK(*ReadFileText(dir.File("f")) == bytes);
+  }
+  Write(dir.File("empty"), "");
+  CHECK(FileText::Read(dir.File("empty"))->view().empty());
+}
+
+TEST_CASE("FileText reads what cannot be mapped: a FIFO, an owned string", "[file_text]") {
+  test::TempDir dir;
+  std::string fifo = dir.File("fifo");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::string bytes(200000, 'y');
+  std::thread writer([&] { Write(fifo, bytes); });
+  auto f = FileText::Read(fifo);
+  writer.join();
+  REQUIRE(f);
+  CHECK(f->view() == bytes);
+
+  FileText small(std::string("short"));  // small-string storage moves with the object
+  FileText moved = std::move(small);
+  CHECK(moved.view() == "short");
+  moved = FileText(std::string(100, 'z'));
+  CHECK(moved.view() == std::string(100, 'z'));
+}
+
+TEST_CASE("FileText names the file and the reason when it cannot read it", "[file_text]") {
+  test::TempDir dir;
+  auto missing = FileText::Read(dir.File("absent.yaml"));
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().code == Code::kIo);
+  CHECK(missing.error().where == dir.File("absent.yaml"));
+  CHECK(missing.error().message == "cannot open: No such file or directory");
+  auto directory = FileText::Read(dir.path());
+  REQUIRE_FALSE(directory);
+  CHECK(directory.error().message == "cannot read: Is a directory");
+}
+
+}  // namespace
+}  // namespace shmguard::io
