@@ -1,4 +1,4 @@
-// ParseReviewPruned / ParseJsonPruned over simdjson's On-Demand API.
+// ParseReviewPruned / ParseJsonPruned / ForEachJsonObjectPruned over simdjson's DOM API.
 #include "io/fast_json.h"
 
 #include <algorithm>
@@ -7,6 +7,7 @@
 
 #include <simdjson.h>
 
+#include "io/json_list_scan.h"
 #include "shmguard/relevant_fields.h"
 
 namespace shmguard::io {
@@ -108,110 +109,15 @@ Result<json> Parse(std::string_view text, Context root, int depth = 1) {
   return ToPruned(*doc, root, depth);
 }
 
-// Finds the items of a List in the raw text without parsing it: strings (with their escapes)
-// and brackets only, each item to be parsed on its own later — by simdjson, which validates
-// it. So a List never needs a parse of the whole file in memory (2.5x its size) before the
-// first item can go to a worker.
-class ListScanner {
- public:
-  explicit ListScanner(std::string_view t) : t_(t) {}
-
-  // Fills the layout when the text is one object whose "items" is an array and whose "kind"
-  // ends in "List"; false otherwise, and for any bracket or string that does not close.
-  bool Scan(std::string& kind, std::string& api_version, std::vector<std::pair<size_t, size_t>>& items) {
-    size_t p = Space(0);
-    if (!At(p, '{')) return false;
-    bool have_items = false;
-    for (p = Space(p + 1); !At(p, '}');) {
-      size_t key_end = String(p);
-      if (key_end == npos) return false;
-      std::string key = Decode(p, key_end);
-      p = Space(key_end);
-      if (!At(p, ':')) return false;
-      size_t v = Space(p + 1);
-      if (key == "items" && At(v, '[')) {
-        if (have_items) return false;  // twice: leave it to the full parser
-        have_items = true;
-        for (p = Space(v + 1); !At(p, ']');) {
-          size_t end = Value(p);
-          if (end == npos) return false;
-          items.emplace_back(p, end);
-          p = Space(end);
-          if (At(p, ',')) p = Space(p + 1);
-          else if (!At(p, ']')) return false;
-        }
-        p = Space(p + 1);
-      } else {
-        size_t end = Value(v);
-        if (end == npos) return false;
-        if ((key == "kind" || key == "apiVersion") && At(v, '"')) (key == "kind" ? kind : api_version) = Decode(v, end);
-        p = Space(end);
-      }
-      if (At(p, ',')) p = Space(p + 1);
-      else if (!At(p, '}')) return false;
-    }
-    return have_items && Space(p + 1) == t_.size() && kind.size() >= 4 && kind.compare(kind.size() - 4, 4, "List") == 0;
-  }
-
- private:
-  static constexpr size_t npos = std::string_view::npos;
-
-  bool At(size_t p, char c) const { return p < t_.size() && t_[p] == c; }
-
-  size_t Space(size_t p) const {
-    while (p < t_.size() && (t_[p] == ' ' || t_[p] == '\n' || t_[p] == '\r' || t_[p] == '\t')) ++p;
-    return p;
-  }
-
-  // The end of the string whose opening quote is at p, or npos.
-  size_t String(size_t p) const {
-    if (!At(p, '"')) return npos;
-    for (size_t q = p + 1;;) {
-      const void* hit = std::memchr(t_.data() + q, '"', t_.size() - q);
-      if (!hit) return npos;
-      size_t quote = static_cast<size_t>(static_cast<const char*>(hit) - t_.data());
-      size_t backslashes = 0;
-      while (quote - backslashes > p + 1 && t_[quote - backslashes - 1] == '\\') ++backslashes;
-      if (backslashes % 2 == 0) return quote + 1;
-      q = quote + 1;
-    }
-  }
-
-  // The end of the value starting at p, or npos when a bracket or string does not close.
-  size_t Value(size_t p) const {
-    std::string open;  // the brackets still open, to check that each closes with its pair
-    while (p < t_.size()) {
-      char c = t_[p];
-      if (c == '"') {
-        p = String(p);
-        if (p == npos) return npos;
-      } else if (c == '{' || c == '[') {
-        open += c;
-        ++p;
-      } else if (c == '}' || c == ']') {
-        if (open.empty() || open.back() != (c == '}' ? '{' : '[')) return open.empty() ? p : npos;
-        open.pop_back();
-        ++p;
-      } else if (open.empty() && (c == ',' || c == ' ' || c == '\n' || c == '\r' || c == '\t')) {
-        return p;  // the end of a number or literal
-      } else {
-        ++p;
-      }
-      if (open.empty() && (c == '"' || c == '}' || c == ']')) return p;
-    }
-    return open.empty() ? p : npos;
-  }
-
-  // The text of the string [begin, end) with its escapes resolved ("" if they are invalid).
-  std::string Decode(size_t begin, size_t end) const {
-    std::string_view raw = t_.substr(begin + 1, end - begin - 2);
-    if (raw.find('\\') == std::string_view::npos) return std::string(raw);
-    auto decoded = json::parse(t_.substr(begin, end - begin), nullptr, /*allow_exceptions=*/false);
-    return decoded.is_string() ? decoded.get<std::string>() : std::string();
-  }
-
-  std::string_view t_;
-};
+// The List without its items ("items": []) is valid JSON. The scanner only finds where values
+// end, and each item is validated when it is parsed: this is the rest — kind, metadata, keys.
+bool ValidOutsideItems(std::string_view text, const ListLayout& list) {
+  auto [begin, end] = list.items_array;
+  std::string rest;
+  rest.reserve(begin + 2 + (text.size() - end));
+  rest.append(text.substr(0, begin)).append("[]").append(text.substr(end));
+  return ParseDom(rest).has_value();
+}
 
 }  // namespace
 
@@ -222,12 +128,11 @@ Result<json> ParseJsonPruned(std::string_view text) { return Parse(text, Context
 Result<bool> ForEachJsonObjectPruned(
     std::string_view text,
     const std::function<void(int, PendingObject&&, const std::string&, const std::string&)>& each) {
-  std::string scanned_kind, scanned_api;
-  std::vector<std::pair<size_t, size_t>> ranges;
+  ListLayout list;
   // An empty List has no item to hand out: it goes out whole below, so it is still a document.
-  if (ListScanner(text).Scan(scanned_kind, scanned_api, ranges) && !ranges.empty()) {
+  if (ScanList(text, list) && !list.items.empty() && ValidOutsideItems(text, list)) {
     int index = 0;
-    for (auto [begin, end] : ranges) {
+    for (auto [begin, end] : list.items) {
       each(index++, [whole = text, begin = begin, end = end]() -> Result<json> {
         auto out = Parse(whole.substr(begin, end - begin), Context::kRoot, 3);
         if (!out) {  // name the line the item starts on
@@ -235,11 +140,12 @@ Result<bool> ForEachJsonObjectPruned(
           return MakeError(Code::kInvalidInput, out.error().message, "line " + std::to_string(line));
         }
         return out;
-      }, scanned_kind, scanned_api);
+      }, list.kind, list.api_version);
     }
     return true;
   }
-  // Not a List, or one the scanner gave up on (a bracket that does not close, "items" twice):
+  // Not a List, or one the scanner gave up on (a bracket that does not close, "items" twice,
+  // anything invalid around the items):
   // simdjson parses it whole, and says what is wrong if anything is. The audit still finds a
   // List's items in the one object it gets.
   auto doc = ParseDom(text);

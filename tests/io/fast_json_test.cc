@@ -156,6 +156,15 @@ TEST_CASE("ForEachJsonObjectPruned leaves broken or unusual Lists to the full pa
   CHECK_FALSE(ForEachJsonObjectPruned(truncated, [](int, PendingObject&&, const std::string&, const std::string&) {
                 FAIL("nothing may be handed out of a broken document");
               }).has_value());
+  // Invalid JSON outside the items (the items alone would parse): the full parser reports it.
+  for (std::string broken : {R"({"kind": "List", "metadata": tru, "items": [{"a": 1}]})",
+                             R"({"kind": "List", "items": [{"a": 1}], "metadata": {"x": 1,}})",
+                             R"({"kind": "List", "bad\q": 1, "items": [{"a": 1}]})"}) {
+    CAPTURE(broken);
+    CHECK_FALSE(ForEachJsonObjectPruned(broken, [](int, PendingObject&&, const std::string&, const std::string&) {
+                  FAIL("nothing may be handed out of a broken document");
+                }).has_value());
+  }
   // Not a List by its kind: one object. "items" twice: the full parser decides.
   CHECK(HandOut(R"({"kind": "Pod", "items": [1, 2]})").size() == 1);
   CHECK(HandOut(R"({"kind": "List", "items": [1], "items": [2, 3]})").size() >= 1);
