@@ -199,6 +199,19 @@ TEST_CASE("Evaluate's patches over the real-world workloads apply and are idempo
 namespace shmguard::cli {
 namespace {
 
+// The pruned parse reads a List's items one by one: what lies around them must still be valid
+// JSON, or every output format reports the same error (it used to audit the items under -o table).
+TEST_CASE("RunAudit reports a List that is broken outside its items in every format", "[audit_command]") {
+  std::string list = R"({"apiVersion": "v1", "kind": "List", "metadata": tru, "items": [)"
+                     R"({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}, "spec": {"containers": []}}]})";
+  for (const char* format : {"json", "yaml", "table", "patched"}) {
+    CAPTURE(format);
+    Run r = Audit({"-"}, format, "deny", list);
+    CHECK(r.code == ExitCode::kUsage);
+    CHECK_THAT(r.err, Catch::Contains("-:1: JSON:") && Catch::Contains("invalid literal"));
+  }
+}
+
 // Inputs that crashed fuzz/audit_fuzz: every output format must still be produced, and JSON
 // output must be valid JSON even when the input (or a parser's message about it) is not UTF-8.
 TEST_CASE("RunAudit survives the inputs the audit fuzzer found", "[audit_command]") {
