@@ -130,6 +130,7 @@ class EventLoop {
       SSL_set_accept_state(c->ssl);
       SSL_set_mode(c->ssl, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
                                SSL_MODE_RELEASE_BUFFERS);
+      SSL_set_read_ahead(c->ssl, 1);  // a record's header and body in one read(), not two
       c->accepted = c->last_activity = Clock::now();
       epoll_event ev{};
       ev.events = EPOLLIN;
@@ -241,6 +242,10 @@ class EventLoop {
       if (n > 0) {
         c.in.append(buf, static_cast<size_t>(n));
         read_now += static_cast<size_t>(n);
+        Handle(c);
+        // Everything read is answered and OpenSSL holds nothing more: no read that would only
+        // say EAGAIN (epoll is level-triggered: whatever arrives next wakes this loop again).
+        if (!c.request_started && !SSL_has_pending(c.ssl)) break;
         continue;
       }
       int err = SSL_get_error(c.ssl, n);
@@ -249,7 +254,6 @@ class EventLoop {
       break;
     }
     if (read_now > 0) c.last_activity = Clock::now();
-    Handle(c);
     if (!Flush(c)) return false;
     if (c.out_pos >= c.out.size()) {
       if (c.close_after_write) return eof ? false : StartLinger(c);
