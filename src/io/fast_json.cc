@@ -83,13 +83,19 @@ dom::parser& Parser() {
 }
 
 // Parses `text` into this thread's parser (valid until its next parse). simdjson reads up to
-// SIMDJSON_PADDING bytes past the end, so `text` is copied into a padded buffer first.
-Result<dom::element> ParseDom(std::string_view text) {
-  thread_local std::string copy;
-  copy.reserve(text.size() + simdjson::SIMDJSON_PADDING);
-  copy.assign(text.data(), text.size());
+// kJsonReadAhead bytes past the end: unless the caller's buffer has them, `text` is copied into
+// a buffer that does.
+static_assert(kJsonReadAhead == simdjson::SIMDJSON_PADDING);
+Result<dom::element> ParseDom(std::string_view text, bool padded = false) {
+  const char* data = text.data();
+  if (!padded) {
+    thread_local std::string copy;
+    copy.reserve(text.size() + kJsonReadAhead);
+    copy.assign(text.data(), text.size());
+    data = copy.data();
+  }
   dom::element doc;
-  if (auto err = Parser().parse(copy.data(), text.size(), /*realloc_if_needed=*/false).get(doc); err) {
+  if (auto err = Parser().parse(data, text.size(), /*realloc_if_needed=*/false).get(doc); err) {
     return ParseError(err);
   }
   return doc;
@@ -103,8 +109,8 @@ Result<json> ToPruned(dom::element doc, Context root, int depth) {
   return out;
 }
 
-Result<json> Parse(std::string_view text, Context root, int depth = 1) {
-  auto doc = ParseDom(text);
+Result<json> Parse(std::string_view text, Context root, int depth = 1, bool padded = false) {
+  auto doc = ParseDom(text, padded);
   if (!doc) return doc.error();
   return ToPruned(*doc, root, depth);
 }
@@ -121,7 +127,9 @@ bool ValidOutsideItems(std::string_view text, const ListLayout& list) {
 
 }  // namespace
 
-Result<json> ParseReviewPruned(std::string_view text) { return Parse(text, Context::kReviewRoot); }
+Result<json> ParseReviewPruned(std::string_view text, bool padded) {
+  return Parse(text, Context::kReviewRoot, 1, padded);
+}
 
 Result<json> ParseJsonPruned(std::string_view text) { return Parse(text, Context::kRoot); }
 

@@ -17,11 +17,15 @@ namespace shmguard::io {
 
 inline constexpr int kMaxJsonNesting = 128;  // Kubernetes objects nest ~20 deep
 
+// simdjson reads up to this many bytes past the end of a text. A caller whose buffer has them
+// (any content) passes `padded` and the text is parsed where it lies; otherwise it is copied.
+inline constexpr size_t kJsonReadAhead = 64;
+
 // An admission.k8s.io AdmissionReview: apiVersion, kind, and of request only uid, kind,
 // namespace, name, operation, dryRun and the pruned object (no oldObject, userInfo, options).
 // Fails with kInvalidInput on invalid JSON, nesting deeper than kMaxJsonNesting, or a document
 // that is not one JSON value.
-Result<nlohmann::json> ParseReviewPruned(std::string_view text);
+Result<nlohmann::json> ParseReviewPruned(std::string_view text, bool padded = false);
 
 // Any JSON document (an object, a List...), pruned as above at every object level.
 Result<nlohmann::json> ParseJsonPruned(std::string_view text);

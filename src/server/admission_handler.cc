@@ -74,7 +74,7 @@ std::string Base64(std::string_view bytes) {
 }
 
 AdmissionExchange HandleAdmission(std::string_view body, std::string_view content_type,
-                                  const Policy& policy, Face face, size_t max_body_bytes) {
+                                  const Policy& policy, Face face, size_t max_body_bytes, bool body_padded) {
   AdmissionExchange x;
   try {
     if (!IsJsonContentType(content_type)) {
@@ -90,7 +90,7 @@ AdmissionExchange HandleAdmission(std::string_view body, std::string_view conten
       Fail(x, 400, "empty request body: expected an admission.k8s.io/v1 AdmissionReview");
       return x;
     }
-    auto parsed = io::ParseReviewPruned(body);  // only the fields a decision reads
+    auto parsed = io::ParseReviewPruned(body, body_padded);  // only the fields a decision reads
     if (!parsed) {
       Fail(x, 400, "request body is " + parsed.error().message);
       return x;

@@ -31,7 +31,7 @@ struct AdmissionExchange {
 
 AdmissionExchange HandleAdmission(std::string_view body, std::string_view content_type,
                                   const Policy& policy, Face face,
-                                  size_t max_body_bytes = kDefaultMaxBodyBytes);
+                                  size_t max_body_bytes = kDefaultMaxBodyBytes, bool body_padded = false);
 
 // Standard base64 (RFC 4648 §4) with OpenSSL.
 std::string Base64(std::string_view bytes);

@@ -2,12 +2,15 @@
 // read a whole request, answer, keep alive or close — with deadlines and a graceful drain.
 #include "server/event_loop.h"
 
+#include "server/byte_buffer.h"
+
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
@@ -21,7 +24,9 @@ namespace shmguard::server {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr size_t kReadChunk = 64 << 10;
+constexpr size_t kReadChunk = 16 << 10;       // a TLS record's most plaintext: SSL_read gives no more
+constexpr size_t kKeepIdleBuffer = 64 << 10;  // what an idle connection may keep of its buffer
+constexpr size_t kRoomAhead = 1 << 20;        // allocated for a body before its bytes arrive
 constexpr size_t kMaxReadPerWakeup = 1 << 20;  // fairness between connections
 constexpr auto kScanInterval = std::chrono::milliseconds(250);
 
@@ -35,7 +40,9 @@ struct Connection {
   bool lingering = false;  // response sent and FIN sent; discarding input until the peer closes
   int served = 0;          // responses written on this connection
   bool epollout = false;
-  std::string in, out;
+  ByteBuffer in;
+  size_t in_expected = 0;  // the size of the request being received, once its head is parsed
+  std::string out;
   size_t out_pos = 0;
   Clock::time_point accepted, last_activity, request_start, linger_until;
 };
@@ -236,11 +243,10 @@ class EventLoop {
     if (c.close_after_write && !c.request_started) return StartLinger(c);
     size_t read_now = 0;
     bool eof = false;
-    char buf[kReadChunk];
     while (read_now < kMaxReadPerWakeup) {
-      int n = SSL_read(c.ssl, buf, sizeof buf);
+      int n = SSL_read(c.ssl, c.in.Prepare(kReadChunk), static_cast<int>(kReadChunk));
       if (n > 0) {
-        c.in.append(buf, static_cast<size_t>(n));
+        c.in.Commit(static_cast<size_t>(n));
         read_now += static_cast<size_t>(n);
         Handle(c);
         // Everything read is answered and OpenSSL holds nothing more: no read that would only
@@ -271,12 +277,16 @@ class EventLoop {
         c.request_started = true;
         c.request_start = Clock::now();
       }
-      HeadParse parsed = ParseRequestHead(c.in, o_.max_header_bytes, o_.max_body_bytes);
+      if (c.in.size() < c.in_expected) return;  // the body is still arriving: its head is known
+      HeadParse parsed = ParseRequestHead(c.in.view(), o_.max_header_bytes, o_.max_body_bytes);
       if (parsed.status == HeadParse::Status::kIncomplete) return;
       if (parsed.status == HeadParse::Status::kError) return Fail(c, parsed.error_status, parsed.error);
       const RequestHead& h = parsed.head;
       size_t total = h.head_bytes + h.content_length;
       if (c.in.size() < total) {
+        c.in_expected = total;
+        // Room for the body now, not copies as it grows; a claim alone gets at most kRoomAhead.
+        c.in.Prepare(std::min(total - c.in.size(), kRoomAhead));
         if (h.expect_continue && !c.continue_sent) {
           c.out += "HTTP/1.1 100 Continue\r\n\r\n";
           c.continue_sent = true;
@@ -284,18 +294,20 @@ class EventLoop {
         return;
       }
       HttpRequest req = h.request;
-      req.body = std::string_view(c.in.data() + h.head_bytes, h.content_length);
+      req.body = c.in.view().substr(h.head_bytes, h.content_length);
+      req.body_padded = c.in.ReadableAfter(h.head_bytes, h.content_length) >= io::kJsonReadAhead;
       HttpResponse res;
       handler_(req, res);
       bool close = !h.keep_alive || stopping_.load();
       AppendResponse(c.out, res, close);
       ++c.served;
-      c.in.erase(0, total);
+      c.in.Consume(total, kKeepIdleBuffer);
+      c.in_expected = 0;
       c.request_started = false;
       c.continue_sent = false;
       if (close) {
         c.close_after_write = true;
-        c.in.clear();
+        c.in.Consume(c.in.size(), 0);
       }
     }
   }
@@ -304,7 +316,7 @@ class EventLoop {
     AppendError(c.out, status, message);
     c.close_after_write = true;
     c.request_started = false;
-    c.in.clear();
+    c.in.Consume(c.in.size(), 0);
   }
 
   void ExpireDeadlines(Clock::time_point now) {

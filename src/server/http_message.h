@@ -16,6 +16,7 @@ struct HttpRequest {
   std::string_view path;          // "/mutate"
   std::string_view content_type;  // header value, "" when absent
   std::string_view body;
+  bool body_padded = false;       // io::kJsonReadAhead readable bytes follow the body
   bool http10 = false;
 };
 

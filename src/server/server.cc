@@ -124,7 +124,7 @@ void WebhookServer::HandleAdmissionRoute(const HttpRequest& req, HttpResponse& r
   auto start = Clock::now();
   const std::string endpoint = face == Face::kMutate ? "mutate" : "validate";
   auto policy = this->policy();
-  AdmissionExchange x = HandleAdmission(req.body, req.content_type, *policy, face, options_.max_body_bytes);
+  AdmissionExchange x = HandleAdmission(req.body, req.content_type, *policy, face, options_.max_body_bytes, req.body_padded);
   res.status = x.status;
   res.body = std::move(x.body);
   auto latency = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
