@@ -2,14 +2,19 @@
 # Instructions per admission decision, counted by callgrind — the measure to compare two builds
 # with on a noisy machine, where wall-clock rates move ±25 % between runs of one binary.
 #   bench/instructions.sh            -> "pod-10k: 325711 instructions per HandleAdmission" ...
+#                                       "pod-10k: 370983 instructions per request, whole server"
 # Builds the Release binaries like bench/run.sh, generates the bodies, and runs
-# shmguard_handler_bench (bench/handler.cc) under callgrind for each body.
+# shmguard_handler_bench (bench/handler.cc) under callgrind for each body; then `shmguard serve`
+# itself under callgrind, fed by bench/open_loop at 100 requests/s for 2 s and for 6 s: the
+# difference over the difference in requests is one request's user-space instructions, TLS,
+# HTTP, logging and metrics included (the kernel's share is not counted).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 dpkg-query -W -f='${Status}' valgrind 2>/dev/null | grep -q "install ok installed" ||
   { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends valgrind; }
 BUILD_DIR=build-bench BUILD_TYPE=Release ./scripts/build.sh -DSHMGUARD_BUILD_TESTS=OFF >/dev/null
+g++ -O2 -std=c++20 -o build-bench/open_loop bench/open_loop.cc -lssl -lcrypto -pthread
 data=build-bench/bench-data
 python3 bench/make_bodies.py "$data" >/dev/null
 out=$(mktemp -d)
@@ -23,4 +28,23 @@ for body in pod-10k jobset pod-200k; do
   total=$(callgrind_annotate --inclusive=yes "$out/$body" |
           awk '/shmguard::server::HandleAdmission\(/ && !found {gsub(",", "", $1); print $1; found = 1}')
   echo "$body: $((total / iterations)) instructions per HandleAdmission"
+done
+
+./scripts/dev-cert.sh "$out" >/dev/null
+serve_under_callgrind() {  # BODY SECONDS -> "instructions requests"
+  valgrind --tool=callgrind --callgrind-out-file="$out/serve.cg" build-bench/shmguard serve \
+    --tls-cert-file "$out/tls.crt" --tls-key-file "$out/tls.key" --port 18443 --metrics-port 18080 \
+    --bind-address 127.0.0.1 --log-format json 2>"$out/valgrind.log" >/dev/null &
+  local pid=$!
+  for _ in $(seq 300); do curl -sf http://127.0.0.1:18080/readyz >/dev/null && break; sleep 0.1; done
+  local sent
+  sent=$(build-bench/open_loop 18443 /mutate "$data/$1.json" 100 "$2" 8 | sed -n 's/.* sent=\([0-9]*\).*/\1/p')
+  kill -TERM "$pid"
+  wait "$pid" || true
+  echo "$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$out/valgrind.log") $sent"
+}
+for body in pod-10k jobset pod-200k; do
+  read -r short_ir short_n <<< "$(serve_under_callgrind "$body" 2)"
+  read -r long_ir long_n <<< "$(serve_under_callgrind "$body" 6)"
+  echo "$body: $(( (long_ir - short_ir) / (long_n - short_n) )) instructions per request, whole server"
 done
