@@ -2,8 +2,6 @@
 // read a whole request, answer, keep alive or close — with deadlines and a graceful drain.
 #include "server/event_loop.h"
 
-#include "server/byte_buffer.h"
-
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
@@ -19,6 +17,8 @@
 #include <vector>
 
 #include <openssl/err.h>
+
+#include "server/byte_buffer.h"
 
 namespace shmguard::server {
 namespace {
@@ -317,6 +317,7 @@ class EventLoop {
     c.close_after_write = true;
     c.request_started = false;
     c.in.Consume(c.in.size(), 0);
+    c.in_expected = 0;
   }
 
   void ExpireDeadlines(Clock::time_point now) {
