@@ -61,6 +61,29 @@ TEST_CASE("hostile: a 100 MB body is refused with 413 before it is read", "[host
   CHECK(TlsConnection(s.port(), s.ca).Post("/mutate", test::ReviewJson(kPod, "team-a")).status == 200);
 }
 
+TEST_CASE("hostile: a 3 MB review sent in small records is answered as the small one is", "[hostile][net]") {
+  // The body outgrows the room given up front (1 MiB) and arrives in ~750 TLS records; then a
+  // request that arrives whole, with the next one's head behind it, on the same connection.
+  Server s;
+  TlsConnection c(s.port(), s.ca);
+  REQUIRE(c.ok());
+  std::string small = test::ReviewJson(kPod, "team-a");
+  auto expected = c.Post("/mutate", small);
+  REQUIRE(expected.status == 200);
+  std::string large = Request(std::string(3 << 20, ' ') + small);
+  bool sent = true;
+  for (size_t at = 0; sent && at < large.size(); at += 4096) sent = c.Write(large.substr(at, 4096));
+  REQUIRE(sent);
+  auto reply = c.Read();
+  CHECK(reply.status == 200);
+  CHECK(json::parse(reply.body)["response"]["patch"] == json::parse(expected.body)["response"]["patch"]);
+  std::string next = Request(small);
+  REQUIRE(c.Write(Request(small) + next.substr(0, 40)));
+  CHECK(c.Read().status == 200);
+  REQUIRE(c.Write(next.substr(40)));
+  CHECK(c.Read().status == 200);
+}
+
 TEST_CASE("hostile: 100,000 nested brackets, truncated and non-JSON bodies get 400", "[hostile][net]") {
   Server s;
   TlsConnection c(s.port(), s.ca);
