@@ -1,11 +1,15 @@
 // libFuzzer target: the whole admission path, request bytes -> response bytes, both faces.
 // Beyond "no crash": a 5xx is a bug, the response must be an AdmissionReview echoing the uid,
-// and a returned patch must apply (RFC 6902, nlohmann) to the object that was sent.
+// and a returned patch must apply (RFC 6902, nlohmann) to the object that was sent. A body
+// parsed where it lies (as the server does, with bytes of the next request behind it) must be
+// answered exactly as a copied one.
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
 
+#include "io/fast_json.h"
 #include "server/admission_handler.h"
 
 namespace {
@@ -18,6 +22,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (auto face : {shmguard::Face::kMutate, shmguard::Face::kValidate}) {
     auto x = shmguard::server::HandleAdmission(body, "application/json", policy, face, 1 << 20);
     if (x.status >= 500) std::abort();
+    std::string buffer = std::string(body) + std::string(shmguard::io::kJsonReadAhead, '"');
+    auto in_place = shmguard::server::HandleAdmission(std::string_view(buffer).substr(0, body.size()), "application/json",
+                                                      policy, face, 1 << 20, /*body_padded=*/true);
+    if (in_place.status != x.status || in_place.body != x.body) std::abort();
     auto response = nlohmann::json::parse(x.body);  // always valid JSON
     if (response["apiVersion"] != "admission.k8s.io/v1") std::abort();
     if (x.status != 200 || !response["response"].contains("patch")) continue;

@@ -69,6 +69,13 @@ AuditRecord EvaluateListItem(const json& item, int index, const std::string& lis
   return r;
 }
 
+// Standard input ("-"), read whole.
+Result<io::FileText> ReadAll(std::istream& in) {
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return io::FileText(ss.str());
+}
+
 // "~" or a bare "---": a document with nothing in it, neither counted nor shown.
 bool IsEmptyDocument(const io::Document& doc) { return !doc.error && doc.object->is_null(); }
 
@@ -147,14 +154,7 @@ AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& po
     }
     for (const auto& file : *files) {
       ++summary.files;
-      Result<io::FileText> text = io::FileText(std::string());
-      if (file == "-") {
-        std::ostringstream ss;
-        ss << in.rdbuf();
-        text = io::FileText(ss.str());
-      } else {
-        text = io::FileText::Read(file);
-      }
+      Result<io::FileText> text = file == "-" ? ReadAll(in) : io::FileText::Read(file);
       if (!text) {
         fail(file, text.error());
         continue;

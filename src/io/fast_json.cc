@@ -2,8 +2,7 @@
 #include "io/fast_json.h"
 
 #include <algorithm>
-#include <cstring>
-#include <vector>
+#include <string>
 
 #include <simdjson.h>
 

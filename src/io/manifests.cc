@@ -2,7 +2,6 @@
 #include "io/manifests.h"
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 
 #include "io/fast_json.h"
