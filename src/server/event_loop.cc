@@ -251,7 +251,8 @@ class EventLoop {
         Handle(c);
         // Everything read is answered and OpenSSL holds nothing more: no read that would only
         // say EAGAIN (epoll is level-triggered: whatever arrives next wakes this loop again).
-        if (!c.request_started && !SSL_has_pending(c.ssl)) break;
+        // Nor read on once the connection is to close: lingering discards the rest.
+        if (c.close_after_write || (!c.request_started && !SSL_has_pending(c.ssl))) break;
         continue;
       }
       int err = SSL_get_error(c.ssl, n);
