@@ -27,7 +27,6 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kReadChunk = 16 << 10;       // a TLS record's most plaintext: SSL_read gives no more
 constexpr size_t kKeepIdleBuffer = 64 << 10;  // what an idle connection may keep of its buffer
 constexpr size_t kRoomAhead = 1 << 20;        // allocated for a body before its bytes arrive
-constexpr size_t kMaxReadPerWakeup = 1 << 20;  // fairness between connections
 constexpr auto kScanInterval = std::chrono::milliseconds(250);
 
 struct Connection {
@@ -64,7 +63,7 @@ class EventLoop {
     auto last_scan = Clock::now();
     bool draining = false;
     while (true) {
-      int n = epoll_wait(epfd_, events.data(), static_cast<int>(events.size()), 100);
+      int n = epoll_wait(epfd_, events.data(), static_cast<int>(events.size()), read_on_.empty() ? 100 : 0);
       for (int i = 0; i < n; ++i) {
         int fd = events[i].data.fd;
         if (fd == listen_fd_) {
@@ -73,10 +72,12 @@ class EventLoop {
           uint64_t v;
           (void)!read(wake_fd_, &v, sizeof v);
         } else {
-          auto it = conns_.find(fd);
-          if (it != conns_.end() && !Progress(*it->second)) Close(it->second->fd);
+          Advance(fd);
         }
       }
+      std::vector<int> read_on;
+      read_on.swap(read_on_);
+      for (int fd : read_on) Advance(fd);
       if (stopping_.load() && !draining) {
         draining = true;
         drain_start_ = Clock::now();
@@ -148,6 +149,11 @@ class EventLoop {
       conns_[fd] = std::move(c);
       if (!Progress(ref)) Close(fd);
     }
+  }
+
+  void Advance(int fd) {
+    auto it = conns_.find(fd);
+    if (it != conns_.end() && !Progress(*it->second)) Close(fd);
   }
 
   static bool IsIdle(const Connection& c) {
@@ -243,7 +249,7 @@ class EventLoop {
     if (c.close_after_write && !c.request_started) return StartLinger(c);
     size_t read_now = 0;
     bool eof = false;
-    while (read_now < kMaxReadPerWakeup) {
+    while (read_now < o_.max_read_per_wakeup) {
       int n = SSL_read(c.ssl, c.in.Prepare(kReadChunk), static_cast<int>(kReadChunk));
       if (n > 0) {
         c.in.Commit(static_cast<size_t>(n));
@@ -261,6 +267,9 @@ class EventLoop {
       break;
     }
     if (read_now > 0) c.last_activity = Clock::now();
+    // Stopped at the fairness limit with whole records in OpenSSL's read-ahead buffer: epoll
+    // cannot see them (they left the socket), so the loop comes back to this connection itself.
+    if (read_now >= o_.max_read_per_wakeup && SSL_has_pending(c.ssl)) read_on_.push_back(c.fd);
     if (!Flush(c)) return false;
     if (c.out_pos >= c.out.size()) {
       if (c.close_after_write) return eof ? false : StartLinger(c);
@@ -352,6 +361,7 @@ class EventLoop {
   const std::atomic<bool>& stopping_;
   std::atomic<size_t>& count_;
   std::unordered_map<int, std::unique_ptr<Connection>> conns_;
+  std::vector<int> read_on_;  // connections to read on without waiting for epoll (see Progress)
   Clock::time_point drain_start_;
 };
 

@@ -37,6 +37,7 @@ struct HttpsServerOptions {
   int keep_alive_seconds = 60;      // an idle connection is closed after this
   int request_timeout_seconds = 10; // a handshake or a started request must complete in this
   int threads = 0;                  // event loops; 0 = the CPUs this process may run on (max 8)
+  size_t max_read_per_wakeup = 1 << 20;  // read from one connection before the others get a turn
 };
 
 class HttpsServer {
