@@ -46,7 +46,6 @@ Result<FileText> FileText::Read(const std::string& path) {
     auto size = static_cast<size_t>(st.st_size);
     void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
     if (map == MAP_FAILED) return OsError("cannot map", path);
-    ::madvise(map, size, MADV_SEQUENTIAL);  // read ahead: it is read front to back
     FileText f;
     f.map_ = map;
     f.map_size_ = size;
