@@ -119,9 +119,9 @@ Result<json> Parse(std::string_view text, Context root, int depth = 1, bool padd
 bool ValidOutsideItems(std::string_view text, const ListLayout& list) {
   auto [begin, end] = list.items_array;
   std::string rest;
-  rest.reserve(begin + 2 + (text.size() - end));
+  rest.reserve(begin + 2 + (text.size() - end) + kJsonReadAhead);  // parsed where it is
   rest.append(text.substr(0, begin)).append("[]").append(text.substr(end));
-  return ParseDom(rest).has_value();
+  return ParseDom(rest, /*padded=*/true).has_value();
 }
 
 }  // namespace
@@ -152,9 +152,8 @@ Result<bool> ForEachJsonObjectPruned(
     return true;
   }
   // Not a List, or one the scanner gave up on (a bracket that does not close, "items" twice,
-  // anything invalid around the items):
-  // simdjson parses it whole, and says what is wrong if anything is. The audit still finds a
-  // List's items in the one object it gets.
+  // anything invalid around the items): simdjson parses it whole, and says what is wrong if
+  // anything is. The audit still finds a List's items in the one object it gets.
   auto doc = ParseDom(text);
   if (!doc) return doc.error();
   Result<json> out = ToPruned(*doc, Context::kRoot, 1);  // now, while this thread's parse holds

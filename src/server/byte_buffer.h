@@ -31,6 +31,9 @@ class ByteBuffer {
   }
   void Commit(size_t n) { size_ += n; }
 
+  // Drops everything and frees the memory (a connection that will read no more requests).
+  void Clear() { Consume(size_, 0); }
+
   // Drops the first n bytes. An emptied buffer larger than `keep` is freed: an idle connection
   // holds at most `keep` bytes, however large its last request was.
   void Consume(size_t n, size_t keep) {

@@ -319,7 +319,7 @@ class EventLoop {
       c.continue_sent = false;
       if (close) {
         c.close_after_write = true;
-        c.in.Consume(c.in.size(), 0);
+        c.in.Clear();
       }
     }
   }
@@ -328,7 +328,7 @@ class EventLoop {
     AppendError(c.out, status, message);
     c.close_after_write = true;
     c.request_started = false;
-    c.in.Consume(c.in.size(), 0);
+    c.in.Clear();
     c.in_expected = 0;
   }
 

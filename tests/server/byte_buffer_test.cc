@@ -46,6 +46,9 @@ TEST_CASE("ByteBuffer frees an emptied buffer larger than it may keep", "[byte_b
   CHECK(b.ReadableAfter(0, 0) == 0);
   Append(b, "again");
   CHECK(b.view() == "again");
+  b.Clear();  // a connection that will read no more: nothing kept
+  CHECK(b.empty());
+  CHECK(b.ReadableAfter(0, 0) == 0);
 }
 
 TEST_CASE("A body parsed where it lies in the buffer gives what a copy gives", "[byte_buffer]") {
