@@ -51,7 +51,11 @@ int main(int argc, char** argv) {
   for (const auto& file : files) {
     std::ifstream in(file, std::ios::binary);
     std::stringstream ss;
-    ss << in.rdbuf();
+    if (!in) {
+      std::fprintf(stderr, "%s: cannot open the file\n", file.c_str());
+      return 2;
+    }
+    ss << in.rdbuf();  // an empty file inserts nothing: HandleAdmission answers 400
     // As the server holds a body: followed by the JSON parser's read-ahead, so parsed in place.
     std::string padded = ss.str() + std::string(shmguard::io::kJsonReadAhead, ' ');
     const std::string_view body(padded.data(), padded.size() - shmguard::io::kJsonReadAhead);
@@ -62,15 +66,15 @@ int main(int argc, char** argv) {
       auto x = shmguard::server::HandleAdmission(body, "application/json", policy, shmguard::Face::kMutate,
                                                    shmguard::server::kDefaultMaxBodyBytes, /*body_padded=*/true);
       auto t1 = Clock::now();
+      if (x.status != 200) {  // then the stages below have nothing to parse or decide
+        std::fprintf(stderr, "%s: status %d: %s\n", file.c_str(), x.status, x.error.c_str());
+        return 1;
+      }
       auto review = shmguard::io::ParseReviewPruned(body, /*padded=*/true);
       auto t2 = Clock::now();
       auto request = shmguard::ParseReview(*review);
       auto d = shmguard::Decide(*request, policy, shmguard::Face::kMutate);
       auto t3 = Clock::now();
-      if (x.status != 200) {
-        std::fprintf(stderr, "%s: status %d: %s\n", file.c_str(), x.status, x.error.c_str());
-        return 1;
-      }
       response_bytes = x.body.size();
       total.Add(Micros(t1 - t0));
       parse.Add(Micros(t2 - t1));
