@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Where a request's time goes, against the nginx ceiling: five servers pinned to CPU 0, driven
+# in turn by wrk on CPU 1 with the same body and connections, in interleaved rounds:
+#   nginx      the ceiling (bench/nginx.conf.in: a fixed AdmissionReview over TLS)
+#   constant   shmguard's HTTPS transport answering nginx's fixed body (bench/floor_server.cc)
+#   parse      the same, after the pruned parse of the body (simdjson + the pruned tree)
+#   decide     the same, answering with HandleAdmission: parse, decision and response
+#   shmguard   `shmguard serve`: the webhook, with its routes, log line and metrics
+#   bench/floor.sh [ROUNDS] [SECONDS] [CONNECTIONS]   (defaults: 5 rounds of 5 s, 8 connections)
+#   BODIES="pod-10k jobset" bench/floor.sh            (default: pod-10k)
+# Prints each server's median req/s and its ratio to nginx's median; the differences between
+# the rows are what parsing, deciding, and logging and counting cost.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-5}
+seconds=${2:-5}
+conns=${3:-8}
+./scripts/install-deps.sh
+for p in wrk nginx-light; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=" $p"
+done
+if [[ -n ${missing:-} ]]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing; fi
+BUILD_DIR=build-bench BUILD_TYPE=Release ./scripts/build.sh -DSHMGUARD_BUILD_TESTS=OFF >/dev/null
+data=build-bench/bench-data
+python3 bench/make_bodies.py "$data" >/dev/null
+
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+./scripts/dev-cert.sh "$work" >/dev/null
+sed "s|@WORK@|$work|g; s|@PORT@|19443|g" bench/nginx.conf.in > "$work/nginx.conf"
+taskset -c 0 nginx -c "$work/nginx.conf" & pids+=($!)
+taskset -c 0 build-bench/shmguard_floor_server "$work/tls.crt" "$work/tls.key" 18444 constant & pids+=($!)
+taskset -c 0 build-bench/shmguard_floor_server "$work/tls.crt" "$work/tls.key" 18445 parse & pids+=($!)
+taskset -c 0 build-bench/shmguard_floor_server "$work/tls.crt" "$work/tls.key" 18446 decide & pids+=($!)
+taskset -c 0 build-bench/shmguard serve --tls-cert-file "$work/tls.crt" --tls-key-file "$work/tls.key" \
+  --port 18443 --metrics-port 18080 --bind-address 127.0.0.1 --log-format json 2>/dev/null & pids+=($!)
+for _ in $(seq 100); do curl -sf http://127.0.0.1:18080/readyz >/dev/null && break; sleep 0.1; done
+sleep 1
+
+declare -A port=([nginx]=19443 [constant]=18444 [parse]=18445 [decide]=18446 [shmguard]=18443)
+targets=(nginx constant parse decide shmguard)
+results=$work/results.csv
+for round in $(seq "$rounds"); do
+  for body in ${BODIES:-pod-10k}; do
+    for target in "${targets[@]}"; do
+      line=$(BODY_FILE=$data/$body.json taskset -c 1 wrk -t1 -c"$conns" -d"${seconds}s" -s bench/post.lua \
+             "https://127.0.0.1:${port[$target]}/mutate" | grep RESULT)
+      eval "${line#RESULT }"
+      if [[ $errors != 0 ]]; then echo "$target answered $errors requests with errors" >&2; exit 1; fi
+      echo "$body,$target,$rps" >> "$results"
+      echo "round $round $body $target c=$conns: $rps req/s"
+    done
+  done
+done
+python3 - "$results" "${targets[@]}" <<'EOF'
+import csv, statistics, sys
+rows = list(csv.reader(open(sys.argv[1])))
+targets = sys.argv[2:]
+for body in dict.fromkeys(r[0] for r in rows):
+    median = {t: statistics.median(float(r[2]) for r in rows if r[0] == body and r[1] == t) for t in targets}
+    print(f"\n{body}: median req/s, and the ratio to nginx")
+    for t in targets:
+        print(f"  {t:<9} {median[t]:>9,.0f}  {100 * median[t] / median['nginx']:5.0f} %")
+EOF

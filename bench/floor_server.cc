@@ -1,0 +1,86 @@
+// The floor under shmguard's rate: shmguard's own HTTPS transport (the event loop, TLS, HTTP
+// parsing, the padded body buffer) answering every request with the ceiling's fixed
+// AdmissionReview — at once ("constant"), or after the pruned parse of the body ("parse") —
+// or with HandleAdmission's own answer ("decide": parse, decision and response, the webhook's
+// work but for its routes, log line and metrics). bench/floor.sh runs it beside nginx and
+// `shmguard serve`, which says where the time goes.
+//   shmguard_floor_server CERT KEY PORT constant|parse|decide
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <openssl/ssl.h>
+
+#include "io/fast_json.h"
+#include "server/admission_handler.h"
+#include "server/https_server.h"
+#include "shmguard/policy.h"
+
+namespace {
+
+// bench/nginx.conf.in's `return 200` body, byte for byte.
+constexpr std::string_view kFixedReview =
+    R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"0df28fbd-5f5f-11e8-8e56-42010a800002","allowed":true,"patchType":"JSONPatch","patch":"W3sib3AiOiJhZGQiLCJwYXRoIjoiL3NwZWMvdm9sdW1lcy8tIiwidmFsdWUiOnsibmFtZSI6ImRzaG0iLCJlbXB0eURpciI6eyJtZWRpdW0iOiJNZW1vcnkiLCJzaXplTGltaXQiOiIxNDA3OE1pIn19fV0="}})";
+
+int Usage(const char* argv0) {
+  std::fprintf(stderr, "usage: %s CERT KEY PORT constant|parse|decide\n", argv0);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 5) return Usage(argv[0]);
+  const std::string mode = argv[4];
+  if (mode != "constant" && mode != "parse" && mode != "decide") return Usage(argv[0]);
+
+  SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);  // as WebhookServer sets it up
+  SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_NO_COMPRESSION);
+  if (SSL_CTX_use_certificate_chain_file(ctx, argv[1]) != 1 ||
+      SSL_CTX_use_PrivateKey_file(ctx, argv[2], SSL_FILETYPE_PEM) != 1) {
+    std::fprintf(stderr, "cannot load the certificate %s or the key %s\n", argv[1], argv[2]);
+    return 2;
+  }
+
+  shmguard::server::HttpsServerOptions options;
+  options.bind_address = "127.0.0.1";
+  options.port = std::atoi(argv[3]);
+  shmguard::server::HttpsServer server(
+      options, ctx, [&mode, policy = shmguard::Policy()](const shmguard::server::HttpRequest& req,
+                                                         shmguard::server::HttpResponse& res) {
+        if (mode == "decide") {
+          auto x = shmguard::server::HandleAdmission(req.body, req.content_type, policy, shmguard::Face::kMutate,
+                                                     shmguard::server::kDefaultMaxBodyBytes, req.body_padded);
+          res.status = x.status;
+          res.body = std::move(x.body);
+          return;
+        }
+        if (mode == "parse" && !shmguard::io::ParseReviewPruned(req.body, req.body_padded)) {
+          res.status = 400;
+          res.body = R"({"error":"not an AdmissionReview"})";
+          return;
+        }
+        res.body = kFixedReview;
+      });
+  if (auto port = server.Listen(); !port) {
+    std::fprintf(stderr, "%s\n", port.error().ToString().c_str());
+    return 2;
+  }
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before the loops start, so they inherit it
+  server.Start();
+  int signal = 0;
+  sigwait(&signals, &signal);
+  server.Stop();
+  SSL_CTX_free(ctx);
+  return 0;
+}
