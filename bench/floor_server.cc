@@ -10,7 +10,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <string>
 #include <string_view>
 #include <utility>
 
@@ -27,6 +26,8 @@ namespace {
 constexpr std::string_view kFixedReview =
     R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"0df28fbd-5f5f-11e8-8e56-42010a800002","allowed":true,"patchType":"JSONPatch","patch":"W3sib3AiOiJhZGQiLCJwYXRoIjoiL3NwZWMvdm9sdW1lcy8tIiwidmFsdWUiOnsibmFtZSI6ImRzaG0iLCJlbXB0eURpciI6eyJtZWRpdW0iOiJNZW1vcnkiLCJzaXplTGltaXQiOiIxNDA3OE1pIn19fV0="}})";
 
+enum class Mode { kConstant, kParse, kDecide };
+
 int Usage(const char* argv0) {
   std::fprintf(stderr, "usage: %s CERT KEY PORT constant|parse|decide\n", argv0);
   return 2;
@@ -36,8 +37,17 @@ int Usage(const char* argv0) {
 
 int main(int argc, char** argv) {
   if (argc != 5) return Usage(argv[0]);
-  const std::string mode = argv[4];
-  if (mode != "constant" && mode != "parse" && mode != "decide") return Usage(argv[0]);
+  const std::string_view name = argv[4];
+  Mode mode;
+  if (name == "constant") {
+    mode = Mode::kConstant;
+  } else if (name == "parse") {
+    mode = Mode::kParse;
+  } else if (name == "decide") {
+    mode = Mode::kDecide;
+  } else {
+    return Usage(argv[0]);
+  }
 
   SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);  // as WebhookServer sets it up
@@ -52,16 +62,16 @@ int main(int argc, char** argv) {
   options.bind_address = "127.0.0.1";
   options.port = std::atoi(argv[3]);
   shmguard::server::HttpsServer server(
-      options, ctx, [&mode, policy = shmguard::Policy()](const shmguard::server::HttpRequest& req,
+      options, ctx, [mode, policy = shmguard::Policy()](const shmguard::server::HttpRequest& req,
                                                          shmguard::server::HttpResponse& res) {
-        if (mode == "decide") {
+        if (mode == Mode::kDecide) {
           auto x = shmguard::server::HandleAdmission(req.body, req.content_type, policy, shmguard::Face::kMutate,
                                                      shmguard::server::kDefaultMaxBodyBytes, req.body_padded);
           res.status = x.status;
           res.body = std::move(x.body);
           return;
         }
-        if (mode == "parse" && !shmguard::io::ParseReviewPruned(req.body, req.body_padded)) {
+        if (mode == Mode::kParse && !shmguard::io::ParseReviewPruned(req.body, req.body_padded)) {
           res.status = 400;
           res.body = R"({"error":"not an AdmissionReview"})";
           return;
