@@ -34,10 +34,11 @@ cleanup() {
 trap cleanup EXIT
 ./scripts/dev-cert.sh "$work" >/dev/null
 sed "s|@WORK@|$work|g; s|@PORT@|19443|g" bench/nginx.conf.in > "$work/nginx.conf"
+printf '%s' "$(sed -n "s/^ *return 200 '\(.*\)';$/\1/p" bench/nginx.conf.in)" > "$work/fixed.json"  # nginx's bytes
 taskset -c 0 nginx -c "$work/nginx.conf" & pids+=($!)
-taskset -c 0 build-bench/shmguard_floor_server "$work/tls.crt" "$work/tls.key" 18444 constant & pids+=($!)
-taskset -c 0 build-bench/shmguard_floor_server "$work/tls.crt" "$work/tls.key" 18445 parse & pids+=($!)
-taskset -c 0 build-bench/shmguard_floor_server "$work/tls.crt" "$work/tls.key" 18446 decide & pids+=($!)
+taskset -c 0 build-bench/shmguard_floor_server "$work/tls.crt" "$work/tls.key" 18444 constant "$work/fixed.json" & pids+=($!)
+taskset -c 0 build-bench/shmguard_floor_server "$work/tls.crt" "$work/tls.key" 18445 parse "$work/fixed.json" & pids+=($!)
+taskset -c 0 build-bench/shmguard_floor_server "$work/tls.crt" "$work/tls.key" 18446 decide "$work/fixed.json" & pids+=($!)
 taskset -c 0 build-bench/shmguard serve --tls-cert-file "$work/tls.crt" --tls-key-file "$work/tls.key" \
   --port 18443 --metrics-port 18080 --bind-address 127.0.0.1 --log-format json 2>/dev/null & pids+=($!)
 for _ in $(seq 100); do curl -sf http://127.0.0.1:18080/readyz >/dev/null && break; sleep 0.1; done

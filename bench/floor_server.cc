@@ -4,12 +4,16 @@
 // or with HandleAdmission's own answer ("decide": parse, decision and response, the webhook's
 // work but for its routes, log line and metrics). bench/floor.sh runs it beside nginx and
 // `shmguard serve`, which says where the time goes.
-//   shmguard_floor_server CERT KEY PORT constant|parse|decide
+//   shmguard_floor_server CERT KEY PORT constant|parse|decide FIXED_RESPONSE_FILE
+// (floor.sh takes the fixed response from bench/nginx.conf.in, so both answer the same bytes).
 #include <pthread.h>
 #include <signal.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -22,21 +26,17 @@
 
 namespace {
 
-// bench/nginx.conf.in's `return 200` body, byte for byte.
-constexpr std::string_view kFixedReview =
-    R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"0df28fbd-5f5f-11e8-8e56-42010a800002","allowed":true,"patchType":"JSONPatch","patch":"W3sib3AiOiJhZGQiLCJwYXRoIjoiL3NwZWMvdm9sdW1lcy8tIiwidmFsdWUiOnsibmFtZSI6ImRzaG0iLCJlbXB0eURpciI6eyJtZWRpdW0iOiJNZW1vcnkiLCJzaXplTGltaXQiOiIxNDA3OE1pIn19fV0="}})";
-
 enum class Mode { kConstant, kParse, kDecide };
 
 int Usage(const char* argv0) {
-  std::fprintf(stderr, "usage: %s CERT KEY PORT constant|parse|decide\n", argv0);
+  std::fprintf(stderr, "usage: %s CERT KEY PORT constant|parse|decide FIXED_RESPONSE_FILE\n", argv0);
   return 2;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 5) return Usage(argv[0]);
+  if (argc != 6) return Usage(argv[0]);
   const std::string_view name = argv[4];
   Mode mode;
   if (name == "constant") {
@@ -47,6 +47,12 @@ int main(int argc, char** argv) {
     mode = Mode::kDecide;
   } else {
     return Usage(argv[0]);
+  }
+  std::ifstream in(argv[5], std::ios::binary);
+  std::string fixed_response((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in || fixed_response.empty()) {
+    std::fprintf(stderr, "cannot read the fixed response from %s\n", argv[5]);
+    return 2;
   }
 
   SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
@@ -62,7 +68,7 @@ int main(int argc, char** argv) {
   options.bind_address = "127.0.0.1";
   options.port = std::atoi(argv[3]);
   shmguard::server::HttpsServer server(
-      options, ctx, [mode, policy = shmguard::Policy()](const shmguard::server::HttpRequest& req,
+      options, ctx, [mode, &fixed_response, policy = shmguard::Policy()](const shmguard::server::HttpRequest& req,
                                                          shmguard::server::HttpResponse& res) {
         if (mode == Mode::kDecide) {
           auto x = shmguard::server::HandleAdmission(req.body, req.content_type, policy, shmguard::Face::kMutate,
@@ -76,7 +82,7 @@ int main(int argc, char** argv) {
           res.body = R"({"error":"not an AdmissionReview"})";
           return;
         }
-        res.body = kFixedReview;
+        res.body = fixed_response;
       });
   if (auto port = server.Listen(); !port) {
     std::fprintf(stderr, "%s\n", port.error().ToString().c_str());
