@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Where a request's time goes, against the nginx ceiling: five servers pinned to CPU 0, driven
+# Where a request's time goes, against the nginx ceiling: six servers pinned to CPU 0, driven
 # in turn by wrk on CPU 1 with the same body and connections, in interleaved rounds:
 #   nginx      the ceiling (bench/nginx.conf.in: a fixed AdmissionReview over TLS)
 #   constant   shmguard's HTTPS transport answering nginx's fixed body (bench/floor_server.cc)
 #   parse      the same, after the pruned parse of the body (simdjson + the pruned tree)
 #   decide     the same, answering with HandleAdmission: parse, decision and response
+#   spike      the same, answering with bench/spike_dom_decision.h: a decision that builds no
+#              nlohmann tree (one Pod shape; measured only where its answer equals decide's)
 #   shmguard   `shmguard serve`: the webhook, with its routes, log line and metrics
 #   bench/floor.sh [ROUNDS] [SECONDS] [CONNECTIONS]   (defaults: 5 rounds of 5 s, 8 connections)
 #   BODIES="pod-10k jobset" bench/floor.sh            (default: pod-10k)
@@ -39,17 +41,28 @@ taskset -c 0 nginx -c "$work/nginx.conf" & pids+=($!)
 taskset -c 0 build-bench/shmguard_floor_server "$work/tls.crt" "$work/tls.key" 18444 constant "$work/fixed.json" & pids+=($!)
 taskset -c 0 build-bench/shmguard_floor_server "$work/tls.crt" "$work/tls.key" 18445 parse "$work/fixed.json" & pids+=($!)
 taskset -c 0 build-bench/shmguard_floor_server "$work/tls.crt" "$work/tls.key" 18446 decide "$work/fixed.json" & pids+=($!)
+taskset -c 0 build-bench/shmguard_floor_server "$work/tls.crt" "$work/tls.key" 18447 spike "$work/fixed.json" & pids+=($!)
 taskset -c 0 build-bench/shmguard serve --tls-cert-file "$work/tls.crt" --tls-key-file "$work/tls.key" \
   --port 18443 --metrics-port 18080 --bind-address 127.0.0.1 --log-format json 2>/dev/null & pids+=($!)
 for _ in $(seq 100); do curl -sf http://127.0.0.1:18080/readyz >/dev/null && break; sleep 0.1; done
 sleep 1
 
-declare -A port=([nginx]=19443 [constant]=18444 [parse]=18445 [decide]=18446 [shmguard]=18443)
-targets=(nginx constant parse decide shmguard)
+declare -A port=([nginx]=19443 [constant]=18444 [parse]=18445 [decide]=18446 [spike]=18447 [shmguard]=18443)
+targets=(nginx constant parse decide spike shmguard)
+# The spike is measured only on a body it answers exactly as HandleAdmission does.
+declare -A skip=()
+answer() { curl -sk -H 'Content-Type: application/json' --data-binary "@$data/$1.json" "https://127.0.0.1:$2/mutate"; }
+for body in ${BODIES:-pod-10k}; do
+  if [[ "$(answer "$body" 18447)" != "$(answer "$body" 18446)" ]]; then
+    skip[$body]=spike
+    echo "spike: not measured on $body (it does not cover that shape, or answers differently)"
+  fi
+done
 results=$work/results.csv
 for round in $(seq "$rounds"); do
   for body in ${BODIES:-pod-10k}; do
     for target in "${targets[@]}"; do
+      [[ ${skip[$body]:-} == "$target" ]] && continue
       line=$(BODY_FILE=$data/$body.json taskset -c 1 wrk -t1 -c"$conns" -d"${seconds}s" -s bench/post.lua \
              "https://127.0.0.1:${port[$target]}/mutate" | grep RESULT)
       eval "${line#RESULT }"
@@ -64,8 +77,9 @@ import csv, statistics, sys
 rows = list(csv.reader(open(sys.argv[1])))
 targets = sys.argv[2:]
 for body in dict.fromkeys(r[0] for r in rows):
-    median = {t: statistics.median(float(r[2]) for r in rows if r[0] == body and r[1] == t) for t in targets}
+    measured = [t for t in targets if any(r[0] == body and r[1] == t for r in rows)]
+    median = {t: statistics.median(float(r[2]) for r in rows if r[0] == body and r[1] == t) for t in measured}
     print(f"\n{body}: median req/s, and the ratio to nginx")
-    for t in targets:
+    for t in measured:
         print(f"  {t:<9} {median[t]:>9,.0f}  {100 * median[t] / median['nginx']:5.0f} %")
 EOF

@@ -1,10 +1,13 @@
 // The floor under shmguard's rate: shmguard's own HTTPS transport (the event loop, TLS, HTTP
-// parsing, the padded body buffer) answering every request with the ceiling's fixed
-// AdmissionReview — at once ("constant"), or after the pruned parse of the body ("parse") —
-// or with HandleAdmission's own answer ("decide": parse, decision and response, the webhook's
-// work but for its routes, log line and metrics). bench/floor.sh runs it beside nginx and
-// `shmguard serve`, which says where the time goes.
-//   shmguard_floor_server CERT KEY PORT constant|parse|decide FIXED_RESPONSE_FILE
+// parsing, the padded body buffer) answering every request
+//   constant  with the ceiling's fixed AdmissionReview, at once;
+//   parse     the same, after the pruned parse of the body;
+//   decide    with HandleAdmission's answer: parse, decision and response — the webhook's work
+//             but for its routes, log line and metrics;
+//   spike     with bench/spike_dom_decision.h's answer: a measurement of a decision that builds
+//             no nlohmann tree (one Pod shape only).
+// bench/floor.sh runs it beside nginx and `shmguard serve`, which says where the time goes.
+//   shmguard_floor_server CERT KEY PORT constant|parse|decide|spike FIXED_RESPONSE_FILE
 // (floor.sh takes the fixed response from bench/nginx.conf.in, so both answer the same bytes).
 #include <pthread.h>
 #include <signal.h>
@@ -19,6 +22,7 @@
 
 #include <openssl/ssl.h>
 
+#include "spike_dom_decision.h"
 #include "io/fast_json.h"
 #include "server/admission_handler.h"
 #include "server/https_server.h"
@@ -26,10 +30,10 @@
 
 namespace {
 
-enum class Mode { kConstant, kParse, kDecide };
+enum class Mode { kConstant, kParse, kDecide, kSpike };
 
 int Usage(const char* argv0) {
-  std::fprintf(stderr, "usage: %s CERT KEY PORT constant|parse|decide FIXED_RESPONSE_FILE\n", argv0);
+  std::fprintf(stderr, "usage: %s CERT KEY PORT constant|parse|decide|spike FIXED_RESPONSE_FILE\n", argv0);
   return 2;
 }
 
@@ -45,6 +49,8 @@ int main(int argc, char** argv) {
     mode = Mode::kParse;
   } else if (name == "decide") {
     mode = Mode::kDecide;
+  } else if (name == "spike") {
+    mode = Mode::kSpike;
   } else {
     return Usage(argv[0]);
   }
@@ -70,6 +76,10 @@ int main(int argc, char** argv) {
   shmguard::server::HttpsServer server(
       options, ctx, [mode, &fixed_response, policy = shmguard::Policy()](const shmguard::server::HttpRequest& req,
                                                          shmguard::server::HttpResponse& res) {
+        if (mode == Mode::kSpike) {
+          res.body = shmguard::bench::SpikeDomDecision(req.body, res.status);
+          return;
+        }
         if (mode == Mode::kDecide) {
           auto x = shmguard::server::HandleAdmission(req.body, req.content_type, policy, shmguard::Face::kMutate,
                                                      shmguard::server::kDefaultMaxBodyBytes, req.body_padded);

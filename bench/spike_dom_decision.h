@@ -1,0 +1,19 @@
+// A SPIKE, not the product: what a decision costs when it reads the facts straight off
+// simdjson's document and writes the patch as text, with no nlohmann tree built, walked or freed.
+// It covers one shape only — a Pod with sizing annotations, GPUs in its containers' limits and
+// PET_NPROC_PER_NODE, as bench/make_bodies.py's pod-10k — and answers anything else with 501.
+// bench/floor.sh checks that its patch equals HandleAdmission's before it measures it; the
+// numbers are in bench/README.md ("Where the time goes").
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace shmguard::bench {
+
+// The AdmissionReview response for `body` (padded: io::kJsonReadAhead readable bytes follow
+// it), and its HTTP status: 200, or 501 with a one-line reason when the body is not the shape
+// this spike covers.
+std::string SpikeDomDecision(std::string_view body, int& status);
+
+}  // namespace shmguard::bench
