@@ -70,31 +70,36 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  shmguard::server::HttpsServerOptions options;
+  namespace server = shmguard::server;
+  server::HttpsServerOptions options;
   options.bind_address = "127.0.0.1";
   options.port = std::atoi(argv[3]);
-  shmguard::server::HttpsServer server(
-      options, ctx, [mode, &fixed_response, policy = shmguard::Policy()](const shmguard::server::HttpRequest& req,
-                                                         shmguard::server::HttpResponse& res) {
-        if (mode == Mode::kSpike) {
-          res.body = shmguard::bench::SpikeDomDecision(req.body, res.status);
-          return;
-        }
-        if (mode == Mode::kDecide) {
-          auto x = shmguard::server::HandleAdmission(req.body, req.content_type, policy, shmguard::Face::kMutate,
-                                                     shmguard::server::kDefaultMaxBodyBytes, req.body_padded);
-          res.status = x.status;
-          res.body = std::move(x.body);
-          return;
-        }
-        if (mode == Mode::kParse && !shmguard::io::ParseReviewPruned(req.body, req.body_padded)) {
+  const shmguard::Policy policy;
+  server::HttpsServer https(options, ctx, [&](const server::HttpRequest& req, server::HttpResponse& res) {
+    switch (mode) {
+      case Mode::kSpike:
+        res.body = shmguard::bench::SpikeDomDecision(req.body, req.body_padded, res.status);
+        return;
+      case Mode::kDecide: {
+        auto x = server::HandleAdmission(req.body, req.content_type, policy, shmguard::Face::kMutate,
+                                         server::kDefaultMaxBodyBytes, req.body_padded);
+        res.status = x.status;
+        res.body = std::move(x.body);
+        return;
+      }
+      case Mode::kParse:
+        if (!shmguard::io::ParseReviewPruned(req.body, req.body_padded)) {
           res.status = 400;
           res.body = R"({"error":"not an AdmissionReview"})";
           return;
         }
-        res.body = fixed_response;
-      });
-  if (auto port = server.Listen(); !port) {
+        break;
+      case Mode::kConstant:
+        break;
+    }
+    res.body = fixed_response;
+  });
+  if (auto port = https.Listen(); !port) {
     std::fprintf(stderr, "%s\n", port.error().ToString().c_str());
     return 2;
   }
@@ -103,10 +108,10 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before the loops start, so they inherit it
-  server.Start();
+  https.Start();
   int signal = 0;
   sigwait(&signals, &signal);
-  server.Stop();
+  https.Stop();
   SSL_CTX_free(ctx);
   return 0;
 }

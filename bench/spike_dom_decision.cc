@@ -44,11 +44,11 @@ struct Container {
 
 }  // namespace
 
-std::string SpikeDomDecision(std::string_view body, int& status) {
+std::string SpikeDomDecision(std::string_view body, bool padded, int& status) {
   thread_local dom::parser parser;
   dom::element review, object, spec;
   dom::object annotations;
-  if (parser.parse(body.data(), body.size(), /*realloc_if_needed=*/false).get(review) ||
+  if (parser.parse(body.data(), body.size(), /*realloc_if_needed=*/!padded).get(review) ||
       review["request"]["object"].get(object) || object["spec"].get(spec) ||
       object["metadata"]["annotations"].get_object().get(annotations)) {
     return Unsupported(status, "not a Pod review with annotations");

@@ -11,9 +11,9 @@
 
 namespace shmguard::bench {
 
-// The AdmissionReview response for `body` (padded: io::kJsonReadAhead readable bytes follow
-// it), and its HTTP status: 200, or 501 with a one-line reason when the body is not the shape
-// this spike covers.
-std::string SpikeDomDecision(std::string_view body, int& status);
+// The AdmissionReview response for `body`, and its HTTP status: 200, or 501 with a one-line
+// reason when the body is not the shape this spike covers. `padded`: io::kJsonReadAhead
+// readable bytes follow the body, so it is parsed where it lies (else it is copied).
+std::string SpikeDomDecision(std::string_view body, bool padded, int& status);
 
 }  // namespace shmguard::bench
