@@ -1,4 +1,5 @@
-// SpikeDomDecision: the benchmark Pod's decision over simdjson's DOM, patch written as text.
+// SpikeDomDecision: the benchmark Pod's decision over simdjson's DOM, its patch written as text
+// or built as nlohmann operations.
 // A measurement, not the product (see the header): every shape it does not cover is a 501.
 #include "spike_dom_decision.h"
 
@@ -9,6 +10,8 @@
 #include <simdjson.h>
 
 #include "server/admission_handler.h"
+#include "server/compact_json.h"
+#include "shmguard/json_patch.h"
 #include "shmguard/pod_templates.h"
 #include "shmguard/policy.h"
 #include "shmguard/quantity.h"
@@ -44,7 +47,7 @@ struct Container {
 
 }  // namespace
 
-std::string SpikeDomDecision(std::string_view body, bool padded, int& status) {
+std::string SpikeDomDecision(std::string_view body, bool padded, SpikePatch form, int& status) {
   thread_local dom::parser parser;
   dom::element review, object, spec;
   dom::object annotations;
@@ -118,22 +121,43 @@ std::string SpikeDomDecision(std::string_view body, bool padded, int& status) {
   auto plan = PlanShm(in, policy.sizing);
   if (!plan || plan->required_bytes > memory / 2) return Unsupported(status, "plan or memory limit");
   const std::string required = FormatBytes(plan->required_bytes);
-  std::string patch = R"([{"op":"add","path":"/spec/volumes/-","value":{"emptyDir":{"medium":"Memory","sizeLimit":")" +
-                      required + R"("},"name":"dshm"}})";
-  for (const Container& c : containers) {
-    const std::string path = "/spec/containers/" + std::to_string(c.index);
-    patch += R"(,{"op":"add","path":")" + path + R"(/volumeMounts/-","value":{"mountPath":"/dev/shm","name":"dshm"}})";
-    if (c.gpus > 0) {
-      patch += R"(,{"op":"add","path":")" + path +
-               R"(/securityContext","value":{"capabilities":{"add":["IPC_LOCK"]}}})";
+  // The plan annotation's value, as PlanAnnotation writes it.
+  const std::string plan_value = R"({"batchBytes":")" + FormatBytes(in.batch_bytes) + R"(","gpus":)" +
+                                 std::to_string(gpus) + R"(,"nodes":1,"prefetchFactor":)" +
+                                 std::to_string(in.prefetch_factor) + R"(,"procs":)" + std::to_string(in.procs) +
+                                 R"(,"required":")" + required + R"(","workers":)" + std::to_string(in.workers) + "}";
+  const bool add_host_ipc = gpus > 1 && !host_ipc;
+  std::string patch;
+  if (form == SpikePatch::kText) {
+    patch = R"([{"op":"add","path":"/spec/volumes/-","value":{"emptyDir":{"medium":"Memory","sizeLimit":")" +
+            required + R"("},"name":"dshm"}})";
+    for (const Container& c : containers) {
+      const std::string path = "/spec/containers/" + std::to_string(c.index);
+      patch += R"(,{"op":"add","path":")" + path + R"(/volumeMounts/-","value":{"mountPath":"/dev/shm","name":"dshm"}})";
+      if (c.gpus > 0) {
+        patch += R"(,{"op":"add","path":")" + path +
+                 R"(/securityContext","value":{"capabilities":{"add":["IPC_LOCK"]}}})";
+      }
     }
+    if (add_host_ipc) patch += R"(,{"op":"add","path":"/spec/hostIPC","value":true})";
+    patch += R"(,{"op":"add","path":"/metadata/annotations/shmguard.io~1plan","value":)" +
+             server::JsonQuoted(plan_value) + "}]";
+  } else {  // as BuildPodPatch and HandleAdmission build and print it
+    using nlohmann::json;
+    json ops = json::array();
+    ops.push_back(AddOp("/spec/volumes/-", {{"name", kShmVolumeName},
+                                            {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", required}}}}));
+    for (const Container& c : containers) {
+      const std::string path = "/spec/containers/" + std::to_string(c.index);
+      ops.push_back(AddOp(path + "/volumeMounts/-", {{"name", kShmVolumeName}, {"mountPath", kShmPath}}));
+      if (c.gpus > 0) {
+        ops.push_back(AddOp(path + "/securityContext", {{"capabilities", {{"add", json::array({"IPC_LOCK"})}}}}));
+      }
+    }
+    if (add_host_ipc) ops.push_back(AddOp("/spec/hostIPC", true));
+    ops.push_back(AddOp("/metadata/annotations/shmguard.io~1plan", plan_value));
+    patch = server::CompactJson(ops);
   }
-  if (gpus > 1 && !host_ipc) patch += R"(,{"op":"add","path":"/spec/hostIPC","value":true})";
-  patch += R"(,{"op":"add","path":"/metadata/annotations/shmguard.io~1plan","value":"{\"batchBytes\":\")" +
-           FormatBytes(in.batch_bytes) + R"(\",\"gpus\":)" + std::to_string(gpus) +
-           R"(,\"nodes\":1,\"prefetchFactor\":)" + std::to_string(in.prefetch_factor) + R"(,\"procs\":)" +
-           std::to_string(in.procs) + R"(,\"required\":\")" + required + R"(\",\"workers\":)" +
-           std::to_string(in.workers) + R"(}"}])";
   status = 200;
   return R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":")" +
          std::string(uid) + R"(","allowed":true,"patchType":"JSONPatch","patch":")" +
