@@ -19,12 +19,8 @@ cd "$(dirname "$0")/.."
 rounds=${1:-5}
 seconds=${2:-5}
 conns=${3:-8}
-./scripts/install-deps.sh
-for p in wrk nginx-light; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=" $p"
-done
-if [[ -n ${missing:-} ]]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing; fi
-BUILD_DIR=build-bench BUILD_TYPE=Release ./scripts/build.sh -DSHMGUARD_BUILD_TESTS=OFF >/dev/null
+source bench/prepare.sh
+bench_prepare wrk nginx-light
 data=build-bench/bench-data
 python3 bench/make_bodies.py "$data" >/dev/null
 
@@ -47,7 +43,7 @@ taskset -c 0 build-bench/shmguard_floor_server "$work/tls.crt" "$work/tls.key" 1
 taskset -c 0 build-bench/shmguard_floor_server "$work/tls.crt" "$work/tls.key" 18448 spike-nlohmann "$work/fixed.json" & pids+=($!)
 taskset -c 0 build-bench/shmguard serve --tls-cert-file "$work/tls.crt" --tls-key-file "$work/tls.key" \
   --port 18443 --metrics-port 18080 --bind-address 127.0.0.1 --log-format json 2>/dev/null & pids+=($!)
-for _ in $(seq 100); do curl -sf http://127.0.0.1:18080/readyz >/dev/null && break; sleep 0.1; done
+wait_ready 18080
 sleep 1
 
 declare -A port=([nginx]=19443 [constant]=18444 [parse]=18445 [decide]=18446 [spike]=18447 [spike-nl]=18448 [shmguard]=18443)

@@ -10,11 +10,8 @@
 # HTTP, logging and metrics included (the kernel's share is not counted).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh
-dpkg-query -W -f='${Status}' valgrind 2>/dev/null | grep -q "install ok installed" ||
-  { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends valgrind; }
-BUILD_DIR=build-bench BUILD_TYPE=Release ./scripts/build.sh -DSHMGUARD_BUILD_TESTS=OFF >/dev/null
-g++ -O2 -std=c++20 -o build-bench/open_loop bench/open_loop.cc -lssl -lcrypto -pthread
+source bench/prepare.sh
+bench_prepare valgrind
 data=build-bench/bench-data
 python3 bench/make_bodies.py "$data" >/dev/null
 out=$(mktemp -d)
@@ -36,7 +33,7 @@ serve_under_callgrind() {  # BODY SECONDS -> "instructions requests"
     --tls-cert-file "$out/tls.crt" --tls-key-file "$out/tls.key" --port 18443 --metrics-port 18080 \
     --bind-address 127.0.0.1 --log-format json 2>"$out/valgrind.log" >/dev/null &
   local pid=$!
-  for _ in $(seq 300); do curl -sf http://127.0.0.1:18080/readyz >/dev/null && break; sleep 0.1; done
+  wait_ready 18080 30 || { kill "$pid"; return 1; }
   local sent
   sent=$(build-bench/open_loop 18443 /mutate "$data/$1.json" 100 "$2" 8 | sed -n 's/.* sent=\([0-9]*\).*/\1/p')
   kill -TERM "$pid"

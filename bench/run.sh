@@ -10,14 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
 seconds=${2:-5}
-./scripts/install-deps.sh
-for p in wrk nginx-light time; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=" $p"
-done
-if [[ -n ${missing:-} ]]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing; fi
-
-BUILD_DIR=build-bench BUILD_TYPE=Release ./scripts/build.sh -DSHMGUARD_BUILD_TESTS=OFF >/dev/null
-g++ -O2 -std=c++20 -o build-bench/open_loop bench/open_loop.cc -lssl -lcrypto -pthread
+source bench/prepare.sh
+bench_prepare wrk nginx-light time
 bin=build-bench/shmguard
 data=build-bench/bench-data
 [[ -f $data/audit-100000.json ]] || python3 bench/make_bodies.py "$data" --audit
@@ -41,7 +35,7 @@ nginx_pid=$!
 taskset -c 0 "$bin" serve --tls-cert-file "$work/tls.crt" --tls-key-file "$work/tls.key" --port 18443 \
   --metrics-port 18080 --bind-address 127.0.0.1 --log-format json 2>"$work/server.log" &
 shmguard_pid=$!
-for _ in $(seq 100); do curl -sf http://127.0.0.1:18080/readyz >/dev/null && break; sleep 0.1; done
+wait_ready 18080
 sleep 1
 
 declare -A port=([shmguard]=18443 [nginx]=19443)

@@ -8,9 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-600}
-./scripts/install-deps.sh
-BUILD_DIR=build-bench BUILD_TYPE=Release ./scripts/build.sh -DSHMGUARD_BUILD_TESTS=OFF >/dev/null
-g++ -O2 -std=c++20 -o build-bench/open_loop bench/open_loop.cc -lssl -lcrypto -pthread
+source bench/prepare.sh
+bench_prepare
 work=$(mktemp -d)
 trap 'kill "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
 ./scripts/dev-cert.sh "$work"
@@ -20,7 +19,7 @@ python3 -c "print('[' * 100000)" > "$work/nested.json"
 build-bench/shmguard serve --tls-cert-file "$work/tls.crt" --tls-key-file "$work/tls.key" --port 18543 \
   --metrics-port 18180 --bind-address 127.0.0.1 --log-format json 2>"$work/server.log" &
 server=$!
-for _ in $(seq 100); do curl -sf http://127.0.0.1:18180/readyz >/dev/null && break; sleep 0.1; done
+wait_ready 18180
 
 rss() { awk '/VmRSS/{print $2}' /proc/$server/status; }
 build-bench/open_loop 18543 /mutate "$work/bodies/pod-10k.json" 400 "$seconds" 4 > "$work/valid.out" &

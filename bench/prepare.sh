@@ -1,0 +1,29 @@
+# Sourced by the benchmark scripts (bench/run.sh, floor.sh, instructions.sh, scripts/soak.sh):
+# the steps each of them starts with. Run from the repository's top directory.
+
+# bench_prepare [PACKAGE...]: installs the build's Debian packages and PACKAGE... when missing,
+# builds the Release binaries into build-bench/, and bench/open_loop.cc into build-bench/open_loop.
+bench_prepare() {
+  ./scripts/install-deps.sh
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+  fi
+  BUILD_DIR=build-bench BUILD_TYPE=Release ./scripts/build.sh -DSHMGUARD_BUILD_TESTS=OFF >/dev/null
+  g++ -O2 -std=c++20 -o build-bench/open_loop bench/open_loop.cc -lssl -lcrypto -pthread
+}
+
+# wait_ready METRICS_PORT [SECONDS]: waits until `shmguard serve` answers /readyz there (default
+# 10 s, longer under valgrind); fails, saying so, when it does not.
+wait_ready() {
+  local tries=$(( ${2:-10} * 10 ))
+  for _ in $(seq "$tries"); do
+    curl -sf "http://127.0.0.1:$1/readyz" >/dev/null && return 0
+    sleep 0.1
+  done
+  echo "shmguard serve did not become ready on port $1 within ${2:-10} s" >&2
+  return 1
+}
