@@ -117,8 +117,7 @@ std::string SpikeDomDecision(std::string_view body, bool padded, SpikePatch form
   bool host_ipc = false;
   if (spec["hostIPC"].get_bool().get(host_ipc) != simdjson::SUCCESS) host_ipc = false;
 
-  const Policy policy;
-  auto plan = PlanShm(in, policy.sizing);
+  auto plan = PlanShm(in, SizingConstants{});  // the default policy's, as the decide server uses
   if (!plan || plan->required_bytes > memory / 2) return Unsupported(status, "plan or memory limit");
   const std::string required = FormatBytes(plan->required_bytes);
   // The plan annotation's value, as PlanAnnotation writes it.
