@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shmguard/evaluation.h"
+#include "shmguard/json_node.h"
 #include "shmguard/policy.h"
 #include "shmguard/result.h"
 
@@ -20,13 +21,14 @@ struct AdmissionRequest {
   std::string group, version, kind;  // request.kind (the object's kind as the API server sees it)
   std::string namespace_name, name, operation;  // operation: CREATE, UPDATE, DELETE, CONNECT
   bool dry_run = false;
-  nlohmann::json object;  // request.object; null for DELETE
+  JsonNode object;  // request.object, a view into the review; absent or null for DELETE
 };
 
 // Reads the request of an AdmissionReview. Fails with kInvalidInput naming the JSON pointer
 // when apiVersion is not admission.k8s.io/v1, kind is not AdmissionReview, request or
-// request.uid is missing, or a field has the wrong type. Moves request.object out of `review`.
-Result<AdmissionRequest> ParseReview(nlohmann::json& review);
+// request.uid is missing, or a field has the wrong type.
+// REQUIRES: `review` outlives the result (its object is a view into it).
+Result<AdmissionRequest> ParseReview(JsonNode review);
 
 enum class Face { kMutate, kValidate };
 

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shmguard/json_node.h"
 #include "shmguard/policy.h"
 #include "shmguard/shm_plan.h"
 
@@ -57,7 +58,7 @@ struct Evaluation {
 // Evaluates `object` as if created in namespace `namespace_name` (the object's own namespace
 // when empty, "default" when it has none). Never fails: malformed fields in an annotated pod
 // are a kDeny whose reason names the field; a non-workload is a kSkip saying why.
-Evaluation Evaluate(const nlohmann::json& object, const Policy& policy,
+Evaluation Evaluate(JsonNode object, const Policy& policy,
                     std::string_view namespace_name = {});
 
 }  // namespace shmguard

@@ -9,8 +9,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "shmguard/pod_templates.h"
 #include "shmguard/policy.h"
 #include "shmguard/result.h"
@@ -49,12 +47,11 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy);
 
 // An integer annotation in [min, max]; nullopt when absent. Fails with kInvalidInput naming the
 // annotation when the value is not a quoted decimal integer in range ("8", not 8 or "eight").
-Result<std::optional<int64_t>> ReadCountAnnotation(const std::map<std::string, nlohmann::json>& a,
-                                                   const std::string& key, int64_t min,
-                                                   int64_t max);
+Result<std::optional<int64_t>> ReadCountAnnotation(const Annotations& a, const std::string& key,
+                                                   int64_t min, int64_t max);
 
 // A quantity read from a Kubernetes object field: a string (spaces trimmed, as the API server's
-// JSON decoder does), a number, or null (0). Fails with kInvalidInput naming `pointer`.
-Result<int64_t> ReadQuantityField(const nlohmann::json& value, const std::string& pointer);
+// JSON decoder does), a number, or null or absent (0). Fails with kInvalidInput naming `pointer`.
+Result<int64_t> ReadQuantityField(JsonNode value, const std::string& pointer);
 
 }  // namespace shmguard

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "shmguard/json_node.h"
 
 #include "shmguard/result.h"
 
@@ -24,16 +24,19 @@ inline constexpr const char* kNodesAnnotation = "shmguard.io/nodes";
 inline constexpr const char* kModeAnnotation = "shmguard.io/mode";
 inline constexpr const char* kPlanAnnotation = "shmguard.io/plan";
 
+// shmguard.io/* annotations by key.
+using Annotations = std::map<std::string, JsonNode, std::less<>>;
+
 struct PodTemplate {
   std::string label;             // for messages: "pod", "replicatedJob workers"
   std::string spec_pointer;      // RFC 6901 pointer of the PodSpec: "/spec", ".../template/spec"
   std::string metadata_pointer;  // pointer of the pod metadata: "/metadata", ".../template/metadata"
-  const nlohmann::json* spec = nullptr;      // never null: the PodSpec object
-  const nlohmann::json* metadata = nullptr;  // null when the template has no metadata
+  JsonNode spec;      // the PodSpec object
+  JsonNode metadata;  // absent when the template has no metadata
   // Effective shmguard.io/* annotations: the workload's, overridden by the pod template's.
   // Values are kept as JSON (an unquoted YAML number stays a number) so the plan can say
   // "quote it" rather than guessing.
-  std::map<std::string, nlohmann::json> annotations;
+  Annotations annotations;
   // Pods that run this template at once, from the workload's shape (JobSet replicas ×
   // parallelism, Job parallelism, StatefulSet replicas); 1 for a Pod. A hint for multi-node NCCL.
   int64_t pods_together = 1;
@@ -50,7 +53,7 @@ struct Workload {
 // and with kInvalidInput, naming the JSON pointer, when a field on the way has the wrong type
 // (e.g. "spec.containers" written as a mapping, "replicatedJobs" not a list).
 // REQUIRES: `object` outlives the result (it holds pointers into it).
-Result<Workload> FindPodTemplates(const nlohmann::json& object);
+Result<Workload> FindPodTemplates(JsonNode object);
 
 // True when the kind is one the admission webhook patches: Pod (v1) or JobSet (v1alpha2).
 bool IsAdmissionKind(const std::string& api_version, const std::string& kind);

@@ -9,7 +9,7 @@
 #include "cli/ordered_pool.h"
 #include "io/file_text.h"
 #include "shmguard/evaluation.h"
-#include "shmguard/json_access.h"
+#include "shmguard/json_node.h"
 #include "shmguard/quantity.h"
 
 namespace shmguard::cli {
@@ -20,7 +20,7 @@ using nlohmann::json;
 AuditRecord EvaluateRecord(const json& object, const Policy& policy) {
   AuditRecord r;
   Evaluation ev = Evaluate(object, policy);
-  r.api_version = ev.api_version.empty() ? StringMember(object, "apiVersion") : ev.api_version;
+  r.api_version = ev.api_version.empty() ? std::string(JsonNode(object).StringMember("apiVersion")) : ev.api_version;
   r.kind = ev.kind;
   r.namespace_name = ev.namespace_name;
   r.name = ev.name;
@@ -47,7 +47,7 @@ AuditRecord EvaluateRecord(const json& object, const Policy& policy) {
 
 // "PodList" items often lack apiVersion/kind (the API omits them); kubectl's "List" has them.
 bool IsList(const json& obj) {
-  std::string kind = StringMember(obj, "kind");
+  std::string kind(JsonNode(obj).StringMember("kind"));
   return kind.size() >= 4 && kind.compare(kind.size() - 4, 4, "List") == 0 && obj.contains("items") &&
          obj["items"].is_array();
 }
@@ -99,8 +99,8 @@ std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy&
   } else if (IsList(*doc.object)) {
     const json& list = *doc.object;
     for (size_t i = 0; i < list["items"].size(); ++i) {
-      records.push_back(stamp(EvaluateListItem(list["items"][i], static_cast<int>(i), StringMember(list, "kind"),
-                                               StringMember(list, "apiVersion"), policy)));
+      records.push_back(stamp(EvaluateListItem(list["items"][i], static_cast<int>(i), std::string(JsonNode(list).StringMember("kind")),
+                                               std::string(JsonNode(list).StringMember("apiVersion")), policy)));
     }
   } else {
     records.push_back(stamp(EvaluateRecord(*doc.object, policy)));

@@ -9,17 +9,15 @@
 namespace shmguard {
 namespace {
 
-using nlohmann::json;
-
 constexpr size_t kMaxWarningBytes = 120;
 constexpr size_t kMaxWarningsTotal = 4000;
 constexpr std::string_view kPrefix = "shmguard: ";
 
-Result<std::string> OptionalString(const json& obj, const char* key, const std::string& where) {
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return std::string();
-  if (!it->is_string()) return MakeError(Code::kInvalidInput, "must be a string", where + "/" + key);
-  return it->get<std::string>();
+Result<std::string> OptionalString(JsonNode obj, const char* key, const std::string& where) {
+  JsonNode v = obj.Find(key);
+  if (!v) return std::string();
+  if (!v.IsString()) return MakeError(Code::kInvalidInput, "must be a string", where + "/" + key);
+  return std::string(v.String());
 }
 
 // Cuts `s` to at most `n` bytes without splitting a UTF-8 sequence.
@@ -31,8 +29,8 @@ size_t Utf8Cut(std::string_view s, size_t n) {
 
 }  // namespace
 
-Result<AdmissionRequest> ParseReview(json& review) {
-  if (!review.is_object()) return MakeError(Code::kInvalidInput, "an AdmissionReview must be a JSON object", "/");
+Result<AdmissionRequest> ParseReview(JsonNode review) {
+  if (!review.IsObject()) return MakeError(Code::kInvalidInput, "an AdmissionReview must be a JSON object", "/");
   auto api = OptionalString(review, "apiVersion", "");
   if (!api) return api.error();
   if (*api != "admission.k8s.io/v1") {
@@ -45,22 +43,18 @@ Result<AdmissionRequest> ParseReview(json& review) {
   if (*kind != "AdmissionReview") {
     return MakeError(Code::kInvalidInput, "kind must be AdmissionReview", "/kind");
   }
-  auto it = review.find("request");
-  if (it == review.end() || !it->is_object()) {
-    return MakeError(Code::kInvalidInput, "must be an object", "/request");
-  }
-  json& req = *it;
+  JsonNode req = review.Find("request");
+  if (!req.IsObject()) return MakeError(Code::kInvalidInput, "must be an object", "/request");
   AdmissionRequest r;
   auto uid = OptionalString(req, "uid", "/request");
   if (!uid) return uid.error();
   if (uid->empty()) return MakeError(Code::kInvalidInput, "is required", "/request/uid");
   r.uid = *uid;
-  auto k = req.find("kind");
-  if (k != req.end() && !k->is_null()) {
-    if (!k->is_object()) return MakeError(Code::kInvalidInput, "must be an object", "/request/kind");
+  if (JsonNode k = req.Find("kind")) {
+    if (!k.IsObject()) return MakeError(Code::kInvalidInput, "must be an object", "/request/kind");
     for (auto [field, out] : {std::pair{"group", &r.group}, std::pair{"version", &r.version},
                               std::pair{"kind", &r.kind}}) {
-      auto v = OptionalString(*k, field, "/request/kind");
+      auto v = OptionalString(k, field, "/request/kind");
       if (!v) return v.error();
       *out = *v;
     }
@@ -71,14 +65,12 @@ Result<AdmissionRequest> ParseReview(json& review) {
     if (!v) return v.error();
     *out = *v;
   }
-  auto dry = req.find("dryRun");
-  if (dry != req.end() && !dry->is_null()) {
-    if (!dry->is_boolean()) return MakeError(Code::kInvalidInput, "must be a boolean", "/request/dryRun");
-    r.dry_run = dry->get<bool>();
+  if (JsonNode dry = req.Find("dryRun")) {
+    if (!dry.IsBool()) return MakeError(Code::kInvalidInput, "must be a boolean", "/request/dryRun");
+    r.dry_run = dry.Bool();
   }
-  auto obj = req.find("object");
-  if (obj != req.end()) r.object = std::move(*obj);
-  if (r.operation == "CREATE" && !r.object.is_object()) {
+  r.object = req.Find("object");
+  if (r.operation == "CREATE" && !r.object.IsObject()) {
     return MakeError(Code::kInvalidInput, "must be an object for CREATE", "/request/object");
   }
   return r;

