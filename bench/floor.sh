@@ -3,7 +3,7 @@
 # in turn by wrk on CPU 1 with the same body and connections, in interleaved rounds:
 #   nginx      the ceiling (bench/nginx.conf.in: a fixed AdmissionReview over TLS)
 #   constant   shmguard's HTTPS transport answering nginx's fixed body (bench/floor_server.cc)
-#   parse      the same, after the pruned parse of the body (simdjson + the pruned tree)
+#   parse      the same, after parsing the body (simdjson, viewed in place as the server does)
 #   decide     the same, answering with HandleAdmission: parse, decision and response
 #   spike      the same, answering with bench/spike_dom_decision.h: a decision that builds no
 #              nlohmann tree, its patch written as text (one Pod shape; measured only where its

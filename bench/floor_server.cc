@@ -1,7 +1,7 @@
 // The floor under shmguard's rate: shmguard's own HTTPS transport (the event loop, TLS, HTTP
 // parsing, the padded body buffer) answering every request
 //   constant  with the ceiling's fixed AdmissionReview, at once;
-//   parse     the same, after the pruned parse of the body;
+//   parse     the same, after parsing the body (simdjson, viewed in place as the server does);
 //   decide    with HandleAdmission's answer: parse, decision and response — the webhook's work
 //             but for its routes, log line and metrics;
 //   spike     with bench/spike_dom_decision.h's answer: a measurement of a decision that builds
@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
         return;
       }
       case Mode::kParse:
-        if (!shmguard::io::ParseReviewPruned(req.body, req.body_padded)) {
+        if (!shmguard::io::ParseJsonView(req.body, req.body_padded)) {
           res.status = 400;
           res.body = R"({"error":"not an AdmissionReview"})";
           return;

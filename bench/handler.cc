@@ -1,6 +1,6 @@
 // In-process timing of one admission decision, without TLS or sockets: for each body file, the
-// median and p99 microseconds of HandleAdmission and of its stages (pruned parse, ParseReview +
-// Decide, response). Prints one line per body. Built with the project (shmguard_handler_bench).
+// median and p99 microseconds of HandleAdmission and of its stages (parse, ParseReview + Decide,
+// response). Prints one line per body. Built with the project (shmguard_handler_bench).
 //   build-bench/shmguard_handler_bench build-bench/bench-data/pod-10k.json ... [--iterations N]
 #include <algorithm>
 #include <chrono>
@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s: status %d: %s\n", file.c_str(), x.status, x.error.c_str());
         return 1;
       }
-      auto review = shmguard::io::ParseReviewPruned(body, /*padded=*/true);
+      auto review = shmguard::io::ParseJsonView(body, /*padded=*/true);
       auto t2 = Clock::now();
       auto request = shmguard::ParseReview(*review);
       auto d = shmguard::Decide(*request, policy, shmguard::Face::kMutate);
@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
       decide.Add(Micros(t3 - t2));
     }
     std::printf("%s: %zu B in, %zu B out; HandleAdmission p50 %.1f us p99 %.1f us; "
-                "pruned parse p50 %.1f us; ParseReview+Decide p50 %.1f us; rest p50 %.1f us\n",
+                "parse p50 %.1f us; ParseReview+Decide p50 %.1f us; rest p50 %.1f us\n",
                 file.c_str(), body.size(), response_bytes, total.At(0.5), total.At(0.99), parse.At(0.5),
                 decide.At(0.5), total.At(0.5) - parse.At(0.5) - decide.At(0.5));
   }

@@ -68,18 +68,12 @@ inline bool IsIgnoredMember(std::string_view key) {
 inline bool IsIgnoredRootMember(std::string_view key) { return key == "status"; }
 
 // Where a value sits, for a parser applying the rules above while it builds the tree: an
-// object's root, a List's items, an annotations mapping, an env list, an AdmissionReview's root
-// and request, or anywhere else.
-enum class PruneContext { kOther, kRoot, kItems, kAnnotations, kEnv, kReviewRoot, kReviewRequest };
+// object's root, a List's items, an annotations mapping, an env list, or anywhere else.
+enum class PruneContext { kOther, kRoot, kItems, kAnnotations, kEnv };
 
 // Whether the member `key` of a mapping in `ctx` is kept.
 inline bool KeepMember(PruneContext ctx, std::string_view key) {
   switch (ctx) {
-    case PruneContext::kReviewRoot:
-      return key == "apiVersion" || key == "kind" || key == "request";
-    case PruneContext::kReviewRequest:
-      return key == "uid" || key == "kind" || key == "namespace" || key == "name" || key == "operation" ||
-             key == "dryRun" || key == "object";
     case PruneContext::kAnnotations:
       return IsRelevantAnnotation(key);
     case PruneContext::kRoot:
@@ -91,8 +85,6 @@ inline bool KeepMember(PruneContext ctx, std::string_view key) {
 
 // The context of the value of member `key` of a mapping in `parent`.
 inline PruneContext MemberContext(PruneContext parent, std::string_view key) {
-  if (parent == PruneContext::kReviewRoot) return key == "request" ? PruneContext::kReviewRequest : PruneContext::kOther;
-  if (parent == PruneContext::kReviewRequest) return key == "object" ? PruneContext::kRoot : PruneContext::kOther;
   if (parent == PruneContext::kRoot && key == "items") return PruneContext::kItems;  // a List's objects
   if (key == "annotations") return PruneContext::kAnnotations;
   if (key == "env") return PruneContext::kEnv;

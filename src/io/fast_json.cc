@@ -1,8 +1,10 @@
-// ParseReviewPruned / ParseJsonPruned / ForEachJsonObjectPruned over simdjson's DOM API.
+// ParseJsonView / ParseJsonPruned / ForEachJsonObjectPruned over simdjson's DOM API.
 #include "io/fast_json.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
+#include <type_traits>
 
 #include <simdjson.h>
 
@@ -77,8 +79,80 @@ Error ParseError(simdjson::error_code err) {
 }
 
 dom::parser& Parser() {
-  thread_local dom::parser parser;  // reused: its buffers grow to the largest document seen
+  thread_local dom::parser parser = [] {
+    dom::parser p;  // reused: its buffers grow to the largest document seen, at this depth
+    if (p.allocate(simdjson::SIMDJSON_PADDING, kMaxJsonNesting)) throw std::bad_alloc();
+    return p;
+  }();
   return parser;
+}
+
+// JsonNode over the parsed document: a value's handle is its dom::element (the document and
+// the value's place on its tape), copied into the node's two words.
+static_assert(sizeof(dom::element) == 2 * sizeof(uint64_t) && std::is_trivially_copyable_v<dom::element>);
+
+class DomReader final : public JsonNode::Reader {
+ public:
+  static JsonNode View(dom::element e);
+
+  JsonNode Find(const JsonNode& object, std::string_view key) const override {
+    dom::element found;
+    bool present = false;
+    for (dom::key_value_pair field : dom::object(Element(object))) {
+      if (field.key == key) {  // the last one wins, as in nlohmann and Go
+        found = field.value;
+        present = true;
+      }
+    }
+    return present && !found.is_null() ? View(found) : JsonNode();
+  }
+  std::vector<JsonNode> Items(const JsonNode& array) const override {
+    dom::array a(Element(array));
+    std::vector<JsonNode> out;
+    out.reserve(a.size());
+    for (dom::element item : a) out.push_back(View(item));
+    return out;
+  }
+  std::vector<std::pair<std::string_view, JsonNode>> Members(const JsonNode& object) const override {
+    std::vector<std::pair<std::string_view, JsonNode>> out;
+    for (dom::key_value_pair field : dom::object(Element(object))) out.emplace_back(field.key, View(field.value));
+    return out;
+  }
+  std::string_view String(const JsonNode& string) const override { return std::string_view(Element(string)); }
+  bool Bool(const JsonNode& boolean) const override { return bool(Element(boolean)); }
+  int64_t Integer(const JsonNode& integer) const override {
+    dom::element e = Element(integer);
+    return e.type() == dom::element_type::UINT64 ? static_cast<int64_t>(uint64_t(e)) : int64_t(e);
+  }
+  json Copy(const JsonNode& node) const override { return json::parse(simdjson::minify(Element(node))); }
+
+ private:
+  static dom::element Element(const JsonNode& n) {
+    const uint64_t words[2] = {n.a(), n.b()};
+    dom::element e;
+    std::memcpy(static_cast<void*>(&e), words, sizeof words);
+    return e;
+  }
+};
+
+const DomReader kDomReader;
+
+JsonNode DomReader::View(dom::element e) {
+  using Type = JsonNode::Type;
+  Type type = Type::kNull;
+  switch (e.type()) {
+    case dom::element_type::OBJECT: type = Type::kObject; break;
+    case dom::element_type::ARRAY: type = Type::kArray; break;
+    case dom::element_type::STRING: type = Type::kString; break;
+    case dom::element_type::INT64:
+    case dom::element_type::UINT64: type = Type::kInteger; break;
+    case dom::element_type::DOUBLE: type = Type::kFloat; break;
+    case dom::element_type::BOOL: type = Type::kBool; break;
+    case dom::element_type::NULL_VALUE: type = Type::kNull; break;
+  }
+  uint64_t words[2];
+  std::memcpy(words, static_cast<const void*>(&e), sizeof words);
+  return JsonNode(&kDomReader, type, words[0], words[1]);
 }
 
 // Parses `text` into this thread's parser (valid until its next parse). simdjson reads up to
@@ -108,8 +182,8 @@ Result<json> ToPruned(dom::element doc, Context root, int depth) {
   return out;
 }
 
-Result<json> Parse(std::string_view text, Context root, int depth = 1, bool padded = false) {
-  auto doc = ParseDom(text, padded);
+Result<json> Parse(std::string_view text, Context root, int depth = 1) {
+  auto doc = ParseDom(text);
   if (!doc) return doc.error();
   return ToPruned(*doc, root, depth);
 }
@@ -126,8 +200,10 @@ bool ValidOutsideItems(std::string_view text, const ListLayout& list) {
 
 }  // namespace
 
-Result<json> ParseReviewPruned(std::string_view text, bool padded) {
-  return Parse(text, Context::kReviewRoot, 1, padded);
+Result<JsonNode> ParseJsonView(std::string_view text, bool padded) {
+  auto doc = ParseDom(text, padded);
+  if (!doc) return doc.error();
+  return DomReader::View(*doc);
 }
 
 Result<json> ParseJsonPruned(std::string_view text) { return Parse(text, Context::kRoot); }

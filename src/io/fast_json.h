@@ -1,8 +1,8 @@
 // JSON parsing with simdjson (its DOM API, which picks AVX2/AVX-512 kernels at run time; the
-// header-only On-Demand API builds to the scalar fallback without -march) into nlohmann::json,
-// keeping only what the evaluation reads (shmguard/relevant_fields.h). nlohmann's own parser ran
-// at ~60 MB/s and was most of a request's time (bench/README.md); this builds a much smaller
-// tree from a much faster parse.
+// header-only On-Demand API builds to the scalar fallback without -march): viewed in place
+// through JsonNode (the server), or built into nlohmann::json keeping only what the evaluation
+// reads (shmguard/relevant_fields.h; the audit, whose patched output edits the tree).
+// nlohmann's own parser ran at ~60 MB/s and was most of a request's time (bench/README.md).
 #pragma once
 
 #include <functional>
@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shmguard/json_node.h"
 #include "shmguard/result.h"
 
 namespace shmguard::io {
@@ -21,11 +22,11 @@ inline constexpr int kMaxJsonNesting = 128;  // Kubernetes objects nest ~20 deep
 // (any content) passes `padded` and the text is parsed where it lies; otherwise it is copied.
 inline constexpr size_t kJsonReadAhead = 64;
 
-// An admission.k8s.io AdmissionReview: apiVersion, kind, and of request only uid, kind,
-// namespace, name, operation, dryRun and the pruned object (no oldObject, userInfo, options).
-// Fails with kInvalidInput on invalid JSON, nesting deeper than kMaxJsonNesting, or a document
-// that is not one JSON value.
-Result<nlohmann::json> ParseReviewPruned(std::string_view text, bool padded = false);
+// Parses `text` and views it in place (no tree is built): the server's reader of reviews.
+// The view is valid until this thread's next parse here (any function of this file) and while
+// `text` lives. Fails with kInvalidInput on invalid JSON, nesting deeper than kMaxJsonNesting,
+// or a document that is not one JSON value.
+Result<JsonNode> ParseJsonView(std::string_view text, bool padded = false);
 
 // Any JSON document (an object, a List...), pruned as above at every object level.
 Result<nlohmann::json> ParseJsonPruned(std::string_view text);

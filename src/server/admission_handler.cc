@@ -90,13 +90,12 @@ AdmissionExchange HandleAdmission(std::string_view body, std::string_view conten
       Fail(x, 400, "empty request body: expected an admission.k8s.io/v1 AdmissionReview");
       return x;
     }
-    auto parsed = io::ParseReviewPruned(body, body_padded);  // only the fields a decision reads
-    if (!parsed) {
-      Fail(x, 400, "request body is " + parsed.error().message);
+    auto review = io::ParseJsonView(body, body_padded);  // read in place: no tree is built
+    if (!review) {
+      Fail(x, 400, "request body is " + review.error().message);
       return x;
     }
-    json& review = *parsed;
-    auto request = ParseReview(review);
+    auto request = ParseReview(*review);
     if (!request) {
       Fail(x, 400, "malformed AdmissionReview: " + request.error().ToString());
       return x;

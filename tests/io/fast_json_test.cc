@@ -1,5 +1,5 @@
-// ParseJsonPruned / ParseReviewPruned: what is dropped, errors, and — over all test data — that
-// dropping it never changes an Evaluation (shmguard/relevant_fields.h).
+// ParseJsonView / ParseJsonPruned: what is read and dropped, errors, and — over all test data —
+// that reading in place or dropping never changes an Evaluation (shmguard/relevant_fields.h).
 #include <catch2/catch.hpp>
 
 #include <sstream>
@@ -29,14 +29,52 @@ TEST_CASE("ParseJsonPruned keeps what the evaluation reads and drops the rest", 
   CHECK(*j == expected);
 }
 
-TEST_CASE("ParseReviewPruned keeps only the request fields a decision reads", "[fast_json]") {
-  auto j = ParseReviewPruned(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{
-    "uid":"u","kind":{"group":"","version":"v1","kind":"Pod"},"namespace":"n","operation":"CREATE","dryRun":true,
-    "userInfo":{"username":"me"},"oldObject":{"big":1},"options":{},"object":{"kind":"Pod","status":{}}}})");
-  REQUIRE(j.has_value());
-  CHECK((*j)["request"].size() == 6);
-  CHECK((*j)["request"]["object"] == json({{"kind", "Pod"}}));
-  CHECK_FALSE((*j)["request"].contains("userInfo"));
+TEST_CASE("ParseJsonView reads every kind of value in place", "[fast_json]") {
+  std::string text = R"({"s":"a\"b","i":-3,"u":18446744073709551615,"d":1.5,"e":2e3,"t":true,"f":false,"n":null,
+    "l":[1,"x",{"k":"v"}],"o":{"z":1,"a":2},"dup":1,"dup":2})";
+  auto root = ParseJsonView(text);
+  REQUIRE(root.has_value());
+  CHECK(root->IsObject());
+  CHECK(root->StringMember("s") == "a\"b");
+  CHECK(root->Find("i").Integer() == -3);
+  CHECK(root->Find("u").IsInteger());
+  CHECK(root->Find("u").Dump() == "18446744073709551615");
+  CHECK(root->Find("d").IsFloat());
+  CHECK(root->Find("d").Dump() == "1.5");
+  CHECK(root->Find("e").Dump() == "2000.0");
+  CHECK(root->Find("t").Bool());
+  CHECK_FALSE(root->Find("f").Bool());
+  CHECK_FALSE(root->Find("n"));  // null reads as absent
+  CHECK_FALSE(root->Find("missing"));
+  CHECK(root->Find("dup").Integer() == 2);  // the last of a key given twice, as nlohmann keeps
+  std::vector<JsonNode> items = root->Find("l").Items();
+  REQUIRE(items.size() == 3);
+  CHECK(items[1].Is("x"));
+  CHECK(items[2].StringMember("k") == "v");
+  CHECK(root->Find("l").Dump() == R"([1,"x",{"k":"v"}])");
+  auto members = root->Find("o").Members();
+  REQUIRE(members.size() == 2);
+  CHECK(members[0].first == "z");  // the document's order
+  CHECK(root->Find("s").Items().empty());
+  CHECK(root->Find("l").Find("k").type() == JsonNode::Type::kAbsent);
+}
+
+TEST_CASE("ParseJsonView and nlohmann read the same values", "[fast_json]") {
+  json doc = json::parse(R"({"a":[{"b":"c","n":7,"x":-1.25e-7,"big":9223372036854775808}],"m":{"k":null}})");
+  std::string text = doc.dump();
+  auto view = ParseJsonView(text);
+  REQUIRE(view.has_value());
+  JsonNode tree = doc;
+  for (JsonNode n : {*view, tree}) {
+    JsonNode item = n.Find("a").Items().at(0);
+    CHECK(item.StringMember("b") == "c");
+    CHECK(item.Find("n").Integer() == 7);
+    CHECK(item.Find("x").Dump() == doc["a"][0]["x"].dump());
+    CHECK(item.Find("big").Integer() == static_cast<int64_t>(9223372036854775808ull));
+    CHECK(n.Find("m").Members().size() == 1);
+    CHECK(n.Find("m").Members()[0].second.IsNull());
+    CHECK(n.Copy() == doc);
+  }
 }
 
 TEST_CASE("ParseJsonPruned rejects invalid and too deeply nested JSON", "[fast_json]") {
@@ -54,9 +92,17 @@ TEST_CASE("ParseJsonPruned rejects invalid and too deeply nested JSON", "[fast_j
     CHECK_THAT(r.error().message, Catch::Contains("nested deeper than 128"));
   }
   CHECK(ParseJsonPruned(std::string(100, '[') + std::string(100, ']')).has_value());
+  for (int depth : {129, 100000}) {
+    CAPTURE(depth);
+    auto r = ParseJsonView(std::string(depth, '[') + std::string(depth, ']'));
+    REQUIRE_FALSE(r.has_value());
+    CHECK_THAT(r.error().message, Catch::Contains("nested deeper than 128"));
+  }
+  CHECK(ParseJsonView(std::string(128, '[') + std::string(128, ']')).has_value());
+  CHECK_THAT(ParseJsonView("{\"a\":}").error().message, Catch::Contains("not valid JSON"));
 }
 
-void CheckSameEvaluation(const json& full, const json& pruned, const std::string& what) {
+void CheckSameEvaluation(const json& full, JsonNode pruned, const std::string& what) {
   Evaluation a = Evaluate(full, Policy{}, "team-a");
   Evaluation b = Evaluate(pruned, Policy{}, "team-a");
   CAPTURE(what);
@@ -67,9 +113,14 @@ void CheckSameEvaluation(const json& full, const json& pruned, const std::string
   if (!a.patch.empty()) CHECK(full.patch(a.patch).is_object());  // and it applies to the full object
 }
 
-// Both pruning parsers: simdjson over the JSON text, libyaml over the YAML text.
+// The view of the JSON text, and both pruning parsers: simdjson over the JSON text, libyaml over
+// the YAML text.
 void CheckSameEvaluation(const json& full, const std::string& what) {
-  auto from_json = ParseJsonPruned(full.dump());
+  std::string text = full.dump();
+  auto view = ParseJsonView(text);
+  REQUIRE(view.has_value());
+  CheckSameEvaluation(full, *view, what + " (view)");
+  auto from_json = ParseJsonPruned(text);
   REQUIRE(from_json.has_value());
   CheckSameEvaluation(full, *from_json, what + " (JSON)");
   auto from_yaml = ParseYaml(JsonToYaml(full), 1, /*prune=*/true);
@@ -77,7 +128,7 @@ void CheckSameEvaluation(const json& full, const std::string& what) {
   CheckSameEvaluation(full, *from_yaml, what + " (YAML)");
 }
 
-TEST_CASE("Pruning never changes an Evaluation over the real-world data", "[fast_json]") {
+TEST_CASE("Reading in place or pruning never changes an Evaluation over the real-world data", "[fast_json]") {
   std::istringstream none;
   auto result = cli::CollectAudit({test::TestdataPath("shared"), std::string(SOURCE_DIR) + "/examples"}, Policy{}, none);
   int compared = 0;
