@@ -63,8 +63,9 @@ std::string FindFlag(JsonNode container, std::initializer_list<std::string_view>
 
 std::string FindEnv(JsonNode container, std::string_view name) {
   for (JsonNode e : container.Find("env").Items()) {
+    if (!e.Find("name").Is(name)) continue;
     JsonNode v = e.Find("value");
-    if (e.Find("name").Is(name) && v.IsString()) return std::string(v.String());
+    if (v.IsString()) return std::string(v.String());
   }
   return {};
 }

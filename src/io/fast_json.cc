@@ -96,15 +96,12 @@ class DomReader final : public JsonNode::Reader {
   static JsonNode View(dom::element e);
 
   JsonNode Find(const JsonNode& object, std::string_view key) const override {
-    dom::element found;
-    bool present = false;
-    for (dom::key_value_pair field : dom::object(Element(object))) {
-      if (field.key == key) {  // the last one wins, as in nlohmann and Go
-        found = field.value;
-        present = true;
-      }
+    dom::object members(Element(object));
+    auto found = members.end();
+    for (auto it = members.begin(); it != members.end(); ++it) {
+      if (it.key_equals(key)) found = it;  // the last one wins, as in nlohmann and Go
     }
-    return present && !found.is_null() ? View(found) : JsonNode();
+    return found != members.end() && !found.value().is_null() ? View(found.value()) : JsonNode();
   }
   std::vector<JsonNode> Items(const JsonNode& array) const override {
     dom::array a(Element(array));
