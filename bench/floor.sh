@@ -8,7 +8,6 @@
 #   spike      the same, answering with bench/spike_dom_decision.h: a decision that builds no
 #              nlohmann tree, its patch written as text (one Pod shape; measured only where its
 #              answer equals decide's)
-#   spike-nl   the same spike, its patch built as nlohmann operations as the core does
 #   shmguard   `shmguard serve`: the webhook, with its routes, log line and metrics
 #   bench/floor.sh [ROUNDS] [SECONDS] [CONNECTIONS]   (defaults: 5 rounds of 5 s, 8 connections)
 #   BODIES="pod-10k jobset" bench/floor.sh            (default: pod-10k)
@@ -40,24 +39,21 @@ taskset -c 0 build-bench/shmguard_floor_server "$work/tls.crt" "$work/tls.key" 1
 taskset -c 0 build-bench/shmguard_floor_server "$work/tls.crt" "$work/tls.key" 18445 parse "$work/fixed.json" & pids+=($!)
 taskset -c 0 build-bench/shmguard_floor_server "$work/tls.crt" "$work/tls.key" 18446 decide "$work/fixed.json" & pids+=($!)
 taskset -c 0 build-bench/shmguard_floor_server "$work/tls.crt" "$work/tls.key" 18447 spike "$work/fixed.json" & pids+=($!)
-taskset -c 0 build-bench/shmguard_floor_server "$work/tls.crt" "$work/tls.key" 18448 spike-nlohmann "$work/fixed.json" & pids+=($!)
 taskset -c 0 build-bench/shmguard serve --tls-cert-file "$work/tls.crt" --tls-key-file "$work/tls.key" \
   --port 18443 --metrics-port 18080 --bind-address 127.0.0.1 --log-format json 2>/dev/null & pids+=($!)
 wait_ready 18080
 sleep 1
 
-declare -A port=([nginx]=19443 [constant]=18444 [parse]=18445 [decide]=18446 [spike]=18447 [spike-nl]=18448 [shmguard]=18443)
-targets=(nginx constant parse decide spike spike-nl shmguard)
+declare -A port=([nginx]=19443 [constant]=18444 [parse]=18445 [decide]=18446 [spike]=18447 [shmguard]=18443)
+targets=(nginx constant parse decide spike shmguard)
 # A spike is measured only on a body it answers exactly as HandleAdmission does.
 declare -A skip=()
 answer() { curl -sk -H 'Content-Type: application/json' --data-binary "@$data/$1.json" "https://127.0.0.1:$2/mutate"; }
 for body in ${BODIES:-pod-10k}; do
-  for spike in spike spike-nl; do
-    if [[ "$(answer "$body" "${port[$spike]}")" != "$(answer "$body" "${port[decide]}")" ]]; then
-      skip[$body/$spike]=1
-      echo "$spike: not measured on $body (it does not cover that shape, or answers differently)"
-    fi
-  done
+  if [[ "$(answer "$body" "${port[spike]}")" != "$(answer "$body" "${port[decide]}")" ]]; then
+    skip[$body/spike]=1
+    echo "spike: not measured on $body (it does not cover that shape, or answers differently)"
+  fi
 done
 results=$work/results.csv
 for round in $(seq "$rounds"); do

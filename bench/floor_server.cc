@@ -6,9 +6,8 @@
 //             but for its routes, log line and metrics;
 //   spike     with bench/spike_dom_decision.h's answer: a measurement of a decision that builds
 //             no nlohmann tree (one Pod shape only), its patch written as text;
-//   spike-nlohmann  the same, its patch built as nlohmann operations, as the core does.
 // bench/floor.sh runs it beside nginx and `shmguard serve`, which says where the time goes.
-//   shmguard_floor_server CERT KEY PORT constant|parse|decide|spike|spike-nlohmann FIXED_RESPONSE_FILE
+//   shmguard_floor_server CERT KEY PORT constant|parse|decide|spike FIXED_RESPONSE_FILE
 // (floor.sh takes the fixed response from bench/nginx.conf.in, so both answer the same bytes).
 #include <pthread.h>
 #include <signal.h>
@@ -31,10 +30,10 @@
 
 namespace {
 
-enum class Mode { kConstant, kParse, kDecide, kSpike, kSpikeNlohmann };
+enum class Mode { kConstant, kParse, kDecide, kSpike };
 
 int Usage(const char* argv0) {
-  std::fprintf(stderr, "usage: %s CERT KEY PORT constant|parse|decide|spike|spike-nlohmann FIXED_RESPONSE_FILE\n", argv0);
+  std::fprintf(stderr, "usage: %s CERT KEY PORT constant|parse|decide|spike FIXED_RESPONSE_FILE\n", argv0);
   return 2;
 }
 
@@ -52,8 +51,6 @@ int main(int argc, char** argv) {
     mode = Mode::kDecide;
   } else if (name == "spike") {
     mode = Mode::kSpike;
-  } else if (name == "spike-nlohmann") {
-    mode = Mode::kSpikeNlohmann;
   } else {
     return Usage(argv[0]);
   }
@@ -81,12 +78,8 @@ int main(int argc, char** argv) {
   server::HttpsServer https(options, ctx, [&](const server::HttpRequest& req, server::HttpResponse& res) {
     switch (mode) {
       case Mode::kSpike:
-      case Mode::kSpikeNlohmann: {
-        using shmguard::bench::SpikePatch;
-        const SpikePatch form = mode == Mode::kSpike ? SpikePatch::kText : SpikePatch::kNlohmann;
-        res.body = shmguard::bench::SpikeDomDecision(req.body, req.body_padded, form, res.status);
+        res.body = shmguard::bench::SpikeDomDecision(req.body, req.body_padded, res.status);
         return;
-      }
       case Mode::kDecide: {
         auto x = server::HandleAdmission(req.body, req.content_type, policy, shmguard::Face::kMutate,
                                          server::kDefaultMaxBodyBytes, req.body_padded);

@@ -1,5 +1,4 @@
-// SpikeDomDecision: the benchmark Pod's decision over simdjson's DOM, its patch written as text
-// or built as nlohmann operations.
+// SpikeDomDecision: the benchmark Pod's decision over simdjson's DOM, its patch written as text.
 // A measurement, not the product (see the header): every shape it does not cover is a 501.
 #include "spike_dom_decision.h"
 
@@ -10,8 +9,7 @@
 #include <simdjson.h>
 
 #include "server/admission_handler.h"
-#include "server/compact_json.h"
-#include "shmguard/json_patch.h"
+#include "shmguard/compact_json.h"
 #include "shmguard/pod_templates.h"
 #include "shmguard/policy.h"
 #include "shmguard/quantity.h"
@@ -47,7 +45,7 @@ struct Container {
 
 }  // namespace
 
-std::string SpikeDomDecision(std::string_view body, bool padded, SpikePatch form, int& status) {
+std::string SpikeDomDecision(std::string_view body, bool padded, int& status) {
   thread_local dom::parser parser;
   dom::element review, object, spec;
   dom::object annotations;
@@ -126,37 +124,19 @@ std::string SpikeDomDecision(std::string_view body, bool padded, SpikePatch form
                                  std::to_string(in.prefetch_factor) + R"(,"procs":)" + std::to_string(in.procs) +
                                  R"(,"required":")" + required + R"(","workers":)" + std::to_string(in.workers) + "}";
   const bool add_host_ipc = gpus > 1 && !host_ipc;
-  std::string patch;
-  if (form == SpikePatch::kText) {
-    patch = R"([{"op":"add","path":"/spec/volumes/-","value":{"emptyDir":{"medium":"Memory","sizeLimit":")" +
-            required + R"("},"name":"dshm"}})";
-    for (const Container& c : containers) {
-      const std::string path = "/spec/containers/" + std::to_string(c.index);
-      patch += R"(,{"op":"add","path":")" + path + R"(/volumeMounts/-","value":{"mountPath":"/dev/shm","name":"dshm"}})";
-      if (c.gpus > 0) {
-        patch += R"(,{"op":"add","path":")" + path +
-                 R"(/securityContext","value":{"capabilities":{"add":["IPC_LOCK"]}}})";
-      }
+  std::string patch = R"([{"op":"add","path":"/spec/volumes/-","value":{"emptyDir":{"medium":"Memory","sizeLimit":")" +
+          required + R"("},"name":"dshm"}})";
+  for (const Container& c : containers) {
+    const std::string path = "/spec/containers/" + std::to_string(c.index);
+    patch += R"(,{"op":"add","path":")" + path + R"(/volumeMounts/-","value":{"mountPath":"/dev/shm","name":"dshm"}})";
+    if (c.gpus > 0) {
+      patch += R"(,{"op":"add","path":")" + path +
+               R"(/securityContext","value":{"capabilities":{"add":["IPC_LOCK"]}}})";
     }
-    if (add_host_ipc) patch += R"(,{"op":"add","path":"/spec/hostIPC","value":true})";
-    patch += R"(,{"op":"add","path":"/metadata/annotations/shmguard.io~1plan","value":)" +
-             server::JsonQuoted(plan_value) + "}]";
-  } else {  // as BuildPodPatch and HandleAdmission build and print it
-    using nlohmann::json;
-    json ops = json::array();
-    ops.push_back(AddOp("/spec/volumes/-", {{"name", kShmVolumeName},
-                                            {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", required}}}}));
-    for (const Container& c : containers) {
-      const std::string path = "/spec/containers/" + std::to_string(c.index);
-      ops.push_back(AddOp(path + "/volumeMounts/-", {{"name", kShmVolumeName}, {"mountPath", kShmPath}}));
-      if (c.gpus > 0) {
-        ops.push_back(AddOp(path + "/securityContext", {{"capabilities", {{"add", json::array({"IPC_LOCK"})}}}}));
-      }
-    }
-    if (add_host_ipc) ops.push_back(AddOp("/spec/hostIPC", true));
-    ops.push_back(AddOp("/metadata/annotations/shmguard.io~1plan", plan_value));
-    patch = server::CompactJson(ops);
   }
+  if (add_host_ipc) patch += R"(,{"op":"add","path":"/spec/hostIPC","value":true})";
+  patch += R"(,{"op":"add","path":"/metadata/annotations/shmguard.io~1plan","value":)" +
+           JsonQuoted(plan_value) + "}]";
   status = 200;
   return R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":")" +
          std::string(uid) + R"(","allowed":true,"patchType":"JSONPatch","patch":")" +

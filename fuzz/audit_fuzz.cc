@@ -56,7 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const auto& r : result.records) {
     if (r.patch.empty() || r.item) continue;
     for (const auto& d : result.documents) {
-      if (d.index == r.document && d.object) (void)d.object->patch(r.patch);  // must apply
+      if (d.index == r.document && d.object) (void)d.object->patch(r.patch.ToJson());  // must apply
     }
   }
   CheckPrunedDecidesAsFull(result.records, text, policy);

@@ -11,6 +11,7 @@
 
 #include "shmguard/evaluation.h"
 #include "shmguard/json_node.h"
+#include "shmguard/json_patch.h"
 #include "shmguard/policy.h"
 #include "shmguard/result.h"
 
@@ -37,7 +38,7 @@ struct Decision {
   int code = 200;        // 403 when denied
   std::string message;   // status.message on denial: every reason
   std::vector<std::string> warnings;  // already within the API server's limits (FitWarnings)
-  nlohmann::json patch = nlohmann::json::array();  // RFC 6902 ops; empty means no patch
+  JsonPatch patch;  // RFC 6902 operations; empty means no patch
   Verdict verdict = Verdict::kSkip;  // for logs and metrics
   int64_t required_bytes = 0;        // largest planned dshm, 0 when none
   std::string name;                  // metadata.name, else generateName (for logs)

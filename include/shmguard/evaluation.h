@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shmguard/json_node.h"
+#include "shmguard/json_patch.h"
 #include "shmguard/policy.h"
 #include "shmguard/shm_plan.h"
 
@@ -45,7 +46,7 @@ struct Evaluation {
   Verdict verdict = Verdict::kSkip;
   std::vector<std::string> reasons;  // workload-level reasons (why skipped)
   std::vector<PodEvaluation> pods;
-  nlohmann::json patch = nlohmann::json::array();  // every pod's operations, in pod order
+  JsonPatch patch;  // every pod's operations, in pod order
 
   // Reasons then warnings of the workload and its pods, each prefixed with the pod label when
   // the workload has more than one pod template.

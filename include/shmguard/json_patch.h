@@ -1,7 +1,8 @@
-// RFC 6902 JSON Patch operations and RFC 6901 pointer escaping, as kube-apiserver applies them
-// (evanphx/json-patch: "add" under a missing parent fails, so parents are created first).
+// RFC 6902 JSON Patch, as kube-apiserver applies it (evanphx/json-patch: "add" under a missing
+// parent fails, so parents are created first), and RFC 6901 pointer escaping.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -13,10 +14,31 @@ namespace shmguard {
 // "shmguard.io/plan" -> "shmguard.io~1plan".
 std::string EscapePointerToken(std::string_view token);
 
-// {"op": "add", "path": path, "value": value} (RFC 6902 §4.1). `path` is already escaped.
-nlohmann::json AddOp(const std::string& path, nlohmann::json value);
+// A patch written as compact JSON text while it is built: the server sends the text as it is,
+// and only the audit's outputs make a tree of it. Each operation's members are in nlohmann's
+// (sorted) order and values are written as CompactJson writes them, so Text() is byte for byte
+// CompactJson(ToJson()).
+class JsonPatch {
+ public:
+  // {"op":"add","path":path,"value":value} (RFC 6902 §4.1). `path` is already escaped; `value`
+  // is compact JSON text with sorted keys.
+  void Add(std::string_view path, std::string_view value) { Op("add", path, value); }
+  // {"op":"replace","path":path,"value":value} (RFC 6902 §4.3).
+  void Replace(std::string_view path, std::string_view value) { Op("replace", path, value); }
+  // Appends the operations of `more`, after this patch's.
+  void Extend(const JsonPatch& more);
 
-// {"op": "replace", "path": path, "value": value} (RFC 6902 §4.3).
-nlohmann::json ReplaceOp(const std::string& path, nlohmann::json value);
+  bool empty() const { return count_ == 0; }
+  size_t size() const { return count_; }  // operations
+  std::string Text() const { return "[" + ops_ + "]"; }
+  nlohmann::json ToJson() const { return nlohmann::json::parse(Text()); }
+  bool operator==(const JsonPatch&) const = default;
+
+ private:
+  void Op(std::string_view op, std::string_view path, std::string_view value);
+
+  std::string ops_;  // the operations' text, comma-separated
+  size_t count_ = 0;
+};
 
 }  // namespace shmguard

@@ -10,8 +10,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "shmguard/json_patch.h"
 #include "shmguard/pod_facts.h"
 #include "shmguard/pod_templates.h"
 #include "shmguard/policy.h"
@@ -52,8 +51,8 @@ struct PatchOptions {
 };
 
 struct PodPatch {
-  nlohmann::json ops = nlohmann::json::array();  // RFC 6902 operations
-  std::vector<std::string> changes;              // one sentence per change, for people
+  JsonPatch ops;                      // RFC 6902 operations
+  std::vector<std::string> changes;  // one sentence per change, for people
 };
 
 // The operations that bring `t` to the plan. An already conforming template gives no

@@ -16,6 +16,7 @@
 
 #include "cli/exit_code.h"
 #include "io/manifests.h"
+#include "shmguard/json_patch.h"
 #include "shmguard/policy.h"
 
 namespace shmguard::cli {
@@ -38,7 +39,7 @@ struct AuditRecord {
   bool workload = false;      // false: a non-workload document (Service, ConfigMap...)
   std::vector<std::string> reasons, warnings, changes;
   nlohmann::json pods = nlohmann::json::array();   // per pod spec: path, sizes, verdict
-  nlohmann::json patch = nlohmann::json::array();  // relative to the document or List item
+  JsonPatch patch;  // relative to the document or List item
   std::string current_shm;
   int64_t required_bytes = 0;
   std::optional<int64_t> memory_limit_bytes;

@@ -133,9 +133,9 @@ class PatchedPrinter : public AuditPrinter {
       for (const auto& r : records) {
         if (r.patch.empty()) continue;
         if (r.item) {
-          object["items"][*r.item] = object["items"][*r.item].patch(r.patch);
+          object["items"][*r.item] = object["items"][*r.item].patch(r.patch.ToJson());
         } else {
-          object = object.patch(r.patch);
+          object = object.patch(r.patch.ToJson());
         }
       }
       if (!first_) out_ << "---\n";
@@ -171,7 +171,7 @@ json RecordToJson(const AuditRecord& r) {
             {"required", r.required_bytes > 0 ? json(FormatBytes(r.required_bytes)) : json()},
             {"memory_limit_bytes", r.memory_limit_bytes ? json(*r.memory_limit_bytes) : json()},
             {"pods", r.pods},
-            {"patch", r.patch}};
+            {"patch", r.patch.ToJson()}};
   if (r.item) j["item"] = *r.item;
   return j;
 }

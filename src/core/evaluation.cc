@@ -12,8 +12,6 @@
 namespace shmguard {
 namespace {
 
-using nlohmann::json;
-
 bool Has(const Annotations& a, const char* key) {
   auto it = a.find(key);
   return it != a.end() && it->second;
@@ -77,7 +75,7 @@ std::string PlanAnnotation(const SizingInputs& in, const PodFacts& f, const ShmP
 }
 
 void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule& rule,
-                   const Policy& policy, PodEvaluation& pe, json& patch) {
+                   const Policy& policy, PodEvaluation& pe, JsonPatch& patch) {
   auto sizing = ReadSizing(t, policy);
   if (!sizing) return DenyWith(pe, sizing.error());
   auto facts = ReadPodFacts(t, policy);
@@ -161,12 +159,12 @@ void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule&
   auto pod_patch = BuildPodPatch(t, *facts, *mount, options);
   if (!pod_patch) return DenyWith(pe, pod_patch.error());
   pe.verdict = pod_patch->ops.empty() ? Verdict::kOk : Verdict::kPatch;
-  for (auto& op : pod_patch->ops) patch.push_back(std::move(op));
+  patch.Extend(pod_patch->ops);
   pe.changes = std::move(pod_patch->changes);
 }
 
 void EvaluatePod(const PodTemplate& t, const Workload& w, const NamespaceRule& rule,
-                 const Policy& policy, PodEvaluation& pe, json& patch) {
+                 const Policy& policy, PodEvaluation& pe, JsonPatch& patch) {
   pe.label = t.label;
   pe.path = t.spec_pointer;
   pe.current_shm = "64Mi (container default)";

@@ -1,5 +1,7 @@
-// RFC 6901 escaping and RFC 6902 operation objects.
+// RFC 6901 escaping and RFC 6902 operations as text.
 #include "shmguard/json_patch.h"
+
+#include "shmguard/compact_json.h"
 
 namespace shmguard {
 
@@ -18,27 +20,22 @@ std::string EscapePointerToken(std::string_view token) {
   return out;
 }
 
-namespace {
-
-// Built member by member: an initializer list would copy `value` and each string once more,
-// and these run for every admitted pod.
-nlohmann::json Op(const char* op, const std::string& path, nlohmann::json value) {
-  nlohmann::json out = nlohmann::json::object();
-  auto& members = out.get_ref<nlohmann::json::object_t&>();
-  members.emplace("op", op);
-  members.emplace("path", path);
-  members.emplace("value", std::move(value));
-  return out;
+void JsonPatch::Op(std::string_view op, std::string_view path, std::string_view value) {
+  if (count_++ > 0) ops_ += ',';
+  ops_ += R"({"op":")";
+  ops_ += op;
+  ops_ += R"(","path":)";
+  AppendJsonQuoted(path, ops_);
+  ops_ += R"(,"value":)";
+  ops_ += value;
+  ops_ += '}';
 }
 
-}  // namespace
-
-nlohmann::json AddOp(const std::string& path, nlohmann::json value) {
-  return Op("add", path, std::move(value));
-}
-
-nlohmann::json ReplaceOp(const std::string& path, nlohmann::json value) {
-  return Op("replace", path, std::move(value));
+void JsonPatch::Extend(const JsonPatch& more) {
+  if (more.empty()) return;
+  if (count_ > 0) ops_ += ',';
+  ops_ += more.ops_;
+  count_ += more.count_;
 }
 
 }  // namespace shmguard

@@ -6,13 +6,12 @@
 #include <set>
 #include <string_view>
 
+#include "shmguard/compact_json.h"
 #include "shmguard/json_patch.h"
 #include "shmguard/quantity.h"
 
 namespace shmguard {
 namespace {
-
-using nlohmann::json;
 
 bool IsShmPath(JsonNode mount_path) {
   if (!mount_path.IsString()) return false;
@@ -157,15 +156,23 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
     }
     volume_name = kShmVolumeName;
     for (int i = 1; taken.count(volume_name); ++i) volume_name = kShmVolumeName + ("-" + std::to_string(i));
-    json vol = {{"name", volume_name}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", required}}}};
-    p.ops.push_back(spec.Find("volumes") ? AddOp(sp + "/volumes/-", vol)
-                                          : AddOp(sp + "/volumes", json::array({vol})));
+    std::string vol = R"({"emptyDir":{"medium":"Memory","sizeLimit":)" + JsonQuoted(required) +
+                      R"(},"name":)" + JsonQuoted(volume_name) + "}";
+    if (spec.Find("volumes")) {
+      p.ops.Add(sp + "/volumes/-", vol);
+    } else {
+      p.ops.Add(sp + "/volumes", "[" + vol + "]");
+    }
     p.changes.push_back("add volume " + volume_name + ": emptyDir {medium: Memory, sizeLimit: " +
                         required + "}");
   } else if (!mount.size_limit || *mount.size_limit < o.required_bytes) {
     std::string path = sp + "/volumes/" + std::to_string(mount.volume_index) + "/emptyDir/sizeLimit";
     JsonNode empty_dir = volumes[static_cast<size_t>(mount.volume_index)].Find("emptyDir");
-    p.ops.push_back(empty_dir.Find("sizeLimit") ? ReplaceOp(path, required) : AddOp(path, required));
+    if (empty_dir.Find("sizeLimit")) {
+      p.ops.Replace(path, JsonQuoted(required));
+    } else {
+      p.ops.Add(path, JsonQuoted(required));
+    }
     p.changes.push_back("raise sizeLimit of volume " + volume_name + " from " +
                         (mount.size_limit ? FormatBytes(*mount.size_limit) : "unset") + " to " +
                         required);
@@ -173,6 +180,8 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
 
   // 2. The /dev/shm mounts; 3. IPC_LOCK.
   std::vector<std::string> mounted, locked;
+  const std::string shm_mount = R"({"mountPath":")" + std::string(kShmPath) + R"(","name":)" +
+                            JsonQuoted(volume_name) + "}";
   const std::vector<JsonNode> lists[] = {spec.Find("containers").Items(),
                                          spec.Find("initContainers").Items()};
   for (const auto& c : facts.containers) {
@@ -181,16 +190,17 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
     if (wants_mount && !MountsShm(cj)) {
       auto mounts = OptionalList(cj, "volumeMounts", c.pointer);
       if (!mounts) return mounts.error();
-      json m = {{"name", volume_name}, {"mountPath", kShmPath}};
-      p.ops.push_back(*mounts ? AddOp(c.pointer + "/volumeMounts/-", m)
-                              : AddOp(c.pointer + "/volumeMounts", json::array({m})));
+      if (*mounts) {
+        p.ops.Add(c.pointer + "/volumeMounts/-", shm_mount);
+      } else {
+        p.ops.Add(c.pointer + "/volumeMounts", "[" + shm_mount + "]");
+      }
       mounted.push_back(c.name);
     }
     if (c.init || !Selected(o.ipc_lock, c)) continue;
     JsonNode sc = cj.Find("securityContext");
-    json add = json::array({"IPC_LOCK"});
     if (!sc) {
-      p.ops.push_back(AddOp(c.pointer + "/securityContext", {{"capabilities", {{"add", add}}}}));
+      p.ops.Add(c.pointer + "/securityContext", R"({"capabilities":{"add":["IPC_LOCK"]}})");
     } else {
       if (!sc.IsObject()) {
         return MakeError(Code::kInvalidInput, "must be an object", c.pointer + "/securityContext");
@@ -199,16 +209,16 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
       std::string caps_ptr = c.pointer + "/securityContext/capabilities";
       JsonNode caps = sc.Find("capabilities");
       if (!caps) {
-        p.ops.push_back(AddOp(caps_ptr, {{"add", add}}));
+        p.ops.Add(caps_ptr, R"({"add":["IPC_LOCK"]})");
       } else {
         if (!caps.IsObject()) return MakeError(Code::kInvalidInput, "must be an object", caps_ptr);
         auto list = OptionalList(caps, "add", caps_ptr);
         if (!list) return list.error();
         std::vector<JsonNode> granted = list->Items();
         if (!*list) {
-          p.ops.push_back(AddOp(caps_ptr + "/add", add));
+          p.ops.Add(caps_ptr + "/add", R"(["IPC_LOCK"])");
         } else if (std::none_of(granted.begin(), granted.end(), GrantsIpcLock)) {
-          p.ops.push_back(AddOp(caps_ptr + "/add/-", "IPC_LOCK"));
+          p.ops.Add(caps_ptr + "/add/-", R"("IPC_LOCK")");
         } else {
           continue;
         }
@@ -222,7 +232,11 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
   // 4. hostIPC.
   JsonNode host_ipc = spec.Find("hostIPC");
   if (o.host_ipc && !host_ipc.Bool()) {
-    p.ops.push_back(host_ipc ? ReplaceOp(sp + "/hostIPC", true) : AddOp(sp + "/hostIPC", true));
+    if (host_ipc) {
+      p.ops.Replace(sp + "/hostIPC", "true");
+    } else {
+      p.ops.Add(sp + "/hostIPC", "true");
+    }
     p.changes.push_back("set hostIPC: true");
   }
 
@@ -231,24 +245,32 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
   if (existing && !existing.IsObject()) {
     return MakeError(Code::kInvalidInput, "must be a mapping", t.metadata_pointer + "/annotations");
   }
-  json missing = json::object();
+  std::vector<std::string> keys;  // missing or different, in sorted order (a std::map's)
+  std::string missing = "{";       // those annotations as a JSON object
   for (const auto& [key, value] : o.annotations) {
-    if (!existing.Find(key).Is(value)) missing[key] = value;
+    if (existing.Find(key).Is(value)) continue;
+    if (!keys.empty()) missing += ',';
+    AppendJsonQuoted(key, missing);
+    missing += ':';
+    AppendJsonQuoted(value, missing);
+    keys.push_back(key);
   }
-  if (!missing.empty()) {
+  missing += '}';
+  if (!keys.empty()) {
     if (!t.metadata) {
-      p.ops.push_back(AddOp(t.metadata_pointer, {{"annotations", missing}}));
+      p.ops.Add(t.metadata_pointer, R"({"annotations":)" + missing + "}");
     } else if (!existing) {
-      p.ops.push_back(AddOp(t.metadata_pointer + "/annotations", missing));
+      p.ops.Add(t.metadata_pointer + "/annotations", missing);
     } else {
-      for (auto it = missing.begin(); it != missing.end(); ++it) {
-        std::string path = t.metadata_pointer + "/annotations/" + EscapePointerToken(it.key());
-        p.ops.push_back(existing.Find(it.key()) ? ReplaceOp(path, it.value())
-                                                     : AddOp(path, it.value()));
+      for (const auto& key : keys) {
+        std::string path = t.metadata_pointer + "/annotations/" + EscapePointerToken(key);
+        if (existing.Find(key)) {
+          p.ops.Replace(path, JsonQuoted(o.annotations.at(key)));
+        } else {
+          p.ops.Add(path, JsonQuoted(o.annotations.at(key)));
+        }
       }
     }
-    std::vector<std::string> keys;
-    for (auto it = missing.begin(); it != missing.end(); ++it) keys.push_back(it.key());
     p.changes.push_back("set annotation" + std::string(keys.size() > 1 ? "s " : " ") + JoinNames(keys));
   }
   return p;

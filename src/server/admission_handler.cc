@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/fast_json.h"
-#include "server/compact_json.h"
+#include "shmguard/compact_json.h"
 
 namespace shmguard::server {
 namespace {
@@ -110,7 +110,7 @@ AdmissionExchange HandleAdmission(std::string_view body, std::string_view conten
     x.verdict = d.verdict;
     x.required_bytes = d.required_bytes;
     x.warnings = d.warnings.size();
-    std::string patch = d.patch.empty() ? "" : Base64(CompactJson(d.patch));
+    std::string patch = d.patch.empty() ? "" : Base64(d.patch.Text());
     x.decision = !d.allowed ? "denied" : d.patch.empty() ? "allowed" : "patched";
     x.status = 200;
     x.body = Review(request->uid, d.allowed, patch, d.warnings, d.allowed ? 0 : d.code, d.message, "Forbidden");

@@ -7,7 +7,7 @@
 
 #include <spdlog/sinks/base_sink.h>
 
-#include "server/compact_json.h"
+#include "shmguard/compact_json.h"
 #include "shmguard/quantity.h"
 
 namespace shmguard::server {

@@ -183,7 +183,7 @@ TEST_CASE("Evaluate's patches over the real-world workloads apply and are idempo
     }
     if (ev.verdict != Verdict::kPatch) continue;
     json out;
-    REQUIRE_NOTHROW(out = obj.patch(ev.patch));
+    REQUIRE_NOTHROW(out = obj.patch(ev.patch.ToJson()));
     Evaluation again = Evaluate(out, Policy{}, "team-a");
     CHECK(again.patch.empty());
     CHECK(again.verdict == Verdict::kOk);

@@ -116,7 +116,7 @@ TEST_CASE("Decide mutates CREATE of Pods and JobSets only", "[admission]") {
   CHECK(d.allowed);
   CHECK(d.verdict == Verdict::kPatch);
   REQUIRE_FALSE(d.patch.empty());
-  CHECK(create.request.object.Copy().patch(d.patch)["spec"]["volumes"][0]["name"] == "dshm");
+  CHECK(create.request.object.Copy().patch(d.patch.ToJson())["spec"]["volumes"][0]["name"] == "dshm");
   CHECK(d.required_bytes == 14078ll << 20);
 
   for (const char* op : {"UPDATE", "DELETE", "CONNECT"}) {
@@ -158,7 +158,7 @@ TEST_CASE("Decide: /validate denies in enforce and warns in warn, /mutate never 
   CHECK_THAT(missing.message, Catch::Contains("missing: add volume dshm"));
   // The same pod after /mutate passes /validate.
   Parsed patched = Parse(Review(test::Yaml(kPod), "ml-a"));
-  json mutated = patched.request.object.Copy().patch(Decide(patched, Policy{}, Face::kMutate).patch);
+  json mutated = patched.request.object.Copy().patch(Decide(patched, Policy{}, Face::kMutate).patch.ToJson());
   patched.request.object = mutated;
   Decision after = Decide(patched, Policy{}, Face::kValidate);
   CHECK(after.allowed);
@@ -171,7 +171,7 @@ TEST_CASE("Decide handles JobSets end to end", "[admission]") {
   Parsed r = Parse(Review(js, "team-a", "CREATE", "JobSet"));
   Decision d = Decide(r, Policy{}, Face::kMutate);
   REQUIRE(d.verdict == Verdict::kPatch);
-  json out = r.request.object.Copy().patch(d.patch);
+  json out = r.request.object.Copy().patch(d.patch.ToJson());
   const json& tmpl = out["spec"]["replicatedJobs"][0]["template"]["spec"]["template"];
   CHECK(tmpl["spec"]["volumes"][0]["emptyDir"]["medium"] == "Memory");
   CHECK(tmpl["metadata"]["annotations"]["shmguard.io/nodes"] == "4");

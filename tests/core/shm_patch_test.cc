@@ -16,9 +16,9 @@ using test::Yaml;
 // Evaluates, applies the patch, checks idempotence; returns the patched object.
 json PatchAndRecheck(const json& object, const Policy& policy = Policy{}, const char* ns = "team-a") {
   Evaluation ev = Evaluate(object, policy, ns);
-  INFO(ev.patch.dump(2));
+  INFO(ev.patch.Text());
   REQUIRE(ev.verdict == Verdict::kPatch);
-  json patched = object.patch(ev.patch);
+  json patched = object.patch(ev.patch.ToJson());
   Evaluation again = Evaluate(patched, policy, ns);
   INFO(patched.dump(2));
   CHECK(again.patch.empty());
@@ -68,7 +68,7 @@ TEST_CASE("BuildPodPatch creates volumes, mounts, capabilities and hostIPC from 
 TEST_CASE("BuildPodPatch escapes annotation keys as RFC 6901 tokens", "[shm_patch]") {
   Evaluation ev = Evaluate(Yaml(kBarePod), Policy{}, "team-a");
   bool found = false;
-  for (const auto& op : ev.patch) {
+  for (const auto& op : ev.patch.ToJson()) {
     if (op["path"] == "/metadata/annotations/shmguard.io~1plan") found = true;
   }
   CHECK(found);

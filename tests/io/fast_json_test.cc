@@ -110,7 +110,7 @@ void CheckSameEvaluation(const json& full, JsonNode pruned, const std::string& w
   CHECK(a.AllReasons() == b.AllReasons());
   CHECK(a.AllWarnings() == b.AllWarnings());
   CHECK(a.patch == b.patch);
-  if (!a.patch.empty()) CHECK(full.patch(a.patch).is_object());  // and it applies to the full object
+  if (!a.patch.empty()) CHECK(full.patch(a.patch.ToJson()).is_object());  // and it applies to the full object
 }
 
 // The view of the JSON text, and both pruning parsers: simdjson over the JSON text, libyaml over

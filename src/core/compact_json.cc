@@ -1,31 +1,13 @@
 // CompactJson: a fast path for printable-ASCII strings, nlohmann's serializer for the rest.
-#include "server/compact_json.h"
+#include "shmguard/compact_json.h"
 
-namespace shmguard::server {
+namespace shmguard {
 namespace {
 
 using nlohmann::json;
 
 std::string Dumped(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-void AppendString(const std::string& s, std::string& out) {
-  for (unsigned char c : s) {
-    if (c < 0x20 || c >= 0x80) {  // control character, UTF-8 or a broken byte: dump's own rules
-      out += Dumped(json(s));
-      return;
-    }
-  }
-  out += '"';
-  size_t done = 0;  // copied in runs between the characters to escape
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '"' && s[i] != '\\') continue;
-    out.append(s, done, i - done);
-    out += '\\';
-    done = i;
-  }
-  out.append(s, done);
-  out += '"';
-}
 
 void Append(const json& value, std::string& out) {
   switch (value.type()) {
@@ -35,7 +17,7 @@ void Append(const json& value, std::string& out) {
       for (const auto& [key, member] : value.get_ref<const json::object_t&>()) {
         if (!first) out += ',';
         first = false;
-        AppendString(key, out);
+        AppendJsonQuoted(key, out);
         out += ':';
         Append(member, out);
       }
@@ -54,7 +36,7 @@ void Append(const json& value, std::string& out) {
       return;
     }
     case json::value_t::string:
-      AppendString(value.get_ref<const std::string&>(), out);
+      AppendJsonQuoted(value.get_ref<const std::string&>(), out);
       return;
     case json::value_t::boolean:
       out += value.get<bool>() ? "true" : "false";
@@ -82,10 +64,29 @@ std::string CompactJson(const json& value) {
   return out;
 }
 
-std::string JsonQuoted(const std::string& s) {
+void AppendJsonQuoted(std::string_view s, std::string& out) {
+  for (unsigned char c : s) {
+    if (c < 0x20 || c >= 0x80) {  // control character, UTF-8 or a broken byte: dump's own rules
+      out += Dumped(json(s));
+      return;
+    }
+  }
+  out += '"';
+  size_t done = 0;  // copied in runs between the characters to escape
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '"' && s[i] != '\\') continue;
+    out.append(s, done, i - done);
+    out += '\\';
+    done = i;
+  }
+  out.append(s, done);
+  out += '"';
+}
+
+std::string JsonQuoted(std::string_view s) {
   std::string out;
-  AppendString(s, out);
+  AppendJsonQuoted(s, out);
   return out;
 }
 
-}  // namespace shmguard::server
+}  // namespace shmguard

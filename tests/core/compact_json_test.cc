@@ -5,10 +5,11 @@
 #include <sstream>
 
 #include "cli/audit_command.h"
-#include "server/compact_json.h"
+#include "shmguard/compact_json.h"
+#include "shmguard/evaluation.h"
 #include "test_util.h"
 
-namespace shmguard::server {
+namespace shmguard {
 namespace {
 
 using nlohmann::json;
@@ -32,7 +33,7 @@ TEST_CASE("CompactJson and JsonQuoted write what dump writes for every kind of v
   }
 }
 
-TEST_CASE("CompactJson writes what dump writes over all test data and its patches", "[compact_json]") {
+TEST_CASE("CompactJson and JsonPatch write what dump writes over all test data and its patches", "[compact_json]") {
   std::istringstream none;
   auto result = cli::CollectAudit({test::TestdataPath("shared"), std::string(SOURCE_DIR) + "/examples"},
                                   Policy{}, none);
@@ -43,11 +44,22 @@ TEST_CASE("CompactJson writes what dump writes over all test data and its patche
     CHECK(CompactJson(*doc.object) == Dumped(*doc.object));
     ++compared;
   }
-  for (const auto& r : result.records) {
-    CHECK(CompactJson(r.patch) == Dumped(r.patch));
+  int patches = 0;
+  for (const auto& doc : result.documents) {  // a JsonPatch's text is what its tree dumps as
+    if (!doc.object || !doc.object->is_object()) continue;
+    json annotated = *doc.object;
+    annotated["metadata"]["annotations"]["shmguard.io/num-workers"] = "4";
+    annotated["metadata"]["annotations"]["shmguard.io/batch-bytes"] = "16Mi";
+    for (const json* object : {&doc.object.value(), static_cast<const json*>(&annotated)}) {
+      Evaluation ev = Evaluate(*object, Policy{}, "ml-a");
+      CAPTURE(doc.file, doc.index, ev.patch.Text());
+      CHECK(ev.patch.Text() == Dumped(ev.patch.ToJson()));
+      patches += !ev.patch.empty();
+    }
   }
   CHECK(compared >= 100);
+  CHECK(patches >= 40);
 }
 
 }  // namespace
-}  // namespace shmguard::server
+}  // namespace shmguard
