@@ -2,13 +2,12 @@
 #include "io/fast_json.h"
 
 #include <algorithm>
-#include <cstring>
 #include <string>
-#include <type_traits>
 
 #include <simdjson.h>
 
 #include "io/json_list_scan.h"
+#include "io/tape_node.h"
 #include "shmguard/relevant_fields.h"
 
 namespace shmguard::io {
@@ -87,71 +86,6 @@ dom::parser& Parser() {
   return parser;
 }
 
-// JsonNode over the parsed document: a value's handle is its dom::element (the document and
-// the value's place on its tape), copied into the node's two words.
-static_assert(sizeof(dom::element) == 2 * sizeof(uint64_t) && std::is_trivially_copyable_v<dom::element>);
-
-class DomReader final : public JsonNode::Reader {
- public:
-  static JsonNode View(dom::element e);
-
-  JsonNode Find(const JsonNode& object, std::string_view key) const override {
-    dom::object members(Element(object));
-    auto found = members.end();
-    for (auto it = members.begin(); it != members.end(); ++it) {
-      if (it.key_equals(key)) found = it;  // the last one wins, as in nlohmann and Go
-    }
-    return found != members.end() && !found.value().is_null() ? View(found.value()) : JsonNode();
-  }
-  std::vector<JsonNode> Items(const JsonNode& array) const override {
-    dom::array a(Element(array));
-    std::vector<JsonNode> out;
-    out.reserve(a.size());
-    for (dom::element item : a) out.push_back(View(item));
-    return out;
-  }
-  std::vector<std::pair<std::string_view, JsonNode>> Members(const JsonNode& object) const override {
-    std::vector<std::pair<std::string_view, JsonNode>> out;
-    for (dom::key_value_pair field : dom::object(Element(object))) out.emplace_back(field.key, View(field.value));
-    return out;
-  }
-  std::string_view String(const JsonNode& string) const override { return std::string_view(Element(string)); }
-  bool Bool(const JsonNode& boolean) const override { return bool(Element(boolean)); }
-  int64_t Integer(const JsonNode& integer) const override {
-    dom::element e = Element(integer);
-    return e.type() == dom::element_type::UINT64 ? static_cast<int64_t>(uint64_t(e)) : int64_t(e);
-  }
-  json Copy(const JsonNode& node) const override { return json::parse(simdjson::minify(Element(node))); }
-
- private:
-  static dom::element Element(const JsonNode& n) {
-    const uint64_t words[2] = {n.a(), n.b()};
-    dom::element e;
-    std::memcpy(static_cast<void*>(&e), words, sizeof words);
-    return e;
-  }
-};
-
-const DomReader kDomReader;
-
-JsonNode DomReader::View(dom::element e) {
-  using Type = JsonNode::Type;
-  Type type = Type::kNull;
-  switch (e.type()) {
-    case dom::element_type::OBJECT: type = Type::kObject; break;
-    case dom::element_type::ARRAY: type = Type::kArray; break;
-    case dom::element_type::STRING: type = Type::kString; break;
-    case dom::element_type::INT64:
-    case dom::element_type::UINT64: type = Type::kInteger; break;
-    case dom::element_type::DOUBLE: type = Type::kFloat; break;
-    case dom::element_type::BOOL: type = Type::kBool; break;
-    case dom::element_type::NULL_VALUE: type = Type::kNull; break;
-  }
-  uint64_t words[2];
-  std::memcpy(words, static_cast<const void*>(&e), sizeof words);
-  return JsonNode(&kDomReader, type, words[0], words[1]);
-}
-
 // Parses `text` into this thread's parser (valid until its next parse). simdjson reads up to
 // kJsonReadAhead bytes past the end: unless the caller's buffer has them, `text` is copied into
 // a buffer that does.
@@ -200,7 +134,7 @@ bool ValidOutsideItems(std::string_view text, const ListLayout& list) {
 Result<JsonNode> ParseJsonView(std::string_view text, bool padded) {
   auto doc = ParseDom(text, padded);
   if (!doc) return doc.error();
-  return DomReader::View(*doc);
+  return TapeRoot(Parser().doc);
 }
 
 Result<json> ParseJsonPruned(std::string_view text) { return Parse(text, Context::kRoot); }
