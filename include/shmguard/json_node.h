@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -23,7 +24,9 @@ class JsonNode {
   class Reader {
    public:
     virtual JsonNode Find(const JsonNode& object, std::string_view key) const = 0;
-    virtual std::vector<JsonNode> Items(const JsonNode& array) const = 0;
+    // The first item of a non-empty list, and the item after an item; absent at the end.
+    virtual JsonNode FirstItem(const JsonNode& array) const = 0;
+    virtual JsonNode NextItem(const JsonNode& item) const = 0;
     virtual std::vector<std::pair<std::string_view, JsonNode>> Members(const JsonNode& object) const = 0;
     virtual std::string_view String(const JsonNode& string) const = 0;
     virtual bool Bool(const JsonNode& boolean) const = 0;
@@ -33,6 +36,9 @@ class JsonNode {
    protected:
     ~Reader() = default;
   };
+
+  class ItemIterator;
+  struct ItemRange;
 
   JsonNode() = default;  // absent
   JsonNode(const nlohmann::json& value);  // NOLINT(google-explicit-constructor): a view of it
@@ -55,10 +61,9 @@ class JsonNode {
   JsonNode Find(std::string_view key) const {
     return type_ == Type::kObject ? reader_->Find(*this, key) : JsonNode();
   }
-  // The items of a list, in order; none when this is not a list.
-  std::vector<JsonNode> Items() const {
-    return type_ == Type::kArray ? reader_->Items(*this) : std::vector<JsonNode>();
-  }
+  // The items of a list, in order, for a range-for (nothing is copied); none when this is not
+  // a list.
+  ItemRange Items() const;
   // The members of an object, null ones included, in the document's order (nlohmann: sorted).
   std::vector<std::pair<std::string_view, JsonNode>> Members() const {
     return type_ == Type::kObject ? reader_->Members(*this)
@@ -86,5 +91,29 @@ class JsonNode {
   uint64_t a_ = 0, b_ = 0;
   Type type_ = Type::kAbsent;
 };
+
+class JsonNode::ItemIterator {
+ public:
+  explicit ItemIterator(JsonNode at) : at_(at) {}
+  JsonNode operator*() const { return at_; }
+  ItemIterator& operator++() {
+    at_ = at_.reader_->NextItem(at_);
+    return *this;
+  }
+  bool operator==(std::default_sentinel_t) const { return at_.type_ == Type::kAbsent; }
+
+ private:
+  JsonNode at_;
+};
+
+struct JsonNode::ItemRange {
+  JsonNode first;
+  ItemIterator begin() const { return ItemIterator(first); }
+  std::default_sentinel_t end() const { return {}; }
+};
+
+inline JsonNode::ItemRange JsonNode::Items() const {
+  return {type_ == Type::kArray ? reader_->FirstItem(*this) : JsonNode()};
+}
 
 }  // namespace shmguard

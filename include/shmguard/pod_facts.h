@@ -18,6 +18,7 @@ namespace shmguard {
 struct ContainerFacts {
   std::string name;
   std::string pointer;  // "/spec/containers/0"
+  JsonNode node;        // the container
   size_t index = 0;     // position in containers or initContainers
   bool init = false;     // listed under initContainers
   bool sidecar = false;  // an init container with restartPolicy: Always

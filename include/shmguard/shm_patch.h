@@ -31,6 +31,7 @@ struct ShmMount {
   ShmMountKind kind = ShmMountKind::kNone;
   std::string volume_name;  // the volume at /dev/shm, or an unmounted memory emptyDir "dshm"
   int volume_index = -1;    // index in spec.volumes, -1 when not declared
+  JsonNode volume;          // that volume, absent when not declared
   std::optional<int64_t> size_limit;  // kMemoryEmptyDir: sizeLimit in bytes when set (> 0)
   std::string description;  // for people: "emptyDir Memory 1Gi", "hostPath /dev/shm"
 };

@@ -30,9 +30,15 @@ class NlohmannReader final : public JsonNode::Reader {
     if (it == o.end() || it->is_null()) return {};
     return *it;
   }
-  std::vector<JsonNode> Items(const JsonNode& array) const override {
-    const json& a = Value(array);
-    return std::vector<JsonNode>(a.begin(), a.end());
+  // An item's b is the address just past its list's last item.
+  JsonNode FirstItem(const JsonNode& array) const override {
+    const auto& items = Value(array).get_ref<const json::array_t&>();
+    return items.empty() ? JsonNode() : Item(items.data(), items.data() + items.size());
+  }
+  JsonNode NextItem(const JsonNode& item) const override {
+    const json* next = &Value(item) + 1;
+    const json* end = reinterpret_cast<const json*>(item.b());
+    return next == end ? JsonNode() : Item(next, end);
   }
   std::vector<std::pair<std::string_view, JsonNode>> Members(const JsonNode& object) const override {
     std::vector<std::pair<std::string_view, JsonNode>> out;
@@ -47,6 +53,11 @@ class NlohmannReader final : public JsonNode::Reader {
   bool Bool(const JsonNode& boolean) const override { return Value(boolean).get<bool>(); }
   int64_t Integer(const JsonNode& integer) const override { return Value(integer).get<int64_t>(); }
   json Copy(const JsonNode& node) const override { return Value(node); }
+
+ private:
+  JsonNode Item(const json* at, const json* end) const {
+    return JsonNode(this, TypeOf(*at), reinterpret_cast<uint64_t>(at), reinterpret_cast<uint64_t>(end));
+  }
 };
 
 const NlohmannReader kNlohmannReader;

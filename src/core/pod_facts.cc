@@ -179,16 +179,16 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
     std::string list_pointer = t.spec_pointer + "/" + list_name;
     if (!list) continue;
     if (!list.IsArray()) return MakeError(Code::kInvalidInput, "must be a list of containers", list_pointer);
-    std::vector<JsonNode> items = list.Items();
-    for (size_t i = 0; i < items.size(); ++i) {
-      JsonNode c = items[i];
+    size_t i = 0;
+    for (JsonNode c : list.Items()) {
       std::string pointer = list_pointer + "/" + std::to_string(i);
       if (!c.IsObject()) return MakeError(Code::kInvalidInput, "must be a container object", pointer);
       ContainerFacts cf;
       JsonNode name = c.Find("name");
       cf.name = name.IsString() ? std::string(name.String()) : "#" + std::to_string(i);
       cf.pointer = pointer;
-      cf.index = i;
+      cf.node = c;
+      cf.index = i++;
       cf.init = init;
       cf.sidecar = init && c.Find("restartPolicy").Is("Always");
       auto res = ReadResources(c, pointer, policy);
@@ -229,7 +229,7 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
   // Processes per pod (SPEC §2 order).
   auto procs = ReadCountAnnotation(t.annotations, kProcsPerPodAnnotation, 1, 1024);
   if (!procs) return procs.error();
-  std::vector<JsonNode> containers = spec.Find("containers").Items();
+  JsonNode::ItemRange containers = spec.Find("containers").Items();
   auto gpu_words = [&](const std::string& v) { return (v == "auto" || v == "gpu") && f.gpus > 0; };
   if (*procs) {
     f.procs = **procs;

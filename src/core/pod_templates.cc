@@ -42,8 +42,14 @@ JsonNode Walk(JsonNode root, std::string_view pointer) {
     if (cur.IsArray()) {
       size_t index = 0;
       for (char c : key) index = index * 10 + static_cast<size_t>(c - '0');
-      std::vector<JsonNode> items = cur.Items();
-      cur = index < items.size() ? items[index] : JsonNode();
+      JsonNode at;
+      for (JsonNode item : cur.Items()) {
+        if (index-- == 0) {
+          at = item;
+          break;
+        }
+      }
+      cur = at;
     } else {
       cur = cur.Find(key);
     }
@@ -118,9 +124,8 @@ Result<Workload> FindPodTemplates(JsonNode object) {
     JsonNode jobs = spec.Find("replicatedJobs");
     if (!jobs) return w;  // nothing to run
     if (!jobs.IsArray()) return TypeError("/spec/replicatedJobs", "a list");
-    std::vector<JsonNode> items = jobs.Items();
-    for (size_t i = 0; i < items.size(); ++i) {
-      JsonNode rj = items[i];
+    size_t i = 0;
+    for (JsonNode rj : jobs.Items()) {
       std::string rj_pointer = "/spec/replicatedJobs/" + std::to_string(i);
       if (!rj.IsObject()) return TypeError(rj_pointer, "an object");
       JsonNode job_spec = Walk(rj, "/template/spec");
@@ -130,6 +135,7 @@ Result<Workload> FindPodTemplates(JsonNode object) {
       auto added = AddTemplate(object, rj_pointer + "/template/spec/template", label,
                                workload_annotations, pods, w);
       if (!added) return added.error();
+      ++i;
     }
     return w;
   }

@@ -31,9 +31,10 @@ Result<JsonNode> OptionalList(JsonNode obj, std::string_view key, const std::str
 
 // True when the container already mounts something at /dev/shm.
 bool MountsShm(JsonNode container) {
-  std::vector<JsonNode> mounts = container.Find("volumeMounts").Items();
-  return std::any_of(mounts.begin(), mounts.end(),
-                     [](JsonNode m) { return IsShmPath(m.Find("mountPath")); });
+  for (JsonNode m : container.Find("volumeMounts").Items()) {
+    if (IsShmPath(m.Find("mountPath"))) return true;
+  }
+  return false;
 }
 
 std::string Upper(std::string s) {
@@ -70,10 +71,10 @@ Result<ShmMount> FindShmMount(const PodTemplate& t) {
     std::string list_ptr = t.spec_pointer + "/" + list_name;
     auto list = OptionalList(spec, list_name, t.spec_pointer);
     if (!list) return list.error();
-    std::vector<JsonNode> containers = list->Items();
-    for (size_t i = 0; i < containers.size(); ++i) {
-      std::string c_ptr = list_ptr + "/" + std::to_string(i);
-      auto mounts = OptionalList(containers[i], "volumeMounts", c_ptr);
+    size_t i = 0;
+    for (JsonNode container : list->Items()) {
+      std::string c_ptr = list_ptr + "/" + std::to_string(i++);
+      auto mounts = OptionalList(container, "volumeMounts", c_ptr);
       if (!mounts) return mounts.error();
       for (JsonNode m : mounts->Items()) {
         JsonNode name = m.Find("name");
@@ -92,13 +93,15 @@ Result<ShmMount> FindShmMount(const PodTemplate& t) {
   ShmMount m;
   std::string wanted = names.empty() ? kShmVolumeName : *names.begin();
   JsonNode vol;
-  std::vector<JsonNode> declared = volumes->Items();
-  for (size_t i = 0; i < declared.size(); ++i) {
-    if (declared[i].Find("name").Is(wanted)) {
-      vol = declared[i];
-      m.volume_index = static_cast<int>(i);
+  int index = 0;
+  for (JsonNode declared : volumes->Items()) {
+    if (declared.Find("name").Is(wanted)) {
+      vol = declared;
+      m.volume_index = index;
+      m.volume = vol;
       break;
     }
+    ++index;
   }
   m.volume_name = wanted;
   if (!vol) {
@@ -143,14 +146,13 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
   PodPatch p;
   JsonNode spec = t.spec;
   const std::string& sp = t.spec_pointer;
-  std::vector<JsonNode> volumes = spec.Find("volumes").Items();
   const std::string required = FormatBytes(o.required_bytes);
 
   // 1. The volume.
   std::string volume_name = mount.volume_name;
   if (mount.kind == ShmMountKind::kNone) {
     std::set<std::string, std::less<>> taken;
-    for (JsonNode v : volumes) {
+    for (JsonNode v : spec.Find("volumes").Items()) {
       JsonNode n = v.Find("name");
       if (n.IsString()) taken.emplace(n.String());
     }
@@ -167,7 +169,7 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
                         required + "}");
   } else if (!mount.size_limit || *mount.size_limit < o.required_bytes) {
     std::string path = sp + "/volumes/" + std::to_string(mount.volume_index) + "/emptyDir/sizeLimit";
-    JsonNode empty_dir = volumes[static_cast<size_t>(mount.volume_index)].Find("emptyDir");
+    JsonNode empty_dir = mount.volume.Find("emptyDir");
     if (empty_dir.Find("sizeLimit")) {
       p.ops.Replace(path, JsonQuoted(required));
     } else {
@@ -182,10 +184,8 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
   std::vector<std::string> mounted, locked;
   const std::string shm_mount = R"({"mountPath":")" + std::string(kShmPath) + R"(","name":)" +
                             JsonQuoted(volume_name) + "}";
-  const std::vector<JsonNode> lists[] = {spec.Find("containers").Items(),
-                                         spec.Find("initContainers").Items()};
   for (const auto& c : facts.containers) {
-    JsonNode cj = lists[c.init ? 1 : 0][c.index];
+    JsonNode cj = c.node;
     bool wants_mount = !c.init || Selected(o.init_container_mounts, c);
     if (wants_mount && !MountsShm(cj)) {
       auto mounts = OptionalList(cj, "volumeMounts", c.pointer);
@@ -214,10 +214,11 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
         if (!caps.IsObject()) return MakeError(Code::kInvalidInput, "must be an object", caps_ptr);
         auto list = OptionalList(caps, "add", caps_ptr);
         if (!list) return list.error();
-        std::vector<JsonNode> granted = list->Items();
+        bool granted = false;
+        for (JsonNode cap : list->Items()) granted = granted || GrantsIpcLock(cap);
         if (!*list) {
           p.ops.Add(caps_ptr + "/add", R"(["IPC_LOCK"])");
-        } else if (std::none_of(granted.begin(), granted.end(), GrantsIpcLock)) {
+        } else if (!granted) {
           p.ops.Add(caps_ptr + "/add/-", R"("IPC_LOCK")");
         } else {
           continue;

@@ -56,12 +56,10 @@ class TapeReader final : public JsonNode::Reader {
     }
     return found && TypeAt(d, found) != 'n' ? View(d, found) : JsonNode();
   }
-  std::vector<JsonNode> Items(const JsonNode& array) const override {
-    const Document& d = Doc(array);
-    std::vector<JsonNode> out;
-    out.reserve((d.tape[array.b()] >> 32) & 0xFFFFFF);  // the count (saturated)
-    for (uint64_t i = array.b() + 1; TypeAt(d, i) != ']'; i = After(d, i)) out.push_back(View(d, i));
-    return out;
+  JsonNode FirstItem(const JsonNode& array) const override { return ItemAt(Doc(array), array.b() + 1); }
+  JsonNode NextItem(const JsonNode& item) const override {
+    const Document& d = Doc(item);
+    return ItemAt(d, After(d, item.b()));
   }
   std::vector<std::pair<std::string_view, JsonNode>> Members(const JsonNode& object) const override {
     const Document& d = Doc(object);
@@ -79,6 +77,8 @@ class TapeReader final : public JsonNode::Reader {
   json Copy(const JsonNode& node) const override { return CopyAt(Doc(node), node.b()); }
 
  private:
+  static JsonNode ItemAt(const Document& d, uint64_t i) { return TypeAt(d, i) == ']' ? JsonNode() : View(d, i); }
+
   static json CopyAt(const Document& d, uint64_t i) {
     switch (TypeAt(d, i)) {
       case '{': {

@@ -16,6 +16,12 @@ namespace {
 
 using nlohmann::json;
 
+std::vector<JsonNode> ItemsOf(JsonNode list) {
+  std::vector<JsonNode> out;
+  for (JsonNode item : list.Items()) out.push_back(item);
+  return out;
+}
+
 TEST_CASE("ParseJsonPruned keeps what the evaluation reads and drops the rest", "[fast_json]") {
   auto j = ParseJsonPruned(R"({"kind":"Pod","status":{"phase":"Running"},
     "metadata":{"name":"p","managedFields":[{"manager":"x"}],"annotations":{"a":"1","shmguard.io/num-workers":"8"}},
@@ -31,7 +37,8 @@ TEST_CASE("ParseJsonPruned keeps what the evaluation reads and drops the rest", 
 
 TEST_CASE("ParseJsonView reads every kind of value in place", "[fast_json]") {
   std::string text = R"({"s":"a\"b","i":-3,"u":18446744073709551615,"d":1.5,"e":2e3,"t":true,"f":false,"n":null,
-    "l":[1,"x",{"k":"v"}],"o":{"z":1,"a":2},"dup":1,"dup":2})";
+    "l":[1,"x",{"k":"v"}],"o":{"z":1,"a":2},"dup":1,"dup":2,
+    "empty":[],"nested":[null,[2,[3.5]],{"a":[]},-4]})";
   auto root = ParseJsonView(text);
   REQUIRE(root.has_value());
   CHECK(root->IsObject());
@@ -47,7 +54,7 @@ TEST_CASE("ParseJsonView reads every kind of value in place", "[fast_json]") {
   CHECK_FALSE(root->Find("n"));  // null reads as absent
   CHECK_FALSE(root->Find("missing"));
   CHECK(root->Find("dup").Integer() == 2);  // the last of a key given twice, as nlohmann keeps
-  std::vector<JsonNode> items = root->Find("l").Items();
+  std::vector<JsonNode> items = ItemsOf(root->Find("l"));
   REQUIRE(items.size() == 3);
   CHECK(items[1].Is("x"));
   CHECK(items[2].StringMember("k") == "v");
@@ -55,18 +62,33 @@ TEST_CASE("ParseJsonView reads every kind of value in place", "[fast_json]") {
   auto members = root->Find("o").Members();
   REQUIRE(members.size() == 2);
   CHECK(members[0].first == "z");  // the document's order
-  CHECK(root->Find("s").Items().empty());
+  CHECK(ItemsOf(root->Find("s")).empty());
+  CHECK(ItemsOf(root->Find("o")).empty());
+  CHECK(ItemsOf(root->Find("empty")).empty());
+  std::vector<JsonNode> nested = ItemsOf(root->Find("nested"));  // each item skipped whole
+  REQUIRE(nested.size() == 4);
+  CHECK(nested[0].IsNull());
+  CHECK(ItemsOf(nested[1]).size() == 2);
+  CHECK(ItemsOf(nested[2].Find("a")).empty());
+  CHECK(nested[3].Integer() == -4);
   CHECK(root->Find("l").Find("k").type() == JsonNode::Type::kAbsent);
 }
 
 TEST_CASE("ParseJsonView and nlohmann read the same values", "[fast_json]") {
-  json doc = json::parse(R"({"a":[{"b":"c","n":7,"x":-1.25e-7,"big":9223372036854775808}],"m":{"k":null}})");
+  json doc = json::parse(R"({"a":[{"b":"c","n":7,"x":-1.25e-7,"big":9223372036854775808}],"m":{"k":null},"l":[null,[1,2],3,[]]})");
   std::string text = doc.dump();
   auto view = ParseJsonView(text);
   REQUIRE(view.has_value());
   JsonNode tree = doc;
   for (JsonNode n : {*view, tree}) {
-    JsonNode item = n.Find("a").Items().at(0);
+    JsonNode item = ItemsOf(n.Find("a")).at(0);
+    CHECK(ItemsOf(n.Find("a")).size() == 1);
+    std::vector<JsonNode> l = ItemsOf(n.Find("l"));
+    REQUIRE(l.size() == 4);
+    CHECK(l[0].IsNull());
+    CHECK(ItemsOf(l[1]).size() == 2);
+    CHECK(l[2].Integer() == 3);
+    CHECK(ItemsOf(l[3]).empty());
     CHECK(item.StringMember("b") == "c");
     CHECK(item.Find("n").Integer() == 7);
     CHECK(item.Find("x").Dump() == doc["a"][0]["x"].dump());
