@@ -1,6 +1,9 @@
 // CompactJson: a fast path for printable-ASCII strings, nlohmann's serializer for the rest.
 #include "shmguard/compact_json.h"
 
+#include <array>
+#include <cstdint>
+
 namespace shmguard {
 namespace {
 
@@ -56,6 +59,14 @@ void Append(const json& value, std::string& out) {
   }
 }
 
+// For each byte: 0 when it is copied as it is, 1 for '"' and '\\' (a backslash goes before
+// them), 2 for control characters and bytes of UTF-8 (dump's own rules).
+constexpr auto kEscapeClass = [] {
+  std::array<uint8_t, 256> t{};
+  for (int c = 0; c < 256; ++c) t[c] = c < 0x20 || c >= 0x80 ? 2 : c == '"' || c == '\\' ? 1 : 0;
+  return t;
+}();
+
 }  // namespace
 
 std::string CompactJson(const json& value) {
@@ -65,16 +76,18 @@ std::string CompactJson(const json& value) {
 }
 
 void AppendJsonQuoted(std::string_view s, std::string& out) {
-  for (unsigned char c : s) {
-    if (c < 0x20 || c >= 0x80) {  // control character, UTF-8 or a broken byte: dump's own rules
-      out += Dumped(json(s));
-      return;
-    }
-  }
+  const size_t start = out.size();
+  out.reserve(start + s.size() + 2);
   out += '"';
   size_t done = 0;  // copied in runs between the characters to escape
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '"' && s[i] != '\\') continue;
+    const uint8_t escape = kEscapeClass[static_cast<unsigned char>(s[i])];
+    if (escape == 0) continue;
+    if (escape == 2) {  // control character, UTF-8 or a broken byte: dump's own rules
+      out.resize(start);
+      out += Dumped(json(s));
+      return;
+    }
     out.append(s, done, i - done);
     out += '\\';
     done = i;
