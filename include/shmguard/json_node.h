@@ -1,11 +1,13 @@
-// A read-only view of one value of a parsed JSON document, whichever parser holds it: the core
-// reads Kubernetes objects only through JsonNode, never with at() or operator[] (they throw or
-// insert). nlohmann::json converts to a view implicitly (YAML, the audit, the tests); the server
-// views simdjson's document directly (src/io/json_dom.h), so no tree is built per request.
+// A read-only view of one value of a parsed JSON document: the core reads Kubernetes objects only
+// through JsonNode, never with at() or operator[] (they throw or insert). It views either
+//   - an nlohmann::json value, which converts to a view implicitly (YAML, the audit, the tests), or
+//   - a value on a tape in simdjson's documented layout (JsonTape), as the server's parser
+//     writes it: no tree is built per request, and reads are inline loops over 64-bit words.
 // A view is valid while the document it views lives and is not changed.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <string>
 #include <string_view>
@@ -16,34 +18,27 @@
 
 namespace shmguard {
 
+// A parsed document in simdjson's tape layout (its doc/tape.md): one 64-bit word per value (two
+// for numbers, whose bits are in the next word), the type in the top byte ('{' '[' '"' 'l' 'u'
+// 'd' 't' 'f' 'n', and '}' ']' closing) and a payload below it. '{' and '[' hold in their low 32
+// bits the index just past their matching '}' or ']'; a string holds the offset in `strings` of
+// its length (4 bytes, little-endian) followed by its bytes. An object's words are its keys and
+// values, alternating. The root value is at index 1.
+struct JsonTape {
+  const uint64_t* words = nullptr;
+  const uint8_t* strings = nullptr;
+};
+
 class JsonNode {
  public:
   enum class Type : uint8_t { kAbsent, kNull, kBool, kInteger, kFloat, kString, kArray, kObject };
-
-  // How one parser's values are read. `a` and `b` are the parser's handle of the value.
-  class Reader {
-   public:
-    virtual JsonNode Find(const JsonNode& object, std::string_view key) const = 0;
-    // The first item of a non-empty list, and the item after an item; absent at the end.
-    virtual JsonNode FirstItem(const JsonNode& array) const = 0;
-    virtual JsonNode NextItem(const JsonNode& item) const = 0;
-    virtual std::vector<std::pair<std::string_view, JsonNode>> Members(const JsonNode& object) const = 0;
-    virtual std::string_view String(const JsonNode& string) const = 0;
-    virtual bool Bool(const JsonNode& boolean) const = 0;
-    virtual int64_t Integer(const JsonNode& integer) const = 0;
-    virtual nlohmann::json Copy(const JsonNode& node) const = 0;
-
-   protected:
-    ~Reader() = default;
-  };
-
   class ItemIterator;
   struct ItemRange;
 
   JsonNode() = default;  // absent
   JsonNode(const nlohmann::json& value);  // NOLINT(google-explicit-constructor): a view of it
-  JsonNode(const Reader* reader, Type type, uint64_t a, uint64_t b)
-      : reader_(reader), a_(a), b_(b), type_(type) {}
+  // The value at word `index` of `tape` (1: the root). REQUIRES: `tape` outlives the view.
+  JsonNode(const JsonTape& tape, uint64_t index);
 
   Type type() const { return type_; }
   // Present and not null: Kubernetes treats a null field as an absent one.
@@ -57,37 +52,67 @@ class JsonNode {
   bool IsObject() const { return type_ == Type::kObject; }
 
   // The member `key` of an object; absent when this is not an object, has no such member, or
-  // the member is null. A key given twice means its last value, as in Go's encoding/json.
+  // the member is null. A key given twice means its last value, as in nlohmann and Go.
   JsonNode Find(std::string_view key) const {
-    return type_ == Type::kObject ? reader_->Find(*this, key) : JsonNode();
+    if (type_ != Type::kObject) return {};
+    return tape_ ? FindOnTape(key) : FindInJson(key);
   }
   // The items of a list, in order, for a range-for (nothing is copied); none when this is not
   // a list.
   ItemRange Items() const;
   // The members of an object, null ones included, in the document's order (nlohmann: sorted).
-  std::vector<std::pair<std::string_view, JsonNode>> Members() const {
-    return type_ == Type::kObject ? reader_->Members(*this)
-                                  : std::vector<std::pair<std::string_view, JsonNode>>();
-  }
+  std::vector<std::pair<std::string_view, JsonNode>> Members() const;
   // The text of a string; "" when this is not a string.
-  std::string_view String() const { return type_ == Type::kString ? reader_->String(*this) : ""; }
-  bool Bool() const { return type_ == Type::kBool && reader_->Bool(*this); }
+  std::string_view String() const {
+    if (type_ != Type::kString) return {};
+    return tape_ ? TapeString(a_) : std::string_view(Json().get_ref<const std::string&>());
+  }
+  bool Bool() const;
   // An integer's value (one above 2^63-1 wraps, as nlohmann's get<int64_t> does); 0 otherwise.
-  int64_t Integer() const { return type_ == Type::kInteger ? reader_->Integer(*this) : 0; }
+  int64_t Integer() const;
   // The string member `key`, or "" when it is missing or not a string.
   std::string_view StringMember(std::string_view key) const { return Find(key).String(); }
   // True when this is the string `text`.
   bool Is(std::string_view text) const { return IsString() && String() == text; }
 
   // A copy as nlohmann::json (null when absent), for messages and patch values.
-  nlohmann::json Copy() const { return reader_ ? reader_->Copy(*this) : nlohmann::json(); }
+  nlohmann::json Copy() const;
   std::string Dump() const { return Copy().dump(); }
 
-  uint64_t a() const { return a_; }
-  uint64_t b() const { return b_; }
-
  private:
-  const Reader* reader_ = nullptr;
+  // nlohmann: a_ = the value's address, b_ = for an item of a list, the address past the last.
+  // Tape: tape_ = the document, a_ = the value's word.
+  const nlohmann::json& Json() const { return *reinterpret_cast<const nlohmann::json*>(a_); }
+  static JsonNode JsonItem(const nlohmann::json* at, const nlohmann::json* end);
+  JsonNode FindInJson(std::string_view key) const;
+  JsonNode NextItem() const;
+
+  char TapeType(uint64_t i) const { return static_cast<char>(tape_->words[i] >> 56); }
+  uint64_t TapeAfter(uint64_t i) const {  // the word after the value at word i
+    switch (TapeType(i)) {
+      case '{':
+      case '[': return static_cast<uint32_t>(tape_->words[i]);
+      case 'l':
+      case 'u':
+      case 'd': return i + 2;
+      default: return i + 1;
+    }
+  }
+  std::string_view TapeString(uint64_t i) const {
+    const uint8_t* at = tape_->strings + (tape_->words[i] & 0x00FFFFFFFFFFFFFF);
+    uint32_t size;
+    std::memcpy(&size, at, sizeof size);
+    return {reinterpret_cast<const char*>(at + sizeof size), size};
+  }
+  JsonNode FindOnTape(std::string_view key) const {
+    uint64_t found = 0;
+    for (uint64_t k = a_ + 1; TapeType(k) != '}'; k = TapeAfter(k + 1)) {
+      if (TapeString(k) == key) found = k + 1;
+    }
+    return found && TapeType(found) != 'n' ? JsonNode(*tape_, found) : JsonNode();
+  }
+
+  const JsonTape* tape_ = nullptr;
   uint64_t a_ = 0, b_ = 0;
   Type type_ = Type::kAbsent;
 };
@@ -97,7 +122,7 @@ class JsonNode::ItemIterator {
   explicit ItemIterator(JsonNode at) : at_(at) {}
   JsonNode operator*() const { return at_; }
   ItemIterator& operator++() {
-    at_ = at_.reader_->NextItem(at_);
+    at_ = at_.NextItem();
     return *this;
   }
   bool operator==(std::default_sentinel_t) const { return at_.type_ == Type::kAbsent; }
@@ -112,8 +137,37 @@ struct JsonNode::ItemRange {
   std::default_sentinel_t end() const { return {}; }
 };
 
+inline JsonNode::JsonNode(const JsonTape& tape, uint64_t index) : tape_(&tape), a_(index) {
+  switch (TapeType(index)) {
+    case '{': type_ = Type::kObject; break;
+    case '[': type_ = Type::kArray; break;
+    case '"': type_ = Type::kString; break;
+    case 'l':
+    case 'u': type_ = Type::kInteger; break;
+    case 'd': type_ = Type::kFloat; break;
+    case 't':
+    case 'f': type_ = Type::kBool; break;
+    default: type_ = Type::kNull; break;
+  }
+}
+
 inline JsonNode::ItemRange JsonNode::Items() const {
-  return {type_ == Type::kArray ? reader_->FirstItem(*this) : JsonNode()};
+  if (type_ != Type::kArray) return {};
+  if (!tape_) {
+    const auto& items = Json().get_ref<const nlohmann::json::array_t&>();
+    return {items.empty() ? JsonNode() : JsonItem(items.data(), items.data() + items.size())};
+  }
+  return {TapeType(a_ + 1) == ']' ? JsonNode() : JsonNode(*tape_, a_ + 1)};
+}
+
+inline JsonNode JsonNode::NextItem() const {
+  if (!tape_) {
+    const auto* end = reinterpret_cast<const nlohmann::json*>(b_);
+    const nlohmann::json* next = &Json() + 1;
+    return next == end ? JsonNode() : JsonItem(next, end);
+  }
+  const uint64_t next = TapeAfter(a_);
+  return TapeType(next) == ']' ? JsonNode() : JsonNode(*tape_, next);
 }
 
 }  // namespace shmguard

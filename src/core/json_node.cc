@@ -1,4 +1,4 @@
-// JsonNode over nlohmann::json: a = the value's address.
+// JsonNode's reads of nlohmann values, and what is not on the hot path for tapes.
 #include "shmguard/json_node.h"
 
 namespace shmguard {
@@ -20,51 +20,74 @@ JsonNode::Type TypeOf(const json& v) {
   }
 }
 
-const json& Value(const JsonNode& n) { return *reinterpret_cast<const json*>(n.a()); }
-
-class NlohmannReader final : public JsonNode::Reader {
- public:
-  JsonNode Find(const JsonNode& object, std::string_view key) const override {
-    const json& o = Value(object);
-    auto it = o.find(key);
-    if (it == o.end() || it->is_null()) return {};
-    return *it;
-  }
-  // An item's b is the address just past its list's last item.
-  JsonNode FirstItem(const JsonNode& array) const override {
-    const auto& items = Value(array).get_ref<const json::array_t&>();
-    return items.empty() ? JsonNode() : Item(items.data(), items.data() + items.size());
-  }
-  JsonNode NextItem(const JsonNode& item) const override {
-    const json* next = &Value(item) + 1;
-    const json* end = reinterpret_cast<const json*>(item.b());
-    return next == end ? JsonNode() : Item(next, end);
-  }
-  std::vector<std::pair<std::string_view, JsonNode>> Members(const JsonNode& object) const override {
-    std::vector<std::pair<std::string_view, JsonNode>> out;
-    const auto& members = Value(object).get_ref<const json::object_t&>();
-    out.reserve(members.size());
-    for (const auto& [key, value] : members) out.emplace_back(key, value);
-    return out;
-  }
-  std::string_view String(const JsonNode& string) const override {
-    return Value(string).get_ref<const std::string&>();
-  }
-  bool Bool(const JsonNode& boolean) const override { return Value(boolean).get<bool>(); }
-  int64_t Integer(const JsonNode& integer) const override { return Value(integer).get<int64_t>(); }
-  json Copy(const JsonNode& node) const override { return Value(node); }
-
- private:
-  JsonNode Item(const json* at, const json* end) const {
-    return JsonNode(this, TypeOf(*at), reinterpret_cast<uint64_t>(at), reinterpret_cast<uint64_t>(end));
-  }
-};
-
-const NlohmannReader kNlohmannReader;
+// The tape's words of numbers hold their bits in the next word.
+template <typename T>
+T NumberAt(const JsonTape& tape, uint64_t i) {
+  T v;
+  std::memcpy(&v, &tape.words[i + 1], sizeof v);
+  return v;
+}
 
 }  // namespace
 
-JsonNode::JsonNode(const json& value)
-    : JsonNode(&kNlohmannReader, TypeOf(value), reinterpret_cast<uint64_t>(&value), 0) {}
+JsonNode::JsonNode(const json& value) : a_(reinterpret_cast<uint64_t>(&value)), type_(TypeOf(value)) {}
+
+JsonNode JsonNode::JsonItem(const json* at, const json* end) {
+  JsonNode n(*at);
+  n.b_ = reinterpret_cast<uint64_t>(end);
+  return n;
+}
+
+JsonNode JsonNode::FindInJson(std::string_view key) const {
+  auto it = Json().find(key);
+  if (it == Json().end() || it->is_null()) return {};
+  return *it;
+}
+
+std::vector<std::pair<std::string_view, JsonNode>> JsonNode::Members() const {
+  std::vector<std::pair<std::string_view, JsonNode>> out;
+  if (type_ != Type::kObject) return out;
+  if (!tape_) {
+    for (const auto& [key, value] : Json().get_ref<const json::object_t&>()) out.emplace_back(key, value);
+    return out;
+  }
+  for (uint64_t k = a_ + 1; TapeType(k) != '}'; k = TapeAfter(k + 1)) {
+    out.emplace_back(TapeString(k), JsonNode(*tape_, k + 1));
+  }
+  return out;
+}
+
+bool JsonNode::Bool() const {
+  if (type_ != Type::kBool) return false;
+  return tape_ ? TapeType(a_) == 't' : Json().get<bool>();
+}
+
+int64_t JsonNode::Integer() const {
+  if (type_ != Type::kInteger) return 0;
+  return tape_ ? NumberAt<int64_t>(*tape_, a_) : Json().get<int64_t>();  // 'u' wraps as get<int64_t>
+}
+
+json JsonNode::Copy() const {
+  if (!tape_) return type_ == Type::kAbsent ? json() : Json();
+  switch (TapeType(a_)) {
+    case '{': {
+      json out = json::object();
+      for (const auto& [key, value] : Members()) out[std::string(key)] = value.Copy();
+      return out;
+    }
+    case '[': {
+      json out = json::array();
+      for (JsonNode item : Items()) out.push_back(item.Copy());
+      return out;
+    }
+    case '"': return std::string(String());
+    case 'l': return NumberAt<int64_t>(*tape_, a_);
+    case 'u': return NumberAt<uint64_t>(*tape_, a_);
+    case 'd': return NumberAt<double>(*tape_, a_);
+    case 't': return true;
+    case 'f': return false;
+    default: return nullptr;
+  }
+}
 
 }  // namespace shmguard

@@ -7,7 +7,6 @@
 #include <simdjson.h>
 
 #include "io/json_list_scan.h"
-#include "io/tape_node.h"
 #include "shmguard/relevant_fields.h"
 
 namespace shmguard::io {
@@ -134,7 +133,9 @@ bool ValidOutsideItems(std::string_view text, const ListLayout& list) {
 Result<JsonNode> ParseJsonView(std::string_view text, bool padded) {
   auto doc = ParseDom(text, padded);
   if (!doc) return doc.error();
-  return TapeRoot(Parser().doc);
+  thread_local JsonTape tape;  // this thread's parse, as the views read it
+  tape = {Parser().doc.tape.get(), Parser().doc.string_buf.get()};
+  return JsonNode(tape, 1);
 }
 
 Result<json> ParseJsonPruned(std::string_view text) { return Parse(text, Context::kRoot); }
