@@ -2,7 +2,8 @@
 // Beyond "no crash": a 5xx is a bug, the response must be an AdmissionReview echoing the uid,
 // and a returned patch must apply (RFC 6902, nlohmann) to the object that was sent. A body
 // parsed where it lies (as the server does, with bytes of the next request behind it) must be
-// answered exactly as a copied one.
+// answered exactly as a copied one. And the decision read off simdjson's tape (the server's
+// JsonNode) must be the decision read off nlohmann's tree of the same text.
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -11,9 +12,30 @@
 
 #include "io/fast_json.h"
 #include "server/admission_handler.h"
+#include "shmguard/admission.h"
 
 namespace {
 std::string DecodeBase64(const std::string& s);
+
+// Both readers of `body`, when both accept it as JSON: the same request and the same decision.
+void CheckSameAsTree(std::string_view body, const shmguard::Policy& policy, shmguard::Face face) {
+  auto tree = nlohmann::json::parse(body, nullptr, false);
+  auto view = shmguard::io::ParseJsonView(body);
+  if (tree.is_discarded() || !view) return;  // simdjson is stricter (nesting, huge numbers)
+  auto from_tree = shmguard::ParseReview(tree);
+  auto from_view = shmguard::ParseReview(*view);
+  if (from_tree.has_value() != from_view.has_value()) std::abort();
+  if (!from_tree) {
+    if (from_tree.error().ToString() != from_view.error().ToString()) std::abort();
+    return;
+  }
+  auto a = shmguard::Decide(*from_tree, policy, face);
+  auto b = shmguard::Decide(*from_view, policy, face);
+  if (a.allowed != b.allowed || a.code != b.code || a.message != b.message || a.warnings != b.warnings ||
+      !(a.patch == b.patch) || a.verdict != b.verdict || a.required_bytes != b.required_bytes || a.name != b.name) {
+    std::abort();
+  }
+}
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -26,6 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto in_place = shmguard::server::HandleAdmission(std::string_view(buffer).substr(0, body.size()), "application/json",
                                                       policy, face, 1 << 20, /*body_padded=*/true);
     if (in_place.status != x.status || in_place.body != x.body) std::abort();
+    CheckSameAsTree(body, policy, face);
     auto response = nlohmann::json::parse(x.body);  // always valid JSON
     if (response["apiVersion"] != "admission.k8s.io/v1") std::abort();
     if (x.status != 200 || !response["response"].contains("patch")) continue;

@@ -29,8 +29,15 @@ std::optional<int64_t> ParseNodeCount(std::string_view s) {
 
 // Value of `--flag=V` or `--flag V` in a container's command/args, unquoted; "" if absent.
 std::string FindFlag(JsonNode container, std::initializer_list<std::string_view> flags) {
-  std::vector<std::string_view> tokens;  // whitespace-separated words, as a shell would split them
-  auto is_space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  auto unquote = [](std::string_view word) {
+    std::string v(word);
+    v.erase(std::remove_if(v.begin(), v.end(), [](char c) { return c == '"' || c == '\''; }),
+            v.end());
+    return v;
+  };
+  // Whitespace-separated words, as a shell would split them (isspace in the C locale).
+  auto is_space = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
+  bool value_next = false;  // the previous word was a flag: this one is its value
   for (const char* field : {"command", "args"}) {
     for (JsonNode item : container.Find(field).Items()) {
       std::string_view text = item.String();
@@ -38,23 +45,15 @@ std::string FindFlag(JsonNode container, std::initializer_list<std::string_view>
         while (i < text.size() && is_space(text[i])) ++i;
         size_t start = i;
         while (i < text.size() && !is_space(text[i])) ++i;
-        if (i > start) tokens.push_back(text.substr(start, i - start));
-      }
-    }
-  }
-  auto unquote = [](std::string_view word) {
-    std::string v(word);
-    v.erase(std::remove_if(v.begin(), v.end(), [](char c) { return c == '"' || c == '\''; }),
-            v.end());
-    return v;
-  };
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    for (std::string_view flag : flags) {
-      std::string_view tok = tokens[i];
-      if (tok == flag && i + 1 < tokens.size()) return unquote(tokens[i + 1]);
-      if (tok.size() > flag.size() && tok.substr(0, flag.size()) == flag &&
-          tok[flag.size()] == '=') {
-        return unquote(tok.substr(flag.size() + 1));
+        if (i == start) continue;
+        std::string_view word = text.substr(start, i - start);
+        if (value_next) return unquote(word);
+        for (std::string_view flag : flags) {
+          value_next = value_next || word == flag;
+          if (word.size() > flag.size() && word.substr(0, flag.size()) == flag && word[flag.size()] == '=') {
+            return unquote(word.substr(flag.size() + 1));
+          }
+        }
       }
     }
   }

@@ -4,6 +4,7 @@
 #include "shmguard/quantity.h"
 
 #include <array>
+#include <iterator>
 #include <limits>
 
 namespace shmguard {
@@ -30,15 +31,16 @@ bool IsSuffixChar(char c) {
 }
 
 std::string Int128ToString(i128 v) {
-  if (v == 0) return "0";
+  if (v >= std::numeric_limits<int64_t>::min() && v <= std::numeric_limits<int64_t>::max()) {
+    return std::to_string(static_cast<int64_t>(v));  // every quantity this program prints
+  }
   bool negative = v < 0;
   UInt128 u = negative ? -static_cast<UInt128>(v) : static_cast<UInt128>(v);
-  std::string s;
-  while (u > 0) {
-    s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(u % 10)));
-    u /= 10;
-  }
-  return negative ? "-" + s : s;
+  char digits[40];  // 2^127 has 39
+  char* at = std::end(digits);
+  for (; u > 0; u /= 10) *--at = static_cast<char>('0' + static_cast<int>(u % 10));
+  if (negative) *--at = '-';
+  return std::string(at, std::end(digits));
 }
 
 struct QuantityParts {
