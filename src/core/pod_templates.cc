@@ -115,8 +115,8 @@ Result<Workload> FindPodTemplates(JsonNode object) {
   if (w.kind.empty()) {
     return MakeError(Code::kUnsupportedKind, "not a Kubernetes object: no kind", "/kind");
   }
-  Annotations workload_annotations;
-  MergeAnnotations(metadata, workload_annotations);
+  Annotations workload_annotations;  // what a controller's pod templates inherit
+  if (w.kind != "Pod") MergeAnnotations(metadata, workload_annotations);
 
   if (w.kind == "JobSet" && w.api_version == kJobSetApiVersion) {
     JsonNode spec = object.Find("spec");

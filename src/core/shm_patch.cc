@@ -20,11 +20,13 @@ bool IsShmPath(JsonNode mount_path) {
   return p == kShmPath;
 }
 
-// The list at obj[key] (absent when absent), or an error when it is not a list.
-Result<JsonNode> OptionalList(JsonNode obj, std::string_view key, const std::string& ptr) {
+// The list at obj[key] (absent when absent), or an error naming ptr() + "/" + key when it is
+// not a list (the pointer is only built then).
+template <typename Pointer>
+Result<JsonNode> OptionalList(JsonNode obj, std::string_view key, const Pointer& ptr) {
   JsonNode v = obj.Find(key);
   if (v && !v.IsArray()) {
-    return MakeError(Code::kInvalidInput, "must be a list", ptr + "/" + std::string(key));
+    return MakeError(Code::kInvalidInput, "must be a list", ptr() + "/" + std::string(key));
   }
   return v;
 }
@@ -64,17 +66,18 @@ bool Selected(ContainerSelection sel, const ContainerFacts& c) {
 
 Result<ShmMount> FindShmMount(const PodTemplate& t) {
   JsonNode spec = t.spec;
-  auto volumes = OptionalList(spec, "volumes", t.spec_pointer);
+  auto spec_pointer = [&] { return t.spec_pointer; };
+  auto volumes = OptionalList(spec, "volumes", spec_pointer);
   if (!volumes) return volumes.error();
   std::set<std::string, std::less<>> names;
   for (const char* list_name : {"containers", "initContainers"}) {
-    std::string list_ptr = t.spec_pointer + "/" + list_name;
-    auto list = OptionalList(spec, list_name, t.spec_pointer);
+    auto list = OptionalList(spec, list_name, spec_pointer);
     if (!list) return list.error();
     size_t i = 0;
     for (JsonNode container : list->Items()) {
-      std::string c_ptr = list_ptr + "/" + std::to_string(i++);
-      auto mounts = OptionalList(container, "volumeMounts", c_ptr);
+      auto container_pointer = [&] { return t.spec_pointer + "/" + list_name + "/" + std::to_string(i); };
+      auto mounts = OptionalList(container, "volumeMounts", container_pointer);
+      ++i;
       if (!mounts) return mounts.error();
       for (JsonNode m : mounts->Items()) {
         JsonNode name = m.Find("name");
@@ -188,7 +191,7 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
     JsonNode cj = c.node;
     bool wants_mount = !c.init || Selected(o.init_container_mounts, c);
     if (wants_mount && !MountsShm(cj)) {
-      auto mounts = OptionalList(cj, "volumeMounts", c.pointer);
+      auto mounts = OptionalList(cj, "volumeMounts", [&] { return c.pointer; });
       if (!mounts) return mounts.error();
       if (*mounts) {
         p.ops.Add(c.pointer + "/volumeMounts/-", shm_mount);
@@ -212,7 +215,7 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
         p.ops.Add(caps_ptr, R"({"add":["IPC_LOCK"]})");
       } else {
         if (!caps.IsObject()) return MakeError(Code::kInvalidInput, "must be an object", caps_ptr);
-        auto list = OptionalList(caps, "add", caps_ptr);
+        auto list = OptionalList(caps, "add", [&] { return caps_ptr; });
         if (!list) return list.error();
         bool granted = false;
         for (JsonNode cap : list->Items()) granted = granted || GrantsIpcLock(cap);
