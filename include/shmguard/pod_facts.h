@@ -19,7 +19,6 @@ struct ContainerFacts {
   std::string name;
   std::string pointer;  // "/spec/containers/0"
   JsonNode node;        // the container
-  size_t index = 0;     // position in containers or initContainers
   bool init = false;     // listed under initContainers
   bool sidecar = false;  // an init container with restartPolicy: Always
   int64_t gpus = 0;      // sum of the policy's GPU resources, limits else requests

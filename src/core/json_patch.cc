@@ -21,7 +21,11 @@ std::string EscapePointerToken(std::string_view token) {
 }
 
 void JsonPatch::Op(std::string_view op, std::string_view path, std::string_view value) {
-  if (count_++ > 0) ops_ += ',';
+  if (count_++ > 0) {
+    ops_ += ',';
+  } else {
+    ops_.reserve(1024);  // a pod's operations, most often, without regrowing
+  }
   ops_ += R"({"op":")";
   ops_ += op;
   ops_ += R"(","path":)";

@@ -185,9 +185,9 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
       ContainerFacts cf;
       JsonNode name = c.Find("name");
       cf.name = name.IsString() ? std::string(name.String()) : "#" + std::to_string(i);
+      ++i;
       cf.pointer = pointer;
       cf.node = c;
-      cf.index = i++;
       cf.init = init;
       cf.sidecar = init && c.Find("restartPolicy").Is("Always");
       auto res = ReadResources(c, pointer, policy);

@@ -95,17 +95,16 @@ Result<ShmMount> FindShmMount(const PodTemplate& t) {
 
   ShmMount m;
   std::string wanted = names.empty() ? kShmVolumeName : *names.begin();
-  JsonNode vol;
   int index = 0;
   for (JsonNode declared : volumes->Items()) {
     if (declared.Find("name").Is(wanted)) {
-      vol = declared;
+      m.volume = declared;
       m.volume_index = index;
-      m.volume = vol;
       break;
     }
     ++index;
   }
+  const JsonNode vol = m.volume;
   m.volume_name = wanted;
   if (!vol) {
     if (names.empty()) return ShmMount{};
