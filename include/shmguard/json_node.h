@@ -37,8 +37,8 @@ class JsonNode {
 
   JsonNode() = default;  // absent
   JsonNode(const nlohmann::json& value);  // NOLINT(google-explicit-constructor): a view of it
-  // The value at word `index` of `tape` (1: the root). REQUIRES: `tape` outlives the view.
-  JsonNode(const JsonTape& tape, uint64_t index);
+  // The root value of `tape`. REQUIRES: `tape` and its buffers outlive the view.
+  static JsonNode Root(const JsonTape& tape) { return JsonNode(tape, 1); }
 
   Type type() const { return type_; }
   // Present and not null: Kubernetes treats a null field as an absent one.
@@ -82,6 +82,7 @@ class JsonNode {
  private:
   // nlohmann: a_ = the value's address, b_ = for an item of a list, the address past the last.
   // Tape: tape_ = the document, a_ = the value's word.
+  JsonNode(const JsonTape& tape, uint64_t index);
   const nlohmann::json& Json() const { return *reinterpret_cast<const nlohmann::json*>(a_); }
   static JsonNode JsonItem(const nlohmann::json* at, const nlohmann::json* end);
   JsonNode FindInJson(std::string_view key) const;

@@ -135,7 +135,7 @@ Result<JsonNode> ParseJsonView(std::string_view text, bool padded) {
   if (!doc) return doc.error();
   thread_local JsonTape tape;  // this thread's parse, as the views read it
   tape = {Parser().doc.tape.get(), Parser().doc.string_buf.get()};
-  return JsonNode(tape, 1);
+  return JsonNode::Root(tape);
 }
 
 Result<json> ParseJsonPruned(std::string_view text) { return Parse(text, Context::kRoot); }
