@@ -1,7 +1,6 @@
 // PlanShm: the sizing formula of SPEC §3 with checked arithmetic.
 #include "shmguard/shm_plan.h"
 
-#include <cstdio>
 #include <limits>
 
 #include "shmguard/int128.h"
@@ -64,11 +63,12 @@ std::string FormatPpm(int64_t ppm) {
   std::string s = std::to_string(ppm / 1'000'000);
   int64_t frac = ppm % 1'000'000;
   if (frac == 0) return s;
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%06lld", static_cast<long long>(frac));
-  std::string f = buf;
-  while (!f.empty() && f.back() == '0') f.pop_back();
-  return s + "." + f;
+  s += '.';
+  for (int64_t unit = 100'000; frac > 0; unit /= 10) {  // six digits at most, trailing zeros dropped
+    s += static_cast<char>('0' + frac / unit);
+    frac %= unit;
+  }
+  return s;
 }
 
 Result<ShmPlan> PlanShm(const ShmInputs& in, const SizingConstants& k) {

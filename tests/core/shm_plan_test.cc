@@ -228,6 +228,8 @@ TEST_CASE("HumanBytes and FormatPpm", "[shm_plan]") {
   CHECK(FormatPpm(500'000) == "0.5");
   CHECK(FormatPpm(1'000'000) == "1");
   CHECK(FormatPpm(1'050'000) == "1.05");
+  CHECK(FormatPpm(1'000'001) == "1.000001");
+  CHECK(FormatPpm(2'123'450) == "2.12345");
 }
 
 }  // namespace
