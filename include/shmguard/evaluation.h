@@ -56,10 +56,16 @@ struct Evaluation {
   int64_t RequiredBytes() const;
 };
 
+// How much of a verdict is put in words. kEverything: every reason and every change (the
+// audit, `shmguard plan`, /validate). kDenialsAndWarnings: what a /mutate answer carries — the
+// warnings, and the reasons of denied pods and workloads; an allowed sized pod gets no reasons
+// and the patch no `changes`. Verdicts, plans and patches are the same either way.
+enum class Wording { kEverything, kDenialsAndWarnings };
+
 // Evaluates `object` as if created in namespace `namespace_name` (the object's own namespace
 // when empty, "default" when it has none). Never fails: malformed fields in an annotated pod
 // are a kDeny whose reason names the field; a non-workload is a kSkip saying why.
-Evaluation Evaluate(JsonNode object, const Policy& policy,
-                    std::string_view namespace_name = {});
+Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view namespace_name = {},
+                    Wording wording = Wording::kEverything);
 
 }  // namespace shmguard

@@ -46,6 +46,7 @@ struct PatchOptions {
   bool host_ipc = false;       // set spec.hostIPC: true
   ContainerSelection ipc_lock = ContainerSelection::kGpuContainers;  // kNever: no IPC_LOCK
   ContainerSelection init_container_mounts = ContainerSelection::kGpuContainers;
+  bool describe_changes = true;  // fill PodPatch::changes
   // Annotations the pod template must carry (shmguard.io/plan, and on controllers the
   // effective sizing annotations). Only missing or different ones produce operations.
   std::map<std::string, std::string> annotations;

@@ -27,14 +27,16 @@ struct ShmPlan {
   int64_t base_bytes = 0;        // the policy's base
   int64_t required_bytes = 0;    // round_up_MiB(sum × safety), at least the floor when N >= 2
   bool floor_applied = false;    // the multi-GPU floor decided the size
-  // One sentence: "dshm needs 12Gi = (DataLoader 11520Mi + NCCL 147.1Mi + base 64Mi) × 1.2".
-  std::string summary;
 };
 
 // Computes the plan. Fails with kInvalidInput when an intermediate value exceeds 2^63-1 bytes
 // (e.g. batch-bytes 8Ei with 8 workers): the reason says which term overflowed.
 // REQUIRES: inputs within the ranges above.
 Result<ShmPlan> PlanShm(const ShmInputs& in, const SizingConstants& k);
+
+// The plan in one sentence, e.g. "dshm needs 14078Mi = (4 procs × (8 workers × 2 + 2) × 160Mi +
+// 1Mi NCCL + 64Mi base) × 1.2". REQUIRES: `plan` came from PlanShm with the same constants `k`.
+std::string PlanSummary(const ShmPlan& plan, const SizingConstants& k);
 
 // The arithmetic in words, one line per term and step, for a person to check (the `plan`
 // command prints it), e.g. "DataLoader: 4 procs × (8 workers × 2 prefetch + 2) × 160Mi =

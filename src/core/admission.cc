@@ -123,7 +123,10 @@ Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face
                                                   : request.group + "/" + request.version;
   if (!IsAdmissionKind(api_version, request.kind)) return d;
 
-  Evaluation ev = Evaluate(request.object, policy, request.namespace_name);
+  // A /mutate answer carries warnings and denials only: the allowed pods' reasons and the
+  // patch's descriptions are not put in words.
+  Evaluation ev = Evaluate(request.object, policy, request.namespace_name,
+                           face == Face::kMutate ? Wording::kDenialsAndWarnings : Wording::kEverything);
   d.verdict = ev.verdict;
   d.required_bytes = ev.RequiredBytes();
   d.name = ev.name;

@@ -75,7 +75,7 @@ std::string PlanAnnotation(const SizingInputs& in, const PodFacts& f, const ShmP
 }
 
 void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule& rule,
-                   const Policy& policy, PodEvaluation& pe, JsonPatch& patch) {
+                   const Policy& policy, Wording wording, PodEvaluation& pe, JsonPatch& patch) {
   auto sizing = ReadSizing(t, policy);
   if (!sizing) return DenyWith(pe, sizing.error());
   auto facts = ReadPodFacts(t, policy);
@@ -91,36 +91,41 @@ void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule&
   if (!plan) return DenyWith(pe, plan.error());
   pe.plan = *plan;
   const int64_t required = plan->required_bytes;
-  pe.reasons.push_back(plan->summary + " (" + std::to_string(facts->procs) +
-                       (facts->procs == 1 ? " proc" : " procs") + " from " + facts->procs_source +
-                       ")");
+  // The plan in words is a sized pod's first reason: written now when every reason is, else
+  // only ahead of a denial's reason.
+  const bool everything = wording == Wording::kEverything;
+  auto explain_plan = [&] {
+    pe.reasons.push_back(PlanSummary(*plan, policy.sizing) + " (" + std::to_string(facts->procs) +
+                         (facts->procs == 1 ? " proc" : " procs") + " from " + facts->procs_source + ")");
+  };
+  auto deny = [&](std::string reason) {
+    if (!everything) explain_plan();
+    pe.verdict = Verdict::kDeny;
+    pe.reasons.push_back(std::move(reason));
+  };
+  if (everything) explain_plan();
 
   if (mount->kind == ShmMountKind::kOther) {
-    pe.verdict = Verdict::kDeny;
-    pe.reasons.push_back("/dev/shm is mounted from " + mount->description +
-                         "; shmguard only sizes an emptyDir {medium: Memory}: replace it");
-    return;
+    return deny("/dev/shm is mounted from " + mount->description +
+                "; shmguard only sizes an emptyDir {medium: Memory}: replace it");
   }
   if (facts->memory_limit_bytes) {
     int64_t limit = *facts->memory_limit_bytes;
     std::string lim = FormatBytes(limit);
     if (required > limit) {
-      pe.verdict = Verdict::kDeny;
-      pe.reasons.push_back("memory limit " + lim + " (" + facts->memory_limit_source +
-                           ") is below the " + FormatBytes(required) +
-                           " dshm needs: raise the limit or lower num-workers/prefetch-factor/batch size");
-      return;
+      return deny("memory limit " + lim + " (" + facts->memory_limit_source + ") is below the " +
+                  FormatBytes(required) +
+                  " dshm needs: raise the limit or lower num-workers/prefetch-factor/batch size");
     }
     if (ExceedsFraction(required, limit, policy.max_fraction_ppm)) {
-      pe.verdict = Verdict::kDeny;
-      pe.reasons.push_back("dshm " + FormatBytes(required) + " is more than " +
-                           FormatPpm(policy.max_fraction_ppm) + " of the memory limit " + lim +
-                           ", leaving " + HumanBytes(limit - required) +
-                           " for the processes: raise the limit or shrink the DataLoader queue");
-      return;
+      return deny("dshm " + FormatBytes(required) + " is more than " + FormatPpm(policy.max_fraction_ppm) +
+                  " of the memory limit " + lim + ", leaving " + HumanBytes(limit - required) +
+                  " for the processes: raise the limit or shrink the DataLoader queue");
     }
-    pe.reasons.push_back("memory limit " + lim + " leaves " + HumanBytes(limit - required) +
-                         " for the processes (dshm pages count against the limit)");
+    if (everything) {
+      pe.reasons.push_back("memory limit " + lim + " leaves " + HumanBytes(limit - required) +
+                           " for the processes (dshm pages count against the limit)");
+    }
     if (mount->size_limit && *mount->size_limit > limit) {
       pe.warnings.push_back("sizeLimit " + FormatBytes(*mount->size_limit) +
                             " exceeds the memory limit " + lim + "; the kubelet caps it at " + lim);
@@ -138,6 +143,7 @@ void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule&
   options.host_ipc = want_host_ipc && privileged;
   options.ipc_lock = privileged ? policy.ipc_lock : ContainerSelection::kNever;
   options.init_container_mounts = policy.init_container_mounts;
+  options.describe_changes = everything;
   if (!privileged) {
     std::string level = PodSecurityLevelName(rule.pod_security);
     if (want_host_ipc) pe.warnings.push_back("hostIPC not set: Pod Security " + level + " forbids it");
@@ -157,14 +163,14 @@ void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule&
     if (facts->nodes > 1) options.annotations[kNodesAnnotation] = std::to_string(facts->nodes);
   }
   auto pod_patch = BuildPodPatch(t, *facts, *mount, options);
-  if (!pod_patch) return DenyWith(pe, pod_patch.error());
+  if (!pod_patch) return deny(pod_patch.error().ToString());
   pe.verdict = pod_patch->ops.empty() ? Verdict::kOk : Verdict::kPatch;
   patch.Extend(pod_patch->ops);
   pe.changes = std::move(pod_patch->changes);
 }
 
 void EvaluatePod(const PodTemplate& t, const Workload& w, const NamespaceRule& rule,
-                 const Policy& policy, PodEvaluation& pe, JsonPatch& patch) {
+                 const Policy& policy, Wording wording, PodEvaluation& pe, JsonPatch& patch) {
   pe.label = t.label;
   pe.path = t.spec_pointer;
   pe.current_shm = "64Mi (container default)";
@@ -181,7 +187,7 @@ void EvaluatePod(const PodTemplate& t, const Workload& w, const NamespaceRule& r
     return;
   }
   if (Has(t.annotations, kNumWorkersAnnotation) || Has(t.annotations, kBatchBytesAnnotation)) {
-    return EvaluateSized(t, w, rule, policy, pe, patch);
+    return EvaluateSized(t, w, rule, policy, wording, pe, patch);
   }
   pe.verdict = Verdict::kOk;
   if (!rule.require_annotations) {
@@ -239,7 +245,8 @@ int64_t Evaluation::RequiredBytes() const {
   return out;
 }
 
-Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view namespace_name) {
+Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view namespace_name,
+                    Wording wording) {
   Evaluation ev;
   auto workload = FindPodTemplates(object);
   if (!workload) {
@@ -265,7 +272,7 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view name
   }
   for (const auto& t : w.templates) {
     PodEvaluation pe;
-    EvaluatePod(t, w, ev.rule, policy, pe, ev.patch);
+    EvaluatePod(t, w, ev.rule, policy, wording, pe, ev.patch);
     ev.verdict = ev.pods.empty() ? pe.verdict : std::max(ev.verdict, pe.verdict);
     ev.pods.push_back(std::move(pe));
   }

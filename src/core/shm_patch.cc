@@ -167,8 +167,9 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
     } else {
       p.ops.Add(sp + "/volumes", "[" + vol + "]");
     }
-    p.changes.push_back("add volume " + volume_name + ": emptyDir {medium: Memory, sizeLimit: " +
-                        required + "}");
+    if (o.describe_changes) {
+      p.changes.push_back("add volume " + volume_name + ": emptyDir {medium: Memory, sizeLimit: " + required + "}");
+    }
   } else if (!mount.size_limit || *mount.size_limit < o.required_bytes) {
     std::string path = sp + "/volumes/" + std::to_string(mount.volume_index) + "/emptyDir/sizeLimit";
     JsonNode empty_dir = mount.volume.Find("emptyDir");
@@ -177,9 +178,10 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
     } else {
       p.ops.Add(path, JsonQuoted(required));
     }
-    p.changes.push_back("raise sizeLimit of volume " + volume_name + " from " +
-                        (mount.size_limit ? FormatBytes(*mount.size_limit) : "unset") + " to " +
-                        required);
+    if (o.describe_changes) {
+      p.changes.push_back("raise sizeLimit of volume " + volume_name + " from " +
+                          (mount.size_limit ? FormatBytes(*mount.size_limit) : "unset") + " to " + required);
+    }
   }
 
   // 2. The /dev/shm mounts; 3. IPC_LOCK.
@@ -197,7 +199,7 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
       } else {
         p.ops.Add(c.pointer + "/volumeMounts", "[" + shm_mount + "]");
       }
-      mounted.push_back(c.name);
+      if (o.describe_changes) mounted.push_back(c.name);
     }
     if (c.init || !Selected(o.ipc_lock, c)) continue;
     JsonNode sc = cj.Find("securityContext");
@@ -227,7 +229,7 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
         }
       }
     }
-    locked.push_back(c.name);
+    if (o.describe_changes) locked.push_back(c.name);
   }
   if (!mounted.empty()) p.changes.push_back("mount " + volume_name + " at /dev/shm in " + JoinNames(mounted));
   if (!locked.empty()) p.changes.push_back("add capability IPC_LOCK to " + JoinNames(locked));
@@ -240,7 +242,7 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
     } else {
       p.ops.Add(sp + "/hostIPC", "true");
     }
-    p.changes.push_back("set hostIPC: true");
+    if (o.describe_changes) p.changes.push_back("set hostIPC: true");
   }
 
   // 5. Annotations on the pod template.
@@ -274,7 +276,7 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
         }
       }
     }
-    p.changes.push_back("set annotation" + std::string(keys.size() > 1 ? "s " : " ") + JoinNames(keys));
+    if (o.describe_changes) p.changes.push_back("set annotation" + std::string(keys.size() > 1 ? "s " : " ") + JoinNames(keys));
   }
   return p;
 }

@@ -106,7 +106,12 @@ Result<ShmPlan> PlanShm(const ShmInputs& in, const SizingConstants& k) {
     p.required_bytes = k.multi_gpu_floor_bytes;
     p.floor_applied = true;
   }
+  return p;
+}
 
+std::string PlanSummary(const ShmPlan& p, const SizingConstants& k) {
+  const ShmInputs& in = p.inputs;
+  const int64_t n = in.procs;
   std::string terms;
   auto term = [&](int64_t bytes, const std::string& text) {
     if (bytes == 0) return;
@@ -121,12 +126,10 @@ Result<ShmPlan> PlanShm(const ShmInputs& in, const SizingConstants& k) {
   term(p.nccl_shm_bytes + p.nccl_proxy_bytes,
        HumanBytes(p.nccl_shm_bytes + p.nccl_proxy_bytes) + " NCCL");
   term(p.base_bytes, HumanBytes(p.base_bytes) + " base");
-  p.summary = "dshm needs " + FormatBytes(p.required_bytes) + " = (" + terms + ") × " +
-              FormatPpm(k.safety_ppm) +
-              (p.floor_applied ? ", raised to the " + FormatBytes(p.required_bytes) +
-                                     " floor for multi-GPU pods"
-                               : std::string());
-  return p;
+  return "dshm needs " + FormatBytes(p.required_bytes) + " = (" + terms + ") × " +
+         FormatPpm(k.safety_ppm) +
+         (p.floor_applied ? ", raised to the " + FormatBytes(p.required_bytes) + " floor for multi-GPU pods"
+                          : std::string());
 }
 
 std::vector<std::string> ExplainPlan(const ShmPlan& p, const SizingConstants& k) {

@@ -1,6 +1,10 @@
 // Evaluate: verdicts and the reasons behind them (SPEC §3, §5).
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <sstream>
+
+#include "io/manifests.h"
 #include "shmguard/evaluation.h"
 #include "test_util.h"
 
@@ -166,6 +170,51 @@ spec:
   CHECK(ev.pods[1].verdict == Verdict::kDeny);
   CHECK(ev.verdict == Verdict::kDeny);
   CHECK_THAT(Reasons(ev), Catch::Contains("replicatedJob bad: annotation shmguard.io/num-workers"));
+}
+
+
+TEST_CASE("Wording changes the words, never the verdict, warnings, denials or patch", "[evaluation]") {
+  auto files = io::ExpandPaths({test::TestdataPath("shared")});
+  REQUIRE(files.has_value());
+  int compared = 0, denied = 0;
+  for (const auto& file : *files) {
+    std::ifstream in(file);
+    std::stringstream text;
+    text << in.rdbuf();
+    for (const auto& doc : io::ParseManifests(text.str(), file)) {
+      if (!doc.object || !doc.object->is_object()) continue;
+      // As written; sized; and sized past any memory limit (denied wherever there is one).
+      json sized = *doc.object, huge = *doc.object;
+      sized["metadata"]["annotations"]["shmguard.io/num-workers"] = "4";
+      sized["metadata"]["annotations"]["shmguard.io/batch-bytes"] = "16Mi";
+      huge["metadata"]["annotations"]["shmguard.io/num-workers"] = "64";
+      huge["metadata"]["annotations"]["shmguard.io/batch-bytes"] = "64Gi";
+      for (const json* object : {&doc.object.value(), static_cast<const json*>(&sized), static_cast<const json*>(&huge)}) {
+        for (const char* ns : {"team-a", "ml-a"}) {
+          CAPTURE(file, doc.index, ns);
+          Evaluation all = Evaluate(*object, Policy{}, ns, Wording::kEverything);
+          Evaluation lean = Evaluate(*object, Policy{}, ns, Wording::kDenialsAndWarnings);
+          CHECK(lean.verdict == all.verdict);
+          CHECK(lean.patch == all.patch);
+          CHECK(lean.AllWarnings() == all.AllWarnings());
+          CHECK(lean.reasons == all.reasons);
+          CHECK(lean.RequiredBytes() == all.RequiredBytes());
+          REQUIRE(lean.pods.size() == all.pods.size());
+          for (size_t i = 0; i < all.pods.size(); ++i) {
+            CHECK(lean.pods[i].verdict == all.pods[i].verdict);
+            CHECK(lean.pods[i].changes.empty());
+            if (all.pods[i].verdict == Verdict::kDeny) {
+              CHECK(lean.pods[i].reasons == all.pods[i].reasons);
+              ++denied;
+            }
+          }
+          ++compared;
+        }
+      }
+    }
+  }
+  CHECK(compared >= 300);
+  CHECK(denied >= 10);
 }
 
 }  // namespace

@@ -63,7 +63,7 @@ TEST_CASE("PlanShm reports its terms and arithmetic", "[shm_plan]") {
   CHECK(plan->nccl_proxy_bytes == 0);
   CHECK(plan->base_bytes == 64 * kMiB);
   CHECK_FALSE(plan->floor_applied);
-  CHECK_THAT(plan->summary, Catch::StartsWith("dshm needs 14078Mi = (4 procs × (8 workers × 2 + 2) × 160Mi"));
+  CHECK_THAT(PlanSummary(*plan, SizingConstants{}), Catch::StartsWith("dshm needs 14078Mi = (4 procs × (8 workers × 2 + 2) × 160Mi"));
   auto lines = ExplainPlan(*plan, SizingConstants{});
   CHECK(lines.front() == "DataLoader: 4 procs × (8 workers × 2 prefetch + 2) × 160Mi = 11520Mi");
   CHECK(lines.back() == "sum 11731.1Mi × 1.2 safety, rounded up to MiB = 14078Mi");
