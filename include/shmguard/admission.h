@@ -7,8 +7,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "shmguard/evaluation.h"
 #include "shmguard/json_node.h"
 #include "shmguard/json_patch.h"

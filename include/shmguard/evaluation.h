@@ -9,8 +9,6 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "shmguard/json_node.h"
 #include "shmguard/json_patch.h"
 #include "shmguard/policy.h"
