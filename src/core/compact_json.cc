@@ -11,7 +11,6 @@ using nlohmann::json;
 
 std::string Dumped(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-
 void Append(const json& value, std::string& out) {
   switch (value.type()) {
     case json::value_t::object: {

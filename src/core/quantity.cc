@@ -391,16 +391,7 @@ Result<int64_t> ParseBytes(std::string_view text, std::string_view what) {
 }
 
 std::string FormatBytes(int64_t bytes) {
-  // Below 1Ki a BinarySI quantity prints as DecimalSI: FormatQuantity's rules. At or above it,
-  // FormatQuantity's BinarySI branch in 64-bit arithmetic (it runs on every admission).
-  if (bytes < 1024) return FormatQuantity(Quantity{bytes, 0, QuantityFormat::kBinarySI, {}});
-  int times = 0;
-  while (bytes >= 1024 && bytes % 1024 == 0) {
-    bytes /= 1024;
-    ++times;
-  }
-  std::string number = std::to_string(bytes);
-  return times == 0 ? number : number + std::string(kBinarySuffixes[times - 1].text);
+  return FormatQuantity(Quantity{bytes, 0, QuantityFormat::kBinarySI, {}});
 }
 
 }  // namespace shmguard
