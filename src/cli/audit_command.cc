@@ -97,10 +97,11 @@ std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy&
   } else if (doc.item) {  // one item of a List, handed out alone
     records.push_back(stamp(EvaluateListItem(*doc.object, *doc.item, doc.list_kind, doc.list_api_version, policy)));
   } else if (IsList(*doc.object)) {
-    const json& list = *doc.object;
-    for (size_t i = 0; i < list["items"].size(); ++i) {
-      records.push_back(stamp(EvaluateListItem(list["items"][i], static_cast<int>(i), std::string(JsonNode(list).StringMember("kind")),
-                                               std::string(JsonNode(list).StringMember("apiVersion")), policy)));
+    const JsonNode list = *doc.object;
+    const std::string kind(list.StringMember("kind")), api_version(list.StringMember("apiVersion"));
+    const json& items = (*doc.object)["items"];
+    for (size_t i = 0; i < items.size(); ++i) {
+      records.push_back(stamp(EvaluateListItem(items[i], static_cast<int>(i), kind, api_version, policy)));
     }
   } else {
     records.push_back(stamp(EvaluateRecord(*doc.object, policy)));
