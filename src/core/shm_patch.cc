@@ -1,7 +1,6 @@
 // FindShmMount and BuildPodPatch: today's /dev/shm, and the operations to the planned one.
 #include "shmguard/shm_patch.h"
 
-#include <algorithm>
 #include <cctype>
 #include <set>
 #include <string_view>
