@@ -2,10 +2,13 @@
 # Builds the libFuzzer targets (clang, ASan + UBSan) and runs each one.
 #   scripts/fuzz.sh [RUNS] [SECONDS] [TARGET...]   defaults: 10,000,000 runs, at most 1800 s each,
 #                                                  all four targets (admission quantity audit config)
-# Seeds come from tests/testdata and examples/; corpora grow in build-fuzz/corpus/<target>.
+# Seeds come from examples/, tests/testdata and (when present) the third-party manifests in
+# ${SHMGUARD_CORPUS_DIR:-../shared/testdata}; corpora grow in build-fuzz/corpus/<target>.
 # A crash leaves build-fuzz/<target>-crash-*; turn it into a regression test before fixing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+corpus=${SHMGUARD_CORPUS_DIR:-../shared/testdata}
+[ -d "$corpus" ] || echo "shmguard corpus not found at $corpus: seeding from examples/ only" >&2
 runs=${1:-10000000}
 seconds=${2:-1800}
 shift $(( $# > 2 ? 2 : $# ))
@@ -22,16 +25,16 @@ seed() {  # seed corpora from the test data
     admission)
       python3 bench/make_bodies.py build-fuzz/bodies >/dev/null
       cp build-fuzz/bodies/*.json "$dir/"
-      cp tests/testdata/shared/k8s-api/admission.k8s.io.v1.AdmissionReview.json "$dir/" ;;
+      cp "$corpus/k8s-api/admission.k8s.io.v1.AdmissionReview.json" "$dir/" 2>/dev/null || true ;;
     quantity)
       for q in 1.5Gi 1024Mi 0.5Ki 1.1Ki 1000000 1.5 100m 0.1m 3.3e9 1e19 1E 8Ei Gi +1Gi 5. 1K 64MB 9223372036854775807; do
         printf '%s' "$q" > "$dir/$(printf '%s' "$q" | md5sum | cut -c1-12)"
       done ;;
     audit)
-      find tests/testdata/shared examples -name '*.yaml' -size -64k -exec cp {} "$dir/" \;
-      python3 - "$dir" <<'PY'   # a List of real objects (JSON Lists take their own path)
+      find "$corpus" examples tests/testdata/fuzz-regressions -name '*.yaml' -size -64k -exec cp {} "$dir/" \; 2>/dev/null || true
+      python3 - "$dir" "$corpus" <<'PY'   # a List of real objects (JSON Lists take their own path)
 import json, pathlib, sys
-items = [json.loads(p.read_text()) for p in pathlib.Path("tests/testdata/shared/k8s-api").glob("*.json")]
+items = [json.loads(p.read_text()) for p in pathlib.Path(sys.argv[2], "k8s-api").glob("*.json")]
 pathlib.Path(sys.argv[1], "list.json").write_text(json.dumps({"apiVersion": "v1", "items": items, "kind": "List"}, indent=1))
 PY
       ;;

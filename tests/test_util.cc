@@ -1,6 +1,8 @@
 // Implementation of the shared test helpers.
 #include "test_util.h"
 
+#include <filesystem>
+
 #include <catch2/catch.hpp>
 
 #include "io/manifests.h"
@@ -13,6 +15,31 @@ std::string TestdataPath(const std::string& relative) {
 
 std::string ReadTestdata(const std::string& relative) {
   auto text = io::ReadFileText(TestdataPath(relative));
+  REQUIRE(text.has_value());
+  return *text;
+}
+
+std::string CorpusPath(const std::string& relative) {
+  return relative.empty() ? std::string(CORPUS_DIR) : std::string(CORPUS_DIR) + "/" + relative;
+}
+
+std::string SchemaPath(const std::string& relative) {
+  return relative.empty() ? std::string(SCHEMA_DIR) : std::string(SCHEMA_DIR) + "/" + relative;
+}
+
+bool HaveCorpus() {
+  std::error_code ec;
+  if (std::filesystem::is_directory(CORPUS_DIR, ec) && std::filesystem::is_directory(SCHEMA_DIR, ec)) {
+    return true;
+  }
+  WARN("shmguard corpus not found at " << CORPUS_DIR << " (schemas: " << SCHEMA_DIR
+                                       << "): skipped; configure with -DSHMGUARD_CORPUS_DIR=DIR");
+  return false;
+}
+
+std::string ReadCorpus(const std::string& relative) {
+  auto text = io::ReadFileText(CorpusPath(relative));
+  INFO(CorpusPath(relative));
   REQUIRE(text.has_value());
   return *text;
 }

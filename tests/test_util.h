@@ -1,4 +1,4 @@
-// Helpers shared by the tests: testdata paths, YAML/JSON fixtures, patch application.
+// Helpers shared by the tests: testdata and corpus paths, YAML/JSON fixtures.
 #pragma once
 
 #include <string>
@@ -7,13 +7,30 @@
 
 namespace shmguard::test {
 
-// TESTDATA_DIR + "/" + relative.
+// TESTDATA_DIR + "/" + relative: data the project made (measurements, fuzz regressions).
 std::string TestdataPath(const std::string& relative);
 
 // Reads a file under tests/testdata; fails the test when it cannot be read.
 std::string ReadTestdata(const std::string& relative);
 
+// The corpus: real third-party manifests (CMake SHMGUARD_CORPUS_DIR, ../shared/testdata beside
+// the checkout), never committed. CorpusPath("world") names a file or directory in it.
+std::string CorpusPath(const std::string& relative = "");
+// The JSON schemas of the kinds (SHMGUARD_SCHEMA_DIR, ../shared/schemas).
+std::string SchemaPath(const std::string& relative = "");
+
+// True when the corpus is there. Otherwise warns "shmguard corpus not found at DIR", which CTest
+// reports as a skipped test (SKIP_REGULAR_EXPRESSION in CMakeLists.txt).
+bool HaveCorpus();
+
+// Reads a corpus file; fails the test when it cannot be read. REQUIRES: HaveCorpus().
+std::string ReadCorpus(const std::string& relative);
+
 // Parses one YAML document (go-yaml typing, as the audit reads it); fails the test on error.
 nlohmann::json Yaml(const std::string& text);
 
 }  // namespace shmguard::test
+
+// Starts a [corpus] test: returns from it, reported as skipped, when the corpus is absent.
+#define SHMGUARD_REQUIRE_CORPUS() \
+  if (!::shmguard::test::HaveCorpus()) return

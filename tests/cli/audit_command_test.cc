@@ -1,5 +1,5 @@
 // RunAudit / CollectAudit: formats, exit codes, stdin, Lists, and every file of the real
-// third-party testdata (tests/testdata/shared, sources in its MANIFEST.md).
+// third-party corpus (test::CorpusPath, never committed).
 #include <catch2/catch.hpp>
 
 #include <set>
@@ -133,10 +133,11 @@ TEST_CASE("RunAudit -o yaml and table render the same records", "[audit_command]
   CHECK_THAT(t.out, Catch::Contains("1 non-workload documents skipped: Service ×1"));
 }
 
-// Every file in tests/testdata/shared: never a crash, every record explained.
-TEST_CASE("CollectAudit reports or skips every document of the real-world testdata", "[audit_command]") {
+// Every file of the corpus: never a crash, every record explained.
+TEST_CASE("CollectAudit reports or skips every document of the real-world testdata", "[audit_command][corpus]") {
+  SHMGUARD_REQUIRE_CORPUS();
   std::istringstream no_stdin;
-  AuditResult result = CollectAudit({test::TestdataPath("shared")}, Policy{}, no_stdin);
+  AuditResult result = CollectAudit({test::CorpusPath()}, Policy{}, no_stdin);
   CHECK(result.summary.files >= 110);
   const std::set<std::string> verdicts = {"ok", "patch", "deny", "skip", "error"};
   std::map<std::string, int> by_verdict;
@@ -161,9 +162,10 @@ TEST_CASE("CollectAudit reports or skips every document of the real-world testda
 
 // Property: annotate every real workload for sizing; whatever the verdict, a patch applies with
 // nlohmann's RFC 6902 implementation and the patched object needs no further patch.
-TEST_CASE("Evaluate's patches over the real-world workloads apply and are idempotent", "[audit_command]") {
+TEST_CASE("Evaluate's patches over the real-world workloads apply and are idempotent", "[audit_command][corpus]") {
+  SHMGUARD_REQUIRE_CORPUS();
   std::istringstream no_stdin;
-  AuditResult result = CollectAudit({test::TestdataPath("shared")}, Policy{}, no_stdin);
+  AuditResult result = CollectAudit({test::CorpusPath()}, Policy{}, no_stdin);
   int patched = 0, denied = 0;
   for (const auto& doc : result.documents) {
     if (!doc.object || !doc.object->is_object()) continue;

@@ -100,9 +100,10 @@ TEST_CASE("OrderedPool drops the jobs nobody will consume when it goes early", "
   CHECK(ran.load() < 200);
 }
 
-TEST_CASE("The audit prints the same on 1 and 4 jobs", "[ordered_pool][audit_command]") {
+TEST_CASE("The audit prints the same on 1 and 4 jobs", "[ordered_pool][audit_command][corpus]") {
+  SHMGUARD_REQUIRE_CORPUS();
   auto run = [](int jobs, const std::string& output) {
-    AuditOptions o{{test::TestdataPath("shared"), std::string(SOURCE_DIR) + "/examples"}, output, "deny", jobs};
+    AuditOptions o{{test::CorpusPath(), std::string(SOURCE_DIR) + "/examples"}, output, "deny", jobs};
     std::istringstream in;
     std::ostringstream out, err;
     auto code = RunAudit(o, Policy{}, in, out, err);

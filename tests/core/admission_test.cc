@@ -100,8 +100,9 @@ TEST_CASE("ParseReview rejects malformed reviews naming the field", "[admission]
   }
 }
 
-TEST_CASE("ParseReview accepts the kubernetes/api round-trip fixture", "[admission]") {
-  json review = json::parse(test::ReadTestdata("shared/k8s-api/admission.k8s.io.v1.AdmissionReview.json"));
+TEST_CASE("ParseReview accepts the kubernetes/api round-trip fixture", "[admission][corpus]") {
+  SHMGUARD_REQUIRE_CORPUS();
+  json review = json::parse(test::ReadCorpus("k8s-api/admission.k8s.io.v1.AdmissionReview.json"));
   auto r = ParseReview(review);
   REQUIRE(r.has_value());
   CHECK(r->uid == "uidValue");
@@ -166,7 +167,25 @@ TEST_CASE("Decide: /validate denies in enforce and warns in warn, /mutate never 
 }
 
 TEST_CASE("Decide handles JobSets end to end", "[admission]") {
-  json js = test::Yaml(test::ReadTestdata("shared/jobset/site_static_examples_pytorch_cnn-mnist_mnist.yaml"));
+  // The shape of JobSet's PyTorch example: one replicated job of 4 indexed pods running torchrun.
+  json js = test::Yaml(R"(
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: pytorch}
+spec:
+  replicatedJobs:
+  - name: workers
+    template:
+      spec:
+        parallelism: 4
+        completions: 4
+        template:
+          spec:
+            containers:
+            - name: pytorch
+              image: pytorch:latest
+              command: [bash, -xc, "torchrun --nproc_per_node=1 --nnodes=4 mnist.py"]
+)");
   js["metadata"]["annotations"] = {{"shmguard.io/num-workers", "4"}, {"shmguard.io/batch-bytes", "8Mi"}};
   Parsed r = Parse(Review(js, "team-a", "CREATE", "JobSet"));
   Decision d = Decide(r, Policy{}, Face::kMutate);

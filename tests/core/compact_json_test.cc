@@ -33,9 +33,10 @@ TEST_CASE("CompactJson and JsonQuoted write what dump writes for every kind of v
   }
 }
 
-TEST_CASE("CompactJson and JsonPatch write what dump writes over all test data and its patches", "[compact_json]") {
+TEST_CASE("CompactJson and JsonPatch write what dump writes over all test data and its patches", "[compact_json][corpus]") {
+  SHMGUARD_REQUIRE_CORPUS();
   std::istringstream none;
-  auto result = cli::CollectAudit({test::TestdataPath("shared"), std::string(SOURCE_DIR) + "/examples"},
+  auto result = cli::CollectAudit({test::CorpusPath(), std::string(SOURCE_DIR) + "/examples"},
                                   Policy{}, none);
   int compared = 0;
   for (const auto& doc : result.documents) {

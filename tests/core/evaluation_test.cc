@@ -173,8 +173,9 @@ spec:
 }
 
 
-TEST_CASE("Wording changes the words, never the verdict, warnings, denials or patch", "[evaluation]") {
-  auto files = io::ExpandPaths({test::TestdataPath("shared")});
+TEST_CASE("Wording changes the words, never the verdict, warnings, denials or patch", "[evaluation][corpus]") {
+  SHMGUARD_REQUIRE_CORPUS();
+  auto files = io::ExpandPaths({test::CorpusPath(), std::string(SOURCE_DIR) + "/examples"});
   REQUIRE(files.has_value());
   int compared = 0, denied = 0;
   for (const auto& file : *files) {

@@ -35,12 +35,13 @@ TEST_CASE("FindPodTemplates knows where each kind keeps its pod spec", "[pod_tem
   }
 }
 
-TEST_CASE("FindPodTemplates reads every JobSet example of kubernetes-sigs/jobset", "[pod_templates]") {
+TEST_CASE("FindPodTemplates reads every JobSet example of kubernetes-sigs/jobset", "[pod_templates][corpus]") {
+  SHMGUARD_REQUIRE_CORPUS();
   int jobsets = 0;
-  auto files = io::ExpandPaths({test::TestdataPath("shared/jobset")});
+  auto files = io::ExpandPaths({test::CorpusPath("jobset")});
   REQUIRE(files.has_value());
   for (const auto& file : *files) {
-    for (const auto& doc : io::ParseManifests(test::ReadTestdata("shared/jobset/" + file.substr(file.rfind('/') + 1)), file)) {
+    for (const auto& doc : io::ParseManifests(*io::ReadFileText(file), file)) {
       if (!doc.object || (*doc.object).value("kind", "") != "JobSet") continue;
       CAPTURE(file);
       auto w = FindPodTemplates(*doc.object);
@@ -57,7 +58,19 @@ TEST_CASE("FindPodTemplates reads every JobSet example of kubernetes-sigs/jobset
 }
 
 TEST_CASE("FindPodTemplates counts the pods a replicated job runs together", "[pod_templates]") {
-  json obj = test::Yaml(test::ReadTestdata("shared/jobset/site_static_examples_pytorch_cnn-mnist_mnist.yaml"));
+  json obj = test::Yaml(R"(
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: pytorch}
+spec:
+  replicatedJobs:
+  - name: workers
+    template:
+      spec:
+        parallelism: 4
+        completions: 4
+        template: {spec: {containers: [{name: pytorch, image: pytorch:latest}]}}
+)");
   auto w = FindPodTemplates(obj);
   REQUIRE(w.has_value());
   CHECK(w->templates[0].pods_together == 4);  // replicas 1 × parallelism 4

@@ -1,5 +1,5 @@
 // PlanShm: the SPEC §3 arithmetic, overflow, and the measured DataLoader peaks
-// (tests/testdata/shared/shm-truth, measured with torch 1.13 on this kind of machine).
+// (tests/testdata/shm-truth, measured with torch 1.13 on this kind of machine).
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -155,7 +155,7 @@ std::vector<std::map<std::string, std::string>> ReadCsv(const std::string& text)
 }
 
 TEST_CASE("PlanShm never falls below a measured DataLoader peak", "[shm_plan]") {
-  auto rows = ReadCsv(test::ReadTestdata("shared/shm-truth/results.csv"));
+  auto rows = ReadCsv(test::ReadTestdata("shm-truth/results.csv"));
   REQUIRE(rows.size() >= 300);
   // Per configuration: the smallest tmpfs size from which on no run failed, and the peak used.
   // W, P, B MiB, extra batches the loop keeps alive (keep_refs), the other settings.

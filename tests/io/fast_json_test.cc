@@ -150,9 +150,10 @@ void CheckSameEvaluation(const json& full, const std::string& what) {
   CheckSameEvaluation(full, *from_yaml, what + " (YAML)");
 }
 
-TEST_CASE("Reading in place or pruning never changes an Evaluation over the real-world data", "[fast_json]") {
+TEST_CASE("Reading in place or pruning never changes an Evaluation over the real-world data", "[fast_json][corpus]") {
+  SHMGUARD_REQUIRE_CORPUS();
   std::istringstream none;
-  auto result = cli::CollectAudit({test::TestdataPath("shared"), std::string(SOURCE_DIR) + "/examples"}, Policy{}, none);
+  auto result = cli::CollectAudit({test::CorpusPath(), std::string(SOURCE_DIR) + "/examples"}, Policy{}, none);
   int compared = 0;
   for (const auto& doc : result.documents) {
     if (!doc.is_json && !doc.text.empty()) {  // the document as written: same result, same errors
@@ -248,9 +249,10 @@ TEST_CASE("ForEachJsonObjectPruned leaves broken or unusual Lists to the full pa
   CHECK((*empty[0].object)["items"] == json::array());
 }
 
-TEST_CASE("A List's items come out as each object pruned alone, over the real-world data", "[fast_json]") {
+TEST_CASE("A List's items come out as each object pruned alone, over the real-world data", "[fast_json][corpus]") {
+  SHMGUARD_REQUIRE_CORPUS();
   std::istringstream none;
-  auto result = cli::CollectAudit({test::TestdataPath("shared")}, Policy{}, none);
+  auto result = cli::CollectAudit({test::CorpusPath()}, Policy{}, none);
   json list = {{"kind", "List"}, {"apiVersion", "v1"}, {"items", json::array()}};
   for (const auto& doc : result.documents) {
     if (doc.object && doc.object->is_object()) list["items"].push_back(*doc.object);
