@@ -29,9 +29,15 @@ struct PodEvaluation {
   std::string label;   // "pod", "replicatedJob workers"
   std::string path;    // JSON pointer of the pod spec
   Verdict verdict = Verdict::kOk;
-  std::optional<ShmPlan> plan;                 // set when the pod carries sizing annotations
+  // The plan: from the sizing annotations, or (estimated) the floor's plan with no DataLoader.
+  std::optional<ShmPlan> plan;
+  // The /dev/shm size this verdict stands for: the plan's, or for an estimated pod the floor
+  // (when what it has is enough) or the size it is patched to; 0 when nothing was sized.
+  int64_t required_bytes = 0;
+  bool estimated = false;  // sized without DataLoader annotations (policy `unannotated`)
   std::optional<int64_t> memory_limit_bytes;   // nullopt: unknown or unlimited
-  std::string current_shm;                     // "64Mi (container default)", "emptyDir Memory 1Gi"
+  // "64Mi (container default)", "emptyDir Memory 1Gi", "the node's /dev/shm (hostIPC: true)"
+  std::string current_shm;
   std::vector<std::string> reasons;   // why this verdict, in words a user can act on
   std::vector<std::string> warnings;  // risks and things deliberately not done
   std::vector<std::string> changes;   // what this pod's part of the patch does, one sentence each

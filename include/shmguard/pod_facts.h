@@ -27,6 +27,7 @@ struct ContainerFacts {
 struct PodFacts {
   std::vector<ContainerFacts> containers;  // app containers first, then init containers
   int64_t gpus = 0;                         // over app containers (SPEC §2)
+  bool requests_gpus = false;  // some container or init container requests a GPU
   // Pod-level spec.resources.limits.memory, else max(sum of app + sidecar limits, largest init
   // limit); nullopt when some container has no memory limit (then the cgroup has none either).
   std::optional<int64_t> memory_limit_bytes;
@@ -35,9 +36,17 @@ struct PodFacts {
   std::string procs_source;         // e.g. "annotation shmguard.io/procs-per-pod", "4 GPUs"
   int64_t nodes = 1;                // pods of the job, >= 1; > 1 means multi-node NCCL
   std::string nodes_source;
+  // NCCL settings the GPU containers state in their env (NCCL's env.rst): NCCL_SHM_DISABLE=1
+  // turns its shared-memory transport off; NCCL_P2P_DISABLE=1 sends intra-node traffic through
+  // it instead of GPU peer-to-peer. The source names the container: "container \"trainer\"".
+  bool nccl_shm_disabled = false;
+  std::string nccl_shm_disabled_source;
+  bool nccl_p2p_disabled = false;
+  std::string nccl_p2p_disabled_source;
 };
 
-// Reads the facts of `t`. Processes per pod: annotation shmguard.io/procs-per-pod, else env
+// Reads the facts of `t`. NCCL settings are read from the containers that request GPUs (from
+// every container when none does). Processes per pod: annotation shmguard.io/procs-per-pod, else env
 // PET_NPROC_PER_NODE, else --nproc_per_node/--nproc-per-node in command/args, else the GPU
 // count, else 1 ("auto"/"gpu" mean the GPU count). Nodes: annotation shmguard.io/nodes, else the
 // workload's shape (pods_together), else PET_NNODES, else --nnodes, else 1.

@@ -14,6 +14,10 @@ enum class HostIpcMode { kAuto, kAlways, kNever };  // auto: pods with >= 2 GPUs
 enum class ContainerSelection { kGpuContainers, kAll, kNever };
 enum class NamespaceMode { kOff, kWarn, kEnforce };
 enum class PodSecurityLevel { kPrivileged, kBaseline, kRestricted };
+// How GPU pods without shmguard.io/num-workers are sized: kEstimate (the floor, raised to a
+// fraction of the memory limit), kFloor (what NCCL and the base need, at least `minimum`),
+// kLeave (not at all: they keep what they have).
+enum class UnannotatedMode { kEstimate, kFloor, kLeave };
 
 // Constants of the plan (SPEC §3, DOMAIN.md §F). Every byte count is exact.
 struct SizingConstants {
@@ -33,6 +37,17 @@ struct SizingConstants {
   int64_t nccl_connection_bytes = 9'637'892;
   // NCCL proxy ops pool per communicator, NCCL >= 2.28 (DOMAIN §11). Default: 34210180.
   int64_t nccl_proxy_pool_bytes = 34'210'180;
+};
+
+// Sizing of GPU pods whose workload has no shmguard.io/num-workers: nobody writes DataLoader
+// annotations before a Bus error has bitten them, so these get a safe size without them.
+struct UnannotatedRule {
+  UnannotatedMode mode = UnannotatedMode::kEstimate;  // Default: estimate
+  // kEstimate: the share of a known memory limit /dev/shm gets, in millionths (never above
+  // maxFractionOfMemoryLimit, never below the floor). Default: 250000 (a quarter).
+  int64_t fraction_ppm = 250'000;
+  // The floor is at least this many bytes. Default: 1Gi (NVIDIA's --shm-size=1g advice).
+  int64_t minimum_bytes = 1ll << 30;
 };
 
 struct NamespaceRule {
@@ -56,6 +71,7 @@ struct Policy {
   // Largest share of the memory limit the dshm volume may take, in millionths. Default: 500000.
   int64_t max_fraction_ppm = 500'000;
   SizingConstants sizing;
+  UnannotatedRule unannotated;
   // First match wins; a namespace that matches nothing is treated as {mode: warn}.
   // Default: kube-* off; ml-*, train-* enforce + requireAnnotations; * warn (SPEC §5).
   std::vector<NamespaceRule> namespaces = DefaultNamespaceRules();
@@ -71,5 +87,6 @@ const char* HostIpcModeName(HostIpcMode m);
 const char* ContainerSelectionName(ContainerSelection s);
 const char* NamespaceModeName(NamespaceMode m);
 const char* PodSecurityLevelName(PodSecurityLevel l);
+const char* UnannotatedModeName(UnannotatedMode m);
 
 }  // namespace shmguard

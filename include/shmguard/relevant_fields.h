@@ -15,9 +15,12 @@ namespace shmguard {
 // (possibly empty) because the patch adds to it rather than creating it.
 inline bool IsRelevantAnnotation(std::string_view key) { return key.rfind("shmguard.io/", 0) == 0; }
 
-// Environment variables the evaluation reads: PET_NPROC_PER_NODE, PET_NNODES (torchrun).
-// Entries of an "env" list are never patched, so dropping the others keeps every pointer valid.
-inline bool IsRelevantEnvVar(std::string_view name) { return name.rfind("PET_", 0) == 0; }
+// Environment variables the evaluation reads: PET_NPROC_PER_NODE, PET_NNODES (torchrun) and
+// NCCL_SHM_DISABLE, NCCL_P2P_DISABLE. Entries of an "env" list are never patched, so dropping
+// the others keeps every pointer valid.
+inline bool IsRelevantEnvVar(std::string_view name) {
+  return name.rfind("PET_", 0) == 0 || name == "NCCL_SHM_DISABLE" || name == "NCCL_P2P_DISABLE";
+}
 
 // Object members that are never read anywhere in an object: bookkeeping the API server adds,
 // scheduling and lifecycle settings, images and labels, the insides of volume sources (only a

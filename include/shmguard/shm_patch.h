@@ -41,6 +41,9 @@ struct ShmMount {
 // (NCCL needs every rank of a pod on the same /dev/shm, DOMAIN §8).
 Result<ShmMount> FindShmMount(const PodTemplate& t);
 
+// True when `container` mounts something at /dev/shm (trailing slashes ignored).
+bool MountsShm(JsonNode container);
+
 struct PatchOptions {
   int64_t required_bytes = 0;  // the planned sizeLimit
   bool host_ipc = false;       // set spec.hostIPC: true

@@ -17,12 +17,14 @@ struct ShmInputs {
   int64_t batch_bytes = 0;      // B: bytes of one collated batch, >= 0
   int64_t procs = 1;            // N: training processes in the pod, >= 1
   int64_t nodes = 1;            // pods training together; > 1 adds the NCCL proxy pool
+  bool nccl_shm = true;         // false: NCCL_SHM_DISABLE=1, no NCCL SHM transport term
 };
 
 struct ShmPlan {
   ShmInputs inputs;              // what it was computed from
   int64_t dataloader_bytes = 0;  // N × (W×P + inFlightExtra) × B, 0 when W = 0
   int64_t nccl_shm_bytes = 0;    // N × 2 × (N == 2 ? 1 : 2) × connection bytes, when N >= 2
+                                 // and the transport is on
   int64_t nccl_proxy_bytes = 0;  // N × proxy pool bytes, when nodes > 1
   int64_t base_bytes = 0;        // the policy's base
   int64_t required_bytes = 0;    // round_up_MiB(sum × safety), at least the floor when N >= 2

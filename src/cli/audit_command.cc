@@ -36,8 +36,9 @@ AuditRecord EvaluateRecord(const json& object, const Policy& policy) {
                       {"label", p.label},
                       {"verdict", VerdictName(p.verdict)},
                       {"current_shm", p.current_shm},
-                      {"required_bytes", p.plan ? json(p.plan->required_bytes) : json()},
-                      {"required", p.plan ? json(FormatBytes(p.plan->required_bytes)) : json()},
+                      {"required_bytes", p.required_bytes > 0 ? json(p.required_bytes) : json()},
+                      {"required", p.required_bytes > 0 ? json(FormatBytes(p.required_bytes)) : json()},
+                      {"estimated", p.estimated},
                       {"memory_limit_bytes", p.memory_limit_bytes ? json(*p.memory_limit_bytes) : json()}});
     if (r.current_shm.empty() || p.plan) r.current_shm = p.current_shm;
     if (p.memory_limit_bytes && (!r.memory_limit_bytes || p.plan)) r.memory_limit_bytes = p.memory_limit_bytes;

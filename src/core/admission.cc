@@ -139,6 +139,8 @@ Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face
     if (p.verdict == Verdict::kDeny) {
       for (const auto& r : p.reasons) problems.push_back(prefix + r);
     } else if (p.verdict == Verdict::kPatch && face == Face::kValidate) {
+      // An estimated size: first why /dev/shm is too small, with the numbers.
+      if (p.estimated && !p.reasons.empty()) problems.push_back(prefix + p.reasons.back());
       for (const auto& c : p.changes) problems.push_back(prefix + "missing: " + c);
     }
   }

@@ -3,10 +3,12 @@
 
 #include <algorithm>
 
+#include "shmguard/compact_json.h"
+#include "shmguard/int128.h"
 #include "shmguard/pod_facts.h"
 #include "shmguard/pod_templates.h"
-#include "shmguard/int128.h"
 #include "shmguard/quantity.h"
+#include "shmguard/shm_estimate.h"
 #include "shmguard/shm_patch.h"
 
 namespace shmguard {
@@ -74,6 +76,98 @@ std::string PlanAnnotation(const SizingInputs& in, const PodFacts& f, const ShmP
          std::to_string(in.workers) + "}";
 }
 
+// The plan annotation of an estimated size: what it was estimated from, sorted keys.
+std::string EstimateAnnotation(const ShmEstimate& e, const PodFacts& f, int64_t required) {
+  return R"({"estimated":)" + JsonQuoted(e.basis) + R"(,"floor":")" + FormatBytes(e.floor_bytes) +
+         R"(","gpus":)" + std::to_string(f.gpus) + R"(,"nodes":)" + std::to_string(f.nodes) +
+         R"(,"procs":)" + std::to_string(f.procs) + R"(,"required":")" + FormatBytes(required) + "\"}";
+}
+
+// What /dev/shm is today, for people. With hostIPC and nothing mounted there, the container
+// runtime gives the pod the node's /dev/shm (containerd's CRI: only when no mount targets it).
+std::string CurrentShm(const ShmMount& mount, JsonNode spec) {
+  if (mount.kind != ShmMountKind::kNone) return mount.description;
+  return spec.Find("hostIPC").Bool() ? "the node's /dev/shm (hostIPC: true)" : "64Mi (container default)";
+}
+
+// Reasons for the NCCL settings the pod states.
+void NoteNccl(const PodFacts& f, PodEvaluation& pe) {
+  if (f.nccl_shm_disabled && f.procs >= 2) {
+    pe.reasons.push_back("NCCL_SHM_DISABLE=1 (" + f.nccl_shm_disabled_source +
+                         "): NCCL's shared-memory transport is off, so no NCCL shm term");
+  }
+  if (f.nccl_p2p_disabled) {
+    pe.reasons.push_back("NCCL_P2P_DISABLE=1 (" + f.nccl_p2p_disabled_source +
+                         "): NCCL moves intra-node traffic through /dev/shm instead of GPU peer-to-peer");
+  }
+}
+
+// The memory-limit checks a size must pass: a reason to deny, or "" when it fits.
+std::string CheckMemoryLimit(int64_t required, const std::string& what, const PodFacts& f,
+                             const Policy& policy, const std::string& remedy) {
+  if (!f.memory_limit_bytes) return {};
+  const int64_t limit = *f.memory_limit_bytes;
+  const std::string lim = FormatBytes(limit);
+  if (required > limit) {
+    return "memory limit " + lim + " (" + f.memory_limit_source + ") is below the " +
+           FormatBytes(required) + " " + what + ": " + remedy;
+  }
+  if (ExceedsFraction(required, limit, policy.max_fraction_ppm)) {
+    return what + " " + FormatBytes(required) + " is more than " + FormatPpm(policy.max_fraction_ppm) +
+           " of the memory limit " + lim + ", leaving " + HumanBytes(limit - required) +
+           " for the processes: " + remedy;
+  }
+  return {};
+}
+
+// The patch that gives `t` a /dev/shm of `required` bytes with the plan annotation `plan_json`,
+// and the Pod Security and memory warnings that go with it: sets the pod's verdict.
+void PatchTo(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
+             const PodFacts& facts, const ShmMount& mount, int64_t required, std::string plan_json,
+             bool everything, PodEvaluation& pe, JsonPatch& patch) {
+  if (facts.memory_limit_bytes && mount.size_limit && *mount.size_limit > *facts.memory_limit_bytes) {
+    const std::string lim = FormatBytes(*facts.memory_limit_bytes);
+    pe.warnings.push_back("sizeLimit " + FormatBytes(*mount.size_limit) + " exceeds the memory limit " +
+                          lim + "; the kubelet caps it at " + lim);
+  }
+  const bool privileged = rule.pod_security == PodSecurityLevel::kPrivileged;
+  bool want_host_ipc = policy.host_ipc == HostIpcMode::kAlways ||
+                       (policy.host_ipc == HostIpcMode::kAuto && facts.gpus >= 2);
+  PatchOptions options;
+  options.required_bytes = required;
+  options.host_ipc = want_host_ipc && privileged;
+  options.ipc_lock = privileged ? policy.ipc_lock : ContainerSelection::kNever;
+  options.init_container_mounts = policy.init_container_mounts;
+  options.describe_changes = everything;
+  if (!privileged) {
+    std::string level = PodSecurityLevelName(rule.pod_security);
+    if (want_host_ipc) pe.warnings.push_back("hostIPC not set: Pod Security " + level + " forbids it");
+    bool any_lock = policy.ipc_lock == ContainerSelection::kAll ||
+                    (policy.ipc_lock == ContainerSelection::kGpuContainers && facts.gpus > 0);
+    if (any_lock) pe.warnings.push_back("IPC_LOCK not added: Pod Security " + level + " forbids it");
+  }
+  options.annotations[kPlanAnnotation] = std::move(plan_json);
+  if (!w.is_pod) {  // controller annotations do not reach the pods: copy the effective ones
+    for (const char* key : {kNumWorkersAnnotation, kPrefetchFactorAnnotation,
+                            kBatchBytesAnnotation, kProcsPerPodAnnotation, kNodesAnnotation}) {
+      auto it = t.annotations.find(key);
+      if (it != t.annotations.end() && it->second.IsString()) {
+        options.annotations[key] = it->second.String();
+      }
+    }
+    if (facts.nodes > 1) options.annotations[kNodesAnnotation] = std::to_string(facts.nodes);
+  }
+  auto pod_patch = BuildPodPatch(t, facts, mount, options);
+  if (!pod_patch) {
+    pe.verdict = Verdict::kDeny;
+    pe.reasons.push_back(pod_patch.error().ToString());
+    return;
+  }
+  pe.verdict = pod_patch->ops.empty() ? Verdict::kOk : Verdict::kPatch;
+  patch.Extend(pod_patch->ops);
+  pe.changes = std::move(pod_patch->changes);
+}
+
 void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule& rule,
                    const Policy& policy, Wording wording, PodEvaluation& pe, JsonPatch& patch) {
   auto sizing = ReadSizing(t, policy);
@@ -83,13 +177,14 @@ void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule&
   pe.memory_limit_bytes = facts->memory_limit_bytes;
   auto mount = FindShmMount(t);
   if (!mount) return DenyWith(pe, mount.error());
-  pe.current_shm = mount->kind == ShmMountKind::kNone ? "64Mi (container default)"
-                                                        : mount->description;
+  pe.current_shm = CurrentShm(*mount, t.spec);
 
-  ShmInputs in{sizing->workers, sizing->prefetch, sizing->batch_bytes, facts->procs, facts->nodes};
+  ShmInputs in{sizing->workers, sizing->prefetch, sizing->batch_bytes, facts->procs, facts->nodes,
+               !facts->nccl_shm_disabled};
   auto plan = PlanShm(in, policy.sizing);
   if (!plan) return DenyWith(pe, plan.error());
   pe.plan = *plan;
+  pe.required_bytes = plan->required_bytes;
   const int64_t required = plan->required_bytes;
   // The plan in words is a sized pod's first reason: written now when every reason is, else
   // only ahead of a denial's reason.
@@ -103,70 +198,100 @@ void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule&
     pe.verdict = Verdict::kDeny;
     pe.reasons.push_back(std::move(reason));
   };
-  if (everything) explain_plan();
+  if (everything) {
+    explain_plan();
+    NoteNccl(*facts, pe);
+  }
 
   if (mount->kind == ShmMountKind::kOther) {
     return deny("/dev/shm is mounted from " + mount->description +
                 "; shmguard only sizes an emptyDir {medium: Memory}: replace it");
   }
-  if (facts->memory_limit_bytes) {
-    int64_t limit = *facts->memory_limit_bytes;
-    std::string lim = FormatBytes(limit);
-    if (required > limit) {
-      return deny("memory limit " + lim + " (" + facts->memory_limit_source + ") is below the " +
-                  FormatBytes(required) +
-                  " dshm needs: raise the limit or lower num-workers/prefetch-factor/batch size");
-    }
-    if (ExceedsFraction(required, limit, policy.max_fraction_ppm)) {
-      return deny("dshm " + FormatBytes(required) + " is more than " + FormatPpm(policy.max_fraction_ppm) +
-                  " of the memory limit " + lim + ", leaving " + HumanBytes(limit - required) +
-                  " for the processes: raise the limit or shrink the DataLoader queue");
-    }
-    if (everything) {
-      pe.reasons.push_back("memory limit " + lim + " leaves " + HumanBytes(limit - required) +
-                           " for the processes (dshm pages count against the limit)");
-    }
-    if (mount->size_limit && *mount->size_limit > limit) {
-      pe.warnings.push_back("sizeLimit " + FormatBytes(*mount->size_limit) +
-                            " exceeds the memory limit " + lim + "; the kubelet caps it at " + lim);
-    }
-  } else {
+  std::string over = CheckMemoryLimit(required, "dshm needs", *facts, policy,
+                                      "raise the limit or lower num-workers/prefetch-factor/batch size");
+  if (!over.empty()) return deny(std::move(over));
+  if (!facts->memory_limit_bytes) {
     pe.warnings.push_back("no memory limit (" + facts->memory_limit_source +
                           "): dshm pages are bounded only by sizeLimit and node memory");
+  } else if (everything) {
+    pe.reasons.push_back("memory limit " + FormatBytes(*facts->memory_limit_bytes) + " leaves " +
+                         HumanBytes(*facts->memory_limit_bytes - required) +
+                         " for the processes (dshm pages count against the limit)");
+  }
+  PatchTo(t, w, rule, policy, *facts, *mount, required, PlanAnnotation(*sizing, *facts, *plan),
+          everything, pe, patch);
+}
+
+// True when every container requesting GPUs mounts /dev/shm (so none is left at 64Mi).
+bool GpuContainersMountShm(const PodFacts& facts) {
+  for (const auto& c : facts.containers) {
+    if (c.gpus > 0 && !MountsShm(c.node)) return false;
+  }
+  return true;
+}
+
+// A GPU pod without DataLoader annotations (policy `unannotated`): what it has wins when it is
+// at least the floor; otherwise it gets the estimate (or, for a memory emptyDir it sized
+// itself, the floor).
+void EvaluateEstimated(const PodTemplate& t, const Workload& w, const NamespaceRule& rule,
+                       const Policy& policy, Wording wording, const PodFacts& facts,
+                       PodEvaluation& pe, JsonPatch& patch) {
+  const bool everything = wording == Wording::kEverything;
+  pe.memory_limit_bytes = facts.memory_limit_bytes;
+  auto mount = FindShmMount(t);
+  if (!mount) return DenyWith(pe, mount.error());
+  pe.current_shm = CurrentShm(*mount, t.spec);
+  auto estimate = EstimateShm(facts, policy);
+  if (!estimate) return DenyWith(pe, estimate.error());
+  pe.plan = estimate->floor_plan;
+  pe.estimated = true;
+  pe.required_bytes = estimate->floor_bytes;
+  const std::string floor = DescribeFloor(*estimate, policy);
+  if (everything) NoteNccl(facts, pe);
+  std::string over = CheckMemoryLimit(estimate->floor_bytes, "floor of a GPU pod", facts, policy,
+                                      "raise the memory limit");
+  if (!over.empty()) {
+    pe.verdict = Verdict::kDeny;
+    pe.reasons.push_back("no DataLoader annotations; /dev/shm needs at least " + floor);
+    pe.reasons.push_back(std::move(over));
+    return;
   }
 
-  const bool privileged = rule.pod_security == PodSecurityLevel::kPrivileged;
-  bool want_host_ipc = policy.host_ipc == HostIpcMode::kAlways ||
-                       (policy.host_ipc == HostIpcMode::kAuto && facts->gpus >= 2);
-  PatchOptions options;
-  options.required_bytes = required;
-  options.host_ipc = want_host_ipc && privileged;
-  options.ipc_lock = privileged ? policy.ipc_lock : ContainerSelection::kNever;
-  options.init_container_mounts = policy.init_container_mounts;
-  options.describe_changes = everything;
-  if (!privileged) {
-    std::string level = PodSecurityLevelName(rule.pod_security);
-    if (want_host_ipc) pe.warnings.push_back("hostIPC not set: Pod Security " + level + " forbids it");
-    bool any_lock = policy.ipc_lock == ContainerSelection::kAll ||
-                    (policy.ipc_lock == ContainerSelection::kGpuContainers && facts->gpus > 0);
-    if (any_lock) pe.warnings.push_back("IPC_LOCK not added: Pod Security " + level + " forbids it");
+  const char* exact = "; set shmguard.io/num-workers and shmguard.io/batch-bytes for an exact size";
+  pe.verdict = Verdict::kOk;
+  if (mount->kind == ShmMountKind::kOther) {
+    pe.reasons.push_back("/dev/shm is mounted from " + mount->description +
+                         "; without DataLoader annotations shmguard leaves it as it is");
+    return;
   }
-  options.annotations[kPlanAnnotation] = PlanAnnotation(*sizing, *facts, *plan);
-  if (!w.is_pod) {  // controller annotations do not reach the pods: copy the effective ones
-    for (const char* key : {kNumWorkersAnnotation, kPrefetchFactorAnnotation,
-                            kBatchBytesAnnotation, kProcsPerPodAnnotation, kNodesAnnotation}) {
-      auto it = t.annotations.find(key);
-      if (it != t.annotations.end() && it->second.IsString()) {
-        options.annotations[key] = it->second.String();
-      }
-    }
-    if (facts->nodes > 1) options.annotations[kNodesAnnotation] = std::to_string(facts->nodes);
+  if (mount->kind == ShmMountKind::kNone && t.spec.Find("hostIPC").Bool()) {
+    pe.reasons.push_back("uses " + pe.current_shm + ", at least " + floor);
+    return;
   }
-  auto pod_patch = BuildPodPatch(t, *facts, *mount, options);
-  if (!pod_patch) return deny(pod_patch.error().ToString());
-  pe.verdict = pod_patch->ops.empty() ? Verdict::kOk : Verdict::kPatch;
-  patch.Extend(pod_patch->ops);
-  pe.changes = std::move(pod_patch->changes);
+  const bool own_is_enough = mount->kind == ShmMountKind::kMemoryEmptyDir &&
+                             (!mount->size_limit || *mount->size_limit >= estimate->floor_bytes);
+  if (own_is_enough && GpuContainersMountShm(facts)) {
+    pe.reasons.push_back("/dev/shm " + pe.current_shm + " covers " + floor);
+    return;
+  }
+
+  // What it has is below the floor: a memory emptyDir of its own is raised only to the floor.
+  const int64_t size = mount->kind == ShmMountKind::kMemoryEmptyDir
+                           ? std::max(estimate->floor_bytes, mount->size_limit.value_or(0))
+                           : estimate->estimate_bytes;
+  pe.required_bytes = size;
+  if (mount->kind == ShmMountKind::kMemoryEmptyDir && !own_is_enough) {
+    pe.warnings.push_back("sized without DataLoader annotations: /dev/shm raised from " +
+                          FormatBytes(*mount->size_limit) + " to " + floor + exact);
+  } else {
+    pe.warnings.push_back("sized without DataLoader annotations: " + FormatBytes(size) + " = " +
+                          estimate->basis + exact);
+  }
+  if (everything) {
+    pe.reasons.push_back("/dev/shm is " + pe.current_shm + ", below " + floor);
+  }
+  PatchTo(t, w, rule, policy, facts, *mount, size, EstimateAnnotation(*estimate, facts, size),
+          everything, pe, patch);
 }
 
 void EvaluatePod(const PodTemplate& t, const Workload& w, const NamespaceRule& rule,
@@ -190,19 +315,24 @@ void EvaluatePod(const PodTemplate& t, const Workload& w, const NamespaceRule& r
     return EvaluateSized(t, w, rule, policy, wording, pe, patch);
   }
   pe.verdict = Verdict::kOk;
-  if (!rule.require_annotations) {
-    pe.reasons.push_back("no sizing annotations (shmguard.io/num-workers, shmguard.io/batch-bytes)");
-    return;
-  }
   auto facts = ReadPodFacts(t, policy);
   if (!facts) return DenyWith(pe, facts.error());
-  if (facts->gpus == 0) {
+  if (!facts->requests_gpus) {
     pe.reasons.push_back("no GPUs and no sizing annotations");
     return;
   }
-  pe.verdict = Verdict::kDeny;
-  pe.reasons.push_back("GPU pods in this namespace must declare shmguard.io/num-workers and "
-                       "shmguard.io/batch-bytes (DataLoader num_workers and bytes per batch)");
+  if (rule.require_annotations) {
+    pe.verdict = Verdict::kDeny;
+    pe.reasons.push_back("GPU pods in this namespace must declare shmguard.io/num-workers and "
+                         "shmguard.io/batch-bytes (DataLoader num_workers and bytes per batch)");
+    return;
+  }
+  if (policy.unannotated.mode == UnannotatedMode::kLeave) {
+    pe.reasons.push_back("no sizing annotations (shmguard.io/num-workers, shmguard.io/batch-bytes); "
+                         "the policy leaves such GPU pods as they are");
+    return;
+  }
+  EvaluateEstimated(t, w, rule, policy, wording, *facts, pe, patch);
 }
 
 std::string Prefixed(const std::string& label, const std::string& text, bool prefix) {
@@ -240,7 +370,7 @@ std::vector<std::string> Evaluation::AllWarnings() const {
 int64_t Evaluation::RequiredBytes() const {
   int64_t out = 0;
   for (const auto& p : pods) {
-    if (p.plan) out = std::max(out, p.plan->required_bytes);
+    out = std::max(out, p.required_bytes);
   }
   return out;
 }

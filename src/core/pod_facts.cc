@@ -193,6 +193,7 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
       auto res = ReadResources(c, pointer, policy);
       if (!res) return res.error();
       cf.gpus = res->gpus;
+      f.requests_gpus = f.requests_gpus || cf.gpus > 0;
       if (!init) {
         auto sum = CheckedAdd(f.gpus, cf.gpus, pointer);
         if (!sum) return sum.error();
@@ -280,6 +281,18 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
     }
   }
   if (f.nodes_source.empty()) f.nodes_source = "default";
+
+  for (const auto& c : f.containers) {
+    if (c.init || (f.requests_gpus && c.gpus == 0)) continue;
+    if (!f.nccl_shm_disabled && FindEnv(c.node, "NCCL_SHM_DISABLE") == "1") {
+      f.nccl_shm_disabled = true;
+      f.nccl_shm_disabled_source = "container \"" + c.name + "\"";
+    }
+    if (!f.nccl_p2p_disabled && FindEnv(c.node, "NCCL_P2P_DISABLE") == "1") {
+      f.nccl_p2p_disabled = true;
+      f.nccl_p2p_disabled_source = "container \"" + c.name + "\"";
+    }
+  }
   return f;
 }
 

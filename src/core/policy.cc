@@ -59,4 +59,13 @@ const char* PodSecurityLevelName(PodSecurityLevel l) {
   return "privileged";
 }
 
+const char* UnannotatedModeName(UnannotatedMode m) {
+  switch (m) {
+    case UnannotatedMode::kEstimate: return "estimate";
+    case UnannotatedMode::kFloor: return "floor";
+    case UnannotatedMode::kLeave: return "leave";
+  }
+  return "estimate";
+}
+
 }  // namespace shmguard

@@ -30,14 +30,6 @@ Result<JsonNode> OptionalList(JsonNode obj, std::string_view key, const Pointer&
   return v;
 }
 
-// True when the container already mounts something at /dev/shm.
-bool MountsShm(JsonNode container) {
-  for (JsonNode m : container.Find("volumeMounts").Items()) {
-    if (IsShmPath(m.Find("mountPath"))) return true;
-  }
-  return false;
-}
-
 std::string Upper(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return s;
@@ -62,6 +54,13 @@ bool Selected(ContainerSelection sel, const ContainerFacts& c) {
 }
 
 }  // namespace
+
+bool MountsShm(JsonNode container) {
+  for (JsonNode m : container.Find("volumeMounts").Items()) {
+    if (IsShmPath(m.Find("mountPath"))) return true;
+  }
+  return false;
+}
 
 Result<ShmMount> FindShmMount(const PodTemplate& t) {
   JsonNode spec = t.spec;

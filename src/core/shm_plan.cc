@@ -81,7 +81,7 @@ Result<ShmPlan> PlanShm(const ShmInputs& in, const SizingConstants& k) {
                             k.in_flight_extra, "DataLoader");
     p.dataloader_bytes = c.Mul(c.Mul(n, batches, "DataLoader"), in.batch_bytes, "DataLoader");
   }
-  if (n >= 2) {
+  if (n >= 2 && in.nccl_shm) {
     p.nccl_shm_bytes = c.Mul(c.Mul(n, 2 * NcclPeersPerProc(n), "NCCL shm"),
                              k.nccl_connection_bytes, "NCCL shm");
   }
@@ -144,7 +144,9 @@ std::vector<std::string> ExplainPlan(const ShmPlan& p, const SizingConstants& k)
   } else {
     lines.push_back("DataLoader: 0 workers, batches stay in the training process = 0");
   }
-  if (n >= 2) {
+  if (n >= 2 && !in.nccl_shm) {
+    lines.push_back("NCCL shm transport: off (NCCL_SHM_DISABLE=1) = 0");
+  } else if (n >= 2) {
     int64_t peers = NcclPeersPerProc(n);
     lines.push_back("NCCL shm transport: " + Plural(n, "proc") + " × 2 channels × " +
                     std::to_string(peers) + " peer" + (peers == 1 ? "" : "s") + " × " +

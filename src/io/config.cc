@@ -46,6 +46,7 @@ class PolicyReader {
            return Decimal(n, "maxFractionOfMemoryLimit", 1, 1'000'000, p.max_fraction_ppm);
          }},
         {"sizing", [&](const Node& n) { return Sizing(n, p.sizing); }},
+        {"unannotated", [&](const Node& n) { return Unannotated(n, p.unannotated); }},
         {"namespaces", [&](const Node& n) { return Namespaces(n, p.namespaces); }},
     };
     for (const auto& [key, unused] : root.v.items()) {
@@ -53,7 +54,7 @@ class PolicyReader {
       auto it = keys.find(key);
       if (it == keys.end()) {
         return Fail(value, key, "unknown key; known keys: gpuResources, hostIPC, ipcLock, "
-                                "initContainerMounts, maxFractionOfMemoryLimit, sizing, namespaces");
+                                "initContainerMounts, maxFractionOfMemoryLimit, sizing, unannotated, namespaces");
       }
       if (!it->second(value)) return *error_;
     }
@@ -214,6 +215,28 @@ class PolicyReader {
       else {
         return FailB(v, full, "unknown key; known keys: prefetchFactor, inFlightExtra, "
                                      "safety, base, multiGpuFloor, ncclConnectionBytes, ncclProxyPoolBytes");
+      }
+      if (!ok) return false;
+    }
+    return true;
+  }
+
+  bool Unannotated(const Node& n, UnannotatedRule& u) {
+    if (!Expect(n, json::value_t::object, "unannotated", "a mapping")) return false;
+    for (const auto& [key, unused] : n.v.items()) {
+      std::string full = "unannotated." + key;
+      Node v = n.Member(key);
+      bool ok = true;
+      if (key == "mode") {
+        ok = Enum(v, full, u.mode,
+                  {{"estimate", UnannotatedMode::kEstimate}, {"floor", UnannotatedMode::kFloor},
+                   {"leave", UnannotatedMode::kLeave}});
+      } else if (key == "fractionOfMemoryLimit") {
+        ok = Decimal(v, full, 0, 1'000'000, u.fraction_ppm);
+      } else if (key == "minimum") {
+        ok = Bytes(v, full, u.minimum_bytes);
+      } else {
+        return FailB(v, full, "unknown key; known keys: mode, fractionOfMemoryLimit, minimum");
       }
       if (!ok) return false;
     }

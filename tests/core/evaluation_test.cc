@@ -36,7 +36,7 @@ struct VerdictCase {
 const char* kGpuSpec = "  containers: [{name: t, resources: {limits: {nvidia.com/gpu: 2, memory: 64Gi}}}]";
 
 const VerdictCase kCases[] = {
-    {"no annotations", "{}", kGpuSpec, Verdict::kOk, "no sizing annotations"},
+    {"no annotations", "{}", kGpuSpec, Verdict::kPatch, "/dev/shm is 64Mi (container default), below the 1Gi floor"},
     {"opted out", "{shmguard.io/mode: skip, shmguard.io/num-workers: \"8\"}", kGpuSpec, Verdict::kSkip, "opted out"},
     {"unknown mode", "{shmguard.io/mode: always}", kGpuSpec, Verdict::kDeny, "only value is \"skip\""},
     {"needs patch", "{shmguard.io/num-workers: \"4\", shmguard.io/batch-bytes: 64Mi}", kGpuSpec, Verdict::kPatch,
@@ -128,7 +128,8 @@ TEST_CASE("Evaluate applies the namespace rules", "[evaluation]") {
   CHECK(ml.rule.mode == NamespaceMode::kEnforce);
   CHECK_THAT(Reasons(ml), Catch::Contains("must declare shmguard.io/num-workers"));
   CHECK(Evaluate(cpu_pod, policy, "ml-vision").verdict == Verdict::kOk);  // no GPUs: not required
-  CHECK(Evaluate(gpu_pod, policy, "default").verdict == Verdict::kOk);
+  CHECK(Evaluate(gpu_pod, policy, "default").verdict == Verdict::kPatch);  // estimated
+  CHECK(Evaluate(cpu_pod, policy, "default").verdict == Verdict::kOk);
   CHECK(Evaluate(gpu_pod, policy, "").namespace_name == "default");
 }
 

@@ -97,6 +97,33 @@ TEST_CASE("serve: /validate denies in enforce and warns in warn namespaces", "[s
   CHECK_FALSE(mutate_denied.contains("patch"));
 }
 
+TEST_CASE("serve: an unannotated 4-GPU pod is sized on /mutate and checked on /validate", "[server][net]") {
+  const char* pod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"plain"},"spec":{"containers":[
+    {"name":"t","resources":{"limits":{"nvidia.com/gpu":4,"memory":"64Gi"}}}]}})";
+  Fixture f("namespaces:\n- {match: [gpu-*], mode: enforce}\n- {match: ['*'], mode: warn}\n");
+  json mutated = f.Response("/mutate", test::ReviewJson(pod, "team-a"));
+  CHECK(mutated["allowed"] == true);
+  REQUIRE(mutated.contains("patch"));
+  json patched = json::parse(pod).patch(json::parse(test::DecodeBase64(mutated["patch"])));
+  CHECK(patched["spec"]["volumes"][0]["emptyDir"]["sizeLimit"] == "16Gi");
+  CHECK(patched["spec"]["hostIPC"] == true);
+  std::string warnings = mutated["warnings"].dump();
+  CHECK_THAT(warnings, Catch::Contains("sized without DataLoader annotations: 16Gi = 25% of the 64Gi memory"));
+
+  json denied = f.Response("/validate", test::ReviewJson(pod, "gpu-a"));
+  CHECK(denied["allowed"] == false);
+  CHECK_THAT(denied["status"]["message"].get<std::string>(),
+             Catch::Contains("/dev/shm is 64Mi (container default), below the 1Gi floor"));
+  json warned = f.Response("/validate", test::ReviewJson(pod, "team-a"));
+  CHECK(warned["allowed"] == true);
+  CHECK_THAT(warned["warnings"].dump(), Catch::Contains("below the 1Gi floor"));
+  json passes = f.Response("/validate", test::ReviewJson(patched.dump(), "gpu-a"));
+  CHECK(passes["allowed"] == true);
+  CHECK_FALSE(passes.contains("warnings"));
+  json nothing_left = f.Response("/mutate", test::ReviewJson(patched.dump(), "gpu-a"));
+  CHECK_FALSE(nothing_left.contains("patch"));
+}
+
 TEST_CASE("serve: UPDATE, DELETE, other kinds, off namespaces and dryRun", "[server][net]") {
   Fixture f;
   for (const char* op : {"UPDATE", "DELETE", "CONNECT"}) {

@@ -1,0 +1,77 @@
+// EstimateShm: the floor and the memory-limit share of an unannotated GPU pod.
+#include "shmguard/shm_estimate.h"
+
+#include <algorithm>
+
+#include "shmguard/int128.h"
+#include "shmguard/quantity.h"
+
+namespace shmguard {
+namespace {
+
+constexpr int64_t kMiB = 1 << 20;
+
+// limit × ppm / 10^6, rounded down to a whole MiB (a share never rounds up past its fraction).
+int64_t ShareOf(int64_t limit, int64_t ppm) {
+  Int128 share = static_cast<Int128>(limit) * ppm / 1'000'000;
+  return static_cast<int64_t>(share / kMiB * kMiB);
+}
+
+// limit × ppm / 10^6 rounded down: the most maxFractionOfMemoryLimit allows.
+int64_t Cap(int64_t limit, int64_t ppm) {
+  return static_cast<int64_t>(static_cast<Int128>(limit) * ppm / 1'000'000);
+}
+
+}  // namespace
+
+ShmInputs FloorInputs(const PodFacts& facts) {
+  ShmInputs in;
+  in.procs = facts.procs;
+  in.nodes = facts.nodes;
+  in.nccl_shm = !facts.nccl_shm_disabled;
+  return in;
+}
+
+Result<ShmEstimate> EstimateShm(const PodFacts& facts, const Policy& policy) {
+  auto plan = PlanShm(FloorInputs(facts), policy.sizing);
+  if (!plan) return plan.error();
+  ShmEstimate e;
+  e.floor_plan = *plan;
+  e.floor_bytes = std::max(policy.unannotated.minimum_bytes, plan->required_bytes);
+  e.estimate_bytes = e.floor_bytes;
+  if (policy.unannotated.mode == UnannotatedMode::kFloor) {
+    e.basis = "the floor (policy unannotated.mode: floor)";
+    return e;
+  }
+  if (!facts.memory_limit_bytes) {
+    e.basis = "the floor (no memory limit to take a share of)";
+    return e;
+  }
+  const int64_t limit = *facts.memory_limit_bytes;
+  const std::string share = FormatPpm(policy.unannotated.fraction_ppm * 100) + "%";
+  const int64_t wanted = ShareOf(limit, policy.unannotated.fraction_ppm);
+  const int64_t cap = Cap(limit, policy.max_fraction_ppm);
+  if (wanted <= e.floor_bytes) {
+    e.basis = "the floor (" + share + " of the " + FormatBytes(limit) + " memory limit is less)";
+  } else if (wanted > cap) {
+    e.estimate_bytes = std::max(e.floor_bytes, cap);
+    e.basis = FormatPpm(policy.max_fraction_ppm * 100) + "% of the " + FormatBytes(limit) +
+              " memory limit (maxFractionOfMemoryLimit)";
+  } else {
+    e.estimate_bytes = wanted;
+    e.basis = share + " of the " + FormatBytes(limit) + " memory limit";
+  }
+  return e;
+}
+
+std::string DescribeFloor(const ShmEstimate& e, const Policy& policy) {
+  const ShmInputs& in = e.floor_plan.inputs;
+  std::string what = in.procs >= 2 && in.nccl_shm ? "NCCL shm" : "";
+  if (in.nodes > 1) what += std::string(what.empty() ? "" : ", ") + "NCCL proxy";
+  what += std::string(what.empty() ? "" : " and ") + "base";
+  return "the " + FormatBytes(e.floor_bytes) + " floor (" + what + " for " + std::to_string(in.procs) +
+         (in.procs == 1 ? " proc" : " procs") + " = " + FormatBytes(e.floor_plan.required_bytes) +
+         ", at least the " + FormatBytes(policy.unannotated.minimum_bytes) + " minimum)";
+}
+
+}  // namespace shmguard
