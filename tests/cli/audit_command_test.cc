@@ -2,12 +2,15 @@
 // third-party corpus (test::CorpusPath, never committed).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <fstream>
 #include <set>
 #include <sstream>
 
 #include "cli/audit_command.h"
 #include "cli/audit_output.h"
 #include "shmguard/evaluation.h"
+#include "schema_check.h"
 #include "test_util.h"
 
 namespace shmguard::cli {
@@ -255,6 +258,71 @@ TEST_CASE("RunAudit reports a List item nested too deep and audits the other ite
     CHECK(j["records"][1]["verdict"] == "error");
     CHECK(j["records"][2]["name"] == "b");
   }
+}
+
+}  // namespace
+}  // namespace shmguard::cli
+
+namespace shmguard::cli {
+namespace {
+
+using nlohmann::json;
+
+// The corpus schema of a kind: "apps/v1" Deployment -> apps_v1_Deployment.json, "v1" Pod ->
+// core_v1_Pod.json; "" when the corpus has none.
+std::string SchemaFile(const std::string& api_version, const std::string& kind) {
+  std::string group_version = api_version.find('/') == std::string::npos ? "core/" + api_version : api_version;
+  std::replace(group_version.begin(), group_version.end(), '/', '_');
+  std::string path = test::SchemaPath(group_version + "_" + kind + ".json");
+  return std::ifstream(path).good() ? path : "";
+}
+
+// Issue: unannotated GPU pods get a size. Over the corpus as written (no annotations added):
+// every patch applies, leaves an object the kind's schema accepts, and re-audits with no patch.
+TEST_CASE("The audit of the corpus as written: patches apply, fit the schema and are idempotent",
+          "[audit_command][corpus]") {
+  SHMGUARD_REQUIRE_CORPUS();
+  std::istringstream no_stdin;
+  AuditResult result = CollectAudit({test::CorpusPath()}, Policy{}, no_stdin);
+  std::map<std::string, const io::Document*> by_place;
+  for (const auto& doc : result.documents) by_place[doc.file + ":" + std::to_string(doc.index)] = &doc;
+  int patched = 0, sized_templates = 0, schema_checked = 0;
+  for (const auto& r : result.records) {
+    for (const auto& p : r.pods) sized_templates += p["estimated"] == true && p["verdict"] == "patch";
+    if (r.verdict != "patch") continue;
+    CAPTURE(r.file, r.document, r.kind, r.name);
+    const io::Document* doc = by_place.at(r.file + ":" + std::to_string(r.document));
+    REQUIRE(doc->object.has_value());
+    json object = r.item ? (*doc->object)["items"][*r.item] : *doc->object;
+    json out;
+    REQUIRE_NOTHROW(out = object.patch(r.patch.ToJson()));
+    Evaluation again = Evaluate(out, Policy{});
+    CHECK(again.patch.empty());
+    CHECK(again.verdict == Verdict::kOk);
+    std::string schema_file = SchemaFile(r.api_version, r.kind);
+    if (!schema_file.empty()) {
+      json schema = json::parse(*io::ReadFileText(schema_file));
+      auto before = test::CheckSchema(object, schema);
+      auto after = test::CheckSchema(out, schema);
+      CAPTURE(schema_file, before, after);
+      CHECK(after.size() <= before.size());  // the patch adds no problem (some manifests have their own)
+      if (before.empty()) CHECK(after.empty());
+      ++schema_checked;
+    }
+    ++patched;
+  }
+  CHECK(patched >= 4);
+  CHECK(sized_templates >= 4);
+  CHECK(schema_checked >= 4);
+  // The checker itself: a field the Pod schema does not define, and a wrong type, are found.
+  json pod_schema = json::parse(*io::ReadFileText(SchemaFile("v1", "Pod")));
+  json bad = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", "x"}}},
+              {"spec", {{"shmSize", "1Gi"}, {"hostIPC", "yes"}, {"containers", json::array({{{"name", "c"}}})}}}};
+  auto problems = test::CheckSchema(bad, pod_schema);
+  CHECK(problems.size() == 2);
+  bad["spec"].erase("shmSize");
+  bad["spec"]["hostIPC"] = true;
+  CHECK(test::CheckSchema(bad, pod_schema).empty());
 }
 
 }  // namespace

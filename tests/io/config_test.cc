@@ -112,3 +112,38 @@ TEST_CASE("LoadPolicy fails with kIo for a missing file", "[config]") {
 
 }  // namespace
 }  // namespace shmguard::io
+
+namespace shmguard::io {
+namespace {
+
+TEST_CASE("ParsePolicy reads the unannotated rule and names its errors", "[config]") {
+  auto p = ParsePolicy("unannotated: {mode: floor, fractionOfMemoryLimit: 0.4, minimum: 2Gi}\n", "p.yaml");
+  INFO((p ? "" : p.error().ToString()));
+  REQUIRE(p.has_value());
+  CHECK(p->unannotated.mode == UnannotatedMode::kFloor);
+  CHECK(p->unannotated.fraction_ppm == 400'000);
+  CHECK(p->unannotated.minimum_bytes == 2ll << 30);
+  Policy defaults;
+  CHECK(defaults.unannotated.mode == UnannotatedMode::kEstimate);
+  CHECK(defaults.unannotated.fraction_ppm == 250'000);
+  CHECK(defaults.unannotated.minimum_bytes == 1ll << 30);
+  struct Case {
+    const char* yaml;
+    const char* error;
+  } cases[] = {
+      {"unannotated: {mode: guess}\n", "p.yaml:1: unannotated.mode: must be one of estimate, floor, leave"},
+      {"unannotated:\n  fractionOfMemoryLimit: 1.5\n", "p.yaml:2: unannotated.fractionOfMemoryLimit: must be a decimal"},
+      {"unannotated:\n  minimum: 1GB\n", "p.yaml:2: unannotated.minimum:"},
+      {"unannotated: {size: 1Gi}\n", "p.yaml:1: unannotated.size: unknown key"},
+      {"unannotated: estimate\n", "p.yaml:1: unannotated: must be a mapping"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.yaml);
+    auto bad = ParsePolicy(c.yaml, "p.yaml");
+    REQUIRE_FALSE(bad.has_value());
+    CHECK_THAT(bad.error().ToString(), Catch::StartsWith(c.error));
+  }
+}
+
+}  // namespace
+}  // namespace shmguard::io
