@@ -42,8 +42,9 @@ struct Decision {
   std::string name;                  // metadata.name, else generateName (for logs)
 };
 
-// The answer of one face to one request. CREATE of a Pod (v1) or JobSet (v1alpha2) is
-// evaluated in request.namespace; everything else is allowed untouched. /mutate never denies:
+// The answer of one face to one request. CREATE of a kind whose AdmissionRoleOf is not kNone
+// (Pod, JobSet, the training workloads) is evaluated in request.namespace; everything else is
+// allowed untouched. /mutate never denies:
 // it patches what can be fixed and warns about the rest. /validate denies in `enforce`
 // namespaces (verdict deny, or a patch the mutating webhook should have applied) and warns in
 // `warn` ones.

@@ -1,7 +1,9 @@
 // Workload discovery: where the pod specs of an object are, which shmguard.io/* annotations apply
-// to each, and how many pods run each one together. Handles Pod and JobSet
-// jobset.x-k8s.io/v1alpha2 (the kinds the webhook patches) plus the built-in controllers whose
-// templates an offline audit can fix (Job, CronJob, Deployment, StatefulSet, DaemonSet, ReplicaSet).
+// to each, how many pods run each one together and how many processes each runs, read exactly
+// as the kind's controller builds its pods. One table describes every kind: Pod, the built-in
+// controllers (Job, CronJob, Deployment, StatefulSet, DaemonSet, ReplicaSet), JobSet, the
+// Kubeflow jobs (PyTorchJob, TFJob, XGBoostJob, PaddleJob, MXJob, JAXJob, MPIJob), Kubeflow
+// Trainer runtimes, KubeRay (RayCluster, RayJob, RayService), LeaderWorkerSet and Volcano Job.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +30,7 @@ inline constexpr const char* kPlanAnnotation = "shmguard.io/plan";
 using Annotations = std::map<std::string, JsonNode, std::less<>>;
 
 struct PodTemplate {
-  std::string label;             // for messages: "pod", "replicatedJob workers"
+  std::string label;             // as the kind's users say it: "pod", "Worker", "workerGroup gpu"
   std::string spec_pointer;      // RFC 6901 pointer of the PodSpec: "/spec", ".../template/spec"
   std::string metadata_pointer;  // pointer of the pod metadata: "/metadata", ".../template/metadata"
   JsonNode spec;      // the PodSpec object
@@ -37,9 +39,22 @@ struct PodTemplate {
   // Values are kept as JSON (an unquoted YAML number stays a number) so the plan can say
   // "quote it" rather than guessing.
   Annotations annotations;
-  // Pods that run this template at once, from the workload's shape (JobSet replicas ×
-  // parallelism, Job parallelism, StatefulSet replicas); 1 for a Pod. A hint for multi-node NCCL.
+  // Pods that train together with this one, from the workload's shape (JobSet replicas ×
+  // parallelism, the sum of a Kubeflow job's replicas, a LeaderWorkerSet group's size...); 1 for
+  // a Pod. More than 1 means multi-node NCCL. `pods_source` says where it came from.
   int64_t pods_together = 1;
+  std::string pods_source;
+  // Processes per pod as the kind states them (PyTorchJob spec.nprocPerNode, MPIJob
+  // spec.slotsPerWorker, a Trainer runtime's mlPolicy numProcPerNode): a count, "auto" or "gpu"
+  // (the GPU count); "" when the kind says nothing. `procs_source` names the field.
+  std::string procs_field;
+  std::string procs_source;
+  // False for kinds that are evaluated but never patched (KubeRay's: it builds /dev/shm itself).
+  bool patchable = true;
+  // KubeRay mounts an emptyDir {medium: Memory} at /dev/shm on the Ray container (the first),
+  // sized to its memory limit, else its request, else unbounded — unless the template already
+  // mounts /dev/shm or rayStartParams sets plasma-directory.
+  bool operator_shm = false;
 };
 
 struct Workload {
@@ -55,7 +70,11 @@ struct Workload {
 // REQUIRES: `object` outlives the result (it holds pointers into it).
 Result<Workload> FindPodTemplates(JsonNode object);
 
-// True when the kind is one the admission webhook patches: Pod (v1) or JobSet (v1alpha2).
-bool IsAdmissionKind(const std::string& api_version, const std::string& kind);
+// What the admission webhooks do with a kind: kMutate (patched and validated: Pod, JobSet, the
+// Kubeflow jobs, Trainer runtimes, LeaderWorkerSet, Volcano Job), kValidate (validated, never
+// patched: the KubeRay kinds), kNone (everything else, including the built-in controllers, whose
+// pods are checked when they are created).
+enum class AdmissionRole { kNone, kValidate, kMutate };
+AdmissionRole AdmissionRoleOf(const std::string& api_version, const std::string& kind);
 
 }  // namespace shmguard

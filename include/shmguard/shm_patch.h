@@ -34,6 +34,8 @@ struct ShmMount {
   JsonNode volume;          // that volume, absent when not declared
   std::optional<int64_t> size_limit;  // kMemoryEmptyDir: sizeLimit in bytes when set (> 0)
   std::string description;  // for people: "emptyDir Memory 1Gi", "hostPath /dev/shm"
+  bool implicit = false;    // mounted by the workload's operator on its first container, not
+                            // written in the template (KubeRay's shared-mem)
 };
 
 // Finds what is mounted at /dev/shm. Fails with kInvalidInput naming the pointer when volumes

@@ -121,7 +121,9 @@ Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face
   if (request.operation != "CREATE") return d;  // pod fields are immutable after creation
   std::string api_version = request.group.empty() ? request.version
                                                   : request.group + "/" + request.version;
-  if (!IsAdmissionKind(api_version, request.kind)) return d;
+  // Kinds the webhook does not evaluate are allowed untouched; the KubeRay kinds are evaluated
+  // but their templates never produce a patch (PodTemplate::patchable).
+  if (AdmissionRoleOf(api_version, request.kind) == AdmissionRole::kNone) return d;
 
   // A /mutate answer carries warnings and denials only: the allowed pods' reasons and the
   // patch's descriptions are not put in words.

@@ -2,6 +2,7 @@
 #include "shmguard/evaluation.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "shmguard/compact_json.h"
 #include "shmguard/int128.h"
@@ -90,6 +91,53 @@ std::string CurrentShm(const ShmMount& mount, JsonNode spec) {
   return spec.Find("hostIPC").Bool() ? "the node's /dev/shm (hostIPC: true)" : "64Mi (container default)";
 }
 
+// The /dev/shm KubeRay mounts on a Ray pod that has none (ray-operator/controllers/ray/common/
+// pod.go): an emptyDir {medium: Memory} on the Ray container, sized to its memory limit, else its
+// request, else unbounded.
+Result<ShmMount> WithOperatorShm(const PodTemplate& t, const PodFacts& facts, ShmMount mount) {
+  if (!t.operator_shm || mount.kind != ShmMountKind::kNone || facts.containers.empty() ||
+      facts.containers[0].init) {
+    return mount;
+  }
+  const ContainerFacts& ray = facts.containers[0];
+  JsonNode resources = ray.node.Find("resources");
+  mount.kind = ShmMountKind::kMemoryEmptyDir;
+  mount.volume_name = "shared-mem";
+  mount.implicit = true;
+  mount.description = "emptyDir Memory without sizeLimit (KubeRay's shared-mem: the Ray container has no memory limit or request)";
+  for (const char* field : {"limits", "requests"}) {
+    JsonNode memory = resources.Find(field).Find("memory");
+    if (!memory) continue;
+    auto bytes = ReadQuantityField(memory, ray.pointer + "/resources/" + field + "/memory");
+    if (!bytes) return bytes.error();
+    mount.size_limit = *bytes;
+    mount.description = "emptyDir Memory " + FormatBytes(*bytes) + " (KubeRay's shared-mem: the Ray container's memory " +
+                        (std::string_view(field) == "limits" ? "limit)" : "request)");
+    break;
+  }
+  return mount;
+}
+
+// A kind shmguard evaluates but never patches (KubeRay's): what it has is enough (nullopt) or the
+// reason to deny.
+std::optional<std::string> UnpatchedDenial(const PodTemplate& t, const Workload& w, const ShmMount& mount,
+                                           const std::string& current, int64_t required) {
+  if (mount.kind == ShmMountKind::kMemoryEmptyDir && (!mount.size_limit || *mount.size_limit >= required)) {
+    return std::nullopt;
+  }
+  std::string fix = t.operator_shm ? "raise the Ray container's memory limit (KubeRay sizes /dev/shm to it) or mount "
+                                     "an emptyDir {medium: Memory} of that size at /dev/shm"
+                                   : "mount an emptyDir {medium: Memory} of that size at /dev/shm";
+  return "/dev/shm is " + current + ", below the " + FormatBytes(required) + " needed; shmguard does not patch a " +
+         w.kind + ": " + fix;
+}
+
+// The reason an unpatched kind is fine.
+std::string UnpatchedCovered(const Workload& w, const std::string& current, int64_t required) {
+  return "/dev/shm " + current + " covers the " + FormatBytes(required) + " needed (shmguard does not patch a " +
+         w.kind + ")";
+}
+
 // Reasons for the NCCL settings the pod states.
 void NoteNccl(const PodFacts& f, PodEvaluation& pe) {
   if (f.nccl_shm_disabled && f.procs >= 2) {
@@ -175,7 +223,9 @@ void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule&
   auto facts = ReadPodFacts(t, policy);
   if (!facts) return DenyWith(pe, facts.error());
   pe.memory_limit_bytes = facts->memory_limit_bytes;
-  auto mount = FindShmMount(t);
+  auto found = FindShmMount(t);
+  if (!found) return DenyWith(pe, found.error());
+  auto mount = WithOperatorShm(t, *facts, *found);
   if (!mount) return DenyWith(pe, mount.error());
   pe.current_shm = CurrentShm(*mount, t.spec);
 
@@ -218,14 +268,22 @@ void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule&
                          HumanBytes(*facts->memory_limit_bytes - required) +
                          " for the processes (dshm pages count against the limit)");
   }
+  if (!t.patchable) {
+    if (auto denial = UnpatchedDenial(t, w, *mount, pe.current_shm, required)) return deny(std::move(*denial));
+    pe.verdict = Verdict::kOk;
+    if (everything) pe.reasons.push_back(UnpatchedCovered(w, pe.current_shm, required));
+    return;
+  }
   PatchTo(t, w, rule, policy, *facts, *mount, required, PlanAnnotation(*sizing, *facts, *plan),
           everything, pe, patch);
 }
 
 // True when every container requesting GPUs mounts /dev/shm (so none is left at 64Mi).
-bool GpuContainersMountShm(const PodFacts& facts) {
-  for (const auto& c : facts.containers) {
-    if (c.gpus > 0 && !MountsShm(c.node)) return false;
+bool GpuContainersMountShm(const PodFacts& facts, const ShmMount& mount) {
+  for (size_t i = 0; i < facts.containers.size(); ++i) {
+    const ContainerFacts& c = facts.containers[i];
+    bool operator_mounted = mount.implicit && i == 0;
+    if (c.gpus > 0 && !operator_mounted && !MountsShm(c.node)) return false;
   }
   return true;
 }
@@ -238,7 +296,9 @@ void EvaluateEstimated(const PodTemplate& t, const Workload& w, const NamespaceR
                        PodEvaluation& pe, JsonPatch& patch) {
   const bool everything = wording == Wording::kEverything;
   pe.memory_limit_bytes = facts.memory_limit_bytes;
-  auto mount = FindShmMount(t);
+  auto found = FindShmMount(t);
+  if (!found) return DenyWith(pe, found.error());
+  auto mount = WithOperatorShm(t, facts, *found);
   if (!mount) return DenyWith(pe, mount.error());
   pe.current_shm = CurrentShm(*mount, t.spec);
   auto estimate = EstimateShm(facts, policy);
@@ -270,7 +330,7 @@ void EvaluateEstimated(const PodTemplate& t, const Workload& w, const NamespaceR
   }
   const bool own_is_enough = mount->kind == ShmMountKind::kMemoryEmptyDir &&
                              (!mount->size_limit || *mount->size_limit >= estimate->floor_bytes);
-  if (own_is_enough && GpuContainersMountShm(facts)) {
+  if (own_is_enough && GpuContainersMountShm(facts, *mount)) {
     pe.reasons.push_back("/dev/shm " + pe.current_shm + " covers " + floor);
     return;
   }
@@ -280,6 +340,15 @@ void EvaluateEstimated(const PodTemplate& t, const Workload& w, const NamespaceR
                            ? std::max(estimate->floor_bytes, mount->size_limit.value_or(0))
                            : estimate->estimate_bytes;
   pe.required_bytes = size;
+  if (!t.patchable) {
+    if (auto denial = UnpatchedDenial(t, w, *mount, pe.current_shm, estimate->floor_bytes)) {
+      pe.verdict = Verdict::kDeny;
+      pe.reasons.push_back(std::move(*denial));
+    } else if (everything) {
+      pe.reasons.push_back(UnpatchedCovered(w, pe.current_shm, estimate->floor_bytes));
+    }
+    return;
+  }
   if (mount->kind == ShmMountKind::kMemoryEmptyDir && !own_is_enough) {
     pe.warnings.push_back("sized without DataLoader annotations: /dev/shm raised from " +
                           FormatBytes(*mount->size_limit) + " to " + floor + exact);
@@ -410,6 +479,9 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view name
     ev.verdict = Verdict::kOk;
     ev.reasons.push_back("no pod templates");
   }
+  // A workload one of whose pods is denied is not patched at all: /mutate sends no patch then,
+  // and the audit shows what /mutate would do.
+  if (ev.verdict == Verdict::kDeny) ev.patch = JsonPatch();
   return ev;
 }
 

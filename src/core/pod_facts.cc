@@ -234,6 +234,15 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
   if (*procs) {
     f.procs = **procs;
     f.procs_source = std::string("annotation ") + kProcsPerPodAnnotation;
+  } else if (!t.procs_field.empty()) {  // the kind's own field, as its controller reads it
+    auto n = ParseCount(t.procs_field);
+    if (n && *n >= 1 && *n <= 1024) {
+      f.procs = *n;
+      f.procs_source = t.procs_source + " " + t.procs_field;
+    } else if (gpu_words(t.procs_field)) {
+      f.procs = std::min<int64_t>(f.gpus, 1024);
+      f.procs_source = t.procs_source + " " + t.procs_field + " (" + std::to_string(f.gpus) + " GPUs)";
+    }
   }
   for (int pass = 0; pass < 2 && f.procs_source.empty(); ++pass) {
     for (JsonNode c : containers) {
@@ -267,7 +276,7 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
     f.nodes_source = std::string("annotation ") + kNodesAnnotation;
   } else if (t.pods_together > 1) {
     f.nodes = t.pods_together;
-    f.nodes_source = std::to_string(t.pods_together) + " pods in the " + t.label;
+    f.nodes_source = t.pods_source;
   }
   for (int pass = 0; pass < 2 && f.nodes_source.empty(); ++pass) {
     for (JsonNode c : containers) {

@@ -90,9 +90,10 @@ spec: {template: {metadata: {annotations: {shmguard.io/batch-bytes: 2Mi}}, spec:
   CHECK(a.size() == 2);
   CHECK(a.at("shmguard.io/batch-bytes").String() == "2Mi");
   CHECK(a.at("shmguard.io/num-workers").String() == "1");
-  CHECK(IsAdmissionKind("v1", "Pod"));
-  CHECK(IsAdmissionKind("jobset.x-k8s.io/v1alpha2", "JobSet"));
-  CHECK_FALSE(IsAdmissionKind("apps/v1", "Deployment"));
+  CHECK(AdmissionRoleOf("v1", "Pod") == AdmissionRole::kMutate);
+  CHECK(AdmissionRoleOf("jobset.x-k8s.io/v1alpha2", "JobSet") == AdmissionRole::kMutate);
+  CHECK(AdmissionRoleOf("ray.io/v1", "RayCluster") == AdmissionRole::kValidate);
+  CHECK(AdmissionRoleOf("apps/v1", "Deployment") == AdmissionRole::kNone);
 }
 
 }  // namespace
