@@ -95,6 +95,8 @@ constexpr KindSpec kKinds[] = {
      {ReplicaMap("/spec/jaxReplicaSpecs"), kNone, kNone}},
     {"kubeflow.org/v2beta1", "MPIJob", AdmissionRole::kMutate, Count::kMpi, "/spec/mpiReplicaSpecs",
      {ReplicaMap("/spec/mpiReplicaSpecs"), kNone, kNone}},
+    {"kubeflow.org/v1", "MPIJob", AdmissionRole::kMutate, Count::kMpi, "/spec/mpiReplicaSpecs",
+     {ReplicaMap("/spec/mpiReplicaSpecs"), kNone, kNone}},
     {"trainer.kubeflow.org/v1alpha1", "TrainingRuntime", AdmissionRole::kMutate, Count::kTrainerRuntime, "",
      {List("/spec/template/spec/replicatedJobs", "/template/spec/template", "replicatedJob"), kNone, kNone}},
     {"trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime", AdmissionRole::kMutate, Count::kTrainerRuntime, "",

@@ -34,6 +34,16 @@ Run Audit(std::vector<std::string> paths, const std::string& output = "json", co
 
 std::string Examples() { return std::string(SOURCE_DIR) + "/examples"; }
 
+// The corpus schema of a kind: "apps/v1" Deployment -> apps_v1_Deployment.json, "v1" Pod ->
+// core_v1_Pod.json; "" when the corpus has none.
+std::string SchemaFile(const std::string& api_version, const std::string& kind) {
+  std::string group_version = api_version.find('/') == std::string::npos ? "core/" + api_version : api_version;
+  std::replace(group_version.begin(), group_version.end(), '/', '_');
+  std::string path = test::SchemaPath(group_version + "_" + kind + ".json");
+  return std::ifstream(path).good() ? path : "";
+}
+
+
 TEST_CASE("RunAudit over examples/ gives one verdict of each kind", "[audit_command]") {
   Run r = Audit({Examples()});
   CHECK(r.code == ExitCode::kFindings);  // the denied example
@@ -169,7 +179,7 @@ TEST_CASE("Evaluate's patches over the real-world workloads apply and are idempo
   SHMGUARD_REQUIRE_CORPUS();
   std::istringstream no_stdin;
   AuditResult result = CollectAudit({test::CorpusPath()}, Policy{}, no_stdin);
-  int patched = 0, denied = 0;
+  int patched = 0, denied = 0, schema_checked = 0;
   for (const auto& doc : result.documents) {
     if (!doc.object || !doc.object->is_object()) continue;
     json obj = *doc.object;
@@ -192,10 +202,21 @@ TEST_CASE("Evaluate's patches over the real-world workloads apply and are idempo
     Evaluation again = Evaluate(out, Policy{}, "team-a");
     CHECK(again.patch.empty());
     CHECK(again.verdict == Verdict::kOk);
+    // Every field the patch writes is one the kind's schema defines (the API server silently
+    // drops unknown fields of custom resources).
+    if (std::string file = SchemaFile(ev.api_version, ev.kind); !file.empty()) {
+      json schema = json::parse(*io::ReadFileText(file));
+      auto before = test::CheckSchema(obj, schema), after = test::CheckSchema(out, schema);
+      CAPTURE(file, before, after);
+      CHECK(after.size() <= before.size());
+      if (before.empty()) CHECK(after.empty());
+      ++schema_checked;
+    }
     ++patched;
   }
-  CHECK(patched >= 30);
-  CHECK(patched + denied >= 35);
+  CHECK(patched >= 60);
+  CHECK(patched + denied >= 70);
+  CHECK(schema_checked >= 60);
 }
 
 }  // namespace
@@ -267,15 +288,6 @@ namespace shmguard::cli {
 namespace {
 
 using nlohmann::json;
-
-// The corpus schema of a kind: "apps/v1" Deployment -> apps_v1_Deployment.json, "v1" Pod ->
-// core_v1_Pod.json; "" when the corpus has none.
-std::string SchemaFile(const std::string& api_version, const std::string& kind) {
-  std::string group_version = api_version.find('/') == std::string::npos ? "core/" + api_version : api_version;
-  std::replace(group_version.begin(), group_version.end(), '/', '_');
-  std::string path = test::SchemaPath(group_version + "_" + kind + ".json");
-  return std::ifstream(path).good() ? path : "";
-}
 
 // Issue: unannotated GPU pods get a size. Over the corpus as written (no annotations added):
 // every patch applies, leaves an object the kind's schema accepts, and re-audits with no patch.

@@ -221,3 +221,69 @@ TEST_CASE("Wording changes the words, never the verdict, warnings, denials or pa
 
 }  // namespace
 }  // namespace shmguard
+
+namespace shmguard {
+namespace {
+
+using nlohmann::json;
+
+TEST_CASE("Evaluate sizes training workloads from their own fields and copies annotations onto templates",
+          "[evaluation]") {
+  json job = test::Yaml(R"(apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: llm, annotations: {shmguard.io/num-workers: "4", shmguard.io/batch-bytes: 64Mi}}
+spec:
+  nprocPerNode: gpu
+  pytorchReplicaSpecs:
+    Master: {replicas: 1, template: {spec: {containers: [{name: pytorch, resources: {limits: {nvidia.com/gpu: 8, memory: 512Gi}}}]}}}
+    Worker:
+      replicas: 3
+      template:
+        metadata: {annotations: {shmguard.io/batch-bytes: 32Mi}}
+        spec: {containers: [{name: pytorch, resources: {limits: {nvidia.com/gpu: 8, memory: 512Gi}}}]}
+)");
+  Evaluation ev = Evaluate(job, Policy{}, "team-a");
+  REQUIRE(ev.verdict == Verdict::kPatch);
+  std::string reasons;
+  for (const auto& r : ev.AllReasons()) reasons += r + "\n";
+  CHECK_THAT(reasons, Catch::Contains("Master: dshm needs"));
+  CHECK_THAT(reasons, Catch::Contains("(8 procs from spec.nprocPerNode gpu (8 GPUs))"));
+  json out = job.patch(ev.patch.ToJson());
+  const json& worker = out["spec"]["pytorchReplicaSpecs"]["Worker"]["template"];
+  CHECK(worker["metadata"]["annotations"]["shmguard.io/batch-bytes"] == "32Mi");  // the template's own wins
+  CHECK(worker["metadata"]["annotations"]["shmguard.io/num-workers"] == "4");     // copied from the job
+  CHECK(worker["metadata"]["annotations"]["shmguard.io/nodes"] == "4");           // 1 Master + 3 Workers
+  CHECK(json::parse(worker["metadata"]["annotations"]["shmguard.io/plan"].get<std::string>())["procs"] == 8);
+  CHECK(worker["spec"]["volumes"][0]["name"] == "dshm");
+  CHECK(Evaluate(out, Policy{}, "team-a").patch.empty());
+}
+
+TEST_CASE("Evaluate counts KubeRay's own /dev/shm and never patches a Ray kind", "[evaluation]") {
+  auto ray = [](const std::string& annotations, const std::string& memory, const char* field = "limits") {
+    return test::Yaml("apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {name: r, annotations: " + annotations +
+                      "}\nspec:\n  headGroupSpec:\n    template: {spec: {containers: [{name: head, resources: " +
+                      (std::string(field) == "limits" ? "{limits: {nvidia.com/gpu: 1, memory: " + memory + "}"
+                                                      : "{limits: {nvidia.com/gpu: 1}, requests: {memory: " + memory + "}") +
+                      "}}]}}\n");
+  };
+  Evaluation fits = Evaluate(ray("{}", "16Gi"), Policy{}, "team-a");
+  CHECK(fits.verdict == Verdict::kOk);
+  CHECK(fits.patch.empty());
+  REQUIRE(fits.pods.size() == 1);
+  CHECK(fits.pods[0].current_shm == "emptyDir Memory 16Gi (KubeRay's shared-mem: the Ray container's memory limit)");
+  // No memory limit, a 8Gi request: KubeRay gives /dev/shm 8Gi, below the 12365Mi needed.
+  Evaluation big = Evaluate(ray("{shmguard.io/num-workers: \"4\", shmguard.io/batch-bytes: 1Gi}", "8Gi", "requests"),
+                            Policy{}, "team-a");
+  CHECK(big.verdict == Verdict::kDeny);
+  CHECK(big.patch.empty());
+  std::string reasons;
+  for (const auto& r : big.AllReasons()) reasons += r + "\n";
+  CHECK_THAT(reasons, Catch::Contains("below the 12365Mi needed; shmguard does not patch a RayCluster: raise the Ray "
+                                      "container's memory limit"));
+  Evaluation small = Evaluate(ray("{shmguard.io/num-workers: \"2\", shmguard.io/batch-bytes: 256Mi}", "64Gi"), Policy{}, "team-a");
+  CHECK(small.verdict == Verdict::kOk);
+  CHECK(small.patch.empty());
+}
+
+}  // namespace
+}  // namespace shmguard

@@ -96,5 +96,137 @@ spec: {template: {metadata: {annotations: {shmguard.io/batch-bytes: 2Mi}}, spec:
   CHECK(AdmissionRoleOf("apps/v1", "Deployment") == AdmissionRole::kNone);
 }
 
+// One hand-written object of every kind in the table: the templates found, their labels, the
+// pods that train together and the processes the kind states.
+TEST_CASE("FindPodTemplates reads every kind of the table as its controller does", "[pod_templates]") {
+  struct Expected {
+    std::string label, spec_pointer;
+    int64_t pods;
+    std::string procs;
+    bool patchable = true, operator_shm = false;
+  };
+  struct Case {
+    const char* name;
+    const char* yaml;
+    std::vector<Expected> templates;
+    AdmissionRole role;
+  } cases[] = {
+      {"PyTorchJob", R"(apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+spec:
+  nprocPerNode: "4"
+  pytorchReplicaSpecs:
+    Master: {replicas: 1, template: {spec: {containers: [{name: pytorch}]}}}
+    Worker: {replicas: 8, template: {spec: {containers: [{name: pytorch}]}}}
+)",
+       {{"Master", "/spec/pytorchReplicaSpecs/Master/template/spec", 9, "4"},
+        {"Worker", "/spec/pytorchReplicaSpecs/Worker/template/spec", 9, "4"}},
+       AdmissionRole::kMutate},
+      {"TFJob, replicas defaulted", R"(apiVersion: kubeflow.org/v1
+kind: TFJob
+spec: {tfReplicaSpecs: {Worker: {template: {spec: {containers: [{name: tf}]}}}}}
+)",
+       {{"Worker", "/spec/tfReplicaSpecs/Worker/template/spec", 1, ""}}, AdmissionRole::kMutate},
+      {"MPIJob", R"(apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+spec:
+  slotsPerWorker: 8
+  mpiReplicaSpecs:
+    Launcher: {replicas: 1, template: {spec: {containers: [{name: l}]}}}
+    Worker: {replicas: 2, template: {spec: {containers: [{name: w}]}}}
+)",
+       {{"Launcher", "/spec/mpiReplicaSpecs/Launcher/template/spec", 1, ""},
+        {"Worker", "/spec/mpiReplicaSpecs/Worker/template/spec", 2, "8"}},
+       AdmissionRole::kMutate},
+      {"ClusterTrainingRuntime", R"(apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+spec:
+  mlPolicy: {numNodes: 3, torch: {numProcPerNode: auto}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: dataset-initializer
+        template: {spec: {template: {spec: {containers: [{name: init}]}}}}
+      - name: node
+        template: {spec: {template: {spec: {containers: [{name: node}]}}}}
+)",
+       {{"replicatedJob dataset-initializer", "/spec/template/spec/replicatedJobs/0/template/spec/template/spec", 1, ""},
+        {"replicatedJob node", "/spec/template/spec/replicatedJobs/1/template/spec/template/spec", 3, "auto"}},
+       AdmissionRole::kMutate},
+      {"RayCluster", R"(apiVersion: ray.io/v1
+kind: RayCluster
+spec:
+  headGroupSpec: {rayStartParams: {}, template: {spec: {containers: [{name: head}]}}}
+  workerGroupSpecs:
+  - {groupName: gpu, replicas: 2, numOfHosts: 2, template: {spec: {containers: [{name: w}]}}}
+  - {groupName: cpu, replicas: 1, rayStartParams: {plasma-directory: /tmp}, template: {spec: {containers: [{name: c}]}}}
+)",
+       {{"headGroup", "/spec/headGroupSpec/template/spec", 6, "", false, true},
+        {"workerGroup gpu", "/spec/workerGroupSpecs/0/template/spec", 6, "", false, true},
+        {"workerGroup cpu", "/spec/workerGroupSpecs/1/template/spec", 6, "", false, false}},
+       AdmissionRole::kValidate},
+      {"RayJob with a submitter", R"(apiVersion: ray.io/v1
+kind: RayJob
+spec:
+  rayClusterSpec: {headGroupSpec: {template: {spec: {containers: [{name: head}]}}}}
+  submitterPodTemplate: {spec: {containers: [{name: submit}]}}
+)",
+       {{"headGroup", "/spec/rayClusterSpec/headGroupSpec/template/spec", 1, "", false, true},
+        {"submitter", "/spec/submitterPodTemplate/spec", 1, "", false, false}},
+       AdmissionRole::kValidate},
+      {"RayJob on an existing cluster", "apiVersion: ray.io/v1\nkind: RayJob\nspec: {clusterSelector: {a: b}}\n", {},
+       AdmissionRole::kValidate},
+      {"LeaderWorkerSet", R"(apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+spec:
+  replicas: 3
+  leaderWorkerTemplate:
+    size: 4
+    leaderTemplate: {spec: {containers: [{name: leader}]}}
+    workerTemplate: {spec: {containers: [{name: worker}]}}
+)",
+       {{"leader", "/spec/leaderWorkerTemplate/leaderTemplate/spec", 4, ""},
+        {"worker", "/spec/leaderWorkerTemplate/workerTemplate/spec", 4, ""}},
+       AdmissionRole::kMutate},
+      {"LeaderWorkerSet without a leader template",
+       "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\n"
+       "spec: {leaderWorkerTemplate: {size: 2, workerTemplate: {spec: {containers: [{name: w}]}}}}\n",
+       {{"worker", "/spec/leaderWorkerTemplate/workerTemplate/spec", 2, ""}}, AdmissionRole::kMutate},
+      {"Volcano Job", R"(apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+spec:
+  tasks:
+  - {name: master, replicas: 1, template: {spec: {containers: [{name: m}]}}}
+  - {name: worker, replicas: 4, template: {spec: {containers: [{name: w}]}}}
+)",
+       {{"task master", "/spec/tasks/0/template/spec", 5, ""}, {"task worker", "/spec/tasks/1/template/spec", 5, ""}},
+       AdmissionRole::kMutate},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    json obj = test::Yaml(c.yaml);
+    auto w = FindPodTemplates(obj);
+    INFO((w ? "" : w.error().ToString()));
+    REQUIRE(w.has_value());
+    REQUIRE(w->templates.size() == c.templates.size());
+    for (size_t i = 0; i < c.templates.size(); ++i) {
+      const PodTemplate& t = w->templates[i];
+      const Expected& e = c.templates[i];
+      CAPTURE(i, t.pods_source, t.procs_source);
+      CHECK(t.label == e.label);
+      CHECK(t.spec_pointer == e.spec_pointer);
+      CHECK(t.pods_together == e.pods);
+      CHECK(t.procs_field == e.procs);
+      CHECK(t.patchable == e.patchable);
+      CHECK(t.operator_shm == e.operator_shm);
+    }
+    CHECK(AdmissionRoleOf(w->api_version, w->kind) == c.role);
+  }
+  // A wrong shape names the field.
+  auto bad = FindPodTemplates(test::Yaml("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nspec: {pytorchReplicaSpecs: [1]}\n"));
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().ToString() == "/spec/pytorchReplicaSpecs: must be a mapping of replica types");
+}
+
 }  // namespace
 }  // namespace shmguard
