@@ -386,6 +386,10 @@ void EvaluatePod(const PodTemplate& t, const Workload& w, const NamespaceRule& r
   pe.verdict = Verdict::kOk;
   auto facts = ReadPodFacts(t, policy);
   if (!facts) return DenyWith(pe, facts.error());
+  pe.memory_limit_bytes = facts->memory_limit_bytes;
+  if (auto found = FindShmMount(t)) {  // what it has, for every pod; a malformed one is judged below
+    if (auto mount = WithOperatorShm(t, *facts, *found)) pe.current_shm = CurrentShm(*mount, t.spec);
+  }
   if (!facts->requests_gpus) {
     pe.reasons.push_back("no GPUs and no sizing annotations");
     return;

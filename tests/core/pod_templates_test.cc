@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include "io/manifests.h"
+#include "shmguard/evaluation.h"
+#include "shmguard/pod_facts.h"
 #include "shmguard/pod_templates.h"
 #include "test_util.h"
 
@@ -226,6 +228,53 @@ spec:
   auto bad = FindPodTemplates(test::Yaml("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nspec: {pytorchReplicaSpecs: [1]}\n"));
   REQUIRE_FALSE(bad.has_value());
   CHECK(bad.error().ToString() == "/spec/pytorchReplicaSpecs: must be a mapping of replica types");
+}
+
+}  // namespace
+}  // namespace shmguard
+
+namespace shmguard {
+namespace {
+
+// world/facts.json in the corpus records, per pod template of 43 real manifests, where it is,
+// its GPUs and what is at /dev/shm: shmguard must find the same.
+TEST_CASE("FindPodTemplates and Evaluate agree with the facts of the real-world manifests", "[pod_templates][corpus]") {
+  SHMGUARD_REQUIRE_CORPUS();
+  json facts = json::parse(test::ReadCorpus("world/facts.json"));
+  int checked = 0;
+  for (const auto& [file, entries] : facts.items()) {
+    if (entries.empty() || entries[0]["kind"].is_null()) continue;  // Compose files
+    auto docs = io::ParseManifests(test::ReadCorpus("world/" + file), file);
+    for (const auto& e : entries) {
+      CAPTURE(file, e.dump());
+      const json& object = *docs.at(e["doc"].get<size_t>()).object;
+      auto w = FindPodTemplates(object);
+      if (!w && w.error().code == Code::kUnsupportedKind) continue;  // TrainJob, Argo: not read yet
+      REQUIRE(w.has_value());
+      const PodTemplate* t = nullptr;
+      for (const auto& c : w->templates) {
+        if (c.spec_pointer == e["path"]) t = &c;
+      }
+      REQUIRE(t != nullptr);
+      auto f = ReadPodFacts(*t, Policy{});
+      REQUIRE(f.has_value());
+      CHECK(f->gpus == (e["gpus_per_pod"].is_null() ? 0 : e["gpus_per_pod"].get<int64_t>()));
+      Evaluation ev = Evaluate(object, Policy{});
+      std::string current;
+      for (const auto& p : ev.pods) {
+        if (p.path == e["path"]) current = p.current_shm;
+      }
+      std::string shm = e["dev_shm"];
+      CAPTURE(current);
+      if (shm == "emptyDir-memory") CHECK_THAT(current, Catch::StartsWith("emptyDir Memory"));
+      if (shm == "hostPath") CHECK_THAT(current, Catch::StartsWith("hostPath"));
+      if (shm == "none" && e["host_ipc"] == true) CHECK(current == "the node's /dev/shm (hostIPC: true)");
+      if (shm == "none" && e["host_ipc"] == false && !t->operator_shm) CHECK(current == "64Mi (container default)");
+      if (shm == "none" && t->operator_shm) CHECK_THAT(current, Catch::Contains("KubeRay's shared-mem"));
+      ++checked;
+    }
+  }
+  CHECK(checked >= 50);
 }
 
 }  // namespace
