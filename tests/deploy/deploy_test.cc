@@ -12,6 +12,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "shmguard/pod_templates.h"
 #include "io/config.h"
 #include "io/manifests.h"
 #include "io/yaml_emit.h"
@@ -23,6 +24,33 @@ namespace shmguard::test {
 namespace {
 
 using nlohmann::json;
+
+// The kinds the webhooks evaluate, with their resource names (the CRDs' spec.names.plural).
+struct AdmissionKind {
+  std::string api_version, kind, resource;
+};
+const AdmissionKind kAdmissionKinds[] = {
+    {"v1", "Pod", "pods"},
+    {"jobset.x-k8s.io/v1alpha2", "JobSet", "jobsets"},
+    {"kubeflow.org/v1", "PyTorchJob", "pytorchjobs"},
+    {"kubeflow.org/v1", "TFJob", "tfjobs"},
+    {"kubeflow.org/v1", "XGBoostJob", "xgboostjobs"},
+    {"kubeflow.org/v1", "PaddleJob", "paddlejobs"},
+    {"kubeflow.org/v1", "MXJob", "mxjobs"},
+    {"kubeflow.org/v1", "JAXJob", "jaxjobs"},
+    {"kubeflow.org/v1", "MPIJob", "mpijobs"},
+    {"kubeflow.org/v2beta1", "MPIJob", "mpijobs"},
+    {"trainer.kubeflow.org/v1alpha1", "TrainingRuntime", "trainingruntimes"},
+    {"trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime", "clustertrainingruntimes"},
+    {"leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "leaderworkersets"},
+    {"batch.volcano.sh/v1alpha1", "Job", "jobs"},
+    {"ray.io/v1", "RayCluster", "rayclusters"},
+    {"ray.io/v1", "RayJob", "rayjobs"},
+    {"ray.io/v1", "RayService", "rayservices"},
+    {"ray.io/v1alpha1", "RayCluster", "rayclusters"},
+    {"ray.io/v1alpha1", "RayJob", "rayjobs"},
+    {"ray.io/v1alpha1", "RayService", "rayservices"},
+};
 namespace fs = std::filesystem;
 
 std::string Source(const std::string& rel) { return std::string(SOURCE_DIR) + "/" + rel; }
@@ -130,12 +158,27 @@ TEST_CASE("deploy/ webhook configurations are safe to install", "[deploy]") {
       CHECK(excludes_kube_system);
       CHECK(w["objectSelector"]["matchExpressions"][0] ==
             json({{"key", "app.kubernetes.io/name"}, {"operator", "NotIn"}, {"values", {"shmguard"}}}));
-      std::set<std::string> resources;
+      // Every kind shmguard evaluates is registered where its role says, and nothing else.
+      const bool validate = w["clientConfig"]["service"]["path"] == "/validate";
+      std::set<std::string> registered, expected;
       for (const auto& r : w["rules"]) {
         CHECK(r["operations"] == json::array({"CREATE"}));
-        resources.insert(r["resources"][0].get<std::string>());
+        for (const auto& group : r["apiGroups"]) {
+          for (const auto& version : r["apiVersions"]) {
+            for (const auto& resource : r["resources"]) {
+              std::string gv = group == "" ? version.get<std::string>() : group.get<std::string>() + "/" + version.get<std::string>();
+              registered.insert(gv + " " + resource.get<std::string>());
+            }
+          }
+        }
       }
-      CHECK(resources == std::set<std::string>{"pods", "jobsets"});
+      for (const auto& [api_version, kind, resource] : kAdmissionKinds) {
+        AdmissionRole role = AdmissionRoleOf(api_version, kind);
+        CAPTURE(api_version, kind);
+        CHECK(role != AdmissionRole::kNone);
+        if (role == AdmissionRole::kMutate || validate) expected.insert(api_version + " " + resource);
+      }
+      CHECK(registered == expected);
     }
   }
   REQUIRE(mutating["webhooks"].size() == 1);

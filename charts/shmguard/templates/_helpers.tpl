@@ -55,6 +55,43 @@ rules:
     operations: [CREATE]
     resources: [jobsets]
     scope: Namespaced
+  - apiGroups: [kubeflow.org]
+    apiVersions: [v1]
+    operations: [CREATE]
+    resources: [pytorchjobs, tfjobs, xgboostjobs, paddlejobs, mxjobs, jaxjobs, mpijobs]
+    scope: Namespaced
+  - apiGroups: [kubeflow.org]
+    apiVersions: [v2beta1]
+    operations: [CREATE]
+    resources: [mpijobs]
+    scope: Namespaced
+  - apiGroups: [trainer.kubeflow.org]
+    apiVersions: [v1alpha1]
+    operations: [CREATE]
+    resources: [trainingruntimes]
+    scope: Namespaced
+  - apiGroups: [trainer.kubeflow.org]
+    apiVersions: [v1alpha1]
+    operations: [CREATE]
+    resources: [clustertrainingruntimes]
+    scope: Cluster
+  - apiGroups: [leaderworkerset.x-k8s.io]
+    apiVersions: [v1]
+    operations: [CREATE]
+    resources: [leaderworkersets]
+    scope: Namespaced
+  - apiGroups: [batch.volcano.sh]
+    apiVersions: [v1alpha1]
+    operations: [CREATE]
+    resources: [jobs]
+    scope: Namespaced
+  {{- if eq $path "/validate" }}
+  - apiGroups: [ray.io]
+    apiVersions: [v1, v1alpha1]
+    operations: [CREATE]
+    resources: [rayclusters, rayjobs, rayservices]
+    scope: Namespaced
+  {{- end }}
 objectSelector:
   matchExpressions:
     - key: app.kubernetes.io/name
