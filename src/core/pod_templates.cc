@@ -10,6 +10,8 @@
 #include <array>
 #include <string_view>
 
+#include "shmguard/json_patch.h"
+
 namespace shmguard {
 namespace {
 
@@ -172,17 +174,6 @@ void MergeAnnotations(JsonNode metadata, Annotations& into) {
   }
 }
 
-// RFC 6901 escaping of a map key in a pointer ("~" -> "~0", "/" -> "~1").
-std::string Escape(std::string_view key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
-  }
-  return out;
-}
-
 // A string or integer field as text ("4", "auto"); "" when absent.
 std::string TextField(JsonNode v) {
   if (v.IsString()) return std::string(v.String());
@@ -214,7 +205,7 @@ Result<std::vector<Found>> FindParts(JsonNode object, const Part& part) {
       if (!map) break;
       if (!map.IsObject()) return TypeError(path, "a mapping of replica types");
       for (const auto& [type, spec] : map.Members()) {
-        std::string at = path + "/" + Escape(type);
+        std::string at = path + "/" + EscapePointerToken(type);
         if (!spec) continue;
         if (!spec.IsObject()) return TypeError(at, "an object");
         out.push_back({at + std::string(part.item), std::string(type), spec, std::string(type)});
