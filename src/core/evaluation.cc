@@ -291,16 +291,11 @@ bool GpuContainersMountShm(const PodFacts& facts, const ShmMount& mount) {
 // A GPU pod without DataLoader annotations (policy `unannotated`): what it has wins when it is
 // at least the floor; otherwise it gets the estimate (or, for a memory emptyDir it sized
 // itself, the floor).
+// REQUIRES: `mount` is what `t` has at /dev/shm (FindShmMount, WithOperatorShm).
 void EvaluateEstimated(const PodTemplate& t, const Workload& w, const NamespaceRule& rule,
                        const Policy& policy, Wording wording, const PodFacts& facts,
-                       PodEvaluation& pe, JsonPatch& patch) {
+                       const ShmMount& mount, PodEvaluation& pe, JsonPatch& patch) {
   const bool everything = wording == Wording::kEverything;
-  pe.memory_limit_bytes = facts.memory_limit_bytes;
-  auto found = FindShmMount(t);
-  if (!found) return DenyWith(pe, found.error());
-  auto mount = WithOperatorShm(t, facts, *found);
-  if (!mount) return DenyWith(pe, mount.error());
-  pe.current_shm = CurrentShm(*mount, t.spec);
   auto estimate = EstimateShm(facts, policy);
   if (!estimate) return DenyWith(pe, estimate.error());
   pe.plan = estimate->floor_plan;
@@ -319,29 +314,29 @@ void EvaluateEstimated(const PodTemplate& t, const Workload& w, const NamespaceR
 
   const char* exact = "; set shmguard.io/num-workers and shmguard.io/batch-bytes for an exact size";
   pe.verdict = Verdict::kOk;
-  if (mount->kind == ShmMountKind::kOther) {
-    pe.reasons.push_back("/dev/shm is mounted from " + mount->description +
+  if (mount.kind == ShmMountKind::kOther) {
+    pe.reasons.push_back("/dev/shm is mounted from " + mount.description +
                          "; without DataLoader annotations shmguard leaves it as it is");
     return;
   }
-  if (mount->kind == ShmMountKind::kNone && t.spec.Find("hostIPC").Bool()) {
+  if (mount.kind == ShmMountKind::kNone && t.spec.Find("hostIPC").Bool()) {
     pe.reasons.push_back("uses " + pe.current_shm + ", at least " + floor);
     return;
   }
-  const bool own_is_enough = mount->kind == ShmMountKind::kMemoryEmptyDir &&
-                             (!mount->size_limit || *mount->size_limit >= estimate->floor_bytes);
-  if (own_is_enough && GpuContainersMountShm(facts, *mount)) {
+  const bool own_is_enough = mount.kind == ShmMountKind::kMemoryEmptyDir &&
+                             (!mount.size_limit || *mount.size_limit >= estimate->floor_bytes);
+  if (own_is_enough && GpuContainersMountShm(facts, mount)) {
     pe.reasons.push_back("/dev/shm " + pe.current_shm + " covers " + floor);
     return;
   }
 
   // What it has is below the floor: a memory emptyDir of its own is raised only to the floor.
-  const int64_t size = mount->kind == ShmMountKind::kMemoryEmptyDir
-                           ? std::max(estimate->floor_bytes, mount->size_limit.value_or(0))
+  const int64_t size = mount.kind == ShmMountKind::kMemoryEmptyDir
+                           ? std::max(estimate->floor_bytes, mount.size_limit.value_or(0))
                            : estimate->estimate_bytes;
   pe.required_bytes = size;
   if (!t.patchable) {
-    if (auto denial = UnpatchedDenial(t, w, *mount, pe.current_shm, estimate->floor_bytes)) {
+    if (auto denial = UnpatchedDenial(t, w, mount, pe.current_shm, estimate->floor_bytes)) {
       pe.verdict = Verdict::kDeny;
       pe.reasons.push_back(std::move(*denial));
     } else if (everything) {
@@ -349,9 +344,9 @@ void EvaluateEstimated(const PodTemplate& t, const Workload& w, const NamespaceR
     }
     return;
   }
-  if (mount->kind == ShmMountKind::kMemoryEmptyDir && !own_is_enough) {
+  if (mount.kind == ShmMountKind::kMemoryEmptyDir && !own_is_enough) {
     pe.warnings.push_back("sized without DataLoader annotations: /dev/shm raised from " +
-                          FormatBytes(*mount->size_limit) + " to " + floor + exact);
+                          FormatBytes(*mount.size_limit) + " to " + floor + exact);
   } else {
     pe.warnings.push_back("sized without DataLoader annotations: " + FormatBytes(size) + " = " +
                           estimate->basis + exact);
@@ -359,7 +354,7 @@ void EvaluateEstimated(const PodTemplate& t, const Workload& w, const NamespaceR
   if (everything) {
     pe.reasons.push_back("/dev/shm is " + pe.current_shm + ", below " + floor);
   }
-  PatchTo(t, w, rule, policy, facts, *mount, size, EstimateAnnotation(*estimate, facts, size),
+  PatchTo(t, w, rule, policy, facts, mount, size, EstimateAnnotation(*estimate, facts, size),
           everything, pe, patch);
 }
 
@@ -387,9 +382,10 @@ void EvaluatePod(const PodTemplate& t, const Workload& w, const NamespaceRule& r
   auto facts = ReadPodFacts(t, policy);
   if (!facts) return DenyWith(pe, facts.error());
   pe.memory_limit_bytes = facts->memory_limit_bytes;
-  if (auto found = FindShmMount(t)) {  // what it has, for every pod; a malformed one is judged below
-    if (auto mount = WithOperatorShm(t, *facts, *found)) pe.current_shm = CurrentShm(*mount, t.spec);
-  }
+  // What it has at /dev/shm, for every pod; a malformed mount only matters to a GPU pod.
+  Result<ShmMount> mount = FindShmMount(t);
+  if (mount) mount = WithOperatorShm(t, *facts, *mount);
+  if (mount) pe.current_shm = CurrentShm(*mount, t.spec);
   if (!facts->requests_gpus) {
     pe.reasons.push_back("no GPUs and no sizing annotations");
     return;
@@ -405,7 +401,8 @@ void EvaluatePod(const PodTemplate& t, const Workload& w, const NamespaceRule& r
                          "the policy leaves such GPU pods as they are");
     return;
   }
-  EvaluateEstimated(t, w, rule, policy, wording, *facts, pe, patch);
+  if (!mount) return DenyWith(pe, mount.error());
+  EvaluateEstimated(t, w, rule, policy, wording, *facts, *mount, pe, patch);
 }
 
 std::string Prefixed(const std::string& label, const std::string& text, bool prefix) {

@@ -51,6 +51,7 @@ struct KindSpec {
   std::string_view kind;
   AdmissionRole role;
   Count count;
+  // kParallelism, kReplicas, kLeaderWorkerSet: the count's pointer; kRay: the cluster spec's.
   std::string_view count_path;
   std::array<Part, 3> parts;  // unused ones have an empty path and shape kTemplate
 };
@@ -83,21 +84,21 @@ constexpr KindSpec kKinds[] = {
     {"apps/v1", "ReplicaSet", AdmissionRole::kNone, Count::kOne, "", {Template("/spec/template", "pod template"), kNone, kNone}},
     {"jobset.x-k8s.io/v1alpha2", "JobSet", AdmissionRole::kMutate, Count::kJobSet, "",
      {List("/spec/replicatedJobs", "/template/spec/template", "replicatedJob"), kNone, kNone}},
-    {"kubeflow.org/v1", "PyTorchJob", AdmissionRole::kMutate, Count::kKubeflow, "/spec/pytorchReplicaSpecs",
+    {"kubeflow.org/v1", "PyTorchJob", AdmissionRole::kMutate, Count::kKubeflow, "",
      {ReplicaMap("/spec/pytorchReplicaSpecs"), kNone, kNone}},
-    {"kubeflow.org/v1", "TFJob", AdmissionRole::kMutate, Count::kKubeflow, "/spec/tfReplicaSpecs",
+    {"kubeflow.org/v1", "TFJob", AdmissionRole::kMutate, Count::kKubeflow, "",
      {ReplicaMap("/spec/tfReplicaSpecs"), kNone, kNone}},
-    {"kubeflow.org/v1", "XGBoostJob", AdmissionRole::kMutate, Count::kKubeflow, "/spec/xgbReplicaSpecs",
+    {"kubeflow.org/v1", "XGBoostJob", AdmissionRole::kMutate, Count::kKubeflow, "",
      {ReplicaMap("/spec/xgbReplicaSpecs"), kNone, kNone}},
-    {"kubeflow.org/v1", "PaddleJob", AdmissionRole::kMutate, Count::kKubeflow, "/spec/paddleReplicaSpecs",
+    {"kubeflow.org/v1", "PaddleJob", AdmissionRole::kMutate, Count::kKubeflow, "",
      {ReplicaMap("/spec/paddleReplicaSpecs"), kNone, kNone}},
-    {"kubeflow.org/v1", "MXJob", AdmissionRole::kMutate, Count::kKubeflow, "/spec/mxReplicaSpecs",
+    {"kubeflow.org/v1", "MXJob", AdmissionRole::kMutate, Count::kKubeflow, "",
      {ReplicaMap("/spec/mxReplicaSpecs"), kNone, kNone}},
-    {"kubeflow.org/v1", "JAXJob", AdmissionRole::kMutate, Count::kKubeflow, "/spec/jaxReplicaSpecs",
+    {"kubeflow.org/v1", "JAXJob", AdmissionRole::kMutate, Count::kKubeflow, "",
      {ReplicaMap("/spec/jaxReplicaSpecs"), kNone, kNone}},
-    {"kubeflow.org/v2beta1", "MPIJob", AdmissionRole::kMutate, Count::kMpi, "/spec/mpiReplicaSpecs",
+    {"kubeflow.org/v2beta1", "MPIJob", AdmissionRole::kMutate, Count::kMpi, "",
      {ReplicaMap("/spec/mpiReplicaSpecs"), kNone, kNone}},
-    {"kubeflow.org/v1", "MPIJob", AdmissionRole::kMutate, Count::kMpi, "/spec/mpiReplicaSpecs",
+    {"kubeflow.org/v1", "MPIJob", AdmissionRole::kMutate, Count::kMpi, "",
      {ReplicaMap("/spec/mpiReplicaSpecs"), kNone, kNone}},
     {"trainer.kubeflow.org/v1alpha1", "TrainingRuntime", AdmissionRole::kMutate, Count::kTrainerRuntime, "",
      {List("/spec/template/spec/replicatedJobs", "/template/spec/template", "replicatedJob"), kNone, kNone}},
@@ -118,7 +119,7 @@ constexpr KindSpec kKinds[] = {
      "/spec/leaderWorkerTemplate/size",
      {Template("/spec/leaderWorkerTemplate/leaderTemplate", "leader", true),
       Template("/spec/leaderWorkerTemplate/workerTemplate", "worker"), kNone}},
-    {"batch.volcano.sh/v1alpha1", "Job", AdmissionRole::kMutate, Count::kVolcano, "/spec/tasks",
+    {"batch.volcano.sh/v1alpha1", "Job", AdmissionRole::kMutate, Count::kVolcano, "",
      {List("/spec/tasks", "/template", "task"), kNone, kNone}},
 };
 #undef SHMGUARD_RAY_PARTS
@@ -285,10 +286,9 @@ void CountPods(JsonNode object, const KindSpec& k, const std::vector<Found>& fou
       break;
     case Count::kParallelism:
     case Count::kReplicas: {
-      int64_t n = IntField(Walk(object, k.count_path.substr(0, k.count_path.rfind('/'))),
-                           k.count_path.substr(k.count_path.rfind('/') + 1), 1);
-      std::string field(k.count_path.substr(k.count_path.rfind('/') + 1));
-      set_all(n, std::to_string(n) + " pods (" + field + ")");
+      JsonNode v = Walk(object, k.count_path);
+      int64_t n = v.IsInteger() ? v.Integer() : 1;
+      set_all(n, std::to_string(n) + " pods (" + std::string(k.count_path.substr(k.count_path.rfind('/') + 1)) + ")");
       break;
     }
     case Count::kJobSet:
@@ -366,7 +366,8 @@ void CountPods(JsonNode object, const KindSpec& k, const std::vector<Found>& fou
       break;
     }
     case Count::kLeaderWorkerSet: {
-      int64_t size = IntField(Walk(object, "/spec/leaderWorkerTemplate"), "size", 1);
+      JsonNode v = Walk(object, k.count_path);
+      int64_t size = v.IsInteger() ? v.Integer() : 1;
       set_all(size, std::to_string(size) + " pods in a group (leaderWorkerTemplate.size)");
       break;
     }
