@@ -1,4 +1,4 @@
-// `shmguard audit`: the webhook's verdicts over manifest files, offline (SPEC §7). Reads files,
+// `shmguard audit`: the webhook's verdicts over manifest files, offline (README "shmguard audit"). Reads files,
 // directories and stdin; evaluates every object (and every item of a List); keeps going past
 // documents that do not parse. Documents are parsed and evaluated on a few threads and printed
 // in input order as they finish, so memory stays flat however long the stream.

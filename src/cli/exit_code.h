@@ -1,4 +1,4 @@
-// Process exit codes of every subcommand (SPEC §7).
+// Process exit codes of every subcommand (README "shmguard audit").
 #pragma once
 
 namespace shmguard::cli {

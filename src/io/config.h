@@ -1,4 +1,4 @@
-// Loading the policy (SPEC §5) from YAML. Strict: an unknown key, a wrong type, an invalid
+// Loading the policy (README "Policy") from YAML. Strict: an unknown key, a wrong type, an invalid
 // glob or an out-of-range number fails with the key and its line, so a typo never silently
 // becomes a default.
 #pragma once
