@@ -171,4 +171,8 @@ inline JsonNode JsonNode::NextItem() const {
   return TapeType(next) == ']' ? JsonNode() : JsonNode(*tape_, next);
 }
 
+// The value at `pointer`, a JSON pointer of unescaped object keys and list indexes
+// ("/spec/replicatedJobs/0"); absent when any step is missing.
+JsonNode FollowPointer(JsonNode root, std::string_view pointer);
+
 }  // namespace shmguard

@@ -3,12 +3,16 @@
 // as the kind's controller builds its pods. One table describes every kind: Pod, the built-in
 // controllers (Job, CronJob, Deployment, StatefulSet, DaemonSet, ReplicaSet), JobSet, the
 // Kubeflow jobs (PyTorchJob, TFJob, XGBoostJob, PaddleJob, MXJob, JAXJob, MPIJob), Kubeflow
-// Trainer runtimes, KubeRay (RayCluster, RayJob, RayService), LeaderWorkerSet and Volcano Job.
+// Trainer runtimes, KubeRay (RayCluster, RayJob, RayService), LeaderWorkerSet, Volcano Job and
+// Argo Workflows (Workflow, WorkflowTemplate, ClusterWorkflowTemplate, CronWorkflow: each
+// container, script or containerSet template is a pod).
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "shmguard/json_node.h"
@@ -29,12 +33,29 @@ inline constexpr const char* kPlanAnnotation = "shmguard.io/plan";
 // shmguard.io/* annotations by key.
 using Annotations = std::map<std::string, JsonNode, std::less<>>;
 
+// Where a pod's containers are within its spec: a list (a PodSpec's "/containers") or one
+// container (an Argo template's "/container"). `init`: they run before the others.
+struct ContainerSlot {
+  std::string_view path;  // relative to the spec, unescaped keys: "/containerSet/containers"
+  bool list;
+  bool init;
+};
+inline constexpr ContainerSlot kPodSpecContainers[] = {{"/containers", true, false},
+                                                       {"/initContainers", true, true}};
+
 struct PodTemplate {
   std::string label;             // as the kind's users say it: "pod", "Worker", "workerGroup gpu"
   std::string spec_pointer;      // RFC 6901 pointer of the PodSpec: "/spec", ".../template/spec"
   std::string metadata_pointer;  // pointer of the pod metadata: "/metadata", ".../template/metadata"
-  JsonNode spec;      // the PodSpec object
+  JsonNode spec;      // the PodSpec object (an Argo template: the template)
   JsonNode metadata;  // absent when the template has no metadata
+  // Where the containers are in `spec`; a PodSpec's, or an Argo template's.
+  std::span<const ContainerSlot> containers = kPodSpecContainers;
+  // Volumes the pod also gets from outside `spec` (an Argo Workflow's spec.volumes), after the
+  // spec's own "volumes"; new volumes always go to the spec's.
+  JsonNode shared_volumes;
+  std::string shared_volumes_pointer;
+  bool has_host_ipc = true;  // the spec has a hostIPC field (Argo templates have none)
   // Effective shmguard.io/* annotations: the workload's, overridden by the pod template's.
   // Values are kept as JSON (an unquoted YAML number stays a number) so the plan can say
   // "quote it" rather than guessing.
@@ -71,10 +92,18 @@ struct Workload {
 Result<Workload> FindPodTemplates(JsonNode object);
 
 // What the admission webhooks do with a kind: kMutate (patched and validated: Pod, JobSet, the
-// Kubeflow jobs, Trainer runtimes, LeaderWorkerSet, Volcano Job), kValidate (validated, never
+// Kubeflow jobs, Trainer runtimes, LeaderWorkerSet, Volcano Job, Argo), kValidate (validated, never
 // patched: the KubeRay kinds), kNone (everything else, including the built-in controllers, whose
 // pods are checked when they are created).
 enum class AdmissionRole { kNone, kValidate, kMutate };
 AdmissionRole AdmissionRoleOf(const std::string& api_version, const std::string& kind);
+
+// Every kind FindPodTemplates reads, with its API resource (plural) and admission role: what
+// the webhook configurations must register.
+struct KindInfo {
+  std::string_view api_version, kind, resource;
+  AdmissionRole role;
+};
+std::vector<KindInfo> KnownKinds();
 
 }  // namespace shmguard

@@ -30,7 +30,7 @@ enum class ShmMountKind {
 struct ShmMount {
   ShmMountKind kind = ShmMountKind::kNone;
   std::string volume_name;  // the volume at /dev/shm, or an unmounted memory emptyDir "dshm"
-  int volume_index = -1;    // index in spec.volumes, -1 when not declared
+  std::string volume_pointer;  // where that volume is declared, "" when it is not
   JsonNode volume;          // that volume, absent when not declared
   std::optional<int64_t> size_limit;  // kMemoryEmptyDir: sizeLimit in bytes when set (> 0)
   std::string description;  // for people: "emptyDir Memory 1Gi", "hostPath /dev/shm"
@@ -38,10 +38,11 @@ struct ShmMount {
                             // written in the template (KubeRay's shared-mem)
 };
 
-// Finds what is mounted at /dev/shm. Fails with kInvalidInput naming the pointer when volumes
-// or mounts have the wrong shape, or when containers mount different volumes at /dev/shm
-// (NCCL needs every rank of a pod on the same /dev/shm, DOMAIN §8).
-Result<ShmMount> FindShmMount(const PodTemplate& t);
+// Finds what is mounted at /dev/shm in the containers of `facts` (read from `t`). Fails with
+// kInvalidInput naming the pointer when volumes or mounts have the wrong shape, or when
+// containers mount different volumes at /dev/shm (NCCL needs every rank of a pod on the same
+// /dev/shm).
+Result<ShmMount> FindShmMount(const PodTemplate& t, const PodFacts& facts);
 
 // True when `container` mounts something at /dev/shm (trailing slashes ignored).
 bool MountsShm(JsonNode container);

@@ -183,7 +183,10 @@ void PatchTo(const PodTemplate& t, const Workload& w, const NamespaceRule& rule,
                        (policy.host_ipc == HostIpcMode::kAuto && facts.gpus >= 2);
   PatchOptions options;
   options.required_bytes = required;
-  options.host_ipc = want_host_ipc && privileged;
+  options.host_ipc = want_host_ipc && privileged && t.has_host_ipc;
+  if (want_host_ipc && privileged && !t.has_host_ipc) {
+    pe.warnings.push_back("hostIPC not set: a " + w.kind + " has no hostIPC field for its pods");
+  }
   options.ipc_lock = privileged ? policy.ipc_lock : ContainerSelection::kNever;
   options.init_container_mounts = policy.init_container_mounts;
   options.describe_changes = everything;
@@ -223,7 +226,7 @@ void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule&
   auto facts = ReadPodFacts(t, policy);
   if (!facts) return DenyWith(pe, facts.error());
   pe.memory_limit_bytes = facts->memory_limit_bytes;
-  auto found = FindShmMount(t);
+  auto found = FindShmMount(t, *facts);
   if (!found) return DenyWith(pe, found.error());
   auto mount = WithOperatorShm(t, *facts, *found);
   if (!mount) return DenyWith(pe, mount.error());
@@ -383,7 +386,7 @@ void EvaluatePod(const PodTemplate& t, const Workload& w, const NamespaceRule& r
   if (!facts) return DenyWith(pe, facts.error());
   pe.memory_limit_bytes = facts->memory_limit_bytes;
   // What it has at /dev/shm, for every pod; a malformed mount only matters to a GPU pod.
-  Result<ShmMount> mount = FindShmMount(t);
+  Result<ShmMount> mount = FindShmMount(t, *facts);
   if (mount) mount = WithOperatorShm(t, *facts, *mount);
   if (mount) pe.current_shm = CurrentShm(*mount, t.spec);
   if (!facts->requests_gpus) {

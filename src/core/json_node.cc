@@ -90,4 +90,31 @@ json JsonNode::Copy() const {
   }
 }
 
+// Follows the pointer step by step: a list takes its step as an index.
+JsonNode FollowPointer(JsonNode root, std::string_view pointer) {
+  JsonNode cur = root;
+  while (cur && !pointer.empty()) {
+    pointer.remove_prefix(1);  // the '/'
+    size_t next = pointer.find('/');
+    std::string_view key = pointer.substr(0, next);
+    if (cur.IsArray()) {
+      size_t index = 0;
+      for (char c : key) index = index * 10 + static_cast<size_t>(c - '0');
+      JsonNode at;
+      for (JsonNode item : cur.Items()) {
+        if (index-- == 0) {
+          at = item;
+          break;
+        }
+      }
+      cur = at;
+    } else {
+      cur = cur.Find(key);
+    }
+    if (next == std::string_view::npos) break;
+    pointer.remove_prefix(next);
+  }
+  return cur;
+}
+
 }  // namespace shmguard

@@ -172,43 +172,52 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
   JsonNode spec = t.spec;
   int64_t app_memory = 0, init_memory = 0;
   std::string missing_memory;
-  for (const char* list_name : {"containers", "initContainers"}) {
-    bool init = std::string_view(list_name) == "initContainers";
-    JsonNode list = spec.Find(list_name);
-    std::string list_pointer = t.spec_pointer + "/" + list_name;
-    if (!list) continue;
-    if (!list.IsArray()) return MakeError(Code::kInvalidInput, "must be a list of containers", list_pointer);
+  // One container at `pointer`; `fallback_name` names it when it has no name.
+  auto add = [&](JsonNode c, const std::string& pointer, bool init, std::string fallback_name) -> Result<bool> {
+    if (!c.IsObject()) return MakeError(Code::kInvalidInput, "must be a container object", pointer);
+    ContainerFacts cf;
+    JsonNode name = c.Find("name");
+    cf.name = name.IsString() ? std::string(name.String()) : std::move(fallback_name);
+    cf.pointer = pointer;
+    cf.node = c;
+    cf.init = init;
+    cf.sidecar = init && c.Find("restartPolicy").Is("Always");
+    auto res = ReadResources(c, pointer, policy);
+    if (!res) return res.error();
+    cf.gpus = res->gpus;
+    f.requests_gpus = f.requests_gpus || cf.gpus > 0;
+    if (!init) {
+      auto sum = CheckedAdd(f.gpus, cf.gpus, pointer);
+      if (!sum) return sum.error();
+      f.gpus = *sum;
+    }
+    if (!res->memory) {
+      if (missing_memory.empty()) missing_memory = cf.name;
+    } else if (!init || cf.sidecar) {
+      auto sum = CheckedAdd(app_memory, *res->memory, pointer + "/resources/limits/memory");
+      if (!sum) return sum.error();
+      app_memory = *sum;
+    } else {
+      init_memory = std::max(init_memory, *res->memory);
+    }
+    f.containers.push_back(std::move(cf));
+    return true;
+  };
+  for (const ContainerSlot& slot : t.containers) {
+    JsonNode at = FollowPointer(spec, slot.path);
+    if (!at) continue;
+    std::string pointer = t.spec_pointer + std::string(slot.path);
+    if (!slot.list) {
+      auto added = add(at, pointer, slot.init, "main");
+      if (!added) return added.error();
+      continue;
+    }
+    if (!at.IsArray()) return MakeError(Code::kInvalidInput, "must be a list of containers", pointer);
     size_t i = 0;
-    for (JsonNode c : list.Items()) {
-      std::string pointer = list_pointer + "/" + std::to_string(i);
-      if (!c.IsObject()) return MakeError(Code::kInvalidInput, "must be a container object", pointer);
-      ContainerFacts cf;
-      JsonNode name = c.Find("name");
-      cf.name = name.IsString() ? std::string(name.String()) : "#" + std::to_string(i);
+    for (JsonNode c : at.Items()) {
+      auto added = add(c, pointer + "/" + std::to_string(i), slot.init, "#" + std::to_string(i));
+      if (!added) return added.error();
       ++i;
-      cf.pointer = pointer;
-      cf.node = c;
-      cf.init = init;
-      cf.sidecar = init && c.Find("restartPolicy").Is("Always");
-      auto res = ReadResources(c, pointer, policy);
-      if (!res) return res.error();
-      cf.gpus = res->gpus;
-      f.requests_gpus = f.requests_gpus || cf.gpus > 0;
-      if (!init) {
-        auto sum = CheckedAdd(f.gpus, cf.gpus, pointer);
-        if (!sum) return sum.error();
-        f.gpus = *sum;
-      }
-      if (!res->memory) {
-        if (missing_memory.empty()) missing_memory = cf.name;
-      } else if (!init || cf.sidecar) {
-        auto sum = CheckedAdd(app_memory, *res->memory, pointer + "/resources/limits/memory");
-        if (!sum) return sum.error();
-        app_memory = *sum;
-      } else {
-        init_memory = std::max(init_memory, *res->memory);
-      }
-      f.containers.push_back(std::move(cf));
     }
   }
 
@@ -229,7 +238,6 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
   // Processes per pod (SPEC §2 order).
   auto procs = ReadCountAnnotation(t.annotations, kProcsPerPodAnnotation, 1, 1024);
   if (!procs) return procs.error();
-  JsonNode::ItemRange containers = spec.Find("containers").Items();
   auto gpu_words = [&](const std::string& v) { return (v == "auto" || v == "gpu") && f.gpus > 0; };
   if (*procs) {
     f.procs = **procs;
@@ -245,7 +253,9 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
     }
   }
   for (int pass = 0; pass < 2 && f.procs_source.empty(); ++pass) {
-    for (JsonNode c : containers) {
+    for (const ContainerFacts& app : f.containers) {
+      if (app.init) continue;
+      JsonNode c = app.node;
       std::string v = pass == 0 ? FindEnv(c, "PET_NPROC_PER_NODE")
                                 : FindFlag(c, {"--nproc_per_node", "--nproc-per-node"});
       auto n = ParseCount(v);
@@ -279,7 +289,9 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
     f.nodes_source = t.pods_source;
   }
   for (int pass = 0; pass < 2 && f.nodes_source.empty(); ++pass) {
-    for (JsonNode c : containers) {
+    for (const ContainerFacts& app : f.containers) {
+      if (app.init) continue;
+      JsonNode c = app.node;
       std::string v = pass == 0 ? FindEnv(c, "PET_NNODES") : FindFlag(c, {"--nnodes"});
       auto n = ParseNodeCount(v);
       if (n && *n >= 1) {

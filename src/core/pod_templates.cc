@@ -4,7 +4,8 @@
 // and pkg/controller.v1/pytorch/envvar.go (PET_NNODES = the sum of replicas); kubeflow/mpi-operator
 // pkg/apis/kubeflow/v2beta1/types.go; kubeflow/trainer v2 pkg/apis/trainer/v1alpha1;
 // ray-project/kuberay ray-operator/controllers/ray/common/pod.go (its /dev/shm);
-// kubernetes-sigs/lws api/leaderworkerset/v1; volcano-sh/volcano batch/v1alpha1/job.go.
+// kubernetes-sigs/lws api/leaderworkerset/v1; volcano-sh/volcano batch/v1alpha1/job.go;
+// argoproj/argo-workflows pkg/apis/workflow/v1alpha1/workflow_types.go.
 #include "shmguard/pod_templates.h"
 
 #include <array>
@@ -21,7 +22,17 @@ enum class Shape {
   kTemplate,    // one PodTemplateSpec at `path`
   kReplicaMap,  // `path` maps a replica type to {replicas, template} (label: the type)
   kList,        // `path` is a list of items named by "name", each with a template at `item`
+  kArgo,        // `path` is an Argo Workflow spec's templates: each container, script or
+                // containerSet template is a pod; the spec's volumes and podMetadata reach it
 };
+
+// An Argo template's containers (argoproj/argo-workflows pkg/apis/workflow/v1alpha1
+// workflow_types.go: Template.Container, Script, ContainerSet, Sidecars, InitContainers).
+constexpr ContainerSlot kArgoContainers[] = {{"/container", false, false},
+                                             {"/script", false, false},
+                                             {"/containerSet/containers", true, false},
+                                             {"/sidecars", true, false},
+                                             {"/initContainers", true, true}};
 
 // How the controller counts the pods that train together and the processes in each.
 enum class Count {
@@ -49,6 +60,7 @@ struct Part {
 struct KindSpec {
   std::string_view api_version;  // exact apiVersion handled
   std::string_view kind;
+  std::string_view resource;  // the API's plural, as webhook rules name it
   AdmissionRole role;
   Count count;
   // kParallelism, kReplicas, kLeaderWorkerSet: the count's pointer; kRay: the cluster spec's.
@@ -65,6 +77,7 @@ constexpr Part List(std::string_view path, std::string_view item, std::string_vi
   return {Shape::kList, path, item, label, false, name_key};
 }
 constexpr Part ReplicaMap(std::string_view path) { return {Shape::kReplicaMap, path, "/template", ""}; }
+constexpr Part Argo(std::string_view path) { return {Shape::kArgo, path, "", "template"}; }
 
 // The Ray cluster parts under `prefix`: /spec, /spec/rayClusterSpec, /spec/rayClusterConfig.
 #define SHMGUARD_RAY_PARTS(prefix)                                   \
@@ -72,55 +85,62 @@ constexpr Part ReplicaMap(std::string_view path) { return {Shape::kReplicaMap, p
       List(prefix "/workerGroupSpecs", "/template", "workerGroup", "groupName")
 
 constexpr KindSpec kKinds[] = {
-    {"v1", "Pod", AdmissionRole::kMutate, Count::kOne, "", {Part{Shape::kPod, "", "", "pod"}, kNone, kNone}},
-    {"batch/v1", "Job", AdmissionRole::kNone, Count::kParallelism, "/spec/parallelism",
+    {"v1", "Pod", "pods", AdmissionRole::kMutate, Count::kOne, "", {Part{Shape::kPod, "", "", "pod"}, kNone, kNone}},
+    {"batch/v1", "Job", "jobs", AdmissionRole::kNone, Count::kParallelism, "/spec/parallelism",
      {Template("/spec/template", "pod template"), kNone, kNone}},
-    {"batch/v1", "CronJob", AdmissionRole::kNone, Count::kParallelism, "/spec/jobTemplate/spec/parallelism",
+    {"batch/v1", "CronJob", "cronjobs", AdmissionRole::kNone, Count::kParallelism, "/spec/jobTemplate/spec/parallelism",
      {Template("/spec/jobTemplate/spec/template", "pod template"), kNone, kNone}},
-    {"apps/v1", "Deployment", AdmissionRole::kNone, Count::kOne, "", {Template("/spec/template", "pod template"), kNone, kNone}},
-    {"apps/v1", "StatefulSet", AdmissionRole::kNone, Count::kReplicas, "/spec/replicas",
+    {"apps/v1", "Deployment", "deployments", AdmissionRole::kNone, Count::kOne, "", {Template("/spec/template", "pod template"), kNone, kNone}},
+    {"apps/v1", "StatefulSet", "statefulsets", AdmissionRole::kNone, Count::kReplicas, "/spec/replicas",
      {Template("/spec/template", "pod template"), kNone, kNone}},
-    {"apps/v1", "DaemonSet", AdmissionRole::kNone, Count::kOne, "", {Template("/spec/template", "pod template"), kNone, kNone}},
-    {"apps/v1", "ReplicaSet", AdmissionRole::kNone, Count::kOne, "", {Template("/spec/template", "pod template"), kNone, kNone}},
-    {"jobset.x-k8s.io/v1alpha2", "JobSet", AdmissionRole::kMutate, Count::kJobSet, "",
+    {"apps/v1", "DaemonSet", "daemonsets", AdmissionRole::kNone, Count::kOne, "", {Template("/spec/template", "pod template"), kNone, kNone}},
+    {"apps/v1", "ReplicaSet", "replicasets", AdmissionRole::kNone, Count::kOne, "", {Template("/spec/template", "pod template"), kNone, kNone}},
+    {"jobset.x-k8s.io/v1alpha2", "JobSet", "jobsets", AdmissionRole::kMutate, Count::kJobSet, "",
      {List("/spec/replicatedJobs", "/template/spec/template", "replicatedJob"), kNone, kNone}},
-    {"kubeflow.org/v1", "PyTorchJob", AdmissionRole::kMutate, Count::kKubeflow, "",
+    {"kubeflow.org/v1", "PyTorchJob", "pytorchjobs", AdmissionRole::kMutate, Count::kKubeflow, "",
      {ReplicaMap("/spec/pytorchReplicaSpecs"), kNone, kNone}},
-    {"kubeflow.org/v1", "TFJob", AdmissionRole::kMutate, Count::kKubeflow, "",
+    {"kubeflow.org/v1", "TFJob", "tfjobs", AdmissionRole::kMutate, Count::kKubeflow, "",
      {ReplicaMap("/spec/tfReplicaSpecs"), kNone, kNone}},
-    {"kubeflow.org/v1", "XGBoostJob", AdmissionRole::kMutate, Count::kKubeflow, "",
+    {"kubeflow.org/v1", "XGBoostJob", "xgboostjobs", AdmissionRole::kMutate, Count::kKubeflow, "",
      {ReplicaMap("/spec/xgbReplicaSpecs"), kNone, kNone}},
-    {"kubeflow.org/v1", "PaddleJob", AdmissionRole::kMutate, Count::kKubeflow, "",
+    {"kubeflow.org/v1", "PaddleJob", "paddlejobs", AdmissionRole::kMutate, Count::kKubeflow, "",
      {ReplicaMap("/spec/paddleReplicaSpecs"), kNone, kNone}},
-    {"kubeflow.org/v1", "MXJob", AdmissionRole::kMutate, Count::kKubeflow, "",
+    {"kubeflow.org/v1", "MXJob", "mxjobs", AdmissionRole::kMutate, Count::kKubeflow, "",
      {ReplicaMap("/spec/mxReplicaSpecs"), kNone, kNone}},
-    {"kubeflow.org/v1", "JAXJob", AdmissionRole::kMutate, Count::kKubeflow, "",
+    {"kubeflow.org/v1", "JAXJob", "jaxjobs", AdmissionRole::kMutate, Count::kKubeflow, "",
      {ReplicaMap("/spec/jaxReplicaSpecs"), kNone, kNone}},
-    {"kubeflow.org/v2beta1", "MPIJob", AdmissionRole::kMutate, Count::kMpi, "",
+    {"kubeflow.org/v2beta1", "MPIJob", "mpijobs", AdmissionRole::kMutate, Count::kMpi, "",
      {ReplicaMap("/spec/mpiReplicaSpecs"), kNone, kNone}},
-    {"kubeflow.org/v1", "MPIJob", AdmissionRole::kMutate, Count::kMpi, "",
+    {"kubeflow.org/v1", "MPIJob", "mpijobs", AdmissionRole::kMutate, Count::kMpi, "",
      {ReplicaMap("/spec/mpiReplicaSpecs"), kNone, kNone}},
-    {"trainer.kubeflow.org/v1alpha1", "TrainingRuntime", AdmissionRole::kMutate, Count::kTrainerRuntime, "",
+    {"trainer.kubeflow.org/v1alpha1", "TrainingRuntime", "trainingruntimes", AdmissionRole::kMutate, Count::kTrainerRuntime, "",
      {List("/spec/template/spec/replicatedJobs", "/template/spec/template", "replicatedJob"), kNone, kNone}},
-    {"trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime", AdmissionRole::kMutate, Count::kTrainerRuntime, "",
+    {"trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime", "clustertrainingruntimes", AdmissionRole::kMutate, Count::kTrainerRuntime, "",
      {List("/spec/template/spec/replicatedJobs", "/template/spec/template", "replicatedJob"), kNone, kNone}},
-    {"ray.io/v1", "RayCluster", AdmissionRole::kValidate, Count::kRay, "/spec", {SHMGUARD_RAY_PARTS("/spec"), kNone}},
-    {"ray.io/v1", "RayJob", AdmissionRole::kValidate, Count::kRay, "/spec/rayClusterSpec",
+    {"ray.io/v1", "RayCluster", "rayclusters", AdmissionRole::kValidate, Count::kRay, "/spec", {SHMGUARD_RAY_PARTS("/spec"), kNone}},
+    {"ray.io/v1", "RayJob", "rayjobs", AdmissionRole::kValidate, Count::kRay, "/spec/rayClusterSpec",
      {SHMGUARD_RAY_PARTS("/spec/rayClusterSpec"), Template("/spec/submitterPodTemplate", "submitter", true)}},
-    {"ray.io/v1", "RayService", AdmissionRole::kValidate, Count::kRay, "/spec/rayClusterConfig",
+    {"ray.io/v1", "RayService", "rayservices", AdmissionRole::kValidate, Count::kRay, "/spec/rayClusterConfig",
      {SHMGUARD_RAY_PARTS("/spec/rayClusterConfig"), kNone}},
     // KubeRay before v1.0 served the same shapes as ray.io/v1alpha1.
-    {"ray.io/v1alpha1", "RayCluster", AdmissionRole::kValidate, Count::kRay, "/spec", {SHMGUARD_RAY_PARTS("/spec"), kNone}},
-    {"ray.io/v1alpha1", "RayJob", AdmissionRole::kValidate, Count::kRay, "/spec/rayClusterSpec",
+    {"ray.io/v1alpha1", "RayCluster", "rayclusters", AdmissionRole::kValidate, Count::kRay, "/spec", {SHMGUARD_RAY_PARTS("/spec"), kNone}},
+    {"ray.io/v1alpha1", "RayJob", "rayjobs", AdmissionRole::kValidate, Count::kRay, "/spec/rayClusterSpec",
      {SHMGUARD_RAY_PARTS("/spec/rayClusterSpec"), kNone}},
-    {"ray.io/v1alpha1", "RayService", AdmissionRole::kValidate, Count::kRay, "/spec/rayClusterConfig",
+    {"ray.io/v1alpha1", "RayService", "rayservices", AdmissionRole::kValidate, Count::kRay, "/spec/rayClusterConfig",
      {SHMGUARD_RAY_PARTS("/spec/rayClusterConfig"), kNone}},
-    {"leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", AdmissionRole::kMutate, Count::kLeaderWorkerSet,
+    {"leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "leaderworkersets", AdmissionRole::kMutate, Count::kLeaderWorkerSet,
      "/spec/leaderWorkerTemplate/size",
      {Template("/spec/leaderWorkerTemplate/leaderTemplate", "leader", true),
       Template("/spec/leaderWorkerTemplate/workerTemplate", "worker"), kNone}},
-    {"batch.volcano.sh/v1alpha1", "Job", AdmissionRole::kMutate, Count::kVolcano, "",
+    {"batch.volcano.sh/v1alpha1", "Job", "jobs", AdmissionRole::kMutate, Count::kVolcano, "",
      {List("/spec/tasks", "/template", "task"), kNone, kNone}},
+    {"argoproj.io/v1alpha1", "Workflow", "workflows", AdmissionRole::kMutate, Count::kOne, "", {Argo("/spec/templates"), kNone, kNone}},
+    {"argoproj.io/v1alpha1", "WorkflowTemplate", "workflowtemplates", AdmissionRole::kMutate, Count::kOne, "",
+     {Argo("/spec/templates"), kNone, kNone}},
+    {"argoproj.io/v1alpha1", "ClusterWorkflowTemplate", "clusterworkflowtemplates", AdmissionRole::kMutate, Count::kOne, "",
+     {Argo("/spec/templates"), kNone, kNone}},
+    {"argoproj.io/v1alpha1", "CronWorkflow", "cronworkflows", AdmissionRole::kMutate, Count::kOne, "",
+     {Argo("/spec/workflowSpec/templates"), kNone, kNone}},
 };
 #undef SHMGUARD_RAY_PARTS
 
@@ -135,34 +155,6 @@ const KindSpec* FindKind(std::string_view api_version, std::string_view kind) {
 int64_t IntField(JsonNode obj, std::string_view key, int64_t fallback) {
   JsonNode v = obj.Find(key);
   return v.IsInteger() ? v.Integer() : fallback;
-}
-
-// Follows a pointer of unescaped object keys and list indexes ("/spec/replicatedJobs/0");
-// absent when any step is missing.
-JsonNode Walk(JsonNode root, std::string_view pointer) {
-  JsonNode cur = root;
-  while (cur && !pointer.empty()) {
-    pointer.remove_prefix(1);  // the '/'
-    size_t next = pointer.find('/');
-    std::string_view key = pointer.substr(0, next);
-    if (cur.IsArray()) {
-      size_t index = 0;
-      for (char c : key) index = index * 10 + static_cast<size_t>(c - '0');
-      JsonNode at;
-      for (JsonNode item : cur.Items()) {
-        if (index-- == 0) {
-          at = item;
-          break;
-        }
-      }
-      cur = at;
-    } else {
-      cur = cur.Find(key);
-    }
-    if (next == std::string_view::npos) break;
-    pointer.remove_prefix(next);
-  }
-  return cur;
 }
 
 Error TypeError(const std::string& pointer, std::string_view expected) {
@@ -199,10 +191,10 @@ Result<std::vector<Found>> FindParts(JsonNode object, const Part& part) {
       out.push_back({"", std::string(part.label), {}, {}});
       break;
     case Shape::kTemplate:
-      if (!part.optional || Walk(object, path)) out.push_back({path, std::string(part.label), {}, {}});
+      if (!part.optional || FollowPointer(object, path)) out.push_back({path, std::string(part.label), {}, {}});
       break;
     case Shape::kReplicaMap: {
-      JsonNode map = Walk(object, path);
+      JsonNode map = FollowPointer(object, path);
       if (!map) break;
       if (!map.IsObject()) return TypeError(path, "a mapping of replica types");
       for (const auto& [type, spec] : map.Members()) {
@@ -213,18 +205,23 @@ Result<std::vector<Found>> FindParts(JsonNode object, const Part& part) {
       }
       break;
     }
+    case Shape::kArgo:
     case Shape::kList: {
-      JsonNode list = Walk(object, path);
+      JsonNode list = FollowPointer(object, path);
       if (!list) break;
       if (!list.IsArray()) return TypeError(path, "a list");
       size_t i = 0;
       for (JsonNode item : list.Items()) {
         std::string at = path + "/" + std::to_string(i);
         if (!item.IsObject()) return TypeError(at, "an object");
-        std::string name(item.StringMember(part.name_key));
-        std::string label = std::string(part.label) + " " + (name.empty() ? std::to_string(i) : name);
-        out.push_back({at + std::string(part.item), label, item, name});
         ++i;
+        if (part.shape == Shape::kArgo && !item.Find("container") && !item.Find("script") &&
+            !item.Find("containerSet")) {
+          continue;  // steps, dag, resource, suspend...: no pod of its own
+        }
+        std::string name(item.StringMember(part.name_key));
+        std::string label = std::string(part.label) + " " + (name.empty() ? std::to_string(i - 1) : name);
+        out.push_back({at + std::string(part.item), label, item, name});
       }
       break;
     }
@@ -232,24 +229,37 @@ Result<std::vector<Found>> FindParts(JsonNode object, const Part& part) {
   return out;
 }
 
-// Checks a PodTemplateSpec at `f.pointer` and adds it to `w`.
-Result<bool> AddTemplate(JsonNode object, const Found& f, const Annotations& inherited, Workload& w) {
+// Checks a PodTemplateSpec (an Argo template) at `f.pointer` and adds it to `w`.
+Result<bool> AddTemplate(JsonNode object, const Part& part, const Found& f, const Annotations& inherited,
+                         Workload& w) {
   const std::string& pointer = f.pointer;
-  JsonNode tmpl = pointer.empty() ? object : Walk(object, pointer);
+  JsonNode tmpl = pointer.empty() ? object : FollowPointer(object, pointer);
   if (!tmpl) return MakeError(Code::kInvalidInput, "is missing", pointer.empty() ? "/" : pointer);
   if (!tmpl.IsObject()) return TypeError(pointer, "an object");
-  JsonNode spec = tmpl.Find("spec");
-  if (!spec) return MakeError(Code::kInvalidInput, "has no pod spec", pointer + "/spec");
-  if (!spec.IsObject()) return TypeError(pointer + "/spec", "an object");
-  JsonNode metadata = tmpl.Find("metadata");
-  if (metadata && !metadata.IsObject()) return TypeError(pointer + "/metadata", "an object");
   PodTemplate t;
   t.label = f.label;
-  t.spec_pointer = pointer + "/spec";
-  t.metadata_pointer = pointer + "/metadata";
-  t.spec = spec;
-  t.metadata = metadata;
   t.annotations = inherited;
+  if (part.shape == Shape::kArgo) {  // the template is the pod; the workflow spec adds to it
+    t.spec = tmpl;
+    t.spec_pointer = pointer;
+    t.containers = kArgoContainers;
+    t.has_host_ipc = false;
+    const std::string workflow_spec(part.path.substr(0, part.path.rfind('/')));
+    t.shared_volumes = FollowPointer(object, workflow_spec + "/volumes");
+    t.shared_volumes_pointer = workflow_spec + "/volumes";
+    JsonNode pod_metadata = FollowPointer(object, workflow_spec + "/podMetadata");
+    if (pod_metadata && !pod_metadata.IsObject()) return TypeError(workflow_spec + "/podMetadata", "an object");
+    MergeAnnotations(pod_metadata, t.annotations);
+  } else {
+    t.spec = tmpl.Find("spec");
+    t.spec_pointer = pointer + "/spec";
+    if (!t.spec) return MakeError(Code::kInvalidInput, "has no pod spec", t.spec_pointer);
+    if (!t.spec.IsObject()) return TypeError(t.spec_pointer, "an object");
+  }
+  JsonNode metadata = tmpl.Find("metadata");
+  if (metadata && !metadata.IsObject()) return TypeError(pointer + "/metadata", "an object");
+  t.metadata_pointer = pointer + "/metadata";
+  t.metadata = metadata;
   MergeAnnotations(metadata, t.annotations);
   w.templates.push_back(std::move(t));
   return true;
@@ -286,18 +296,18 @@ void CountPods(JsonNode object, const KindSpec& k, const std::vector<Found>& fou
       break;
     case Count::kParallelism:
     case Count::kReplicas: {
-      JsonNode v = Walk(object, k.count_path);
+      JsonNode v = FollowPointer(object, k.count_path);
       int64_t n = v.IsInteger() ? v.Integer() : 1;
       set_all(n, std::to_string(n) + " pods (" + std::string(k.count_path.substr(k.count_path.rfind('/') + 1)) + ")");
       break;
     }
     case Count::kJobSet:
     case Count::kTrainerRuntime: {
-      JsonNode ml = Walk(object, "/spec/mlPolicy");
+      JsonNode ml = FollowPointer(object, "/spec/mlPolicy");
       for (size_t i = 0; i < w.templates.size(); ++i) {
         PodTemplate& t = w.templates[i];
         int64_t replicas = IntField(found[i].item, "replicas", 1);
-        int64_t parallelism = IntField(Walk(found[i].item, "/template/spec"), "parallelism", 1);
+        int64_t parallelism = IntField(FollowPointer(found[i].item, "/template/spec"), "parallelism", 1);
         t.pods_together = replicas * parallelism;
         t.pods_source = std::to_string(t.pods_together) + " pods in the " + t.label;
         // mlPolicy sizes the job named "node" (Trainer's runtime framework builds numNodes
@@ -360,13 +370,13 @@ void CountPods(JsonNode object, const KindSpec& k, const std::vector<Found>& fou
           t.pods_source.clear();
           continue;
         }
-        JsonNode group = found[i].item ? found[i].item : Walk(object, std::string(k.count_path) + "/headGroupSpec");
+        JsonNode group = found[i].item ? found[i].item : FollowPointer(object, std::string(k.count_path) + "/headGroupSpec");
         t.operator_shm = !group.Find("rayStartParams").Find("plasma-directory");
       }
       break;
     }
     case Count::kLeaderWorkerSet: {
-      JsonNode v = Walk(object, k.count_path);
+      JsonNode v = FollowPointer(object, k.count_path);
       int64_t size = v.IsInteger() ? v.Integer() : 1;
       set_all(size, std::to_string(size) + " pods in a group (leaderWorkerTemplate.size)");
       break;
@@ -380,6 +390,12 @@ void CountPods(JsonNode object, const KindSpec& k, const std::vector<Found>& fou
 }
 
 }  // namespace
+
+std::vector<KindInfo> KnownKinds() {
+  std::vector<KindInfo> out;
+  for (const auto& k : kKinds) out.push_back({k.api_version, k.kind, k.resource, k.role});
+  return out;
+}
 
 AdmissionRole AdmissionRoleOf(const std::string& api_version, const std::string& kind) {
   const KindSpec* k = FindKind(api_version, kind);
@@ -408,7 +424,8 @@ Result<Workload> FindPodTemplates(JsonNode object) {
                      what + " is not a workload shmguard sizes (Pod, Job, CronJob, Deployment, StatefulSet, "
                             "DaemonSet, ReplicaSet, JobSet, PyTorchJob, TFJob, XGBoostJob, PaddleJob, MXJob, "
                             "JAXJob, MPIJob, TrainingRuntime, ClusterTrainingRuntime, RayCluster, RayJob, "
-                            "RayService, LeaderWorkerSet, Volcano Job)");
+                            "RayService, LeaderWorkerSet, Volcano Job, Argo Workflow, WorkflowTemplate, "
+                            "ClusterWorkflowTemplate, CronWorkflow)");
   }
   w.is_pod = k->parts[0].shape == Shape::kPod;
   Annotations workload_annotations;  // what a controller's pod templates inherit
@@ -423,7 +440,7 @@ Result<Workload> FindPodTemplates(JsonNode object) {
     auto parts = FindParts(object, part);
     if (!parts) return parts.error();
     for (auto& f : *parts) {
-      auto added = AddTemplate(object, f, workload_annotations, w);
+      auto added = AddTemplate(object, part, f, workload_annotations, w);
       if (!added) return added.error();
       found.push_back(std::move(f));
     }

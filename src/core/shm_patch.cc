@@ -62,25 +62,21 @@ bool MountsShm(JsonNode container) {
   return false;
 }
 
-Result<ShmMount> FindShmMount(const PodTemplate& t) {
+Result<ShmMount> FindShmMount(const PodTemplate& t, const PodFacts& facts) {
   JsonNode spec = t.spec;
   auto spec_pointer = [&] { return t.spec_pointer; };
   auto volumes = OptionalList(spec, "volumes", spec_pointer);
   if (!volumes) return volumes.error();
+  if (t.shared_volumes && !t.shared_volumes.IsArray()) {
+    return MakeError(Code::kInvalidInput, "must be a list", t.shared_volumes_pointer);
+  }
   std::set<std::string, std::less<>> names;
-  for (const char* list_name : {"containers", "initContainers"}) {
-    auto list = OptionalList(spec, list_name, spec_pointer);
-    if (!list) return list.error();
-    size_t i = 0;
-    for (JsonNode container : list->Items()) {
-      auto container_pointer = [&] { return t.spec_pointer + "/" + list_name + "/" + std::to_string(i); };
-      auto mounts = OptionalList(container, "volumeMounts", container_pointer);
-      ++i;
-      if (!mounts) return mounts.error();
-      for (JsonNode m : mounts->Items()) {
-        JsonNode name = m.Find("name");
-        if (IsShmPath(m.Find("mountPath")) && name.IsString()) names.emplace(name.String());
-      }
+  for (const ContainerFacts& c : facts.containers) {
+    auto mounts = OptionalList(c.node, "volumeMounts", [&] { return c.pointer; });
+    if (!mounts) return mounts.error();
+    for (JsonNode m : mounts->Items()) {
+      JsonNode name = m.Find("name");
+      if (IsShmPath(m.Find("mountPath")) && name.IsString()) names.emplace(name.String());
     }
   }
   if (names.size() > 1) {
@@ -93,14 +89,22 @@ Result<ShmMount> FindShmMount(const PodTemplate& t) {
 
   ShmMount m;
   std::string wanted = names.empty() ? kShmVolumeName : *names.begin();
-  int index = 0;
-  for (JsonNode declared : volumes->Items()) {
-    if (declared.Find("name").Is(wanted)) {
-      m.volume = declared;
-      m.volume_index = index;
-      break;
+  // The pod's own volumes first, then those it shares (an Argo Workflow's) when a container
+  // mounts one: an unmounted "dshm" is only adopted from the pod's own.
+  const std::pair<JsonNode, std::string> lists[] = {
+      {*volumes, t.spec_pointer + "/volumes"},
+      {names.empty() ? JsonNode() : t.shared_volumes, t.shared_volumes_pointer}};
+  for (const auto& [list, pointer] : lists) {
+    int index = 0;
+    for (JsonNode declared : list.Items()) {
+      if (declared.Find("name").Is(wanted)) {
+        m.volume = declared;
+        m.volume_pointer = pointer + "/" + std::to_string(index);
+        break;
+      }
+      ++index;
     }
-    ++index;
+    if (m.volume) break;
   }
   const JsonNode vol = m.volume;
   m.volume_name = wanted;
@@ -110,7 +114,7 @@ Result<ShmMount> FindShmMount(const PodTemplate& t) {
     m.description = "volume \"" + wanted + "\", which is not declared in spec.volumes";
     return m;
   }
-  std::string vol_ptr = t.spec_pointer + "/volumes/" + std::to_string(m.volume_index);
+  const std::string& vol_ptr = m.volume_pointer;
   JsonNode empty_dir = vol.Find("emptyDir");
   if (empty_dir.Find("medium").Is("Memory")) {
     m.kind = ShmMountKind::kMemoryEmptyDir;
@@ -152,9 +156,11 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
   std::string volume_name = mount.volume_name;
   if (mount.kind == ShmMountKind::kNone) {
     std::set<std::string, std::less<>> taken;
-    for (JsonNode v : spec.Find("volumes").Items()) {
-      JsonNode n = v.Find("name");
-      if (n.IsString()) taken.emplace(n.String());
+    for (JsonNode list : {spec.Find("volumes"), t.shared_volumes}) {
+      for (JsonNode v : list.Items()) {
+        JsonNode n = v.Find("name");
+        if (n.IsString()) taken.emplace(n.String());
+      }
     }
     volume_name = kShmVolumeName;
     for (int i = 1; taken.count(volume_name); ++i) volume_name = kShmVolumeName + ("-" + std::to_string(i));
@@ -169,7 +175,7 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
       p.changes.push_back("add volume " + volume_name + ": emptyDir {medium: Memory, sizeLimit: " + required + "}");
     }
   } else if (!mount.size_limit || *mount.size_limit < o.required_bytes) {
-    std::string path = sp + "/volumes/" + std::to_string(mount.volume_index) + "/emptyDir/sizeLimit";
+    std::string path = mount.volume_pointer + "/emptyDir/sizeLimit";
     JsonNode empty_dir = mount.volume.Find("emptyDir");
     if (empty_dir.Find("sizeLimit")) {
       p.ops.Replace(path, JsonQuoted(required));
@@ -234,7 +240,7 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
 
   // 4. hostIPC.
   JsonNode host_ipc = spec.Find("hostIPC");
-  if (o.host_ipc && !host_ipc.Bool()) {
+  if (o.host_ipc && t.has_host_ipc && !host_ipc.Bool()) {
     if (host_ipc) {
       p.ops.Replace(sp + "/hostIPC", "true");
     } else {

@@ -285,5 +285,47 @@ TEST_CASE("Evaluate counts KubeRay's own /dev/shm and never patches a Ray kind",
   CHECK(small.patch.empty());
 }
 
+TEST_CASE("Evaluate sizes each Argo pod template and patches the template, not the workflow", "[evaluation]") {
+  json wf = test::Yaml(R"(apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {generateName: train-}
+spec:
+  entrypoint: main
+  volumes:
+  - {name: dshm, emptyDir: {medium: Memory, sizeLimit: 8Gi}}
+  templates:
+  - {name: main, dag: {tasks: [{name: a, template: mounted}, {name: b, template: train}]}}
+  - name: mounted
+    container:
+      image: pytorch
+      resources: {limits: {nvidia.com/gpu: 1, memory: 32Gi}}
+      volumeMounts: [{name: dshm, mountPath: /dev/shm}]
+  - name: train
+    container:
+      image: pytorch
+      command: [torchrun, --nproc_per_node=2, train.py]
+      resources: {limits: {nvidia.com/gpu: 2, memory: 64Gi}}
+)");
+  Evaluation ev = Evaluate(wf, Policy{}, "team-a");
+  REQUIRE(ev.pods.size() == 2);
+  CHECK(ev.pods[0].label == "template mounted");
+  CHECK(ev.pods[0].current_shm == "emptyDir Memory 8Gi");  // from the workflow's spec.volumes
+  CHECK(ev.pods[0].verdict == Verdict::kOk);
+  CHECK(ev.pods[1].verdict == Verdict::kPatch);
+  CHECK(ev.pods[1].current_shm == "64Mi (container default)");
+  // The "dshm" name is taken by the workflow's volume: the template gets its own.
+  json out = wf.patch(ev.patch.ToJson());
+  const json& train = out["spec"]["templates"][2];
+  CHECK(train["volumes"][0]["name"] == "dshm-1");
+  CHECK(train["volumes"][0]["emptyDir"]["sizeLimit"] == "16Gi");  // 25% of 64Gi
+  CHECK(train["container"]["volumeMounts"][0] == json({{"mountPath", "/dev/shm"}, {"name", "dshm-1"}}));
+  CHECK(train["container"]["securityContext"]["capabilities"]["add"][0] == "IPC_LOCK");
+  CHECK(train["metadata"]["annotations"].contains("shmguard.io/plan"));
+  CHECK_FALSE(train.contains("hostIPC"));  // an Argo template has no such field
+  CHECK_THAT(ev.pods[1].warnings.back(), Catch::Contains("a Workflow has no hostIPC field"));
+  CHECK(out["spec"]["volumes"].size() == 1);
+  CHECK(Evaluate(out, Policy{}, "team-a").patch.empty());
+}
+
 }  // namespace
 }  // namespace shmguard

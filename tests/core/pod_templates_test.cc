@@ -203,6 +203,27 @@ spec:
 )",
        {{"task master", "/spec/tasks/0/template/spec", 5, ""}, {"task worker", "/spec/tasks/1/template/spec", 5, ""}},
        AdmissionRole::kMutate},
+      {"Argo Workflow: container, script and containerSet templates are pods, steps are not",
+       R"(apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+spec:
+  entrypoint: main
+  templates:
+  - {name: main, steps: [[{name: a, template: train}]]}
+  - {name: train, container: {image: pytorch}}
+  - {name: prep, script: {image: python, source: "x = 1"}}
+  - {name: pair, containerSet: {containers: [{name: a}, {name: b}]}}
+  - {name: make-job, resource: {action: create, manifest: "{}"}}
+)",
+       {{"template train", "/spec/templates/1", 1, ""},
+        {"template prep", "/spec/templates/2", 1, ""},
+        {"template pair", "/spec/templates/3", 1, ""}},
+       AdmissionRole::kMutate},
+      {"Argo CronWorkflow", R"(apiVersion: argoproj.io/v1alpha1
+kind: CronWorkflow
+spec: {schedule: "0 * * * *", workflowSpec: {templates: [{name: t, container: {image: x}}]}}
+)",
+       {{"template t", "/spec/workflowSpec/templates/0", 1, ""}}, AdmissionRole::kMutate},
   };
   for (const auto& c : cases) {
     CAPTURE(c.name);
