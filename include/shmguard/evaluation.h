@@ -11,6 +11,7 @@
 
 #include "shmguard/json_node.h"
 #include "shmguard/json_patch.h"
+#include "shmguard/pod_templates.h"
 #include "shmguard/policy.h"
 #include "shmguard/shm_plan.h"
 
@@ -48,7 +49,8 @@ struct Evaluation {
   bool workload = false;           // the object is a kind shmguard sizes (has pod templates)
   NamespaceRule rule;              // the rule that applied
   Verdict verdict = Verdict::kSkip;
-  std::vector<std::string> reasons;  // workload-level reasons (why skipped)
+  std::vector<std::string> reasons;   // workload-level reasons (why skipped, how it was read)
+  std::vector<std::string> warnings;  // workload-level warnings
   std::vector<PodEvaluation> pods;
   JsonPatch patch;  // every pod's operations, in pod order
 
@@ -67,9 +69,10 @@ struct Evaluation {
 enum class Wording { kEverything, kDenialsAndWarnings };
 
 // Evaluates `object` as if created in namespace `namespace_name` (the object's own namespace
-// when empty, "default" when it has none). Never fails: malformed fields in an annotated pod
-// are a kDeny whose reason names the field; a non-workload is a kSkip saying why.
+// when empty, "default" when it has none). A TrainJob whose runtime is in `runtimes` is read
+// as that runtime's pods. Never fails: malformed fields in an annotated pod are a kDeny whose
+// reason names the field; a non-workload is a kSkip saying why.
 Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view namespace_name = {},
-                    Wording wording = Wording::kEverything);
+                    Wording wording = Wording::kEverything, const RuntimeCatalog* runtimes = nullptr);
 
 }  // namespace shmguard

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -70,8 +71,13 @@ struct PodTemplate {
   // (the GPU count); "" when the kind says nothing. `procs_source` names the field.
   std::string procs_field;
   std::string procs_source;
-  // False for kinds that are evaluated but never patched (KubeRay's: it builds /dev/shm itself).
+  // False for kinds that are evaluated but never patched: KubeRay's (it builds /dev/shm itself)
+  // and TrainJob (it has no pod template; its pods are patched when created).
   bool patchable = true;
+  bool pods_patched_at_creation = false;  // an unpatched kind whose pods the Pod webhook patches
+  // Non-empty when what is at /dev/shm cannot be known from the object, saying why (a TrainJob
+  // whose runtime is not in the input).
+  std::string shm_unknown;
   // KubeRay mounts an emptyDir {medium: Memory} at /dev/shm on the Ray container (the first),
   // sized to its memory limit, else its request, else unbounded — unless the template already
   // mounts /dev/shm or rayStartParams sets plasma-directory.
@@ -82,14 +88,34 @@ struct Workload {
   std::string api_version, kind, namespace_name, name;  // name falls back to generateName
   bool is_pod = false;  // a Pod carries its own annotations; templates get them copied
   std::vector<PodTemplate> templates;
+  std::vector<std::string> notes;     // how the templates were found, when it is not plain
+  std::vector<std::string> warnings;  // e.g. annotations that never reach the pods
+  // The pod specs a TrainJob's templates view: built from it and its runtime.
+  std::shared_ptr<const nlohmann::json> built;
+};
+
+// Trainer runtimes (TrainingRuntime, ClusterTrainingRuntime) an input declares, for the
+// TrainJobs in it that name them in spec.runtimeRef.
+class RuntimeCatalog {
+ public:
+  // Keeps a copy of `runtime` when it is one of the two runtime kinds.
+  void Add(JsonNode runtime);
+  // The runtime a TrainJob in `namespace_name` names, or nullptr.
+  const nlohmann::json* Find(std::string_view kind, std::string_view namespace_name, std::string_view name) const;
+  bool empty() const { return by_key_.empty(); }
+
+ private:
+  std::map<std::string, nlohmann::json, std::less<>> by_key_;
 };
 
 // Finds every pod spec in `object`.
 // Fails with kUnsupportedKind when the object is not a kind listed above (the message names it),
 // and with kInvalidInput, naming the JSON pointer, when a field on the way has the wrong type
 // (e.g. "spec.containers" written as a mapping, "replicatedJobs" not a list).
+// A TrainJob is read as the pods of its runtime when `runtimes` has it, else from what it
+// states itself (train_job.cc).
 // REQUIRES: `object` outlives the result (it holds pointers into it).
-Result<Workload> FindPodTemplates(JsonNode object);
+Result<Workload> FindPodTemplates(JsonNode object, const RuntimeCatalog* runtimes = nullptr);
 
 // What the admission webhooks do with a kind: kMutate (patched and validated: Pod, JobSet, the
 // Kubeflow jobs, Trainer runtimes, LeaderWorkerSet, Volcano Job, Argo), kValidate (validated, never

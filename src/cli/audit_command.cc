@@ -2,12 +2,14 @@
 #include "cli/audit_command.h"
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 #include <thread>
 
 #include "cli/audit_output.h"
 #include "cli/ordered_pool.h"
 #include "io/file_text.h"
+#include "io/manifests.h"
 #include "shmguard/evaluation.h"
 #include "shmguard/json_node.h"
 #include "shmguard/quantity.h"
@@ -17,9 +19,9 @@ namespace {
 
 using nlohmann::json;
 
-AuditRecord EvaluateRecord(const json& object, const Policy& policy) {
+AuditRecord EvaluateRecord(const json& object, const Policy& policy, const RuntimeCatalog& runtimes) {
   AuditRecord r;
-  Evaluation ev = Evaluate(object, policy);
+  Evaluation ev = Evaluate(object, policy, {}, Wording::kEverything, &runtimes);
   r.api_version = ev.api_version.empty() ? std::string(JsonNode(object).StringMember("apiVersion")) : ev.api_version;
   r.kind = ev.kind;
   r.namespace_name = ev.namespace_name;
@@ -55,16 +57,17 @@ bool IsList(const json& obj) {
 
 // An item of a List. Items of an API list ("PodList") carry no kind: it is in the list's name.
 AuditRecord EvaluateListItem(const json& item, int index, const std::string& list_kind,
-                             const std::string& list_api_version, const Policy& policy) {
+                             const std::string& list_api_version, const Policy& policy,
+                             const RuntimeCatalog& runtimes) {
   std::string item_kind = list_kind.size() > 4 ? list_kind.substr(0, list_kind.size() - 4) : "";
   AuditRecord r;
   if (item.is_object() && !item.contains("kind") && !item_kind.empty()) {
     json filled = item;
     filled["kind"] = item_kind;
     filled["apiVersion"] = list_api_version;
-    r = EvaluateRecord(filled, policy);
+    r = EvaluateRecord(filled, policy, runtimes);
   } else {
-    r = EvaluateRecord(item, policy);
+    r = EvaluateRecord(item, policy, runtimes);
   }
   r.item = index;
   return r;
@@ -80,7 +83,8 @@ Result<io::FileText> ReadAll(std::istream& in) {
 // "~" or a bare "---": a document with nothing in it, neither counted nor shown.
 bool IsEmptyDocument(const io::Document& doc) { return !doc.error && doc.object->is_null(); }
 
-std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy& policy) {
+std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy& policy,
+                                          const RuntimeCatalog& runtimes) {
   std::vector<AuditRecord> records;
   if (IsEmptyDocument(doc)) return records;
   auto stamp = [&](AuditRecord r) {
@@ -96,18 +100,46 @@ std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy&
     r.reasons.push_back(doc.error->ToString());
     records.push_back(stamp(std::move(r)));
   } else if (doc.item) {  // one item of a List, handed out alone
-    records.push_back(stamp(EvaluateListItem(*doc.object, *doc.item, doc.list_kind, doc.list_api_version, policy)));
+    records.push_back(stamp(EvaluateListItem(*doc.object, *doc.item, doc.list_kind, doc.list_api_version, policy, runtimes)));
   } else if (IsList(*doc.object)) {
     const JsonNode list = *doc.object;
     const std::string kind(list.StringMember("kind")), api_version(list.StringMember("apiVersion"));
     const json& items = (*doc.object)["items"];
     for (size_t i = 0; i < items.size(); ++i) {
-      records.push_back(stamp(EvaluateListItem(items[i], static_cast<int>(i), kind, api_version, policy)));
+      records.push_back(stamp(EvaluateListItem(items[i], static_cast<int>(i), kind, api_version, policy, runtimes)));
     }
   } else {
-    records.push_back(stamp(EvaluateRecord(*doc.object, policy)));
+    records.push_back(stamp(EvaluateRecord(*doc.object, policy, runtimes)));
   }
   return records;
+}
+
+// The Trainer runtimes anywhere in the input, for the TrainJobs that name them, whatever the
+// order of files. Only files that mention one are parsed; what cannot be read twice (stdin, a
+// pipe) is kept in `kept` for the audit itself. Unreadable files are left to it to report.
+RuntimeCatalog CollectRuntimes(const std::vector<std::string>& paths, std::istream& in,
+                               std::map<std::string, io::FileText>& kept) {
+  RuntimeCatalog catalog;
+  for (const auto& p : paths) {
+    auto files = io::ExpandPaths({p});
+    if (!files) continue;
+    for (const auto& file : *files) {
+      if (kept.count(file)) continue;
+      Result<io::FileText> text = file == "-" ? ReadAll(in) : io::FileText::Read(file);
+      if (!text) continue;
+      if (text->view().find("TrainingRuntime") != std::string_view::npos) {
+        for (const auto& doc : io::ParseManifests(text->view(), file)) {
+          if (!doc.object) continue;
+          catalog.Add(*doc.object);
+          if (IsList(*doc.object)) {
+            for (const auto& item : (*doc.object)["items"]) catalog.Add(item);
+          }
+        }
+      }
+      if (!text->mapped()) kept.emplace(file, std::move(*text));
+    }
+  }
+  return catalog;
 }
 
 }  // namespace
@@ -148,6 +180,8 @@ AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& po
     summary.Add(r);
     each(doc, {std::move(r)});
   };
+  std::map<std::string, io::FileText> kept;
+  const RuntimeCatalog runtimes = CollectRuntimes(paths, in, kept);
   for (const auto& p : paths) {
     auto files = io::ExpandPaths({p});
     if (!files) {
@@ -156,16 +190,19 @@ AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& po
     }
     for (const auto& file : *files) {
       ++summary.files;
-      Result<io::FileText> text = file == "-" ? ReadAll(in) : io::FileText::Read(file);
+      auto cached = kept.find(file);
+      Result<io::FileText> text = cached != kept.end() ? std::move(cached->second)
+                                  : file == "-"        ? ReadAll(in)
+                                                       : io::FileText::Read(file);
       if (!text) {
         fail(file, text.error());
         continue;
       }
       io::ForEachManifest(text->view(), file, fidelity, [&](io::Document&& doc) {
-        pool.Submit([doc = std::move(doc), &policy, fidelity]() mutable {
+        pool.Submit([doc = std::move(doc), &policy, &runtimes, fidelity]() mutable {
           io::ParseDocument(doc, fidelity);
           bool empty = IsEmptyDocument(doc);
-          auto records = EvaluateDocument(doc, policy);
+          auto records = EvaluateDocument(doc, policy, runtimes);
           if (fidelity == io::Fidelity::kPruned) {  // nothing prints it: free it here, not on the printing thread
             doc.object.reset();
             std::string().swap(doc.text);

@@ -157,8 +157,7 @@ Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face
     d.warnings = FitWarnings(warnings);
     return d;
   }
-  if (problems.empty()) return d;
-  if (enforce) {
+  if (enforce && !problems.empty()) {
     d.allowed = false;
     d.code = 403;
     d.message = "shmguard denied " + request.kind + " " + request.namespace_name + "/" +
@@ -167,6 +166,7 @@ Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face
     d.message.pop_back();
     return d;
   }
+  for (const auto& w : ev.warnings) problems.push_back(w);  // the workload's own (TrainJob annotations)
   d.warnings = FitWarnings(problems);
   return d;
 }

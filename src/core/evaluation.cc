@@ -86,9 +86,10 @@ std::string EstimateAnnotation(const ShmEstimate& e, const PodFacts& f, int64_t 
 
 // What /dev/shm is today, for people. With hostIPC and nothing mounted there, the container
 // runtime gives the pod the node's /dev/shm (containerd's CRI: only when no mount targets it).
-std::string CurrentShm(const ShmMount& mount, JsonNode spec) {
+std::string CurrentShm(const ShmMount& mount, const PodTemplate& t) {
   if (mount.kind != ShmMountKind::kNone) return mount.description;
-  return spec.Find("hostIPC").Bool() ? "the node's /dev/shm (hostIPC: true)" : "64Mi (container default)";
+  if (!t.shm_unknown.empty()) return "unknown (" + t.shm_unknown + ")";
+  return t.spec.Find("hostIPC").Bool() ? "the node's /dev/shm (hostIPC: true)" : "64Mi (container default)";
 }
 
 // The /dev/shm KubeRay mounts on a Ray pod that has none (ray-operator/controllers/ray/common/
@@ -118,13 +119,14 @@ Result<ShmMount> WithOperatorShm(const PodTemplate& t, const PodFacts& facts, Sh
   return mount;
 }
 
-// A kind shmguard evaluates but never patches (KubeRay's): what it has is enough (nullopt) or the
-// reason to deny.
+// A kind shmguard evaluates but never patches (KubeRay's, a TrainJob): what it has is enough, or
+// its pods are patched when created (nullopt), or the reason to deny.
 std::optional<std::string> UnpatchedDenial(const PodTemplate& t, const Workload& w, const ShmMount& mount,
                                            const std::string& current, int64_t required) {
   if (mount.kind == ShmMountKind::kMemoryEmptyDir && (!mount.size_limit || *mount.size_limit >= required)) {
     return std::nullopt;
   }
+  if (t.pods_patched_at_creation && mount.kind != ShmMountKind::kOther) return std::nullopt;
   std::string fix = t.operator_shm ? "raise the Ray container's memory limit (KubeRay sizes /dev/shm to it) or mount "
                                      "an emptyDir {medium: Memory} of that size at /dev/shm"
                                    : "mount an emptyDir {medium: Memory} of that size at /dev/shm";
@@ -132,8 +134,18 @@ std::optional<std::string> UnpatchedDenial(const PodTemplate& t, const Workload&
          w.kind + ": " + fix;
 }
 
-// The reason an unpatched kind is fine.
-std::string UnpatchedCovered(const Workload& w, const std::string& current, int64_t required) {
+// The reason an unpatched kind is fine (UnpatchedDenial gave nullopt).
+std::string UnpatchedCovered(const PodTemplate& t, const Workload& w, const ShmMount& mount,
+                             const std::string& current, int64_t required) {
+  const bool covered = mount.kind == ShmMountKind::kMemoryEmptyDir && (!mount.size_limit || *mount.size_limit >= required);
+  if (!covered && !t.shm_unknown.empty()) {
+    return "needs /dev/shm of " + FormatBytes(required) + "; what its pods have is unknown (" + t.shm_unknown +
+           "); shmguard patches them when they are created if they have less";
+  }
+  if (!covered) {
+    return "/dev/shm is " + current + ", below the " + FormatBytes(required) + " needed: shmguard does not patch a " +
+           w.kind + "; its pods are patched when they are created";
+  }
   return "/dev/shm " + current + " covers the " + FormatBytes(required) + " needed (shmguard does not patch a " +
          w.kind + ")";
 }
@@ -230,7 +242,7 @@ void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule&
   if (!found) return DenyWith(pe, found.error());
   auto mount = WithOperatorShm(t, *facts, *found);
   if (!mount) return DenyWith(pe, mount.error());
-  pe.current_shm = CurrentShm(*mount, t.spec);
+  pe.current_shm = CurrentShm(*mount, t);
 
   ShmInputs in{sizing->workers, sizing->prefetch, sizing->batch_bytes, facts->procs, facts->nodes,
                !facts->nccl_shm_disabled};
@@ -274,7 +286,7 @@ void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule&
   if (!t.patchable) {
     if (auto denial = UnpatchedDenial(t, w, *mount, pe.current_shm, required)) return deny(std::move(*denial));
     pe.verdict = Verdict::kOk;
-    if (everything) pe.reasons.push_back(UnpatchedCovered(w, pe.current_shm, required));
+    if (everything) pe.reasons.push_back(UnpatchedCovered(t, w, *mount, pe.current_shm, required));
     return;
   }
   PatchTo(t, w, rule, policy, *facts, *mount, required, PlanAnnotation(*sizing, *facts, *plan),
@@ -343,7 +355,7 @@ void EvaluateEstimated(const PodTemplate& t, const Workload& w, const NamespaceR
       pe.verdict = Verdict::kDeny;
       pe.reasons.push_back(std::move(*denial));
     } else if (everything) {
-      pe.reasons.push_back(UnpatchedCovered(w, pe.current_shm, estimate->floor_bytes));
+      pe.reasons.push_back(UnpatchedCovered(t, w, mount, pe.current_shm, estimate->floor_bytes));
     }
     return;
   }
@@ -388,7 +400,7 @@ void EvaluatePod(const PodTemplate& t, const Workload& w, const NamespaceRule& r
   // What it has at /dev/shm, for every pod; a malformed mount only matters to a GPU pod.
   Result<ShmMount> mount = FindShmMount(t, *facts);
   if (mount) mount = WithOperatorShm(t, *facts, *mount);
-  if (mount) pe.current_shm = CurrentShm(*mount, t.spec);
+  if (mount) pe.current_shm = CurrentShm(*mount, t);
   if (!facts->requests_gpus) {
     pe.reasons.push_back("no GPUs and no sizing annotations");
     return;
@@ -433,7 +445,7 @@ std::vector<std::string> Evaluation::AllReasons() const {
 }
 
 std::vector<std::string> Evaluation::AllWarnings() const {
-  std::vector<std::string> out;
+  std::vector<std::string> out = warnings;
   for (const auto& p : pods) {
     for (const auto& r : p.warnings) out.push_back(Prefixed(p.label, r, pods.size() > 1));
   }
@@ -449,9 +461,9 @@ int64_t Evaluation::RequiredBytes() const {
 }
 
 Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view namespace_name,
-                    Wording wording) {
+                    Wording wording, const RuntimeCatalog* runtimes) {
   Evaluation ev;
-  auto workload = FindPodTemplates(object);
+  auto workload = FindPodTemplates(object, runtimes);
   if (!workload) {
     const Error& e = workload.error();
     ev.verdict = e.code == Code::kUnsupportedKind ? Verdict::kSkip : Verdict::kDeny;
@@ -473,6 +485,8 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view name
     ev.reasons.push_back("namespace " + ev.namespace_name + " is off in the policy");
     return ev;
   }
+  ev.reasons = w.notes;
+  ev.warnings = w.warnings;
   for (const auto& t : w.templates) {
     PodEvaluation pe;
     EvaluatePod(t, w, ev.rule, policy, wording, pe, ev.patch);

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "shmguard/json_patch.h"
+#include "train_job.h"
 
 namespace shmguard {
 namespace {
@@ -46,6 +47,7 @@ enum class Count {
   kRay,             // the head and every worker group's replicas × numOfHosts
   kLeaderWorkerSet, // a group: leaderWorkerTemplate.size pods
   kVolcano,         // the sum of the tasks' replicas
+  kTrainJob,        // no template: its runtime's pods, as the TrainJob changes them (train_job.cc)
 };
 
 struct Part {
@@ -134,6 +136,8 @@ constexpr KindSpec kKinds[] = {
       Template("/spec/leaderWorkerTemplate/workerTemplate", "worker"), kNone}},
     {"batch.volcano.sh/v1alpha1", "Job", "jobs", AdmissionRole::kMutate, Count::kVolcano, "",
      {List("/spec/tasks", "/template", "task"), kNone, kNone}},
+    {"trainer.kubeflow.org/v1alpha1", "TrainJob", "trainjobs", AdmissionRole::kValidate, Count::kTrainJob, "",
+     {kNone, kNone, kNone}},
     {"argoproj.io/v1alpha1", "Workflow", "workflows", AdmissionRole::kMutate, Count::kOne, "", {Argo("/spec/templates"), kNone, kNone}},
     {"argoproj.io/v1alpha1", "WorkflowTemplate", "workflowtemplates", AdmissionRole::kMutate, Count::kOne, "",
      {Argo("/spec/templates"), kNone, kNone}},
@@ -381,6 +385,8 @@ void CountPods(JsonNode object, const KindSpec& k, const std::vector<Found>& fou
       set_all(size, std::to_string(size) + " pods in a group (leaderWorkerTemplate.size)");
       break;
     }
+    case Count::kTrainJob:
+      break;
     case Count::kVolcano: {
       auto [total, parts] = sum([](const Found& f) { return IntField(f.item, "replicas", 1); });
       set_all(total, PodsText(total, parts));
@@ -402,7 +408,7 @@ AdmissionRole AdmissionRoleOf(const std::string& api_version, const std::string&
   return k ? k->role : AdmissionRole::kNone;
 }
 
-Result<Workload> FindPodTemplates(JsonNode object) {
+Result<Workload> FindPodTemplates(JsonNode object, const RuntimeCatalog* runtimes) {
   if (!object.IsObject()) {
     return MakeError(Code::kInvalidInput, "a Kubernetes object must be a mapping", "/");
   }
@@ -423,10 +429,11 @@ Result<Workload> FindPodTemplates(JsonNode object) {
     return MakeError(Code::kUnsupportedKind,
                      what + " is not a workload shmguard sizes (Pod, Job, CronJob, Deployment, StatefulSet, "
                             "DaemonSet, ReplicaSet, JobSet, PyTorchJob, TFJob, XGBoostJob, PaddleJob, MXJob, "
-                            "JAXJob, MPIJob, TrainingRuntime, ClusterTrainingRuntime, RayCluster, RayJob, "
+                            "JAXJob, MPIJob, TrainingRuntime, ClusterTrainingRuntime, TrainJob, RayCluster, RayJob, "
                             "RayService, LeaderWorkerSet, Volcano Job, Argo Workflow, WorkflowTemplate, "
                             "ClusterWorkflowTemplate, CronWorkflow)");
   }
+  if (k->count == Count::kTrainJob) return ReadTrainJob(object, runtimes, std::move(w));
   w.is_pod = k->parts[0].shape == Shape::kPod;
   Annotations workload_annotations;  // what a controller's pod templates inherit
   if (!w.is_pod) MergeAnnotations(metadata, workload_annotations);

@@ -26,6 +26,9 @@ class FileText {
   ~FileText();
 
   std::string_view view() const { return view_; }
+  // True when the file is mapped, so that reading it again costs no copy (a pipe cannot be
+  // read again at all).
+  bool mapped() const { return map_ != nullptr; }
 
  private:
   FileText() = default;

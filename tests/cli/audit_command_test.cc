@@ -11,6 +11,7 @@
 #include "cli/audit_output.h"
 #include "shmguard/evaluation.h"
 #include "schema_check.h"
+#include "server/tls_fixture.h"
 #include "test_util.h"
 
 namespace shmguard::cli {
@@ -30,6 +31,53 @@ Run Audit(std::vector<std::string> paths, const std::string& output = "json", co
   AuditOptions o{std::move(paths), output, fail_on};
   ExitCode code = RunAudit(o, Policy{}, in, out, err);
   return {code, out.str(), err.str()};
+}
+
+TEST_CASE("RunAudit reads a TrainJob as its runtime's pods when the runtime is anywhere in the input",
+          "[audit_command]") {
+  test::TempDir dir;
+  std::ofstream(dir.File("a-trainjob.yaml")) << R"(apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: j, namespace: team-a}
+spec:
+  runtimeRef: {name: gpu-runtime}
+  trainer: {numNodes: 2, resourcesPerNode: {limits: {nvidia.com/gpu: 8, memory: 64Gi}}}
+)";
+  std::ofstream(dir.File("b-runtime.yaml")) << R"(apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: gpu-runtime}
+spec:
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          spec:
+            template:
+              spec:
+                containers: [{name: node, volumeMounts: [{name: dshm, mountPath: /dev/shm}]}]
+                volumes: [{name: dshm, emptyDir: {medium: Memory, sizeLimit: 32Gi}}]
+)";
+  auto trainjob_record = [](const Run& r) {
+    json parsed = json::parse(r.out);
+    for (const auto& rec : parsed["records"]) {
+      if (rec["kind"] == "TrainJob") return rec;
+    }
+    return json();
+  };
+  // The runtime's file comes after the TrainJob's: it is found all the same.
+  json with = trainjob_record(Audit({dir.path()}));
+  CHECK(with["verdict"] == "ok");
+  CHECK(with["current_shm"] == "emptyDir Memory 32Gi");
+  CHECK(with["patch"].empty());
+  json alone = trainjob_record(Audit({dir.File("a-trainjob.yaml")}));
+  CHECK(alone["current_shm"] == "unknown (ClusterTrainingRuntime gpu-runtime is not in the input)");
+  // From stdin too, with the runtime in a file.
+  std::ifstream job_file(dir.File("a-trainjob.yaml"));
+  std::stringstream job_text;
+  job_text << job_file.rdbuf();
+  json piped = trainjob_record(Audit({"-", dir.File("b-runtime.yaml")}, "json", "deny", job_text.str()));
+  CHECK(piped["current_shm"] == "emptyDir Memory 32Gi");
 }
 
 std::string Examples() { return std::string(SOURCE_DIR) + "/examples"; }

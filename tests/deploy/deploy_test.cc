@@ -25,32 +25,6 @@ namespace {
 
 using nlohmann::json;
 
-// The kinds the webhooks evaluate, with their resource names (the CRDs' spec.names.plural).
-struct AdmissionKind {
-  std::string api_version, kind, resource;
-};
-const AdmissionKind kAdmissionKinds[] = {
-    {"v1", "Pod", "pods"},
-    {"jobset.x-k8s.io/v1alpha2", "JobSet", "jobsets"},
-    {"kubeflow.org/v1", "PyTorchJob", "pytorchjobs"},
-    {"kubeflow.org/v1", "TFJob", "tfjobs"},
-    {"kubeflow.org/v1", "XGBoostJob", "xgboostjobs"},
-    {"kubeflow.org/v1", "PaddleJob", "paddlejobs"},
-    {"kubeflow.org/v1", "MXJob", "mxjobs"},
-    {"kubeflow.org/v1", "JAXJob", "jaxjobs"},
-    {"kubeflow.org/v1", "MPIJob", "mpijobs"},
-    {"kubeflow.org/v2beta1", "MPIJob", "mpijobs"},
-    {"trainer.kubeflow.org/v1alpha1", "TrainingRuntime", "trainingruntimes"},
-    {"trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime", "clustertrainingruntimes"},
-    {"leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "leaderworkersets"},
-    {"batch.volcano.sh/v1alpha1", "Job", "jobs"},
-    {"ray.io/v1", "RayCluster", "rayclusters"},
-    {"ray.io/v1", "RayJob", "rayjobs"},
-    {"ray.io/v1", "RayService", "rayservices"},
-    {"ray.io/v1alpha1", "RayCluster", "rayclusters"},
-    {"ray.io/v1alpha1", "RayJob", "rayjobs"},
-    {"ray.io/v1alpha1", "RayService", "rayservices"},
-};
 namespace fs = std::filesystem;
 
 std::string Source(const std::string& rel) { return std::string(SOURCE_DIR) + "/" + rel; }
@@ -172,11 +146,10 @@ TEST_CASE("deploy/ webhook configurations are safe to install", "[deploy]") {
           }
         }
       }
-      for (const auto& [api_version, kind, resource] : kAdmissionKinds) {
-        AdmissionRole role = AdmissionRoleOf(api_version, kind);
-        CAPTURE(api_version, kind);
-        CHECK(role != AdmissionRole::kNone);
-        if (role == AdmissionRole::kMutate || validate) expected.insert(api_version + " " + resource);
+      for (const KindInfo& k : KnownKinds()) {
+        if (k.role == AdmissionRole::kMutate || (validate && k.role == AdmissionRole::kValidate)) {
+          expected.insert(std::string(k.api_version) + " " + std::string(k.resource));
+        }
       }
       CHECK(registered == expected);
     }

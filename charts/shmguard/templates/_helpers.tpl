@@ -85,11 +85,26 @@ rules:
     operations: [CREATE]
     resources: [jobs]
     scope: Namespaced
+  - apiGroups: [argoproj.io]
+    apiVersions: [v1alpha1]
+    operations: [CREATE]
+    resources: [workflows, workflowtemplates, cronworkflows]
+    scope: Namespaced
+  - apiGroups: [argoproj.io]
+    apiVersions: [v1alpha1]
+    operations: [CREATE]
+    resources: [clusterworkflowtemplates]
+    scope: Cluster
   {{- if eq $path "/validate" }}
   - apiGroups: [ray.io]
     apiVersions: [v1, v1alpha1]
     operations: [CREATE]
     resources: [rayclusters, rayjobs, rayservices]
+    scope: Namespaced
+  - apiGroups: [trainer.kubeflow.org]
+    apiVersions: [v1alpha1]
+    operations: [CREATE]
+    resources: [trainjobs]
     scope: Namespaced
   {{- end }}
 objectSelector:

@@ -1,0 +1,294 @@
+// ReadTrainJob and RuntimeCatalog. Source: kubeflow/trainer v2.0-v2.3
+// pkg/apis/trainer/v1alpha1/trainjob_types.go (spec.trainer, runtimePatches from v2.2,
+// podTemplateOverrides in v2.1, podSpecOverrides in v2.0), pkg/runtime/framework/plugins/
+// {torch,jobset}/ (numNodes, numProcPerNode, resourcesPerNode on the trainer job's "node"
+// container), and the JobSet's trainjob-ancestor-step label naming the trainer job.
+#include "train_job.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace shmguard {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kTrainerJob = "node";  // the trainer job and its main container
+constexpr std::string_view kAncestorLabel = "trainer.kubeflow.org/trainjob-ancestor-step";
+constexpr std::string_view kJobsPointer = "/spec/template/spec/replicatedJobs";
+
+std::string RuntimeKey(std::string_view kind, std::string_view namespace_name, std::string_view name) {
+  std::string key(kind);
+  key += '/';
+  if (kind != "ClusterTrainingRuntime") key.append(namespace_name).append("/");
+  return key.append(name);
+}
+
+// The member that identifies the items of a list a patch merges item by item, as Kubernetes'
+// strategic merge patch does (patchMergeKey of core/v1 PodSpec and Container; JobSet's
+// replicatedJobs); "" for a list a patch replaces whole.
+std::string_view MergeKey(std::string_view list) {
+  if (list == "volumeMounts") return "mountPath";
+  if (list == "containers" || list == "initContainers" || list == "volumes" || list == "env" ||
+      list == "replicatedJobs") {
+    return "name";
+  }
+  return {};
+}
+
+// Merges `patch` into `into`: mappings member by member, lists with a merge key item by item,
+// anything else replaced.
+void Merge(json& into, const json& patch, std::string_view key = {}) {
+  if (patch.is_object() && into.is_object()) {
+    for (const auto& [k, v] : patch.items()) Merge(into[k], v, k);
+    return;
+  }
+  const std::string_view merge_key = MergeKey(key);
+  if (!merge_key.empty() && patch.is_array() && into.is_array()) {
+    for (const json& item : patch) {
+      auto id = item.is_object() ? item.find(merge_key) : item.end();
+      auto same = std::find_if(into.begin(), into.end(), [&](const json& have) {
+        return id != item.end() && have.is_object() && have.contains(merge_key) && have[merge_key] == *id;
+      });
+      if (same != into.end()) {
+        Merge(*same, item);
+      } else {
+        into.push_back(item);
+      }
+    }
+    return;
+  }
+  into = patch;
+}
+
+// The object at `path` below `j`, made where missing; nullptr when something on the way is not
+// an object.
+json* ObjectAt(json& j, std::initializer_list<const char*> path) {
+  json* cur = &j;
+  for (const char* key : path) {
+    if (!cur->is_object()) return nullptr;
+    cur = &(*cur)[key];
+    if (cur->is_null()) *cur = json::object();
+  }
+  return cur->is_object() ? cur : nullptr;
+}
+
+// One pod-level patch of a TrainJob: the job it targets, its pod template (metadata, spec),
+// and where it is.
+struct JobPatch {
+  std::string job;
+  json pod_template;  // {metadata, spec}
+  std::string pointer;  // of the pod spec it patches
+};
+
+Error TypeError(const std::string& pointer, std::string_view expected) {
+  return MakeError(Code::kInvalidInput, "must be " + std::string(expected), pointer);
+}
+
+// The pod-level patches of every API version, in order.
+Result<std::vector<JobPatch>> ReadPatches(JsonNode spec) {
+  std::vector<JobPatch> out;
+  // v2.2+: runtimePatches[].trainingRuntimeSpec.template.spec.replicatedJobs[].template.spec.template
+  size_t i = 0;
+  for (JsonNode p : spec.Find("runtimePatches").Items()) {
+    const std::string at = "/spec/runtimePatches/" + std::to_string(i++);
+    JsonNode jobs = FollowPointer(p, "/trainingRuntimeSpec/template/spec/replicatedJobs");
+    if (jobs && !jobs.IsArray()) return TypeError(at + "/trainingRuntimeSpec/template/spec/replicatedJobs", "a list");
+    size_t j = 0;
+    for (JsonNode job : jobs.Items()) {
+      const std::string job_at = at + "/trainingRuntimeSpec/template/spec/replicatedJobs/" + std::to_string(j++);
+      JsonNode tmpl = FollowPointer(job, "/template/spec/template");
+      if (tmpl && !tmpl.IsObject()) return TypeError(job_at + "/template/spec/template", "an object");
+      if (!tmpl) continue;
+      out.push_back({std::string(job.StringMember("name")), tmpl.Copy(), job_at + "/template/spec/template/spec"});
+    }
+  }
+  // v2.1: podTemplateOverrides[] {targetJobs[].name, metadata, spec}; v2.0: podSpecOverrides[]
+  // {targetJobs[].name, and the pod spec's fields beside it}.
+  for (const char* field : {"podTemplateOverrides", "podSpecOverrides"}) {
+    i = 0;
+    for (JsonNode o : spec.Find(field).Items()) {
+      const std::string at = "/spec/" + std::string(field) + "/" + std::to_string(i++);
+      if (!o.IsObject()) return TypeError(at, "an object");
+      json pod_template;
+      if (std::string_view(field) == "podTemplateOverrides") {
+        if (JsonNode m = o.Find("metadata")) pod_template["metadata"] = m.Copy();
+        pod_template["spec"] = o.Find("spec") ? o.Find("spec").Copy() : json::object();
+      } else {
+        pod_template["spec"] = o.Copy();
+        pod_template["spec"].erase("targetJobs");
+      }
+      const std::string pointer = std::string(field) == "podTemplateOverrides" ? at + "/spec" : at;
+      for (JsonNode target : o.Find("targetJobs").Items()) {
+        out.push_back({std::string(target.StringMember("name")), pod_template, pointer});
+      }
+    }
+  }
+  return out;
+}
+
+// What spec.trainer puts on the trainer job's "node" container.
+json TrainerContainer(JsonNode trainer) {
+  json c = {{"name", kTrainerJob}};
+  for (const char* field : {"image", "command", "args", "env"}) {
+    if (JsonNode v = trainer.Find(field)) c[field] = v.Copy();
+  }
+  if (JsonNode r = trainer.Find("resourcesPerNode")) c["resources"] = r.Copy();
+  return c;
+}
+
+// Merges spec.trainer's container (resources replaced whole) and the patches for `job` into
+// the pod template `tmpl`; the pointer of the first patch applied, "" when none.
+std::string ApplyToJob(json& tmpl, const std::string& job, bool trainer_job, JsonNode trainer,
+                       const std::vector<JobPatch>& patches) {
+  if (trainer_job) {
+    json container = TrainerContainer(trainer);
+    json& spec = tmpl["spec"];
+    if (!spec.is_object()) spec = json::object();
+    json& containers = spec["containers"];
+    if (!containers.is_array()) containers = json::array();
+    auto node = std::find_if(containers.begin(), containers.end(),
+                             [](const json& c) { return c.is_object() && c.value("name", "") == kTrainerJob; });
+    if (node == containers.end()) {
+      containers.push_back(container);
+    } else {
+      if (container.contains("resources")) (*node)["resources"] = container["resources"];
+      container.erase("resources");
+      Merge(*node, container);
+    }
+  }
+  std::string first;
+  for (const auto& p : patches) {
+    if (p.job != job) continue;
+    Merge(tmpl, p.pod_template);
+    if (first.empty()) first = p.pointer;
+  }
+  return first;
+}
+
+// The annotations a user may have meant for the pods but put where they never reach them.
+void WarnOwnAnnotations(JsonNode object, Workload& w) {
+  std::string keys;
+  for (const auto& [key, value] : object.Find("metadata").Find("annotations").Members()) {
+    if (key.rfind(kAnnotationPrefix, 0) == 0 && key != kPlanAnnotation) keys += (keys.empty() ? "" : ", ") + std::string(key);
+  }
+  if (keys.empty()) return;
+  JsonNode spec = object.Find("spec");
+  std::string where =
+      spec.Find("podTemplateOverrides")
+          ? "spec.podTemplateOverrides[].metadata.annotations (Trainer v2.1)"
+      : spec.Find("podSpecOverrides")
+          ? "the runtime's pod templates (Trainer v2.0 has no pod metadata in podSpecOverrides)"
+          : "spec.runtimePatches[].trainingRuntimeSpec.template.spec.replicatedJobs[name: node].template.spec."
+            "template.metadata.annotations (Trainer v2.2 and later), or the runtime's pod template";
+  w.warnings.push_back(keys + " on the TrainJob's own metadata never reach its pods and are not used: put them in " +
+                       where);
+}
+
+}  // namespace
+
+void RuntimeCatalog::Add(JsonNode runtime) {
+  std::string_view kind = runtime.StringMember("kind");
+  if (runtime.StringMember("apiVersion") != "trainer.kubeflow.org/v1alpha1" ||
+      (kind != "TrainingRuntime" && kind != "ClusterTrainingRuntime")) {
+    return;
+  }
+  JsonNode metadata = runtime.Find("metadata");
+  by_key_.insert_or_assign(RuntimeKey(kind, metadata.StringMember("namespace"), metadata.StringMember("name")),
+                           runtime.Copy());
+}
+
+const json* RuntimeCatalog::Find(std::string_view kind, std::string_view namespace_name, std::string_view name) const {
+  auto it = by_key_.find(RuntimeKey(kind, namespace_name, name));
+  return it == by_key_.end() ? nullptr : &it->second;
+}
+
+Result<Workload> ReadTrainJob(JsonNode object, const RuntimeCatalog* runtimes, Workload w) {
+  JsonNode spec = object.Find("spec");
+  if (spec && !spec.IsObject()) return TypeError("/spec", "an object");
+  JsonNode trainer = spec.Find("trainer");
+  if (trainer && !trainer.IsObject()) return TypeError("/spec/trainer", "an object");
+  JsonNode ref = spec.Find("runtimeRef");
+  const std::string ref_kind = ref.StringMember("kind").empty() ? "ClusterTrainingRuntime" : std::string(ref.StringMember("kind"));
+  const std::string ref_name(ref.StringMember("name"));
+  const std::string runtime_text = ref_kind + " " + (ref_name.empty() ? "(unnamed)" : ref_name);
+  auto patches = ReadPatches(spec);
+  if (!patches) return patches.error();
+  WarnOwnAnnotations(object, w);
+
+  const json* runtime = runtimes ? runtimes->Find(ref_kind, w.namespace_name, ref_name) : nullptr;
+  auto built = std::make_shared<json>();
+  // The trainer job's name in `built`: the one labelled as the trainer step, else "node".
+  std::string trainer_job(kTrainerJob);
+  if (runtime) {
+    *built = *runtime;
+    for (JsonNode job : FollowPointer(*built, kJobsPointer).Items()) {
+      if (FollowPointer(job, "/template/metadata/labels").Find(kAncestorLabel).Is("trainer") &&
+          job.Find("name").IsString()) {
+        trainer_job = job.StringMember("name");
+      }
+    }
+  } else {
+    // Without the runtime: a JobSet-shaped runtime of the jobs the TrainJob speaks of.
+    json jobs = json::array({{{"name", trainer_job}}});
+    for (const auto& p : *patches) {
+      bool known = std::any_of(jobs.begin(), jobs.end(), [&](const json& j) { return j["name"] == p.job; });
+      if (!known) jobs.push_back({{"name", p.job}});
+    }
+    *built = {{"apiVersion", "trainer.kubeflow.org/v1alpha1"},
+              {"kind", ref_kind == "TrainingRuntime" ? "TrainingRuntime" : "ClusterTrainingRuntime"},
+              {"spec", {{"template", {{"spec", {{"replicatedJobs", jobs}}}}}}}};
+  }
+  // Where each job's pods were stated: spec.trainer for the trainer, else its first patch.
+  // A malformed runtime is left as it is here: FindPodTemplates names its field below.
+  std::map<std::string, std::string> stated_at;
+  json* jobs = ObjectAt(*built, {"spec", "template", "spec"});
+  if (jobs && jobs->contains("replicatedJobs") && (*jobs)["replicatedJobs"].is_array()) {
+    for (json& job : (*jobs)["replicatedJobs"]) {
+      json* tmpl = ObjectAt(job, {"template", "spec", "template"});
+      if (!tmpl || !job["name"].is_string()) continue;
+      const std::string name = job["name"];
+      // spec.trainer goes to the "node" container of the trainer step and of the "node" job
+      // (MPI runtimes run the launcher as a node too).
+      const bool runs_trainer = name == trainer_job || name == kTrainerJob;
+      std::string at = ApplyToJob(*tmpl, name, runs_trainer, trainer, *patches);
+      stated_at[name] = runs_trainer ? "/spec/trainer" : at;
+    }
+  }
+  json* ml_policy = ObjectAt(*built, {"spec", "mlPolicy"});
+  if (JsonNode nodes = trainer.Find("numNodes"); nodes && ml_policy) (*ml_policy)["numNodes"] = nodes.Copy();
+  w.built = built;
+
+  auto inner = FindPodTemplates(*w.built);
+  if (!inner) {
+    Error e = inner.error();
+    e.message = "in " + runtime_text + " as this TrainJob changes it: " + e.message;
+    return e;
+  }
+  for (PodTemplate& t : inner->templates) {
+    const std::string job = t.label.substr(t.label.find(' ') + 1);  // "replicatedJob NAME"
+    t.patchable = false;
+    t.pods_patched_at_creation = true;
+    if (!stated_at[job].empty()) {
+      t.spec_pointer = stated_at[job];
+      t.metadata_pointer.clear();
+    } else {
+      t.label += " (" + runtime_text + ")";
+    }
+    if (!runtime) t.shm_unknown = runtime_text + " is not in the input";
+    if (job != trainer_job && job != kTrainerJob) continue;
+    if (trainer.Find("numNodes")) t.pods_source = std::to_string(t.pods_together) + " nodes (TrainJob spec.trainer.numNodes)";
+    if (JsonNode procs = trainer.Find("numProcPerNode")) {
+      t.procs_field = procs.IsInteger() ? std::to_string(procs.Integer()) : std::string(procs.String());
+      t.procs_source = "TrainJob spec.trainer.numProcPerNode";
+    }
+  }
+  w.templates = std::move(inner->templates);
+  w.notes.push_back(runtime ? "evaluated as the pods of " + runtime_text +
+                                  " (in this input) with the TrainJob's trainer settings and patches"
+                            : runtime_text + " is not in the input: evaluated from what the TrainJob states; audit it "
+                                             "together with its runtime for the runtime's /dev/shm");
+  return w;
+}
+
+}  // namespace shmguard
