@@ -1,4 +1,4 @@
-// admission.k8s.io/v1 AdmissionReview in, a Decision out (DOMAIN.md §24): the request/response
+// admission.k8s.io/v1 AdmissionReview in, a Decision out (docs/sources.md §8): the request/response
 // shape of controller-runtime's admission package, without HTTP. Base64 and the wire format of
 // the response live in the server adapter.
 #pragma once
@@ -50,7 +50,7 @@ struct Decision {
 // `warn` ones.
 Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face);
 
-// Makes warnings safe for the API server (DOMAIN §24): each at most 120 bytes (longer ones are
+// Makes warnings safe for the API server (docs/sources.md §8): each at most 120 bytes (longer ones are
 // split at spaces into several), duplicates dropped, at most 4000 bytes in all (then one
 // closing warning says how many were left out). Every warning starts with "shmguard: ".
 std::vector<std::string> FitWarnings(const std::vector<std::string>& warnings);

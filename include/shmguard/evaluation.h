@@ -1,4 +1,4 @@
-// The verdict on one object under a policy (SPEC §3-§5): per pod template, the plan, the
+// The verdict on one object under a policy (docs/sources.md): per pod template, the plan, the
 // memory check, the reasons a person can act on and the RFC 6902 patch. Shared by the audit CLI
 // and both webhook faces; it reads nothing but its arguments.
 #pragma once

@@ -1,5 +1,5 @@
 // Facts about one pod template that the plan needs: GPU count, memory limit, processes per pod
-// and nodes, each with the place it came from so reasons can say why (SPEC §2). Also the
+// and nodes, each with the place it came from so reasons can say why (docs/sources.md §2). Also the
 // parsing of shmguard.io/* annotation values, shared by every reader of annotations.
 #pragma once
 
@@ -26,7 +26,7 @@ struct ContainerFacts {
 
 struct PodFacts {
   std::vector<ContainerFacts> containers;  // app containers first, then init containers
-  int64_t gpus = 0;                         // over app containers (SPEC §2)
+  int64_t gpus = 0;                         // over app containers (docs/sources.md §2)
   bool requests_gpus = false;  // some container or init container requests a GPU
   // Pod-level spec.resources.limits.memory, else max(sum of app + sidecar limits, largest init
   // limit); nullopt when some container has no memory limit (then the cgroup has none either).

@@ -1,4 +1,4 @@
-// The policy shmguard applies (SPEC §5): which namespaces it acts in and how, what it may add to
+// The policy shmguard applies (README "Policy"): which namespaces it acts in and how, what it may add to
 // a pod, and every constant of the sizing formula. Plain data with documented defaults; loading
 // it from YAML lives in src/io/config.
 #pragma once
@@ -19,23 +19,23 @@ enum class PodSecurityLevel { kPrivileged, kBaseline, kRestricted };
 // kLeave (not at all: they keep what they have).
 enum class UnannotatedMode { kEstimate, kFloor, kLeave };
 
-// Constants of the plan (SPEC §3, DOMAIN.md §F). Every byte count is exact.
+// Constants of the plan (docs/sources.md §1). Every byte count is exact.
 struct SizingConstants {
   // DataLoader prefetch_factor when the pod does not say. Default: 2 (PyTorch's default,
   // torch/utils/data/dataloader.py).
   int64_t prefetch_factor = 2;
   // Batches alive beside the W×P queued ones: the one the loop holds plus the previous one still
-  // referenced while a worker refills (DOMAIN §A.2, measured in shm-truth/RESULTS.md). Default: 2.
+  // referenced while a worker refills (docs/sources.md §1, measured in tests/testdata/shm-truth). Default: 2.
   int64_t in_flight_extra = 2;
   // Safety factor in millionths. Default: 1200000 (×1.2: batch size variance, 4 KiB pages).
   int64_t safety_ppm = 1'200'000;
-  // Bytes always reserved: the 64 MiB a container has by default (DOMAIN §22). Default: 64Mi.
+  // Bytes always reserved: the 64 MiB a container has by default (docs/sources.md §1). Default: 64Mi.
   int64_t base_bytes = 64ll << 20;
-  // Floor when a pod runs >= 2 processes (NVIDIA's --shm-size=1g advice, DOMAIN §13). Default: 1Gi.
+  // Floor when a pod runs >= 2 processes (NVIDIA's --shm-size=1g advice, docs/sources.md §1). Default: 1Gi.
   int64_t multi_gpu_floor_bytes = 1ll << 30;
-  // One NCCL SHM connection: 4096 + 524288 + 4915200 + 4 MiB + 4 (DOMAIN §9). Default: 9637892.
+  // One NCCL SHM connection: 4096 + 524288 + 4915200 + 4 MiB + 4 (docs/sources.md §1). Default: 9637892.
   int64_t nccl_connection_bytes = 9'637'892;
-  // NCCL proxy ops pool per communicator, NCCL >= 2.28 (DOMAIN §11). Default: 34210180.
+  // NCCL proxy ops pool per communicator, NCCL >= 2.28 (docs/sources.md §1). Default: 34210180.
   int64_t nccl_proxy_pool_bytes = 34'210'180;
 };
 
@@ -57,7 +57,7 @@ struct NamespaceRule {
   // Default: false.
   bool require_annotations = false;
   // The namespace's Pod Security level; hostIPC and IPC_LOCK are only added under privileged
-  // (DOMAIN §20). Default: privileged.
+  // (docs/sources.md §5). Default: privileged.
   PodSecurityLevel pod_security = PodSecurityLevel::kPrivileged;
 };
 
@@ -73,7 +73,7 @@ struct Policy {
   SizingConstants sizing;
   UnannotatedRule unannotated;
   // First match wins; a namespace that matches nothing is treated as {mode: warn}.
-  // Default: kube-* off; ml-*, train-* enforce + requireAnnotations; * warn (SPEC §5).
+  // Default: kube-* off; ml-*, train-* enforce + requireAnnotations; * warn (README "Policy").
   std::vector<NamespaceRule> namespaces = DefaultNamespaceRules();
 
   static std::vector<NamespaceRule> DefaultNamespaceRules();

@@ -1,5 +1,5 @@
 // Kubernetes resource quantities ("1.5Gi", "500m", "3e9"), parsed and printed exactly as
-// k8s.io/apimachinery pkg/api/resource does (quantity.go, suffix.go; DOMAIN.md §19).
+// k8s.io/apimachinery pkg/api/resource does (quantity.go, suffix.go; docs/sources.md §7).
 // Values are exact decimals (no floating point); byte counts are exact int64 with overflow checks.
 #pragma once
 

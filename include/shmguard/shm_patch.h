@@ -1,5 +1,5 @@
 // What a pod template has at /dev/shm today, and the RFC 6902 operations that give it the
-// planned dshm volume, mounts, IPC_LOCK, hostIPC and annotations (SPEC §4). Operations are
+// planned dshm volume, mounts, IPC_LOCK, hostIPC and annotations (docs/sources.md §3, §4). Operations are
 // relative to the object the template was found in and never depend on each other's order
 // except appends to the same list.
 #pragma once

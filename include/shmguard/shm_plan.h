@@ -1,4 +1,4 @@
-// The /dev/shm size one pod needs (SPEC §3, DOMAIN.md §F): exact integer bytes, every step
+// The /dev/shm size one pod needs (docs/sources.md §1): exact integer bytes, every step
 // overflow-checked, and (ExplainPlan) the arithmetic in words so a person can check it.
 #pragma once
 

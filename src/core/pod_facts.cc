@@ -235,7 +235,7 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
     f.memory_limit_source = "the pod has no containers";
   }
 
-  // Processes per pod (SPEC §2 order).
+  // Processes per pod, in the order of docs/sources.md §2.
   auto procs = ReadCountAnnotation(t.annotations, kProcsPerPodAnnotation, 1, 1024);
   if (!procs) return procs.error();
   auto gpu_words = [&](const std::string& v) { return (v == "auto" || v == "gpu") && f.gpus > 0; };

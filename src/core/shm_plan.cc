@@ -1,4 +1,4 @@
-// PlanShm: the sizing formula of SPEC §3 with checked arithmetic.
+// PlanShm: the sizing formula of docs/sources.md §1 with checked arithmetic.
 #include "shmguard/shm_plan.h"
 
 #include <limits>

@@ -1,4 +1,4 @@
-// Evaluate: verdicts and the reasons behind them (SPEC §3, §5).
+// Evaluate: verdicts and the reasons behind them (docs/sources.md §1, §3, §5).
 #include <catch2/catch.hpp>
 
 #include <fstream>

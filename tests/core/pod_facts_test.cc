@@ -1,4 +1,4 @@
-// ReadPodFacts: processes per pod in SPEC §2 order, GPUs, memory limits, nodes.
+// ReadPodFacts: processes per pod in the order of docs/sources.md §2, GPUs, memory limits, nodes.
 #include <catch2/catch.hpp>
 
 #include "shmguard/pod_facts.h"

@@ -1,4 +1,4 @@
-// ParseQuantity / FormatQuantity / QuantityValue against apimachinery's behaviour (DOMAIN §19).
+// ParseQuantity / FormatQuantity / QuantityValue against apimachinery's behaviour (docs/sources.md §7).
 #include <catch2/catch.hpp>
 
 #include <limits>
@@ -18,7 +18,7 @@ struct QuantityCase {
 };
 
 const QuantityCase kCases[] = {
-    // DOMAIN §19, "run here"
+    // apimachinery's own results for these inputs
     {"1.5Gi", "1536Mi", 1610612736},
     {"1024Mi", "1Gi", 1073741824},
     {"0.5Ki", "512", 512},
@@ -77,7 +77,7 @@ const QuantityCase kCases[] = {
     {"1e-3", "1e-3", 1},
     {"1.5e3", "1500", 1500},
     {"5e7", "50e6", 50000000},  // exponents are printed as multiples of 3
-    // errors (DOMAIN §19 and SPEC §3)
+    // errors, as apimachinery gives them
     {"1K", nullptr, 0},
     {"1ki", nullptr, 0},
     {"1mi", nullptr, 0},

@@ -1,4 +1,4 @@
-// PlanShm: the SPEC §3 arithmetic, overflow, and the measured DataLoader peaks
+// PlanShm: the arithmetic of docs/sources.md §1, overflow, and the measured DataLoader peaks
 // (tests/testdata/shm-truth, measured with torch 1.13 on this kind of machine).
 #include <catch2/catch.hpp>
 
@@ -22,7 +22,7 @@ struct PlanCase {
   int64_t required;
 };
 
-TEST_CASE("PlanShm computes the SPEC formula", "[shm_plan]") {
+TEST_CASE("PlanShm computes the documented formula", "[shm_plan]") {
   SizingConstants k;
   // By hand: round_up_MiB((dl + nccl + proxy + 64Mi) × 1.2), floor 1Gi when N >= 2.
   const PlanCase cases[] = {
@@ -34,7 +34,7 @@ TEST_CASE("PlanShm computes the SPEC formula", "[shm_plan]") {
       {{1, 1, kMiB, 1, 1}, 81 * kMiB},
       // N=2, small: floor 1Gi
       {{2, 2, kMiB, 2, 1}, 1024 * kMiB},
-      // DOMAIN §F example: N=8,W=8,P=2,B=64Mi: 9Gi + 8×2×2×9637892 + 64Mi = 9574.1Mi × 1.2
+      // A worked example: N=8,W=8,P=2,B=64Mi: 9Gi + 8×2×2×9637892 + 64Mi = 9574.1Mi × 1.2
       {{8, 2, 64 * kMiB, 8, 1},
        ((9 * 1024 * kMiB + 8 * 2 * 2 * 9637892LL + 64 * kMiB) * 12 / 10 + kMiB - 1) / kMiB * kMiB},
       // multi-node adds N × 34210180

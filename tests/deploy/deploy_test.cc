@@ -56,7 +56,7 @@ std::map<std::string, std::string> Args(const json& container) {
   return args;
 }
 
-TEST_CASE("deploy/ holds every object with the fields the SPEC requires", "[deploy]") {
+TEST_CASE("deploy/ holds every object with the fields an install needs", "[deploy]") {
   auto objs = DeployObjects();
   for (const char* kind : {"Namespace", "ServiceAccount", "ConfigMap", "Deployment", "PodDisruptionBudget", "Service",
                            "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "Issuer", "Certificate"}) {

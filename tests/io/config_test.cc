@@ -1,4 +1,4 @@
-// ParsePolicy: the SPEC §5 example, defaults, and errors that name the key and line.
+// ParsePolicy: the README's example, defaults, and errors that name the key and line.
 #include <catch2/catch.hpp>
 
 #include "io/config.h"
@@ -6,7 +6,7 @@
 namespace shmguard::io {
 namespace {
 
-const char* kSpecExample = R"(gpuResources: [nvidia.com/gpu, amd.com/gpu]
+const char* kReadmeExample = R"(gpuResources: [nvidia.com/gpu, amd.com/gpu]
 hostIPC: auto            # auto | always | never
 ipcLock: gpu-containers  # gpu-containers | all | never
 maxFractionOfMemoryLimit: 0.5
@@ -18,8 +18,8 @@ namespaces:              # first match wins; glob patterns
   - {match: ["*"], mode: warn}
 )";
 
-TEST_CASE("ParsePolicy reads the SPEC example into the built-in defaults", "[config]") {
-  auto p = ParsePolicy(kSpecExample, "policy.yaml");
+TEST_CASE("ParsePolicy reads the README example into the built-in defaults", "[config]") {
+  auto p = ParsePolicy(kReadmeExample, "policy.yaml");
   INFO((p ? "" : p.error().ToString()));
   REQUIRE(p.has_value());
   Policy d;
