@@ -117,11 +117,10 @@ std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy&
 // The Trainer runtimes anywhere in the input, for the TrainJobs that name them, whatever the
 // order of files. Only files that mention one are parsed; what cannot be read twice (stdin, a
 // pipe) is kept in `kept` for the audit itself. Unreadable files are left to it to report.
-RuntimeCatalog CollectRuntimes(const std::vector<std::string>& paths, std::istream& in,
+RuntimeCatalog CollectRuntimes(const std::vector<Result<std::vector<std::string>>>& expanded, std::istream& in,
                                std::map<std::string, io::FileText>& kept) {
   RuntimeCatalog catalog;
-  for (const auto& p : paths) {
-    auto files = io::ExpandPaths({p});
+  for (const auto& files : expanded) {
     if (!files) continue;
     for (const auto& file : *files) {
       if (kept.count(file)) continue;
@@ -180,20 +179,25 @@ AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& po
     summary.Add(r);
     each(doc, {std::move(r)});
   };
+  // Each path is expanded once: the runtimes' pass and the audit walk the same files.
+  std::vector<Result<std::vector<std::string>>> expanded;
+  for (const auto& p : paths) expanded.push_back(io::ExpandPaths({p}));
   std::map<std::string, io::FileText> kept;
-  const RuntimeCatalog runtimes = CollectRuntimes(paths, in, kept);
-  for (const auto& p : paths) {
-    auto files = io::ExpandPaths({p});
+  const RuntimeCatalog runtimes = CollectRuntimes(expanded, in, kept);
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const auto& files = expanded[i];
     if (!files) {
-      fail(p, files.error());
+      fail(paths[i], files.error());
       continue;
     }
     for (const auto& file : *files) {
       ++summary.files;
+      // What the runtimes' pass read and cannot be read twice (stdin, a pipe) is taken from it.
       auto cached = kept.find(file);
       Result<io::FileText> text = cached != kept.end() ? std::move(cached->second)
                                   : file == "-"        ? ReadAll(in)
                                                        : io::FileText::Read(file);
+      if (cached != kept.end()) kept.erase(cached);
       if (!text) {
         fail(file, text.error());
         continue;

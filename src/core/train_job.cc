@@ -269,8 +269,9 @@ Result<Workload> ReadTrainJob(JsonNode object, const RuntimeCatalog* runtimes, W
     const std::string job = t.label.substr(t.label.find(' ') + 1);  // "replicatedJob NAME"
     t.patchable = false;
     t.pods_patched_at_creation = true;
-    if (!stated_at[job].empty()) {
-      t.spec_pointer = stated_at[job];
+    auto stated = stated_at.find(job);
+    if (stated != stated_at.end() && !stated->second.empty()) {
+      t.spec_pointer = stated->second;
       t.metadata_pointer.clear();
     } else {
       t.label += " (" + runtime_text + ")";
