@@ -42,11 +42,13 @@ struct PodEvaluation {
   std::vector<std::string> reasons;   // why this verdict, in words a user can act on
   std::vector<std::string> warnings;  // risks and things deliberately not done
   std::vector<std::string> changes;   // what this pod's part of the patch does, one sentence each
+  JsonPatch patch;  // this pod's operations (relative to the object, like the Evaluation's)
 };
 
 struct Evaluation {
   std::string api_version, kind, namespace_name, name;
   bool workload = false;           // the object is a kind shmguard sizes (has pod templates)
+  bool separate_pods = false;      // the pods are separate applications (Compose services)
   NamespaceRule rule;              // the rule that applied
   Verdict verdict = Verdict::kSkip;
   std::vector<std::string> reasons;   // workload-level reasons (why skipped, how it was read)

@@ -32,6 +32,9 @@ struct PodFacts {
   // limit); nullopt when some container has no memory limit (then the cgroup has none either).
   std::optional<int64_t> memory_limit_bytes;
   std::string memory_limit_source;  // "pod-level limit", "sum of container limits" or why unknown
+  // spec.hostIPC (a Compose service's ipc: host): the pod uses the node's /dev/shm unless it
+  // mounts one of its own.
+  bool host_ipc = false;
   int64_t procs = 1;                // training processes per pod, >= 1
   std::string procs_source;         // e.g. "annotation shmguard.io/procs-per-pod", "4 GPUs"
   int64_t nodes = 1;                // pods of the job, >= 1; > 1 means multi-node NCCL

@@ -5,12 +5,14 @@
 // Kubeflow jobs (PyTorchJob, TFJob, XGBoostJob, PaddleJob, MXJob, JAXJob, MPIJob), Kubeflow
 // Trainer runtimes, KubeRay (RayCluster, RayJob, RayService), LeaderWorkerSet, Volcano Job and
 // Argo Workflows (Workflow, WorkflowTemplate, ClusterWorkflowTemplate, CronWorkflow: each
-// container, script or containerSet template is a pod).
+// container, script or containerSet template is a pod); and Docker Compose documents, recognised
+// by their content (compose.h: each service is a one-container pod).
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -82,6 +84,15 @@ struct PodTemplate {
   // sized to its memory limit, else its request, else unbounded — unless the template already
   // mounts /dev/shm or rayStartParams sets plasma-directory.
   bool operator_shm = false;
+  // A Compose service as written (compose.h); `spec` is the one-container pod read from it.
+  // Absent for Kubernetes kinds.
+  JsonNode compose_service;
+  // Where the memory limit is written when it is not in `spec` (a Compose service's mem_limit).
+  std::string memory_limit_source;
+  // How this template was read, when it is not plain (a Compose service reserving every GPU).
+  std::vector<std::string> notes;
+  // Set when a field the template is read from is malformed: it is denied with this error.
+  std::optional<Error> error;
 };
 
 struct Workload {
@@ -92,6 +103,8 @@ struct Workload {
   std::vector<std::string> warnings;  // e.g. annotations that never reach the pods
   // The pod specs a TrainJob's templates view: built from it and its runtime.
   std::shared_ptr<const nlohmann::json> built;
+  // The templates are separate applications (Compose services), each judged on its own.
+  bool separate_pods = false;
 };
 
 // Trainer runtimes (TrainingRuntime, ClusterTrainingRuntime) an input declares, for the

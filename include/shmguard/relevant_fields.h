@@ -23,7 +23,7 @@ inline bool IsRelevantEnvVar(std::string_view name) {
 }
 
 // Object members that are never read anywhere in an object: bookkeeping the API server adds,
-// scheduling and lifecycle settings, images and labels, the insides of volume sources (only a
+// scheduling and lifecycle settings, images, the insides of volume sources (only a
 // source's type, its key, is read). None of these names is a key the evaluation looks up at
 // any depth. Every key of every object is looked up here, so the list is grouped by length and
 // a key is compared only with the names of its length, by first byte before any memcmp.
@@ -32,7 +32,7 @@ constexpr bool ShorterFirst(std::string_view a, std::string_view b) {
 }
 
 inline constexpr std::string_view kIgnoredMembers[] = {
-    "tty", "uid", "image", "ports", "stdin", "labels", "envFrom", "sources", "subPath", "affinity",
+    "tty", "uid", "image", "ports", "stdin", "envFrom", "sources", "subPath", "affinity",
     "hostname", "nodeName", "priority", "readOnly", "claimName", "dnsConfig", "dnsPolicy",
     "lifecycle", "stdinOnce", "subdomain", "finalizers", "generation", "workingDir", "defaultMode",
     "subPathExpr", "tolerations", "nodeSelector", "startupProbe", "livenessProbe", "managedFields",

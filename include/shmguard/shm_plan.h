@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "shmguard/policy.h"
@@ -37,8 +38,9 @@ struct ShmPlan {
 Result<ShmPlan> PlanShm(const ShmInputs& in, const SizingConstants& k);
 
 // The plan in one sentence, e.g. "dshm needs 14078Mi = (4 procs × (8 workers × 2 + 2) × 160Mi +
-// 1Mi NCCL + 64Mi base) × 1.2". REQUIRES: `plan` came from PlanShm with the same constants `k`.
-std::string PlanSummary(const ShmPlan& plan, const SizingConstants& k);
+// 1Mi NCCL + 64Mi base) × 1.2"; `what` names the volume ("/dev/shm" for a Compose service).
+// REQUIRES: `plan` came from PlanShm with the same constants `k`.
+std::string PlanSummary(const ShmPlan& plan, const SizingConstants& k, std::string_view what = "dshm");
 
 // The arithmetic in words, one line per term and step, for a person to check (the `plan`
 // command prints it), e.g. "DataLoader: 4 procs × (8 workers × 2 prefetch + 2) × 160Mi =

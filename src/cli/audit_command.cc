@@ -19,21 +19,28 @@ namespace {
 
 using nlohmann::json;
 
-AuditRecord EvaluateRecord(const json& object, const Policy& policy, const RuntimeCatalog& runtimes) {
+// The record of `ev`, or of its pod at `only` (a Compose service, judged on its own).
+AuditRecord RecordOf(const Evaluation& ev, const json& object, std::optional<size_t> only) {
   AuditRecord r;
-  Evaluation ev = Evaluate(object, policy, {}, Wording::kEverything, &runtimes);
   r.api_version = ev.api_version.empty() ? std::string(JsonNode(object).StringMember("apiVersion")) : ev.api_version;
   r.kind = ev.kind;
   r.namespace_name = ev.namespace_name;
   r.name = ev.name;
   r.verdict = VerdictName(ev.verdict);
   r.workload = ev.workload;
-  r.reasons = ev.AllReasons();
-  r.warnings = ev.AllWarnings();
-  r.patch = std::move(ev.patch);
-  r.required_bytes = ev.RequiredBytes();
-  for (const auto& p : ev.pods) {
-    for (const auto& c : p.changes) r.changes.push_back(ev.pods.size() > 1 ? p.label + ": " + c : c);
+  r.reasons = ev.reasons;
+  r.warnings = ev.warnings;
+  const bool prefix = ev.pods.size() > 1 && !only;
+  for (size_t i = 0; i < ev.pods.size(); ++i) {
+    const PodEvaluation& p = ev.pods[i];
+    if (only && i != *only) continue;
+    auto add = [&](std::vector<std::string>& to, const std::vector<std::string>& from) {
+      for (const auto& text : from) to.push_back(prefix ? p.label + ": " + text : text);
+    };
+    add(r.reasons, p.reasons);
+    add(r.warnings, p.warnings);
+    add(r.changes, p.changes);
+    r.required_bytes = std::max(r.required_bytes, p.required_bytes);
     r.pods.push_back({{"path", p.path},
                       {"label", p.label},
                       {"verdict", VerdictName(p.verdict)},
@@ -45,7 +52,27 @@ AuditRecord EvaluateRecord(const json& object, const Policy& policy, const Runti
     if (r.current_shm.empty() || p.plan) r.current_shm = p.current_shm;
     if (p.memory_limit_bytes && (!r.memory_limit_bytes || p.plan)) r.memory_limit_bytes = p.memory_limit_bytes;
   }
+  if (!only) {
+    r.patch = ev.patch;
+    return r;
+  }
+  const PodEvaluation& p = ev.pods[*only];
+  r.service = p.label.substr(p.label.find(' ') + 1);
+  r.verdict = VerdictName(p.verdict);
+  r.patch = p.patch;
   return r;
+}
+
+// The records of one object: one, or one per pod when its pods are separate applications.
+std::vector<AuditRecord> EvaluateRecords(const json& object, const Policy& policy, const RuntimeCatalog& runtimes) {
+  Evaluation ev = Evaluate(object, policy, {}, Wording::kEverything, &runtimes);
+  std::vector<AuditRecord> records;
+  if (!ev.separate_pods || ev.pods.empty()) {
+    records.push_back(RecordOf(ev, object, std::nullopt));
+    return records;
+  }
+  for (size_t i = 0; i < ev.pods.size(); ++i) records.push_back(RecordOf(ev, object, i));
+  return records;
 }
 
 // "PodList" items often lack apiVersion/kind (the API omits them); kubectl's "List" has them.
@@ -65,9 +92,9 @@ AuditRecord EvaluateListItem(const json& item, int index, const std::string& lis
     json filled = item;
     filled["kind"] = item_kind;
     filled["apiVersion"] = list_api_version;
-    r = EvaluateRecord(filled, policy, runtimes);
+    r = RecordOf(Evaluate(filled, policy, {}, Wording::kEverything, &runtimes), filled, std::nullopt);
   } else {
-    r = EvaluateRecord(item, policy, runtimes);
+    r = RecordOf(Evaluate(item, policy, {}, Wording::kEverything, &runtimes), item, std::nullopt);
   }
   r.item = index;
   return r;
@@ -109,7 +136,7 @@ std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy&
       records.push_back(stamp(EvaluateListItem(items[i], static_cast<int>(i), kind, api_version, policy, runtimes)));
     }
   } else {
-    records.push_back(stamp(EvaluateRecord(*doc.object, policy, runtimes)));
+    for (auto& r : EvaluateRecords(*doc.object, policy, runtimes)) records.push_back(stamp(std::move(r)));
   }
   return records;
 }

@@ -35,6 +35,7 @@ struct AuditRecord {
   std::optional<int> item;    // index inside a List
   int line = 1;               // line where the document starts
   std::string api_version, kind, namespace_name, name;
+  std::string service;        // a Compose service: each is a record of its own
   std::string verdict;        // ok | patch | deny | skip | error
   bool workload = false;      // false: a non-workload document (Service, ConfigMap...)
   std::vector<std::string> reasons, warnings, changes;

@@ -41,7 +41,9 @@ class TablePrinter : public AuditPrinter {
       if (!r.workload && r.verdict == "skip") continue;  // counted in the summary
       std::string where = r.file + ":" + std::to_string(r.document);
       if (r.item) where.append("[").append(std::to_string(*r.item)).append("]");
-      std::string object = r.kind.empty() ? "-" : r.kind + " " + r.namespace_name + "/" + r.name;
+      std::string object = !r.service.empty() ? "service " + r.service
+                           : r.kind.empty()     ? "-"
+                                                : r.kind + " " + r.namespace_name + "/" + r.name;
       out_ << std::left << std::setw(34) << Cell(where, 34) << " " << std::setw(44) << Cell(object, 44) << " "
            << std::setw(7) << r.verdict << " " << std::setw(9)
            << (r.required_bytes > 0 ? FormatBytes(r.required_bytes) : "-") << " " << std::setw(9)
@@ -173,6 +175,7 @@ json RecordToJson(const AuditRecord& r) {
             {"pods", r.pods},
             {"patch", r.patch.ToJson()}};
   if (r.item) j["item"] = *r.item;
+  if (!r.service.empty()) j["service"] = r.service;
   return j;
 }
 

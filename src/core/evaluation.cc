@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "shmguard/compact_json.h"
+#include "shmguard/compose.h"
 #include "shmguard/int128.h"
 #include "shmguard/pod_facts.h"
 #include "shmguard/pod_templates.h"
@@ -86,11 +87,15 @@ std::string EstimateAnnotation(const ShmEstimate& e, const PodFacts& f, int64_t 
 
 // What /dev/shm is today, for people. With hostIPC and nothing mounted there, the container
 // runtime gives the pod the node's /dev/shm (containerd's CRI: only when no mount targets it).
-std::string CurrentShm(const ShmMount& mount, const PodTemplate& t) {
+std::string CurrentShm(const ShmMount& mount, const PodTemplate& t, const PodFacts& facts) {
   if (mount.kind != ShmMountKind::kNone) return mount.description;
   if (!t.shm_unknown.empty()) return "unknown (" + t.shm_unknown + ")";
-  return t.spec.Find("hostIPC").Bool() ? "the node's /dev/shm (hostIPC: true)" : "64Mi (container default)";
+  if (t.compose_service) return facts.host_ipc ? "the host's /dev/shm (ipc: host)" : "64Mi (Docker's default)";
+  return facts.host_ipc ? "the node's /dev/shm (hostIPC: true)" : "64Mi (container default)";
 }
+
+// What /dev/shm is named in reasons: the volume shmguard adds, or a Compose service's.
+const char* ShmName(const PodTemplate& t) { return t.compose_service ? "/dev/shm" : "dshm"; }
 
 // The /dev/shm KubeRay mounts on a Ray pod that has none (ray-operator/controllers/ray/common/
 // pod.go): an emptyDir {medium: Memory} on the Ray container, sized to its memory limit, else its
@@ -117,6 +122,15 @@ Result<ShmMount> WithOperatorShm(const PodTemplate& t, const PodFacts& facts, Sh
     break;
   }
   return mount;
+}
+
+// What `t` has at /dev/shm: a Compose service's shm_size or ipc, else the mounts of its pod
+// spec and what its operator adds.
+Result<ShmMount> ReadShm(const PodTemplate& t, const PodFacts& facts) {
+  if (t.compose_service) return FindServiceShm(t);
+  auto found = FindShmMount(t, facts);
+  if (!found) return found.error();
+  return WithOperatorShm(t, facts, *found);
 }
 
 // A kind shmguard evaluates but never patches (KubeRay's, a TrainJob): what it has is enough, or
@@ -184,11 +198,29 @@ std::string CheckMemoryLimit(int64_t required, const std::string& what, const Po
 // and the Pod Security and memory warnings that go with it: sets the pod's verdict.
 void PatchTo(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
              const PodFacts& facts, const ShmMount& mount, int64_t required, std::string plan_json,
-             bool everything, PodEvaluation& pe, JsonPatch& patch) {
+             bool everything, PodEvaluation& pe) {
   if (facts.memory_limit_bytes && mount.size_limit && *mount.size_limit > *facts.memory_limit_bytes) {
     const std::string lim = FormatBytes(*facts.memory_limit_bytes);
-    pe.warnings.push_back("sizeLimit " + FormatBytes(*mount.size_limit) + " exceeds the memory limit " +
-                          lim + "; the kubelet caps it at " + lim);
+    pe.warnings.push_back(t.compose_service ? "shm_size " + FormatBytes(*mount.size_limit) + " exceeds the memory limit " +
+                                                  lim + ": filling /dev/shm past it gets the container OOM-killed"
+                                            : "sizeLimit " + FormatBytes(*mount.size_limit) + " exceeds the memory limit " +
+                                                  lim + "; the kubelet caps it at " + lim);
+  }
+  if (t.compose_service) {  // no Pod Security, no hostIPC, no annotations: shm_size and ulimits
+    PatchOptions options;
+    options.required_bytes = required;
+    options.ipc_lock = policy.ipc_lock;
+    options.describe_changes = everything;
+    if (facts.host_ipc && everything) {
+      pe.reasons.push_back("ipc: host: the service uses the host's /dev/shm, which Docker does not size (it ignores "
+                           "shm_size then); the host needs " + FormatBytes(required) + " free there");
+    }
+    auto service_patch = BuildServicePatch(t, facts, mount, options);
+    if (!service_patch) return DenyWith(pe, service_patch.error());
+    pe.verdict = service_patch->ops.empty() ? Verdict::kOk : Verdict::kPatch;
+    pe.patch = std::move(service_patch->ops);
+    pe.changes = std::move(service_patch->changes);
+    return;
   }
   const bool privileged = rule.pod_security == PodSecurityLevel::kPrivileged;
   bool want_host_ipc = policy.host_ipc == HostIpcMode::kAlways ||
@@ -227,22 +259,20 @@ void PatchTo(const PodTemplate& t, const Workload& w, const NamespaceRule& rule,
     return;
   }
   pe.verdict = pod_patch->ops.empty() ? Verdict::kOk : Verdict::kPatch;
-  patch.Extend(pod_patch->ops);
+  pe.patch = std::move(pod_patch->ops);
   pe.changes = std::move(pod_patch->changes);
 }
 
 void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule& rule,
-                   const Policy& policy, Wording wording, PodEvaluation& pe, JsonPatch& patch) {
+                   const Policy& policy, Wording wording, PodEvaluation& pe) {
   auto sizing = ReadSizing(t, policy);
   if (!sizing) return DenyWith(pe, sizing.error());
   auto facts = ReadPodFacts(t, policy);
   if (!facts) return DenyWith(pe, facts.error());
   pe.memory_limit_bytes = facts->memory_limit_bytes;
-  auto found = FindShmMount(t, *facts);
-  if (!found) return DenyWith(pe, found.error());
-  auto mount = WithOperatorShm(t, *facts, *found);
+  auto mount = ReadShm(t, *facts);
   if (!mount) return DenyWith(pe, mount.error());
-  pe.current_shm = CurrentShm(*mount, t);
+  pe.current_shm = CurrentShm(*mount, t, *facts);
 
   ShmInputs in{sizing->workers, sizing->prefetch, sizing->batch_bytes, facts->procs, facts->nodes,
                !facts->nccl_shm_disabled};
@@ -255,7 +285,7 @@ void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule&
   // only ahead of a denial's reason.
   const bool everything = wording == Wording::kEverything;
   auto explain_plan = [&] {
-    pe.reasons.push_back(PlanSummary(*plan, policy.sizing) + " (" + std::to_string(facts->procs) +
+    pe.reasons.push_back(PlanSummary(*plan, policy.sizing, ShmName(t)) + " (" + std::to_string(facts->procs) +
                          (facts->procs == 1 ? " proc" : " procs") + " from " + facts->procs_source + ")");
   };
   auto deny = [&](std::string reason) {
@@ -272,16 +302,17 @@ void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule&
     return deny("/dev/shm is mounted from " + mount->description +
                 "; shmguard only sizes an emptyDir {medium: Memory}: replace it");
   }
-  std::string over = CheckMemoryLimit(required, "dshm needs", *facts, policy,
+  std::string over = CheckMemoryLimit(required, std::string(ShmName(t)) + " needs", *facts, policy,
                                       "raise the limit or lower num-workers/prefetch-factor/batch size");
   if (!over.empty()) return deny(std::move(over));
   if (!facts->memory_limit_bytes) {
-    pe.warnings.push_back("no memory limit (" + facts->memory_limit_source +
-                          "): dshm pages are bounded only by sizeLimit and node memory");
+    pe.warnings.push_back("no memory limit (" + facts->memory_limit_source + "): " + ShmName(t) +
+                          (t.compose_service ? " pages are bounded only by shm_size and host memory"
+                                             : " pages are bounded only by sizeLimit and node memory"));
   } else if (everything) {
     pe.reasons.push_back("memory limit " + FormatBytes(*facts->memory_limit_bytes) + " leaves " +
                          HumanBytes(*facts->memory_limit_bytes - required) +
-                         " for the processes (dshm pages count against the limit)");
+                         " for the processes (" + ShmName(t) + " pages count against the limit)");
   }
   if (!t.patchable) {
     if (auto denial = UnpatchedDenial(t, w, *mount, pe.current_shm, required)) return deny(std::move(*denial));
@@ -290,7 +321,7 @@ void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule&
     return;
   }
   PatchTo(t, w, rule, policy, *facts, *mount, required, PlanAnnotation(*sizing, *facts, *plan),
-          everything, pe, patch);
+          everything, pe);
 }
 
 // True when every container requesting GPUs mounts /dev/shm (so none is left at 64Mi).
@@ -309,7 +340,7 @@ bool GpuContainersMountShm(const PodFacts& facts, const ShmMount& mount) {
 // REQUIRES: `mount` is what `t` has at /dev/shm (FindShmMount, WithOperatorShm).
 void EvaluateEstimated(const PodTemplate& t, const Workload& w, const NamespaceRule& rule,
                        const Policy& policy, Wording wording, const PodFacts& facts,
-                       const ShmMount& mount, PodEvaluation& pe, JsonPatch& patch) {
+                       const ShmMount& mount, PodEvaluation& pe) {
   const bool everything = wording == Wording::kEverything;
   auto estimate = EstimateShm(facts, policy);
   if (!estimate) return DenyWith(pe, estimate.error());
@@ -334,7 +365,7 @@ void EvaluateEstimated(const PodTemplate& t, const Workload& w, const NamespaceR
                          "; without DataLoader annotations shmguard leaves it as it is");
     return;
   }
-  if (mount.kind == ShmMountKind::kNone && t.spec.Find("hostIPC").Bool()) {
+  if (mount.kind == ShmMountKind::kNone && facts.host_ipc) {
     pe.reasons.push_back("uses " + pe.current_shm + ", at least " + floor);
     return;
   }
@@ -370,14 +401,16 @@ void EvaluateEstimated(const PodTemplate& t, const Workload& w, const NamespaceR
     pe.reasons.push_back("/dev/shm is " + pe.current_shm + ", below " + floor);
   }
   PatchTo(t, w, rule, policy, facts, mount, size, EstimateAnnotation(*estimate, facts, size),
-          everything, pe, patch);
+          everything, pe);
 }
 
 void EvaluatePod(const PodTemplate& t, const Workload& w, const NamespaceRule& rule,
-                 const Policy& policy, Wording wording, PodEvaluation& pe, JsonPatch& patch) {
+                 const Policy& policy, Wording wording, PodEvaluation& pe) {
   pe.label = t.label;
   pe.path = t.spec_pointer;
-  pe.current_shm = "64Mi (container default)";
+  pe.current_shm = t.compose_service ? "64Mi (Docker's default)" : "64Mi (container default)";
+  if (t.error) return DenyWith(pe, *t.error);
+  if (wording == Wording::kEverything) pe.reasons = t.notes;
   auto mode = t.annotations.find(kModeAnnotation);
   if (mode != t.annotations.end()) {
     if (mode->second.Is("skip")) {
@@ -391,16 +424,15 @@ void EvaluatePod(const PodTemplate& t, const Workload& w, const NamespaceRule& r
     return;
   }
   if (Has(t.annotations, kNumWorkersAnnotation) || Has(t.annotations, kBatchBytesAnnotation)) {
-    return EvaluateSized(t, w, rule, policy, wording, pe, patch);
+    return EvaluateSized(t, w, rule, policy, wording, pe);
   }
   pe.verdict = Verdict::kOk;
   auto facts = ReadPodFacts(t, policy);
   if (!facts) return DenyWith(pe, facts.error());
   pe.memory_limit_bytes = facts->memory_limit_bytes;
   // What it has at /dev/shm, for every pod; a malformed mount only matters to a GPU pod.
-  Result<ShmMount> mount = FindShmMount(t, *facts);
-  if (mount) mount = WithOperatorShm(t, *facts, *mount);
-  if (mount) pe.current_shm = CurrentShm(*mount, t);
+  Result<ShmMount> mount = ReadShm(t, *facts);
+  if (mount) pe.current_shm = CurrentShm(*mount, t, *facts);
   if (!facts->requests_gpus) {
     pe.reasons.push_back("no GPUs and no sizing annotations");
     return;
@@ -417,7 +449,7 @@ void EvaluatePod(const PodTemplate& t, const Workload& w, const NamespaceRule& r
     return;
   }
   if (!mount) return DenyWith(pe, mount.error());
-  EvaluateEstimated(t, w, rule, policy, wording, *facts, *mount, pe, patch);
+  EvaluateEstimated(t, w, rule, policy, wording, *facts, *mount, pe);
 }
 
 std::string Prefixed(const std::string& label, const std::string& text, bool prefix) {
@@ -479,7 +511,10 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view name
   ev.namespace_name = !namespace_name.empty() ? std::string(namespace_name)
                       : !w.namespace_name.empty() ? w.namespace_name
                                                   : "default";
-  ev.rule = MatchNamespace(policy, ev.namespace_name);
+  ev.separate_pods = w.separate_pods;
+  // A Compose file runs in no namespace: the default rule (privileged, no annotations required).
+  ev.rule = w.kind == "Compose" ? NamespaceRule{} : MatchNamespace(policy, ev.namespace_name);
+  if (w.kind == "Compose") ev.namespace_name.clear();
   if (ev.rule.mode == NamespaceMode::kOff) {
     ev.verdict = Verdict::kSkip;
     ev.reasons.push_back("namespace " + ev.namespace_name + " is off in the policy");
@@ -489,7 +524,8 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view name
   ev.warnings = w.warnings;
   for (const auto& t : w.templates) {
     PodEvaluation pe;
-    EvaluatePod(t, w, ev.rule, policy, wording, pe, ev.patch);
+    EvaluatePod(t, w, ev.rule, policy, wording, pe);
+    ev.patch.Extend(pe.patch);
     ev.verdict = ev.pods.empty() ? pe.verdict : std::max(ev.verdict, pe.verdict);
     ev.pods.push_back(std::move(pe));
   }
@@ -498,8 +534,8 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view name
     ev.reasons.push_back("no pod templates");
   }
   // A workload one of whose pods is denied is not patched at all: /mutate sends no patch then,
-  // and the audit shows what /mutate would do.
-  if (ev.verdict == Verdict::kDeny) ev.patch = JsonPatch();
+  // and the audit shows what /mutate would do. Separate applications are patched one by one.
+  if (ev.verdict == Verdict::kDeny && !ev.separate_pods) ev.patch = JsonPatch();
   return ev;
 }
 

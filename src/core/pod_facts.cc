@@ -235,6 +235,9 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
     f.memory_limit_source = "the pod has no containers";
   }
 
+  if (!t.memory_limit_source.empty()) f.memory_limit_source = t.memory_limit_source;
+  f.host_ipc = spec.Find("hostIPC").Bool();
+
   // Processes per pod, in the order of docs/sources.md §2.
   auto procs = ReadCountAnnotation(t.annotations, kProcsPerPodAnnotation, 1, 1024);
   if (!procs) return procs.error();

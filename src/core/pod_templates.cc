@@ -11,6 +11,7 @@
 #include <array>
 #include <string_view>
 
+#include "shmguard/compose.h"
 #include "shmguard/json_patch.h"
 #include "train_job.h"
 
@@ -48,6 +49,7 @@ enum class Count {
   kLeaderWorkerSet, // a group: leaderWorkerTemplate.size pods
   kVolcano,         // the sum of the tasks' replicas
   kTrainJob,        // no template: its runtime's pods, as the TrainJob changes them (train_job.cc)
+  kCompose,         // every service on its own (compose.cc)
 };
 
 struct Part {
@@ -145,6 +147,8 @@ constexpr KindSpec kKinds[] = {
      {Argo("/spec/templates"), kNone, kNone}},
     {"argoproj.io/v1alpha1", "CronWorkflow", "cronworkflows", AdmissionRole::kMutate, Count::kOne, "",
      {Argo("/spec/workflowSpec/templates"), kNone, kNone}},
+    // Not an API kind: a document with top-level `services` and no apiVersion or kind.
+    {"", "Compose", "", AdmissionRole::kNone, Count::kCompose, "", {kNone, kNone, kNone}},
 };
 #undef SHMGUARD_RAY_PARTS
 
@@ -386,6 +390,7 @@ void CountPods(JsonNode object, const KindSpec& k, const std::vector<Found>& fou
       break;
     }
     case Count::kTrainJob:
+    case Count::kCompose:
       break;
     case Count::kVolcano: {
       auto [total, parts] = sum([](const Found& f) { return IntField(f.item, "replicas", 1); });
@@ -420,8 +425,10 @@ Result<Workload> FindPodTemplates(JsonNode object, const RuntimeCatalog* runtime
   w.namespace_name = metadata.StringMember("namespace");
   w.name = metadata.StringMember("name");
   if (w.name.empty()) w.name = metadata.StringMember("generateName");
+  if (w.kind.empty() && IsComposeDocument(object)) w.kind = "Compose";
   if (w.kind.empty()) {
-    return MakeError(Code::kUnsupportedKind, "not a Kubernetes object: no kind", "/kind");
+    return MakeError(Code::kUnsupportedKind, "not a Kubernetes object (no kind) nor a Compose file (no services)",
+                     "/kind");
   }
   const KindSpec* k = FindKind(w.api_version, w.kind);
   if (!k) {
@@ -431,9 +438,10 @@ Result<Workload> FindPodTemplates(JsonNode object, const RuntimeCatalog* runtime
                             "DaemonSet, ReplicaSet, JobSet, PyTorchJob, TFJob, XGBoostJob, PaddleJob, MXJob, "
                             "JAXJob, MPIJob, TrainingRuntime, ClusterTrainingRuntime, TrainJob, RayCluster, RayJob, "
                             "RayService, LeaderWorkerSet, Volcano Job, Argo Workflow, WorkflowTemplate, "
-                            "ClusterWorkflowTemplate, CronWorkflow)");
+                            "ClusterWorkflowTemplate, CronWorkflow, or a Compose file)");
   }
   if (k->count == Count::kTrainJob) return ReadTrainJob(object, runtimes, std::move(w));
+  if (k->count == Count::kCompose) return ReadCompose(object, std::move(w));
   w.is_pod = k->parts[0].shape == Shape::kPod;
   Annotations workload_annotations;  // what a controller's pod templates inherit
   if (!w.is_pod) MergeAnnotations(metadata, workload_annotations);

@@ -109,7 +109,7 @@ Result<ShmPlan> PlanShm(const ShmInputs& in, const SizingConstants& k) {
   return p;
 }
 
-std::string PlanSummary(const ShmPlan& p, const SizingConstants& k) {
+std::string PlanSummary(const ShmPlan& p, const SizingConstants& k, std::string_view what) {
   const ShmInputs& in = p.inputs;
   const int64_t n = in.procs;
   std::string terms;
@@ -126,7 +126,7 @@ std::string PlanSummary(const ShmPlan& p, const SizingConstants& k) {
   term(p.nccl_shm_bytes + p.nccl_proxy_bytes,
        HumanBytes(p.nccl_shm_bytes + p.nccl_proxy_bytes) + " NCCL");
   term(p.base_bytes, HumanBytes(p.base_bytes) + " base");
-  return "dshm needs " + FormatBytes(p.required_bytes) + " = (" + terms + ") × " +
+  return std::string(what) + " needs " + FormatBytes(p.required_bytes) + " = (" + terms + ") × " +
          FormatPpm(k.safety_ppm) +
          (p.floor_applied ? ", raised to the " + FormatBytes(p.required_bytes) + " floor for multi-GPU pods"
                           : std::string());

@@ -9,6 +9,7 @@
 
 #include "cli/audit_command.h"
 #include "cli/audit_output.h"
+#include "shmguard/compose.h"
 #include "shmguard/evaluation.h"
 #include "schema_check.h"
 #include "server/tls_fixture.h"
@@ -182,6 +183,61 @@ TEST_CASE("RunAudit -o patched applies patches and leaves other documents byte f
   json j = json::parse(again.out);
   CHECK(j["summary"]["ok"] == 1);
   CHECK(j["summary"]["skip"] == 1);
+}
+
+TEST_CASE("RunAudit reads a Compose file by its content, one record per service, beside manifests",
+          "[audit_command]") {
+  test::TempDir dir;
+  {
+    std::ofstream(dir.File("pod.yaml")) << test::ReadTestdata("../../examples/pod-needs-patch.yaml");
+    std::ofstream(dir.File("stack.yml")) << R"(services:
+  train:
+    shm_size: 256m
+    labels: {shmguard.io/num-workers: 4, shmguard.io/batch-bytes: 32Mi}
+    gpus: [{count: 1}]
+  bad:
+    shm_size: -1g
+    gpus: all
+  web:
+    image: nginx
+)";
+  }
+  Run r = Audit({dir.path()}, "json", "warn");
+  CHECK(r.code == ExitCode::kFindings);
+  json j = json::parse(r.out);
+  std::map<std::string, json> by_service;
+  for (const auto& rec : j["records"]) {
+    if (rec.contains("service")) by_service[rec["service"]] = rec;
+  }
+  REQUIRE(by_service.size() == 3);
+  CHECK(j["summary"]["objects"] == 4);  // the Pod and three services
+  const json& train = by_service["train"];
+  CHECK(train["kind"] == "Compose");
+  CHECK(train["file"] == dir.File("stack.yml"));
+  CHECK(train["verdict"] == "patch");
+  CHECK(train["current_shm"] == "shm_size 256m (256Mi)");
+  CHECK(train["patch"] == json::parse(R"([{"op":"replace","path":"/services/train/shm_size","value":")" +
+                                      FormatDockerBytes(train["required_bytes"]) + R"("},
+      {"op":"add","path":"/services/train/ulimits","value":{"memlock":-1}}])"));
+  CHECK(by_service["bad"]["verdict"] == "deny");
+  CHECK(by_service["bad"]["reasons"].back() ==
+        "/services/bad/shm_size: \"-1g\" is not a size Docker reads (it must start with a digit): write bytes, or a "
+        "number with k, m, g, t or p (\"2g\", \"512m\")");
+  CHECK(by_service["bad"]["patch"].empty());
+  CHECK(by_service["web"]["verdict"] == "ok");
+
+  Run table = Audit({dir.path()}, "table");
+  CHECK(table.code == ExitCode::kFindings);  // the denied service
+  CHECK_THAT(table.out, Catch::Contains("service train "));
+  CHECK_THAT(table.out, Catch::Contains("+ set ulimits.memlock: -1"));
+
+  // Patched, the services that could be fixed need nothing more.
+  Run patched = Audit({dir.File("stack.yml")}, "patched");
+  CHECK_THAT(patched.out, Catch::Contains("memlock: -1"));
+  json again = json::parse(Audit({"-"}, "json", "warn", patched.out).out);
+  CHECK(again["summary"]["ok"] == 2);
+  CHECK(again["summary"]["deny"] == 1);
+  CHECK(again["summary"]["patch"] == 0);
 }
 
 TEST_CASE("RunAudit -o yaml and table render the same records", "[audit_command]") {

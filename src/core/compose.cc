@@ -1,0 +1,382 @@
+// Compose documents: services read as one-container pods, shm_size and ulimits patched.
+#include "shmguard/compose.h"
+
+#include <charconv>
+#include <cmath>
+
+#include "shmguard/compact_json.h"
+#include "shmguard/json_patch.h"
+#include "shmguard/quantity.h"
+
+namespace shmguard {
+namespace {
+
+using nlohmann::json;
+
+constexpr int64_t kMaxGpus = 1 << 20;  // more than any host has: a typo, not a count
+
+Error Invalid(const std::string& pointer, std::string message) {
+  return MakeError(Code::kInvalidInput, std::move(message), pointer);
+}
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// A scalar as Compose reads it into a string (numbers and booleans as YAML wrote them).
+std::string ScalarText(JsonNode v) { return v.IsString() ? std::string(v.String()) : v ? v.Dump() : ""; }
+
+// Words of `command` or `entrypoint`: a string (one shell line) or a list.
+void AppendCommand(JsonNode value, json& into) {
+  if (value.IsArray()) {
+    for (JsonNode item : value.Items()) into.push_back(ScalarText(item));
+  } else if (value) {
+    into.push_back(ScalarText(value));
+  }
+}
+
+// `environment` as a pod's env list: a mapping, or a list of "NAME=value" ("NAME" alone takes
+// the value from the shell running Compose, which shmguard cannot know).
+Result<json> ReadEnvironment(JsonNode value, const std::string& pointer) {
+  json env = json::array();
+  if (value.IsObject()) {
+    for (const auto& [name, v] : value.Members()) {
+      if (v) env.push_back({{"name", name}, {"value", ScalarText(v)}});
+    }
+  } else if (value.IsArray()) {
+    for (JsonNode item : value.Items()) {
+      std::string_view text = item.String();
+      size_t eq = text.find('=');
+      if (eq != std::string_view::npos) {
+        env.push_back({{"name", text.substr(0, eq)}, {"value", text.substr(eq + 1)}});
+      }
+    }
+  } else if (value) {
+    return Invalid(pointer, "must be a mapping or a list of NAME=value");
+  }
+  return env;
+}
+
+// shmguard.io/* labels: a mapping, or a list of "key=value".
+Result<json> ReadLabels(JsonNode value, const std::string& pointer) {
+  json labels = json::object();
+  auto keep = [&](std::string_view key, std::string text) {
+    if (key.rfind(kAnnotationPrefix, 0) == 0) labels[std::string(key)] = std::move(text);
+  };
+  if (value.IsObject()) {
+    for (const auto& [key, v] : value.Members()) keep(key, ScalarText(v));
+  } else if (value.IsArray()) {
+    for (JsonNode item : value.Items()) {
+      std::string_view text = item.String();
+      size_t eq = text.find('=');
+      keep(text.substr(0, eq), eq == std::string_view::npos ? "" : std::string(text.substr(eq + 1)));
+    }
+  } else if (value) {
+    return Invalid(pointer, "must be a mapping or a list of key=value");
+  }
+  return labels;
+}
+
+// GPUs a service reserves; `all` when a request takes every GPU of the host.
+struct ServiceGpus {
+  int64_t count = 0;
+  bool all = false;
+};
+
+// One device request (deploy.resources.reservations.devices[i] or gpus[i]): `count` (a number
+// or "all"), else the number of `device_ids`, else all (compose-go types/device.go).
+Result<bool> AddRequest(JsonNode request, const std::string& pointer, ServiceGpus& gpus) {
+  if (!request.IsObject()) return Invalid(pointer, "must be a device request mapping");
+  JsonNode count = request.Find("count");
+  int64_t n = 0;
+  if (count.IsInteger()) {
+    n = count.Integer();
+  } else if (count.IsString()) {
+    std::string_view text = count.String();
+    if (text.size() == 3 && Lower(text[0]) == 'a' && Lower(text[1]) == 'l' && Lower(text[2]) == 'l') {
+      n = -1;
+    } else if (auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+               ec != std::errc() || end != text.data() + text.size()) {
+      return Invalid(pointer + "/count", "must be a number or \"all\", not \"" + std::string(text) + "\"");
+    }
+  } else if (count) {
+    return Invalid(pointer + "/count", "must be a number or \"all\"");
+  } else if (JsonNode ids = request.Find("device_ids"); ids.IsArray()) {
+    for ([[maybe_unused]] JsonNode id : ids.Items()) ++n;
+  } else {
+    n = -1;
+  }
+  if (n == -1) {
+    gpus.all = true;
+  } else if (n < 0 || n > kMaxGpus) {
+    return Invalid(pointer + "/count", "must be \"all\" or a GPU count from 0 to " + std::to_string(kMaxGpus));
+  } else {
+    gpus.count = std::min(gpus.count + n, kMaxGpus);
+  }
+  return true;
+}
+
+// deploy.resources.reservations.devices with capabilities [gpu], and `gpus` (Compose 2.30).
+Result<ServiceGpus> ReadGpus(JsonNode service, const std::string& at) {
+  ServiceGpus gpus;
+  std::string devices_at = at + "/deploy/resources/reservations/devices";
+  JsonNode devices = service.Find("deploy").Find("resources").Find("reservations").Find("devices");
+  if (devices && !devices.IsArray()) return Invalid(devices_at, "must be a list of device requests");
+  size_t i = 0;
+  for (JsonNode d : devices.Items()) {
+    std::string pointer = devices_at + "/" + std::to_string(i++);
+    bool gpu = false;
+    for (JsonNode c : d.Find("capabilities").Items()) gpu = gpu || c.Is("gpu");
+    if (!gpu) continue;
+    auto added = AddRequest(d, pointer, gpus);
+    if (!added) return added.error();
+  }
+  JsonNode requests = service.Find("gpus");
+  if (requests.IsString()) {
+    if (!requests.Is("all")) return Invalid(at + "/gpus", "must be \"all\" or a list of device requests");
+    gpus.all = true;
+  } else if (requests.IsArray()) {
+    i = 0;
+    for (JsonNode r : requests.Items()) {
+      auto added = AddRequest(r, at + "/gpus/" + std::to_string(i++), gpus);
+      if (!added) return added.error();
+    }
+  } else if (requests) {
+    return Invalid(at + "/gpus", "must be \"all\" or a list of device requests");
+  }
+  return gpus;
+}
+
+// The memory limit: mem_limit, else deploy.resources.limits.memory.
+struct ServiceMemory {
+  std::optional<int64_t> bytes;
+  std::string source;
+};
+
+Result<ServiceMemory> ReadMemory(JsonNode service, const std::string& at) {
+  ServiceMemory m;
+  if (JsonNode v = service.Find("mem_limit")) {
+    auto bytes = ReadComposeBytes(v, at + "/mem_limit");
+    if (!bytes) return bytes.error();
+    m.bytes = *bytes;
+    m.source = "mem_limit";
+  } else if (JsonNode limit = service.Find("deploy").Find("resources").Find("limits").Find("memory")) {
+    auto bytes = ReadComposeBytes(limit, at + "/deploy/resources/limits/memory");
+    if (!bytes) return bytes.error();
+    m.bytes = *bytes;
+    m.source = "deploy.resources.limits.memory";
+  } else {
+    m.source = "the service sets no mem_limit";
+  }
+  return m;
+}
+
+// The pod spec shmguard reads a service as: one container with its GPUs, memory limit, command
+// and environment; hostIPC for `ipc: host`. Also fills the template's annotations (labels),
+// memory source and notes.
+Result<json> ServicePodSpec(JsonNode service, const std::string& name, const std::string& at, PodTemplate& t,
+                            json& labels) {
+  if (!service.IsObject()) return Invalid(at, "must be a service mapping");
+  auto gpus = ReadGpus(service, at);
+  if (!gpus) return gpus.error();
+  auto memory = ReadMemory(service, at);
+  if (!memory) return memory.error();
+  auto env = ReadEnvironment(service.Find("environment"), at + "/environment");
+  if (!env) return env.error();
+  auto read_labels = ReadLabels(service.Find("labels"), at + "/labels");
+  if (!read_labels) return read_labels.error();
+  labels = std::move(*read_labels);
+
+  json container = {{"name", name}, {"command", json::array()}, {"env", std::move(*env)}};
+  AppendCommand(service.Find("entrypoint"), container["command"]);
+  AppendCommand(service.Find("command"), container["command"]);
+  int64_t count = gpus->count;
+  if (gpus->all && count == 0) {
+    count = 1;
+    t.notes.push_back("the service reserves every GPU of the host (count: all or no count), a number shmguard "
+                      "cannot know: sized for 1 GPU; set the label shmguard.io/procs-per-pod to its processes");
+  }
+  json limits = json::object();
+  if (count > 0) limits["nvidia.com/gpu"] = count;
+  if (memory->bytes) limits["memory"] = std::to_string(*memory->bytes);
+  container["resources"] = {{"limits", std::move(limits)}};
+  t.memory_limit_source = memory->source;
+  return json{{"containers", json::array({std::move(container)})}, {"hostIPC", service.Find("ipc").Is("host")}};
+}
+
+}  // namespace
+
+bool IsComposeDocument(JsonNode object) {
+  return object.IsObject() && !object.Find("apiVersion") && !object.Find("kind") &&
+         object.Find("services").IsObject();
+}
+
+Result<int64_t> ParseDockerBytes(std::string_view text, std::string_view where) {
+  auto invalid = [&](std::string why) {
+    return MakeError(Code::kInvalidInput,
+                     "\"" + std::string(text) + "\" is not a size Docker reads (" + why +
+                         "): write bytes, or a number with k, m, g, t or p (\"2g\", \"512m\")",
+                     std::string(where));
+  };
+  // (?i)^(\d+(\.\d+)*) ?([kmgtp])?i?b?$ — go-units size.go — then strconv.ParseFloat.
+  size_t i = 0;
+  while (i < text.size() && IsDigit(text[i])) ++i;
+  if (i == 0) return invalid("it must start with a digit");
+  int dots = 0;
+  while (i + 1 < text.size() && text[i] == '.' && IsDigit(text[i + 1])) {
+    ++dots;
+    ++i;
+    while (i < text.size() && IsDigit(text[i])) ++i;
+  }
+  const std::string_view amount = text.substr(0, i);
+  if (i < text.size() && text[i] == ' ') ++i;
+  double multiple = 1;
+  if (i < text.size()) {
+    const char* units = "kmgtp";
+    for (int u = 0; units[u]; ++u) {
+      if (Lower(text[i]) == units[u]) {
+        multiple = std::ldexp(1.0, 10 * (u + 1));
+        ++i;
+        break;
+      }
+    }
+  }
+  if (i < text.size() && Lower(text[i]) == 'i') ++i;
+  if (i < text.size() && Lower(text[i]) == 'b') ++i;
+  if (i != text.size()) return invalid("unknown unit");
+  if (dots > 1) return invalid("more than one decimal point");
+  double value = 0;
+  auto [end, ec] = std::from_chars(amount.data(), amount.data() + amount.size(), value);
+  if (ec != std::errc() || end != amount.data() + amount.size()) return invalid("the number is out of range");
+  value *= multiple;
+  if (!(value < 9223372036854775808.0)) return invalid("more than 2^63-1 bytes");
+  return static_cast<int64_t>(value);  // truncated, as Go's int64(float64)
+}
+
+Result<int64_t> ReadComposeBytes(JsonNode value, const std::string& pointer) {
+  if (value.IsInteger()) {
+    if (value.Integer() < 0) return Invalid(pointer, "must not be negative");
+    return value.Integer();
+  }
+  if (value.IsString()) return ParseDockerBytes(value.String(), pointer);
+  return Invalid(pointer, "must be a number of bytes or a size such as \"2g\"");
+}
+
+std::string FormatDockerBytes(int64_t bytes) {
+  const char* units = "ptgmk";
+  for (int u = 0; units[u]; ++u) {
+    const int64_t multiple = int64_t{1} << (10 * (5 - u));
+    if (bytes >= multiple && bytes % multiple == 0) return std::to_string(bytes / multiple) + units[u];
+  }
+  return std::to_string(bytes);
+}
+
+Result<Workload> ReadCompose(JsonNode object, Workload w) {
+  JsonNode services = object.Find("services");
+  if (!services.IsObject()) return Invalid("/services", "must be a mapping of services");
+  w.kind = "Compose";
+  w.name = object.StringMember("name");
+  w.separate_pods = true;
+  // Every template views this tree: filled completely before the first view is taken.
+  auto built = std::make_shared<json>(json::object());
+  std::vector<std::string> names;
+  for (const auto& [name, service] : services.Members()) {
+    PodTemplate t;
+    t.label = "service " + std::string(name);
+    t.spec_pointer = "/services/" + EscapePointerToken(name);
+    t.metadata_pointer = t.spec_pointer + "/labels";
+    t.compose_service = service;
+    json labels;
+    auto spec = ServicePodSpec(service, std::string(name), t.spec_pointer, t, labels);
+    if (!spec) {
+      t.error = spec.error();
+      spec = json{{"containers", json::array()}};
+    }
+    (*built)[std::string(name)] = {{"spec", std::move(*spec)}, {"labels", std::move(labels)}};
+    names.emplace_back(name);
+    w.templates.push_back(std::move(t));
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    const json& entry = (*built)[names[i]];
+    PodTemplate& t = w.templates[i];
+    t.spec = entry["spec"];
+    for (const auto& [key, value] : JsonNode(entry["labels"]).Members()) t.annotations.emplace(key, value);
+  }
+  w.built = std::move(built);
+  return w;
+}
+
+Result<ShmMount> FindServiceShm(const PodTemplate& t) {
+  JsonNode service = t.compose_service;
+  JsonNode ipc = service.Find("ipc");
+  ShmMount m;
+  if (ipc.Is("host")) return m;  // the host's /dev/shm: PodFacts::host_ipc
+  std::string_view mode = ipc.String();
+  if (mode == "none") {
+    m.kind = ShmMountKind::kOther;
+    m.description = "nothing (ipc: none: the container has no /dev/shm)";
+    return m;
+  }
+  for (std::string_view prefix : {"service:", "container:"}) {
+    if (mode.rfind(prefix, 0) == 0) {
+      m.kind = ShmMountKind::kOther;
+      m.description = "the IPC namespace of " + std::string(prefix.substr(0, prefix.size() - 1)) + " " +
+                      std::string(mode.substr(prefix.size())) + " (ipc: " + std::string(mode) + ")";
+      return m;
+    }
+  }
+  JsonNode size = service.Find("shm_size");
+  if (!size) return m;
+  auto bytes = ReadComposeBytes(size, t.spec_pointer + "/shm_size");
+  if (!bytes) return bytes.error();
+  m.kind = ShmMountKind::kMemoryEmptyDir;
+  m.implicit = true;  // Docker mounts it on the container
+  m.size_limit = *bytes;
+  m.description = "shm_size " + ScalarText(size) + (size.IsString() ? " (" + FormatBytes(*bytes) + ")" : "");
+  return m;
+}
+
+Result<PodPatch> BuildServicePatch(const PodTemplate& t, const PodFacts& facts, const ShmMount& mount,
+                                   const PatchOptions& options) {
+  PodPatch p;
+  JsonNode service = t.compose_service;
+  const std::string& at = t.spec_pointer;
+  if (!facts.host_ipc && (!mount.size_limit || *mount.size_limit < options.required_bytes)) {
+    // With a unit, a string; a plain byte count as an integer, which Compose reads exactly.
+    const std::string size = FormatDockerBytes(options.required_bytes);
+    const std::string value = IsDigit(size.back()) ? size : JsonQuoted(size);
+    if (service.Find("shm_size")) {
+      p.ops.Replace(at + "/shm_size", value);
+    } else {
+      p.ops.Add(at + "/shm_size", value);
+    }
+    if (options.describe_changes) {
+      p.changes.push_back("set shm_size: " + size + " (was " +
+                          (mount.size_limit ? FormatDockerBytes(*mount.size_limit) : std::string("Docker's 64m")) +
+                          ")");
+    }
+  }
+  const bool lock = options.ipc_lock == ContainerSelection::kAll ||
+                    (options.ipc_lock == ContainerSelection::kGpuContainers && facts.gpus > 0);
+  if (!lock) return p;
+  JsonNode ulimits = service.Find("ulimits");
+  JsonNode memlock = ulimits.Find("memlock");
+  auto unlimited = [](JsonNode v) { return v.IsInteger() && v.Integer() == -1; };
+  if (unlimited(memlock) || (unlimited(memlock.Find("soft")) && unlimited(memlock.Find("hard")))) return p;
+  if (!ulimits) {
+    p.ops.Add(at + "/ulimits", R"({"memlock":-1})");
+  } else if (!ulimits.IsObject()) {
+    return Invalid(at + "/ulimits", "must be a mapping of ulimits");
+  } else if (!memlock) {
+    p.ops.Add(at + "/ulimits/memlock", "-1");
+  } else {
+    p.ops.Replace(at + "/ulimits/memlock", "-1");
+  }
+  if (options.describe_changes) {
+    p.changes.push_back("set ulimits.memlock: -1 (unlimited locked memory, for pin_memory; " +
+                        (memlock ? "was " + memlock.Dump() : std::string("was the host's default")) + ")");
+  }
+  return p;
+}
+
+}  // namespace shmguard

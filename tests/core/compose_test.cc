@@ -1,0 +1,346 @@
+// Compose documents: Docker's byte values, each service read as a pod, its /dev/shm, the plan
+// and verdict, and the shm_size/ulimits patch.
+#include <catch2/catch.hpp>
+
+#include "io/manifests.h"
+#include "shmguard/compose.h"
+#include "shmguard/evaluation.h"
+#include "shmguard/quantity.h"
+#include "test_util.h"
+
+namespace shmguard {
+namespace {
+
+using nlohmann::json;
+
+constexpr int64_t kKi = 1024, kMi = kKi * 1024, kGi = kMi * 1024, kTi = kGi * 1024, kPi = kTi * 1024;
+
+// docker/go-units size.go RAMInBytes, case by case: what its regexp and strconv.ParseFloat accept,
+// binary multiples, truncation.
+TEST_CASE("ParseDockerBytes reads sizes as Docker's RAMInBytes does", "[compose]") {
+  const std::pair<const char*, int64_t> valid[] = {
+      {"0", 0},
+      {"10", 10},
+      {"2b", 2},
+      {"2B", 2},
+      {"2i", 2},
+      {"2ib", 2},
+      {"2 ", 2},
+      {"2k", 2 * kKi},
+      {"2kb", 2 * kKi},
+      {"2KiB", 2 * kKi},
+      {"512m", 512 * kMi},
+      {"64M", 64 * kMi},
+      {"2g", 2 * kGi},
+      {"2gb", 2 * kGi},
+      {"2GiB", 2 * kGi},
+      {"2 g", 2 * kGi},
+      {"2 GB", 2 * kGi},
+      {"16G", 16 * kGi},
+      {"8gb", 8 * kGi},
+      {"1.5g", kGi + kGi / 2},
+      {"0.5k", 512},
+      {"1.9", 1},           // truncated
+      {"1.0001k", 1024},    // 1024.1024 truncated
+      {"10t", 10 * kTi},
+      {"1p", kPi},
+      {"8191p", 8191 * kPi},  // just below 2^63
+      {"007m", 7 * kMi},
+  };
+  for (const auto& [text, bytes] : valid) {
+    CAPTURE(text);
+    auto got = ParseDockerBytes(text, "shm_size");
+    REQUIRE(got.has_value());
+    CHECK(*got == bytes);
+  }
+  const char* invalid[] = {"",      "2 gigs", "-1g",  "1.2.3g", " 2g", "2  g", "2x",   "g",
+                           ".5g",   "2e3",    "1e",   "2gbb",   "2bi", "2 ki b", "1.", "1.g",
+                           "8192p", "9223372036854775808", "0x10", "+1g", "2g\n", "１g"};
+  for (const char* text : invalid) {
+    CAPTURE(text);
+    auto got = ParseDockerBytes(text, "/services/a/shm_size");
+    REQUIRE_FALSE(got.has_value());
+    CHECK(got.error().where == "/services/a/shm_size");
+    CHECK_THAT(got.error().message, Catch::Contains("is not a size Docker reads"));
+  }
+  // Digits past a double's range: strconv.ParseFloat fails with ErrRange.
+  CHECK_FALSE(ParseDockerBytes(std::string(400, '9'), "x").has_value());
+  CHECK_THAT(ParseDockerBytes("1.2.3g", "x").error().message, Catch::Contains("more than one decimal point"));
+  CHECK_THAT(ParseDockerBytes("8192p", "x").error().message, Catch::Contains("more than 2^63-1 bytes"));
+}
+
+TEST_CASE("ReadComposeBytes takes integers and sizes, nothing else", "[compose]") {
+  CHECK(*ReadComposeBytes(json(1073741824), "/s") == kGi);
+  CHECK(*ReadComposeBytes(json("1gb"), "/s") == kGi);
+  for (const json& bad : {json(-1), json(1.5), json(true), json::array(), json::object()}) {
+    CAPTURE(bad.dump());
+    auto got = ReadComposeBytes(bad, "/services/a/mem_limit");
+    REQUIRE_FALSE(got.has_value());
+    CHECK(got.error().where == "/services/a/mem_limit");
+  }
+}
+
+TEST_CASE("FormatDockerBytes writes what Docker reads back to the same bytes", "[compose]") {
+  CHECK(FormatDockerBytes(0) == "0");
+  CHECK(FormatDockerBytes(1000) == "1000");
+  CHECK(FormatDockerBytes(kGi) == "1g");
+  CHECK(FormatDockerBytes(1536 * kMi) == "1536m");
+  CHECK(FormatDockerBytes(4401 * kMi) == "4401m");
+  CHECK(FormatDockerBytes(3 * kKi) == "3k");
+  CHECK(FormatDockerBytes(2 * kPi) == "2p");
+  // Docker reads the amount as a double: plain byte counts are exact up to 2^53.
+  const int64_t samples[] = {1, 1023, 1025, 64 * kMi, 88080384, 7 * kTi, 8191 * kPi, (int64_t{1} << 53) - 1};
+  for (int64_t bytes : samples) {
+    CAPTURE(bytes);
+    CHECK(*ParseDockerBytes(FormatDockerBytes(bytes), "x") == bytes);
+  }
+}
+
+TEST_CASE("A Compose document is recognised by its content", "[compose]") {
+  CHECK(IsComposeDocument(test::Yaml("services: {a: {image: x}}")));
+  CHECK(IsComposeDocument(test::Yaml("name: app\nservices: {}\nvolumes: {v: {}}")));
+  CHECK_FALSE(IsComposeDocument(test::Yaml("kind: Pod\nservices: {a: {}}")));
+  CHECK_FALSE(IsComposeDocument(test::Yaml("apiVersion: v1\nservices: {a: {}}")));
+  CHECK_FALSE(IsComposeDocument(test::Yaml("services: [a, b]")));
+  CHECK_FALSE(IsComposeDocument(test::Yaml("version: '3'")));
+  Evaluation bad = Evaluate(test::Yaml("version: '3'\nnetworks: {}"), Policy{});
+  CHECK(bad.verdict == Verdict::kSkip);
+  CHECK_THAT(bad.reasons.at(0), Catch::Contains("nor a Compose file"));
+}
+
+// Evaluate a Compose document; the pod of service `name`.
+const PodEvaluation& Service(const Evaluation& ev, const std::string& name) {
+  for (const auto& p : ev.pods) {
+    if (p.label == "service " + name) return p;
+  }
+  FAIL("no service " << name);
+  throw;
+}
+
+std::string Joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
+const char* kServices = R"(name: training
+x-gpu: &gpu
+  resources:
+    reservations:
+      devices: [{driver: nvidia, count: 4, capabilities: [gpu]}]
+services:
+  sized:
+    image: trainer
+    shm_size: 1g
+    mem_limit: 64g
+    command: torchrun --nproc_per_node=4 train.py
+    labels:
+      shmguard.io/num-workers: 8
+      shmguard.io/batch-bytes: 48Mi
+    deploy: *gpu
+  listed:
+    image: trainer
+    labels: ["shmguard.io/num-workers=2", "shmguard.io/batch-bytes=16Mi", "team=a"]
+    deploy:
+      resources:
+        limits: {memory: 32G}
+        reservations:
+          devices: [{capabilities: [gpu], device_ids: ["0", "1"]}]
+    ulimits:
+      memlock: {soft: -1, hard: -1}
+  host:
+    image: trainer
+    ipc: host
+    gpus: all
+    labels: {shmguard.io/num-workers: "4", shmguard.io/batch-bytes: 8Mi}
+  everything:
+    image: trainer
+    deploy:
+      resources:
+        reservations:
+          devices: [{driver: nvidia, count: all, capabilities: [gpu]}]
+  new-gpus:
+    image: trainer
+    gpus: [{driver: nvidia, count: 2}]
+    ulimits: {nofile: 65536, memlock: 1024}
+    environment: {NCCL_P2P_DISABLE: 1}
+  broken:
+    image: trainer
+    shm_size: 2 gigs
+    gpus: all
+  web:
+    image: nginx
+  shared:
+    image: trainer
+    ipc: "service:host"
+    gpus: all
+)";
+
+TEST_CASE("Every service of a Compose file is a pod of its own", "[compose]") {
+  auto w = FindPodTemplates(test::Yaml(kServices));
+  REQUIRE(w.has_value());
+  CHECK(w->kind == "Compose");
+  CHECK(w->name == "training");
+  CHECK(w->separate_pods);
+  REQUIRE(w->templates.size() == 8);
+  std::map<std::string, int64_t> gpus;
+  for (const auto& t : w->templates) {
+    CAPTURE(t.label);
+    CHECK(t.spec_pointer == "/services/" + t.label.substr(8));
+    if (t.error) continue;
+    auto f = ReadPodFacts(t, Policy{});
+    REQUIRE(f.has_value());
+    gpus[t.label] = f->gpus;
+  }
+  CHECK(gpus == std::map<std::string, int64_t>{{"service broken", 1},     {"service everything", 1}, {"service host", 1},
+                                               {"service listed", 2},     {"service new-gpus", 2},
+                                               {"service shared", 1},     {"service sized", 4},
+                                               {"service web", 0}});
+}
+
+TEST_CASE("A sized service gets shm_size and unlimited memlock, ipc: host keeps the host's", "[compose]") {
+  json doc = test::Yaml(kServices);
+  Evaluation ev = Evaluate(doc, Policy{});
+  CHECK(ev.kind == "Compose");
+  CHECK(ev.namespace_name.empty());
+
+  const PodEvaluation& sized = Service(ev, "sized");
+  CAPTURE(Joined(sized.reasons));
+  REQUIRE(sized.plan);
+  CHECK(sized.verdict == Verdict::kPatch);
+  CHECK(sized.current_shm == "shm_size 1g (1Gi)");
+  CHECK_THAT(sized.reasons.at(0), Catch::StartsWith("/dev/shm needs 4401Mi = (4 procs × (8 workers"));
+  CHECK_THAT(sized.reasons.at(0), Catch::EndsWith("(4 procs from --nproc_per_node=4)"));
+  CHECK(sized.memory_limit_bytes == 64 * kGi);
+  CHECK(sized.patch.ToJson() ==
+        json::parse(R"([{"op":"replace","path":"/services/sized/shm_size","value":")" +
+                    FormatDockerBytes(sized.plan->required_bytes) +
+                    R"("},{"op":"add","path":"/services/sized/ulimits","value":{"memlock":-1}}])"));
+  CHECK(sized.changes.at(0) == "set shm_size: " + FormatDockerBytes(sized.plan->required_bytes) + " (was 1g)");
+
+  const PodEvaluation& listed = Service(ev, "listed");
+  CAPTURE(Joined(listed.reasons));
+  CHECK(listed.verdict == Verdict::kPatch);
+  CHECK(listed.memory_limit_bytes == 32 * kGi);
+  CHECK_THAT(Joined(listed.reasons), Catch::Contains("2 procs from 2 GPUs"));
+  CHECK_THAT(Joined(listed.reasons), Catch::Contains("(/dev/shm pages count against the limit)"));
+  REQUIRE(listed.patch.size() == 1);  // memlock is already unlimited
+  CHECK(listed.patch.ToJson()[0]["path"] == "/services/listed/shm_size");
+  CHECK(listed.patch.ToJson()[0]["op"] == "add");
+
+  const PodEvaluation& host = Service(ev, "host");
+  CAPTURE(Joined(host.reasons));
+  CHECK(host.current_shm == "the host's /dev/shm (ipc: host)");
+  CHECK(host.verdict == Verdict::kPatch);
+  CHECK_THAT(Joined(host.reasons), Catch::Contains("ipc: host: the service uses the host's /dev/shm"));
+  CHECK(host.patch.ToJson() == json::parse(R"([{"op":"add","path":"/services/host/ulimits","value":{"memlock":-1}}])"));
+  CHECK_THAT(Joined(host.warnings), Catch::Contains("no memory limit (the service sets no mem_limit)"));
+
+  const PodEvaluation& everything = Service(ev, "everything");
+  CHECK(everything.estimated);
+  CHECK(everything.verdict == Verdict::kPatch);
+  CHECK_THAT(everything.reasons.at(0), Catch::Contains("reserves every GPU of the host"));
+
+  const PodEvaluation& new_gpus = Service(ev, "new-gpus");
+  CHECK(new_gpus.verdict == Verdict::kPatch);
+  CHECK_THAT(Joined(new_gpus.reasons), Catch::Contains("NCCL_P2P_DISABLE=1"));
+  CHECK(new_gpus.patch.ToJson()[1] == json::parse(R"({"op":"replace","path":"/services/new-gpus/ulimits/memlock","value":-1})"));
+  CHECK(new_gpus.changes.at(1) == "set ulimits.memlock: -1 (unlimited locked memory, for pin_memory; was 1024)");
+
+  const PodEvaluation& broken = Service(ev, "broken");
+  CHECK(broken.verdict == Verdict::kDeny);
+  CHECK(broken.reasons.back() ==
+        "/services/broken/shm_size: \"2 gigs\" is not a size Docker reads (unknown unit): write bytes, or a number "
+        "with k, m, g, t or p (\"2g\", \"512m\")");
+  CHECK(broken.patch.empty());
+
+  const PodEvaluation& web = Service(ev, "web");
+  CHECK(web.verdict == Verdict::kOk);
+  CHECK(web.current_shm == "64Mi (Docker's default)");
+  CHECK(web.patch.empty());
+
+  const PodEvaluation& shared = Service(ev, "shared");
+  CHECK(shared.verdict == Verdict::kOk);
+  CHECK(shared.current_shm == "the IPC namespace of service host (ipc: service:host)");
+
+  // One denied service does not hold back the others' patches.
+  CHECK(ev.verdict == Verdict::kDeny);
+  CHECK_FALSE(ev.patch.empty());
+
+  // Applied, the patch leaves nothing more to do.
+  json patched = doc.patch(ev.patch.ToJson());
+  Evaluation again = Evaluate(patched, Policy{});
+  for (const auto& p : again.pods) {
+    CAPTURE(p.label, Joined(p.reasons));
+    CHECK(p.patch.empty());
+    if (p.label != "service broken") CHECK(p.verdict == Verdict::kOk);
+  }
+}
+
+TEST_CASE("A Compose service's memory limit denies what does not fit, naming mem_limit", "[compose]") {
+  Evaluation ev = Evaluate(test::Yaml(R"(services:
+  small:
+    mem_limit: 4g
+    labels: [shmguard.io/num-workers=16, shmguard.io/batch-bytes=256Mi]
+    gpus: [{count: 2}]
+  bad-limit:
+    mem_limit: [4g]
+    gpus: all
+  bad-count:
+    deploy: {resources: {reservations: {devices: [{capabilities: [gpu], count: some}]}}}
+)"),
+                           Policy{});
+  const PodEvaluation& small = Service(ev, "small");
+  CHECK(small.verdict == Verdict::kDeny);
+  CHECK_THAT(Joined(small.reasons), Catch::Contains("memory limit 4Gi (mem_limit) is below the"));
+  CHECK(Service(ev, "bad-limit").reasons.at(0) ==
+        "/services/bad-limit/mem_limit: must be a number of bytes or a size such as \"2g\"");
+  CHECK(Service(ev, "bad-count").reasons.at(0) ==
+        "/services/bad-count/deploy/resources/reservations/devices/0/count: must be a number or \"all\", not \"some\"");
+}
+
+TEST_CASE("The Compose files of the corpus agree with their facts", "[compose][corpus]") {
+  SHMGUARD_REQUIRE_CORPUS();
+  json facts = json::parse(test::ReadCorpus("world/facts.json"));
+  int checked = 0;
+  for (const auto& [file, entries] : facts.items()) {
+    if (entries.empty() || !entries[0]["kind"].is_null()) continue;
+    auto docs = io::ParseManifests(test::ReadCorpus("world/" + file), file);
+    REQUIRE(docs.size() == 1);
+    const json& object = *docs[0].object;
+    auto w = FindPodTemplates(object);
+    REQUIRE(w.has_value());
+    Evaluation ev = Evaluate(object, Policy{});
+    for (const auto& e : entries) {
+      CAPTURE(file, e.dump());
+      const PodTemplate* t = nullptr;
+      for (const auto& c : w->templates) {
+        if (c.spec_pointer == e["path"]) t = &c;
+      }
+      REQUIRE(t != nullptr);
+      auto f = ReadPodFacts(*t, Policy{});
+      REQUIRE(f.has_value());
+      const int64_t gpus = e["gpus_per_pod"];
+      CHECK(f->gpus == (gpus == -1 ? 1 : gpus));  // every GPU of the host: sized for one
+      CHECK(!t->notes.empty() == (gpus == -1));
+      CHECK(f->host_ipc == e["host_ipc"].get<bool>());
+      const PodEvaluation& p = Service(ev, e["name"]);
+      if (e["dev_shm"] == "compose-shm_size") {
+        CHECK(p.current_shm == "shm_size " + e["size"].get<std::string>() + " (" +
+                                   FormatBytes(*ParseDockerBytes(e["size"].get<std::string>(), "size")) + ")");
+      } else if (e["host_ipc"] == true) {
+        CHECK(p.current_shm == "the host's /dev/shm (ipc: host)");
+      } else {
+        CHECK(p.current_shm == "64Mi (Docker's default)");
+      }
+      // A GPU service is sized: it keeps enough or is patched to it, never denied.
+      if (gpus != 0) CHECK(p.required_bytes > 0);
+      CHECK(p.verdict != Verdict::kDeny);
+      ++checked;
+    }
+  }
+  CHECK(checked == 11);
+}
+
+}  // namespace
+}  // namespace shmguard
