@@ -1,8 +1,10 @@
-// RunPlan: synthesise the Pod, Evaluate it, print the plan as text or JSON.
+// RunPlan: synthesise the Pod, Evaluate it, print the plan as text or JSON, with how to set it
+// in a pod, with docker run and in Compose.
 #include "cli/plan_command.h"
 
 #include <nlohmann/json.hpp>
 
+#include "shmguard/compose.h"
 #include "shmguard/evaluation.h"
 #include "shmguard/pod_templates.h"
 #include "shmguard/quantity.h"
@@ -49,6 +51,16 @@ ExitCode RunPlan(const PlanOptions& o, const Policy& base_policy, std::ostream& 
   const ShmPlan& plan = *pe.plan;
   const std::vector<std::string> arithmetic = ExplainPlan(plan, policy.sizing);
   bool denied = pe.verdict == Verdict::kDeny;
+  // The same answer in the three places /dev/shm is set: a pod's volume, docker run, Compose.
+  // Locked memory goes wherever a pod would get IPC_LOCK (what pin_memory needs).
+  const bool lock = policy.ipc_lock == ContainerSelection::kAll ||
+                    (policy.ipc_lock == ContainerSelection::kGpuContainers && o.gpus > 0);
+  const std::string docker_size = FormatDockerBytes(plan.required_bytes);
+  const std::string docker_run = "docker run --shm-size=" + docker_size + (lock ? " --ulimit memlock=-1:-1" : "");
+  json volume = {{"name", kShmVolumeName},
+                 {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", FormatBytes(plan.required_bytes)}}}};
+  json compose = {{"shm_size", docker_size}};
+  if (lock) compose["ulimits"] = {{"memlock", -1}};
   if (o.output == "json") {
     json j = {{"required_bytes", plan.required_bytes},
               {"required", FormatBytes(plan.required_bytes)},
@@ -65,7 +77,10 @@ ExitCode RunPlan(const PlanOptions& o, const Policy& base_policy, std::ostream& 
                 {"nccl_proxy_bytes", plan.nccl_proxy_bytes},
                 {"base_bytes", plan.base_bytes},
                 {"floor_applied", plan.floor_applied}}},
-              {"arithmetic", arithmetic}};
+              {"arithmetic", arithmetic},
+              {"kubernetes", {{"volume", volume}, {"mountPath", kShmPath}, {"ipc_lock", lock}}},
+              {"docker_run", docker_run},
+              {"compose", compose}};
     out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     out << "/dev/shm needs " << FormatBytes(plan.required_bytes) << " (" << plan.required_bytes
@@ -78,6 +93,13 @@ ExitCode RunPlan(const PlanOptions& o, const Policy& base_policy, std::ostream& 
     for (size_t i = 1; i < pe.reasons.size(); ++i) out << "  " << pe.reasons[i] << "\n";
     for (const auto& w : pe.warnings) out << "  warning: " << w << "\n";
     out << "verdict: " << (denied ? "deny" : "ok") << "\n";
+    out << "set it:\n"
+        << "  Kubernetes: volume " << kShmVolumeName << ": emptyDir {medium: Memory, sizeLimit: "
+        << FormatBytes(plan.required_bytes) << "} mounted at " << kShmPath << (lock ? ", capability IPC_LOCK" : "")
+        << "\n"
+        << "  docker run: " << docker_run << " ...\n"
+        << "  Compose:    shm_size: " << docker_size << "\n";
+    if (lock) out << "              ulimits: {memlock: -1}\n";
   }
   return denied ? ExitCode::kFindings : ExitCode::kOk;
 }

@@ -29,6 +29,33 @@ TEST_CASE("RunPlan prints the size and its arithmetic as JSON", "[plan_command]"
   CHECK(j["verdict"] == "deny");  // 13.7Gi is more than half of 16Gi
   CHECK_THAT(j["reasons"][1].get<std::string>(), Catch::Contains("is more than 0.5 of the memory limit 16Gi"));
   CHECK(j["arithmetic"].size() == 4);
+  // The same size where Docker and Compose set it; no GPUs: no locked memory.
+  CHECK(j["docker_run"] == "docker run --shm-size=14078m");
+  CHECK(j["compose"] == json{{"shm_size", "14078m"}});
+  CHECK(j["kubernetes"]["volume"]["emptyDir"]["sizeLimit"] == "14078Mi");
+}
+
+TEST_CASE("RunPlan says how to set the size in a pod, with docker run and in Compose", "[plan_command]") {
+  PlanOptions o;
+  o.num_workers = "8";
+  o.batch_bytes = "48Mi";
+  o.gpus = 4;
+  std::ostringstream out, err;
+  CHECK(RunPlan(o, Policy{}, out, err) == ExitCode::kOk);
+  CHECK_THAT(out.str(), Catch::Contains("/dev/shm needs 4401Mi"));
+  CHECK_THAT(out.str(), Catch::Contains(
+                            "  Kubernetes: volume dshm: emptyDir {medium: Memory, sizeLimit: 4401Mi} mounted at /dev/shm, "
+                            "capability IPC_LOCK\n"
+                            "  docker run: docker run --shm-size=4401m --ulimit memlock=-1:-1 ...\n"
+                            "  Compose:    shm_size: 4401m\n"
+                            "              ulimits: {memlock: -1}\n"));
+  o.output = "json";
+  std::ostringstream jout;
+  CHECK(RunPlan(o, Policy{}, jout, err) == ExitCode::kOk);
+  json j = json::parse(jout.str());
+  CHECK(j["docker_run"] == "docker run --shm-size=4401m --ulimit memlock=-1:-1");
+  CHECK(j["compose"] == json::parse(R"({"shm_size": "4401m", "ulimits": {"memlock": -1}})"));
+  CHECK(j["kubernetes"]["ipc_lock"] == true);
 }
 
 TEST_CASE("RunPlan verdict and exit code", "[plan_command]") {
