@@ -24,6 +24,7 @@ done
 echo "== shmguard serve is up: https://localhost:$port (built-in policy: ml-*/train-* enforce, kube-* off, * warn)"
 
 for manifest in examples/*.yaml; do
+  grep -q '^kind:' "$manifest" || continue  # a Compose file is audited below, never admitted
   ./scripts/make-review.py "$manifest" > "$work/reviews"
   while IFS= read -r review; do
     printf '%s' "$review" > "$work/review.json"

@@ -4,6 +4,7 @@
 #include <set>
 #include <string_view>
 
+#include "shmguard/compose.h"
 #include "shmguard/pod_templates.h"
 
 namespace shmguard {
@@ -124,6 +125,8 @@ Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face
   // Kinds the webhook does not evaluate are allowed untouched; the KubeRay kinds are evaluated
   // but their templates never produce a patch (PodTemplate::patchable).
   if (AdmissionRoleOf(api_version, request.kind) == AdmissionRole::kNone) return d;
+  // Only Kubernetes objects are admitted: a body shaped like a Compose file is left alone.
+  if (IsComposeDocument(request.object)) return d;
 
   // A /mutate answer carries warnings and denials only: the allowed pods' reasons and the
   // patch's descriptions are not put in words.

@@ -131,6 +131,16 @@ TEST_CASE("Decide mutates CREATE of Pods and JobSets only", "[admission]") {
   CHECK(dep.allowed);
   CHECK(dep.patch.empty());
   CHECK(Decide(Parse(Review(test::Yaml(kPod), "kube-system")), Policy{}, Face::kMutate).patch.empty());
+  // A body shaped like a Compose file is no Pod, whatever request.kind says: left alone.
+  json compose = test::Yaml("services: {train: {gpus: all}}\n");
+  REQUIRE(Evaluate(compose, Policy{}).verdict == Verdict::kPatch);
+  for (Face face : {Face::kMutate, Face::kValidate}) {
+    Decision c = Decide(Parse(Review(compose, "team-a")), Policy{}, face);
+    CHECK(c.allowed);
+    CHECK(c.verdict == Verdict::kSkip);
+    CHECK(c.patch.empty());
+    CHECK(c.warnings.empty());
+  }
 }
 
 TEST_CASE("Decide: /validate denies in enforce and warns in warn, /mutate never denies", "[admission]") {
