@@ -72,9 +72,12 @@ enum class Wording { kEverything, kDenialsAndWarnings };
 
 // Evaluates `object` as if created in namespace `namespace_name` (the object's own namespace
 // when empty, "default" when it has none). A TrainJob whose runtime is in `runtimes` is read
-// as that runtime's pods. Never fails: malformed fields in an annotated pod are a kDeny whose
+// as that runtime's pods. `namespace_pod_security` is the namespace's own Pod Security level
+// (its pod-security.kubernetes.io/enforce label): the stricter of it and the policy rule's
+// applies. Never fails: malformed fields in an annotated pod are a kDeny whose
 // reason names the field; a non-workload is a kSkip saying why.
 Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view namespace_name = {},
-                    Wording wording = Wording::kEverything, const RuntimeCatalog* runtimes = nullptr);
+                    Wording wording = Wording::kEverything, const RuntimeCatalog* runtimes = nullptr,
+                    PodSecurityLevel namespace_pod_security = PodSecurityLevel::kPrivileged);
 
 }  // namespace shmguard

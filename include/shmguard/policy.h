@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -87,6 +88,9 @@ const char* HostIpcModeName(HostIpcMode m);
 const char* ContainerSelectionName(ContainerSelection s);
 const char* NamespaceModeName(NamespaceMode m);
 const char* PodSecurityLevelName(PodSecurityLevel l);
+// "privileged", "baseline" or "restricted" (the values of pod-security.kubernetes.io/enforce);
+// nullopt for anything else.
+std::optional<PodSecurityLevel> ParsePodSecurityLevel(std::string_view name);
 const char* UnannotatedModeName(UnannotatedMode m);
 
 }  // namespace shmguard

@@ -117,7 +117,8 @@ std::vector<std::string> FitWarnings(const std::vector<std::string>& warnings) {
   return out;
 }
 
-Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face) {
+Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face,
+                PodSecurityLevel namespace_pod_security) {
   Decision d;
   if (request.operation != "CREATE") return d;  // pod fields are immutable after creation
   std::string api_version = request.group.empty() ? request.version
@@ -131,7 +132,8 @@ Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face
   // A /mutate answer carries warnings and denials only: the allowed pods' reasons and the
   // patch's descriptions are not put in words.
   Evaluation ev = Evaluate(request.object, policy, request.namespace_name,
-                           face == Face::kMutate ? Wording::kDenialsAndWarnings : Wording::kEverything);
+                           face == Face::kMutate ? Wording::kDenialsAndWarnings : Wording::kEverything, nullptr,
+                           namespace_pod_security);
   d.verdict = ev.verdict;
   d.required_bytes = ev.RequiredBytes();
   d.name = ev.name;

@@ -493,7 +493,7 @@ int64_t Evaluation::RequiredBytes() const {
 }
 
 Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view namespace_name,
-                    Wording wording, const RuntimeCatalog* runtimes) {
+                    Wording wording, const RuntimeCatalog* runtimes, PodSecurityLevel namespace_pod_security) {
   Evaluation ev;
   auto workload = FindPodTemplates(object, runtimes);
   if (!workload) {
@@ -515,6 +515,7 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view name
   // A Compose file runs in no namespace: the default rule (privileged, no annotations required).
   ev.rule = w.kind == "Compose" ? NamespaceRule{} : MatchNamespace(policy, ev.namespace_name);
   if (w.kind == "Compose") ev.namespace_name.clear();
+  ev.rule.pod_security = std::max(ev.rule.pod_security, namespace_pod_security);
   if (ev.rule.mode == NamespaceMode::kOff) {
     ev.verdict = Verdict::kSkip;
     ev.reasons.push_back("namespace " + ev.namespace_name + " is off in the policy");

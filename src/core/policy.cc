@@ -59,6 +59,13 @@ const char* PodSecurityLevelName(PodSecurityLevel l) {
   return "privileged";
 }
 
+std::optional<PodSecurityLevel> ParsePodSecurityLevel(std::string_view name) {
+  for (PodSecurityLevel l : {PodSecurityLevel::kPrivileged, PodSecurityLevel::kBaseline, PodSecurityLevel::kRestricted}) {
+    if (name == PodSecurityLevelName(l)) return l;
+  }
+  return std::nullopt;
+}
+
 const char* UnannotatedModeName(UnannotatedMode m) {
   switch (m) {
     case UnannotatedMode::kEstimate: return "estimate";

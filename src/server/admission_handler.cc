@@ -73,10 +73,47 @@ std::string Base64(std::string_view bytes) {
   return out;
 }
 
+std::optional<AdmissionRoute> MatchAdmissionRoute(std::string_view path, std::string_view target) {
+  AdmissionRoute route;
+  std::string_view rest;
+  if (path.rfind("/mutate", 0) == 0) {
+    route.face = Face::kMutate;
+    rest = path.substr(7);
+  } else if (path.rfind("/validate", 0) == 0) {
+    route.face = Face::kValidate;
+    rest = path.substr(9);
+  } else {
+    return std::nullopt;
+  }
+  constexpr std::string_view kLevelPath = "/pod-security/";
+  if (rest.rfind(kLevelPath, 0) == 0) {
+    route.pod_security = rest.substr(kLevelPath.size());
+  } else if (!rest.empty()) {
+    return std::nullopt;
+  }
+  // The first podSecurity=... of the query ("?timeout=10s&podSecurity=baseline").
+  size_t q = target.find('?');
+  std::string_view query = q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
+  while (!query.empty() && !route.pod_security) {
+    size_t amp = query.find('&');
+    std::string_view param = query.substr(0, amp);
+    if (param.rfind("podSecurity=", 0) == 0) route.pod_security = param.substr(12);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+  }
+  return route;
+}
+
 AdmissionExchange HandleAdmission(std::string_view body, std::string_view content_type,
-                                  const Policy& policy, Face face, size_t max_body_bytes, bool body_padded) {
+                                  const Policy& policy, Face face, size_t max_body_bytes, bool body_padded,
+                                  std::optional<std::string_view> pod_security) {
   AdmissionExchange x;
   try {
+    auto level = pod_security ? ParsePodSecurityLevel(*pod_security) : PodSecurityLevel::kPrivileged;
+    if (!level) {
+      Fail(x, 400, "unknown Pod Security level \"" + std::string(*pod_security) +
+                       "\": the route takes privileged, baseline or restricted");
+      return x;
+    }
     if (!IsJsonContentType(content_type)) {
       Fail(x, 415, "Content-Type must be application/json, got \"" + std::string(content_type) + "\"");
       return x;
@@ -105,7 +142,7 @@ AdmissionExchange HandleAdmission(std::string_view body, std::string_view conten
     x.namespace_name = request->namespace_name;
     x.operation = request->operation;
     x.dry_run = request->dry_run;
-    Decision d = Decide(*request, policy, face);
+    Decision d = Decide(*request, policy, face, *level);
     x.name = !d.name.empty() ? d.name : request->name;
     x.verdict = d.verdict;
     x.required_bytes = d.required_bytes;

@@ -97,14 +97,14 @@ std::string WebhookServer::NotReadyReason() const {
 void WebhookServer::HandleWebhook(const HttpRequest& req, HttpResponse& res) {
   try {
     // Route on the path: the API server's "?timeout=10s" is a query parameter.
-    if (req.path == "/mutate" || req.path == "/validate") {
+    if (auto route = MatchAdmissionRoute(req.path, req.target)) {
       if (req.method != "POST") {
         res.headers.emplace_back("Allow", "POST");
         WriteJsonError(res, 405, "use POST with an admission.k8s.io/v1 AdmissionReview");
         metrics_.CountHttpError(405);
         return;
       }
-      return HandleAdmissionRoute(req, res, req.path == "/mutate" ? Face::kMutate : Face::kValidate);
+      return HandleAdmissionRoute(req, res, *route);
     }
     if (req.path == "/healthz" && req.method == "GET") {
       res.content_type = "text/plain";
@@ -120,11 +120,12 @@ void WebhookServer::HandleWebhook(const HttpRequest& req, HttpResponse& res) {
   }
 }
 
-void WebhookServer::HandleAdmissionRoute(const HttpRequest& req, HttpResponse& res, Face face) {
+void WebhookServer::HandleAdmissionRoute(const HttpRequest& req, HttpResponse& res, const AdmissionRoute& route) {
   auto start = Clock::now();
-  const std::string endpoint = face == Face::kMutate ? "mutate" : "validate";
+  const std::string endpoint = route.face == Face::kMutate ? "mutate" : "validate";
   auto policy = this->policy();
-  AdmissionExchange x = HandleAdmission(req.body, req.content_type, *policy, face, options_.max_body_bytes, req.body_padded);
+  AdmissionExchange x = HandleAdmission(req.body, req.content_type, *policy, route.face, options_.max_body_bytes,
+                                        req.body_padded, route.pod_security);
   res.status = x.status;
   res.body = std::move(x.body);
   auto latency = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);

@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "io/file_watch.h"
+#include "server/admission_handler.h"
 #include "server/cert_reloader.h"
 #include "server/decision_log.h"
 #include "server/https_server.h"
@@ -62,7 +63,7 @@ class WebhookServer {
                 std::shared_ptr<const CertPair> cert);
   void Route();
   void HandleWebhook(const HttpRequest& req, HttpResponse& res);
-  void HandleAdmissionRoute(const HttpRequest& req, HttpResponse& res, Face face);
+  void HandleAdmissionRoute(const HttpRequest& req, HttpResponse& res, const AdmissionRoute& route);
   void ReloadConfig();
   void ReloadCertificate();
   // Empty when ready; otherwise why not (no valid certificate, or its files fail to load).

@@ -81,6 +81,42 @@ TEST_CASE("serve: /mutate answers a patch that applies to the request object", "
   CHECK_FALSE(again.contains("patchType"));
 }
 
+TEST_CASE("serve: a namespace's Pod Security level, by query or by path, keeps hostIPC and IPC_LOCK out",
+          "[server][net]") {
+  Fixture f;
+  for (const char* route : {"/mutate?timeout=10s&podSecurity=baseline", "/mutate/pod-security/baseline",
+                            "/mutate?podSecurity=restricted", "/mutate/pod-security/restricted"}) {
+    CAPTURE(route);
+    json response = f.Response(route, test::ReviewJson(kPod, "team-a"));
+    CHECK(response["allowed"] == true);
+    json patched = json::parse(kPod).patch(json::parse(test::DecodeBase64(response["patch"])));
+    CHECK(patched["spec"]["volumes"][0]["emptyDir"]["sizeLimit"] == "14078Mi");  // the volume still comes
+    CHECK(patched["spec"]["containers"][0]["volumeMounts"][0]["mountPath"] == "/dev/shm");
+    CHECK_FALSE(patched["spec"].contains("hostIPC"));
+    CHECK_FALSE(patched["spec"]["containers"][0].contains("securityContext"));
+    std::string level = std::string(route).find("baseline") != std::string::npos ? "baseline" : "restricted";
+    CHECK_THAT(response["warnings"].dump(), Catch::Contains("hostIPC not set: Pod Security " + level + " forbids it"));
+    CHECK_THAT(response["warnings"].dump(), Catch::Contains("IPC_LOCK not added: Pod Security " + level + " forbids it"));
+    // /validate at the same level accepts what /mutate gave.
+    std::string validate = std::string(route).replace(0, 7, "/validate");
+    json checked = f.Response(validate, test::ReviewJson(patched.dump(), "ml-vision"));
+    CHECK(checked["allowed"] == true);
+  }
+  // privileged is the policy's own rule: hostIPC and IPC_LOCK come.
+  json privileged = f.Response("/mutate/pod-security/privileged", test::ReviewJson(kPod, "team-a"));
+  json patched = json::parse(kPod).patch(json::parse(test::DecodeBase64(privileged["patch"])));
+  CHECK(patched["spec"]["hostIPC"] == true);
+  // Unknown levels are a 400 with an AdmissionReview saying why; unknown paths a 404.
+  for (const char* route : {"/mutate?podSecurity=Baseline", "/validate/pod-security/none", "/mutate?podSecurity="}) {
+    CAPTURE(route);
+    auto reply = f.Post(route, test::ReviewJson(kPod, "team-a"));
+    CHECK(reply.status == 400);
+    CHECK_THAT(reply.body, Catch::Contains("unknown Pod Security level"));
+  }
+  CHECK(f.Post("/mutate/baseline", test::ReviewJson(kPod, "team-a")).status == 404);
+  CHECK(f.Post("/mutatex", test::ReviewJson(kPod, "team-a")).status == 404);
+}
+
 TEST_CASE("serve: /validate denies in enforce and warns in warn namespaces", "[server][net]") {
   Fixture f;
   json denied = f.Response("/validate", test::ReviewJson(kTooBig, "ml-vision"));

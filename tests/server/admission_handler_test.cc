@@ -1,0 +1,74 @@
+// The admission exchange without a socket: routes, and the HTTP-level answers of HandleAdmission.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "server/admission_handler.h"
+#include "server/tls_fixture.h"
+
+namespace shmguard::server {
+namespace {
+
+using nlohmann::json;
+
+TEST_CASE("MatchAdmissionRoute: the two faces, with the Pod Security level by query or by path",
+          "[admission_handler]") {
+  struct Case {
+    const char* path;
+    const char* target;
+    bool matches;
+    Face face;
+    const char* level;  // nullptr: none given
+  };
+  const Case cases[] = {
+      {"/mutate", "/mutate", true, Face::kMutate, nullptr},
+      {"/validate", "/validate?timeout=10s", true, Face::kValidate, nullptr},
+      {"/mutate", "/mutate?podSecurity=baseline", true, Face::kMutate, "baseline"},
+      {"/mutate", "/mutate?timeout=10s&podSecurity=restricted&podSecurity=baseline", true, Face::kMutate, "restricted"},
+      {"/validate", "/validate?podSecurity=", true, Face::kValidate, ""},
+      {"/validate", "/validate?podsecurity=baseline", true, Face::kValidate, nullptr},  // names are case-sensitive
+      {"/mutate/pod-security/restricted", "/mutate/pod-security/restricted", true, Face::kMutate, "restricted"},
+      {"/validate/pod-security/baseline", "/validate/pod-security/baseline?timeout=5s", true, Face::kValidate,
+       "baseline"},
+      {"/mutate/pod-security/", "/mutate/pod-security/", true, Face::kMutate, ""},
+      {"/mutate/", "/mutate/", false, Face::kMutate, nullptr},
+      {"/mutatex", "/mutatex", false, Face::kMutate, nullptr},
+      {"/mutate/baseline", "/mutate/baseline", false, Face::kMutate, nullptr},
+      {"/healthz", "/healthz", false, Face::kMutate, nullptr},
+      {"/", "/", false, Face::kMutate, nullptr},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.target);
+    auto route = MatchAdmissionRoute(c.path, c.target);
+    REQUIRE(route.has_value() == c.matches);
+    if (!route) continue;
+    CHECK(route->face == c.face);
+    REQUIRE(route->pod_security.has_value() == (c.level != nullptr));
+    if (c.level) CHECK(*route->pod_security == c.level);
+  }
+}
+
+TEST_CASE("HandleAdmission answers an unknown Pod Security level with a 400 AdmissionReview", "[admission_handler]") {
+  const std::string pod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[
+    {"name":"t","resources":{"limits":{"nvidia.com/gpu":4,"memory":"64Gi"}}}]}})";
+  const std::string review = test::ReviewJson(pod, "team-a");
+  AdmissionExchange bad = HandleAdmission(review, "application/json", Policy{}, Face::kMutate, 1 << 20, false, "admin");
+  CHECK(bad.status == 400);
+  json body = json::parse(bad.body);
+  CHECK(body["response"]["allowed"] == false);
+  CHECK(body["response"]["status"]["message"] ==
+        "unknown Pod Security level \"admin\": the route takes privileged, baseline or restricted");
+
+  AdmissionExchange baseline = HandleAdmission(review, "application/json", Policy{}, Face::kMutate, 1 << 20, false,
+                                               "baseline");
+  CHECK(baseline.status == 200);
+  CHECK(baseline.decision == "patched");
+  json patch = json::parse(test::DecodeBase64(json::parse(baseline.body)["response"]["patch"]));
+  for (const auto& op : patch) CHECK(op["path"] != "/spec/hostIPC");
+  AdmissionExchange privileged = HandleAdmission(review, "application/json", Policy{}, Face::kMutate);
+  CHECK(json::parse(test::DecodeBase64(json::parse(privileged.body)["response"]["patch"])).dump().find("hostIPC") !=
+        std::string::npos);
+}
+
+}  // namespace
+}  // namespace shmguard::server
