@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
         res.body = shmguard::bench::SpikeDomDecision(req.body, req.body_padded, res.status);
         return;
       case Mode::kDecide: {
-        auto x = server::HandleAdmission(req.body, req.content_type, policy, shmguard::Face::kMutate,
+        auto x = server::HandleAdmission(req.body, req.content_type, policy, {shmguard::Face::kMutate},
                                          server::kDefaultMaxBodyBytes, req.body_padded);
         res.status = x.status;
         res.body = std::move(x.body);

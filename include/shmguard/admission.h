@@ -47,11 +47,18 @@ struct Decision {
 // allowed untouched. /mutate never denies:
 // it patches what can be fixed and warns about the rest. /validate denies in `enforce`
 // namespaces (verdict deny, or a patch the mutating webhook should have applied) and warns in
-// `warn` ones. `namespace_pod_security`: the namespace's Pod Security level, as the webhook
-// configuration routes it (the stricter of it and the policy rule's applies: under baseline or
-// restricted, no hostIPC or IPC_LOCK, and a warning says why).
+// `warn` ones.
+// What the webhook configuration says of the namespace from its labels (the route it calls):
+struct NamespaceLabels {
+  // Its Pod Security level: the stricter of it and the policy rule's applies (under baseline or
+  // restricted, no hostIPC or IPC_LOCK, and a warning says why).
+  PodSecurityLevel pod_security = PodSecurityLevel::kPrivileged;
+  // Labelled for enforcement: /validate denies as under a policy rule `mode: enforce` (unless the
+  // policy turns the namespace off).
+  bool enforce = false;
+};
 Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face,
-                PodSecurityLevel namespace_pod_security = PodSecurityLevel::kPrivileged);
+                const NamespaceLabels& labels = {});
 
 // Makes warnings safe for the API server (docs/sources.md §8): each at most 120 bytes (longer ones are
 // split at spaces into several), duplicates dropped, at most 4000 bytes in all (then one

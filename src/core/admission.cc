@@ -117,8 +117,7 @@ std::vector<std::string> FitWarnings(const std::vector<std::string>& warnings) {
   return out;
 }
 
-Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face,
-                PodSecurityLevel namespace_pod_security) {
+Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face, const NamespaceLabels& labels) {
   Decision d;
   if (request.operation != "CREATE") return d;  // pod fields are immutable after creation
   std::string api_version = request.group.empty() ? request.version
@@ -133,12 +132,12 @@ Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face
   // patch's descriptions are not put in words.
   Evaluation ev = Evaluate(request.object, policy, request.namespace_name,
                            face == Face::kMutate ? Wording::kDenialsAndWarnings : Wording::kEverything, nullptr,
-                           namespace_pod_security);
+                           labels.pod_security);
   d.verdict = ev.verdict;
   d.required_bytes = ev.RequiredBytes();
   d.name = ev.name;
   if (ev.verdict == Verdict::kSkip) return d;
-  const bool enforce = ev.rule.mode == NamespaceMode::kEnforce;
+  const bool enforce = ev.rule.mode == NamespaceMode::kEnforce || labels.enforce;
 
   std::vector<std::string> problems;  // what is wrong, for a denial or warnings
   for (const auto& p : ev.pods) {

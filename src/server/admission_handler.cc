@@ -85,6 +85,10 @@ std::optional<AdmissionRoute> MatchAdmissionRoute(std::string_view path, std::st
   } else {
     return std::nullopt;
   }
+  if (route.face == Face::kValidate && (rest == "/enforce" || rest.rfind("/enforce/", 0) == 0)) {
+    route.enforce = true;
+    rest.remove_prefix(8);
+  }
   constexpr std::string_view kLevelPath = "/pod-security/";
   if (rest.rfind(kLevelPath, 0) == 0) {
     route.pod_security = rest.substr(kLevelPath.size());
@@ -104,13 +108,13 @@ std::optional<AdmissionRoute> MatchAdmissionRoute(std::string_view path, std::st
 }
 
 AdmissionExchange HandleAdmission(std::string_view body, std::string_view content_type,
-                                  const Policy& policy, Face face, size_t max_body_bytes, bool body_padded,
-                                  std::optional<std::string_view> pod_security) {
+                                  const Policy& policy, const AdmissionRoute& route, size_t max_body_bytes,
+                                  bool body_padded) {
   AdmissionExchange x;
   try {
-    auto level = pod_security ? ParsePodSecurityLevel(*pod_security) : PodSecurityLevel::kPrivileged;
+    auto level = route.pod_security ? ParsePodSecurityLevel(*route.pod_security) : PodSecurityLevel::kPrivileged;
     if (!level) {
-      Fail(x, 400, "unknown Pod Security level \"" + std::string(*pod_security) +
+      Fail(x, 400, "unknown Pod Security level \"" + std::string(*route.pod_security) +
                        "\": the route takes privileged, baseline or restricted");
       return x;
     }
@@ -142,7 +146,7 @@ AdmissionExchange HandleAdmission(std::string_view body, std::string_view conten
     x.namespace_name = request->namespace_name;
     x.operation = request->operation;
     x.dry_run = request->dry_run;
-    Decision d = Decide(*request, policy, face, *level);
+    Decision d = Decide(*request, policy, route.face, NamespaceLabels{*level, route.enforce});
     x.name = !d.name.empty() ? d.name : request->name;
     x.verdict = d.verdict;
     x.required_bytes = d.required_bytes;

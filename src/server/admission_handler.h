@@ -30,22 +30,26 @@ struct AdmissionExchange {
   size_t warnings = 0;
 };
 
-// The admission routes: POST /mutate and /validate. The namespace's Pod Security level comes
-// as the query parameter podSecurity=LEVEL or as the path /mutate/pod-security/LEVEL — the
-// form a webhook configuration can name, since the API server accepts no query in
-// clientConfig.service.path and only DNS-1123 segments in it. nullopt for any other path.
+// The admission routes: POST /mutate and /validate, with what the webhook configuration knows
+// of the namespace from its labels: /validate/enforce for namespaces labelled for enforcement,
+// and the Pod Security level as the query parameter podSecurity=LEVEL or the path suffix
+// /pod-security/LEVEL — the form a webhook configuration can name, since the API server accepts
+// no query in clientConfig.service.path and only DNS-1123 segments in it:
+//   /mutate[/pod-security/LEVEL]   /validate[/enforce][/pod-security/LEVEL]
+// nullopt for any other path.
 struct AdmissionRoute {
-  Face face = Face::kMutate;
+  AdmissionRoute(Face f = Face::kMutate, bool e = false, std::optional<std::string_view> level = std::nullopt)
+      : face(f), enforce(e), pod_security(level) {}
+  Face face;
+  bool enforce;
   std::optional<std::string_view> pod_security;  // as given, checked by HandleAdmission
 };
 std::optional<AdmissionRoute> MatchAdmissionRoute(std::string_view path, std::string_view target);
 
-// `pod_security`: the namespace's level as the route gave it; anything but privileged,
-// baseline or restricted is a 400.
+// `route.pod_security`: anything but privileged, baseline or restricted is a 400.
 AdmissionExchange HandleAdmission(std::string_view body, std::string_view content_type,
-                                  const Policy& policy, Face face,
-                                  size_t max_body_bytes = kDefaultMaxBodyBytes, bool body_padded = false,
-                                  std::optional<std::string_view> pod_security = std::nullopt);
+                                  const Policy& policy, const AdmissionRoute& route,
+                                  size_t max_body_bytes = kDefaultMaxBodyBytes, bool body_padded = false);
 
 // Standard base64 (RFC 4648 §4) with OpenSSL.
 std::string Base64(std::string_view bytes);

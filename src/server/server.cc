@@ -124,8 +124,8 @@ void WebhookServer::HandleAdmissionRoute(const HttpRequest& req, HttpResponse& r
   auto start = Clock::now();
   const std::string endpoint = route.face == Face::kMutate ? "mutate" : "validate";
   auto policy = this->policy();
-  AdmissionExchange x = HandleAdmission(req.body, req.content_type, *policy, route.face, options_.max_body_bytes,
-                                        req.body_padded, route.pod_security);
+  AdmissionExchange x = HandleAdmission(req.body, req.content_type, *policy, route, options_.max_body_bytes,
+                                        req.body_padded);
   res.status = x.status;
   res.body = std::move(x.body);
   auto latency = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);

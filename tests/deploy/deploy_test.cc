@@ -46,6 +46,26 @@ std::map<std::string, json> DeployObjects() {
   return out;
 }
 
+// The chart's matchConditions expression (_helpers.tpl "shmguard.gpuPodExpression") with the GPU
+// names of its default values, rendered as Helm's toJson renders them: what deploy/ must carry.
+std::string ChartGpuPodExpression() {
+  std::string helpers = ReadTestdata("../../charts/shmguard/templates/_helpers.tpl");
+  const std::string begin = "{{- define \"shmguard.gpuPodExpression\" -}}\n";
+  size_t at = helpers.find(begin);
+  REQUIRE(at != std::string::npos);
+  size_t end = helpers.find("\n{{- end -}}", at);
+  std::string body = helpers.substr(at + begin.size(), end - at - begin.size());
+  const std::string assign = "{{- $gpus := .Values.policy.gpuResources | toJson -}}\n";
+  REQUIRE(body.rfind(assign, 0) == 0);
+  body = body.substr(assign.size());
+  json values = Yaml(ReadTestdata("../../charts/shmguard/values.yaml"));
+  const std::string gpus = values["policy"]["gpuResources"].dump();
+  for (size_t p; (p = body.find("{{ $gpus }}")) != std::string::npos;) body.replace(p, 11, gpus);
+  REQUIRE(body.find("{{") == std::string::npos);
+  std::replace(body.begin(), body.end(), '\n', ' ');  // a folded block scalar joins lines with spaces
+  return body;
+}
+
 std::map<std::string, std::string> Args(const json& container) {
   std::map<std::string, std::string> args;
   for (const auto& a : container["args"]) {
@@ -122,18 +142,33 @@ TEST_CASE("deploy/ webhook configurations are safe to install", "[deploy]") {
       CHECK(w["timeoutSeconds"].get<int>() <= 5);
       CHECK(w["clientConfig"]["service"]["name"] == objs["Service"]["metadata"]["name"]);
       CHECK(w["clientConfig"]["service"]["port"] == 443);
-      CHECK(w["namespaceSelector"]["matchLabels"]["shmguard.io/enabled"] == "true");
-      bool excludes_kube_system = false;
-      for (const auto& e : w["namespaceSelector"]["matchExpressions"]) {
-        if (e["key"] == "kubernetes.io/metadata.name" && e["operator"] == "NotIn") {
-          for (const auto& v : e["values"]) excludes_kube_system |= v == "kube-system";
-        }
+      // Cluster-wide: every namespace but the system ones, shmguard's own and those opted out.
+      const json& selector = w["namespaceSelector"];
+      CHECK_FALSE(selector.value("matchLabels", json::object()).contains("shmguard.io/enabled"));
+      std::map<std::string, json> expressions;
+      for (const auto& e : selector["matchExpressions"]) expressions[e["key"]] = e;
+      CHECK(expressions["kubernetes.io/metadata.name"] ==
+            json::parse(R"({"key": "kubernetes.io/metadata.name", "operator": "NotIn",
+                            "values": ["kube-system", "kube-public", "kube-node-lease", "shmguard-system"]})"));
+      CHECK(expressions["shmguard.io/enabled"] ==
+            json::parse(R"({"key": "shmguard.io/enabled", "operator": "NotIn", "values": ["false"]})"));
+      // Baseline and restricted namespaces go to the path that says so; the others to the plain one.
+      const std::string path = w["clientConfig"]["service"]["path"];
+      const json& level = expressions["pod-security.kubernetes.io/enforce"];
+      if (size_t at = path.find("/pod-security/"); at != std::string::npos) {
+        CHECK(level == json({{"key", "pod-security.kubernetes.io/enforce"}, {"operator", "In"},
+                             {"values", {path.substr(at + 14)}}}));
+      } else {
+        CHECK(level == json::parse(R"({"key": "pod-security.kubernetes.io/enforce", "operator": "NotIn",
+                                       "values": ["baseline", "restricted"]})"));
       }
-      CHECK(excludes_kube_system);
+      // Only GPU pods and pods that name shmguard reach it; every other kind does.
+      REQUIRE(w["matchConditions"].size() == 1);
+      CHECK(w["matchConditions"][0]["expression"] == ChartGpuPodExpression());
       CHECK(w["objectSelector"]["matchExpressions"][0] ==
             json({{"key", "app.kubernetes.io/name"}, {"operator", "NotIn"}, {"values", {"shmguard"}}}));
       // Every kind shmguard evaluates is registered where its role says, and nothing else.
-      const bool validate = w["clientConfig"]["service"]["path"] == "/validate";
+      const bool validate = path.rfind("/validate", 0) == 0;
       std::set<std::string> registered, expected;
       for (const auto& r : w["rules"]) {
         CHECK(r["operations"] == json::array({"CREATE"}));
@@ -154,16 +189,31 @@ TEST_CASE("deploy/ webhook configurations are safe to install", "[deploy]") {
       CHECK(registered == expected);
     }
   }
-  REQUIRE(mutating["webhooks"].size() == 1);
-  CHECK(mutating["webhooks"][0]["failurePolicy"] == "Ignore");
-  CHECK(mutating["webhooks"][0]["reinvocationPolicy"] == "IfNeeded");
-  CHECK(mutating["webhooks"][0]["clientConfig"]["service"]["path"] == "/mutate");
-  // Fail closed only where the namespace says enforce.
-  for (const auto& w : validating["webhooks"]) {
-    CHECK(w["clientConfig"]["service"]["path"] == "/validate");
-    bool enforce_label = w["namespaceSelector"]["matchLabels"].value("shmguard.io/enforce", "") == "true";
-    CHECK((w["failurePolicy"] == "Fail") == enforce_label);
+  std::set<std::string> paths;
+  REQUIRE(mutating["webhooks"].size() == 3);
+  for (const auto& w : mutating["webhooks"]) {
+    CHECK(w["failurePolicy"] == "Ignore");
+    CHECK(w["reinvocationPolicy"] == "IfNeeded");
+    paths.insert(w["clientConfig"]["service"]["path"]);
   }
+  // Enforcement only where the namespace is labelled for it: denials and failing closed.
+  REQUIRE(validating["webhooks"].size() == 6);
+  for (const auto& w : validating["webhooks"]) {
+    std::string path = w["clientConfig"]["service"]["path"];
+    paths.insert(path);
+    bool enforce_label = w["namespaceSelector"].value("matchLabels", json::object()).value("shmguard.io/enforce", "") == "true";
+    CHECK((w["failurePolicy"] == "Fail") == enforce_label);
+    CHECK((path.rfind("/validate/enforce", 0) == 0) == enforce_label);
+    if (!enforce_label) {
+      CHECK(w["namespaceSelector"]["matchExpressions"].dump().find(
+                R"({"key":"shmguard.io/enforce","operator":"NotIn","values":["true"]})") != std::string::npos);
+    }
+  }
+  CHECK(paths == std::set<std::string>{"/mutate", "/mutate/pod-security/baseline", "/mutate/pod-security/restricted",
+                                       "/validate", "/validate/pod-security/baseline",
+                                       "/validate/pod-security/restricted", "/validate/enforce",
+                                       "/validate/enforce/pod-security/baseline",
+                                       "/validate/enforce/pod-security/restricted"});
   const json& cert = objs["Certificate"];
   CHECK(cert["spec"]["secretName"] == "shmguard-tls");
   CHECK(cert["spec"]["dnsNames"][0] == "shmguard.shmguard-system.svc");
@@ -176,7 +226,9 @@ TEST_CASE("deploy/ ConfigMap policy loads with shmguard's config loader", "[depl
   INFO((policy ? "" : policy.error().ToString()));
   REQUIRE(policy.has_value());
   CHECK(MatchNamespace(*policy, "shmguard-system").mode == NamespaceMode::kOff);
-  CHECK(MatchNamespace(*policy, "ml-vision").mode == NamespaceMode::kEnforce);
+  CHECK(MatchNamespace(*policy, "kube-system").mode == NamespaceMode::kOff);
+  // Installed cluster-wide, nothing is denied unless a namespace is labelled for it.
+  CHECK(MatchNamespace(*policy, "ml-vision").mode == NamespaceMode::kWarn);
 }
 
 TEST_CASE("the Deployment's args start shmguard, as non-root on a read-only root, serving its probes and webhook paths",
@@ -262,7 +314,7 @@ TEST_CASE("install-without-cert-manager.sh fills caBundle and the TLS Secret", "
       CHECK(o["kind"] != "Certificate");
     }
   }
-  CHECK(webhooks == 3);
+  CHECK(webhooks == 9);
   CHECK(ca_pem.find("BEGIN CERTIFICATE") != std::string::npos);
 }
 

@@ -19,6 +19,7 @@ TEST_CASE("MatchAdmissionRoute: the two faces, with the Pod Security level by qu
     bool matches;
     Face face;
     const char* level;  // nullptr: none given
+    bool enforce = false;
   };
   const Case cases[] = {
       {"/mutate", "/mutate", true, Face::kMutate, nullptr},
@@ -31,6 +32,14 @@ TEST_CASE("MatchAdmissionRoute: the two faces, with the Pod Security level by qu
       {"/validate/pod-security/baseline", "/validate/pod-security/baseline?timeout=5s", true, Face::kValidate,
        "baseline"},
       {"/mutate/pod-security/", "/mutate/pod-security/", true, Face::kMutate, ""},
+      {"/validate/enforce", "/validate/enforce?timeout=10s", true, Face::kValidate, nullptr, true},
+      {"/validate/enforce/pod-security/restricted", "/validate/enforce/pod-security/restricted", true,
+       Face::kValidate, "restricted", true},
+      {"/validate/enforce", "/validate/enforce?podSecurity=baseline", true, Face::kValidate, "baseline", true},
+      {"/mutate/enforce", "/mutate/enforce", false, Face::kMutate, nullptr},  // mutation is the same everywhere
+      {"/validate/enforcex", "/validate/enforcex", false, Face::kValidate, nullptr},
+      {"/validate/pod-security/baseline/enforce", "/validate/pod-security/baseline/enforce", true, Face::kValidate,
+       "baseline/enforce"},  // a level that HandleAdmission refuses
       {"/mutate/", "/mutate/", false, Face::kMutate, nullptr},
       {"/mutatex", "/mutatex", false, Face::kMutate, nullptr},
       {"/mutate/baseline", "/mutate/baseline", false, Face::kMutate, nullptr},
@@ -43,6 +52,7 @@ TEST_CASE("MatchAdmissionRoute: the two faces, with the Pod Security level by qu
     REQUIRE(route.has_value() == c.matches);
     if (!route) continue;
     CHECK(route->face == c.face);
+    CHECK(route->enforce == c.enforce);
     REQUIRE(route->pod_security.has_value() == (c.level != nullptr));
     if (c.level) CHECK(*route->pod_security == c.level);
   }
@@ -52,20 +62,19 @@ TEST_CASE("HandleAdmission answers an unknown Pod Security level with a 400 Admi
   const std::string pod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[
     {"name":"t","resources":{"limits":{"nvidia.com/gpu":4,"memory":"64Gi"}}}]}})";
   const std::string review = test::ReviewJson(pod, "team-a");
-  AdmissionExchange bad = HandleAdmission(review, "application/json", Policy{}, Face::kMutate, 1 << 20, false, "admin");
+  AdmissionExchange bad = HandleAdmission(review, "application/json", Policy{}, {Face::kMutate, false, "admin"});
   CHECK(bad.status == 400);
   json body = json::parse(bad.body);
   CHECK(body["response"]["allowed"] == false);
   CHECK(body["response"]["status"]["message"] ==
         "unknown Pod Security level \"admin\": the route takes privileged, baseline or restricted");
 
-  AdmissionExchange baseline = HandleAdmission(review, "application/json", Policy{}, Face::kMutate, 1 << 20, false,
-                                               "baseline");
+  AdmissionExchange baseline = HandleAdmission(review, "application/json", Policy{}, {Face::kMutate, false, "baseline"});
   CHECK(baseline.status == 200);
   CHECK(baseline.decision == "patched");
   json patch = json::parse(test::DecodeBase64(json::parse(baseline.body)["response"]["patch"]));
   for (const auto& op : patch) CHECK(op["path"] != "/spec/hostIPC");
-  AdmissionExchange privileged = HandleAdmission(review, "application/json", Policy{}, Face::kMutate);
+  AdmissionExchange privileged = HandleAdmission(review, "application/json", Policy{}, {Face::kMutate});
   CHECK(json::parse(test::DecodeBase64(json::parse(privileged.body)["response"]["patch"])).dump().find("hostIPC") !=
         std::string::npos);
 }

@@ -128,6 +128,13 @@ TEST_CASE("serve: /validate denies in enforce and warns in warn namespaces", "[s
   CHECK(warned["allowed"] == true);
   REQUIRE(warned["warnings"].size() >= 1);
   for (const auto& w : warned["warnings"]) CHECK(w.get<std::string>().size() <= 120);
+  // A namespace labelled for enforcement is routed to /validate/enforce: denied whatever the
+  // policy's rule for its name says.
+  json labelled = f.Response("/validate/enforce", test::ReviewJson(kTooBig, "team-a"));
+  CHECK(labelled["allowed"] == false);
+  CHECK(labelled["status"]["code"] == 403);
+  CHECK(f.Response("/validate/enforce/pod-security/baseline", test::ReviewJson(kPod, "team-a"))["allowed"] == false);
+  CHECK(f.Response("/validate/enforce", test::ReviewJson(kTooBig, "kube-system"))["allowed"] == true);  // off
   json mutate_denied = f.Response("/mutate", test::ReviewJson(kTooBig, "ml-vision"));
   CHECK(mutate_denied["allowed"] == true);
   CHECK_FALSE(mutate_denied.contains("patch"));

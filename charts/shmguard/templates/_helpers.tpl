@@ -27,10 +27,15 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- default (printf "%s-tls" (include "shmguard.fullname" .)) .Values.tls.secretName -}}
 {{- end -}}
 
-{{/* The parts every webhook entry shares: service, rules, selectors. $path is /mutate or /validate. */}}
+{{/* The parts every webhook entry shares: service, rules, matchConditions. Arguments: the root
+context, the route (/mutate, /validate, or /validate/enforce: denials as under a policy rule
+`mode: enforce`) and the namespace Pod Security level it serves ("" for
+privileged namespaces, else baseline or restricted: the path /FACE/pod-security/LEVEL, since the
+API server takes no query string in service.path). */}}
 {{- define "shmguard.webhookCommon" -}}
 {{- $root := index . 0 -}}
 {{- $path := index . 1 -}}
+{{- $level := index . 2 -}}
 admissionReviewVersions: [v1]
 sideEffects: None
 timeoutSeconds: {{ $root.Values.webhook.timeoutSeconds }}
@@ -39,7 +44,7 @@ clientConfig:
   service:
     name: {{ include "shmguard.fullname" $root }}
     namespace: {{ $root.Release.Namespace }}
-    path: {{ $path }}
+    path: {{ $path }}{{ if $level }}/pod-security/{{ $level }}{{ end }}
     port: 443
   {{- if not $root.Values.certManager.enabled }}
   caBundle: {{ required "tls.caBundle is required when certManager.enabled is false" $root.Values.tls.caBundle }}
@@ -95,7 +100,7 @@ rules:
     operations: [CREATE]
     resources: [clusterworkflowtemplates]
     scope: Cluster
-  {{- if eq $path "/validate" }}
+  {{- if hasPrefix "/validate" $path }}
   - apiGroups: [ray.io]
     apiVersions: [v1, v1alpha1]
     operations: [CREATE]
@@ -112,12 +117,70 @@ objectSelector:
     - key: app.kubernetes.io/name
       operator: NotIn
       values: [{{ include "shmguard.name" $root }}]
+{{- if and $root.Values.webhook.gpuPodsOnly (semverCompare ">=1.28.0-0" $root.Capabilities.KubeVersion.Version) }}
+matchConditions:
+  - name: gpu-or-shmguard-pods
+    expression: >-
+      {{- include "shmguard.gpuPodExpression" $root | nindent 6 }}
+{{- end }}
 {{- end -}}
 
-{{- define "shmguard.excludedNamespaces" -}}
-- key: kubernetes.io/metadata.name
-  operator: NotIn
-  values: {{ append .Values.webhook.excludedNamespaces .Release.Namespace | toJson }}
+{{/* CEL (matchConditions, Kubernetes >= 1.28): a Pod reaches shmguard only when one of its
+containers or init containers requests a GPU of the policy (limits or requests) or it carries a
+shmguard.io/ annotation; other kinds always do. The GPU names are the policy's own. */}}
+{{- define "shmguard.gpuPodExpression" -}}
+{{- $gpus := .Values.policy.gpuResources | toJson -}}
+request.kind.kind != 'Pod' ||
+(has(object.metadata.annotations) && object.metadata.annotations.exists(k, k.startsWith('shmguard.io/'))) ||
+[has(object.spec.containers) ? object.spec.containers : [], has(object.spec.initContainers) ? object.spec.initContainers : []].exists(cs, cs.exists(c, has(c.resources) && ((has(c.resources.limits) && {{ $gpus }}.exists(g, g in c.resources.limits)) || (has(c.resources.requests) && {{ $gpus }}.exists(g, g in c.resources.requests)))))
+{{- end -}}
+
+{{/* Which namespaces an entry reaches. Arguments: the root context, the Pod Security level
+("" for namespaces not labelled baseline or restricted) and the enforce label's role: "only"
+(fail-closed validation), "exclude" (the other validation entry) or "" (mutation). */}}
+{{- define "shmguard.namespaceSelector" -}}
+{{- $root := index . 0 -}}
+{{- $level := index . 1 -}}
+{{- $enforce := index . 2 -}}
+{{- $w := $root.Values.webhook -}}
+{{- if or (eq $w.scope "labelled") (eq $enforce "only") }}
+matchLabels:
+  {{- if eq $w.scope "labelled" }}
+  {{ $w.enabledLabel }}: "true"
+  {{- end }}
+  {{- if eq $enforce "only" }}
+  {{ $w.enforceLabel }}: "true"
+  {{- end }}
+{{- end }}
+matchExpressions:
+  - key: kubernetes.io/metadata.name
+    operator: NotIn
+    values: {{ append $w.excludedNamespaces $root.Release.Namespace | toJson }}
+  {{- if eq $w.scope "cluster" }}
+  - key: {{ $w.enabledLabel }}
+    operator: NotIn
+    values: ["false"]
+  {{- end }}
+  {{- if eq $enforce "exclude" }}
+  - key: {{ $w.enforceLabel }}
+    operator: NotIn
+    values: ["true"]
+  {{- end }}
+  - key: {{ $w.podSecurityLabel }}
+    {{- if $level }}
+    operator: In
+    values: [{{ $level }}]
+    {{- else }}
+    operator: NotIn
+    values: [baseline, restricted]
+    {{- end }}
+{{- end -}}
+
+{{/* The entry name for a face and level: mutate.shmguard.io, mutate-baseline.shmguard.io... */}}
+{{- define "shmguard.entryName" -}}
+{{- $base := index . 0 -}}
+{{- $level := index . 1 -}}
+{{- if $level }}{{ $base }}-{{ $level }}.shmguard.io{{ else }}{{ $base }}.shmguard.io{{ end -}}
 {{- end -}}
 
 {{- define "shmguard.caAnnotation" -}}
