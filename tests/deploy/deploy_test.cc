@@ -219,6 +219,31 @@ TEST_CASE("deploy/ webhook configurations are safe to install", "[deploy]") {
   CHECK(cert["spec"]["dnsNames"][0] == "shmguard.shmguard-system.svc");
 }
 
+// The dry-run line of the README and the chart's NOTES: `kubectl api-resources -o name` filtered
+// by a pattern that must name every kind shmguard evaluates, as kubectl names its resource.
+TEST_CASE("the audit-before-install line covers every kind shmguard evaluates", "[deploy]") {
+  const std::string readme = ReadTestdata("../../README.md");
+  const std::string notes = ReadTestdata("../../charts/shmguard/templates/NOTES.txt");
+  std::smatch m;
+  REQUIRE(std::regex_search(readme, m, std::regex(R"(kubectl api-resources -o name \| grep -xE '([^']+)')")));
+  const std::string pattern = m[1];
+  CHECK(notes.find("grep -xE '" + pattern + "'") != std::string::npos);
+  const std::regex names(pattern, std::regex::extended);
+  int kinds = 0;
+  for (const KindInfo& k : KnownKinds()) {
+    if (k.resource.empty()) continue;  // Compose: not an API kind
+    std::string api_version(k.api_version);
+    size_t slash = api_version.find('/');
+    std::string name = std::string(k.resource) + (slash == std::string::npos ? "" : "." + api_version.substr(0, slash));
+    CAPTURE(name);
+    CHECK(std::regex_match(name, names));
+    ++kinds;
+  }
+  CHECK(kinds >= 25);
+  CHECK_FALSE(std::regex_match(std::string("services"), names));
+  CHECK_FALSE(std::regex_match(std::string("jobs.batchx"), names));
+}
+
 TEST_CASE("deploy/ ConfigMap policy loads with shmguard's config loader", "[deploy]") {
   auto objs = DeployObjects();
   std::string policy_yaml = objs["ConfigMap"]["data"]["policy.yaml"];
