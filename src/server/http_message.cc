@@ -1,7 +1,9 @@
 // ParseRequestHead, AppendResponse.
 #include "server/http_message.h"
 
+#include <algorithm>
 #include <cctype>
+#include <optional>
 
 namespace shmguard::server {
 namespace {
@@ -38,6 +40,31 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
+// tchar (RFC 9110 §5.6.2): what method and field names are made of.
+bool IsTokenChar(char c) {
+  if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
+  return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+
+// Content-Length: 1*DIGIT, or a list of identical values ("5, 5"), at most 12 digits.
+std::optional<size_t> ParseContentLength(std::string_view value) {
+  std::optional<size_t> out;
+  while (true) {
+    size_t comma = value.find(',');
+    std::string_view item = Trim(value.substr(0, comma));
+    if (item.empty() || item.size() > 12) return std::nullopt;
+    size_t n = 0;
+    for (char ch : item) {
+      if (ch < '0' || ch > '9') return std::nullopt;
+      n = n * 10 + static_cast<size_t>(ch - '0');
+    }
+    if (out && *out != n) return std::nullopt;
+    out = n;
+    if (comma == std::string_view::npos) return out;
+    value.remove_prefix(comma + 1);
+  }
+}
+
 HeadParse Error(int status, std::string message) {
   HeadParse p;
   p.status = HeadParse::Status::kError;
@@ -49,7 +76,16 @@ HeadParse Error(int status, std::string message) {
 }  // namespace
 
 HeadParse ParseRequestHead(std::string_view received, size_t max_header_bytes, size_t max_body_bytes) {
+  // Lines end in CRLF (RFC 9112 §2.2): a bare LF or CR is refused as soon as it arrives, rather
+  // than waiting for a blank line that a client using bare LFs never sends.
   size_t head_end = received.find("\r\n\r\n");
+  std::string_view scanned = received.substr(0, head_end == std::string_view::npos ? received.size() : head_end + 4);
+  for (size_t i = 0; i < scanned.size(); ++i) {
+    if (scanned[i] == '\n' && (i == 0 || scanned[i - 1] != '\r')) return Error(400, "bare LF: lines must end in CRLF");
+    if (scanned[i] == '\r' && i + 1 < scanned.size() && scanned[i + 1] != '\n') {
+      return Error(400, "bare CR: lines must end in CRLF");
+    }
+  }
   if (head_end == std::string_view::npos) {
     if (received.size() > max_header_bytes) return Error(431, "request headers too large");
     return HeadParse{};
@@ -58,45 +94,79 @@ HeadParse ParseRequestHead(std::string_view received, size_t max_header_bytes, s
   std::string_view head = received.substr(0, head_end);
   size_t line_end = head.find("\r\n");
   std::string_view line = head.substr(0, line_end);
+
+  // request-line = method SP request-target SP HTTP-version, single spaces (RFC 9112 §3).
   size_t sp1 = line.find(' ');
   size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
-  if (sp2 == std::string_view::npos) return Error(400, "malformed request line");
+  if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos) {
+    return Error(400, "malformed request line");
+  }
   HeadParse p;
   RequestHead& h = p.head;
   h.request.method = line.substr(0, sp1);
   h.request.target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+  if (h.request.method.empty() || !std::all_of(h.request.method.begin(), h.request.method.end(), IsTokenChar)) {
+    return Error(400, "malformed request line: bad method");
+  }
+  // Only the origin form ("/path?query") is served; absolute, authority and asterisk forms are not.
+  if (h.request.target.empty() || h.request.target.front() != '/') {
+    return Error(400, "request target must be a path (origin form)");
+  }
+  for (char c : h.request.target) {
+    if (c <= ' ' || c >= 0x7f) return Error(400, "request target holds a space or control byte");
+  }
   std::string_view version = line.substr(sp2 + 1);
   if (version != "HTTP/1.1" && version != "HTTP/1.0") return Error(400, "unsupported HTTP version");
   h.request.http10 = version == "HTTP/1.0";
   h.request.path = h.request.target.substr(0, h.request.target.find('?'));
   h.keep_alive = !h.request.http10;
-  bool chunked = false;
+
+  bool has_length = false, has_transfer_encoding = false, chunked = false;
+  int fields = 0, hosts = 0;
   size_t pos = line_end == std::string_view::npos ? head.size() : line_end + 2;
   while (pos < head.size()) {
     size_t eol = head.find("\r\n", pos);
     std::string_view header = head.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos);
     pos = eol == std::string_view::npos ? head.size() : eol + 2;
+    if (++fields > kMaxHeaderFields) {
+      return Error(431, "more than " + std::to_string(kMaxHeaderFields) + " header fields");
+    }
+    if (header.front() == ' ' || header.front() == '\t') return Error(400, "obsolete line folding");
     size_t colon = header.find(':');
     if (colon == std::string_view::npos) return Error(400, "malformed header line");
-    std::string_view name = header.substr(0, colon), value = Trim(header.substr(colon + 1));
+    std::string_view name = header.substr(0, colon);
+    // field-name is a token, with no whitespace before the colon (RFC 9112 §5.1).
+    if (name.empty() || !std::all_of(name.begin(), name.end(), IsTokenChar)) {
+      return Error(400, "malformed header field name");
+    }
+    std::string_view raw_value = header.substr(colon + 1);
+    for (char c : raw_value) {
+      unsigned char u = static_cast<unsigned char>(c);
+      if ((u < 0x20 && c != '\t') || u == 0x7f) return Error(400, "control byte in a header field value");
+    }
+    std::string_view value = Trim(raw_value);
     if (EqualsNoCase(name, "content-length")) {
-      if (value.empty() || value.size() > 12) return Error(400, "invalid Content-Length");
-      h.content_length = 0;
-      for (char ch : value) {
-        if (ch < '0' || ch > '9') return Error(400, "invalid Content-Length");
-        h.content_length = h.content_length * 10 + static_cast<size_t>(ch - '0');
-      }
+      auto length = ParseContentLength(value);
+      if (!length) return Error(400, "invalid Content-Length");
+      if (has_length && *length != h.content_length) return Error(400, "differing Content-Length values");
+      h.content_length = *length;
+      has_length = true;
     } else if (EqualsNoCase(name, "content-type")) {
       h.request.content_type = value;
     } else if (EqualsNoCase(name, "connection")) {
       if (EqualsNoCase(value, "close")) h.keep_alive = false;
       if (EqualsNoCase(value, "keep-alive")) h.keep_alive = true;
     } else if (EqualsNoCase(name, "transfer-encoding")) {
-      chunked = !EqualsNoCase(value, "identity");
+      has_transfer_encoding = true;
+      chunked = chunked || !EqualsNoCase(value, "identity");
     } else if (EqualsNoCase(name, "expect")) {
       h.expect_continue = EqualsNoCase(value, "100-continue");
+    } else if (EqualsNoCase(name, "host")) {
+      if (++hosts > 1) return Error(400, "more than one Host header field");
     }
   }
+  // Both framings at once is how requests are smuggled (RFC 9112 §6.3): refused.
+  if (has_transfer_encoding && has_length) return Error(400, "Transfer-Encoding together with Content-Length");
   if (chunked) return Error(411, "send the body with Content-Length");
   if (h.content_length > max_body_bytes) {
     return Error(413, "request body of " + std::to_string(h.content_length) + " bytes exceeds the limit of " +

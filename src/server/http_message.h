@@ -42,10 +42,16 @@ struct HeadParse {
   std::string error;        // kError: for the response body
 };
 
-// Parses the head at the start of `received`. kIncomplete until the blank line arrives;
-// kError for a malformed request line or header, a version other than HTTP/1.0-1.1, a chunked
-// body (411), a Content-Length over `max_body_bytes` (413) or a head over `max_header_bytes`
-// (431). Views in the result point into `received`.
+inline constexpr int kMaxHeaderFields = 100;
+
+// Parses the head at the start of `received`, strictly per RFC 9112. kIncomplete until the
+// blank line arrives; kError (400) at once for a bare LF or CR, and for a request line other than
+// METHOD SP /origin-form SP HTTP/1.0|1.1, a header field with whitespace before its colon, obsolete
+// line folding, a control byte in a value, Content-Length values that differ or are not digits,
+// Transfer-Encoding with Content-Length, more than one Host; 411 for a chunked body without
+// Content-Length; 413 for a Content-Length over `max_body_bytes`; 431 for a head over
+// `max_header_bytes` or more than kMaxHeaderFields fields. Views in the result point into
+// `received`.
 HeadParse ParseRequestHead(std::string_view received, size_t max_header_bytes, size_t max_body_bytes);
 
 // Appends "HTTP/1.1 <status> <reason>", Content-Type, Content-Length, the extra headers,

@@ -141,6 +141,48 @@ TEST_CASE("hostile: HTTP/1.0, pipelining and Expect: 100-continue", "[hostile][n
   }
 }
 
+// Framing errors over the real transport: one well-formed response each, at once (a bare LF
+// does not wait for the request timeout), then the connection is closed — nothing sent after
+// the bad head is ever read as a second request.
+TEST_CASE("hostile: framing errors are answered at once with one response, then the connection closes",
+          "[hostile][net]") {
+  Server s(/*request_timeout_seconds=*/30);
+  const std::string body = test::ReviewJson(kPod, "team-a");
+  const std::string smuggled = Request(body);  // would be a second request if the first were misread
+  const std::pair<std::string, int> cases[] = {
+      {"POST /mutate HTTP/1.1\nHost: localhost\nContent-Length: 2\n\n{}", 400},
+      {"POST /mutate HTTP/1.1\r\nHost: l\r\nContent-Length: 2\r\nContent-Length: 40\r\n\r\n{}" + smuggled, 400},
+      {"POST /mutate HTTP/1.1\r\nHost: l\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + smuggled, 400},
+      {"POST /mutate HTTP/1.1\r\nHost: l\r\nContent-Length : 2\r\n\r\n{}" + smuggled, 400},
+      {"POST /mutate HTTP/1.1\r\nHost: l\r\nX: a\r\n b\r\nContent-Length: 2\r\n\r\n{}", 400},
+      {"POST /mutate HTTP/1.1\r\nHost: l\r\nX: a" + std::string(1, '\0') + "\r\n\r\n", 400},
+      {"POST http://localhost/mutate HTTP/1.1\r\nHost: l\r\n\r\n", 400},
+      {"POST  /mutate HTTP/1.1\r\nHost: l\r\n\r\n", 400},
+      {"POST /mutate HTTP/1.1\r\nHost: l\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + smuggled, 411},
+  };
+  for (const auto& [request, status] : cases) {
+    CAPTURE(request.substr(0, 60));
+    TlsConnection c(s.port(), s.ca);
+    REQUIRE(c.ok());
+    auto start = Clock::now();
+    REQUIRE(c.Write(request));
+    auto reply = c.Read();
+    CHECK(reply.status == status);
+    CHECK(reply.headers["connection"] == "close");
+    CHECK(reply.headers["content-length"] == std::to_string(reply.body.size()));
+    CHECK_FALSE(reply.body.empty());
+    CHECK(c.Read().status == 0);  // closed: no second response
+    CHECK(Clock::now() - start < std::chrono::seconds(5));
+  }
+  // A field too many: 431, closed as well.
+  std::string many = "POST /mutate HTTP/1.1\r\nHost: l\r\n";
+  for (int i = 0; i < 101; ++i) many += "X-" + std::to_string(i) + ": v\r\n";
+  TlsConnection c(s.port(), s.ca);
+  REQUIRE(c.Write(many + "\r\n"));
+  CHECK(c.Read().status == 431);
+  CHECK(c.Read().status == 0);
+}
+
 TEST_CASE("hostile: plaintext HTTP on the TLS port is dropped, the server stays up", "[hostile][net]") {
   Server s;
   int fd = test::ConnectLoopback(s.port());
