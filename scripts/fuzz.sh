@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, ASan + UBSan) and runs each one.
 #   scripts/fuzz.sh [RUNS] [SECONDS] [TARGET...]   defaults: 10,000,000 runs, at most 1800 s each,
-#                                                  all four targets (admission quantity audit config)
+#                                                  all five targets (admission quantity audit config
+#                                                  transport)
 # Seeds come from examples/, tests/testdata and (when present) the third-party manifests in
 # ${SHMGUARD_CORPUS_DIR:-../shared/testdata}; corpora grow in build-fuzz/corpus/<target>.
 # A crash leaves build-fuzz/<target>-crash-*; turn it into a regression test before fixing.
@@ -12,7 +13,7 @@ corpus=${SHMGUARD_CORPUS_DIR:-../shared/testdata}
 runs=${1:-10000000}
 seconds=${2:-1800}
 shift $(( $# > 2 ? 2 : $# ))
-targets=("${@:-admission quantity audit config}")
+targets=("${@:-admission quantity audit config transport}")
 read -r -a targets <<< "${targets[*]}"
 ./scripts/install-deps.sh
 dpkg-query -W -f='${Status}' clang libclang-rt-14-dev 2>/dev/null | grep -c "install ok installed" | grep -q 2 ||
@@ -36,6 +37,26 @@ seed() {  # seed corpora from the test data
 import json, pathlib, sys
 items = [json.loads(p.read_text()) for p in pathlib.Path(sys.argv[2], "k8s-api").glob("*.json")]
 pathlib.Path(sys.argv[1], "list.json").write_text(json.dumps({"apiVersion": "v1", "items": items, "kind": "List"}, indent=1))
+PY
+      ;;
+    transport)  # whole requests as the API server sends them, pipelined, and framing edge cases
+      python3 bench/make_bodies.py build-fuzz/bodies >/dev/null
+      python3 - "$dir" build-fuzz/bodies <<'PY'
+import pathlib, sys
+out, bodies = pathlib.Path(sys.argv[1]), sorted(pathlib.Path(sys.argv[2]).glob("*.json"))[:4]
+def req(body, path="/mutate?timeout=10s", extra=""):
+    return (f"POST {path} HTTP/1.1\r\nHost: shmguard.shmguard-system.svc:443\r\nContent-Type: application/json\r\n"
+            f"{extra}Content-Length: {len(body)}\r\n\r\n").encode() + body
+for i, b in enumerate(bodies):
+    body = b.read_bytes()
+    chunks = bytes([3, 17, 200, 5])  # a first byte saying 3 chunk sizes follow, then the sizes
+    out.joinpath(f"one-{i}").write_bytes(b"\0" + req(body))
+    out.joinpath(f"pipelined-{i}").write_bytes(chunks + req(body) + req(body, "/validate/enforce/pod-security/baseline"))
+    out.joinpath(f"continue-{i}").write_bytes(b"\0" + req(body, extra="Expect: 100-continue\r\n"))
+for i, raw in enumerate([b"GET /healthz HTTP/1.0\r\n\r\n", b"POST /mutate HTTP/1.1\nHost: x\n\n",
+                         b"POST /mutate HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}",
+                         b"POST /mutate HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"]):
+    out.joinpath(f"edge-{i}").write_bytes(b"\0" + raw)
 PY
       ;;
     config)

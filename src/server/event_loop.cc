@@ -18,34 +18,23 @@
 
 #include <openssl/err.h>
 
-#include "server/byte_buffer.h"
+#include "server/http_connection.h"
 
 namespace shmguard::server {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr size_t kReadChunk = 16 << 10;       // a TLS record's most plaintext: SSL_read gives no more
-// What an idle connection keeps of its buffer: one read's room, so that 10,000 keep-alive
-// connections hold at most ~160 MB however large their last requests were.
-constexpr size_t kKeepIdleBuffer = kReadChunk + io::kJsonReadAhead;
-constexpr size_t kRoomAhead = 1 << 20;        // allocated for a body before its bytes arrive
 constexpr auto kScanInterval = std::chrono::milliseconds(250);
 
-struct Connection {
+// A connection: the socket, and for TLS the OpenSSL state, around its HTTP side (reads at most
+// kReadChunk at a time: a TLS record's most plaintext). `ssl` is null over plain TCP.
+struct Connection : HttpConnection {
   int fd = -1;
   SSL* ssl = nullptr;
   bool handshaken = false;
-  bool request_started = false;  // bytes of an unfinished request are buffered
-  bool continue_sent = false;
-  bool close_after_write = false;
   bool lingering = false;  // response sent and FIN sent; discarding input until the peer closes
-  int served = 0;          // responses written on this connection
   bool epollout = false;
-  ByteBuffer in;
-  size_t in_expected = 0;  // the size of the request being received, once its head is parsed
-  std::string out;
-  size_t out_pos = 0;
-  Clock::time_point accepted, last_activity, request_start, linger_until;
+  Clock::time_point accepted, last_activity, linger_until;
 };
 
 constexpr auto kLinger = std::chrono::seconds(2);
@@ -57,7 +46,8 @@ class EventLoop {
  public:
   EventLoop(int epoll_fd, int listen_fd, int wake_fd, SSL_CTX* ctx, const HttpsServerOptions& o,
             const HttpHandler& handler, const std::atomic<bool>& stopping, std::atomic<size_t>& count)
-      : epfd_(epoll_fd), listen_fd_(listen_fd), wake_fd_(wake_fd), ctx_(ctx), o_(o), handler_(handler),
+      : epfd_(epoll_fd), listen_fd_(listen_fd), wake_fd_(wake_fd), ctx_(ctx), o_(o),
+        limits_{o.max_header_bytes, o.max_body_bytes}, handler_(handler),
         stopping_(stopping), count_(count) {}
 
   void Run() {
@@ -135,12 +125,16 @@ class EventLoop {
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       auto c = std::make_unique<Connection>();
       c->fd = fd;
-      c->ssl = SSL_new(ctx_);
-      SSL_set_fd(c->ssl, fd);
-      SSL_set_accept_state(c->ssl);
-      SSL_set_mode(c->ssl, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
-                               SSL_MODE_RELEASE_BUFFERS);
-      SSL_set_read_ahead(c->ssl, 1);  // a record's header and body in one read(), not two
+      if (ctx_) {
+        c->ssl = SSL_new(ctx_);
+        SSL_set_fd(c->ssl, fd);
+        SSL_set_accept_state(c->ssl);
+        SSL_set_mode(c->ssl, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
+                                 SSL_MODE_RELEASE_BUFFERS);
+        SSL_set_read_ahead(c->ssl, 1);  // a record's header and body in one read(), not two
+      } else {
+        c->handshaken = true;  // plain HTTP: nothing to negotiate
+      }
       c->accepted = c->last_activity = Clock::now();
       epoll_event ev{};
       ev.events = EPOLLIN;
@@ -158,6 +152,9 @@ class EventLoop {
     if (it != conns_.end() && !Progress(*it->second)) Close(fd);
   }
 
+  // Bytes OpenSSL has read from the socket but not handed out (never any over plain TCP).
+  static bool Pending(const Connection& c) { return c.ssl && SSL_has_pending(c.ssl); }
+
   static bool IsIdle(const Connection& c) {
     return !c.lingering && !c.request_started && c.out_pos >= c.out.size();
   }
@@ -166,9 +163,11 @@ class EventLoop {
     auto it = conns_.find(fd);
     if (it == conns_.end()) return;
     Connection& c = *it->second;
-    if (c.handshaken && !c.lingering) SSL_shutdown(c.ssl);  // best effort close_notify; never waits
-    SSL_free(c.ssl);
-    ERR_clear_error();
+    if (c.ssl) {
+      if (c.handshaken && !c.lingering) SSL_shutdown(c.ssl);  // best effort close_notify; never waits
+      SSL_free(c.ssl);
+      ERR_clear_error();
+    }
     ::close(fd);
     conns_.erase(it);
     --count_;
@@ -186,14 +185,18 @@ class EventLoop {
   // Sends what is queued. False on a broken connection.
   bool Flush(Connection& c) {
     while (c.out_pos < c.out.size()) {
-      int n = SSL_write(c.ssl, c.out.data() + c.out_pos, static_cast<int>(c.out.size() - c.out_pos));
+      const size_t left = c.out.size() - c.out_pos;
+      long n = c.ssl ? SSL_write(c.ssl, c.out.data() + c.out_pos, static_cast<int>(left))
+                     : ::send(c.fd, c.out.data() + c.out_pos, left, MSG_NOSIGNAL);
       if (n > 0) {
         c.out_pos += static_cast<size_t>(n);
         c.last_activity = Clock::now();
         continue;
       }
-      int err = SSL_get_error(c.ssl, n);
-      if (err == SSL_ERROR_WANT_WRITE || err == SSL_ERROR_WANT_READ) {
+      const bool again = c.ssl ? (SSL_get_error(c.ssl, static_cast<int>(n)) == SSL_ERROR_WANT_WRITE ||
+                                  SSL_get_error(c.ssl, static_cast<int>(n)) == SSL_ERROR_WANT_READ)
+                               : (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR));
+      if (again) {
         WantWrite(c, true);
         return true;
       }
@@ -210,7 +213,7 @@ class EventLoop {
   // first, then read and discard until the client closes or kLinger passes (nginx's
   // lingering_close).
   bool StartLinger(Connection& c) {
-    SSL_shutdown(c.ssl);
+    if (c.ssl) SSL_shutdown(c.ssl);
     ::shutdown(c.fd, SHUT_WR);
     c.lingering = true;
     c.linger_until = Clock::now() + kLinger;
@@ -252,26 +255,31 @@ class EventLoop {
     size_t read_now = 0;
     bool eof = false;
     while (read_now < o_.max_read_per_wakeup) {
-      int n = SSL_read(c.ssl, c.in.Prepare(kReadChunk), static_cast<int>(kReadChunk));
+      long n = c.ssl ? SSL_read(c.ssl, c.in.Prepare(kReadChunk), static_cast<int>(kReadChunk))
+                     : ::recv(c.fd, c.in.Prepare(kReadChunk), kReadChunk, 0);
       if (n > 0) {
         c.in.Commit(static_cast<size_t>(n));
         read_now += static_cast<size_t>(n);
-        Handle(c);
+        c.Handle(limits_, handler_, stopping_.load());
         // Everything read is answered and OpenSSL holds nothing more: no read that would only
         // say EAGAIN (epoll is level-triggered: whatever arrives next wakes this loop again).
         // Nor read on once the connection is to close: lingering discards the rest.
-        if (c.close_after_write || (!c.request_started && !SSL_has_pending(c.ssl))) break;
+        if (c.close_after_write || (!c.request_started && !Pending(c))) break;
         continue;
       }
-      int err = SSL_get_error(c.ssl, n);
-      if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) break;
+      if (c.ssl) {
+        int err = SSL_get_error(c.ssl, static_cast<int>(n));
+        if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) break;
+      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+        break;
+      }
       eof = true;  // close_notify, EOF or error
       break;
     }
     if (read_now > 0) c.last_activity = Clock::now();
     // Stopped at the fairness limit with whole records in OpenSSL's read-ahead buffer: epoll
     // cannot see them (they left the socket), so the loop comes back to this connection itself.
-    if (read_now >= o_.max_read_per_wakeup && SSL_has_pending(c.ssl)) read_on_.push_back(c.fd);
+    if (read_now >= o_.max_read_per_wakeup && Pending(c)) read_on_.push_back(c.fd);
     if (!Flush(c)) return false;
     if (c.out_pos >= c.out.size()) {
       if (c.close_after_write) return eof ? false : StartLinger(c);
@@ -280,56 +288,6 @@ class EventLoop {
       if (stopping_.load() && !c.request_started && c.served > 0) return false;
     }
     return !eof;
-  }
-
-  // Answers every complete request in the buffer, in order.
-  void Handle(Connection& c) {
-    while (!c.in.empty() && !c.close_after_write) {
-      if (!c.request_started) {
-        c.request_started = true;
-        c.request_start = Clock::now();
-      }
-      if (c.in.size() < c.in_expected) return;  // the body is still arriving: its head is known
-      HeadParse parsed = ParseRequestHead(c.in.view(), o_.max_header_bytes, o_.max_body_bytes);
-      if (parsed.status == HeadParse::Status::kIncomplete) return;
-      if (parsed.status == HeadParse::Status::kError) return Fail(c, parsed.error_status, parsed.error);
-      const RequestHead& h = parsed.head;
-      size_t total = h.head_bytes + h.content_length;
-      if (c.in.size() < total) {
-        c.in_expected = total;
-        // Room for the body now, not copies as it grows; a claim alone gets at most kRoomAhead.
-        c.in.Prepare(std::min(total - c.in.size(), kRoomAhead));
-        if (h.expect_continue && !c.continue_sent) {
-          c.out += "HTTP/1.1 100 Continue\r\n\r\n";
-          c.continue_sent = true;
-        }
-        return;
-      }
-      HttpRequest req = h.request;
-      req.body = c.in.view().substr(h.head_bytes, h.content_length);
-      req.body_padded = c.in.ReadableAfter(h.head_bytes, h.content_length) >= io::kJsonReadAhead;
-      HttpResponse res;
-      handler_(req, res);
-      bool close = !h.keep_alive || stopping_.load();
-      AppendResponse(c.out, res, close);
-      ++c.served;
-      c.in.Consume(total, kKeepIdleBuffer);
-      c.in_expected = 0;
-      c.request_started = false;
-      c.continue_sent = false;
-      if (close) {
-        c.close_after_write = true;
-        c.in.Clear();
-      }
-    }
-  }
-
-  void Fail(Connection& c, int status, const std::string& message) {
-    AppendError(c.out, status, message);
-    c.close_after_write = true;
-    c.request_started = false;
-    c.in.Clear();
-    c.in_expected = 0;
   }
 
   void ExpireDeadlines(Clock::time_point now) {
@@ -346,7 +304,7 @@ class EventLoop {
         if (now - c->last_activity > request_timeout) expired.push_back(fd);  // client not reading
       } else if (c->request_started) {
         if (now - c->request_start > request_timeout) {  // slowloris: the whole request is late
-          Fail(*c, 408, "request not received within " + std::to_string(o_.request_timeout_seconds) + "s");
+          c->Fail(408, "request not received within " + std::to_string(o_.request_timeout_seconds) + "s");
           if (!Flush(*c) || c->out_pos >= c->out.size()) expired.push_back(fd);
         }
       } else if (now - c->last_activity > keep_alive) {
@@ -359,6 +317,7 @@ class EventLoop {
   int epfd_, listen_fd_, wake_fd_;
   SSL_CTX* ctx_;
   const HttpsServerOptions& o_;
+  const HttpLimits limits_;
   const HttpHandler& handler_;
   const std::atomic<bool>& stopping_;
   std::atomic<size_t>& count_;

@@ -1,6 +1,6 @@
-// The webhook's HTTPS transport: epoll event loops over non-blocking OpenSSL connections.
-// cpp-httplib (still used for the plain-HTTP metrics port) holds a thread per keep-alive
-// connection and spends ~13 syscalls per request; measured, its floor was 22% of nginx's rate on
+// The webhook's HTTPS transport (and, without TLS, the metrics port's): epoll event loops over
+// non-blocking connections. cpp-httplib holds a thread per keep-alive connection and spends ~13
+// syscalls per request; measured, its floor was 22% of nginx's rate on
 // a 10 KB review before any JSON was parsed (bench/README.md). Here a request costs one read and
 // one write, idle connections cost no thread, and every request must arrive whole within a
 // deadline, so slow clients cannot hold the server.
@@ -20,13 +20,13 @@
 
 #include <openssl/ssl.h>
 
+#include "server/http_connection.h"
 #include "server/http_message.h"
 #include "shmguard/result.h"
 
 namespace shmguard::server {
 
 // Called on a loop thread for every complete request; must be thread-safe and must not throw.
-using HttpHandler = std::function<void(const HttpRequest&, HttpResponse&)>;
 
 struct HttpsServerOptions {
   std::string bind_address = "0.0.0.0";
@@ -42,7 +42,9 @@ struct HttpsServerOptions {
 
 class HttpsServer {
  public:
-  // `ctx` is borrowed and must outlive the server (certificates are set per handshake on it).
+  // `ctx` is borrowed and must outlive the server (certificates are set per handshake on it);
+  // nullptr serves plain HTTP over TCP with the same framing, limits and deadlines (the
+  // metrics and probe port).
   HttpsServer(HttpsServerOptions options, SSL_CTX* ctx, HttpHandler handler);
   ~HttpsServer();  // Stop()
 

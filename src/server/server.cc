@@ -5,7 +5,6 @@
 
 #include "io/config.h"
 #include "server/admission_handler.h"
-#include "server/thread_pool.h"
 
 namespace shmguard::server {
 namespace {
@@ -13,11 +12,20 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-// cpp-httplib's default also sets SO_REUSEPORT, which lets a second process bind the same port
-// and silently take half the connections. Only SO_REUSEADDR (fast restarts) is wanted.
-void ReuseAddressOnly(socket_t sock) {
-  int yes = 1;
-  setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+// The probe and metrics port: plain HTTP on the same event loop as the webhook, so idle and
+// slow clients cost no thread and cannot starve the kubelet's probes. Small requests only; an
+// idle connection is closed after a few seconds, a request must arrive whole within 5 s.
+HttpsServerOptions MetricsPortOptions(const ServerOptions& o) {
+  HttpsServerOptions h;
+  h.bind_address = o.bind_address;
+  h.port = o.metrics_port;
+  h.max_body_bytes = 0;
+  h.max_header_bytes = 8 << 10;
+  h.max_connections = 4096;
+  h.keep_alive_seconds = 5;
+  h.request_timeout_seconds = 5;
+  h.threads = 1;
+  return h;
 }
 
 void WriteJsonError(HttpResponse& res, int status, const std::string& message) {
@@ -68,7 +76,10 @@ WebhookServer::WebhookServer(ServerOptions options, std::shared_ptr<spdlog::logg
   https_ = std::make_unique<HttpsServer>(h, ssl_ctx_, [this](const HttpRequest& req, HttpResponse& res) {
     HandleWebhook(req, res);
   });
-  Route();
+  metrics_http_ = std::make_unique<HttpsServer>(MetricsPortOptions(options_), nullptr,
+                                                [this](const HttpRequest& req, HttpResponse& res) {
+                                                  HandleMetricsPort(req, res);
+                                                });
 }
 
 WebhookServer::~WebhookServer() {
@@ -136,20 +147,25 @@ void WebhookServer::HandleAdmissionRoute(const HttpRequest& req, HttpResponse& r
   LogDecision(*log_, options_.log_format, endpoint, x, latency.count());
 }
 
-void WebhookServer::Route() {
-  http_.set_socket_options(ReuseAddressOnly);
-  http_.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
-  http_.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+void WebhookServer::HandleMetricsPort(const HttpRequest& req, HttpResponse& res) {
+  res.content_type = "text/plain";
+  if (req.method != "GET" && req.method != "HEAD") {
+    res.status = 405;
+    res.headers.emplace_back("Allow", "GET");
+    res.body = "use GET\n";
+  } else if (req.path == "/healthz") {
+    res.body = "ok\n";
+  } else if (req.path == "/readyz") {
     std::string why = NotReadyReason();
     res.status = why.empty() ? 200 : 503;
-    res.set_content(why.empty() ? "ready\n" : "not ready: " + why + "\n", "text/plain");
-  });
-  http_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(metrics_.Render(SHMGUARD_VERSION), "text/plain; version=0.0.4; charset=utf-8");
-  });
-  http_.new_task_queue = [] { return new ElasticThreadPool(1, 16); };
-  http_.set_read_timeout(5, 0);
-  http_.set_write_timeout(5, 0);
+    res.body = why.empty() ? "ready\n" : "not ready: " + why + "\n";
+  } else if (req.path == "/metrics") {
+    res.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    res.body = metrics_.Render(SHMGUARD_VERSION);
+  } else {
+    res.status = 404;
+    res.body = "not found: this port serves GET /healthz, /readyz and /metrics\n";
+  }
 }
 
 void WebhookServer::ReloadConfig() {
@@ -188,18 +204,12 @@ Result<bool> WebhookServer::Start() {
   if (!ssl_ctx_) return MakeError(Code::kInternal, "TLS context could not be created");
   auto p = https_->Listen();
   if (!p) return p.error();
-  int want = options_.metrics_port;
-  int m = want == 0 ? http_.bind_to_any_port(options_.bind_address)
-                    : (http_.bind_to_port(options_.bind_address, want) ? want : -1);
-  if (m <= 0) {
-    return MakeError(Code::kIo, "cannot listen on " + options_.bind_address + ":" + std::to_string(want) +
-                                    " (metrics): in use or not permitted");
-  }
+  auto m = metrics_http_->Listen();
+  if (!m) return MakeError(Code::kIo, m.error().message + " (metrics port)", m.error().where);
   port_ = *p;
-  metrics_port_ = m;
+  metrics_port_ = *m;
   https_->Start();
-  http_thread_ = std::thread([this] { http_.listen_after_bind(); });
-  for (int i = 0; i < 500 && !http_.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  metrics_http_->Start();
   if (!options_.config_file.empty()) {
     config_watch_ = std::make_unique<io::FileWatcher>(std::vector<std::string>{options_.config_file},
                                                       options_.reload_interval, [this] { ReloadConfig(); });
@@ -219,8 +229,7 @@ void WebhookServer::Stop() {
   config_watch_.reset();
   cert_watch_.reset();
   https_->Stop();  // refuses new connections, answers requests in flight, joins
-  http_.stop();
-  if (http_thread_.joinable()) http_thread_.join();
+  metrics_http_->Stop();
   log_->flush();
 }
 

@@ -1,7 +1,7 @@
 // `shmguard serve`: the admission webhook over HTTPS (TLS >= 1.2, certificate re-read on
 // rotation; transport in https_server.h) and a plain-HTTP port for /healthz, /readyz and /metrics
-// (cpp-httplib). The policy is re-read when its file changes; a broken file keeps the last good
-// one.
+// on the same transport. The policy is re-read when its file changes; a broken file keeps the
+// last good one.
 #pragma once
 
 #include <atomic>
@@ -11,7 +11,6 @@
 #include <string>
 #include <thread>
 
-#include <httplib.h>
 #include <openssl/ssl.h>
 #include <spdlog/spdlog.h>
 
@@ -61,7 +60,7 @@ class WebhookServer {
  private:
   WebhookServer(ServerOptions options, std::shared_ptr<spdlog::logger> log, Policy policy,
                 std::shared_ptr<const CertPair> cert);
-  void Route();
+  void HandleMetricsPort(const HttpRequest& req, HttpResponse& res);
   void HandleWebhook(const HttpRequest& req, HttpResponse& res);
   void HandleAdmissionRoute(const HttpRequest& req, HttpResponse& res, const AdmissionRoute& route);
   void ReloadConfig();
@@ -77,8 +76,7 @@ class WebhookServer {
   Metrics metrics_;
   SSL_CTX* ssl_ctx_ = nullptr;
   std::unique_ptr<HttpsServer> https_;
-  httplib::Server http_;
-  std::thread http_thread_;
+  std::unique_ptr<HttpsServer> metrics_http_;  // plain HTTP: probes and metrics
   std::unique_ptr<io::FileWatcher> config_watch_, cert_watch_;
   int port_ = 0, metrics_port_ = 0;
   std::atomic<bool> stopped_{false};

@@ -183,6 +183,60 @@ TEST_CASE("hostile: framing errors are answered at once with one response, then 
   CHECK(c.Read().status == 0);
 }
 
+// A GET over plain TCP on `fd`: the status of the answer, 0 when none came.
+int PlainGet(int fd, const std::string& path) {
+  std::string req = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n";
+  if (::write(fd, req.data(), req.size()) != static_cast<ssize_t>(req.size())) return 0;
+  std::string got;
+  char buf[4096];
+  while (got.find("\r\n\r\n") == std::string::npos) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) return 0;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  return got.rfind("HTTP/1.1 ", 0) == 0 ? std::stoi(got.substr(9, 3)) : 0;
+}
+
+TEST_CASE("hostile: 512 idle and 256 slowloris connections on the metrics port never delay the probes",
+          "[hostile][net]") {
+  RaiseFdLimit();
+  Server s;
+  const int port = s.server->metrics_port();
+  std::vector<int> idle, slow;
+  for (int i = 0; i < 512; ++i) {
+    idle.push_back(test::ConnectLoopback(port));
+    REQUIRE(idle.back() >= 0);
+  }
+  for (int i = 0; i < 256; ++i) {
+    slow.push_back(test::ConnectLoopback(port));
+    REQUIRE(slow.back() >= 0);
+  }
+  const std::string dribble = "GET /metrics HTTP/1.1\r\nHost: localhost\r\n";
+  double worst_ms = 0;
+  for (int step = 0; step < 4; ++step) {  // a byte every 500 ms on each slow connection
+    for (int fd : slow) (void)!::write(fd, &dribble[static_cast<size_t>(step)], 1);
+    for (const char* path : {"/readyz", "/healthz"}) {
+      auto start = Clock::now();
+      int fd = test::ConnectLoopback(port);
+      REQUIRE(fd >= 0);
+      CHECK(PlainGet(fd, path) == 200);
+      ::close(fd);
+      worst_ms = std::max(worst_ms, std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    }
+    CHECK(TlsConnection(s.port(), s.ca).Post("/mutate", test::ReviewJson(kPod, "team-a")).status == 200);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  INFO("slowest probe: " << worst_ms << " ms");
+  CHECK(worst_ms < 1000);
+  // Idle connections are closed after the port's keep-alive (5 s): EOF, not the 10 s read timeout.
+  auto start = Clock::now();
+  char byte;
+  CHECK(::read(idle.front(), &byte, 1) == 0);
+  CHECK(Clock::now() - start < std::chrono::seconds(7));
+  for (int fd : idle) ::close(fd);
+  for (int fd : slow) ::close(fd);
+}
+
 TEST_CASE("hostile: plaintext HTTP on the TLS port is dropped, the server stays up", "[hostile][net]") {
   Server s;
   int fd = test::ConnectLoopback(s.port());
