@@ -7,6 +7,17 @@
 
 namespace shmguard::test {
 
+// How much slower the code runs under the sanitizer this test binary was built with (GCC defines
+// __SANITIZE_ADDRESS__ and __SANITIZE_THREAD__): the latency bounds of the tests, which guard
+// against starvation rather than measure speed, are scaled by it.
+#if defined(__SANITIZE_THREAD__)
+inline constexpr int kSlowdown = 10;
+#elif defined(__SANITIZE_ADDRESS__)
+inline constexpr int kSlowdown = 3;
+#else
+inline constexpr int kSlowdown = 1;
+#endif
+
 // TESTDATA_DIR + "/" + relative: data the project made (measurements, fuzz regressions).
 std::string TestdataPath(const std::string& relative);
 

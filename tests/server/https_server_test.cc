@@ -7,6 +7,7 @@
 
 #include "server/https_server.h"
 #include "server/tls_fixture.h"
+#include "test_util.h"
 
 namespace shmguard::server {
 namespace {
@@ -60,7 +61,7 @@ TEST_CASE("https: a connection stopped at the read limit with records left in Op
   auto reply = c.Read();
   CHECK(reply.status == 200);
   CHECK(reply.body == "65536");
-  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));  // not the request timeout
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2 * test::kSlowdown));  // not the request timeout
 }
 
 }  // namespace

@@ -85,7 +85,9 @@ TEST_CASE("drill: 20,000 garbage connections leave the server's memory where it 
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   const long after = RssKiB(p.pid());
   WARN("serve RSS before 20,000 garbage connections: " << before << " KiB, after: " << after << " KiB");
+#if !defined(__SANITIZE_ADDRESS__)  // AddressSanitizer keeps freed memory in its quarantine
   CHECK(after <= before * 11 / 10);
+#endif
   // And it still serves both ports.
   CHECK(TlsConnection(port, dir.File("ca.crt")).Post("/mutate", ReviewJson(kPod, "team-a")).status == 200);
   CHECK(WaitReady(mport, 2));
