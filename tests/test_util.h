@@ -13,7 +13,7 @@ namespace shmguard::test {
 #if defined(__SANITIZE_THREAD__)
 inline constexpr int kSlowdown = 10;
 #elif defined(__SANITIZE_ADDRESS__)
-inline constexpr int kSlowdown = 3;
+inline constexpr int kSlowdown = 5;
 #else
 inline constexpr int kSlowdown = 1;
 #endif
