@@ -42,7 +42,7 @@ struct PodEvaluation {
   std::vector<std::string> reasons;   // why this verdict, in words a user can act on
   std::vector<std::string> warnings;  // risks and things deliberately not done
   std::vector<std::string> changes;   // what this pod's part of the patch does, one sentence each
-  JsonPatch patch;  // this pod's operations (relative to the object, like the Evaluation's)
+  JsonPatch patch;  // separate pods (Compose services): this pod's operations; else empty
 };
 
 struct Evaluation {

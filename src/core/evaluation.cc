@@ -512,9 +512,10 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view name
                       : !w.namespace_name.empty() ? w.namespace_name
                                                   : "default";
   ev.separate_pods = w.separate_pods;
-  // A Compose file runs in no namespace: the default rule (privileged, no annotations required).
-  ev.rule = w.kind == "Compose" ? NamespaceRule{} : MatchNamespace(policy, ev.namespace_name);
-  if (w.kind == "Compose") ev.namespace_name.clear();
+  // A Compose file (the only kind of separate applications) runs in no namespace: the default
+  // rule (privileged, no annotations required).
+  ev.rule = w.separate_pods ? NamespaceRule{} : MatchNamespace(policy, ev.namespace_name);
+  if (w.separate_pods) ev.namespace_name.clear();
   ev.rule.pod_security = std::max(ev.rule.pod_security, namespace_pod_security);
   if (ev.rule.mode == NamespaceMode::kOff) {
     ev.verdict = Verdict::kSkip;
@@ -527,6 +528,7 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view name
     PodEvaluation pe;
     EvaluatePod(t, w, ev.rule, policy, wording, pe);
     ev.patch.Extend(pe.patch);
+    if (!w.separate_pods) pe.patch = JsonPatch();  // only separate applications are patched one by one
     ev.verdict = ev.pods.empty() ? pe.verdict : std::max(ev.verdict, pe.verdict);
     ev.pods.push_back(std::move(pe));
   }
