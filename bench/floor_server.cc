@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
         return;
       case Mode::kDecide: {
         auto x = server::HandleAdmission(req.body, req.content_type, policy, {shmguard::Face::kMutate},
-                                         server::kDefaultMaxBodyBytes, req.body_padded);
+                                         req.body_padded);
         res.status = x.status;
         res.body = std::move(x.body);
         return;

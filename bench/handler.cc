@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < iterations; ++i) {
       auto t0 = Clock::now();
       auto x = shmguard::server::HandleAdmission(body, "application/json", policy, {shmguard::Face::kMutate},
-                                                   shmguard::server::kDefaultMaxBodyBytes, /*body_padded=*/true);
+                                                   /*body_padded=*/true);
       auto t1 = Clock::now();
       if (x.status != 200) {  // then the stages below have nothing to parse or decide
         std::fprintf(stderr, "%s: status %d: %s\n", file.c_str(), x.status, x.error.c_str());

@@ -38,8 +38,7 @@ void Route(const HttpRequest& req, HttpResponse& res) {
       res.body = "{}";
       return;
     }
-    auto x = shmguard::server::HandleAdmission(req.body, req.content_type, policy, *route, 1 << 20, req.body_padded);
-    Check(x.status < 500);
+    auto x = shmguard::server::HandleAdmission(req.body, req.content_type, policy, *route, req.body_padded);
     res.status = x.status;
     res.body = std::move(x.body);
     return;

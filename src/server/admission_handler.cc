@@ -49,8 +49,8 @@ std::string Review(const std::string& uid, bool allowed, const std::string& patc
 void Fail(AdmissionExchange& x, int status, std::string message) {
   x.status = status;
   x.decision = "error";
-  x.error = message;
-  x.body = Review(x.uid, false, "", {}, status, message, nullptr);
+  x.body = ErrorReview(status, message);
+  x.error = std::move(message);
 }
 
 bool IsJsonContentType(std::string_view ct) {
@@ -63,6 +63,10 @@ bool IsJsonContentType(std::string_view ct) {
 }
 
 }  // namespace
+
+std::string ErrorReview(int status, std::string_view message) {
+  return Review("", false, "", {}, status, std::string(message), nullptr);
+}
 
 std::string Base64(std::string_view bytes) {
   std::string out(4 * ((bytes.size() + 2) / 3), '\0');
@@ -108,56 +112,46 @@ std::optional<AdmissionRoute> MatchAdmissionRoute(std::string_view path, std::st
 }
 
 AdmissionExchange HandleAdmission(std::string_view body, std::string_view content_type,
-                                  const Policy& policy, const AdmissionRoute& route, size_t max_body_bytes,
-                                  bool body_padded) {
+                                  const Policy& policy, const AdmissionRoute& route, bool body_padded) {
   AdmissionExchange x;
-  try {
-    auto level = route.pod_security ? ParsePodSecurityLevel(*route.pod_security) : PodSecurityLevel::kPrivileged;
-    if (!level) {
-      Fail(x, 400, "unknown Pod Security level \"" + std::string(*route.pod_security) +
-                       "\": the route takes privileged, baseline or restricted");
-      return x;
-    }
-    if (!IsJsonContentType(content_type)) {
-      Fail(x, 415, "Content-Type must be application/json, got \"" + std::string(content_type) + "\"");
-      return x;
-    }
-    if (body.size() > max_body_bytes) {
-      Fail(x, 413, "request body of " + std::to_string(body.size()) + " bytes exceeds the limit of " +
-                       std::to_string(max_body_bytes));
-      return x;
-    }
-    if (body.empty()) {
-      Fail(x, 400, "empty request body: expected an admission.k8s.io/v1 AdmissionReview");
-      return x;
-    }
-    auto review = io::ParseJsonView(body, body_padded);  // read in place: no tree is built
-    if (!review) {
-      Fail(x, 400, "request body is " + review.error().message);
-      return x;
-    }
-    auto request = ParseReview(*review);
-    if (!request) {
-      Fail(x, 400, "malformed AdmissionReview: " + request.error().ToString());
-      return x;
-    }
-    x.uid = request->uid;
-    x.kind = request->kind;
-    x.namespace_name = request->namespace_name;
-    x.operation = request->operation;
-    x.dry_run = request->dry_run;
-    Decision d = Decide(*request, policy, route.face, NamespaceLabels{*level, route.enforce});
-    x.name = !d.name.empty() ? d.name : request->name;
-    x.verdict = d.verdict;
-    x.required_bytes = d.required_bytes;
-    x.warnings = d.warnings.size();
-    std::string patch = d.patch.empty() ? "" : Base64(d.patch.Text());
-    x.decision = !d.allowed ? "denied" : d.patch.empty() ? "allowed" : "patched";
-    x.status = 200;
-    x.body = Review(request->uid, d.allowed, patch, d.warnings, d.allowed ? 0 : d.code, d.message, "Forbidden");
-  } catch (const std::exception& e) {
-    Fail(x, 500, std::string("internal error: ") + e.what());
+  auto level = route.pod_security ? ParsePodSecurityLevel(*route.pod_security) : PodSecurityLevel::kPrivileged;
+  if (!level) {
+    Fail(x, 400, "unknown Pod Security level \"" + std::string(*route.pod_security) +
+                     "\": the route takes privileged, baseline or restricted");
+    return x;
   }
+  if (!IsJsonContentType(content_type)) {
+    Fail(x, 415, "Content-Type must be application/json, got \"" + std::string(content_type) + "\"");
+    return x;
+  }
+  if (body.empty()) {
+    Fail(x, 400, "empty request body: expected an admission.k8s.io/v1 AdmissionReview");
+    return x;
+  }
+  auto review = io::ParseJsonView(body, body_padded);  // read in place: no tree is built
+  if (!review) {
+    Fail(x, 400, "request body is " + review.error().message);
+    return x;
+  }
+  auto request = ParseReview(*review);
+  if (!request) {
+    Fail(x, 400, "malformed AdmissionReview: " + request.error().ToString());
+    return x;
+  }
+  x.uid = request->uid;
+  x.kind = request->kind;
+  x.namespace_name = request->namespace_name;
+  x.operation = request->operation;
+  x.dry_run = request->dry_run;
+  Decision d = Decide(*request, policy, route.face, NamespaceLabels{*level, route.enforce});
+  x.name = !d.name.empty() ? d.name : request->name;
+  x.verdict = d.verdict;
+  x.required_bytes = d.required_bytes;
+  x.warnings = d.warnings.size();
+  std::string patch = d.patch.empty() ? "" : Base64(d.patch.Text());
+  x.decision = !d.allowed ? "denied" : d.patch.empty() ? "allowed" : "patched";
+  x.status = 200;
+  x.body = Review(request->uid, d.allowed, patch, d.warnings, d.allowed ? 0 : d.code, d.message, "Forbidden");
   return x;
 }
 

@@ -1,7 +1,8 @@
 // One admission HTTP exchange without the socket: body and content type in, status and an
 // admission.k8s.io/v1 AdmissionReview out (controller-runtime's webhook/admission/http.go is
-// the model). Checks the content type (415), the size cap (413), empty and malformed bodies,
-// and JSON nesting (400); turns exceptions into 500. Never throws.
+// the model). Checks the content type (415), empty and malformed bodies and JSON nesting (400).
+// The body's size is capped by the transport (413) before the body is read; an exception here
+// is a bug, which the server turns into a 500 (WebhookServer::HandleWebhook).
 #pragma once
 
 #include <cstddef>
@@ -15,10 +16,8 @@
 
 namespace shmguard::server {
 
-inline constexpr size_t kDefaultMaxBodyBytes = 8 << 20;  // 8 MiB
-
 struct AdmissionExchange {
-  int status = 200;  // 200, or 400/413/415/500 with an AdmissionReview explaining why
+  int status = 200;  // 200, or 400/415 with an AdmissionReview explaining why
   std::string body;  // the AdmissionReview response
   // For the decision log and metrics:
   std::string uid, kind, namespace_name, name, operation;
@@ -48,8 +47,11 @@ std::optional<AdmissionRoute> MatchAdmissionRoute(std::string_view path, std::st
 
 // `route.pod_security`: anything but privileged, baseline or restricted is a 400.
 AdmissionExchange HandleAdmission(std::string_view body, std::string_view content_type,
-                                  const Policy& policy, const AdmissionRoute& route,
-                                  size_t max_body_bytes = kDefaultMaxBodyBytes, bool body_padded = false);
+                                  const Policy& policy, const AdmissionRoute& route, bool body_padded = false);
+
+// The AdmissionReview every error answer carries, so the API server can show why: allowed
+// false, status.code and status.message.
+std::string ErrorReview(int status, std::string_view message);
 
 // Standard base64 (RFC 4648 §4) with OpenSSL.
 std::string Base64(std::string_view bytes);

@@ -9,7 +9,6 @@
 namespace shmguard::server {
 namespace {
 
-using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 // The probe and metrics port: plain HTTP on the same event loop as the webhook, so idle and
@@ -28,12 +27,10 @@ HttpsServerOptions MetricsPortOptions(const ServerOptions& o) {
   return h;
 }
 
-void WriteJsonError(HttpResponse& res, int status, const std::string& message) {
+void WriteError(HttpResponse& res, int status, const std::string& message) {
+  res = HttpResponse{};
   res.status = status;
-  json body = {{"apiVersion", "admission.k8s.io/v1"},
-               {"kind", "AdmissionReview"},
-               {"response", {{"uid", ""}, {"allowed", false}, {"status", {{"code", status}, {"message", message}}}}}};
-  res.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  res.body = ErrorReview(status, message);
 }
 
 }  // namespace
@@ -105,13 +102,15 @@ std::string WebhookServer::NotReadyReason() const {
   return {};
 }
 
+// Every answer of the webhook port, errors included, is an AdmissionReview (ErrorReview); the
+// one exception handler of the request path is here.
 void WebhookServer::HandleWebhook(const HttpRequest& req, HttpResponse& res) {
   try {
     // Route on the path: the API server's "?timeout=10s" is a query parameter.
     if (auto route = MatchAdmissionRoute(req.path, req.target)) {
       if (req.method != "POST") {
+        WriteError(res, 405, "use POST with an admission.k8s.io/v1 AdmissionReview");
         res.headers.emplace_back("Allow", "POST");
-        WriteJsonError(res, 405, "use POST with an admission.k8s.io/v1 AdmissionReview");
         metrics_.CountHttpError(405);
         return;
       }
@@ -123,11 +122,12 @@ void WebhookServer::HandleWebhook(const HttpRequest& req, HttpResponse& res) {
       return;
     }
     metrics_.CountHttpError(404);
-    WriteJsonError(res, 404, "not found: the webhook serves POST /mutate and POST /validate");
-  } catch (const std::exception& e) {  // a bug: answer 500, count it, keep serving
+    WriteError(res, 404, "not found: the webhook serves POST /mutate and POST /validate");
+  } catch (const std::exception& e) {  // a bug: answer 500, count it, log it, keep serving
     metrics_.CountHttpError(500);
-    res = HttpResponse{};
-    WriteJsonError(res, 500, std::string("internal error: ") + e.what());
+    WriteError(res, 500, std::string("internal error: ") + e.what());
+    LogEvent(*log_, options_.log_format, spdlog::level::err, "internal error",
+             {{"path", req.path}, {"error", e.what()}});
   }
 }
 
@@ -135,8 +135,7 @@ void WebhookServer::HandleAdmissionRoute(const HttpRequest& req, HttpResponse& r
   auto start = Clock::now();
   const std::string endpoint = route.face == Face::kMutate ? "mutate" : "validate";
   auto policy = this->policy();
-  AdmissionExchange x = HandleAdmission(req.body, req.content_type, *policy, route, options_.max_body_bytes,
-                                        req.body_padded);
+  AdmissionExchange x = HandleAdmission(req.body, req.content_type, *policy, route, req.body_padded);
   res.status = x.status;
   res.body = std::move(x.body);
   auto latency = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
