@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -15,13 +16,52 @@
 
 namespace shmguard {
 
+inline constexpr const char* kShmPath = "/dev/shm";
+inline constexpr const char* kShmVolumeName = "dshm";
+
+// Where a container's securityContext stands on IPC_LOCK, and so which field a patch adds.
+enum class IpcLock {
+  kGranted,            // privileged, or capabilities.add has IPC_LOCK, CAP_IPC_LOCK or ALL
+  kNoSecurityContext,  // no securityContext
+  kNoCapabilities,     // a securityContext without capabilities
+  kNoAddList,          // capabilities without add
+  kNotAdded,           // an add list without it
+};
+
 struct ContainerFacts {
   std::string name;
-  std::string pointer;  // "/spec/containers/0"
-  JsonNode node;        // the container
+  std::string pointer;   // "/spec/containers/0"
   bool init = false;     // listed under initContainers
   bool sidecar = false;  // an init container with restartPolicy: Always
   int64_t gpus = 0;      // sum of the policy's GPU resources, limits else requests
+  std::optional<int64_t> memory_limit, memory_request;  // resources.{limits,requests}.memory
+  bool has_volume_mounts = false;  // a volumeMounts list is written (maybe empty)
+  bool mounts_shm = false;         // something is mounted at /dev/shm (trailing slashes ignored)
+  std::optional<std::string> shm_volume;  // the name of that volume, when it has one
+  IpcLock ipc_lock = IpcLock::kNoSecurityContext;  // app containers only
+  // What the container states about its processes (docs/sources.md §2), "" when it does not:
+  // env PET_NPROC_PER_NODE, --nproc_per_node, env PET_NNODES, --nnodes.
+  std::string nproc_env, nproc_flag, nnodes_env, nnodes_flag;
+  bool nccl_shm_disable = false;  // env NCCL_SHM_DISABLE=1
+  bool nccl_p2p_disable = false;  // env NCCL_P2P_DISABLE=1
+};
+
+enum class ShmMountKind {
+  kNone,            // nothing at /dev/shm: the container runtime's 64 MiB
+  kMemoryEmptyDir,  // an emptyDir {medium: Memory}: shmguard can size it
+  kOther,           // hostPath, disk emptyDir, PVC...: reported, never overwritten
+};
+
+// What a pod has at /dev/shm (docs/sources.md §3).
+struct ShmMount {
+  ShmMountKind kind = ShmMountKind::kNone;
+  std::string volume_name;     // the volume at /dev/shm, or an unmounted memory emptyDir "dshm"
+  std::string volume_pointer;  // where that volume is declared, "" when it is not
+  std::optional<int64_t> size_limit;  // kMemoryEmptyDir: sizeLimit in bytes when set (> 0)
+  bool size_limit_written = false;    // the volume has a sizeLimit field (maybe 0)
+  std::string description;  // for people: "emptyDir Memory 1Gi", "hostPath /dev/shm"
+  bool implicit = false;    // mounted by the workload's operator on its first container, not
+                            // written in the template (KubeRay's shared-mem)
 };
 
 struct PodFacts {
@@ -35,6 +75,12 @@ struct PodFacts {
   // spec.hostIPC (a Compose service's ipc: host): the pod uses the node's /dev/shm unless it
   // mounts one of its own.
   bool host_ipc = false;
+  bool host_ipc_written = false;  // the spec has a hostIPC field
+  // The volumes: what is at /dev/shm (a memory emptyDir "dshm" counts even unmounted), whether
+  // the spec has a volumes list, and every name taken, the shared volumes' included.
+  ShmMount shm;
+  bool has_volumes = false;
+  std::set<std::string, std::less<>> volume_names;
   int64_t procs = 1;                // training processes per pod, >= 1
   std::string procs_source;         // e.g. "annotation shmguard.io/procs-per-pod", "4 GPUs"
   int64_t nodes = 1;                // pods of the job, >= 1; > 1 means multi-node NCCL
@@ -48,13 +94,15 @@ struct PodFacts {
   std::string nccl_p2p_disabled_source;
 };
 
-// Reads the facts of `t`. NCCL settings are read from the containers that request GPUs (from
+// Reads the facts of `t`: each container once, then the volumes. NCCL settings are read from the containers that request GPUs (from
 // every container when none does). Processes per pod: annotation shmguard.io/procs-per-pod, else env
 // PET_NPROC_PER_NODE, else --nproc_per_node/--nproc-per-node in command/args, else the GPU
 // count, else 1 ("auto"/"gpu" mean the GPU count). Nodes: annotation shmguard.io/nodes, else the
 // workload's shape (pods_together), else PET_NNODES, else --nnodes, else 1.
 // Fails with kInvalidInput naming the field pointer when a GPU or memory quantity, the
-// containers list or an annotation is malformed ("nvidia.com/gpu: $GPU_PER_NODE").
+// containers list or an annotation is malformed ("nvidia.com/gpu: $GPU_PER_NODE"), when
+// volumes, mounts or a securityContext have the wrong shape, or when containers mount different
+// volumes at /dev/shm (NCCL needs every rank of a pod on the same /dev/shm).
 Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy);
 
 // An integer annotation in [min, max]; nullopt when absent. Fails with kInvalidInput naming the

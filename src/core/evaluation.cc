@@ -100,26 +100,20 @@ const char* ShmName(const PodTemplate& t) { return t.compose_service ? "/dev/shm
 // The /dev/shm KubeRay mounts on a Ray pod that has none (ray-operator/controllers/ray/common/
 // pod.go): an emptyDir {medium: Memory} on the Ray container, sized to its memory limit, else its
 // request, else unbounded.
-Result<ShmMount> WithOperatorShm(const PodTemplate& t, const PodFacts& facts, ShmMount mount) {
+ShmMount WithOperatorShm(const PodTemplate& t, const PodFacts& facts, ShmMount mount) {
   if (!t.operator_shm || mount.kind != ShmMountKind::kNone || facts.containers.empty() ||
       facts.containers[0].init) {
     return mount;
   }
   const ContainerFacts& ray = facts.containers[0];
-  JsonNode resources = ray.node.Find("resources");
   mount.kind = ShmMountKind::kMemoryEmptyDir;
   mount.volume_name = "shared-mem";
   mount.implicit = true;
   mount.description = "emptyDir Memory without sizeLimit (KubeRay's shared-mem: the Ray container has no memory limit or request)";
-  for (const char* field : {"limits", "requests"}) {
-    JsonNode memory = resources.Find(field).Find("memory");
-    if (!memory) continue;
-    auto bytes = ReadQuantityField(memory, ray.pointer + "/resources/" + field + "/memory");
-    if (!bytes) return bytes.error();
+  if (auto bytes = ray.memory_limit ? ray.memory_limit : ray.memory_request) {
     mount.size_limit = *bytes;
     mount.description = "emptyDir Memory " + FormatBytes(*bytes) + " (KubeRay's shared-mem: the Ray container's memory " +
-                        (std::string_view(field) == "limits" ? "limit)" : "request)");
-    break;
+                        (ray.memory_limit ? "limit)" : "request)");
   }
   return mount;
 }
@@ -128,9 +122,7 @@ Result<ShmMount> WithOperatorShm(const PodTemplate& t, const PodFacts& facts, Sh
 // spec and what its operator adds.
 Result<ShmMount> ReadShm(const PodTemplate& t, const PodFacts& facts) {
   if (t.compose_service) return FindServiceShm(t);
-  auto found = FindShmMount(t, facts);
-  if (!found) return found.error();
-  return WithOperatorShm(t, facts, *found);
+  return WithOperatorShm(t, facts, facts.shm);
 }
 
 // A kind shmguard evaluates but never patches (KubeRay's, a TrainJob): what it has is enough, or
@@ -329,7 +321,7 @@ bool GpuContainersMountShm(const PodFacts& facts, const ShmMount& mount) {
   for (size_t i = 0; i < facts.containers.size(); ++i) {
     const ContainerFacts& c = facts.containers[i];
     bool operator_mounted = mount.implicit && i == 0;
-    if (c.gpus > 0 && !operator_mounted && !MountsShm(c.node)) return false;
+    if (c.gpus > 0 && !operator_mounted && !c.mounts_shm) return false;
   }
   return true;
 }
@@ -337,7 +329,7 @@ bool GpuContainersMountShm(const PodFacts& facts, const ShmMount& mount) {
 // A GPU pod without DataLoader annotations (policy `unannotated`): what it has wins when it is
 // at least the floor; otherwise it gets the estimate (or, for a memory emptyDir it sized
 // itself, the floor).
-// REQUIRES: `mount` is what `t` has at /dev/shm (FindShmMount, WithOperatorShm).
+// REQUIRES: `mount` is what `t` has at /dev/shm (ReadPodFacts, WithOperatorShm).
 void EvaluateEstimated(const PodTemplate& t, const Workload& w, const NamespaceRule& rule,
                        const Policy& policy, Wording wording, const PodFacts& facts,
                        const ShmMount& mount, PodEvaluation& pe) {

@@ -1,7 +1,9 @@
-// ReadPodFacts: GPU counts, memory limits, processes and nodes from a pod template.
+// ReadPodFacts: GPU counts, memory limits, mounts, volumes, processes and nodes from a pod
+// template.
 #include "shmguard/pod_facts.h"
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
 #include <string_view>
 
@@ -9,7 +11,6 @@
 
 namespace shmguard {
 namespace {
-
 
 std::optional<int64_t> ParseCount(std::string_view s) {
   if (s.empty() || s.size() > 18) return std::nullopt;
@@ -77,10 +78,11 @@ Result<int64_t> CheckedAdd(int64_t a, int64_t b, const std::string& where) {
   return r;
 }
 
-// GPUs and memory limit of one container; memory is nullopt when it has no limit.
+// GPUs and memory of one container; memory is nullopt when it has no limit (or a zero one).
 struct ContainerResources {
   int64_t gpus = 0;
   std::optional<int64_t> memory;
+  std::optional<int64_t> memory_limit, memory_request;  // as written, zero included
 };
 
 Result<ContainerResources> ReadResources(JsonNode c, const std::string& pointer,
@@ -116,9 +118,136 @@ Result<ContainerResources> ReadResources(JsonNode c, const std::string& pointer,
   if (JsonNode memory = limits.Find("memory")) {
     auto m = ReadQuantityField(memory, pointer + "/resources/limits/memory");
     if (!m) return m.error();
+    r.memory_limit = *m;
     if (*m > 0) r.memory = *m;
   }
+  if (JsonNode memory = requests.Find("memory")) {
+    auto m = ReadQuantityField(memory, pointer + "/resources/requests/memory");
+    if (!m) return m.error();
+    r.memory_request = *m;
+  }
   return r;
+}
+
+bool IsShmPath(JsonNode mount_path) {
+  if (!mount_path.IsString()) return false;
+  std::string_view p = mount_path.String();
+  while (p.size() > 1 && p.back() == '/') p.remove_suffix(1);
+  return p == kShmPath;
+}
+
+// Container runtimes accept "ipc_lock" and "CAP_IPC_LOCK" alike; "ALL" grants it too.
+bool GrantsIpcLock(JsonNode cap) {
+  if (!cap.IsString()) return false;
+  std::string c(cap.String());
+  for (auto& ch : c) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return c == "IPC_LOCK" || c == "CAP_IPC_LOCK" || c == "ALL";
+}
+
+Result<IpcLock> ReadIpcLock(JsonNode c, const std::string& pointer) {
+  JsonNode sc = c.Find("securityContext");
+  if (!sc) return IpcLock::kNoSecurityContext;
+  if (!sc.IsObject()) return MakeError(Code::kInvalidInput, "must be an object", pointer + "/securityContext");
+  if (sc.Find("privileged").Bool()) return IpcLock::kGranted;  // has every capability
+  JsonNode caps = sc.Find("capabilities");
+  if (!caps) return IpcLock::kNoCapabilities;
+  const std::string caps_ptr = pointer + "/securityContext/capabilities";
+  if (!caps.IsObject()) return MakeError(Code::kInvalidInput, "must be an object", caps_ptr);
+  JsonNode add = caps.Find("add");
+  if (!add) return IpcLock::kNoAddList;
+  if (!add.IsArray()) return MakeError(Code::kInvalidInput, "must be a list", caps_ptr + "/add");
+  for (JsonNode cap : add.Items()) {
+    if (GrantsIpcLock(cap)) return IpcLock::kGranted;
+  }
+  return IpcLock::kNotAdded;
+}
+
+std::string JoinNames(const std::set<std::string, std::less<>>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// What `t` has at /dev/shm, from the containers' mounts in `f` and the declared volumes, whose
+// names go into `f.volume_names`.
+Result<ShmMount> ReadVolumes(const PodTemplate& t, PodFacts& f) {
+  JsonNode volumes = t.spec.Find("volumes");
+  if (volumes && !volumes.IsArray()) return MakeError(Code::kInvalidInput, "must be a list", t.spec_pointer + "/volumes");
+  if (t.shared_volumes && !t.shared_volumes.IsArray()) {
+    return MakeError(Code::kInvalidInput, "must be a list", t.shared_volumes_pointer);
+  }
+  f.has_volumes = static_cast<bool>(volumes);
+  for (JsonNode list : {volumes, t.shared_volumes}) {
+    for (JsonNode v : list.Items()) {
+      if (JsonNode n = v.Find("name"); n.IsString()) f.volume_names.emplace(n.String());
+    }
+  }
+  std::set<std::string, std::less<>> names;
+  for (const ContainerFacts& c : f.containers) {
+    if (c.shm_volume) names.insert(*c.shm_volume);
+  }
+  if (names.size() > 1) {
+    return MakeError(Code::kInvalidInput,
+                     "containers mount different volumes at /dev/shm (" + JoinNames(names) +
+                         "); all processes of a pod must share one /dev/shm",
+                     t.spec_pointer);
+  }
+
+  ShmMount m;
+  std::string wanted = names.empty() ? kShmVolumeName : *names.begin();
+  // The pod's own volumes first, then those it shares (an Argo Workflow's) when a container
+  // mounts one: an unmounted "dshm" is only adopted from the pod's own.
+  const std::pair<JsonNode, std::string> lists[] = {
+      {volumes, t.spec_pointer + "/volumes"}, {names.empty() ? JsonNode() : t.shared_volumes, t.shared_volumes_pointer}};
+  JsonNode vol;
+  for (const auto& [list, pointer] : lists) {
+    int index = 0;
+    for (JsonNode declared : list.Items()) {
+      if (declared.Find("name").Is(wanted)) {
+        vol = declared;
+        m.volume_pointer = pointer + "/" + std::to_string(index);
+        break;
+      }
+      ++index;
+    }
+    if (vol) break;
+  }
+  m.volume_name = wanted;
+  if (!vol) {
+    if (names.empty()) return ShmMount{};
+    m.kind = ShmMountKind::kOther;
+    m.description = "volume \"" + wanted + "\", which is not declared in spec.volumes";
+    return m;
+  }
+  JsonNode empty_dir = vol.Find("emptyDir");
+  if (empty_dir.Find("medium").Is("Memory")) {
+    m.kind = ShmMountKind::kMemoryEmptyDir;
+    if (JsonNode limit = empty_dir.Find("sizeLimit")) {
+      auto bytes = ReadQuantityField(limit, m.volume_pointer + "/emptyDir/sizeLimit");
+      if (!bytes) return bytes.error();
+      m.size_limit_written = true;
+      if (*bytes > 0) m.size_limit = *bytes;
+    }
+    m.description =
+        "emptyDir Memory " + (m.size_limit ? FormatBytes(*m.size_limit) : std::string("without sizeLimit"));
+    return m;
+  }
+  if (names.empty()) return ShmMount{};  // an unmounted "dshm" of another type: name taken
+  m.kind = ShmMountKind::kOther;
+  if (empty_dir) {
+    m.description = "emptyDir \"" + wanted + "\" on the node's disk (no medium: Memory)";
+  } else if (JsonNode host = vol.Find("hostPath")) {
+    JsonNode p = host.Find("path");
+    m.description = "hostPath " + (p.IsString() ? std::string(p.String()) : std::string("?")) +
+                    " (the node's shared memory, not bounded by the pod)";
+  } else {
+    std::string type = "a non-emptyDir";
+    for (const auto& [key, value] : vol.Members()) {
+      if (key != "name") type = key;
+    }
+    m.description = type + " volume \"" + wanted + "\"";
+  }
+  return m;
 }
 
 }  // namespace
@@ -179,12 +308,32 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
     JsonNode name = c.Find("name");
     cf.name = name.IsString() ? std::string(name.String()) : std::move(fallback_name);
     cf.pointer = pointer;
-    cf.node = c;
     cf.init = init;
     cf.sidecar = init && c.Find("restartPolicy").Is("Always");
     auto res = ReadResources(c, pointer, policy);
     if (!res) return res.error();
     cf.gpus = res->gpus;
+    cf.memory_limit = res->memory_limit;
+    cf.memory_request = res->memory_request;
+    JsonNode mounts = c.Find("volumeMounts");
+    if (mounts && !mounts.IsArray()) return MakeError(Code::kInvalidInput, "must be a list", pointer + "/volumeMounts");
+    cf.has_volume_mounts = static_cast<bool>(mounts);
+    for (JsonNode m : mounts.Items()) {
+      if (!IsShmPath(m.Find("mountPath"))) continue;
+      cf.mounts_shm = true;
+      if (JsonNode volume = m.Find("name"); volume.IsString() && !cf.shm_volume) cf.shm_volume = volume.String();
+    }
+    if (!init) {
+      auto lock = ReadIpcLock(c, pointer);
+      if (!lock) return lock.error();
+      cf.ipc_lock = *lock;
+      cf.nproc_env = FindEnv(c, "PET_NPROC_PER_NODE");
+      cf.nproc_flag = FindFlag(c, {"--nproc_per_node", "--nproc-per-node"});
+      cf.nnodes_env = FindEnv(c, "PET_NNODES");
+      cf.nnodes_flag = FindFlag(c, {"--nnodes"});
+      cf.nccl_shm_disable = FindEnv(c, "NCCL_SHM_DISABLE") == "1";
+      cf.nccl_p2p_disable = FindEnv(c, "NCCL_P2P_DISABLE") == "1";
+    }
     f.requests_gpus = f.requests_gpus || cf.gpus > 0;
     if (!init) {
       auto sum = CheckedAdd(f.gpus, cf.gpus, pointer);
@@ -236,7 +385,12 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
   }
 
   if (!t.memory_limit_source.empty()) f.memory_limit_source = t.memory_limit_source;
-  f.host_ipc = spec.Find("hostIPC").Bool();
+  JsonNode host_ipc = spec.Find("hostIPC");
+  f.host_ipc = host_ipc.Bool();
+  f.host_ipc_written = static_cast<bool>(host_ipc);
+  auto shm = ReadVolumes(t, f);
+  if (!shm) return shm.error();
+  f.shm = std::move(*shm);
 
   // Processes per pod, in the order of docs/sources.md §2.
   auto procs = ReadCountAnnotation(t.annotations, kProcsPerPodAnnotation, 1, 1024);
@@ -258,9 +412,7 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
   for (int pass = 0; pass < 2 && f.procs_source.empty(); ++pass) {
     for (const ContainerFacts& app : f.containers) {
       if (app.init) continue;
-      JsonNode c = app.node;
-      std::string v = pass == 0 ? FindEnv(c, "PET_NPROC_PER_NODE")
-                                : FindFlag(c, {"--nproc_per_node", "--nproc-per-node"});
+      const std::string& v = pass == 0 ? app.nproc_env : app.nproc_flag;
       auto n = ParseCount(v);
       std::string src = pass == 0 ? "env PET_NPROC_PER_NODE=" + v : "--nproc_per_node=" + v;
       if (n && *n >= 1 && *n <= 1024) {
@@ -294,8 +446,7 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
   for (int pass = 0; pass < 2 && f.nodes_source.empty(); ++pass) {
     for (const ContainerFacts& app : f.containers) {
       if (app.init) continue;
-      JsonNode c = app.node;
-      std::string v = pass == 0 ? FindEnv(c, "PET_NNODES") : FindFlag(c, {"--nnodes"});
+      const std::string& v = pass == 0 ? app.nnodes_env : app.nnodes_flag;
       auto n = ParseNodeCount(v);
       if (n && *n >= 1) {
         f.nodes = std::min<int64_t>(*n, 1'000'000);
@@ -308,11 +459,11 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
 
   for (const auto& c : f.containers) {
     if (c.init || (f.requests_gpus && c.gpus == 0)) continue;
-    if (!f.nccl_shm_disabled && FindEnv(c.node, "NCCL_SHM_DISABLE") == "1") {
+    if (!f.nccl_shm_disabled && c.nccl_shm_disable) {
       f.nccl_shm_disabled = true;
       f.nccl_shm_disabled_source = "container \"" + c.name + "\"";
     }
-    if (!f.nccl_p2p_disabled && FindEnv(c.node, "NCCL_P2P_DISABLE") == "1") {
+    if (!f.nccl_p2p_disabled && c.nccl_p2p_disable) {
       f.nccl_p2p_disabled = true;
       f.nccl_p2p_disabled_source = "container \"" + c.name + "\"";
     }

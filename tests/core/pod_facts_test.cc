@@ -1,4 +1,5 @@
-// ReadPodFacts: processes per pod in the order of docs/sources.md §2, GPUs, memory limits, nodes.
+// ReadPodFacts: processes per pod in the order of docs/sources.md §2, GPUs, memory limits, nodes,
+// mounts, IPC_LOCK and volumes.
 #include <catch2/catch.hpp>
 
 #include "shmguard/pod_facts.h"
@@ -164,6 +165,102 @@ TEST_CASE("ReadPodFacts finds multi-node hints", "[pod_facts]") {
   CHECK(FactsOf("apiVersion: v1\nkind: Pod\nmetadata: {annotations: {shmguard.io/nodes: \"16\"}}\nspec:\n  containers: [{name: t}]\n").nodes == 16);
   CHECK(FactsOf("apiVersion: batch/v1\nkind: Job\nspec:\n  parallelism: 3\n  template: {spec: {containers: [{name: t}]}}\n").nodes == 3);
   CHECK(FactsOf("apiVersion: v1\nkind: Pod\nspec:\n  containers: [{name: t}]\n").nodes == 1);
+}
+
+TEST_CASE("ReadPodFacts reads each container's /dev/shm mount and IPC_LOCK once", "[pod_facts]") {
+  PodFacts f = FactsOf(R"(
+apiVersion: v1
+kind: Pod
+spec:
+  volumes: [{name: dshm, emptyDir: {medium: Memory, sizeLimit: 2Gi}}, {name: data, emptyDir: {}}]
+  containers:
+  - {name: a, volumeMounts: [{name: dshm, mountPath: /dev/shm/}], securityContext: {privileged: true}}
+  - {name: b, volumeMounts: [], securityContext: {capabilities: {add: [cap_ipc_lock]}}}
+  - {name: c, securityContext: {runAsUser: 1}}
+  - {name: d, securityContext: {capabilities: {drop: [ALL]}}}
+  - {name: e, securityContext: {capabilities: {add: [NET_ADMIN]}}}
+  initContainers:
+  - {name: i, volumeMounts: [{name: dshm, mountPath: /dev/shm}], securityContext: 7}
+)");
+  REQUIRE(f.containers.size() == 6);
+  CHECK(f.containers[0].mounts_shm);
+  CHECK(f.containers[0].shm_volume == "dshm");
+  CHECK(f.containers[0].ipc_lock == IpcLock::kGranted);
+  CHECK(f.containers[1].has_volume_mounts);
+  CHECK_FALSE(f.containers[1].mounts_shm);
+  CHECK(f.containers[1].ipc_lock == IpcLock::kGranted);
+  CHECK_FALSE(f.containers[2].has_volume_mounts);
+  CHECK(f.containers[2].ipc_lock == IpcLock::kNoCapabilities);
+  CHECK(f.containers[3].ipc_lock == IpcLock::kNoAddList);
+  CHECK(f.containers[4].ipc_lock == IpcLock::kNotAdded);
+  CHECK(f.containers[5].init);  // an init container's securityContext is not read
+  CHECK(f.shm.kind == ShmMountKind::kMemoryEmptyDir);
+  CHECK(f.shm.volume_name == "dshm");
+  CHECK(f.shm.volume_pointer == "/spec/volumes/0");
+  CHECK(f.shm.size_limit == int64_t{2} << 30);
+  CHECK(f.has_volumes);
+  CHECK(f.volume_names == std::set<std::string, std::less<>>{"data", "dshm"});
+}
+
+TEST_CASE("ReadPodFacts tells what is at /dev/shm", "[pod_facts]") {
+  struct Case {
+    const char* name;
+    const char* spec;
+    ShmMountKind kind;
+    const char* description;
+  };
+  const Case cases[] = {
+      {"nothing", "containers: [{name: t}]", ShmMountKind::kNone, ""},
+      {"an unmounted memory dshm is adopted",
+       "volumes: [{name: dshm, emptyDir: {medium: Memory}}]\n  containers: [{name: t}]",
+       ShmMountKind::kMemoryEmptyDir, "emptyDir Memory without sizeLimit"},
+      {"an unmounted disk dshm is not",
+       "volumes: [{name: dshm, emptyDir: {}}]\n  containers: [{name: t}]", ShmMountKind::kNone, ""},
+      {"disk emptyDir",
+       "volumes: [{name: s, emptyDir: {}}]\n  containers: [{name: t, volumeMounts: [{name: s, mountPath: /dev/shm}]}]",
+       ShmMountKind::kOther, "emptyDir \"s\" on the node's disk (no medium: Memory)"},
+      {"hostPath",
+       "volumes: [{name: s, hostPath: {path: /dev/shm}}]\n  containers: [{name: t, volumeMounts: [{name: s, mountPath: /dev/shm}]}]",
+       ShmMountKind::kOther, "hostPath /dev/shm (the node's shared memory, not bounded by the pod)"},
+      {"undeclared", "containers: [{name: t, volumeMounts: [{name: s, mountPath: /dev/shm}]}]", ShmMountKind::kOther,
+       "volume \"s\", which is not declared in spec.volumes"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    PodFacts f = FactsOf(std::string("apiVersion: v1\nkind: Pod\nspec:\n  ") + c.spec + "\n");
+    CHECK(f.shm.kind == c.kind);
+    CHECK(f.shm.description == c.description);
+  }
+}
+
+TEST_CASE("ReadPodFacts names the field of a malformed mount, volume or securityContext", "[pod_facts]") {
+  struct Case {
+    const char* spec;
+    const char* where;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"containers: [{name: t, volumeMounts: {name: dshm}}]", "/spec/containers/0/volumeMounts", "must be a list"},
+      {"volumes: {dshm: {}}\n  containers: [{name: t}]", "/spec/volumes", "must be a list"},
+      {"containers: [{name: t, securityContext: [privileged]}]", "/spec/containers/0/securityContext",
+       "must be an object"},
+      {"containers: [{name: t, securityContext: {capabilities: {add: IPC_LOCK}}}]",
+       "/spec/containers/0/securityContext/capabilities/add", "must be a list"},
+      {"volumes: [{name: a, emptyDir: {medium: Memory}}, {name: b, emptyDir: {medium: Memory}}]\n  containers:\n"
+       "  - {name: t, volumeMounts: [{name: a, mountPath: /dev/shm}]}\n"
+       "  - {name: u, volumeMounts: [{name: b, mountPath: /dev/shm}]}",
+       "/spec", "containers mount different volumes at /dev/shm (a, b)"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.spec);
+    json pod = test::Yaml(std::string("apiVersion: v1\nkind: Pod\nspec:\n  ") + c.spec + "\n");
+    auto w = FindPodTemplates(pod);
+    REQUIRE(w.has_value());
+    auto f = ReadPodFacts(w->templates[0], Policy{});
+    REQUIRE_FALSE(f.has_value());
+    CHECK(f.error().where == c.where);
+    CHECK_THAT(f.error().message, Catch::Contains(c.message));
+  }
 }
 
 TEST_CASE("ReadQuantityField accepts what the API server's JSON decoder accepts", "[pod_facts]") {
