@@ -378,7 +378,7 @@ void EvaluateEstimated(const PodTemplate& t, const Workload& w, const NamespaceR
       pe.verdict = Verdict::kDeny;
       pe.reasons.push_back(std::move(*denial));
     } else if (everything) {
-      pe.reasons.push_back(UnpatchedCovered(t, w, mount, pe.current_shm, estimate->floor_bytes));
+      pe.reasons.push_back(UnpatchedCovered(t, w, mount, pe.current_shm, size));
     }
     return;
   }
