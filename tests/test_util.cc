@@ -1,7 +1,9 @@
 // Implementation of the shared test helpers.
 #include "test_util.h"
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include <catch2/catch.hpp>
 
@@ -17,6 +19,19 @@ std::string ReadTestdata(const std::string& relative) {
   auto text = io::ReadFileText(TestdataPath(relative));
   REQUIRE(text.has_value());
   return *text;
+}
+
+void CheckGolden(const std::string& name, const std::string& actual) {
+  const std::string path = std::string(SOURCE_DIR) + "/tests/golden/" + name;
+  if (std::getenv("UPDATE_GOLDEN")) {
+    std::ofstream(path, std::ios::binary) << actual;
+    WARN("rewrote " << path);
+    return;
+  }
+  auto expected = io::ReadFileText(path);
+  INFO("golden file " << path << " (UPDATE_GOLDEN=1 rewrites it)");
+  REQUIRE(expected.has_value());
+  CHECK(actual == *expected);
 }
 
 std::string CorpusPath(const std::string& relative) {

@@ -37,6 +37,10 @@ bool HaveCorpus();
 // Reads a corpus file; fails the test when it cannot be read. REQUIRES: HaveCorpus().
 std::string ReadCorpus(const std::string& relative);
 
+// Compares `actual` with tests/golden/NAME, which a person read once; with UPDATE_GOLDEN=1 in
+// the environment, rewrites the file instead (then read its diff).
+void CheckGolden(const std::string& name, const std::string& actual);
+
 // Parses one YAML document (go-yaml typing, as the audit reads it); fails the test on error.
 nlohmann::json Yaml(const std::string& text);
 

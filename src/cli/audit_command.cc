@@ -10,7 +10,6 @@
 #include "cli/ordered_pool.h"
 #include "io/file_text.h"
 #include "io/manifests.h"
-#include "shmguard/evaluation.h"
 #include "shmguard/json_node.h"
 #include "shmguard/quantity.h"
 
@@ -26,7 +25,7 @@ AuditRecord RecordOf(const Evaluation& ev, const json& object, std::optional<siz
   r.kind = ev.kind;
   r.namespace_name = ev.namespace_name;
   r.name = ev.name;
-  r.verdict = VerdictName(ev.verdict);
+  r.verdict = AuditVerdictOf(ev.verdict);
   r.workload = ev.workload;
   r.reasons = ev.reasons;
   r.warnings = ev.warnings;
@@ -41,14 +40,7 @@ AuditRecord RecordOf(const Evaluation& ev, const json& object, std::optional<siz
     add(r.warnings, p.warnings);
     add(r.changes, p.changes);
     r.required_bytes = std::max(r.required_bytes, p.required_bytes);
-    r.pods.push_back({{"path", p.path},
-                      {"label", p.label},
-                      {"verdict", VerdictName(p.verdict)},
-                      {"current_shm", p.current_shm},
-                      {"required_bytes", p.required_bytes > 0 ? json(p.required_bytes) : json()},
-                      {"required", p.required_bytes > 0 ? json(FormatBytes(p.required_bytes)) : json()},
-                      {"estimated", p.estimated},
-                      {"memory_limit_bytes", p.memory_limit_bytes ? json(*p.memory_limit_bytes) : json()}});
+    r.pods.push_back({p.path, p.label, p.verdict, p.current_shm, p.required_bytes, p.estimated, p.memory_limit_bytes});
     if (r.current_shm.empty() || p.plan) r.current_shm = p.current_shm;
     if (p.memory_limit_bytes && (!r.memory_limit_bytes || p.plan)) r.memory_limit_bytes = p.memory_limit_bytes;
   }
@@ -58,7 +50,7 @@ AuditRecord RecordOf(const Evaluation& ev, const json& object, std::optional<siz
   }
   const PodEvaluation& p = ev.pods[*only];
   r.service = p.label.substr(p.label.find(' ') + 1);
-  r.verdict = VerdictName(p.verdict);
+  r.verdict = AuditVerdictOf(p.verdict);
   r.patch = p.patch;
   return r;
 }
@@ -122,7 +114,7 @@ std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy&
   };
   if (doc.error) {
     AuditRecord r;
-    r.verdict = "error";
+    r.verdict = AuditVerdict::kError;
     r.workload = true;
     r.reasons.push_back(doc.error->ToString());
     records.push_back(stamp(std::move(r)));
@@ -170,13 +162,39 @@ RuntimeCatalog CollectRuntimes(const std::vector<Result<std::vector<std::string>
 
 }  // namespace
 
+const char* AuditVerdictName(AuditVerdict v) {
+  switch (v) {
+    case AuditVerdict::kOk: return "ok";
+    case AuditVerdict::kPatch: return "patch";
+    case AuditVerdict::kDeny: return "deny";
+    case AuditVerdict::kSkip: return "skip";
+    case AuditVerdict::kError: return "error";
+  }
+  return "error";
+}
+
+AuditVerdict AuditVerdictOf(Verdict v) {
+  switch (v) {
+    case Verdict::kOk: return AuditVerdict::kOk;
+    case Verdict::kPatch: return AuditVerdict::kPatch;
+    case Verdict::kDeny: return AuditVerdict::kDeny;
+    case Verdict::kSkip: return AuditVerdict::kSkip;
+  }
+  return AuditVerdict::kError;
+}
+
 void AuditSummary::Add(const AuditRecord& r) {
   ++verdicts[r.verdict];
-  if (r.verdict != "error") ++objects;
-  if (!r.workload && r.verdict == "skip") {
+  if (r.verdict != AuditVerdict::kError) ++objects;
+  if (!r.workload && r.verdict == AuditVerdict::kSkip) {
     ++non_workloads;
     ++skipped_kinds[r.kind.empty() ? "(no kind)" : r.kind];
   }
+}
+
+int AuditSummary::Count(AuditVerdict v) const {
+  auto it = verdicts.find(v);
+  return it == verdicts.end() ? 0 : it->second;
 }
 
 AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& policy, std::istream& in,
@@ -201,7 +219,7 @@ AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& po
     doc.file = file;
     AuditRecord r;
     r.file = file;
-    r.verdict = "error";
+    r.verdict = AuditVerdict::kError;
     r.reasons.push_back(e.ToString());
     summary.Add(r);
     each(doc, {std::move(r)});
@@ -279,15 +297,18 @@ ExitCode RunAudit(const AuditOptions& o, const Policy& policy, std::istream& in,
   AuditSummary summary = StreamAudit(o.paths, policy, in, fidelity, jobs,
                                      [&](const io::Document& doc, std::vector<AuditRecord>&& records) {
                                        for (const auto& r : records) {
-                                         if (r.verdict == "error") err << "shmguard audit: " << r.reasons.front() << "\n";
-                                         if (r.verdict == "deny" || (o.fail_on == "warn" && r.verdict == "patch")) {
+                                         if (r.verdict == AuditVerdict::kError) {
+                                           err << "shmguard audit: " << r.reasons.front() << "\n";
+                                         }
+                                         if (r.verdict == AuditVerdict::kDeny ||
+                                             (o.fail_on == "warn" && r.verdict == AuditVerdict::kPatch)) {
                                            findings = true;
                                          }
                                        }
                                        printer->Document(doc, records);
                                      });
   printer->Finish(summary);
-  if (summary.verdicts.count("error")) return ExitCode::kUsage;
+  if (summary.Count(AuditVerdict::kError)) return ExitCode::kUsage;
   return findings ? ExitCode::kFindings : ExitCode::kOk;
 }
 

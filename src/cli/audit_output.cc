@@ -38,18 +38,18 @@ class TablePrinter : public AuditPrinter {
   }
   void Document(const io::Document&, const std::vector<AuditRecord>& records) override {
     for (const auto& r : records) {
-      if (!r.workload && r.verdict == "skip") continue;  // counted in the summary
+      if (!r.workload && r.verdict == AuditVerdict::kSkip) continue;  // counted in the summary
       std::string where = r.file + ":" + std::to_string(r.document);
       if (r.item) where.append("[").append(std::to_string(*r.item)).append("]");
       std::string object = !r.service.empty() ? "service " + r.service
                            : r.kind.empty()     ? "-"
                                                 : r.kind + " " + r.namespace_name + "/" + r.name;
       out_ << std::left << std::setw(34) << Cell(where, 34) << " " << std::setw(44) << Cell(object, 44) << " "
-           << std::setw(7) << r.verdict << " " << std::setw(9)
+           << std::setw(7) << AuditVerdictName(r.verdict) << " " << std::setw(9)
            << (r.required_bytes > 0 ? FormatBytes(r.required_bytes) : "-") << " " << std::setw(9)
            << (r.memory_limit_bytes ? FormatBytes(*r.memory_limit_bytes) : "-") << " "
            << (r.current_shm.empty() ? "-" : r.current_shm) << "\n";
-      if (r.verdict == "ok" && r.reasons.size() == 1 && r.changes.empty() && r.warnings.empty() &&
+      if (r.verdict == AuditVerdict::kOk && r.reasons.size() == 1 && r.changes.empty() && r.warnings.empty() &&
           r.required_bytes == 0) {
         continue;  // unannotated and fine: one line is enough
       }
@@ -59,9 +59,10 @@ class TablePrinter : public AuditPrinter {
     }
   }
   void Finish(const AuditSummary& s) override {
-    auto count = [&](const char* v) { auto it = s.verdicts.find(v); return it == s.verdicts.end() ? 0 : it->second; };
-    out_ << "\n" << s.objects << " objects in " << s.files << " files: " << count("ok") << " ok, " << count("patch")
-         << " patch, " << count("deny") << " deny, " << count("skip") << " skip, " << count("error") << " error";
+    out_ << "\n" << s.objects << " objects in " << s.files << " files: ";
+    for (AuditVerdict v : kAuditVerdicts) {
+      out_ << (v == AuditVerdict::kOk ? "" : ", ") << s.Count(v) << " " << AuditVerdictName(v);
+    }
     if (!s.skipped_kinds.empty()) {
       out_ << " (" << s.non_workloads << " non-workload documents skipped:";
       bool first = true;
@@ -83,7 +84,10 @@ class JsonPrinter : public AuditPrinter {
   explicit JsonPrinter(std::ostream& out) : out_(out) { out_ << "{\n  \"records\": ["; }
   void Document(const io::Document&, const std::vector<AuditRecord>& records) override {
     for (const auto& r : records) {
-      std::string record = Indent(RecordToJson(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace), "    ");
+      // The patch goes in as the text the webhook would send, after the other members.
+      std::string record = RecordToJson(r, false).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+      record.insert(record.size() - 2, ",\n  \"patch\": " + r.patch.Text());
+      record = Indent(record, "    ");
       record.pop_back();  // the comma goes after the closing brace
       out_ << (first_ ? "\n" : ",\n") << record;
       first_ = false;
@@ -105,7 +109,7 @@ class YamlPrinter : public AuditPrinter {
     for (const auto& r : records) {
       if (first_) out_ << "records:\n";
       first_ = false;
-      out_ << io::JsonToYaml(json::array({RecordToJson(r)}));
+      out_ << io::JsonToYaml(json::array({RecordToJson(r, true)}));
     }
   }
   void Finish(const AuditSummary& s) override {
@@ -154,9 +158,20 @@ class PatchedPrinter : public AuditPrinter {
   bool first_ = true;
 };
 
+json PodToJson(const AuditPod& p) {
+  return {{"path", p.path},
+          {"label", p.label},
+          {"verdict", VerdictName(p.verdict)},
+          {"current_shm", p.current_shm},
+          {"required_bytes", p.required_bytes > 0 ? json(p.required_bytes) : json()},
+          {"required", p.required_bytes > 0 ? json(FormatBytes(p.required_bytes)) : json()},
+          {"estimated", p.estimated},
+          {"memory_limit_bytes", p.memory_limit_bytes ? json(*p.memory_limit_bytes) : json()}};
+}
+
 }  // namespace
 
-json RecordToJson(const AuditRecord& r) {
+json RecordToJson(const AuditRecord& r, bool with_patch) {
   json j = {{"file", r.file},
             {"document", r.document},
             {"line", r.line},
@@ -164,7 +179,7 @@ json RecordToJson(const AuditRecord& r) {
             {"kind", r.kind},
             {"namespace", r.namespace_name},
             {"name", r.name},
-            {"verdict", r.verdict},
+            {"verdict", AuditVerdictName(r.verdict)},
             {"reasons", r.reasons},
             {"warnings", r.warnings},
             {"changes", r.changes},
@@ -172,8 +187,9 @@ json RecordToJson(const AuditRecord& r) {
             {"required_bytes", r.required_bytes},
             {"required", r.required_bytes > 0 ? json(FormatBytes(r.required_bytes)) : json()},
             {"memory_limit_bytes", r.memory_limit_bytes ? json(*r.memory_limit_bytes) : json()},
-            {"pods", r.pods},
-            {"patch", r.patch.ToJson()}};
+            {"pods", json::array()}};
+  for (const auto& p : r.pods) j["pods"].push_back(PodToJson(p));
+  if (with_patch) j["patch"] = r.patch.ToJson();
   if (r.item) j["item"] = *r.item;
   if (!r.service.empty()) j["service"] = r.service;
   return j;
@@ -181,10 +197,7 @@ json RecordToJson(const AuditRecord& r) {
 
 json SummaryToJson(const AuditSummary& s) {
   json j = {{"files", s.files}, {"documents", s.documents}, {"objects", s.objects}, {"non_workloads", s.non_workloads}};
-  for (const char* v : {"ok", "patch", "deny", "skip", "error"}) {
-    auto it = s.verdicts.find(v);
-    j[v] = it == s.verdicts.end() ? 0 : it->second;
-  }
+  for (AuditVerdict v : kAuditVerdicts) j[AuditVerdictName(v)] = s.Count(v);
   return j;
 }
 

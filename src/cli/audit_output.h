@@ -26,7 +26,9 @@ class AuditPrinter {
 // {"records": [...], "summary": {...}} as documented in the README.
 std::unique_ptr<AuditPrinter> MakeAuditPrinter(const std::string& format, std::ostream& out);
 
-nlohmann::json RecordToJson(const AuditRecord& r);
+// A record as the json and yaml outputs show it; `with_patch`: with its patch as a tree (the
+// json output writes the patch's text instead).
+nlohmann::json RecordToJson(const AuditRecord& r, bool with_patch = true);
 nlohmann::json SummaryToJson(const AuditSummary& s);
 
 }  // namespace shmguard::cli
