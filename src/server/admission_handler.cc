@@ -48,7 +48,7 @@ std::string Review(const std::string& uid, bool allowed, const std::string& patc
 
 void Fail(AdmissionExchange& x, int status, std::string message) {
   x.status = status;
-  x.decision = "error";
+  x.outcome = Outcome::kError;
   x.body = ErrorReview(status, message);
   x.error = std::move(message);
 }
@@ -63,6 +63,16 @@ bool IsJsonContentType(std::string_view ct) {
 }
 
 }  // namespace
+
+const char* OutcomeName(Outcome o) {
+  switch (o) {
+    case Outcome::kAllowed: return "allowed";
+    case Outcome::kPatched: return "patched";
+    case Outcome::kDenied: return "denied";
+    case Outcome::kError: return "error";
+  }
+  return "error";
+}
 
 std::string ErrorReview(int status, std::string_view message) {
   return Review("", false, "", {}, status, std::string(message), nullptr);
@@ -149,7 +159,7 @@ AdmissionExchange HandleAdmission(std::string_view body, std::string_view conten
   x.required_bytes = d.required_bytes;
   x.warnings = d.warnings.size();
   std::string patch = d.patch.empty() ? "" : Base64(d.patch.Text());
-  x.decision = !d.allowed ? "denied" : d.patch.empty() ? "allowed" : "patched";
+  x.outcome = !d.allowed ? Outcome::kDenied : d.patch.empty() ? Outcome::kAllowed : Outcome::kPatched;
   x.status = 200;
   x.body = Review(request->uid, d.allowed, patch, d.warnings, d.allowed ? 0 : d.code, d.message, "Forbidden");
   return x;

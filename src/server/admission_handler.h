@@ -16,12 +16,16 @@
 
 namespace shmguard::server {
 
+// What the webhook answered, for the metrics and the decision log.
+enum class Outcome { kAllowed, kPatched, kDenied, kError };
+const char* OutcomeName(Outcome o);  // "allowed", "patched", "denied", "error"
+
 struct AdmissionExchange {
   int status = 200;  // 200, or 400/415 with an AdmissionReview explaining why
   std::string body;  // the AdmissionReview response
   // For the decision log and metrics:
   std::string uid, kind, namespace_name, name, operation;
-  std::string decision = "error";  // allowed | patched | denied | error
+  Outcome outcome = Outcome::kError;
   std::string error;               // why status != 200
   bool dry_run = false;
   Verdict verdict = Verdict::kSkip;

@@ -103,7 +103,7 @@ void LogDecision(spdlog::logger& log, LogFormat format, const std::string& endpo
     line += R"(,"operation":)";
     AppendJsonQuoted(x.operation, line);
     line += R"(,"decision":")";
-    line += x.decision;
+    line += OutcomeName(x.outcome);
     line += R"(","verdict":")";
     line += VerdictName(x.verdict);
     line += R"(","status":)";
@@ -122,7 +122,7 @@ void LogDecision(spdlog::logger& log, LogFormat format, const std::string& endpo
     const auto& v = TextValue;
     log.log(level, "admission endpoint={} uid={} kind={} object={} operation={} decision={} verdict={} status={} "
                    "required={} latency_us={}{}{}",
-            endpoint, v(x.uid), v(x.kind), v(object), v(x.operation), x.decision, VerdictName(x.verdict), x.status,
+            endpoint, v(x.uid), v(x.kind), v(object), v(x.operation), OutcomeName(x.outcome), VerdictName(x.verdict), x.status,
             required, latency_us, x.dry_run ? " dry_run=true" : "", x.error.empty() ? std::string() : " error=" + v(x.error));
   }
 }

@@ -139,9 +139,9 @@ void WebhookServer::HandleAdmissionRoute(const HttpRequest& req, HttpResponse& r
   res.status = x.status;
   res.body = std::move(x.body);
   auto latency = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
-  metrics_.ObserveRequest(endpoint, x.kind, x.decision, static_cast<double>(latency.count()) / 1e6);
-  if (x.decision == "patched") metrics_.CountPatch();
-  if (x.decision == "denied") metrics_.CountDenial();
+  metrics_.ObserveRequest(endpoint, x.kind, OutcomeName(x.outcome), static_cast<double>(latency.count()) / 1e6);
+  if (x.outcome == Outcome::kPatched) metrics_.CountPatch();
+  if (x.outcome == Outcome::kDenied) metrics_.CountDenial();
   if (x.status != 200) metrics_.CountHttpError(x.status);
   LogDecision(*log_, options_.log_format, endpoint, x, latency.count());
 }

@@ -71,7 +71,7 @@ TEST_CASE("HandleAdmission answers an unknown Pod Security level with a 400 Admi
 
   AdmissionExchange baseline = HandleAdmission(review, "application/json", Policy{}, {Face::kMutate, false, "baseline"});
   CHECK(baseline.status == 200);
-  CHECK(baseline.decision == "patched");
+  CHECK(baseline.outcome == Outcome::kPatched);
   json patch = json::parse(test::DecodeBase64(json::parse(baseline.body)["response"]["patch"]));
   for (const auto& op : patch) CHECK(op["path"] != "/spec/hostIPC");
   AdmissionExchange privileged = HandleAdmission(review, "application/json", Policy{}, {Face::kMutate});
