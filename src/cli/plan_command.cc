@@ -1,56 +1,97 @@
-// RunPlan: synthesise the Pod, Evaluate it, print the plan as text or JSON, with how to set it
-// in a pod, with docker run and in Compose.
+// RunPlan: the flags as the planner's inputs, the plan and its memory-limit check, printed as
+// text or JSON with how to set it in a pod, with docker run and in Compose.
 #include "cli/plan_command.h"
+
+#include <algorithm>
 
 #include <nlohmann/json.hpp>
 
 #include "shmguard/compose.h"
 #include "shmguard/evaluation.h"
-#include "shmguard/pod_templates.h"
+#include "shmguard/pod_facts.h"
+#include "shmguard/shm_plan.h"
 #include "shmguard/quantity.h"
 
 namespace shmguard::cli {
 
 using nlohmann::json;
 
-ExitCode RunPlan(const PlanOptions& o, const Policy& base_policy, std::ostream& out,
-                 std::ostream& err) {
+namespace {
+
+// The ShmInputs and PodFacts the flags state, or the message naming the flag that is wrong.
+struct PlanInputs {
+  ShmInputs shm;
+  PodFacts facts;
+};
+Result<PlanInputs> ReadFlags(const PlanOptions& o, const Policy& policy) {
+  auto range = [](const char* flag, int64_t v, int64_t min, int64_t max) -> std::optional<Error> {
+    if (v >= min && v <= max) return std::nullopt;
+    return MakeError(Code::kInvalidInput,
+                     std::to_string(v) + " must be a whole number from " + std::to_string(min) + " to " +
+                         std::to_string(max),
+                     flag);
+  };
+  PlanInputs in;
+  if (auto e = range("--num-workers", o.num_workers, 0, 4096)) return *e;
+  if (auto e = range("--gpus", o.gpus, 0, 1024)) return *e;
+  if (auto e = range("--nodes", o.nodes, 1, 1'000'000)) return *e;
+  if (o.prefetch_factor) {
+    if (auto e = range("--prefetch-factor", *o.prefetch_factor, 1, 1024)) return *e;
+  }
+  if (o.procs) {
+    if (auto e = range("--procs", *o.procs, 1, 1024)) return *e;
+  }
+  in.shm.workers = o.num_workers;
+  in.shm.prefetch_factor = o.prefetch_factor.value_or(policy.sizing.prefetch_factor);
+  if (o.batch_bytes) {
+    auto bytes = ParseBytes(*o.batch_bytes, "--batch-bytes");
+    if (!bytes) return bytes.error();
+    in.shm.batch_bytes = *bytes;
+  } else if (o.num_workers > 0) {
+    return MakeError(Code::kInvalidInput, "is required when num-workers > 0: the bytes of one collated batch, e.g. 48Mi",
+                     "--batch-bytes");
+  }
+  PodFacts& f = in.facts;
+  f.gpus = o.gpus;
+  f.procs = o.procs ? *o.procs : std::max<int64_t>(o.gpus, 1);
+  f.procs_source = o.procs ? "--procs" : o.gpus > 0 ? std::to_string(o.gpus) + " GPUs (--gpus)" : "default";
+  f.nodes = o.nodes;
+  in.shm.procs = f.procs;
+  in.shm.nodes = f.nodes;
+  if (o.memory_limit) {
+    auto limit = ParseBytes(*o.memory_limit, "--memory-limit");
+    if (!limit) return limit.error();
+    if (*limit > 0) f.memory_limit_bytes = *limit;
+  }
+  f.memory_limit_source = f.memory_limit_bytes ? "--memory-limit" : "no --memory-limit";
+  return in;
+}
+
+}  // namespace
+
+ExitCode RunPlan(const PlanOptions& o, const Policy& policy, std::ostream& out, std::ostream& err) {
   if (o.output != "text" && o.output != "json") {
     err << "shmguard plan: -o must be text or json, got \"" << o.output << "\"\n";
     return ExitCode::kUsage;
   }
-  json annotations = {{kNumWorkersAnnotation, o.num_workers}};
-  if (o.prefetch_factor) annotations[kPrefetchFactorAnnotation] = *o.prefetch_factor;
-  if (o.batch_bytes) annotations[kBatchBytesAnnotation] = *o.batch_bytes;
-  if (o.procs) annotations[kProcsPerPodAnnotation] = *o.procs;
-  if (o.nodes > 1) annotations[kNodesAnnotation] = std::to_string(o.nodes);
-  json limits = json::object();
-  if (o.gpus > 0) limits[base_policy.gpu_resources.front()] = std::to_string(o.gpus);
-  if (o.memory_limit) limits["memory"] = *o.memory_limit;
-  json pod = {{"apiVersion", "v1"},
-              {"kind", "Pod"},
-              {"metadata", {{"name", "plan"}, {"annotations", annotations}}},
-              {"spec", {{"containers", {{{"name", "trainer"}, {"resources", {{"limits", limits}}}}}}}}};
-
-  Policy policy = base_policy;  // the calculator ignores namespace rules
-  policy.namespaces = {NamespaceRule{{"*"}, NamespaceMode::kWarn, false, PodSecurityLevel::kPrivileged}};
-  Evaluation ev = Evaluate(pod, policy, "default");
-  const PodEvaluation& pe = ev.pods.at(0);
-  if (!pe.plan) {  // invalid input: the reason names the annotation -> name the flag instead
-    for (std::string r : pe.reasons) {
-      for (const auto& [annotation, flag] :
-           {std::pair{kNumWorkersAnnotation, "--num-workers"}, {kPrefetchFactorAnnotation, "--prefetch-factor"},
-            {kBatchBytesAnnotation, "--batch-bytes"}, {kProcsPerPodAnnotation, "--procs"}}) {
-        std::string name = std::string("annotation ") + annotation;
-        if (auto at = r.find(name); at != std::string::npos) r.replace(at, name.size(), flag);
-      }
-      err << "shmguard plan: " << r << "\n";
-    }
+  auto in = ReadFlags(o, policy);
+  auto planned = in ? PlanShm(in->shm, policy.sizing) : Result<ShmPlan>(in.error());
+  if (!planned) {
+    err << "shmguard plan: " << planned.error().ToString() << "\n";
     return ExitCode::kUsage;
   }
-  const ShmPlan& plan = *pe.plan;
+  const PodFacts& facts = in->facts;
+  const ShmPlan& plan = *planned;
+  LimitCheck limit = CheckLimit(plan.required_bytes, facts, policy, "dshm");
+  const bool denied = !limit.denial.empty();
+  std::vector<std::string> reasons = {PlanSummary(plan, policy.sizing) + " (" + std::to_string(facts.procs) +
+                                      (facts.procs == 1 ? " proc" : " procs") + " from " + facts.procs_source +
+                                      ")"};
+  if (!limit.denial.empty()) reasons.push_back(limit.denial);
+  if (!limit.left.empty()) reasons.push_back(limit.left);
+  std::vector<std::string> warnings;
+  if (!limit.warning.empty()) warnings.push_back(limit.warning);
   const std::vector<std::string> arithmetic = ExplainPlan(plan, policy.sizing);
-  bool denied = pe.verdict == Verdict::kDeny;
   // The same answer in the three places /dev/shm is set: a pod's volume, docker run, Compose.
   // Locked memory goes wherever a pod would get IPC_LOCK (what pin_memory needs).
   const bool lock = policy.ipc_lock == ContainerSelection::kAll ||
@@ -64,13 +105,13 @@ ExitCode RunPlan(const PlanOptions& o, const Policy& base_policy, std::ostream& 
   if (o.output == "json") {
     json j = {{"required_bytes", plan.required_bytes},
               {"required", FormatBytes(plan.required_bytes)},
-              {"memory_limit_bytes", pe.memory_limit_bytes ? json(*pe.memory_limit_bytes) : json()},
-              {"memory_limit", pe.memory_limit_bytes ? json(FormatBytes(*pe.memory_limit_bytes)) : json()},
+              {"memory_limit_bytes", facts.memory_limit_bytes ? json(*facts.memory_limit_bytes) : json()},
+              {"memory_limit", facts.memory_limit_bytes ? json(FormatBytes(*facts.memory_limit_bytes)) : json()},
               {"left_for_processes_bytes",
-               pe.memory_limit_bytes ? json(*pe.memory_limit_bytes - plan.required_bytes) : json()},
+               facts.memory_limit_bytes ? json(*facts.memory_limit_bytes - plan.required_bytes) : json()},
               {"verdict", denied ? "deny" : "ok"},
-              {"reasons", pe.reasons},
-              {"warnings", pe.warnings},
+              {"reasons", reasons},
+              {"warnings", warnings},
               {"terms",
                {{"dataloader_bytes", plan.dataloader_bytes},
                 {"nccl_shm_bytes", plan.nccl_shm_bytes},
@@ -86,12 +127,12 @@ ExitCode RunPlan(const PlanOptions& o, const Policy& base_policy, std::ostream& 
     out << "/dev/shm needs " << FormatBytes(plan.required_bytes) << " (" << plan.required_bytes
         << " bytes)\n";
     for (const auto& line : arithmetic) out << "  " << line << "\n";
-    if (pe.memory_limit_bytes) {
-      out << "memory limit " << FormatBytes(*pe.memory_limit_bytes) << ": "
+    if (facts.memory_limit_bytes) {
+      out << "memory limit " << FormatBytes(*facts.memory_limit_bytes) << ": "
           << (denied ? "DENY" : "ok") << "\n";
     }
-    for (size_t i = 1; i < pe.reasons.size(); ++i) out << "  " << pe.reasons[i] << "\n";
-    for (const auto& w : pe.warnings) out << "  warning: " << w << "\n";
+    for (size_t i = 1; i < reasons.size(); ++i) out << "  " << reasons[i] << "\n";
+    for (const auto& w : warnings) out << "  warning: " << w << "\n";
     out << "verdict: " << (denied ? "deny" : "ok") << "\n";
     out << "set it:\n"
         << "  Kubernetes: volume " << kShmVolumeName << ": emptyDir {medium: Memory, sizeLimit: "

@@ -1,8 +1,9 @@
 // `shmguard plan`: the /dev/shm size for one job from its DataLoader settings, with the
-// arithmetic line by line. It builds the Pod those settings describe and evaluates it with the
-// same engine as the webhook, so the calculator and the cluster never disagree.
+// arithmetic line by line. It calls the planner and the memory-limit check the webhook uses
+// (PlanShm, CheckLimit), so the calculator and the cluster never disagree.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -13,14 +14,14 @@
 namespace shmguard::cli {
 
 struct PlanOptions {
-  std::string num_workers;                    // required, e.g. "8"
-  std::optional<std::string> prefetch_factor;  // Default: the policy's (2)
-  std::optional<std::string> batch_bytes;      // a quantity, required when workers > 0
-  std::optional<std::string> procs;            // Default: GPUs, else 1
-  int64_t gpus = 0;
-  int64_t nodes = 1;
-  std::optional<std::string> memory_limit;     // a quantity; none = unknown
-  std::string output = "text";                 // text | json
+  int64_t num_workers = 0;                 // 0..4096
+  std::optional<int64_t> prefetch_factor;  // 1..1024. Default: the policy's (2)
+  std::optional<std::string> batch_bytes;  // a quantity, required when workers > 0
+  std::optional<int64_t> procs;            // 1..1024. Default: GPUs, else 1
+  int64_t gpus = 0;                        // 0..1024
+  int64_t nodes = 1;                       // 1..1000000
+  std::optional<std::string> memory_limit;  // a quantity; none = unknown
+  std::string output = "text";              // text | json
 };
 
 // Prints the plan to `out`. Returns kOk when it fits, kFindings when it would be denied,

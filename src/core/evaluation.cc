@@ -294,18 +294,10 @@ void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule&
     return deny("/dev/shm is mounted from " + mount->description +
                 "; shmguard only sizes an emptyDir {medium: Memory}: replace it");
   }
-  std::string over = CheckMemoryLimit(required, std::string(ShmName(t)) + " needs", *facts, policy,
-                                      "raise the limit or lower num-workers/prefetch-factor/batch size");
-  if (!over.empty()) return deny(std::move(over));
-  if (!facts->memory_limit_bytes) {
-    pe.warnings.push_back("no memory limit (" + facts->memory_limit_source + "): " + ShmName(t) +
-                          (t.compose_service ? " pages are bounded only by shm_size and host memory"
-                                             : " pages are bounded only by sizeLimit and node memory"));
-  } else if (everything) {
-    pe.reasons.push_back("memory limit " + FormatBytes(*facts->memory_limit_bytes) + " leaves " +
-                         HumanBytes(*facts->memory_limit_bytes - required) +
-                         " for the processes (" + ShmName(t) + " pages count against the limit)");
-  }
+  LimitCheck limit = CheckLimit(required, *facts, policy, ShmName(t), static_cast<bool>(t.compose_service));
+  if (!limit.denial.empty()) return deny(std::move(limit.denial));
+  if (!limit.warning.empty()) pe.warnings.push_back(std::move(limit.warning));
+  if (!limit.left.empty() && everything) pe.reasons.push_back(std::move(limit.left));
   if (!t.patchable) {
     if (auto denial = UnpatchedDenial(t, w, *mount, pe.current_shm, required)) return deny(std::move(*denial));
     pe.verdict = Verdict::kOk;
@@ -449,6 +441,25 @@ std::string Prefixed(const std::string& label, const std::string& text, bool pre
 }
 
 }  // namespace
+
+LimitCheck CheckLimit(int64_t required, const PodFacts& facts, const Policy& policy, std::string_view what,
+                      bool compose) {
+  LimitCheck c;
+  const std::string name(what);
+  c.denial = CheckMemoryLimit(required, name + " needs", facts, policy,
+                              "raise the limit or lower num-workers/prefetch-factor/batch size");
+  if (!c.denial.empty()) return c;
+  if (!facts.memory_limit_bytes) {
+    c.warning = "no memory limit (" + facts.memory_limit_source + "): " + name +
+                (compose ? " pages are bounded only by shm_size and host memory"
+                         : " pages are bounded only by sizeLimit and node memory");
+  } else {
+    c.left = "memory limit " + FormatBytes(*facts.memory_limit_bytes) + " leaves " +
+             HumanBytes(*facts.memory_limit_bytes - required) + " for the processes (" + name +
+             " pages count against the limit)";
+  }
+  return c;
+}
 
 const char* VerdictName(Verdict v) {
   switch (v) {

@@ -92,8 +92,8 @@ Result<ShmPlan> PlanShm(const ShmInputs& in, const SizingConstants& k) {
                             p.base_bytes, "total");
   if (c.failed()) {
     return MakeError(Code::kInvalidInput,
-                     "the " + c.term() + " term exceeds 2^63-1 bytes: check shmguard.io/batch-bytes"
-                     " and shmguard.io/num-workers");
+                     "the " + c.term() + " term exceeds 2^63-1 bytes: the batch bytes or the number of"
+                     " workers or processes are far too large");
   }
   Int128 rounded = WithSafety(sum, k.safety_ppm);
   if (rounded > std::numeric_limits<int64_t>::max()) {

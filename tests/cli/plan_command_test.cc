@@ -14,9 +14,9 @@ using nlohmann::json;
 
 TEST_CASE("RunPlan prints the size and its arithmetic as JSON", "[plan_command]") {
   PlanOptions o;
-  o.num_workers = "8";
+  o.num_workers = 8;
   o.batch_bytes = "160Mi";
-  o.procs = "4";
+  o.procs = 4;
   o.memory_limit = "16Gi";
   o.output = "json";
   std::ostringstream out, err;
@@ -37,7 +37,7 @@ TEST_CASE("RunPlan prints the size and its arithmetic as JSON", "[plan_command]"
 
 TEST_CASE("RunPlan says how to set the size in a pod, with docker run and in Compose", "[plan_command]") {
   PlanOptions o;
-  o.num_workers = "8";
+  o.num_workers = 8;
   o.batch_bytes = "48Mi";
   o.gpus = 4;
   std::ostringstream out, err;
@@ -60,7 +60,7 @@ TEST_CASE("RunPlan says how to set the size in a pod, with docker run and in Com
 
 TEST_CASE("RunPlan verdict and exit code", "[plan_command]") {
   PlanOptions o;
-  o.num_workers = "2";
+  o.num_workers = 2;
   o.batch_bytes = "8Mi";
   o.memory_limit = "8Gi";
   std::ostringstream out, err;
@@ -73,7 +73,7 @@ TEST_CASE("RunPlan verdict and exit code", "[plan_command]") {
 
 TEST_CASE("RunPlan names the flag of a bad value", "[plan_command]") {
   PlanOptions o;
-  o.num_workers = "8";
+  o.num_workers = 8;
   o.batch_bytes = "64MB";
   std::ostringstream out, err;
   CHECK(RunPlan(o, Policy{}, out, err) == ExitCode::kUsage);
@@ -82,6 +82,42 @@ TEST_CASE("RunPlan names the flag of a bad value", "[plan_command]") {
   std::ostringstream err2;
   CHECK(RunPlan(o, Policy{}, out, err2) == ExitCode::kUsage);
   CHECK_THAT(err2.str(), Catch::Contains("--batch-bytes: is required when num-workers > 0"));
+  o.batch_bytes = "8Ei";
+  std::ostringstream err3;
+  CHECK(RunPlan(o, Policy{}, out, err3) == ExitCode::kUsage);
+  CHECK_THAT(err3.str(), Catch::Contains("the DataLoader term exceeds 2^63-1 bytes"));
+  o.batch_bytes = "1Mi";
+  o.procs = 0;
+  std::ostringstream err4;
+  CHECK(RunPlan(o, Policy{}, out, err4) == ExitCode::kUsage);
+  CHECK(err4.str() == "shmguard plan: --procs: 0 must be a whole number from 1 to 1024\n");
+  o.procs.reset();
+  o.memory_limit = "lots";
+  std::ostringstream err5;
+  CHECK(RunPlan(o, Policy{}, out, err5) == ExitCode::kUsage);
+  CHECK_THAT(err5.str(), Catch::StartsWith("shmguard plan: --memory-limit: \"lots\" is not a valid quantity"));
+}
+
+TEST_CASE("RunPlan names where the processes and the memory limit come from", "[plan_command]") {
+  PlanOptions o;
+  o.num_workers = 4;
+  o.batch_bytes = "32Mi";
+  o.gpus = 2;
+  o.output = "json";
+  std::ostringstream out, err;
+  CHECK(RunPlan(o, Policy{}, out, err) == ExitCode::kOk);
+  json j = json::parse(out.str());
+  CHECK_THAT(j["reasons"][0].get<std::string>(), Catch::EndsWith("(2 procs from 2 GPUs (--gpus))"));
+  REQUIRE(j["warnings"].size() == 1);
+  CHECK_THAT(j["warnings"][0].get<std::string>(), Catch::StartsWith("no memory limit (no --memory-limit): dshm pages"));
+  o.memory_limit = "512Mi";
+  o.procs = 1;
+  std::ostringstream out2;
+  CHECK(RunPlan(o, Policy{}, out2, err) == ExitCode::kFindings);
+  j = json::parse(out2.str());
+  CHECK_THAT(j["reasons"][0].get<std::string>(), Catch::EndsWith("(1 proc from --procs)"));
+  CHECK_THAT(j["reasons"][1].get<std::string>(), Catch::Contains("461Mi is more than 0.5 of the memory limit 512Mi"));
+  CHECK(j["warnings"].empty());
 }
 
 }  // namespace
