@@ -55,13 +55,17 @@ class BufferedStderrSink : public spdlog::sinks::base_sink<std::mutex> {
 
 }  // namespace
 
+void SetLogPattern(spdlog::logger& log, LogFormat format) {
+  if (format == LogFormat::kJson) {
+    log.set_pattern(R"({"ts":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l",%v})", spdlog::pattern_time_type::utc);
+  } else {
+    log.set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
+  }
+}
+
 std::shared_ptr<spdlog::logger> MakeLogger(LogFormat format) {
   auto logger = std::make_shared<spdlog::logger>("shmguard", std::make_shared<BufferedStderrSink>());
-  if (format == LogFormat::kJson) {
-    logger->set_pattern(R"({"ts":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l",%v})", spdlog::pattern_time_type::utc);
-  } else {
-    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
-  }
+  SetLogPattern(*logger, format);
   logger->flush_on(spdlog::level::warn);
   spdlog::drop("shmguard");
   spdlog::register_logger(logger);

@@ -18,6 +18,9 @@ enum class LogFormat { kText, kJson };
 // warn up, otherwise within a second; flush() before exiting.
 std::shared_ptr<spdlog::logger> MakeLogger(LogFormat format);
 
+// Sets `log`'s line pattern for `format` (MakeLogger's; the tests' loggers write to a string).
+void SetLogPattern(spdlog::logger& log, LogFormat format);
+
 // Logs `x` at info (errors at warn) with its endpoint and latency in microseconds.
 void LogDecision(spdlog::logger& log, LogFormat format, const std::string& endpoint,
                  const AdmissionExchange& x, int64_t latency_us);

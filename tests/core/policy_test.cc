@@ -1,0 +1,67 @@
+// Policy: the documented defaults, namespace matching (fnmatch globs, first match wins) and the
+// names of the enums as the config file writes them.
+#include <catch2/catch.hpp>
+
+#include "shmguard/policy.h"
+
+namespace shmguard {
+namespace {
+
+TEST_CASE("MatchNamespace takes the first rule whose glob matches", "[policy]") {
+  Policy p;  // the defaults: kube-* off; ml-*, train-* enforce with annotations; * warn
+  CHECK(MatchNamespace(p, "kube-system").mode == NamespaceMode::kOff);
+  CHECK(MatchNamespace(p, "ml-vision").mode == NamespaceMode::kEnforce);
+  CHECK(MatchNamespace(p, "ml-vision").require_annotations);
+  CHECK(MatchNamespace(p, "train-llm").mode == NamespaceMode::kEnforce);
+  CHECK(MatchNamespace(p, "team-a").mode == NamespaceMode::kWarn);
+  CHECK_FALSE(MatchNamespace(p, "team-a").require_annotations);
+  CHECK(MatchNamespace(p, "xml-a").mode == NamespaceMode::kWarn);  // a glob matches the whole name
+
+  p.namespaces = {{{"gpu-?", "research"}, NamespaceMode::kEnforce, false, PodSecurityLevel::kBaseline},
+                  {{"gpu-*"}, NamespaceMode::kOff, false, PodSecurityLevel::kPrivileged}};
+  CHECK(MatchNamespace(p, "gpu-1").mode == NamespaceMode::kEnforce);
+  CHECK(MatchNamespace(p, "gpu-1").pod_security == PodSecurityLevel::kBaseline);
+  CHECK(MatchNamespace(p, "research").mode == NamespaceMode::kEnforce);
+  CHECK(MatchNamespace(p, "gpu-12").mode == NamespaceMode::kOff);  // ? is one character
+  // No rule matches: warn, with nothing required and the privileged level.
+  NamespaceRule none = MatchNamespace(p, "default");
+  CHECK(none.mode == NamespaceMode::kWarn);
+  CHECK_FALSE(none.require_annotations);
+  CHECK(none.pod_security == PodSecurityLevel::kPrivileged);
+}
+
+TEST_CASE("Policy defaults are the documented ones", "[policy]") {
+  Policy p;
+  CHECK(p.gpu_resources == std::vector<std::string>{"nvidia.com/gpu", "amd.com/gpu"});
+  CHECK(p.host_ipc == HostIpcMode::kAuto);
+  CHECK(p.ipc_lock == ContainerSelection::kGpuContainers);
+  CHECK(p.max_fraction_ppm == 500'000);
+  CHECK(p.sizing.prefetch_factor == 2);
+  CHECK(p.sizing.base_bytes == 64ll << 20);
+  CHECK(p.sizing.nccl_connection_bytes == 4096 + 524288 + 4915200 + (4 << 20) + 4);
+  CHECK(p.unannotated.mode == UnannotatedMode::kEstimate);
+  CHECK(p.unannotated.fraction_ppm == 250'000);
+}
+
+TEST_CASE("Pod Security levels parse from their names and nothing else", "[policy]") {
+  for (auto level : {PodSecurityLevel::kPrivileged, PodSecurityLevel::kBaseline, PodSecurityLevel::kRestricted}) {
+    CHECK(ParsePodSecurityLevel(PodSecurityLevelName(level)) == level);
+  }
+  for (const char* other : {"", "Baseline", "baseline ", "admin", "latest"}) {
+    CAPTURE(other);
+    CHECK_FALSE(ParsePodSecurityLevel(other).has_value());
+  }
+  // Stricter levels compare greater: the stricter of two applies (std::max).
+  CHECK(PodSecurityLevel::kRestricted > PodSecurityLevel::kBaseline);
+  CHECK(PodSecurityLevel::kBaseline > PodSecurityLevel::kPrivileged);
+}
+
+TEST_CASE("enum names are the config file's words", "[policy]") {
+  CHECK(std::string(HostIpcModeName(HostIpcMode::kNever)) == "never");
+  CHECK(std::string(ContainerSelectionName(ContainerSelection::kGpuContainers)) == "gpu-containers");
+  CHECK(std::string(NamespaceModeName(NamespaceMode::kEnforce)) == "enforce");
+  CHECK(std::string(UnannotatedModeName(UnannotatedMode::kLeave)) == "leave");
+}
+
+}  // namespace
+}  // namespace shmguard
