@@ -1,4 +1,5 @@
-// HttpsServer with a handler of its own: what the event loop does below the webhook.
+// HttpsServer and the event loop under it (event_loop.cc), with a handler of its own: what the
+// transport does below the webhook.
 #include <catch2/catch.hpp>
 
 #include <openssl/ssl.h>

@@ -1,5 +1,6 @@
-// The audit's four outputs over examples/, fixed by golden files in tests/golden/ that a person
-// read once. After an intended change, rewrite them with UPDATE_GOLDEN=1 and read the diff.
+// The audit printers (table, json, yaml, patched) over examples/, fixed by golden files in
+// tests/golden/ that a person read once. After an intended change, rewrite them with
+// UPDATE_GOLDEN=1 and read the diff.
 #include <catch2/catch.hpp>
 
 #include <sstream>

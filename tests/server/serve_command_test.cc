@@ -1,4 +1,4 @@
-// `shmguard serve` as a process: startup failures, SIGTERM with a request in flight, JSON logs.
+// `shmguard serve` (serve_command.cc) as a process: startup failures, SIGTERM with a request in flight, JSON logs.
 #include <catch2/catch.hpp>
 
 #include <csignal>
