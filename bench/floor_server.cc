@@ -9,6 +9,7 @@
 // bench/floor.sh runs it beside nginx and `shmguard serve`, which says where the time goes.
 //   shmguard_floor_server CERT KEY PORT constant|parse|decide|spike FIXED_RESPONSE_FILE
 // (floor.sh takes the fixed response from bench/nginx.conf.in, so both answer the same bytes).
+#include <openssl/ssl.h>
 #include <pthread.h>
 #include <signal.h>
 
@@ -20,13 +21,11 @@
 #include <string_view>
 #include <utility>
 
-#include <openssl/ssl.h>
-
-#include "spike_dom_decision.h"
 #include "io/fast_json.h"
 #include "server/admission_handler.h"
 #include "server/https_server.h"
 #include "shmguard/policy.h"
+#include "spike_dom_decision.h"
 
 namespace {
 
@@ -81,8 +80,8 @@ int main(int argc, char** argv) {
         res.body = shmguard::bench::SpikeDomDecision(req.body, req.body_padded, res.status);
         return;
       case Mode::kDecide: {
-        auto x = server::HandleAdmission(req.body, req.content_type, policy, {shmguard::Face::kMutate},
-                                         req.body_padded);
+        auto x =
+            server::HandleAdmission(req.body, req.content_type, policy, {shmguard::Face::kMutate}, req.body_padded);
         res.status = x.status;
         res.body = std::move(x.body);
         return;

@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < iterations; ++i) {
       auto t0 = Clock::now();
       auto x = shmguard::server::HandleAdmission(body, "application/json", policy, {shmguard::Face::kMutate},
-                                                   /*body_padded=*/true);
+                                                 /*body_padded=*/true);
       auto t1 = Clock::now();
       if (x.status != 200) {  // then the stages below have nothing to parse or decide
         std::fprintf(stderr, "%s: status %d: %s\n", file.c_str(), x.status, x.error.c_str());
@@ -80,10 +80,11 @@ int main(int argc, char** argv) {
       parse.Add(Micros(t2 - t1));
       decide.Add(Micros(t3 - t2));
     }
-    std::printf("%s: %zu B in, %zu B out; HandleAdmission p50 %.1f us p99 %.1f us; "
-                "parse p50 %.1f us; ParseReview+Decide p50 %.1f us; rest p50 %.1f us\n",
-                file.c_str(), body.size(), response_bytes, total.At(0.5), total.At(0.99), parse.At(0.5),
-                decide.At(0.5), total.At(0.5) - parse.At(0.5) - decide.At(0.5));
+    std::printf(
+        "%s: %zu B in, %zu B out; HandleAdmission p50 %.1f us p99 %.1f us; "
+        "parse p50 %.1f us; ParseReview+Decide p50 %.1f us; rest p50 %.1f us\n",
+        file.c_str(), body.size(), response_bytes, total.At(0.5), total.At(0.99), parse.At(0.5), decide.At(0.5),
+        total.At(0.5) - parse.At(0.5) - decide.At(0.5));
   }
   return 0;
 }

@@ -82,8 +82,10 @@ int main(int argc, char** argv) {
   double rate = std::atof(argv[4]);
   double seconds = std::atof(argv[5]);
   int conns = std::atoi(argv[6]);
-  std::string request = "POST " + path + " HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-                        "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  std::string request = "POST " + path +
+                        " HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                        "Content-Length: " +
+                        std::to_string(body.size()) + "\r\n\r\n" + body;
   SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
   SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
 

@@ -2,11 +2,11 @@
 // A measurement, not the product (see the header): every shape it does not cover is a 501.
 #include "spike_dom_decision.h"
 
+#include <simdjson.h>
+
 #include <charconv>
 #include <string>
 #include <vector>
-
-#include <simdjson.h>
 
 #include "server/admission_handler.h"
 #include "shmguard/compact_json.h"
@@ -80,8 +80,7 @@ std::string SpikeDomDecision(std::string_view body, bool padded, int& status) {
   for (dom::element c : list) {
     Container x{static_cast<int>(containers.size()), 0};
     dom::object limits;
-    if (c["resources"]["limits"].get_object().get(limits) ||
-        limits["memory"].get_string().get(text)) {
+    if (c["resources"]["limits"].get_object().get(limits) || limits["memory"].get_string().get(text)) {
       return Unsupported(status, "a container without a memory limit");
     }
     auto bytes = ParseBytes(text, "memory");
@@ -125,22 +124,20 @@ std::string SpikeDomDecision(std::string_view body, bool padded, int& status) {
                                  R"(,"required":")" + required + R"(","workers":)" + std::to_string(in.workers) + "}";
   const bool add_host_ipc = gpus > 1 && !host_ipc;
   std::string patch = R"([{"op":"add","path":"/spec/volumes/-","value":{"emptyDir":{"medium":"Memory","sizeLimit":")" +
-          required + R"("},"name":"dshm"}})";
+                      required + R"("},"name":"dshm"}})";
   for (const Container& c : containers) {
     const std::string path = "/spec/containers/" + std::to_string(c.index);
     patch += R"(,{"op":"add","path":")" + path + R"(/volumeMounts/-","value":{"mountPath":"/dev/shm","name":"dshm"}})";
     if (c.gpus > 0) {
-      patch += R"(,{"op":"add","path":")" + path +
-               R"(/securityContext","value":{"capabilities":{"add":["IPC_LOCK"]}}})";
+      patch +=
+          R"(,{"op":"add","path":")" + path + R"(/securityContext","value":{"capabilities":{"add":["IPC_LOCK"]}}})";
     }
   }
   if (add_host_ipc) patch += R"(,{"op":"add","path":"/spec/hostIPC","value":true})";
-  patch += R"(,{"op":"add","path":"/metadata/annotations/shmguard.io~1plan","value":)" +
-           JsonQuoted(plan_value) + "}]";
+  patch += R"(,{"op":"add","path":"/metadata/annotations/shmguard.io~1plan","value":)" + JsonQuoted(plan_value) + "}]";
   status = 200;
-  return R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":")" +
-         std::string(uid) + R"(","allowed":true,"patchType":"JSONPatch","patch":")" +
-         server::Base64(patch) + R"("}})";
+  return R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":")" + std::string(uid) +
+         R"(","allowed":true,"patchType":"JSONPatch","patch":")" + server::Base64(patch) + R"("}})";
 }
 
 }  // namespace shmguard::bench

@@ -5,10 +5,9 @@
 // answered exactly as a copied one. And the decision read off simdjson's tape (the server's
 // JsonNode) must be the decision read off nlohmann's tree of the same text.
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "io/fast_json.h"
 #include "server/admission_handler.h"
@@ -36,7 +35,7 @@ void CheckSameAsTree(std::string_view body, const shmguard::Policy& policy, shmg
     std::abort();
   }
 }
-}
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view body(reinterpret_cast<const char*>(data), size);
@@ -44,8 +43,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (auto face : {shmguard::Face::kMutate, shmguard::Face::kValidate}) {
     auto x = shmguard::server::HandleAdmission(body, "application/json", policy, {face});
     std::string buffer = std::string(body) + std::string(shmguard::io::kJsonReadAhead, '"');
-    auto in_place = shmguard::server::HandleAdmission(std::string_view(buffer).substr(0, body.size()), "application/json",
-                                                      policy, {face}, /*body_padded=*/true);
+    auto in_place = shmguard::server::HandleAdmission(std::string_view(buffer).substr(0, body.size()),
+                                                      "application/json", policy, {face}, /*body_padded=*/true);
     if (in_place.status != x.status || in_place.body != x.body) std::abort();
     CheckSameAsTree(body, policy, face);
     auto response = nlohmann::json::parse(x.body);  // always valid JSON

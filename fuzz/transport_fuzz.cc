@@ -21,12 +21,12 @@ using shmguard::server::HttpRequest;
 using shmguard::server::HttpResponse;
 
 // Aborts, naming the line of the property that failed.
-#define Check(ok)                                                           \
-  do {                                                                      \
-    if (!(ok)) {                                                            \
+#define Check(ok)                                                        \
+  do {                                                                   \
+    if (!(ok)) {                                                         \
       std::fprintf(stderr, "transport_fuzz.cc:%d: %s\n", __LINE__, #ok); \
-      std::abort();                                                         \
-    }                                                                       \
+      std::abort();                                                      \
+    }                                                                    \
   } while (0)
 
 // The webhook's routes, as server.cc serves them.
@@ -73,7 +73,8 @@ std::vector<Response> ParseResponses(std::string_view out) {
     size_t pos = head.find("\r\n");
     while (pos != std::string_view::npos) {
       size_t next = head.find("\r\n", pos + 2);
-      std::string_view line = head.substr(pos + 2, next == std::string_view::npos ? std::string_view::npos : next - pos - 2);
+      std::string_view line =
+          head.substr(pos + 2, next == std::string_view::npos ? std::string_view::npos : next - pos - 2);
       size_t colon = line.find(": ");
       Check(colon != std::string_view::npos && colon > 0);
       for (char c : line) Check(c >= 0x20 && c < 0x7f);
@@ -136,7 +137,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   std::vector<Response> responses = ParseResponses(c.out);
-  Check(static_cast<int>(responses.size()) == c.served + (c.close_after_write && responses.size() > static_cast<size_t>(c.served) ? 1 : 0));
+  Check(static_cast<int>(responses.size()) ==
+        c.served + (c.close_after_write && responses.size() > static_cast<size_t>(c.served) ? 1 : 0));
   Check(c.served == handled);
   if (responses.size() > static_cast<size_t>(handled)) {  // a framing error: the last response, and it closes
     Check(responses.size() == static_cast<size_t>(handled) + 1);

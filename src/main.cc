@@ -1,7 +1,6 @@
 // shmguard's entry point: a table of subcommands (CLI11) over the adapters in src/cli.
-#include <iostream>
-
 #include <CLI/CLI.hpp>
+#include <iostream>
 
 #include "cli/audit_command.h"
 #include "cli/exit_code.h"
@@ -45,7 +44,8 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--procs", plan.procs, "training processes per pod (default: GPUs, else 1)")
       ->check(CLI::Range(1, 1024));
   plan_cmd->add_option("--gpus", plan.gpus, "GPUs in the pod")->check(CLI::Range(0, 1024));
-  plan_cmd->add_option("--nodes", plan.nodes, "pods training together (> 1: multi-node NCCL)")->check(CLI::Range(1, 1000000));
+  plan_cmd->add_option("--nodes", plan.nodes, "pods training together (> 1: multi-node NCCL)")
+      ->check(CLI::Range(1, 1000000));
   plan_cmd->add_option("--memory-limit", plan.memory_limit, "the pod's memory limit, a quantity: 64Gi");
   plan_cmd->add_option("-o,--output", plan.output, "text or json")->check(CLI::IsMember({"text", "json"}));
   plan_cmd->add_option("--config", config, "policy YAML (sizing constants); built-in defaults without it");

@@ -3,7 +3,6 @@
 // server has just closed, and that must fail the write, not kill the test process.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
-
 #include <csignal>
 
 int main(int argc, char* argv[]) {

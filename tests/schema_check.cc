@@ -12,7 +12,8 @@ bool HasType(const json& v, const std::string& type) {
   if (type == "object") return v.is_object();
   if (type == "array") return v.is_array();
   if (type == "string") return v.is_string();
-  if (type == "integer") return v.is_number_integer() || (v.is_number_float() && v.get<double>() == static_cast<int64_t>(v.get<double>()));
+  if (type == "integer")
+    return v.is_number_integer() || (v.is_number_float() && v.get<double>() == static_cast<int64_t>(v.get<double>()));
   if (type == "number") return v.is_number();
   if (type == "boolean") return v.is_boolean();
   if (type == "null") return v.is_null();
@@ -64,8 +65,10 @@ class Checker {
       if (s.contains("maxLength") && text.size() > s["maxLength"].get<size_t>()) problems.push_back(at + ": too long");
     }
     if (v.is_number()) {
-      if (s.contains("minimum") && v.get<double>() < s["minimum"].get<double>()) problems.push_back(at + ": below minimum");
-      if (s.contains("maximum") && v.get<double>() > s["maximum"].get<double>()) problems.push_back(at + ": above maximum");
+      if (s.contains("minimum") && v.get<double>() < s["minimum"].get<double>())
+        problems.push_back(at + ": below minimum");
+      if (s.contains("maximum") && v.get<double>() > s["maximum"].get<double>())
+        problems.push_back(at + ": above maximum");
     }
     if (v.is_array()) {
       if (v.size() < s.value("minItems", size_t{0})) problems.push_back(at + ": too few items");

@@ -4,10 +4,9 @@
 // Length/Items/Properties — and x-kubernetes-preserve-unknown-fields. Test-only.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace shmguard::test {
 

@@ -1,19 +1,16 @@
 // Implementation of the shared test helpers.
 #include "test_util.h"
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-
-#include <catch2/catch.hpp>
 
 #include "io/manifests.h"
 
 namespace shmguard::test {
 
-std::string TestdataPath(const std::string& relative) {
-  return std::string(TESTDATA_DIR) + "/" + relative;
-}
+std::string TestdataPath(const std::string& relative) { return std::string(TESTDATA_DIR) + "/" + relative; }
 
 std::string ReadTestdata(const std::string& relative) {
   auto text = io::ReadFileText(TestdataPath(relative));

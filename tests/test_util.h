@@ -1,9 +1,8 @@
 // Helpers shared by the tests: testdata and corpus paths, YAML/JSON fixtures.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace shmguard::test {
 

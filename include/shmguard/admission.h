@@ -17,7 +17,7 @@ namespace shmguard {
 
 struct AdmissionRequest {
   std::string uid;
-  std::string group, version, kind;  // request.kind (the object's kind as the API server sees it)
+  std::string group, version, kind;             // request.kind (the object's kind as the API server sees it)
   std::string namespace_name, name, operation;  // operation: CREATE, UPDATE, DELETE, CONNECT
   bool dry_run = false;
   JsonNode object;  // request.object, a view into the review; absent or null for DELETE
@@ -33,13 +33,13 @@ enum class Face { kMutate, kValidate };
 
 struct Decision {
   bool allowed = true;
-  int code = 200;        // 403 when denied
-  std::string message;   // status.message on denial: every reason
+  int code = 200;                     // 403 when denied
+  std::string message;                // status.message on denial: every reason
   std::vector<std::string> warnings;  // already within the API server's limits (FitWarnings)
-  JsonPatch patch;  // RFC 6902 operations; empty means no patch
-  Verdict verdict = Verdict::kSkip;  // for logs and metrics
-  int64_t required_bytes = 0;        // largest planned dshm, 0 when none
-  std::string name;                  // metadata.name, else generateName (for logs)
+  JsonPatch patch;                    // RFC 6902 operations; empty means no patch
+  Verdict verdict = Verdict::kSkip;   // for logs and metrics
+  int64_t required_bytes = 0;         // largest planned dshm, 0 when none
+  std::string name;                   // metadata.name, else generateName (for logs)
 };
 
 // The answer of one face to one request. CREATE of a kind whose AdmissionRoleOf is not kNone
@@ -57,8 +57,7 @@ struct NamespaceLabels {
   // policy turns the namespace off).
   bool enforce = false;
 };
-Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face,
-                const NamespaceLabels& labels = {});
+Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face, const NamespaceLabels& labels = {});
 
 // Makes warnings safe for the API server (docs/sources.md §8): each at most 120 bytes (longer ones are
 // split at spaces into several), duplicates dropped, at most 4000 bytes in all (then one

@@ -4,10 +4,9 @@
 // ASCII (pointers, names, quantities, the plan annotation), a third of a JobSet's decision.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace shmguard {
 

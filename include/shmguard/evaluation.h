@@ -28,29 +28,29 @@ enum class Verdict {
 const char* VerdictName(Verdict v);  // "skip", "ok", "patch", "deny"
 
 struct PodEvaluation {
-  std::string label;   // "pod", "replicatedJob workers"
-  std::string path;    // JSON pointer of the pod spec
+  std::string label;  // "pod", "replicatedJob workers"
+  std::string path;   // JSON pointer of the pod spec
   Verdict verdict = Verdict::kOk;
   // The plan: from the sizing annotations, or (estimated) the floor's plan with no DataLoader.
   std::optional<ShmPlan> plan;
   // The /dev/shm size this verdict stands for: the plan's, or for an estimated pod the floor
   // (when what it has is enough) or the size it is patched to; 0 when nothing was sized.
   int64_t required_bytes = 0;
-  bool estimated = false;  // sized without DataLoader annotations (policy `unannotated`)
-  std::optional<int64_t> memory_limit_bytes;   // nullopt: unknown or unlimited
+  bool estimated = false;                     // sized without DataLoader annotations (policy `unannotated`)
+  std::optional<int64_t> memory_limit_bytes;  // nullopt: unknown or unlimited
   // "64Mi (container default)", "emptyDir Memory 1Gi", "the node's /dev/shm (hostIPC: true)"
   std::string current_shm;
   std::vector<std::string> reasons;   // why this verdict, in words a user can act on
   std::vector<std::string> warnings;  // risks and things deliberately not done
   std::vector<std::string> changes;   // what this pod's part of the patch does, one sentence each
-  JsonPatch patch;  // separate pods (Compose services): this pod's operations; else empty
+  JsonPatch patch;                    // separate pods (Compose services): this pod's operations; else empty
 };
 
 struct Evaluation {
   std::string api_version, kind, namespace_name, name;
-  bool workload = false;           // the object is a kind shmguard sizes (has pod templates)
-  bool separate_pods = false;      // the pods are separate applications (Compose services)
-  NamespaceRule rule;              // the rule that applied
+  bool workload = false;       // the object is a kind shmguard sizes (has pod templates)
+  bool separate_pods = false;  // the pods are separate applications (Compose services)
+  NamespaceRule rule;          // the rule that applied
   Verdict verdict = Verdict::kSkip;
   std::vector<std::string> reasons;   // workload-level reasons (why skipped, how it was read)
   std::vector<std::string> warnings;  // workload-level warnings

@@ -30,15 +30,15 @@ enum class IpcLock {
 
 struct ContainerFacts {
   std::string name;
-  std::string pointer;   // "/spec/containers/0"
-  bool init = false;     // listed under initContainers
-  bool sidecar = false;  // an init container with restartPolicy: Always
-  int64_t gpus = 0;      // sum of the policy's GPU resources, limits else requests
+  std::string pointer;                                  // "/spec/containers/0"
+  bool init = false;                                    // listed under initContainers
+  bool sidecar = false;                                 // an init container with restartPolicy: Always
+  int64_t gpus = 0;                                     // sum of the policy's GPU resources, limits else requests
   std::optional<int64_t> memory_limit, memory_request;  // resources.{limits,requests}.memory
-  bool has_volume_mounts = false;  // a volumeMounts list is written (maybe empty)
-  bool mounts_shm = false;         // something is mounted at /dev/shm (trailing slashes ignored)
-  std::optional<std::string> shm_volume;  // the name of that volume, when it has one
-  IpcLock ipc_lock = IpcLock::kNoSecurityContext;  // app containers only
+  bool has_volume_mounts = false;                       // a volumeMounts list is written (maybe empty)
+  bool mounts_shm = false;                              // something is mounted at /dev/shm (trailing slashes ignored)
+  std::optional<std::string> shm_volume;                // the name of that volume, when it has one
+  IpcLock ipc_lock = IpcLock::kNoSecurityContext;       // app containers only
   // What the container states about its processes (docs/sources.md §2), "" when it does not:
   // env PET_NPROC_PER_NODE, --nproc_per_node, env PET_NNODES, --nnodes.
   std::string nproc_env, nproc_flag, nnodes_env, nnodes_flag;
@@ -55,19 +55,19 @@ enum class ShmMountKind {
 // What a pod has at /dev/shm (docs/sources.md §3).
 struct ShmMount {
   ShmMountKind kind = ShmMountKind::kNone;
-  std::string volume_name;     // the volume at /dev/shm, or an unmounted memory emptyDir "dshm"
-  std::string volume_pointer;  // where that volume is declared, "" when it is not
+  std::string volume_name;            // the volume at /dev/shm, or an unmounted memory emptyDir "dshm"
+  std::string volume_pointer;         // where that volume is declared, "" when it is not
   std::optional<int64_t> size_limit;  // kMemoryEmptyDir: sizeLimit in bytes when set (> 0)
   bool size_limit_written = false;    // the volume has a sizeLimit field (maybe 0)
-  std::string description;  // for people: "emptyDir Memory 1Gi", "hostPath /dev/shm"
-  bool implicit = false;    // mounted by the workload's operator on its first container, not
-                            // written in the template (KubeRay's shared-mem)
+  std::string description;            // for people: "emptyDir Memory 1Gi", "hostPath /dev/shm"
+  bool implicit = false;              // mounted by the workload's operator on its first container, not
+                                      // written in the template (KubeRay's shared-mem)
 };
 
 struct PodFacts {
   std::vector<ContainerFacts> containers;  // app containers first, then init containers
-  int64_t gpus = 0;                         // over app containers (docs/sources.md §2)
-  bool requests_gpus = false;  // some container or init container requests a GPU
+  int64_t gpus = 0;                        // over app containers (docs/sources.md §2)
+  bool requests_gpus = false;              // some container or init container requests a GPU
   // Pod-level spec.resources.limits.memory, else max(sum of app + sidecar limits, largest init
   // limit); nullopt when some container has no memory limit (then the cgroup has none either).
   std::optional<int64_t> memory_limit_bytes;
@@ -81,9 +81,9 @@ struct PodFacts {
   ShmMount shm;
   bool has_volumes = false;
   std::set<std::string, std::less<>> volume_names;
-  int64_t procs = 1;                // training processes per pod, >= 1
-  std::string procs_source;         // e.g. "annotation shmguard.io/procs-per-pod", "4 GPUs"
-  int64_t nodes = 1;                // pods of the job, >= 1; > 1 means multi-node NCCL
+  int64_t procs = 1;         // training processes per pod, >= 1
+  std::string procs_source;  // e.g. "annotation shmguard.io/procs-per-pod", "4 GPUs"
+  int64_t nodes = 1;         // pods of the job, >= 1; > 1 means multi-node NCCL
   std::string nodes_source;
   // NCCL settings the GPU containers state in their env (NCCL's env.rst): NCCL_SHM_DISABLE=1
   // turns its shared-memory transport off; NCCL_P2P_DISABLE=1 sends intra-node traffic through
@@ -94,8 +94,8 @@ struct PodFacts {
   std::string nccl_p2p_disabled_source;
 };
 
-// Reads the facts of `t`: each container once, then the volumes. NCCL settings are read from the containers that request GPUs (from
-// every container when none does). Processes per pod: annotation shmguard.io/procs-per-pod, else env
+// Reads the facts of `t`: each container once, then the volumes. NCCL settings are read from the containers that
+// request GPUs (from every container when none does). Processes per pod: annotation shmguard.io/procs-per-pod, else env
 // PET_NPROC_PER_NODE, else --nproc_per_node/--nproc-per-node in command/args, else the GPU
 // count, else 1 ("auto"/"gpu" mean the GPU count). Nodes: annotation shmguard.io/nodes, else the
 // workload's shape (pods_together), else PET_NNODES, else --nnodes, else 1.
@@ -107,8 +107,8 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy);
 
 // An integer annotation in [min, max]; nullopt when absent. Fails with kInvalidInput naming the
 // annotation when the value is not a quoted decimal integer in range ("8", not 8 or "eight").
-Result<std::optional<int64_t>> ReadCountAnnotation(const Annotations& a, const std::string& key,
-                                                   int64_t min, int64_t max);
+Result<std::optional<int64_t>> ReadCountAnnotation(const Annotations& a, const std::string& key, int64_t min,
+                                                   int64_t max);
 
 // A quantity read from a Kubernetes object field: a string (spaces trimmed, as the API server's
 // JSON decoder does), a number, or null or absent (0). Fails with kInvalidInput naming `pointer`.

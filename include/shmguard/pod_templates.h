@@ -19,7 +19,6 @@
 #include <vector>
 
 #include "shmguard/json_node.h"
-
 #include "shmguard/result.h"
 
 namespace shmguard {
@@ -43,15 +42,14 @@ struct ContainerSlot {
   bool list;
   bool init;
 };
-inline constexpr ContainerSlot kPodSpecContainers[] = {{"/containers", true, false},
-                                                       {"/initContainers", true, true}};
+inline constexpr ContainerSlot kPodSpecContainers[] = {{"/containers", true, false}, {"/initContainers", true, true}};
 
 struct PodTemplate {
   std::string label;             // as the kind's users say it: "pod", "Worker", "workerGroup gpu"
   std::string spec_pointer;      // RFC 6901 pointer of the PodSpec: "/spec", ".../template/spec"
   std::string metadata_pointer;  // pointer of the pod metadata: "/metadata", ".../template/metadata"
-  JsonNode spec;      // the PodSpec object (an Argo template: the template)
-  JsonNode metadata;  // absent when the template has no metadata
+  JsonNode spec;                 // the PodSpec object (an Argo template: the template)
+  JsonNode metadata;             // absent when the template has no metadata
   // Where the containers are in `spec`; a PodSpec's, or an Argo template's.
   std::span<const ContainerSlot> containers = kPodSpecContainers;
   // Volumes the pod also gets from outside `spec` (an Argo Workflow's spec.volumes), after the
@@ -97,7 +95,7 @@ struct PodTemplate {
 
 struct Workload {
   std::string api_version, kind, namespace_name, name;  // name falls back to generateName
-  bool is_pod = false;  // a Pod carries its own annotations; templates get them copied
+  bool is_pod = false;                                  // a Pod carries its own annotations; templates get them copied
   std::vector<PodTemplate> templates;
   std::vector<std::string> notes;     // how the templates were found, when it is not plain
   std::vector<std::string> warnings;  // e.g. annotations that never reach the pods

@@ -65,7 +65,7 @@ struct NamespaceRule {
 struct Policy {
   // Extended resources that count as GPUs. Default: nvidia.com/gpu, amd.com/gpu.
   std::vector<std::string> gpu_resources = {"nvidia.com/gpu", "amd.com/gpu"};
-  HostIpcMode host_ipc = HostIpcMode::kAuto;                    // Default: auto
+  HostIpcMode host_ipc = HostIpcMode::kAuto;                         // Default: auto
   ContainerSelection ipc_lock = ContainerSelection::kGpuContainers;  // Default: gpu-containers
   // Which init containers get the /dev/shm mount. Default: gpu-containers (those requesting GPUs).
   ContainerSelection init_container_mounts = ContainerSelection::kGpuContainers;

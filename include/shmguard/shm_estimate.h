@@ -16,8 +16,8 @@
 namespace shmguard {
 
 struct ShmEstimate {
-  ShmPlan floor_plan;         // the plan with no DataLoader term (workers = 0)
-  int64_t floor_bytes = 0;    // max(policy minimum, floor_plan.required_bytes)
+  ShmPlan floor_plan;       // the plan with no DataLoader term (workers = 0)
+  int64_t floor_bytes = 0;  // max(policy minimum, floor_plan.required_bytes)
   // What a pod with no /dev/shm of its own gets: kFloor -> floor_bytes; kEstimate -> max(floor,
   // fraction × memory limit rounded down to a MiB), never above maxFractionOfMemoryLimit × limit;
   // floor_bytes when the limit is unknown. Only meaningful when the floor fits (FloorFits).

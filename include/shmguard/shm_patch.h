@@ -1,6 +1,6 @@
-// The RFC 6902 operations that give a pod template the planned dshm volume, mounts, IPC_LOCK, hostIPC and annotations (docs/sources.md §3, §4). Operations are
-// relative to the object the template was found in and never depend on each other's order
-// except appends to the same list.
+// The RFC 6902 operations that give a pod template the planned dshm volume, mounts, IPC_LOCK, hostIPC and annotations
+// (docs/sources.md §3, §4). Operations are relative to the object the template was found in and never depend on each
+// other's order except appends to the same list.
 #pragma once
 
 #include <cstdint>
@@ -18,8 +18,8 @@
 namespace shmguard {
 
 struct PatchOptions {
-  int64_t required_bytes = 0;  // the planned sizeLimit
-  bool host_ipc = false;       // set spec.hostIPC: true
+  int64_t required_bytes = 0;                                        // the planned sizeLimit
+  bool host_ipc = false;                                             // set spec.hostIPC: true
   ContainerSelection ipc_lock = ContainerSelection::kGpuContainers;  // kNever: no IPC_LOCK
   ContainerSelection init_container_mounts = ContainerSelection::kGpuContainers;
   bool describe_changes = true;  // fill PodPatch::changes
@@ -29,7 +29,7 @@ struct PatchOptions {
 };
 
 struct PodPatch {
-  JsonPatch ops;                      // RFC 6902 operations
+  JsonPatch ops;                     // RFC 6902 operations
   std::vector<std::string> changes;  // one sentence per change, for people
 };
 

@@ -119,7 +119,8 @@ std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy&
     r.reasons.push_back(doc.error->ToString());
     records.push_back(stamp(std::move(r)));
   } else if (doc.item) {  // one item of a List, handed out alone
-    records.push_back(stamp(EvaluateListItem(*doc.object, *doc.item, doc.list_kind, doc.list_api_version, policy, runtimes)));
+    records.push_back(
+        stamp(EvaluateListItem(*doc.object, *doc.item, doc.list_kind, doc.list_api_version, policy, runtimes)));
   } else if (IsList(*doc.object)) {
     const JsonNode list = *doc.object;
     const std::string kind(list.StringMember("kind")), api_version(list.StringMember("apiVersion"));
@@ -164,21 +165,30 @@ RuntimeCatalog CollectRuntimes(const std::vector<Result<std::vector<std::string>
 
 const char* AuditVerdictName(AuditVerdict v) {
   switch (v) {
-    case AuditVerdict::kOk: return "ok";
-    case AuditVerdict::kPatch: return "patch";
-    case AuditVerdict::kDeny: return "deny";
-    case AuditVerdict::kSkip: return "skip";
-    case AuditVerdict::kError: return "error";
+    case AuditVerdict::kOk:
+      return "ok";
+    case AuditVerdict::kPatch:
+      return "patch";
+    case AuditVerdict::kDeny:
+      return "deny";
+    case AuditVerdict::kSkip:
+      return "skip";
+    case AuditVerdict::kError:
+      return "error";
   }
   return "error";
 }
 
 AuditVerdict AuditVerdictOf(Verdict v) {
   switch (v) {
-    case Verdict::kOk: return AuditVerdict::kOk;
-    case Verdict::kPatch: return AuditVerdict::kPatch;
-    case Verdict::kDeny: return AuditVerdict::kDeny;
-    case Verdict::kSkip: return AuditVerdict::kSkip;
+    case Verdict::kOk:
+      return AuditVerdict::kOk;
+    case Verdict::kPatch:
+      return AuditVerdict::kPatch;
+    case Verdict::kDeny:
+      return AuditVerdict::kDeny;
+    case Verdict::kSkip:
+      return AuditVerdict::kSkip;
   }
   return AuditVerdict::kError;
 }
@@ -275,8 +285,7 @@ AuditResult CollectAudit(const std::vector<std::string>& paths, const Policy& po
   return result;
 }
 
-ExitCode RunAudit(const AuditOptions& o, const Policy& policy, std::istream& in, std::ostream& out,
-                  std::ostream& err) {
+ExitCode RunAudit(const AuditOptions& o, const Policy& policy, std::istream& in, std::ostream& out, std::ostream& err) {
   if (o.output != "table" && o.output != "json" && o.output != "yaml" && o.output != "patched") {
     err << "shmguard audit: --output must be table, json, yaml or patched, got \"" << o.output << "\"\n";
     return ExitCode::kUsage;
@@ -294,19 +303,18 @@ ExitCode RunAudit(const AuditOptions& o, const Policy& policy, std::istream& in,
   // Only -o patched prints objects back, so only it needs every field of a JSON document.
   io::Fidelity fidelity = o.output == "patched" ? io::Fidelity::kFull : io::Fidelity::kPruned;
   unsigned jobs = o.jobs > 0 ? static_cast<unsigned>(o.jobs) : std::max(1u, std::thread::hardware_concurrency());
-  AuditSummary summary = StreamAudit(o.paths, policy, in, fidelity, jobs,
-                                     [&](const io::Document& doc, std::vector<AuditRecord>&& records) {
-                                       for (const auto& r : records) {
-                                         if (r.verdict == AuditVerdict::kError) {
-                                           err << "shmguard audit: " << r.reasons.front() << "\n";
-                                         }
-                                         if (r.verdict == AuditVerdict::kDeny ||
-                                             (o.fail_on == "warn" && r.verdict == AuditVerdict::kPatch)) {
-                                           findings = true;
-                                         }
-                                       }
-                                       printer->Document(doc, records);
-                                     });
+  AuditSummary summary = StreamAudit(
+      o.paths, policy, in, fidelity, jobs, [&](const io::Document& doc, std::vector<AuditRecord>&& records) {
+        for (const auto& r : records) {
+          if (r.verdict == AuditVerdict::kError) {
+            err << "shmguard audit: " << r.reasons.front() << "\n";
+          }
+          if (r.verdict == AuditVerdict::kDeny || (o.fail_on == "warn" && r.verdict == AuditVerdict::kPatch)) {
+            findings = true;
+          }
+        }
+        printer->Document(doc, records);
+      });
   printer->Finish(summary);
   if (summary.Count(AuditVerdict::kError)) return ExitCode::kUsage;
   return findings ? ExitCode::kFindings : ExitCode::kOk;

@@ -48,13 +48,13 @@ struct AuditPod {
 // One object of the input and its verdict.
 struct AuditRecord {
   std::string file;
-  int document = 0;           // 0-based document index in the file
-  std::optional<int> item;    // index inside a List
-  int line = 1;               // line where the document starts
+  int document = 0;         // 0-based document index in the file
+  std::optional<int> item;  // index inside a List
+  int line = 1;             // line where the document starts
   std::string api_version, kind, namespace_name, name;
-  std::string service;        // a Compose service: each is a record of its own
+  std::string service;  // a Compose service: each is a record of its own
   AuditVerdict verdict = AuditVerdict::kError;
-  bool workload = false;      // false: a non-workload document (Service, ConfigMap...)
+  bool workload = false;  // false: a non-workload document (Service, ConfigMap...)
   std::vector<std::string> reasons, warnings, changes;
   std::vector<AuditPod> pods;
   JsonPatch patch;  // relative to the document or List item
@@ -91,7 +91,7 @@ AuditResult CollectAudit(const std::vector<std::string>& paths, const Policy& po
 
 // The whole command: stream, print in the chosen format, and return kUsage when any input was
 // unreadable, else kFindings when a verdict reaches --fail-on, else kOk.
-ExitCode RunAudit(const AuditOptions& options, const Policy& policy, std::istream& in,
-                  std::ostream& out, std::ostream& err);
+ExitCode RunAudit(const AuditOptions& options, const Policy& policy, std::istream& in, std::ostream& out,
+                  std::ostream& err);
 
 }  // namespace shmguard::cli

@@ -32,9 +32,14 @@ std::string Indent(const std::string& text, const std::string& prefix) {
 class TablePrinter : public AuditPrinter {
  public:
   explicit TablePrinter(std::ostream& out) : out_(out) {
-    out_ << std::left << std::setw(34) << "FILE:DOC" << " " << std::setw(44) << "OBJECT" << " " << std::setw(7)
-         << "VERDICT" << " " << std::setw(9) << "REQUIRED" << " " << std::setw(9) << "LIMIT" << " "
-         << "CURRENT /dev/shm" << "\n";
+    out_ << std::left << std::setw(34) << "FILE:DOC"
+         << " " << std::setw(44) << "OBJECT"
+         << " " << std::setw(7) << "VERDICT"
+         << " " << std::setw(9) << "REQUIRED"
+         << " " << std::setw(9) << "LIMIT"
+         << " "
+         << "CURRENT /dev/shm"
+         << "\n";
   }
   void Document(const io::Document&, const std::vector<AuditRecord>& records) override {
     for (const auto& r : records) {
@@ -42,8 +47,8 @@ class TablePrinter : public AuditPrinter {
       std::string where = r.file + ":" + std::to_string(r.document);
       if (r.item) where.append("[").append(std::to_string(*r.item)).append("]");
       std::string object = !r.service.empty() ? "service " + r.service
-                           : r.kind.empty()     ? "-"
-                                                : r.kind + " " + r.namespace_name + "/" + r.name;
+                           : r.kind.empty()   ? "-"
+                                              : r.kind + " " + r.namespace_name + "/" + r.name;
       out_ << std::left << std::setw(34) << Cell(where, 34) << " " << std::setw(44) << Cell(object, 44) << " "
            << std::setw(7) << AuditVerdictName(r.verdict) << " " << std::setw(9)
            << (r.required_bytes > 0 ? FormatBytes(r.required_bytes) : "-") << " " << std::setw(9)
@@ -145,7 +150,8 @@ class PatchedPrinter : public AuditPrinter {
         }
       }
       if (!first_) out_ << "---\n";
-      text = d.is_json ? object.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n" : io::JsonToYaml(object);
+      text = d.is_json ? object.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
+                       : io::JsonToYaml(object);
     }
     out_ << text;
     if (!text.empty() && text.back() != '\n') out_ << "\n";

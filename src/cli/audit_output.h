@@ -3,11 +3,10 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "cli/audit_command.h"
 

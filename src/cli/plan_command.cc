@@ -3,14 +3,13 @@
 #include "cli/plan_command.h"
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "shmguard/compose.h"
 #include "shmguard/evaluation.h"
 #include "shmguard/pod_facts.h"
-#include "shmguard/shm_plan.h"
 #include "shmguard/quantity.h"
+#include "shmguard/shm_plan.h"
 
 namespace shmguard::cli {
 
@@ -26,10 +25,9 @@ struct PlanInputs {
 Result<PlanInputs> ReadFlags(const PlanOptions& o, const Policy& policy) {
   auto range = [](const char* flag, int64_t v, int64_t min, int64_t max) -> std::optional<Error> {
     if (v >= min && v <= max) return std::nullopt;
-    return MakeError(Code::kInvalidInput,
-                     std::to_string(v) + " must be a whole number from " + std::to_string(min) + " to " +
-                         std::to_string(max),
-                     flag);
+    return MakeError(
+        Code::kInvalidInput,
+        std::to_string(v) + " must be a whole number from " + std::to_string(min) + " to " + std::to_string(max), flag);
   };
   PlanInputs in;
   if (auto e = range("--num-workers", o.num_workers, 0, 4096)) return *e;
@@ -48,8 +46,8 @@ Result<PlanInputs> ReadFlags(const PlanOptions& o, const Policy& policy) {
     if (!bytes) return bytes.error();
     in.shm.batch_bytes = *bytes;
   } else if (o.num_workers > 0) {
-    return MakeError(Code::kInvalidInput, "is required when num-workers > 0: the bytes of one collated batch, e.g. 48Mi",
-                     "--batch-bytes");
+    return MakeError(Code::kInvalidInput,
+                     "is required when num-workers > 0: the bytes of one collated batch, e.g. 48Mi", "--batch-bytes");
   }
   PodFacts& f = in.facts;
   f.gpus = o.gpus;
@@ -85,8 +83,7 @@ ExitCode RunPlan(const PlanOptions& o, const Policy& policy, std::ostream& out, 
   LimitCheck limit = CheckLimit(plan.required_bytes, facts, policy, "dshm");
   const bool denied = !limit.denial.empty();
   std::vector<std::string> reasons = {PlanSummary(plan, policy.sizing) + " (" + std::to_string(facts.procs) +
-                                      (facts.procs == 1 ? " proc" : " procs") + " from " + facts.procs_source +
-                                      ")"};
+                                      (facts.procs == 1 ? " proc" : " procs") + " from " + facts.procs_source + ")"};
   if (!limit.denial.empty()) reasons.push_back(limit.denial);
   if (!limit.left.empty()) reasons.push_back(limit.left);
   std::vector<std::string> warnings;
@@ -124,20 +121,18 @@ ExitCode RunPlan(const PlanOptions& o, const Policy& policy, std::ostream& out, 
               {"compose", compose}};
     out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
-    out << "/dev/shm needs " << FormatBytes(plan.required_bytes) << " (" << plan.required_bytes
-        << " bytes)\n";
+    out << "/dev/shm needs " << FormatBytes(plan.required_bytes) << " (" << plan.required_bytes << " bytes)\n";
     for (const auto& line : arithmetic) out << "  " << line << "\n";
     if (facts.memory_limit_bytes) {
-      out << "memory limit " << FormatBytes(*facts.memory_limit_bytes) << ": "
-          << (denied ? "DENY" : "ok") << "\n";
+      out << "memory limit " << FormatBytes(*facts.memory_limit_bytes) << ": " << (denied ? "DENY" : "ok") << "\n";
     }
     for (size_t i = 1; i < reasons.size(); ++i) out << "  " << reasons[i] << "\n";
     for (const auto& w : warnings) out << "  warning: " << w << "\n";
     out << "verdict: " << (denied ? "deny" : "ok") << "\n";
     out << "set it:\n"
-        << "  Kubernetes: volume " << kShmVolumeName << ": emptyDir {medium: Memory, sizeLimit: "
-        << FormatBytes(plan.required_bytes) << "} mounted at " << kShmPath << (lock ? ", capability IPC_LOCK" : "")
-        << "\n"
+        << "  Kubernetes: volume " << kShmVolumeName
+        << ": emptyDir {medium: Memory, sizeLimit: " << FormatBytes(plan.required_bytes) << "} mounted at " << kShmPath
+        << (lock ? ", capability IPC_LOCK" : "") << "\n"
         << "  docker run: " << docker_run << " ...\n"
         << "  Compose:    shm_size: " << docker_size << "\n";
     if (lock) out << "              ulimits: {memlock: -1}\n";

@@ -14,19 +14,18 @@
 namespace shmguard::cli {
 
 struct PlanOptions {
-  int64_t num_workers = 0;                 // 0..4096
-  std::optional<int64_t> prefetch_factor;  // 1..1024. Default: the policy's (2)
-  std::optional<std::string> batch_bytes;  // a quantity, required when workers > 0
-  std::optional<int64_t> procs;            // 1..1024. Default: GPUs, else 1
-  int64_t gpus = 0;                        // 0..1024
-  int64_t nodes = 1;                       // 1..1000000
+  int64_t num_workers = 0;                  // 0..4096
+  std::optional<int64_t> prefetch_factor;   // 1..1024. Default: the policy's (2)
+  std::optional<std::string> batch_bytes;   // a quantity, required when workers > 0
+  std::optional<int64_t> procs;             // 1..1024. Default: GPUs, else 1
+  int64_t gpus = 0;                         // 0..1024
+  int64_t nodes = 1;                        // 1..1000000
   std::optional<std::string> memory_limit;  // a quantity; none = unknown
   std::string output = "text";              // text | json
 };
 
 // Prints the plan to `out`. Returns kOk when it fits, kFindings when it would be denied,
 // kUsage (message on `err`) for invalid values.
-ExitCode RunPlan(const PlanOptions& options, const Policy& policy, std::ostream& out,
-                 std::ostream& err);
+ExitCode RunPlan(const PlanOptions& options, const Policy& policy, std::ostream& out, std::ostream& err);
 
 }  // namespace shmguard::cli

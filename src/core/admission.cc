@@ -36,8 +36,10 @@ Result<AdmissionRequest> ParseReview(JsonNode review) {
   if (!api) return api.error();
   if (*api != "admission.k8s.io/v1") {
     return MakeError(Code::kInvalidInput,
-                     "apiVersion \"" + *api + "\" is not supported: send admission.k8s.io/v1 "
-                     "(admissionReviewVersions: [v1])", "/apiVersion");
+                     "apiVersion \"" + *api +
+                         "\" is not supported: send admission.k8s.io/v1 "
+                         "(admissionReviewVersions: [v1])",
+                     "/apiVersion");
   }
   auto kind = OptionalString(review, "kind", "");
   if (!kind) return kind.error();
@@ -53,15 +55,15 @@ Result<AdmissionRequest> ParseReview(JsonNode review) {
   r.uid = *uid;
   if (JsonNode k = req.Find("kind")) {
     if (!k.IsObject()) return MakeError(Code::kInvalidInput, "must be an object", "/request/kind");
-    for (auto [field, out] : {std::pair{"group", &r.group}, std::pair{"version", &r.version},
-                              std::pair{"kind", &r.kind}}) {
+    for (auto [field, out] :
+         {std::pair{"group", &r.group}, std::pair{"version", &r.version}, std::pair{"kind", &r.kind}}) {
       auto v = OptionalString(k, field, "/request/kind");
       if (!v) return v.error();
       *out = *v;
     }
   }
-  for (auto [field, out] : {std::pair{"namespace", &r.namespace_name}, std::pair{"name", &r.name},
-                            std::pair{"operation", &r.operation}}) {
+  for (auto [field, out] :
+       {std::pair{"namespace", &r.namespace_name}, std::pair{"name", &r.name}, std::pair{"operation", &r.operation}}) {
     auto v = OptionalString(req, field, "/request");
     if (!v) return v.error();
     *out = *v;
@@ -120,8 +122,7 @@ std::vector<std::string> FitWarnings(const std::vector<std::string>& warnings) {
 Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face, const NamespaceLabels& labels) {
   Decision d;
   if (request.operation != "CREATE") return d;  // pod fields are immutable after creation
-  std::string api_version = request.group.empty() ? request.version
-                                                  : request.group + "/" + request.version;
+  std::string api_version = request.group.empty() ? request.version : request.group + "/" + request.version;
   // Kinds the webhook does not evaluate are allowed untouched; the KubeRay kinds are evaluated
   // but their templates never produce a patch (PodTemplate::patchable).
   if (AdmissionRoleOf(api_version, request.kind) == AdmissionRole::kNone) return d;

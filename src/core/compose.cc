@@ -193,8 +193,9 @@ Result<json> ServicePodSpec(JsonNode service, const std::string& name, const std
   int64_t count = gpus->count;
   if (gpus->all && count == 0) {
     count = 1;
-    t.notes.push_back("the service reserves every GPU of the host (count: all or no count), a number shmguard "
-                      "cannot know: sized for 1 GPU; set the label shmguard.io/procs-per-pod to its processes");
+    t.notes.push_back(
+        "the service reserves every GPU of the host (count: all or no count), a number shmguard "
+        "cannot know: sized for 1 GPU; set the label shmguard.io/procs-per-pod to its processes");
   }
   json limits = json::object();
   if (count > 0) limits["nvidia.com/gpu"] = count;
@@ -207,8 +208,7 @@ Result<json> ServicePodSpec(JsonNode service, const std::string& name, const std
 }  // namespace
 
 bool IsComposeDocument(JsonNode object) {
-  return object.IsObject() && !object.Find("apiVersion") && !object.Find("kind") &&
-         object.Find("services").IsObject();
+  return object.IsObject() && !object.Find("apiVersion") && !object.Find("kind") && object.Find("services").IsObject();
 }
 
 Result<int64_t> ParseDockerBytes(std::string_view text, std::string_view where) {

@@ -49,12 +49,10 @@ Result<SizingInputs> ReadSizing(const PodTemplate& t, const Policy& policy) {
   if (it == t.annotations.end() || !it->second) {
     if (in.workers == 0) return in;  // no workers: batches never touch /dev/shm
     return MakeError(Code::kInvalidInput,
-                     "is required when num-workers > 0: the bytes of one collated batch, e.g. 48Mi",
-                     where);
+                     "is required when num-workers > 0: the bytes of one collated batch, e.g. 48Mi", where);
   }
   if (!it->second.IsString()) {
-    return MakeError(Code::kInvalidInput,
-                     "annotation values must be strings: quote it (\"" + it->second.Dump() + "\")",
+    return MakeError(Code::kInvalidInput, "annotation values must be strings: quote it (\"" + it->second.Dump() + "\")",
                      where);
   }
   auto bytes = ParseBytes(it->second.String(), where);
@@ -71,18 +69,17 @@ bool ExceedsFraction(int64_t required, int64_t limit, int64_t ppm) {
 // The plan as compact JSON with sorted keys — what json::dump would write, built directly:
 // every value is a number or a quantity ([0-9A-Za-z.]), so nothing needs escaping.
 std::string PlanAnnotation(const SizingInputs& in, const PodFacts& f, const ShmPlan& plan) {
-  return R"({"batchBytes":")" + FormatBytes(in.batch_bytes) + R"(","gpus":)" + std::to_string(f.gpus) +
-         R"(,"nodes":)" + std::to_string(f.nodes) + R"(,"prefetchFactor":)" +
-         std::to_string(in.prefetch) + R"(,"procs":)" + std::to_string(f.procs) +
-         R"(,"required":")" + FormatBytes(plan.required_bytes) + R"(","workers":)" +
+  return R"({"batchBytes":")" + FormatBytes(in.batch_bytes) + R"(","gpus":)" + std::to_string(f.gpus) + R"(,"nodes":)" +
+         std::to_string(f.nodes) + R"(,"prefetchFactor":)" + std::to_string(in.prefetch) + R"(,"procs":)" +
+         std::to_string(f.procs) + R"(,"required":")" + FormatBytes(plan.required_bytes) + R"(","workers":)" +
          std::to_string(in.workers) + "}";
 }
 
 // The plan annotation of an estimated size: what it was estimated from, sorted keys.
 std::string EstimateAnnotation(const ShmEstimate& e, const PodFacts& f, int64_t required) {
-  return R"({"estimated":)" + JsonQuoted(e.basis) + R"(,"floor":")" + FormatBytes(e.floor_bytes) +
-         R"(","gpus":)" + std::to_string(f.gpus) + R"(,"nodes":)" + std::to_string(f.nodes) +
-         R"(,"procs":)" + std::to_string(f.procs) + R"(,"required":")" + FormatBytes(required) + "\"}";
+  return R"({"estimated":)" + JsonQuoted(e.basis) + R"(,"floor":")" + FormatBytes(e.floor_bytes) + R"(","gpus":)" +
+         std::to_string(f.gpus) + R"(,"nodes":)" + std::to_string(f.nodes) + R"(,"procs":)" + std::to_string(f.procs) +
+         R"(,"required":")" + FormatBytes(required) + "\"}";
 }
 
 // What /dev/shm is today, for people. With hostIPC and nothing mounted there, the container
@@ -101,18 +98,19 @@ const char* ShmName(const PodTemplate& t) { return t.compose_service ? "/dev/shm
 // pod.go): an emptyDir {medium: Memory} on the Ray container, sized to its memory limit, else its
 // request, else unbounded.
 ShmMount WithOperatorShm(const PodTemplate& t, const PodFacts& facts, ShmMount mount) {
-  if (!t.operator_shm || mount.kind != ShmMountKind::kNone || facts.containers.empty() ||
-      facts.containers[0].init) {
+  if (!t.operator_shm || mount.kind != ShmMountKind::kNone || facts.containers.empty() || facts.containers[0].init) {
     return mount;
   }
   const ContainerFacts& ray = facts.containers[0];
   mount.kind = ShmMountKind::kMemoryEmptyDir;
   mount.volume_name = "shared-mem";
   mount.implicit = true;
-  mount.description = "emptyDir Memory without sizeLimit (KubeRay's shared-mem: the Ray container has no memory limit or request)";
+  mount.description =
+      "emptyDir Memory without sizeLimit (KubeRay's shared-mem: the Ray container has no memory limit or request)";
   if (auto bytes = ray.memory_limit ? ray.memory_limit : ray.memory_request) {
     mount.size_limit = *bytes;
-    mount.description = "emptyDir Memory " + FormatBytes(*bytes) + " (KubeRay's shared-mem: the Ray container's memory " +
+    mount.description = "emptyDir Memory " + FormatBytes(*bytes) +
+                        " (KubeRay's shared-mem: the Ray container's memory " +
                         (ray.memory_limit ? "limit)" : "request)");
   }
   return mount;
@@ -141,9 +139,10 @@ std::optional<std::string> UnpatchedDenial(const PodTemplate& t, const Workload&
 }
 
 // The reason an unpatched kind is fine (UnpatchedDenial gave nullopt).
-std::string UnpatchedCovered(const PodTemplate& t, const Workload& w, const ShmMount& mount,
-                             const std::string& current, int64_t required) {
-  const bool covered = mount.kind == ShmMountKind::kMemoryEmptyDir && (!mount.size_limit || *mount.size_limit >= required);
+std::string UnpatchedCovered(const PodTemplate& t, const Workload& w, const ShmMount& mount, const std::string& current,
+                             int64_t required) {
+  const bool covered =
+      mount.kind == ShmMountKind::kMemoryEmptyDir && (!mount.size_limit || *mount.size_limit >= required);
   if (!covered && !t.shm_unknown.empty()) {
     return "needs /dev/shm of " + FormatBytes(required) + "; what its pods have is unknown (" + t.shm_unknown +
            "); shmguard patches them when they are created if they have less";
@@ -169,14 +168,14 @@ void NoteNccl(const PodFacts& f, PodEvaluation& pe) {
 }
 
 // The memory-limit checks a size must pass: a reason to deny, or "" when it fits.
-std::string CheckMemoryLimit(int64_t required, const std::string& what, const PodFacts& f,
-                             const Policy& policy, const std::string& remedy) {
+std::string CheckMemoryLimit(int64_t required, const std::string& what, const PodFacts& f, const Policy& policy,
+                             const std::string& remedy) {
   if (!f.memory_limit_bytes) return {};
   const int64_t limit = *f.memory_limit_bytes;
   const std::string lim = FormatBytes(limit);
   if (required > limit) {
-    return "memory limit " + lim + " (" + f.memory_limit_source + ") is below the " +
-           FormatBytes(required) + " " + what + ": " + remedy;
+    return "memory limit " + lim + " (" + f.memory_limit_source + ") is below the " + FormatBytes(required) + " " +
+           what + ": " + remedy;
   }
   if (ExceedsFraction(required, limit, policy.max_fraction_ppm)) {
     return what + " " + FormatBytes(required) + " is more than " + FormatPpm(policy.max_fraction_ppm) +
@@ -189,14 +188,15 @@ std::string CheckMemoryLimit(int64_t required, const std::string& what, const Po
 // The patch that gives `t` a /dev/shm of `required` bytes with the plan annotation `plan_json`,
 // and the Pod Security and memory warnings that go with it: sets the pod's verdict.
 void PatchTo(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
-             const PodFacts& facts, const ShmMount& mount, int64_t required, std::string plan_json,
-             bool everything, PodEvaluation& pe) {
+             const PodFacts& facts, const ShmMount& mount, int64_t required, std::string plan_json, bool everything,
+             PodEvaluation& pe) {
   if (facts.memory_limit_bytes && mount.size_limit && *mount.size_limit > *facts.memory_limit_bytes) {
     const std::string lim = FormatBytes(*facts.memory_limit_bytes);
-    pe.warnings.push_back(t.compose_service ? "shm_size " + FormatBytes(*mount.size_limit) + " exceeds the memory limit " +
-                                                  lim + ": filling /dev/shm past it gets the container OOM-killed"
-                                            : "sizeLimit " + FormatBytes(*mount.size_limit) + " exceeds the memory limit " +
-                                                  lim + "; the kubelet caps it at " + lim);
+    pe.warnings.push_back(t.compose_service
+                              ? "shm_size " + FormatBytes(*mount.size_limit) + " exceeds the memory limit " + lim +
+                                    ": filling /dev/shm past it gets the container OOM-killed"
+                              : "sizeLimit " + FormatBytes(*mount.size_limit) + " exceeds the memory limit " + lim +
+                                    "; the kubelet caps it at " + lim);
   }
   if (t.compose_service) {  // no Pod Security, no hostIPC, no annotations: shm_size and ulimits
     PatchOptions options;
@@ -204,8 +204,10 @@ void PatchTo(const PodTemplate& t, const Workload& w, const NamespaceRule& rule,
     options.ipc_lock = policy.ipc_lock;
     options.describe_changes = everything;
     if (facts.host_ipc && everything) {
-      pe.reasons.push_back("ipc: host: the service uses the host's /dev/shm, which Docker does not size (it ignores "
-                           "shm_size then); the host needs " + FormatBytes(required) + " free there");
+      pe.reasons.push_back(
+          "ipc: host: the service uses the host's /dev/shm, which Docker does not size (it ignores "
+          "shm_size then); the host needs " +
+          FormatBytes(required) + " free there");
     }
     auto service_patch = BuildServicePatch(t, facts, mount, options);
     if (!service_patch) return DenyWith(pe, service_patch.error());
@@ -215,8 +217,8 @@ void PatchTo(const PodTemplate& t, const Workload& w, const NamespaceRule& rule,
     return;
   }
   const bool privileged = rule.pod_security == PodSecurityLevel::kPrivileged;
-  bool want_host_ipc = policy.host_ipc == HostIpcMode::kAlways ||
-                       (policy.host_ipc == HostIpcMode::kAuto && facts.gpus >= 2);
+  bool want_host_ipc =
+      policy.host_ipc == HostIpcMode::kAlways || (policy.host_ipc == HostIpcMode::kAuto && facts.gpus >= 2);
   PatchOptions options;
   options.required_bytes = required;
   options.host_ipc = want_host_ipc && privileged && t.has_host_ipc;
@@ -235,8 +237,8 @@ void PatchTo(const PodTemplate& t, const Workload& w, const NamespaceRule& rule,
   }
   options.annotations[kPlanAnnotation] = std::move(plan_json);
   if (!w.is_pod) {  // controller annotations do not reach the pods: copy the effective ones
-    for (const char* key : {kNumWorkersAnnotation, kPrefetchFactorAnnotation,
-                            kBatchBytesAnnotation, kProcsPerPodAnnotation, kNodesAnnotation}) {
+    for (const char* key : {kNumWorkersAnnotation, kPrefetchFactorAnnotation, kBatchBytesAnnotation,
+                            kProcsPerPodAnnotation, kNodesAnnotation}) {
       auto it = t.annotations.find(key);
       if (it != t.annotations.end() && it->second.IsString()) {
         options.annotations[key] = it->second.String();
@@ -255,8 +257,8 @@ void PatchTo(const PodTemplate& t, const Workload& w, const NamespaceRule& rule,
   pe.changes = std::move(pod_patch->changes);
 }
 
-void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule& rule,
-                   const Policy& policy, Wording wording, PodEvaluation& pe) {
+void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
+                   Wording wording, PodEvaluation& pe) {
   auto sizing = ReadSizing(t, policy);
   if (!sizing) return DenyWith(pe, sizing.error());
   auto facts = ReadPodFacts(t, policy);
@@ -266,8 +268,8 @@ void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule&
   if (!mount) return DenyWith(pe, mount.error());
   pe.current_shm = CurrentShm(*mount, t, *facts);
 
-  ShmInputs in{sizing->workers, sizing->prefetch, sizing->batch_bytes, facts->procs, facts->nodes,
-               !facts->nccl_shm_disabled};
+  ShmInputs in{sizing->workers, sizing->prefetch, sizing->batch_bytes,
+               facts->procs,    facts->nodes,     !facts->nccl_shm_disabled};
   auto plan = PlanShm(in, policy.sizing);
   if (!plan) return DenyWith(pe, plan.error());
   pe.plan = *plan;
@@ -304,8 +306,7 @@ void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule&
     if (everything) pe.reasons.push_back(UnpatchedCovered(t, w, *mount, pe.current_shm, required));
     return;
   }
-  PatchTo(t, w, rule, policy, *facts, *mount, required, PlanAnnotation(*sizing, *facts, *plan),
-          everything, pe);
+  PatchTo(t, w, rule, policy, *facts, *mount, required, PlanAnnotation(*sizing, *facts, *plan), everything, pe);
 }
 
 // True when every container requesting GPUs mounts /dev/shm (so none is left at 64Mi).
@@ -322,9 +323,8 @@ bool GpuContainersMountShm(const PodFacts& facts, const ShmMount& mount) {
 // at least the floor; otherwise it gets the estimate (or, for a memory emptyDir it sized
 // itself, the floor).
 // REQUIRES: `mount` is what `t` has at /dev/shm (ReadPodFacts, WithOperatorShm).
-void EvaluateEstimated(const PodTemplate& t, const Workload& w, const NamespaceRule& rule,
-                       const Policy& policy, Wording wording, const PodFacts& facts,
-                       const ShmMount& mount, PodEvaluation& pe) {
+void EvaluateEstimated(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
+                       Wording wording, const PodFacts& facts, const ShmMount& mount, PodEvaluation& pe) {
   const bool everything = wording == Wording::kEverything;
   auto estimate = EstimateShm(facts, policy);
   if (!estimate) return DenyWith(pe, estimate.error());
@@ -333,8 +333,8 @@ void EvaluateEstimated(const PodTemplate& t, const Workload& w, const NamespaceR
   pe.required_bytes = estimate->floor_bytes;
   const std::string floor = DescribeFloor(*estimate, policy);
   if (everything) NoteNccl(facts, pe);
-  std::string over = CheckMemoryLimit(estimate->floor_bytes, "floor of a GPU pod", facts, policy,
-                                      "raise the memory limit");
+  std::string over =
+      CheckMemoryLimit(estimate->floor_bytes, "floor of a GPU pod", facts, policy, "raise the memory limit");
   if (!over.empty()) {
     pe.verdict = Verdict::kDeny;
     pe.reasons.push_back("no DataLoader annotations; /dev/shm needs at least " + floor);
@@ -353,8 +353,8 @@ void EvaluateEstimated(const PodTemplate& t, const Workload& w, const NamespaceR
     pe.reasons.push_back("uses " + pe.current_shm + ", at least " + floor);
     return;
   }
-  const bool own_is_enough = mount.kind == ShmMountKind::kMemoryEmptyDir &&
-                             (!mount.size_limit || *mount.size_limit >= estimate->floor_bytes);
+  const bool own_is_enough =
+      mount.kind == ShmMountKind::kMemoryEmptyDir && (!mount.size_limit || *mount.size_limit >= estimate->floor_bytes);
   if (own_is_enough && GpuContainersMountShm(facts, mount)) {
     pe.reasons.push_back("/dev/shm " + pe.current_shm + " covers " + floor);
     return;
@@ -378,18 +378,17 @@ void EvaluateEstimated(const PodTemplate& t, const Workload& w, const NamespaceR
     pe.warnings.push_back("sized without DataLoader annotations: /dev/shm raised from " +
                           FormatBytes(*mount.size_limit) + " to " + floor + exact);
   } else {
-    pe.warnings.push_back("sized without DataLoader annotations: " + FormatBytes(size) + " = " +
-                          estimate->basis + exact);
+    pe.warnings.push_back("sized without DataLoader annotations: " + FormatBytes(size) + " = " + estimate->basis +
+                          exact);
   }
   if (everything) {
     pe.reasons.push_back("/dev/shm is " + pe.current_shm + ", below " + floor);
   }
-  PatchTo(t, w, rule, policy, facts, mount, size, EstimateAnnotation(*estimate, facts, size),
-          everything, pe);
+  PatchTo(t, w, rule, policy, facts, mount, size, EstimateAnnotation(*estimate, facts, size), everything, pe);
 }
 
-void EvaluatePod(const PodTemplate& t, const Workload& w, const NamespaceRule& rule,
-                 const Policy& policy, Wording wording, PodEvaluation& pe) {
+void EvaluatePod(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
+                 Wording wording, PodEvaluation& pe) {
   pe.label = t.label;
   pe.path = t.spec_pointer;
   pe.current_shm = t.compose_service ? "64Mi (Docker's default)" : "64Mi (container default)";
@@ -423,13 +422,15 @@ void EvaluatePod(const PodTemplate& t, const Workload& w, const NamespaceRule& r
   }
   if (rule.require_annotations) {
     pe.verdict = Verdict::kDeny;
-    pe.reasons.push_back("GPU pods in this namespace must declare shmguard.io/num-workers and "
-                         "shmguard.io/batch-bytes (DataLoader num_workers and bytes per batch)");
+    pe.reasons.push_back(
+        "GPU pods in this namespace must declare shmguard.io/num-workers and "
+        "shmguard.io/batch-bytes (DataLoader num_workers and bytes per batch)");
     return;
   }
   if (policy.unannotated.mode == UnannotatedMode::kLeave) {
-    pe.reasons.push_back("no sizing annotations (shmguard.io/num-workers, shmguard.io/batch-bytes); "
-                         "the policy leaves such GPU pods as they are");
+    pe.reasons.push_back(
+        "no sizing annotations (shmguard.io/num-workers, shmguard.io/batch-bytes); "
+        "the policy leaves such GPU pods as they are");
     return;
   }
   if (!mount) return DenyWith(pe, mount.error());
@@ -463,10 +464,14 @@ LimitCheck CheckLimit(int64_t required, const PodFacts& facts, const Policy& pol
 
 const char* VerdictName(Verdict v) {
   switch (v) {
-    case Verdict::kSkip: return "skip";
-    case Verdict::kOk: return "ok";
-    case Verdict::kPatch: return "patch";
-    case Verdict::kDeny: return "deny";
+    case Verdict::kSkip:
+      return "skip";
+    case Verdict::kOk:
+      return "ok";
+    case Verdict::kPatch:
+      return "patch";
+    case Verdict::kDeny:
+      return "deny";
   }
   return "skip";
 }
@@ -495,8 +500,8 @@ int64_t Evaluation::RequiredBytes() const {
   return out;
 }
 
-Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view namespace_name,
-                    Wording wording, const RuntimeCatalog* runtimes, PodSecurityLevel namespace_pod_security) {
+Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view namespace_name, Wording wording,
+                    const RuntimeCatalog* runtimes, PodSecurityLevel namespace_pod_security) {
   Evaluation ev;
   auto workload = FindPodTemplates(object, runtimes);
   if (!workload) {
@@ -511,7 +516,7 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view name
   ev.api_version = w.api_version;
   ev.kind = w.kind;
   ev.name = w.name;
-  ev.namespace_name = !namespace_name.empty() ? std::string(namespace_name)
+  ev.namespace_name = !namespace_name.empty()     ? std::string(namespace_name)
                       : !w.namespace_name.empty() ? w.namespace_name
                                                   : "default";
   ev.separate_pods = w.separate_pods;

@@ -32,8 +32,7 @@ std::optional<int64_t> ParseNodeCount(std::string_view s) {
 std::string FindFlag(JsonNode container, std::initializer_list<std::string_view> flags) {
   auto unquote = [](std::string_view word) {
     std::string v(word);
-    v.erase(std::remove_if(v.begin(), v.end(), [](char c) { return c == '"' || c == '\''; }),
-            v.end());
+    v.erase(std::remove_if(v.begin(), v.end(), [](char c) { return c == '"' || c == '\''; }), v.end());
     return v;
   };
   // Whitespace-separated words, as a shell would split them (isspace in the C locale).
@@ -85,8 +84,7 @@ struct ContainerResources {
   std::optional<int64_t> memory_limit, memory_request;  // as written, zero included
 };
 
-Result<ContainerResources> ReadResources(JsonNode c, const std::string& pointer,
-                                         const Policy& policy) {
+Result<ContainerResources> ReadResources(JsonNode c, const std::string& pointer, const Policy& policy) {
   ContainerResources r;
   JsonNode res = c.Find("resources");
   if (!res) return r;
@@ -95,8 +93,7 @@ Result<ContainerResources> ReadResources(JsonNode c, const std::string& pointer,
   JsonNode requests = res.Find("requests");
   for (const auto& [field, obj] : {std::pair{"limits", limits}, std::pair{"requests", requests}}) {
     if (obj && !obj.IsObject()) {
-      return MakeError(Code::kInvalidInput, "must be an object",
-                       pointer + "/resources/" + field);
+      return MakeError(Code::kInvalidInput, "must be an object", pointer + "/resources/" + field);
     }
   }
   for (const auto& name : policy.gpu_resources) {
@@ -172,7 +169,8 @@ std::string JoinNames(const std::set<std::string, std::less<>>& names) {
 // names go into `f.volume_names`.
 Result<ShmMount> ReadVolumes(const PodTemplate& t, PodFacts& f) {
   JsonNode volumes = t.spec.Find("volumes");
-  if (volumes && !volumes.IsArray()) return MakeError(Code::kInvalidInput, "must be a list", t.spec_pointer + "/volumes");
+  if (volumes && !volumes.IsArray())
+    return MakeError(Code::kInvalidInput, "must be a list", t.spec_pointer + "/volumes");
   if (t.shared_volumes && !t.shared_volumes.IsArray()) {
     return MakeError(Code::kInvalidInput, "must be a list", t.shared_volumes_pointer);
   }
@@ -198,7 +196,8 @@ Result<ShmMount> ReadVolumes(const PodTemplate& t, PodFacts& f) {
   // The pod's own volumes first, then those it shares (an Argo Workflow's) when a container
   // mounts one: an unmounted "dshm" is only adopted from the pod's own.
   const std::pair<JsonNode, std::string> lists[] = {
-      {volumes, t.spec_pointer + "/volumes"}, {names.empty() ? JsonNode() : t.shared_volumes, t.shared_volumes_pointer}};
+      {volumes, t.spec_pointer + "/volumes"},
+      {names.empty() ? JsonNode() : t.shared_volumes, t.shared_volumes_pointer}};
   JsonNode vol;
   for (const auto& [list, pointer] : lists) {
     int index = 0;
@@ -228,8 +227,7 @@ Result<ShmMount> ReadVolumes(const PodTemplate& t, PodFacts& f) {
       m.size_limit_written = true;
       if (*bytes > 0) m.size_limit = *bytes;
     }
-    m.description =
-        "emptyDir Memory " + (m.size_limit ? FormatBytes(*m.size_limit) : std::string("without sizeLimit"));
+    m.description = "emptyDir Memory " + (m.size_limit ? FormatBytes(*m.size_limit) : std::string("without sizeLimit"));
     return m;
   }
   if (names.empty()) return ShmMount{};  // an unmounted "dshm" of another type: name taken
@@ -275,23 +273,21 @@ Result<int64_t> ReadQuantityField(JsonNode value, const std::string& pointer) {
   return *v;
 }
 
-Result<std::optional<int64_t>> ReadCountAnnotation(const Annotations& a, const std::string& key,
-                                                   int64_t min, int64_t max) {
+Result<std::optional<int64_t>> ReadCountAnnotation(const Annotations& a, const std::string& key, int64_t min,
+                                                   int64_t max) {
   auto it = a.find(key);
   if (it == a.end() || !it->second) return std::optional<int64_t>();
   std::string where = "annotation " + key;
   if (!it->second.IsString()) {
-    return MakeError(Code::kInvalidInput,
-                     "annotation values must be strings: quote it (\"" + it->second.Dump() + "\")",
+    return MakeError(Code::kInvalidInput, "annotation values must be strings: quote it (\"" + it->second.Dump() + "\")",
                      where);
   }
   std::string text(it->second.String());
   auto n = ParseCount(text);
   if (!n || *n < min || *n > max) {
-    return MakeError(Code::kInvalidInput,
-                     "\"" + text + "\" must be a whole number from " + std::to_string(min) +
-                         " to " + std::to_string(max),
-                     where);
+    return MakeError(
+        Code::kInvalidInput,
+        "\"" + text + "\" must be a whole number from " + std::to_string(min) + " to " + std::to_string(max), where);
   }
   return std::optional<int64_t>(*n);
 }

@@ -38,26 +38,26 @@ constexpr ContainerSlot kArgoContainers[] = {{"/container", false, false},
 
 // How the controller counts the pods that train together and the processes in each.
 enum class Count {
-  kOne,             // every pod on its own
-  kParallelism,     // a Job's parallelism at `count_path`
-  kReplicas,        // replicas at `count_path` (StatefulSet)
-  kJobSet,          // each replicated job: replicas × its Job's parallelism
-  kKubeflow,        // the sum of every replica type's replicas; PyTorchJob nprocPerNode
-  kMpi,             // Worker replicas; slotsPerWorker processes per worker
-  kTrainerRuntime,  // the trainer job: mlPolicy.numNodes and numProcPerNode; others as JobSet
-  kRay,             // the head and every worker group's replicas × numOfHosts
-  kLeaderWorkerSet, // a group: leaderWorkerTemplate.size pods
-  kVolcano,         // the sum of the tasks' replicas
-  kTrainJob,        // no template: its runtime's pods, as the TrainJob changes them (train_job.cc)
-  kCompose,         // every service on its own (compose.cc)
+  kOne,              // every pod on its own
+  kParallelism,      // a Job's parallelism at `count_path`
+  kReplicas,         // replicas at `count_path` (StatefulSet)
+  kJobSet,           // each replicated job: replicas × its Job's parallelism
+  kKubeflow,         // the sum of every replica type's replicas; PyTorchJob nprocPerNode
+  kMpi,              // Worker replicas; slotsPerWorker processes per worker
+  kTrainerRuntime,   // the trainer job: mlPolicy.numNodes and numProcPerNode; others as JobSet
+  kRay,              // the head and every worker group's replicas × numOfHosts
+  kLeaderWorkerSet,  // a group: leaderWorkerTemplate.size pods
+  kVolcano,          // the sum of the tasks' replicas
+  kTrainJob,         // no template: its runtime's pods, as the TrainJob changes them (train_job.cc)
+  kCompose,          // every service on its own (compose.cc)
 };
 
 struct Part {
   Shape shape;
-  std::string_view path;   // pointer of the template, the map or the list
-  std::string_view item;   // kList: pointer of the template within an item
-  std::string_view label;  // kTemplate: the label; kList: the prefix of the item's name
-  bool optional = false;   // an absent template is no error (LeaderWorkerSet's leader)
+  std::string_view path;               // pointer of the template, the map or the list
+  std::string_view item;               // kList: pointer of the template within an item
+  std::string_view label;              // kTemplate: the label; kList: the prefix of the item's name
+  bool optional = false;               // an absent template is no error (LeaderWorkerSet's leader)
   std::string_view name_key = "name";  // kList: the member naming an item
 };
 
@@ -84,68 +84,223 @@ constexpr Part ReplicaMap(std::string_view path) { return {Shape::kReplicaMap, p
 constexpr Part Argo(std::string_view path) { return {Shape::kArgo, path, "", "template"}; }
 
 // The Ray cluster parts under `prefix`: /spec, /spec/rayClusterSpec, /spec/rayClusterConfig.
-#define SHMGUARD_RAY_PARTS(prefix)                                   \
-  Template(prefix "/headGroupSpec/template", "headGroup", true),     \
+#define SHMGUARD_RAY_PARTS(prefix)                               \
+  Template(prefix "/headGroupSpec/template", "headGroup", true), \
       List(prefix "/workerGroupSpecs", "/template", "workerGroup", "groupName")
 
 constexpr KindSpec kKinds[] = {
     {"v1", "Pod", "pods", AdmissionRole::kMutate, Count::kOne, "", {Part{Shape::kPod, "", "", "pod"}, kNone, kNone}},
-    {"batch/v1", "Job", "jobs", AdmissionRole::kNone, Count::kParallelism, "/spec/parallelism",
+    {"batch/v1",
+     "Job",
+     "jobs",
+     AdmissionRole::kNone,
+     Count::kParallelism,
+     "/spec/parallelism",
      {Template("/spec/template", "pod template"), kNone, kNone}},
-    {"batch/v1", "CronJob", "cronjobs", AdmissionRole::kNone, Count::kParallelism, "/spec/jobTemplate/spec/parallelism",
+    {"batch/v1",
+     "CronJob",
+     "cronjobs",
+     AdmissionRole::kNone,
+     Count::kParallelism,
+     "/spec/jobTemplate/spec/parallelism",
      {Template("/spec/jobTemplate/spec/template", "pod template"), kNone, kNone}},
-    {"apps/v1", "Deployment", "deployments", AdmissionRole::kNone, Count::kOne, "", {Template("/spec/template", "pod template"), kNone, kNone}},
-    {"apps/v1", "StatefulSet", "statefulsets", AdmissionRole::kNone, Count::kReplicas, "/spec/replicas",
+    {"apps/v1",
+     "Deployment",
+     "deployments",
+     AdmissionRole::kNone,
+     Count::kOne,
+     "",
      {Template("/spec/template", "pod template"), kNone, kNone}},
-    {"apps/v1", "DaemonSet", "daemonsets", AdmissionRole::kNone, Count::kOne, "", {Template("/spec/template", "pod template"), kNone, kNone}},
-    {"apps/v1", "ReplicaSet", "replicasets", AdmissionRole::kNone, Count::kOne, "", {Template("/spec/template", "pod template"), kNone, kNone}},
-    {"jobset.x-k8s.io/v1alpha2", "JobSet", "jobsets", AdmissionRole::kMutate, Count::kJobSet, "",
+    {"apps/v1",
+     "StatefulSet",
+     "statefulsets",
+     AdmissionRole::kNone,
+     Count::kReplicas,
+     "/spec/replicas",
+     {Template("/spec/template", "pod template"), kNone, kNone}},
+    {"apps/v1",
+     "DaemonSet",
+     "daemonsets",
+     AdmissionRole::kNone,
+     Count::kOne,
+     "",
+     {Template("/spec/template", "pod template"), kNone, kNone}},
+    {"apps/v1",
+     "ReplicaSet",
+     "replicasets",
+     AdmissionRole::kNone,
+     Count::kOne,
+     "",
+     {Template("/spec/template", "pod template"), kNone, kNone}},
+    {"jobset.x-k8s.io/v1alpha2",
+     "JobSet",
+     "jobsets",
+     AdmissionRole::kMutate,
+     Count::kJobSet,
+     "",
      {List("/spec/replicatedJobs", "/template/spec/template", "replicatedJob"), kNone, kNone}},
-    {"kubeflow.org/v1", "PyTorchJob", "pytorchjobs", AdmissionRole::kMutate, Count::kKubeflow, "",
+    {"kubeflow.org/v1",
+     "PyTorchJob",
+     "pytorchjobs",
+     AdmissionRole::kMutate,
+     Count::kKubeflow,
+     "",
      {ReplicaMap("/spec/pytorchReplicaSpecs"), kNone, kNone}},
-    {"kubeflow.org/v1", "TFJob", "tfjobs", AdmissionRole::kMutate, Count::kKubeflow, "",
+    {"kubeflow.org/v1",
+     "TFJob",
+     "tfjobs",
+     AdmissionRole::kMutate,
+     Count::kKubeflow,
+     "",
      {ReplicaMap("/spec/tfReplicaSpecs"), kNone, kNone}},
-    {"kubeflow.org/v1", "XGBoostJob", "xgboostjobs", AdmissionRole::kMutate, Count::kKubeflow, "",
+    {"kubeflow.org/v1",
+     "XGBoostJob",
+     "xgboostjobs",
+     AdmissionRole::kMutate,
+     Count::kKubeflow,
+     "",
      {ReplicaMap("/spec/xgbReplicaSpecs"), kNone, kNone}},
-    {"kubeflow.org/v1", "PaddleJob", "paddlejobs", AdmissionRole::kMutate, Count::kKubeflow, "",
+    {"kubeflow.org/v1",
+     "PaddleJob",
+     "paddlejobs",
+     AdmissionRole::kMutate,
+     Count::kKubeflow,
+     "",
      {ReplicaMap("/spec/paddleReplicaSpecs"), kNone, kNone}},
-    {"kubeflow.org/v1", "MXJob", "mxjobs", AdmissionRole::kMutate, Count::kKubeflow, "",
+    {"kubeflow.org/v1",
+     "MXJob",
+     "mxjobs",
+     AdmissionRole::kMutate,
+     Count::kKubeflow,
+     "",
      {ReplicaMap("/spec/mxReplicaSpecs"), kNone, kNone}},
-    {"kubeflow.org/v1", "JAXJob", "jaxjobs", AdmissionRole::kMutate, Count::kKubeflow, "",
+    {"kubeflow.org/v1",
+     "JAXJob",
+     "jaxjobs",
+     AdmissionRole::kMutate,
+     Count::kKubeflow,
+     "",
      {ReplicaMap("/spec/jaxReplicaSpecs"), kNone, kNone}},
-    {"kubeflow.org/v2beta1", "MPIJob", "mpijobs", AdmissionRole::kMutate, Count::kMpi, "",
+    {"kubeflow.org/v2beta1",
+     "MPIJob",
+     "mpijobs",
+     AdmissionRole::kMutate,
+     Count::kMpi,
+     "",
      {ReplicaMap("/spec/mpiReplicaSpecs"), kNone, kNone}},
-    {"kubeflow.org/v1", "MPIJob", "mpijobs", AdmissionRole::kMutate, Count::kMpi, "",
+    {"kubeflow.org/v1",
+     "MPIJob",
+     "mpijobs",
+     AdmissionRole::kMutate,
+     Count::kMpi,
+     "",
      {ReplicaMap("/spec/mpiReplicaSpecs"), kNone, kNone}},
-    {"trainer.kubeflow.org/v1alpha1", "TrainingRuntime", "trainingruntimes", AdmissionRole::kMutate, Count::kTrainerRuntime, "",
+    {"trainer.kubeflow.org/v1alpha1",
+     "TrainingRuntime",
+     "trainingruntimes",
+     AdmissionRole::kMutate,
+     Count::kTrainerRuntime,
+     "",
      {List("/spec/template/spec/replicatedJobs", "/template/spec/template", "replicatedJob"), kNone, kNone}},
-    {"trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime", "clustertrainingruntimes", AdmissionRole::kMutate, Count::kTrainerRuntime, "",
+    {"trainer.kubeflow.org/v1alpha1",
+     "ClusterTrainingRuntime",
+     "clustertrainingruntimes",
+     AdmissionRole::kMutate,
+     Count::kTrainerRuntime,
+     "",
      {List("/spec/template/spec/replicatedJobs", "/template/spec/template", "replicatedJob"), kNone, kNone}},
-    {"ray.io/v1", "RayCluster", "rayclusters", AdmissionRole::kValidate, Count::kRay, "/spec", {SHMGUARD_RAY_PARTS("/spec"), kNone}},
-    {"ray.io/v1", "RayJob", "rayjobs", AdmissionRole::kValidate, Count::kRay, "/spec/rayClusterSpec",
+    {"ray.io/v1",
+     "RayCluster",
+     "rayclusters",
+     AdmissionRole::kValidate,
+     Count::kRay,
+     "/spec",
+     {SHMGUARD_RAY_PARTS("/spec"), kNone}},
+    {"ray.io/v1",
+     "RayJob",
+     "rayjobs",
+     AdmissionRole::kValidate,
+     Count::kRay,
+     "/spec/rayClusterSpec",
      {SHMGUARD_RAY_PARTS("/spec/rayClusterSpec"), Template("/spec/submitterPodTemplate", "submitter", true)}},
-    {"ray.io/v1", "RayService", "rayservices", AdmissionRole::kValidate, Count::kRay, "/spec/rayClusterConfig",
+    {"ray.io/v1",
+     "RayService",
+     "rayservices",
+     AdmissionRole::kValidate,
+     Count::kRay,
+     "/spec/rayClusterConfig",
      {SHMGUARD_RAY_PARTS("/spec/rayClusterConfig"), kNone}},
     // KubeRay before v1.0 served the same shapes as ray.io/v1alpha1.
-    {"ray.io/v1alpha1", "RayCluster", "rayclusters", AdmissionRole::kValidate, Count::kRay, "/spec", {SHMGUARD_RAY_PARTS("/spec"), kNone}},
-    {"ray.io/v1alpha1", "RayJob", "rayjobs", AdmissionRole::kValidate, Count::kRay, "/spec/rayClusterSpec",
+    {"ray.io/v1alpha1",
+     "RayCluster",
+     "rayclusters",
+     AdmissionRole::kValidate,
+     Count::kRay,
+     "/spec",
+     {SHMGUARD_RAY_PARTS("/spec"), kNone}},
+    {"ray.io/v1alpha1",
+     "RayJob",
+     "rayjobs",
+     AdmissionRole::kValidate,
+     Count::kRay,
+     "/spec/rayClusterSpec",
      {SHMGUARD_RAY_PARTS("/spec/rayClusterSpec"), kNone}},
-    {"ray.io/v1alpha1", "RayService", "rayservices", AdmissionRole::kValidate, Count::kRay, "/spec/rayClusterConfig",
+    {"ray.io/v1alpha1",
+     "RayService",
+     "rayservices",
+     AdmissionRole::kValidate,
+     Count::kRay,
+     "/spec/rayClusterConfig",
      {SHMGUARD_RAY_PARTS("/spec/rayClusterConfig"), kNone}},
-    {"leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "leaderworkersets", AdmissionRole::kMutate, Count::kLeaderWorkerSet,
+    {"leaderworkerset.x-k8s.io/v1",
+     "LeaderWorkerSet",
+     "leaderworkersets",
+     AdmissionRole::kMutate,
+     Count::kLeaderWorkerSet,
      "/spec/leaderWorkerTemplate/size",
      {Template("/spec/leaderWorkerTemplate/leaderTemplate", "leader", true),
       Template("/spec/leaderWorkerTemplate/workerTemplate", "worker"), kNone}},
-    {"batch.volcano.sh/v1alpha1", "Job", "jobs", AdmissionRole::kMutate, Count::kVolcano, "",
+    {"batch.volcano.sh/v1alpha1",
+     "Job",
+     "jobs",
+     AdmissionRole::kMutate,
+     Count::kVolcano,
+     "",
      {List("/spec/tasks", "/template", "task"), kNone, kNone}},
-    {"trainer.kubeflow.org/v1alpha1", "TrainJob", "trainjobs", AdmissionRole::kValidate, Count::kTrainJob, "",
+    {"trainer.kubeflow.org/v1alpha1",
+     "TrainJob",
+     "trainjobs",
+     AdmissionRole::kValidate,
+     Count::kTrainJob,
+     "",
      {kNone, kNone, kNone}},
-    {"argoproj.io/v1alpha1", "Workflow", "workflows", AdmissionRole::kMutate, Count::kOne, "", {Argo("/spec/templates"), kNone, kNone}},
-    {"argoproj.io/v1alpha1", "WorkflowTemplate", "workflowtemplates", AdmissionRole::kMutate, Count::kOne, "",
+    {"argoproj.io/v1alpha1",
+     "Workflow",
+     "workflows",
+     AdmissionRole::kMutate,
+     Count::kOne,
+     "",
      {Argo("/spec/templates"), kNone, kNone}},
-    {"argoproj.io/v1alpha1", "ClusterWorkflowTemplate", "clusterworkflowtemplates", AdmissionRole::kMutate, Count::kOne, "",
+    {"argoproj.io/v1alpha1",
+     "WorkflowTemplate",
+     "workflowtemplates",
+     AdmissionRole::kMutate,
+     Count::kOne,
+     "",
      {Argo("/spec/templates"), kNone, kNone}},
-    {"argoproj.io/v1alpha1", "CronWorkflow", "cronworkflows", AdmissionRole::kMutate, Count::kOne, "",
+    {"argoproj.io/v1alpha1",
+     "ClusterWorkflowTemplate",
+     "clusterworkflowtemplates",
+     AdmissionRole::kMutate,
+     Count::kOne,
+     "",
+     {Argo("/spec/templates"), kNone, kNone}},
+    {"argoproj.io/v1alpha1",
+     "CronWorkflow",
+     "cronworkflows",
+     AdmissionRole::kMutate,
+     Count::kOne,
+     "",
      {Argo("/spec/workflowSpec/templates"), kNone, kNone}},
     // Not an API kind: a document with top-level `services` and no apiVersion or kind.
     {"", "Compose", "", AdmissionRole::kNone, Count::kCompose, "", {kNone, kNone, kNone}},
@@ -186,8 +341,8 @@ std::string TextField(JsonNode v) {
 struct Found {
   std::string pointer;  // of the PodTemplateSpec
   std::string label;
-  JsonNode item;        // the list item or replica spec holding it; absent for kTemplate/kPod
-  std::string name;     // the item's name or replica type
+  JsonNode item;     // the list item or replica spec holding it; absent for kTemplate/kPod
+  std::string name;  // the item's name or replica type
 };
 
 // Every template of `part` in `object`, in document order.
@@ -238,8 +393,7 @@ Result<std::vector<Found>> FindParts(JsonNode object, const Part& part) {
 }
 
 // Checks a PodTemplateSpec (an Argo template) at `f.pointer` and adds it to `w`.
-Result<bool> AddTemplate(JsonNode object, const Part& part, const Found& f, const Annotations& inherited,
-                         Workload& w) {
+Result<bool> AddTemplate(JsonNode object, const Part& part, const Found& f, const Annotations& inherited, Workload& w) {
   const std::string& pointer = f.pointer;
   JsonNode tmpl = pointer.empty() ? object : FollowPointer(object, pointer);
   if (!tmpl) return MakeError(Code::kInvalidInput, "is missing", pointer.empty() ? "/" : pointer);
@@ -365,9 +519,8 @@ void CountPods(JsonNode object, const KindSpec& k, const std::vector<Found>& fou
       break;
     }
     case Count::kRay: {
-      auto [workers, parts] = sum([](const Found& f) {
-        return IntField(f.item, "replicas", 1) * IntField(f.item, "numOfHosts", 1);
-      });
+      auto [workers, parts] =
+          sum([](const Found& f) { return IntField(f.item, "replicas", 1) * IntField(f.item, "numOfHosts", 1); });
       int64_t total = workers + 1;  // the head
       set_all(total, PodsText(total, "headGroup ×1" + (parts.empty() ? "" : ", " + parts)));
       for (size_t i = 0; i < w.templates.size(); ++i) {
@@ -378,7 +531,8 @@ void CountPods(JsonNode object, const KindSpec& k, const std::vector<Found>& fou
           t.pods_source.clear();
           continue;
         }
-        JsonNode group = found[i].item ? found[i].item : FollowPointer(object, std::string(k.count_path) + "/headGroupSpec");
+        JsonNode group =
+            found[i].item ? found[i].item : FollowPointer(object, std::string(k.count_path) + "/headGroupSpec");
         t.operator_shm = !group.Find("rayStartParams").Find("plasma-directory");
       }
       break;
@@ -434,11 +588,12 @@ Result<Workload> FindPodTemplates(JsonNode object, const RuntimeCatalog* runtime
   if (!k) {
     std::string what = w.api_version.empty() ? w.kind : w.api_version + " " + w.kind;
     return MakeError(Code::kUnsupportedKind,
-                     what + " is not a workload shmguard sizes (Pod, Job, CronJob, Deployment, StatefulSet, "
-                            "DaemonSet, ReplicaSet, JobSet, PyTorchJob, TFJob, XGBoostJob, PaddleJob, MXJob, "
-                            "JAXJob, MPIJob, TrainingRuntime, ClusterTrainingRuntime, TrainJob, RayCluster, RayJob, "
-                            "RayService, LeaderWorkerSet, Volcano Job, Argo Workflow, WorkflowTemplate, "
-                            "ClusterWorkflowTemplate, CronWorkflow, or a Compose file)");
+                     what +
+                         " is not a workload shmguard sizes (Pod, Job, CronJob, Deployment, StatefulSet, "
+                         "DaemonSet, ReplicaSet, JobSet, PyTorchJob, TFJob, XGBoostJob, PaddleJob, MXJob, "
+                         "JAXJob, MPIJob, TrainingRuntime, ClusterTrainingRuntime, TrainJob, RayCluster, RayJob, "
+                         "RayService, LeaderWorkerSet, Volcano Job, Argo Workflow, WorkflowTemplate, "
+                         "ClusterWorkflowTemplate, CronWorkflow, or a Compose file)");
   }
   if (k->count == Count::kTrainJob) return ReadTrainJob(object, runtimes, std::move(w));
   if (k->count == Count::kCompose) return ReadCompose(object, std::move(w));

@@ -11,8 +11,8 @@ namespace shmguard {
 namespace {
 
 using i128 = Int128;
-constexpr int kNanoScale = -9;           // apimachinery keeps values down to 1n
-constexpr int kMaxInt64Factors = 18;     // quantity.go maxInt64Factors
+constexpr int kNanoScale = -9;        // apimachinery keeps values down to 1n
+constexpr int kMaxInt64Factors = 18;  // quantity.go maxInt64Factors
 constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
 
 i128 Pow10(int n) {  // REQUIRES: 0 <= n <= 37
@@ -26,9 +26,7 @@ const i128 kMantissaLimit = Pow10(36);  // parsing limit for significant digits
 const i128 kParsedMantissaLimit = Pow10(34);
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsSuffixChar(char c) {
-  return std::string_view("eEinumkKMGTP").find(c) != std::string_view::npos;
-}
+bool IsSuffixChar(char c) { return std::string_view("eEinumkKMGTP").find(c) != std::string_view::npos; }
 
 std::string Int128ToString(i128 v) {
   if (v >= std::numeric_limits<int64_t>::min() && v <= std::numeric_limits<int64_t>::max()) {
@@ -111,11 +109,24 @@ struct SuffixEntry {
   int exponent;
 };
 constexpr std::array<SuffixEntry, 10> kDecimalSuffixes = {{
-    {"n", -9}, {"u", -6}, {"m", -3}, {"", 0}, {"k", 3},
-    {"M", 6}, {"G", 9}, {"T", 12}, {"P", 15}, {"E", 18},
+    {"n", -9},
+    {"u", -6},
+    {"m", -3},
+    {"", 0},
+    {"k", 3},
+    {"M", 6},
+    {"G", 9},
+    {"T", 12},
+    {"P", 15},
+    {"E", 18},
 }};
 constexpr std::array<SuffixEntry, 6> kBinarySuffixes = {{
-    {"Ki", 10}, {"Mi", 20}, {"Gi", 30}, {"Ti", 40}, {"Pi", 50}, {"Ei", 60},
+    {"Ki", 10},
+    {"Mi", 20},
+    {"Gi", 30},
+    {"Ti", 40},
+    {"Pi", 50},
+    {"Ei", 60},
 }};
 
 // suffix.go interpret.
@@ -226,8 +237,7 @@ Result<Quantity> ParseQuantity(std::string_view str) {
   if (!SplitQuantity(str, p)) return BadQuantity(str, kGrammar);
   SuffixMeaning sfx;
   if (!InterpretSuffix(p.suffix, sfx)) {
-    return BadQuantity(str, "unknown suffix \"" + std::string(p.suffix) + "\"; " +
-                                std::string(kGrammar));
+    return BadQuantity(str, "unknown suffix \"" + std::string(p.suffix) + "\"; " + std::string(kGrammar));
   }
 
   // Fast path (quantity.go): small integers in int64, possibly keeping the input text.
@@ -237,8 +247,7 @@ Result<Quantity> ParseQuantity(std::string_view str) {
   if (sfx.format == QuantityFormat::kBinarySI) {
     if (sfx.exponent >= 0 && p.denom.empty()) {
       multiplier = int64_t{1} << sfx.exponent;
-      precision = 15 - static_cast<int>(p.num.size()) -
-                  static_cast<int>(static_cast<float>(sfx.exponent) * 3 / 10) - 1;
+      precision = 15 - static_cast<int>(p.num.size()) - static_cast<int>(static_cast<float>(sfx.exponent) * 3 / 10) - 1;
     } else {
       precision = -1;
     }
@@ -359,8 +368,7 @@ Result<int64_t> QuantityValue(const Quantity& q) {
   i128 v = 0;
   if (q.exponent >= 0) {
     if (CompareAbs(m, q.exponent, kMaxInt64) > 0) {
-      return MakeError(Code::kInvalidInput,
-                       FormatQuantity(q) + " is larger than 2^63-1 and cannot be counted");
+      return MakeError(Code::kInvalidInput, FormatQuantity(q) + " is larger than 2^63-1 and cannot be counted");
     }
     v = m * Pow10(q.exponent);
   } else {
@@ -371,8 +379,7 @@ Result<int64_t> QuantityValue(const Quantity& q) {
       v = m / div + (m % div != 0 ? 1 : 0);  // Value() rounds up, away from zero
     }
     if (v > kMaxInt64) {
-      return MakeError(Code::kInvalidInput,
-                       FormatQuantity(q) + " is larger than 2^63-1 and cannot be counted");
+      return MakeError(Code::kInvalidInput, FormatQuantity(q) + " is larger than 2^63-1 and cannot be counted");
     }
   }
   return static_cast<int64_t>(q.mantissa < 0 ? -v : v);
@@ -384,14 +391,11 @@ Result<int64_t> ParseBytes(std::string_view text, std::string_view what) {
   auto v = QuantityValue(*q);
   if (!v) return MakeError(Code::kInvalidInput, std::string(what) + ": " + v.error().message);
   if (*v < 0) {
-    return MakeError(Code::kInvalidInput,
-                     std::string(what) + ": \"" + std::string(text) + "\" must not be negative");
+    return MakeError(Code::kInvalidInput, std::string(what) + ": \"" + std::string(text) + "\" must not be negative");
   }
   return *v;
 }
 
-std::string FormatBytes(int64_t bytes) {
-  return FormatQuantity(Quantity{bytes, 0, QuantityFormat::kBinarySI, {}});
-}
+std::string FormatBytes(int64_t bytes) { return FormatQuantity(Quantity{bytes, 0, QuantityFormat::kBinarySI, {}}); }
 
 }  // namespace shmguard

@@ -18,9 +18,7 @@ int64_t ShareOf(int64_t limit, int64_t ppm) {
 }
 
 // limit × ppm / 10^6 rounded down: the most maxFractionOfMemoryLimit allows.
-int64_t Cap(int64_t limit, int64_t ppm) {
-  return static_cast<int64_t>(static_cast<Int128>(limit) * ppm / 1'000'000);
-}
+int64_t Cap(int64_t limit, int64_t ppm) { return static_cast<int64_t>(static_cast<Int128>(limit) * ppm / 1'000'000); }
 
 }  // namespace
 
@@ -70,8 +68,8 @@ std::string DescribeFloor(const ShmEstimate& e, const Policy& policy) {
   if (in.nodes > 1) what += std::string(what.empty() ? "" : ", ") + "NCCL proxy";
   what += std::string(what.empty() ? "" : " and ") + "base";
   return "the " + FormatBytes(e.floor_bytes) + " floor (" + what + " for " + std::to_string(in.procs) +
-         (in.procs == 1 ? " proc" : " procs") + " = " + FormatBytes(e.floor_plan.required_bytes) +
-         ", at least the " + FormatBytes(policy.unannotated.minimum_bytes) + " minimum)";
+         (in.procs == 1 ? " proc" : " procs") + " = " + FormatBytes(e.floor_plan.required_bytes) + ", at least the " +
+         FormatBytes(policy.unannotated.minimum_bytes) + " minimum)";
 }
 
 }  // namespace shmguard

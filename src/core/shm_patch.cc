@@ -112,7 +112,7 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
     return MakeError(Code::kInvalidInput, "must be a mapping", t.metadata_pointer + "/annotations");
   }
   std::vector<std::string> keys;  // missing or different, in sorted order (a std::map's)
-  std::string missing = "{";       // those annotations as a JSON object
+  std::string missing = "{";      // those annotations as a JSON object
   for (const auto& [key, value] : o.annotations) {
     if (existing.Find(key).Is(value)) continue;
     if (!keys.empty()) missing += ',';
@@ -137,7 +137,8 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
         }
       }
     }
-    if (o.describe_changes) p.changes.push_back("set annotation" + std::string(keys.size() > 1 ? "s " : " ") + JoinNames(keys));
+    if (o.describe_changes)
+      p.changes.push_back("set annotation" + std::string(keys.size() > 1 ? "s " : " ") + JoinNames(keys));
   }
   return p;
 }

@@ -77,7 +77,7 @@ json* ObjectAt(json& j, std::initializer_list<const char*> path) {
 // and where it is.
 struct JobPatch {
   std::string job;
-  json pod_template;  // {metadata, spec}
+  json pod_template;    // {metadata, spec}
   std::string pointer;  // of the pod spec it patches
 };
 
@@ -170,13 +170,13 @@ std::string ApplyToJob(json& tmpl, const std::string& job, bool trainer_job, Jso
 void WarnOwnAnnotations(JsonNode object, Workload& w) {
   std::string keys;
   for (const auto& [key, value] : object.Find("metadata").Find("annotations").Members()) {
-    if (key.rfind(kAnnotationPrefix, 0) == 0 && key != kPlanAnnotation) keys += (keys.empty() ? "" : ", ") + std::string(key);
+    if (key.rfind(kAnnotationPrefix, 0) == 0 && key != kPlanAnnotation)
+      keys += (keys.empty() ? "" : ", ") + std::string(key);
   }
   if (keys.empty()) return;
   JsonNode spec = object.Find("spec");
   std::string where =
-      spec.Find("podTemplateOverrides")
-          ? "spec.podTemplateOverrides[].metadata.annotations (Trainer v2.1)"
+      spec.Find("podTemplateOverrides") ? "spec.podTemplateOverrides[].metadata.annotations (Trainer v2.1)"
       : spec.Find("podSpecOverrides")
           ? "the runtime's pod templates (Trainer v2.0 has no pod metadata in podSpecOverrides)"
           : "spec.runtimePatches[].trainingRuntimeSpec.template.spec.replicatedJobs[name: node].template.spec."
@@ -209,7 +209,8 @@ Result<Workload> ReadTrainJob(JsonNode object, const RuntimeCatalog* runtimes, W
   JsonNode trainer = spec.Find("trainer");
   if (trainer && !trainer.IsObject()) return TypeError("/spec/trainer", "an object");
   JsonNode ref = spec.Find("runtimeRef");
-  const std::string ref_kind = ref.StringMember("kind").empty() ? "ClusterTrainingRuntime" : std::string(ref.StringMember("kind"));
+  const std::string ref_kind =
+      ref.StringMember("kind").empty() ? "ClusterTrainingRuntime" : std::string(ref.StringMember("kind"));
   const std::string ref_name(ref.StringMember("name"));
   const std::string runtime_text = ref_kind + " " + (ref_name.empty() ? "(unnamed)" : ref_name);
   auto patches = ReadPatches(spec);
@@ -278,7 +279,8 @@ Result<Workload> ReadTrainJob(JsonNode object, const RuntimeCatalog* runtimes, W
     }
     if (!runtime) t.shm_unknown = runtime_text + " is not in the input";
     if (job != trainer_job && job != kTrainerJob) continue;
-    if (trainer.Find("numNodes")) t.pods_source = std::to_string(t.pods_together) + " nodes (TrainJob spec.trainer.numNodes)";
+    if (trainer.Find("numNodes"))
+      t.pods_source = std::to_string(t.pods_together) + " nodes (TrainJob spec.trainer.numNodes)";
     if (JsonNode procs = trainer.Find("numProcPerNode")) {
       t.procs_field = procs.IsInteger() ? std::to_string(procs.Integer()) : std::string(procs.String());
       t.procs_source = "TrainJob spec.trainer.numProcPerNode";
@@ -287,8 +289,9 @@ Result<Workload> ReadTrainJob(JsonNode object, const RuntimeCatalog* runtimes, W
   w.templates = std::move(inner->templates);
   w.notes.push_back(runtime ? "evaluated as the pods of " + runtime_text +
                                   " (in this input) with the TrainJob's trainer settings and patches"
-                            : runtime_text + " is not in the input: evaluated from what the TrainJob states; audit it "
-                                             "together with its runtime for the runtime's /dev/shm");
+                            : runtime_text +
+                                  " is not in the input: evaluated from what the TrainJob states; audit it "
+                                  "together with its runtime for the runtime's /dev/shm");
   return w;
 }
 

@@ -36,15 +36,17 @@ class PolicyReader {
     using Handler = std::function<bool(const Node&)>;
     std::map<std::string, Handler> keys = {
         {"gpuResources", [&](const Node& n) { return StringList(n, "gpuResources", p.gpu_resources, false); }},
-        {"hostIPC", [&](const Node& n) {
-           return Enum(n, "hostIPC", p.host_ipc,
-                       {{"auto", HostIpcMode::kAuto}, {"always", HostIpcMode::kAlways}, {"never", HostIpcMode::kNever}});
+        {"hostIPC",
+         [&](const Node& n) {
+           return Enum(
+               n, "hostIPC", p.host_ipc,
+               {{"auto", HostIpcMode::kAuto}, {"always", HostIpcMode::kAlways}, {"never", HostIpcMode::kNever}});
          }},
         {"ipcLock", [&](const Node& n) { return Selection(n, "ipcLock", p.ipc_lock); }},
-        {"initContainerMounts", [&](const Node& n) { return Selection(n, "initContainerMounts", p.init_container_mounts); }},
-        {"maxFractionOfMemoryLimit", [&](const Node& n) {
-           return Decimal(n, "maxFractionOfMemoryLimit", 1, 1'000'000, p.max_fraction_ppm);
-         }},
+        {"initContainerMounts",
+         [&](const Node& n) { return Selection(n, "initContainerMounts", p.init_container_mounts); }},
+        {"maxFractionOfMemoryLimit",
+         [&](const Node& n) { return Decimal(n, "maxFractionOfMemoryLimit", 1, 1'000'000, p.max_fraction_ppm); }},
         {"sizing", [&](const Node& n) { return Sizing(n, p.sizing); }},
         {"unannotated", [&](const Node& n) { return Unannotated(n, p.unannotated); }},
         {"namespaces", [&](const Node& n) { return Namespaces(n, p.namespaces); }},
@@ -53,8 +55,9 @@ class PolicyReader {
       Node value = root.Member(key);
       auto it = keys.find(key);
       if (it == keys.end()) {
-        return Fail(value, key, "unknown key; known keys: gpuResources, hostIPC, ipcLock, "
-                                "initContainerMounts, maxFractionOfMemoryLimit, sizing, unannotated, namespaces");
+        return Fail(value, key,
+                    "unknown key; known keys: gpuResources, hostIPC, ipcLock, "
+                    "initContainerMounts, maxFractionOfMemoryLimit, sizing, unannotated, namespaces");
       }
       if (!it->second(value)) return *error_;
     }
@@ -83,8 +86,7 @@ class PolicyReader {
   }
 
   template <typename E>
-  bool Enum(const Node& n, const std::string& key, E& out,
-            const std::vector<std::pair<std::string, E>>& values) {
+  bool Enum(const Node& n, const std::string& key, E& out, const std::vector<std::pair<std::string, E>>& values) {
     std::string s;
     if (!Scalar(n, key, s)) return false;
     std::string allowed;
@@ -109,8 +111,7 @@ class PolicyReader {
     return Enum(n, key, out, {{"true", true}, {"false", false}});
   }
 
-  bool StringList(const Node& n, const std::string& key, std::vector<std::string>& out,
-                  bool globs) {
+  bool StringList(const Node& n, const std::string& key, std::vector<std::string>& out, bool globs) {
     if (!Expect(n, json::value_t::array, key, "a list")) return false;
     out.clear();
     for (size_t i = 0; i < n.v.size(); ++i) {
@@ -119,8 +120,10 @@ class PolicyReader {
       if (!Scalar(item, key, s)) return false;
       if (s.empty()) return FailB(item, key, "entries must not be empty");
       if (globs && !ValidGlob(s)) {
-        return FailB(item, key, "\"" + s + "\" is not a namespace glob (letters, digits, '-', "
-                                "'*', '?', and closed [...] classes)");
+        return FailB(item, key,
+                     "\"" + s +
+                         "\" is not a namespace glob (letters, digits, '-', "
+                         "'*', '?', and closed [...] classes)");
       }
       out.push_back(s);
     }
@@ -140,16 +143,14 @@ class PolicyReader {
         if (i + 1 < g.size() && (g[i + 1] == '!' || g[i + 1] == '^')) ++i;
         continue;
       }
-      bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '*' ||
-                c == '?' || c == '.';
+      bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '*' || c == '?' || c == '.';
       if (!ok) return false;
     }
     return !in_class;
   }
 
   // A decimal such as 0.5 or 1.2, exactly, in millionths, within [min, max].
-  bool Decimal(const Node& n, const std::string& key, int64_t min, int64_t max,
-               int64_t& out) {
+  bool Decimal(const Node& n, const std::string& key, int64_t min, int64_t max, int64_t& out) {
     std::string s;
     if (!Scalar(n, key, s)) return false;
     int64_t whole = 0, frac = 0, scale = 1'000'000;
@@ -168,8 +169,9 @@ class PolicyReader {
     }
     int64_t v = whole * 1'000'000 + frac;
     if (!digits || i != s.size() || v < min || v > max) {
-      return FailB(n, key, "must be a decimal number from " + FormatPpm(min) + " to " +
-                               FormatPpm(max) + " (at most 6 decimals), got \"" + s + "\"");
+      return FailB(n, key,
+                   "must be a decimal number from " + FormatPpm(min) + " to " + FormatPpm(max) +
+                       " (at most 6 decimals), got \"" + s + "\"");
     }
     out = v;
     return true;
@@ -183,8 +185,9 @@ class PolicyReader {
     for (char c : s) ok = ok && std::isdigit(static_cast<unsigned char>(c));
     if (ok) v = std::stoll(s);
     if (!ok || v < min || v > max) {
-      return FailB(n, key, "must be a whole number from " + std::to_string(min) + " to " +
-                               std::to_string(max) + ", got \"" + s + "\"");
+      return FailB(
+          n, key,
+          "must be a whole number from " + std::to_string(min) + " to " + std::to_string(max) + ", got \"" + s + "\"");
     }
     out = v;
     return true;
@@ -205,16 +208,24 @@ class PolicyReader {
       std::string full = "sizing." + key;
       Node v = n.Member(key);
       bool ok = true;
-      if (key == "prefetchFactor") ok = Count(v, full, 1, 1024, k.prefetch_factor);
-      else if (key == "inFlightExtra") ok = Count(v, full, 0, 1024, k.in_flight_extra);
-      else if (key == "safety") ok = Decimal(v, full, 1'000'000, 100'000'000, k.safety_ppm);
-      else if (key == "base") ok = Bytes(v, full, k.base_bytes);
-      else if (key == "multiGpuFloor") ok = Bytes(v, full, k.multi_gpu_floor_bytes);
-      else if (key == "ncclConnectionBytes") ok = Bytes(v, full, k.nccl_connection_bytes);
-      else if (key == "ncclProxyPoolBytes") ok = Bytes(v, full, k.nccl_proxy_pool_bytes);
+      if (key == "prefetchFactor")
+        ok = Count(v, full, 1, 1024, k.prefetch_factor);
+      else if (key == "inFlightExtra")
+        ok = Count(v, full, 0, 1024, k.in_flight_extra);
+      else if (key == "safety")
+        ok = Decimal(v, full, 1'000'000, 100'000'000, k.safety_ppm);
+      else if (key == "base")
+        ok = Bytes(v, full, k.base_bytes);
+      else if (key == "multiGpuFloor")
+        ok = Bytes(v, full, k.multi_gpu_floor_bytes);
+      else if (key == "ncclConnectionBytes")
+        ok = Bytes(v, full, k.nccl_connection_bytes);
+      else if (key == "ncclProxyPoolBytes")
+        ok = Bytes(v, full, k.nccl_proxy_pool_bytes);
       else {
-        return FailB(v, full, "unknown key; known keys: prefetchFactor, inFlightExtra, "
-                                     "safety, base, multiGpuFloor, ncclConnectionBytes, ncclProxyPoolBytes");
+        return FailB(v, full,
+                     "unknown key; known keys: prefetchFactor, inFlightExtra, "
+                     "safety, base, multiGpuFloor, ncclConnectionBytes, ncclProxyPoolBytes");
       }
       if (!ok) return false;
     }
@@ -229,7 +240,8 @@ class PolicyReader {
       bool ok = true;
       if (key == "mode") {
         ok = Enum(v, full, u.mode,
-                  {{"estimate", UnannotatedMode::kEstimate}, {"floor", UnannotatedMode::kFloor},
+                  {{"estimate", UnannotatedMode::kEstimate},
+                   {"floor", UnannotatedMode::kFloor},
                    {"leave", UnannotatedMode::kLeave}});
       } else if (key == "fractionOfMemoryLimit") {
         ok = Decimal(v, full, 0, 1'000'000, u.fraction_ppm);
@@ -265,9 +277,9 @@ class PolicyReader {
             ok = StringList(value, full, rule.match, true);
           }
         } else if (key == "mode") {
-          ok = Enum(value, full, rule.mode,
-                    {{"off", NamespaceMode::kOff}, {"warn", NamespaceMode::kWarn},
-                     {"enforce", NamespaceMode::kEnforce}});
+          ok = Enum(
+              value, full, rule.mode,
+              {{"off", NamespaceMode::kOff}, {"warn", NamespaceMode::kWarn}, {"enforce", NamespaceMode::kEnforce}});
         } else if (key == "requireAnnotations") {
           ok = Bool(value, full, rule.require_annotations);
         } else if (key == "podSecurity") {

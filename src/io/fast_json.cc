@@ -1,10 +1,10 @@
 // ParseJsonView / ParseJsonPruned / ForEachJsonObjectPruned over simdjson's DOM API.
 #include "io/fast_json.h"
 
+#include <simdjson.h>
+
 #include <algorithm>
 #include <string>
-
-#include <simdjson.h>
 
 #include "io/json_list_scan.h"
 #include "shmguard/relevant_fields.h"
@@ -148,14 +148,17 @@ Result<bool> ForEachJsonObjectPruned(
   if (ScanList(text, list) && !list.items.empty() && ValidOutsideItems(text, list)) {
     int index = 0;
     for (auto [begin, end] : list.items) {
-      each(index++, [whole = text, begin = begin, end = end]() -> Result<json> {
-        auto out = Parse(whole.substr(begin, end - begin), Context::kRoot, 3);
-        if (!out) {  // name the line the item starts on
-          auto line = 1 + std::count(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(begin), '\n');
-          return MakeError(Code::kInvalidInput, out.error().message, "line " + std::to_string(line));
-        }
-        return out;
-      }, list.kind, list.api_version);
+      each(
+          index++,
+          [whole = text, begin = begin, end = end]() -> Result<json> {
+            auto out = Parse(whole.substr(begin, end - begin), Context::kRoot, 3);
+            if (!out) {  // name the line the item starts on
+              auto line = 1 + std::count(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(begin), '\n');
+              return MakeError(Code::kInvalidInput, out.error().message, "line " + std::to_string(line));
+            }
+            return out;
+          },
+          list.kind, list.api_version);
     }
     return true;
   }
@@ -165,7 +168,8 @@ Result<bool> ForEachJsonObjectPruned(
   auto doc = ParseDom(text);
   if (!doc) return doc.error();
   Result<json> out = ToPruned(*doc, Context::kRoot, 1);  // now, while this thread's parse holds
-  each(-1, [out = std::move(out)]() mutable { return std::move(out); }, "", "");
+  each(
+      -1, [out = std::move(out)]() mutable { return std::move(out); }, "", "");
   return true;
 }
 

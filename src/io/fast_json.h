@@ -6,10 +6,9 @@
 #pragma once
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "shmguard/json_node.h"
 #include "shmguard/result.h"
@@ -43,8 +42,7 @@ using PendingObject = std::function<Result<nlohmann::json>()>;
 // and converted here. A PendingObject is valid while `text` lives. Fails, handing out nothing,
 // when `text` is not valid JSON around the items.
 Result<bool> ForEachJsonObjectPruned(
-    std::string_view text,
-    const std::function<void(int item, PendingObject&& object, const std::string& list_kind,
-                             const std::string& list_api_version)>& each);
+    std::string_view text, const std::function<void(int item, PendingObject&& object, const std::string& list_kind,
+                                                    const std::string& list_api_version)>& each);
 
 }  // namespace shmguard::io

@@ -8,8 +8,7 @@ namespace shmguard::io {
 FileStamp StatFile(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return FileStamp{};
-  return FileStamp{true,
-                   static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec,
+  return FileStamp{true, static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec,
                    static_cast<int64_t>(st.st_size), static_cast<uint64_t>(st.st_ino),
                    static_cast<uint64_t>(st.st_dev)};
 }

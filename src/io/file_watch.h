@@ -29,8 +29,7 @@ FileStamp StatFile(const std::string& path);
 // The callback runs once per change of the set, not per file.
 class FileWatcher {
  public:
-  FileWatcher(std::vector<std::string> paths, std::chrono::milliseconds interval,
-              std::function<void()> on_change);
+  FileWatcher(std::vector<std::string> paths, std::chrono::milliseconds interval, std::function<void()> on_change);
   ~FileWatcher();  // stops and joins
   FileWatcher(const FileWatcher&) = delete;
   FileWatcher& operator=(const FileWatcher&) = delete;

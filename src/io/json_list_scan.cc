@@ -70,8 +70,10 @@ class Scanner {
           if (end == npos) return false;
           out.items.emplace_back(p, end);
           p = Space(end);
-          if (At(p, ',')) p = Space(p + 1);
-          else if (!At(p, ']')) return false;
+          if (At(p, ','))
+            p = Space(p + 1);
+          else if (!At(p, ']'))
+            return false;
         }
         out.items_array = {v, p + 1};
         p = Space(p + 1);
@@ -83,12 +85,13 @@ class Scanner {
         }
         p = Space(end);
       }
-      if (At(p, ',')) p = Space(p + 1);
-      else if (!At(p, '}')) return false;
+      if (At(p, ','))
+        p = Space(p + 1);
+      else if (!At(p, '}'))
+        return false;
     }
     const std::string& kind = out.kind;
-    return have_items && Space(p + 1) == t_.size() && kind.size() >= 4 &&
-           kind.compare(kind.size() - 4, 4, "List") == 0;
+    return have_items && Space(p + 1) == t_.size() && kind.size() >= 4 && kind.compare(kind.size() - 4, 4, "List") == 0;
   }
 
  private:
@@ -103,8 +106,10 @@ class Scanner {
   size_t String(size_t p) const {
     if (!At(p, '"')) return npos;
     for (size_t q = p + 1; q < t_.size(); ++q) {
-      if (t_[q] == '\\') ++q;
-      else if (t_[q] == '"') return q + 1;
+      if (t_[q] == '\\')
+        ++q;
+      else if (t_[q] == '"')
+        return q + 1;
     }
     return npos;
   }
@@ -152,9 +157,12 @@ size_t ContainerEnd(std::string_view t, size_t p) {
         for (; found; found &= found - 1) {
           size_t at = p + static_cast<size_t>(__builtin_ctz(found));
           switch (brackets.Take(t[at])) {
-            case Brackets::Step::kOpen: break;
-            case Brackets::Step::kClosedAll: return at + 1;
-            case Brackets::Step::kMismatch: return npos;
+            case Brackets::Step::kOpen:
+              break;
+            case Brackets::Step::kClosedAll:
+              return at + 1;
+            case Brackets::Step::kMismatch:
+              return npos;
           }
         }
         in_string = (inside >> 15) & 1u;
@@ -165,16 +173,22 @@ size_t ContainerEnd(std::string_view t, size_t p) {
 #endif
     char c = t[p++];
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (IsBracket(c)) {
       switch (brackets.Take(c)) {
-        case Brackets::Step::kOpen: break;
-        case Brackets::Step::kClosedAll: return p;
-        case Brackets::Step::kMismatch: return npos;
+        case Brackets::Step::kOpen:
+          break;
+        case Brackets::Step::kClosedAll:
+          return p;
+        case Brackets::Step::kMismatch:
+          return npos;
       }
     }
   }

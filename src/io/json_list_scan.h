@@ -13,9 +13,9 @@
 namespace shmguard::io {
 
 struct ListLayout {
-  std::string kind, api_version;                    // the list's own, decoded ("" when absent)
-  std::vector<std::pair<size_t, size_t>> items;      // [begin, end) of each item in the text
-  std::pair<size_t, size_t> items_array{0, 0};       // [begin, end) of the "items" array, brackets included
+  std::string kind, api_version;                 // the list's own, decoded ("" when absent)
+  std::vector<std::pair<size_t, size_t>> items;  // [begin, end) of each item in the text
+  std::pair<size_t, size_t> items_array{0, 0};   // [begin, end) of the "items" array, brackets included
 };
 
 // Fills `out` when the text is one object whose "items" is an array and whose "kind" ends in

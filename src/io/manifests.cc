@@ -18,8 +18,7 @@ namespace fs = std::filesystem;
 // separator line in the next document so both parse.
 bool IsSeparator(std::string_view line) {
   if (line.substr(0, 3) != "---") return false;
-  return line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r' ||
-         line[3] == '\n';
+  return line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r' || line[3] == '\n';
 }
 
 bool HasContent(std::string_view text) {
@@ -29,7 +28,7 @@ bool HasContent(std::string_view text) {
     std::string_view line = text.substr(pos, eol == std::string_view::npos ? text.npos : eol - pos);
     size_t first = line.find_first_not_of(" \t\r");
     if (first != std::string_view::npos && line[first] != '#' && !IsSeparator(line.substr(first)) &&
-        line.substr(first) != "..." ) {
+        line.substr(first) != "...") {
       return true;
     }
     if (eol == std::string_view::npos) break;
@@ -83,17 +82,17 @@ void ForEachManifest(std::string_view text, const std::string& name, Fidelity fi
   if (LooksLikeJson(text, name)) {
     if (!HasContent(text)) return;
     if (fidelity == Fidelity::kPruned) {
-      auto ok = ForEachJsonObjectPruned(text, [&](int item, PendingObject&& object, const std::string& list_kind,
-                                                  const std::string& list_api) {
-        Document d;
-        d.file = name;
-        d.is_json = true;
-        if (item >= 0) d.item = item;
-        d.list_kind = list_kind;
-        d.list_api_version = list_api;
-        d.pending = std::move(object);
-        each(std::move(d));
-      });
+      auto ok = ForEachJsonObjectPruned(
+          text, [&](int item, PendingObject&& object, const std::string& list_kind, const std::string& list_api) {
+            Document d;
+            d.file = name;
+            d.is_json = true;
+            if (item >= 0) d.item = item;
+            d.list_kind = list_kind;
+            d.list_api_version = list_api;
+            d.pending = std::move(object);
+            each(std::move(d));
+          });
       if (ok) return;
       // Errors take the slow path below, which knows the byte (and so the line) at fault.
     }

@@ -2,9 +2,9 @@
 // typing is ours (NeedsQuotes).
 #include "io/yaml_emit.h"
 
-#include <optional>
-
 #include <yaml.h>
+
+#include <optional>
 
 #include "io/yaml_scalar.h"
 
@@ -56,8 +56,7 @@ class Emitter {
 
   void Scalar(std::string_view text, yaml_scalar_style_t style) {
     yaml_event_t ev;
-    yaml_scalar_event_initialize(&ev, nullptr, nullptr,
-                                 reinterpret_cast<yaml_char_t*>(const_cast<char*>(text.data())),
+    yaml_scalar_event_initialize(&ev, nullptr, nullptr, reinterpret_cast<yaml_char_t*>(const_cast<char*>(text.data())),
                                  static_cast<int>(text.size()), 1, 1, style);
     Emit(ev);
   }
@@ -67,7 +66,7 @@ class Emitter {
     // exactly one newline use it; other multi-line strings are double-quoted with \n.
     bool literal = s.size() >= 2 && s.back() == '\n' && s[s.size() - 2] != '\n' &&
                    s.find_first_of("\t\r") == std::string::npos && s.front() != ' ';
-    Scalar(s, literal             ? YAML_LITERAL_SCALAR_STYLE
+    Scalar(s, literal          ? YAML_LITERAL_SCALAR_STYLE
               : NeedsQuotes(s) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
                                : YAML_PLAIN_SCALAR_STYLE);
   }

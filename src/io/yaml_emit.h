@@ -1,9 +1,8 @@
 // JSON -> YAML for the audit's YAML output and tests. Reading YAML is io/yaml_json.h.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace shmguard::io {
 

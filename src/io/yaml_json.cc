@@ -2,11 +2,11 @@
 // (io/yaml_scalar.h), merge keys, and the limits that stop hostile documents.
 #include "io/yaml_json.h"
 
+#include <yaml.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
-
-#include <yaml.h>
 
 #include "io/yaml_scalar.h"
 #include "shmguard/json_node.h"
@@ -24,8 +24,7 @@ constexpr size_t kMaxDepth = 128;  // as for JSON input; also stops an alias nes
 // (shmguard/relevant_fields.h) are skipped as they stream past rather than built and dropped.
 class Builder {
  public:
-  Builder(std::string_view text, int first_line, bool prune)
-      : text_(text), first_line_(first_line), prune_(prune) {}
+  Builder(std::string_view text, int first_line, bool prune) : text_(text), first_line_(first_line), prune_(prune) {}
   // Scalars as written (see ParseYamlAsText), and the line of every node into `lines`.
   Builder(std::string_view text, std::map<std::string, int>* lines)
       : text_(text), first_line_(1), prune_(false), typed_(false), lines_(lines) {}
@@ -62,7 +61,7 @@ class Builder {
     bool is_map = false;
     PruneContext ctx = PruneContext::kOther;  // of this container's members or items
     std::string pointer;                      // kept only when recording lines
-    std::string anchor;  // set when this node is anchored (&name)
+    std::string anchor;                       // set when this node is anchored (&name)
     size_t first_node = 0;
     std::string key;  // a mapping's pending key
     bool has_key = false, key_is_merge = false, skip_value = false;
@@ -137,9 +136,9 @@ class Builder {
         f.is_map = is_map;
         f.value = is_map ? json::object() : json::array();
         if (lines_) f.pointer = RecordLine(line);
-        f.ctx = stack_.empty()             ? PruneContext::kRoot
+        f.ctx = stack_.empty()         ? PruneContext::kRoot
                 : stack_.back().is_map ? MemberContext(stack_.back().ctx, stack_.back().key)
-                                           : ItemContext(stack_.back().ctx);
+                                       : ItemContext(stack_.back().ctx);
         f.first_node = nodes_;
         if (!anchor.empty()) {
           f.anchor = anchor;
@@ -355,7 +354,7 @@ class Builder {
   std::map<std::string, std::pair<json, size_t>> anchors_;
   std::set<std::string> open_anchors_, pruned_anchors_;
   size_t nodes_ = 0;
-  int skip_depth_ = 0;  // > 0 inside a skipped container
+  int skip_depth_ = 0;                                     // > 0 inside a skipped container
   std::vector<std::pair<int, std::string>> skipped_open_;  // anchored skipped containers, by depth
   bool needs_full_ = false;
 };

@@ -42,7 +42,7 @@ bool ParseYamlInt(std::string s, json& out) {
     digits = digits.substr(1);
   }
   for (char c : digits) {
-    int v = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
+    int v = std::isdigit(static_cast<unsigned char>(c))    ? c - '0'
             : std::isxdigit(static_cast<unsigned char>(c)) ? (std::tolower(c) - 'a' + 10)
                                                            : 99;
     if (v >= base) return false;

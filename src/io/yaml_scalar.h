@@ -3,10 +3,9 @@
 // strings must be quoted to read back as strings).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace shmguard::io {
 

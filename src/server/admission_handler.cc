@@ -1,12 +1,11 @@
 // HandleAdmission: HTTP-level checks, ParseReview, Decide, and the AdmissionReview response.
 #include "server/admission_handler.h"
 
-#include <string>
-#include <vector>
-
 #include <openssl/evp.h>
 
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "io/fast_json.h"
 #include "shmguard/compact_json.h"
@@ -19,8 +18,7 @@ using nlohmann::json;
 // The AdmissionReview response, written directly: the base64 patch goes in as it is rather
 // than through the JSON string escaper, which was a tenth of a JobSet's decision.
 std::string Review(const std::string& uid, bool allowed, const std::string& patch_base64,
-                   const std::vector<std::string>& warnings, int code, const std::string& message,
-                   const char* reason) {
+                   const std::vector<std::string>& warnings, int code, const std::string& message, const char* reason) {
   std::string out = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":)";
   out += JsonQuoted(uid);
   out += allowed ? R"(,"allowed":true)" : R"(,"allowed":false)";
@@ -66,10 +64,14 @@ bool IsJsonContentType(std::string_view ct) {
 
 const char* OutcomeName(Outcome o) {
   switch (o) {
-    case Outcome::kAllowed: return "allowed";
-    case Outcome::kPatched: return "patched";
-    case Outcome::kDenied: return "denied";
-    case Outcome::kError: return "error";
+    case Outcome::kAllowed:
+      return "allowed";
+    case Outcome::kPatched:
+      return "patched";
+    case Outcome::kDenied:
+      return "denied";
+    case Outcome::kError:
+      return "error";
   }
   return "error";
 }
@@ -81,8 +83,7 @@ std::string ErrorReview(int status, std::string_view message) {
 std::string Base64(std::string_view bytes) {
   std::string out(4 * ((bytes.size() + 2) / 3), '\0');
   int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(bytes.data()),
-                          static_cast<int>(bytes.size()));
+                          reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
   out.resize(n < 0 ? 0 : static_cast<size_t>(n));
   return out;
 }
@@ -121,13 +122,14 @@ std::optional<AdmissionRoute> MatchAdmissionRoute(std::string_view path, std::st
   return route;
 }
 
-AdmissionExchange HandleAdmission(std::string_view body, std::string_view content_type,
-                                  const Policy& policy, const AdmissionRoute& route, bool body_padded) {
+AdmissionExchange HandleAdmission(std::string_view body, std::string_view content_type, const Policy& policy,
+                                  const AdmissionRoute& route, bool body_padded) {
   AdmissionExchange x;
   auto level = route.pod_security ? ParsePodSecurityLevel(*route.pod_security) : PodSecurityLevel::kPrivileged;
   if (!level) {
-    Fail(x, 400, "unknown Pod Security level \"" + std::string(*route.pod_security) +
-                     "\": the route takes privileged, baseline or restricted");
+    Fail(x, 400,
+         "unknown Pod Security level \"" + std::string(*route.pod_security) +
+             "\": the route takes privileged, baseline or restricted");
     return x;
   }
   if (!IsJsonContentType(content_type)) {

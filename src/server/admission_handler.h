@@ -26,7 +26,7 @@ struct AdmissionExchange {
   // For the decision log and metrics:
   std::string uid, kind, namespace_name, name, operation;
   Outcome outcome = Outcome::kError;
-  std::string error;               // why status != 200
+  std::string error;  // why status != 200
   bool dry_run = false;
   Verdict verdict = Verdict::kSkip;
   int64_t required_bytes = 0;
@@ -50,8 +50,8 @@ struct AdmissionRoute {
 std::optional<AdmissionRoute> MatchAdmissionRoute(std::string_view path, std::string_view target);
 
 // `route.pod_security`: anything but privileged, baseline or restricted is a 400.
-AdmissionExchange HandleAdmission(std::string_view body, std::string_view content_type,
-                                  const Policy& policy, const AdmissionRoute& route, bool body_padded = false);
+AdmissionExchange HandleAdmission(std::string_view body, std::string_view content_type, const Policy& policy,
+                                  const AdmissionRoute& route, bool body_padded = false);
 
 // The AdmissionReview every error answer carries, so the API server can show why: allowed
 // false, status.code and status.message.

@@ -1,13 +1,13 @@
 // LoadCertPair and CertReloader over OpenSSL 3.
 #include "server/cert_reloader.h"
 
-#include <cerrno>
-#include <cstring>
-#include <ctime>
-
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
 
 namespace shmguard::server {
 namespace {
@@ -44,8 +44,7 @@ CertPair::~CertPair() {
   EVP_PKEY_free(key);
 }
 
-Result<std::shared_ptr<const CertPair>> LoadCertPair(const std::string& cert_file,
-                                                     const std::string& key_file) {
+Result<std::shared_ptr<const CertPair>> LoadCertPair(const std::string& cert_file, const std::string& key_file) {
   auto pair = std::make_shared<CertPair>();
   auto cert_bio = OpenFile(cert_file);
   if (!cert_bio) return cert_bio.error();
@@ -66,8 +65,7 @@ Result<std::shared_ptr<const CertPair>> LoadCertPair(const std::string& cert_fil
   }
   if (X509_check_private_key(pair->cert, pair->key) != 1) {
     ERR_clear_error();
-    return MakeError(Code::kInvalidInput,
-                     "the private key does not match the certificate (a rotation half written?)",
+    return MakeError(Code::kInvalidInput, "the private key does not match the certificate (a rotation half written?)",
                      key_file);
   }
   struct tm tm {};
@@ -78,8 +76,7 @@ Result<std::shared_ptr<const CertPair>> LoadCertPair(const std::string& cert_fil
   return std::shared_ptr<const CertPair>(std::move(pair));
 }
 
-CertReloader::CertReloader(std::string cert_file, std::string key_file,
-                           std::shared_ptr<const CertPair> first)
+CertReloader::CertReloader(std::string cert_file, std::string key_file, std::shared_ptr<const CertPair> first)
     : cert_file_(std::move(cert_file)), key_file_(std::move(key_file)), current_(std::move(first)) {}
 
 Result<std::shared_ptr<const CertPair>> CertReloader::Reload() {

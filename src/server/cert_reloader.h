@@ -4,12 +4,12 @@
 // written, mismatched, deleted) leaves the previous one in use.
 #pragma once
 
+#include <openssl/ssl.h>
+
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
-
-#include <openssl/ssl.h>
 
 #include "shmguard/result.h"
 
@@ -18,7 +18,7 @@ namespace shmguard::server {
 // A certificate chain (leaf first) and its private key, owned.
 struct CertPair {
   X509* cert = nullptr;
-  STACK_OF(X509)* chain = nullptr;  // intermediates, may be empty
+  STACK_OF(X509) * chain = nullptr;  // intermediates, may be empty
   EVP_PKEY* key = nullptr;
   int64_t not_after = 0;  // seconds since the Unix epoch
   std::string subject;
@@ -30,8 +30,7 @@ struct CertPair {
 
 // Reads a PEM certificate chain and a PEM private key. Fails with kIo when a file cannot be
 // read and kInvalidInput when it holds no PEM certificate/key or the key does not match.
-Result<std::shared_ptr<const CertPair>> LoadCertPair(const std::string& cert_file,
-                                                     const std::string& key_file);
+Result<std::shared_ptr<const CertPair>> LoadCertPair(const std::string& cert_file, const std::string& key_file);
 
 class CertReloader {
  public:

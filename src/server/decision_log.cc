@@ -1,11 +1,10 @@
 // MakeLogger, LogDecision, LogEvent.
 #include "server/decision_log.h"
 
+#include <spdlog/sinks/base_sink.h>
 #include <unistd.h>
 
 #include <mutex>
-
-#include <spdlog/sinks/base_sink.h>
 
 #include "shmguard/compact_json.h"
 #include "shmguard/quantity.h"
@@ -73,8 +72,8 @@ std::shared_ptr<spdlog::logger> MakeLogger(LogFormat format) {
   return logger;
 }
 
-void LogEvent(spdlog::logger& log, LogFormat format, spdlog::level::level_enum level,
-              const std::string& message, const json& fields) {
+void LogEvent(spdlog::logger& log, LogFormat format, spdlog::level::level_enum level, const std::string& message,
+              const json& fields) {
   if (format == LogFormat::kJson) {
     json j = fields;
     j["msg"] = message;
@@ -87,8 +86,8 @@ void LogEvent(spdlog::logger& log, LogFormat format, spdlog::level::level_enum l
 
 // One decision line per request: formatted straight into a buffer (this runs on the request
 // path; building a JSON object first cost more than the rest of the logging).
-void LogDecision(spdlog::logger& log, LogFormat format, const std::string& endpoint,
-                 const AdmissionExchange& x, int64_t latency_us) {
+void LogDecision(spdlog::logger& log, LogFormat format, const std::string& endpoint, const AdmissionExchange& x,
+                 int64_t latency_us) {
   auto level = x.status >= 500 ? spdlog::level::err : x.status >= 400 ? spdlog::level::warn : spdlog::level::info;
   if (!log.should_log(level)) return;
   std::string object = x.namespace_name + "/" + x.name;
@@ -124,10 +123,12 @@ void LogDecision(spdlog::logger& log, LogFormat format, const std::string& endpo
     log.log(level, std::string_view(line));
   } else {
     const auto& v = TextValue;
-    log.log(level, "admission endpoint={} uid={} kind={} object={} operation={} decision={} verdict={} status={} "
-                   "required={} latency_us={}{}{}",
-            endpoint, v(x.uid), v(x.kind), v(object), v(x.operation), OutcomeName(x.outcome), VerdictName(x.verdict), x.status,
-            required, latency_us, x.dry_run ? " dry_run=true" : "", x.error.empty() ? std::string() : " error=" + v(x.error));
+    log.log(level,
+            "admission endpoint={} uid={} kind={} object={} operation={} decision={} verdict={} status={} "
+            "required={} latency_us={}{}{}",
+            endpoint, v(x.uid), v(x.kind), v(object), v(x.operation), OutcomeName(x.outcome), VerdictName(x.verdict),
+            x.status, required, latency_us, x.dry_run ? " dry_run=true" : "",
+            x.error.empty() ? std::string() : " error=" + v(x.error));
   }
 }
 

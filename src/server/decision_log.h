@@ -2,10 +2,10 @@
 // size, latency), as text or one JSON object per line, through spdlog.
 #pragma once
 
+#include <spdlog/spdlog.h>
+
 #include <memory>
 #include <string>
-
-#include <spdlog/spdlog.h>
 
 #include "server/admission_handler.h"
 
@@ -22,11 +22,11 @@ std::shared_ptr<spdlog::logger> MakeLogger(LogFormat format);
 void SetLogPattern(spdlog::logger& log, LogFormat format);
 
 // Logs `x` at info (errors at warn) with its endpoint and latency in microseconds.
-void LogDecision(spdlog::logger& log, LogFormat format, const std::string& endpoint,
-                 const AdmissionExchange& x, int64_t latency_us);
+void LogDecision(spdlog::logger& log, LogFormat format, const std::string& endpoint, const AdmissionExchange& x,
+                 int64_t latency_us);
 
 // A non-decision event ("config reloaded", "certificate reload failed") with key/values.
-void LogEvent(spdlog::logger& log, LogFormat format, spdlog::level::level_enum level,
-              const std::string& message, const nlohmann::json& fields = nlohmann::json::object());
+void LogEvent(spdlog::logger& log, LogFormat format, spdlog::level::level_enum level, const std::string& message,
+              const nlohmann::json& fields = nlohmann::json::object());
 
 }  // namespace shmguard::server

@@ -4,6 +4,7 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -15,8 +16,6 @@
 #include <memory>
 #include <unordered_map>
 #include <vector>
-
-#include <openssl/err.h>
 
 #include "server/http_connection.h"
 
@@ -46,9 +45,15 @@ class EventLoop {
  public:
   EventLoop(int epoll_fd, int listen_fd, int wake_fd, SSL_CTX* ctx, const HttpsServerOptions& o,
             const HttpHandler& handler, const std::atomic<bool>& stopping, std::atomic<size_t>& count)
-      : epfd_(epoll_fd), listen_fd_(listen_fd), wake_fd_(wake_fd), ctx_(ctx), o_(o),
-        limits_{o.max_header_bytes, o.max_body_bytes}, handler_(handler),
-        stopping_(stopping), count_(count) {}
+      : epfd_(epoll_fd),
+        listen_fd_(listen_fd),
+        wake_fd_(wake_fd),
+        ctx_(ctx),
+        o_(o),
+        limits_{o.max_header_bytes, o.max_body_bytes},
+        handler_(handler),
+        stopping_(stopping),
+        count_(count) {}
 
   void Run() {
     std::array<epoll_event, 256> events;
@@ -129,8 +134,8 @@ class EventLoop {
         c->ssl = SSL_new(ctx_);
         SSL_set_fd(c->ssl, fd);
         SSL_set_accept_state(c->ssl);
-        SSL_set_mode(c->ssl, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
-                                 SSL_MODE_RELEASE_BUFFERS);
+        SSL_set_mode(c->ssl,
+                     SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
         SSL_set_read_ahead(c->ssl, 1);  // a record's header and body in one read(), not two
       } else {
         c->handshaken = true;  // plain HTTP: nothing to negotiate
@@ -155,9 +160,7 @@ class EventLoop {
   // Bytes OpenSSL has read from the socket but not handed out (never any over plain TCP).
   static bool Pending(const Connection& c) { return c.ssl && SSL_has_pending(c.ssl); }
 
-  static bool IsIdle(const Connection& c) {
-    return !c.lingering && !c.request_started && c.out_pos >= c.out.size();
-  }
+  static bool IsIdle(const Connection& c) { return !c.lingering && !c.request_started && c.out_pos >= c.out.size(); }
 
   void Close(int fd) {
     auto it = conns_.find(fd);

@@ -4,19 +4,19 @@
 // that answers what was already sent.
 #pragma once
 
+#include <openssl/ssl.h>
+
 #include <atomic>
 #include <cstddef>
-
-#include <openssl/ssl.h>
 
 #include "server/https_server.h"
 
 namespace shmguard::server {
 
 struct EventLoopSetup {
-  int epoll_fd;     // has listen_fd (EPOLLEXCLUSIVE) and wake_fd registered
-  int listen_fd;    // non-blocking; shared by all loops
-  int wake_fd;      // an eventfd written to make the loop look at `stopping`
+  int epoll_fd;   // has listen_fd (EPOLLEXCLUSIVE) and wake_fd registered
+  int listen_fd;  // non-blocking; shared by all loops
+  int wake_fd;    // an eventfd written to make the loop look at `stopping`
   SSL_CTX* ctx;
   const HttpsServerOptions& options;
   const HttpHandler& handler;

@@ -37,13 +37,13 @@ struct HttpConnection {
   void Fail(int status, const std::string& message);
 
   ByteBuffer in;
-  size_t in_expected = 0;          // the size of the request being received, once its head is parsed
-  bool request_started = false;    // bytes of an unfinished request are buffered
+  size_t in_expected = 0;        // the size of the request being received, once its head is parsed
+  bool request_started = false;  // bytes of an unfinished request are buffered
   bool continue_sent = false;
   bool close_after_write = false;  // nothing more is read once `out` is written
   int served = 0;                  // responses written on this connection
   std::string out;
-  size_t out_pos = 0;              // how much of `out` the peer has been sent
+  size_t out_pos = 0;  // how much of `out` the peer has been sent
   Clock::time_point request_start;
 };
 

@@ -16,7 +16,7 @@ struct HttpRequest {
   std::string_view path;          // "/mutate"
   std::string_view content_type;  // header value, "" when absent
   std::string_view body;
-  bool body_padded = false;       // io::kJsonReadAhead readable bytes follow the body
+  bool body_padded = false;  // io::kJsonReadAhead readable bytes follow the body
   bool http10 = false;
 };
 
@@ -28,18 +28,18 @@ struct HttpResponse {
 };
 
 struct RequestHead {
-  HttpRequest request;            // body not set: it follows the head
-  bool keep_alive = true;         // HTTP/1.1 unless "Connection: close"; 1.0 only if asked
-  bool expect_continue = false;   // "Expect: 100-continue"
+  HttpRequest request;           // body not set: it follows the head
+  bool keep_alive = true;        // HTTP/1.1 unless "Connection: close"; 1.0 only if asked
+  bool expect_continue = false;  // "Expect: 100-continue"
   size_t content_length = 0;
-  size_t head_bytes = 0;          // request line + headers + the blank line
+  size_t head_bytes = 0;  // request line + headers + the blank line
 };
 
 struct HeadParse {
   enum class Status { kIncomplete, kComplete, kError } status = Status::kIncomplete;
-  RequestHead head;         // kComplete
-  int error_status = 0;     // kError: 400, 411, 413 or 431
-  std::string error;        // kError: for the response body
+  RequestHead head;      // kComplete
+  int error_status = 0;  // kError: 400, 411, 413 or 431
+  std::string error;     // kError: for the response body
 };
 
 inline constexpr int kMaxHeaderFields = 100;

@@ -9,6 +9,8 @@
 // "Expect: 100-continue".
 #pragma once
 
+#include <openssl/ssl.h>
+
 #include <atomic>
 #include <cstddef>
 #include <functional>
@@ -17,8 +19,6 @@
 #include <thread>
 #include <utility>
 #include <vector>
-
-#include <openssl/ssl.h>
 
 #include "server/http_connection.h"
 #include "server/http_message.h"
@@ -30,13 +30,13 @@ namespace shmguard::server {
 
 struct HttpsServerOptions {
   std::string bind_address = "0.0.0.0";
-  int port = 8443;                  // 0 picks a free port
-  size_t max_body_bytes = 8 << 20;  // 413 above, before the body is read
-  size_t max_header_bytes = 16 << 10;  // 431 above
-  size_t max_connections = 10000;   // further connections are closed at once
-  int keep_alive_seconds = 60;      // an idle connection is closed after this
-  int request_timeout_seconds = 10; // a handshake or a started request must complete in this
-  int threads = 0;                  // event loops; 0 = the CPUs this process may run on (max 8)
+  int port = 8443;                       // 0 picks a free port
+  size_t max_body_bytes = 8 << 20;       // 413 above, before the body is read
+  size_t max_header_bytes = 16 << 10;    // 431 above
+  size_t max_connections = 10000;        // further connections are closed at once
+  int keep_alive_seconds = 60;           // an idle connection is closed after this
+  int request_timeout_seconds = 10;      // a handshake or a started request must complete in this
+  int threads = 0;                       // event loops; 0 = the CPUs this process may run on (max 8)
   size_t max_read_per_wakeup = 1 << 20;  // read from one connection before the others get a turn
 };
 

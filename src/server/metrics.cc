@@ -33,8 +33,8 @@ void Header(std::ostringstream& out, const char* name, const char* type, const c
 
 }  // namespace
 
-void Metrics::ObserveRequest(const std::string& endpoint, const std::string& kind,
-                             const std::string& decision, double seconds) {
+void Metrics::ObserveRequest(const std::string& endpoint, const std::string& kind, const std::string& decision,
+                             double seconds) {
   std::lock_guard<std::mutex> lock(mu_);
   ++requests_[{endpoint, kind, decision}];
   Histogram& h = latency_[endpoint];
@@ -57,22 +57,19 @@ std::string Metrics::Render(const std::string& version) const {
          "Admission requests by endpoint, object kind and decision.");
   for (const auto& [key, n] : requests_) {
     const auto& [endpoint, kind, decision] = key;
-    out << "shmguard_admission_requests_total{endpoint=\"" << Label(endpoint) << "\",kind=\""
-        << Label(kind) << "\",decision=\"" << Label(decision) << "\"} " << n << "\n";
+    out << "shmguard_admission_requests_total{endpoint=\"" << Label(endpoint) << "\",kind=\"" << Label(kind)
+        << "\",decision=\"" << Label(decision) << "\"} " << n << "\n";
   }
-  Header(out, "shmguard_admission_duration_seconds", "histogram",
-         "Time from request body to response, by endpoint.");
+  Header(out, "shmguard_admission_duration_seconds", "histogram", "Time from request body to response, by endpoint.");
   for (const auto& [endpoint, h] : latency_) {
     for (size_t i = 0; i < kLatencyBuckets.size(); ++i) {
-      out << "shmguard_admission_duration_seconds_bucket{endpoint=\"" << Label(endpoint)
-          << "\",le=\"" << Number(kLatencyBuckets[i]) << "\"} " << h.buckets[i] << "\n";
+      out << "shmguard_admission_duration_seconds_bucket{endpoint=\"" << Label(endpoint) << "\",le=\""
+          << Number(kLatencyBuckets[i]) << "\"} " << h.buckets[i] << "\n";
     }
-    out << "shmguard_admission_duration_seconds_bucket{endpoint=\"" << Label(endpoint)
-        << "\",le=\"+Inf\"} " << h.count << "\n";
-    out << "shmguard_admission_duration_seconds_sum{endpoint=\"" << Label(endpoint) << "\"} "
-        << Number(h.sum) << "\n";
-    out << "shmguard_admission_duration_seconds_count{endpoint=\"" << Label(endpoint) << "\"} "
-        << h.count << "\n";
+    out << "shmguard_admission_duration_seconds_bucket{endpoint=\"" << Label(endpoint) << "\",le=\"+Inf\"} " << h.count
+        << "\n";
+    out << "shmguard_admission_duration_seconds_sum{endpoint=\"" << Label(endpoint) << "\"} " << Number(h.sum) << "\n";
+    out << "shmguard_admission_duration_seconds_count{endpoint=\"" << Label(endpoint) << "\"} " << h.count << "\n";
   }
   Header(out, "shmguard_patches_total", "counter", "Mutations answered with a JSON patch.");
   out << "shmguard_patches_total " << patches_.load() << "\n";

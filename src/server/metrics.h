@@ -15,13 +15,13 @@ namespace shmguard::server {
 class Metrics {
  public:
   // Upper bounds of the latency histogram, in seconds.
-  static constexpr std::array<double, 12> kLatencyBuckets = {
-      0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1.0};
+  static constexpr std::array<double, 12> kLatencyBuckets = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                                             0.01,   0.025,   0.05,   0.1,   0.5,    1.0};
 
   // One admission request: endpoint "mutate"/"validate", kind "Pod"/"JobSet"/"" and decision
   // "allowed", "patched", "denied", or "error" (HTTP 4xx/5xx).
-  void ObserveRequest(const std::string& endpoint, const std::string& kind,
-                      const std::string& decision, double seconds);
+  void ObserveRequest(const std::string& endpoint, const std::string& kind, const std::string& decision,
+                      double seconds);
   void CountPatch() { patches_++; }
   void CountDenial() { denials_++; }
   void CountHttpError(int status);

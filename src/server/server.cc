@@ -44,7 +44,8 @@ Result<std::unique_ptr<WebhookServer>> WebhookServer::Create(const ServerOptions
     policy = std::move(*loaded);
   }
   if (options.cert_file.empty() || options.key_file.empty()) {
-    return MakeError(Code::kInvalidInput, "--tls-cert-file and --tls-key-file are required: the webhook serves HTTPS only");
+    return MakeError(Code::kInvalidInput,
+                     "--tls-cert-file and --tls-key-file are required: the webhook serves HTTPS only");
   }
   auto cert = LoadCertPair(options.cert_file, options.key_file);
   if (!cert) return cert.error();
@@ -70,13 +71,11 @@ WebhookServer::WebhookServer(ServerOptions options, std::shared_ptr<spdlog::logg
   h.keep_alive_seconds = options_.keep_alive_seconds;
   h.request_timeout_seconds = options_.request_timeout_seconds;
   h.threads = options_.threads;
-  https_ = std::make_unique<HttpsServer>(h, ssl_ctx_, [this](const HttpRequest& req, HttpResponse& res) {
-    HandleWebhook(req, res);
-  });
-  metrics_http_ = std::make_unique<HttpsServer>(MetricsPortOptions(options_), nullptr,
-                                                [this](const HttpRequest& req, HttpResponse& res) {
-                                                  HandleMetricsPort(req, res);
-                                                });
+  https_ = std::make_unique<HttpsServer>(
+      h, ssl_ctx_, [this](const HttpRequest& req, HttpResponse& res) { HandleWebhook(req, res); });
+  metrics_http_ =
+      std::make_unique<HttpsServer>(MetricsPortOptions(options_), nullptr,
+                                    [this](const HttpRequest& req, HttpResponse& res) { HandleMetricsPort(req, res); });
 }
 
 WebhookServer::~WebhookServer() {

@@ -1,18 +1,18 @@
 // RunAudit / CollectAudit: formats, exit codes, stdin, Lists, and every file of the real
 // third-party corpus (test::CorpusPath, never committed).
-#include <catch2/catch.hpp>
+#include "cli/audit_command.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <set>
 #include <sstream>
 
-#include "cli/audit_command.h"
 #include "cli/audit_output.h"
-#include "shmguard/compose.h"
-#include "shmguard/evaluation.h"
 #include "schema_check.h"
 #include "server/tls_fixture.h"
+#include "shmguard/compose.h"
+#include "shmguard/evaluation.h"
 #include "test_util.h"
 
 namespace shmguard::cli {
@@ -92,7 +92,6 @@ std::string SchemaFile(const std::string& api_version, const std::string& kind) 
   return std::ifstream(path).good() ? path : "";
 }
 
-
 TEST_CASE("RunAudit over examples/ gives one verdict of each kind", "[audit_command]") {
   Run r = Audit({Examples()});
   CHECK(r.code == ExitCode::kFindings);  // the denied example
@@ -138,8 +137,10 @@ TEST_CASE("RunAudit reads kind: List and API lists whose items have no kind", "[
   json list = {{"apiVersion", "v1"},
                {"kind", "PodList"},
                {"items",
-                {{{"metadata", {{"name", "a"}, {"namespace", "team-a"},
-                                {"annotations", {{"shmguard.io/num-workers", "2"}, {"shmguard.io/batch-bytes", "8Mi"}}}}},
+                {{{"metadata",
+                   {{"name", "a"},
+                    {"namespace", "team-a"},
+                    {"annotations", {{"shmguard.io/num-workers", "2"}, {"shmguard.io/batch-bytes", "8Mi"}}}}},
                   {"spec", {{"containers", {{{"name", "t"}}}}}}},
                  {{"metadata", {{"name", "b"}}}, {"spec", {{"containers", json::array()}}}}}}};
   Run r = Audit({"-"}, "json", "deny", list.dump());
@@ -176,7 +177,8 @@ TEST_CASE("RunAudit -o patched applies patches and leaves other documents byte f
   std::string input = test::ReadTestdata("../../examples/pod-needs-patch.yaml") + "---\n" +
                       test::ReadTestdata("../../examples/not-a-workload.yaml");
   Run r = Audit({"-"}, "patched", "deny", input);
-  CHECK_THAT(r.out, Catch::Contains("# Documents that are not workloads are skipped and counted.\napiVersion: v1\nkind: Service"));
+  CHECK_THAT(r.out, Catch::Contains(
+                        "# Documents that are not workloads are skipped and counted.\napiVersion: v1\nkind: Service"));
   CHECK_THAT(r.out, Catch::Contains("sizeLimit: 14078Mi"));
   Run again = Audit({"-"}, "json", "warn", r.out);
   CHECK(again.code == ExitCode::kOk);
@@ -185,8 +187,7 @@ TEST_CASE("RunAudit -o patched applies patches and leaves other documents byte f
   CHECK(j["summary"]["skip"] == 1);
 }
 
-TEST_CASE("RunAudit reads a Compose file by its content, one record per service, beside manifests",
-          "[audit_command]") {
+TEST_CASE("RunAudit reads a Compose file by its content, one record per service, beside manifests", "[audit_command]") {
   test::TempDir dir;
   {
     std::ofstream(dir.File("pod.yaml")) << test::ReadTestdata("../../examples/pod-needs-patch.yaml");
@@ -344,8 +345,9 @@ TEST_CASE("RunAudit reports a List that is broken outside its items in every for
 // Inputs that crashed fuzz/audit_fuzz: every output format must still be produced, and JSON
 // output must be valid JSON even when the input (or a parser's message about it) is not UTF-8.
 TEST_CASE("RunAudit survives the inputs the audit fuzzer found", "[audit_command]") {
-  for (const char* file : {"fuzz-regressions/audit-invalid-utf8.yaml", "fuzz-regressions/audit-invalid-utf8-in-error.yaml",
-                           "fuzz-regressions/audit-recursive-alias.yaml"}) {
+  for (const char* file :
+       {"fuzz-regressions/audit-invalid-utf8.yaml", "fuzz-regressions/audit-invalid-utf8-in-error.yaml",
+        "fuzz-regressions/audit-recursive-alias.yaml"}) {
     for (const char* format : {"json", "yaml", "table", "patched"}) {
       CAPTURE(file, format);
       Run r = Audit({test::TestdataPath(file)}, format);
@@ -366,9 +368,10 @@ using nlohmann::json;
 
 TEST_CASE("RunAudit reports a List item nested too deep and audits the other items", "[audit_command]") {
   std::string deep = std::string(200, '[') + std::string(200, ']');
-  std::string list = R"({"kind": "List", "apiVersion": "v1", "items": [{"apiVersion": "v1", "kind": "Pod",
-    "metadata": {"name": "a"}, "spec": {"containers": [{"name": "c"}]}}, )" + deep +
-                     R"(, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "b"}, "spec": {"containers": []}}]})";
+  std::string list =
+      R"({"kind": "List", "apiVersion": "v1", "items": [{"apiVersion": "v1", "kind": "Pod",
+    "metadata": {"name": "a"}, "spec": {"containers": [{"name": "c"}]}}, )" +
+      deep + R"(, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "b"}, "spec": {"containers": []}}]})";
   for (int jobs : {1, 2}) {
     CAPTURE(jobs);
     std::istringstream in(list);
@@ -431,7 +434,9 @@ TEST_CASE("The audit of the corpus as written: patches apply, fit the schema and
   CHECK(schema_checked >= 4);
   // The checker itself: a field the Pod schema does not define, and a wrong type, are found.
   json pod_schema = json::parse(*io::ReadFileText(SchemaFile("v1", "Pod")));
-  json bad = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", "x"}}},
+  json bad = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", "x"}}},
               {"spec", {{"shmSize", "1Gi"}, {"hostIPC", "yes"}, {"containers", json::array({{{"name", "c"}}})}}}};
   auto problems = test::CheckSchema(bad, pod_schema);
   CHECK(problems.size() == 2);

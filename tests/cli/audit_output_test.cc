@@ -2,7 +2,6 @@
 // tests/golden/ that a person read once. After an intended change, rewrite them with
 // UPDATE_GOLDEN=1 and read the diff.
 #include <catch2/catch.hpp>
-
 #include <sstream>
 
 #include "cli/audit_command.h"

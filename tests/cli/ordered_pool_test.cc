@@ -1,15 +1,15 @@
 // OrderedPool: results come back in submission order whatever order the workers finish in;
 // exceptions come back at their turn; and the audit gives the same output on any number of jobs.
-#include <catch2/catch.hpp>
+#include "cli/ordered_pool.h"
 
 #include <algorithm>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <sstream>
 #include <stdexcept>
 
 #include "cli/audit_command.h"
-#include "cli/ordered_pool.h"
 #include "test_util.h"
 
 namespace shmguard::cli {

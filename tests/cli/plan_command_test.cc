@@ -1,11 +1,9 @@
 // RunPlan: text and JSON output, verdicts, flag-named errors.
-#include <catch2/catch.hpp>
-
-#include <sstream>
-
-#include <nlohmann/json.hpp>
-
 #include "cli/plan_command.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace shmguard::cli {
 namespace {
@@ -43,12 +41,13 @@ TEST_CASE("RunPlan says how to set the size in a pod, with docker run and in Com
   std::ostringstream out, err;
   CHECK(RunPlan(o, Policy{}, out, err) == ExitCode::kOk);
   CHECK_THAT(out.str(), Catch::Contains("/dev/shm needs 4401Mi"));
-  CHECK_THAT(out.str(), Catch::Contains(
-                            "  Kubernetes: volume dshm: emptyDir {medium: Memory, sizeLimit: 4401Mi} mounted at /dev/shm, "
-                            "capability IPC_LOCK\n"
-                            "  docker run: docker run --shm-size=4401m --ulimit memlock=-1:-1 ...\n"
-                            "  Compose:    shm_size: 4401m\n"
-                            "              ulimits: {memlock: -1}\n"));
+  CHECK_THAT(
+      out.str(),
+      Catch::Contains("  Kubernetes: volume dshm: emptyDir {medium: Memory, sizeLimit: 4401Mi} mounted at /dev/shm, "
+                      "capability IPC_LOCK\n"
+                      "  docker run: docker run --shm-size=4401m --ulimit memlock=-1:-1 ...\n"
+                      "  Compose:    shm_size: 4401m\n"
+                      "              ulimits: {memlock: -1}\n"));
   o.output = "json";
   std::ostringstream jout;
   CHECK(RunPlan(o, Policy{}, jout, err) == ExitCode::kOk);

@@ -1,7 +1,8 @@
 // ParseReview, Decide (both faces, every mode) and FitWarnings.
+#include "shmguard/admission.h"
+
 #include <catch2/catch.hpp>
 
-#include "shmguard/admission.h"
 #include "test_util.h"
 
 namespace shmguard {

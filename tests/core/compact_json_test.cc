@@ -1,11 +1,11 @@
 // CompactJson: byte for byte what nlohmann's dump gives, on edge cases and on all test data.
-#include <catch2/catch.hpp>
+#include "shmguard/compact_json.h"
 
+#include <catch2/catch.hpp>
 #include <limits>
 #include <sstream>
 
 #include "cli/audit_command.h"
-#include "shmguard/compact_json.h"
 #include "shmguard/evaluation.h"
 #include "test_util.h"
 
@@ -18,12 +18,37 @@ std::string Dumped(const json& v) { return v.dump(-1, ' ', false, json::error_ha
 
 TEST_CASE("CompactJson and JsonQuoted write what dump writes for every kind of value", "[compact_json]") {
   const json cases[] = {
-      json::object(), json::array(), nullptr, true, false, 0, -1,
-      std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(),
-      std::numeric_limits<uint64_t>::max(), 1.5, -0.0, 0.1, 1e300, 3.0,
-      "", "plain", "say \"hi\"", "back\\slash", "/a/b~1c", "{\"x\":1}", "tab\there", "new\nline",
-      std::string("nul\0byte", 8), "\x01\x1f", "del\x7f", "caf\xc3\xa9", "\xf0\x9f\x9a\x80",
-      "bad \xff byte", "cut \xe2\x82", json::array({1, "two", nullptr, json::object({{"k", "v"}})}),
+      json::object(),
+      json::array(),
+      nullptr,
+      true,
+      false,
+      0,
+      -1,
+      std::numeric_limits<int64_t>::min(),
+      std::numeric_limits<int64_t>::max(),
+      std::numeric_limits<uint64_t>::max(),
+      1.5,
+      -0.0,
+      0.1,
+      1e300,
+      3.0,
+      "",
+      "plain",
+      "say \"hi\"",
+      "back\\slash",
+      "/a/b~1c",
+      "{\"x\":1}",
+      "tab\there",
+      "new\nline",
+      std::string("nul\0byte", 8),
+      "\x01\x1f",
+      "del\x7f",
+      "caf\xc3\xa9",
+      "\xf0\x9f\x9a\x80",
+      "bad \xff byte",
+      "cut \xe2\x82",
+      json::array({1, "two", nullptr, json::object({{"k", "v"}})}),
       json::object({{"b", 1}, {"a", json::array({})}, {"\xff key", "x"}, {"quo\"te", "y"}}),
   };
   for (const auto& v : cases) {
@@ -33,11 +58,11 @@ TEST_CASE("CompactJson and JsonQuoted write what dump writes for every kind of v
   }
 }
 
-TEST_CASE("CompactJson and JsonPatch write what dump writes over all test data and its patches", "[compact_json][corpus]") {
+TEST_CASE("CompactJson and JsonPatch write what dump writes over all test data and its patches",
+          "[compact_json][corpus]") {
   SHMGUARD_REQUIRE_CORPUS();
   std::istringstream none;
-  auto result = cli::CollectAudit({test::CorpusPath(), std::string(SOURCE_DIR) + "/examples"},
-                                  Policy{}, none);
+  auto result = cli::CollectAudit({test::CorpusPath(), std::string(SOURCE_DIR) + "/examples"}, Policy{}, none);
   int compared = 0;
   for (const auto& doc : result.documents) {
     if (!doc.object) continue;

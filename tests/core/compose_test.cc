@@ -1,9 +1,10 @@
 // Compose documents: Docker's byte values, each service read as a pod, its /dev/shm, the plan
 // and verdict, and the shm_size/ulimits patch.
+#include "shmguard/compose.h"
+
 #include <catch2/catch.hpp>
 
 #include "io/manifests.h"
-#include "shmguard/compose.h"
 #include "shmguard/evaluation.h"
 #include "shmguard/quantity.h"
 #include "test_util.h"
@@ -40,8 +41,8 @@ TEST_CASE("ParseDockerBytes reads sizes as Docker's RAMInBytes does", "[compose]
       {"8gb", 8 * kGi},
       {"1.5g", kGi + kGi / 2},
       {"0.5k", 512},
-      {"1.9", 1},           // truncated
-      {"1.0001k", 1024},    // 1024.1024 truncated
+      {"1.9", 1},         // truncated
+      {"1.0001k", 1024},  // 1024.1024 truncated
       {"10t", 10 * kTi},
       {"1p", kPi},
       {"8191p", 8191 * kPi},  // just below 2^63
@@ -53,9 +54,9 @@ TEST_CASE("ParseDockerBytes reads sizes as Docker's RAMInBytes does", "[compose]
     REQUIRE(got.has_value());
     CHECK(*got == bytes);
   }
-  const char* invalid[] = {"",      "2 gigs", "-1g",  "1.2.3g", " 2g", "2  g", "2x",   "g",
-                           ".5g",   "2e3",    "1e",   "2gbb",   "2bi", "2 ki b", "1.", "1.g",
-                           "8192p", "9223372036854775808", "0x10", "+1g", "2g\n", "１g"};
+  const char* invalid[] = {"",     "2 gigs", "-1g",  "1.2.3g", " 2g",    "2  g", "2x",  "g",     ".5g",
+                           "2e3",  "1e",     "2gbb", "2bi",    "2 ki b", "1.",   "1.g", "8192p", "9223372036854775808",
+                           "0x10", "+1g",    "2g\n", "１g"};
   for (const char* text : invalid) {
     CAPTURE(text);
     auto got = ParseDockerBytes(text, "/services/a/shm_size");
@@ -192,9 +193,13 @@ TEST_CASE("Every service of a Compose file is a pod of its own", "[compose]") {
     REQUIRE(f.has_value());
     gpus[t.label] = f->gpus;
   }
-  CHECK(gpus == std::map<std::string, int64_t>{{"service broken", 1},     {"service everything", 1}, {"service host", 1},
-                                               {"service listed", 2},     {"service new-gpus", 2},
-                                               {"service shared", 1},     {"service sized", 4},
+  CHECK(gpus == std::map<std::string, int64_t>{{"service broken", 1},
+                                               {"service everything", 1},
+                                               {"service host", 1},
+                                               {"service listed", 2},
+                                               {"service new-gpus", 2},
+                                               {"service shared", 1},
+                                               {"service sized", 4},
                                                {"service web", 0}});
 }
 
@@ -244,7 +249,8 @@ TEST_CASE("A sized service gets shm_size and unlimited memlock, ipc: host keeps 
   const PodEvaluation& new_gpus = Service(ev, "new-gpus");
   CHECK(new_gpus.verdict == Verdict::kPatch);
   CHECK_THAT(Joined(new_gpus.reasons), Catch::Contains("NCCL_P2P_DISABLE=1"));
-  CHECK(new_gpus.patch.ToJson()[1] == json::parse(R"({"op":"replace","path":"/services/new-gpus/ulimits/memlock","value":-1})"));
+  CHECK(new_gpus.patch.ToJson()[1] ==
+        json::parse(R"({"op":"replace","path":"/services/new-gpus/ulimits/memlock","value":-1})"));
   CHECK(new_gpus.changes.at(1) == "set ulimits.memlock: -1 (unlimited locked memory, for pin_memory; was 1024)");
 
   const PodEvaluation& broken = Service(ev, "broken");

@@ -1,11 +1,11 @@
 // Evaluate: verdicts and the reasons behind them (docs/sources.md §1, §3, §5).
-#include <catch2/catch.hpp>
+#include "shmguard/evaluation.h"
 
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
 
 #include "io/manifests.h"
-#include "shmguard/evaluation.h"
 #include "test_util.h"
 
 namespace shmguard {
@@ -15,8 +15,7 @@ using nlohmann::json;
 using test::Yaml;
 
 json PodWith(const std::string& annotations, const std::string& spec) {
-  return Yaml("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations: " + annotations +
-              "\nspec:\n" + spec);
+  return Yaml("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations: " + annotations + "\nspec:\n" + spec);
 }
 
 std::string Reasons(const Evaluation& ev) {
@@ -55,16 +54,17 @@ const VerdictCase kCases[] = {
      Verdict::kDeny, "must be a whole number"},
     {"bad quantity", "{shmguard.io/num-workers: \"4\", shmguard.io/batch-bytes: 64MB}", kGpuSpec, Verdict::kDeny,
      "annotation shmguard.io/batch-bytes: \"64MB\" is not a valid quantity"},
-    {"negative batch", "{shmguard.io/num-workers: \"4\", shmguard.io/batch-bytes: \"-1Mi\"}", kGpuSpec,
-     Verdict::kDeny, "must not be negative"},
+    {"negative batch", "{shmguard.io/num-workers: \"4\", shmguard.io/batch-bytes: \"-1Mi\"}", kGpuSpec, Verdict::kDeny,
+     "must not be negative"},
     {"overflow", "{shmguard.io/num-workers: \"4096\", shmguard.io/batch-bytes: 4Ei}", kGpuSpec, Verdict::kDeny,
      "exceeds 2^63-1 bytes"},
     {"quantity beyond int64", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: \"1e19\"}", kGpuSpec,
      Verdict::kDeny, "larger than 2^63-1"},
-    {"unquoted float", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1e19}", kGpuSpec,
-     Verdict::kDeny, "quote it (\"1e+19\")"},
-    {"prefetch zero", "{shmguard.io/num-workers: \"1\", shmguard.io/prefetch-factor: \"0\", shmguard.io/batch-bytes: 1Mi}",
-     kGpuSpec, Verdict::kDeny, "shmguard.io/prefetch-factor"},
+    {"unquoted float", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1e19}", kGpuSpec, Verdict::kDeny,
+     "quote it (\"1e+19\")"},
+    {"prefetch zero",
+     "{shmguard.io/num-workers: \"1\", shmguard.io/prefetch-factor: \"0\", shmguard.io/batch-bytes: 1Mi}", kGpuSpec,
+     Verdict::kDeny, "shmguard.io/prefetch-factor"},
     {"above memory limit", "{shmguard.io/num-workers: \"16\", shmguard.io/batch-bytes: 1Gi}", kGpuSpec, Verdict::kDeny,
      "memory limit 64Gi (sum of container limits) is below the"},
     {"above max fraction", "{shmguard.io/num-workers: \"4\", shmguard.io/batch-bytes: 2Gi}", kGpuSpec, Verdict::kDeny,
@@ -127,7 +127,7 @@ TEST_CASE("Evaluate applies the namespace rules", "[evaluation]") {
   CHECK(ml.verdict == Verdict::kDeny);
   CHECK(ml.rule.mode == NamespaceMode::kEnforce);
   CHECK_THAT(Reasons(ml), Catch::Contains("must declare shmguard.io/num-workers"));
-  CHECK(Evaluate(cpu_pod, policy, "ml-vision").verdict == Verdict::kOk);  // no GPUs: not required
+  CHECK(Evaluate(cpu_pod, policy, "ml-vision").verdict == Verdict::kOk);   // no GPUs: not required
   CHECK(Evaluate(gpu_pod, policy, "default").verdict == Verdict::kPatch);  // estimated
   CHECK(Evaluate(cpu_pod, policy, "default").verdict == Verdict::kOk);
   CHECK(Evaluate(gpu_pod, policy, "").namespace_name == "default");
@@ -143,8 +143,8 @@ TEST_CASE("Evaluate skips what is not a workload and denies broken workloads", "
   Evaluation no_kind = Evaluate(Yaml("foo: bar\n"), Policy{});
   CHECK(no_kind.verdict == Verdict::kSkip);
   CHECK_THAT(Reasons(no_kind), Catch::Contains("no kind"));
-  Evaluation bad = Evaluate(Yaml("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nspec: {replicatedJobs: {a: 1}}\n"),
-                            Policy{});
+  Evaluation bad =
+      Evaluate(Yaml("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nspec: {replicatedJobs: {a: 1}}\n"), Policy{});
   CHECK(bad.verdict == Verdict::kDeny);
   CHECK_THAT(Reasons(bad), Catch::Contains("/spec/replicatedJobs: must be a list"));
 }
@@ -173,7 +173,6 @@ spec:
   CHECK_THAT(Reasons(ev), Catch::Contains("replicatedJob bad: annotation shmguard.io/num-workers"));
 }
 
-
 TEST_CASE("Wording changes the words, never the verdict, warnings, denials or patch", "[evaluation][corpus]") {
   SHMGUARD_REQUIRE_CORPUS();
   auto files = io::ExpandPaths({test::CorpusPath(), std::string(SOURCE_DIR) + "/examples"});
@@ -191,7 +190,8 @@ TEST_CASE("Wording changes the words, never the verdict, warnings, denials or pa
       sized["metadata"]["annotations"]["shmguard.io/batch-bytes"] = "16Mi";
       huge["metadata"]["annotations"]["shmguard.io/num-workers"] = "64";
       huge["metadata"]["annotations"]["shmguard.io/batch-bytes"] = "64Gi";
-      for (const json* object : {&doc.object.value(), static_cast<const json*>(&sized), static_cast<const json*>(&huge)}) {
+      for (const json* object :
+           {&doc.object.value(), static_cast<const json*>(&sized), static_cast<const json*>(&huge)}) {
         for (const char* ns : {"team-a", "ml-a"}) {
           CAPTURE(file, doc.index, ns);
           Evaluation all = Evaluate(*object, Policy{}, ns, Wording::kEverything);
@@ -262,8 +262,9 @@ TEST_CASE("Evaluate counts KubeRay's own /dev/shm and never patches a Ray kind",
   auto ray = [](const std::string& annotations, const std::string& memory, const char* field = "limits") {
     return test::Yaml("apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {name: r, annotations: " + annotations +
                       "}\nspec:\n  headGroupSpec:\n    template: {spec: {containers: [{name: head, resources: " +
-                      (std::string(field) == "limits" ? "{limits: {nvidia.com/gpu: 1, memory: " + memory + "}"
-                                                      : "{limits: {nvidia.com/gpu: 1}, requests: {memory: " + memory + "}") +
+                      (std::string(field) == "limits"
+                           ? "{limits: {nvidia.com/gpu: 1, memory: " + memory + "}"
+                           : "{limits: {nvidia.com/gpu: 1}, requests: {memory: " + memory + "}") +
                       "}}]}}\n");
   };
   Evaluation fits = Evaluate(ray("{}", "16Gi"), Policy{}, "team-a");
@@ -280,7 +281,8 @@ TEST_CASE("Evaluate counts KubeRay's own /dev/shm and never patches a Ray kind",
   for (const auto& r : big.AllReasons()) reasons += r + "\n";
   CHECK_THAT(reasons, Catch::Contains("below the 12365Mi needed; shmguard does not patch a RayCluster: raise the Ray "
                                       "container's memory limit"));
-  Evaluation small = Evaluate(ray("{shmguard.io/num-workers: \"2\", shmguard.io/batch-bytes: 256Mi}", "64Gi"), Policy{}, "team-a");
+  Evaluation small =
+      Evaluate(ray("{shmguard.io/num-workers: \"2\", shmguard.io/batch-bytes: 256Mi}", "64Gi"), Policy{}, "team-a");
   CHECK(small.verdict == Verdict::kOk);
   CHECK(small.patch.empty());
 }

@@ -1,12 +1,12 @@
 // JsonNode: the same reads over both backings, an nlohmann value and a simdjson-layout tape
 // (io::ParseJsonView), including the Kubernetes rules the core relies on (null is absent, the
 // last of a repeated key wins) and FollowPointer.
-#include <catch2/catch.hpp>
+#include "shmguard/json_node.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 
 #include "io/fast_json.h"
-#include "shmguard/json_node.h"
 
 namespace shmguard {
 namespace {
@@ -53,10 +53,10 @@ TEST_CASE("JsonNode reads scalars the same over both backings", "[json_node]") {
 
 TEST_CASE("JsonNode treats null as absent and never throws on a wrong type", "[json_node]") {
   OnBoth([](JsonNode root, bool) {
-    CHECK_FALSE(root.Find("nil"));        // a null member is an absent one
+    CHECK_FALSE(root.Find("nil"));  // a null member is an absent one
     CHECK_FALSE(root.Find("missing"));
     CHECK(root.Find("missing").type() == JsonNode::Type::kAbsent);
-    CHECK_FALSE(root.Find("kind").Find("x"));  // Find on a string
+    CHECK_FALSE(root.Find("kind").Find("x"));                           // Find on a string
     CHECK(root.Find("kind").Items().begin() == std::default_sentinel);  // Items on a string
     CHECK(root.Find("list").String().empty());
     CHECK_FALSE(root.Find("list").Bool());
@@ -71,8 +71,7 @@ TEST_CASE("JsonNode walks lists in order and members of objects", "[json_node]")
     std::vector<JsonNode::Type> types;
     for (JsonNode item : root.Find("list").Items()) types.push_back(item.type());
     CHECK(types == std::vector<JsonNode::Type>{JsonNode::Type::kInteger, JsonNode::Type::kString,
-                                                JsonNode::Type::kObject, JsonNode::Type::kArray,
-                                                JsonNode::Type::kNull});
+                                               JsonNode::Type::kObject, JsonNode::Type::kArray, JsonNode::Type::kNull});
     int n = 0;
     for (JsonNode item : root.Find("list").Items()) n += item.Find("three").Integer();
     CHECK(n == 3);

@@ -1,8 +1,8 @@
 // JsonPatch: operations written as JSON text that nlohmann reads back and applies as RFC 6902
 // says; RFC 6901 escaping of reference tokens.
-#include <catch2/catch.hpp>
-
 #include "shmguard/json_patch.h"
+
+#include <catch2/catch.hpp>
 
 namespace shmguard {
 namespace {

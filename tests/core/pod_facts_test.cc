@@ -1,8 +1,9 @@
 // ReadPodFacts: processes per pod in the order of docs/sources.md §2, GPUs, memory limits, nodes,
 // mounts, IPC_LOCK and volumes.
+#include "shmguard/pod_facts.h"
+
 #include <catch2/catch.hpp>
 
-#include "shmguard/pod_facts.h"
 #include "shmguard/pod_templates.h"
 #include "test_util.h"
 
@@ -41,7 +42,8 @@ spec:
     env: [{name: PET_NPROC_PER_NODE, value: "5"}]
     command: [torchrun, --nproc_per_node=6]
     resources: {limits: {nvidia.com/gpu: 7}}
-)", 3, "annotation"},
+)",
+       3, "annotation"},
       {"env before flag", R"(
 apiVersion: v1
 kind: Pod
@@ -50,39 +52,45 @@ spec:
   - name: t
     env: [{name: PET_NPROC_PER_NODE, value: "5"}]
     command: [torchrun, --nproc_per_node=6]
-)", 5, "env PET_NPROC_PER_NODE=5"},
+)",
+       5, "env PET_NPROC_PER_NODE=5"},
       {"flag with =", R"(
 apiVersion: v1
 kind: Pod
 spec:
   containers: [{name: t, command: [torchrun, "--nproc_per_node=6", train.py]}]
-)", 6, "--nproc_per_node=6"},
+)",
+       6, "--nproc_per_node=6"},
       {"dashed flag with space, inside a shell string", R"(
 apiVersion: v1
 kind: Pod
 spec:
   containers: [{name: t, command: [bash, -c], args: ["cd /w && torchrun --nproc-per-node 4 train.py"]}]
-)", 4, "--nproc_per_node=4"},
+)",
+       4, "--nproc_per_node=4"},
       {"auto means GPUs", R"(
 apiVersion: v1
 kind: Pod
 spec:
   containers:
   - {name: t, env: [{name: PET_NPROC_PER_NODE, value: auto}], resources: {limits: {nvidia.com/gpu: "8"}}}
-)", 8, "(8 GPUs)"},
+)",
+       8, "(8 GPUs)"},
       {"templated flag falls through to GPUs", R"(
 apiVersion: v1
 kind: Pod
 spec:
   containers:
   - {name: t, command: [torchrun, --nproc_per_node=$GPUS], resources: {requests: {amd.com/gpu: 2}}}
-)", 2, "2 GPUs in the pod"},
+)",
+       2, "2 GPUs in the pod"},
       {"default", R"(
 apiVersion: v1
 kind: Pod
 spec:
   containers: [{name: t}]
-)", 1, "default"},
+)",
+       1, "default"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.name);
@@ -160,10 +168,17 @@ spec:
 }
 
 TEST_CASE("ReadPodFacts finds multi-node hints", "[pod_facts]") {
-  CHECK(FactsOf("apiVersion: v1\nkind: Pod\nspec:\n  containers: [{name: t, env: [{name: PET_NNODES, value: \"1:4\"}]}]\n").nodes == 4);
-  CHECK(FactsOf("apiVersion: v1\nkind: Pod\nspec:\n  containers: [{name: t, args: [\"torchrun --nnodes=2 x.py\"]}]\n").nodes == 2);
-  CHECK(FactsOf("apiVersion: v1\nkind: Pod\nmetadata: {annotations: {shmguard.io/nodes: \"16\"}}\nspec:\n  containers: [{name: t}]\n").nodes == 16);
-  CHECK(FactsOf("apiVersion: batch/v1\nkind: Job\nspec:\n  parallelism: 3\n  template: {spec: {containers: [{name: t}]}}\n").nodes == 3);
+  CHECK(FactsOf(
+            "apiVersion: v1\nkind: Pod\nspec:\n  containers: [{name: t, env: [{name: PET_NNODES, value: \"1:4\"}]}]\n")
+            .nodes == 4);
+  CHECK(FactsOf("apiVersion: v1\nkind: Pod\nspec:\n  containers: [{name: t, args: [\"torchrun --nnodes=2 x.py\"]}]\n")
+            .nodes == 2);
+  CHECK(FactsOf("apiVersion: v1\nkind: Pod\nmetadata: {annotations: {shmguard.io/nodes: \"16\"}}\nspec:\n  containers: "
+                "[{name: t}]\n")
+            .nodes == 16);
+  CHECK(FactsOf(
+            "apiVersion: batch/v1\nkind: Job\nspec:\n  parallelism: 3\n  template: {spec: {containers: [{name: t}]}}\n")
+            .nodes == 3);
   CHECK(FactsOf("apiVersion: v1\nkind: Pod\nspec:\n  containers: [{name: t}]\n").nodes == 1);
 }
 
@@ -212,15 +227,16 @@ TEST_CASE("ReadPodFacts tells what is at /dev/shm", "[pod_facts]") {
   const Case cases[] = {
       {"nothing", "containers: [{name: t}]", ShmMountKind::kNone, ""},
       {"an unmounted memory dshm is adopted",
-       "volumes: [{name: dshm, emptyDir: {medium: Memory}}]\n  containers: [{name: t}]",
-       ShmMountKind::kMemoryEmptyDir, "emptyDir Memory without sizeLimit"},
-      {"an unmounted disk dshm is not",
-       "volumes: [{name: dshm, emptyDir: {}}]\n  containers: [{name: t}]", ShmMountKind::kNone, ""},
+       "volumes: [{name: dshm, emptyDir: {medium: Memory}}]\n  containers: [{name: t}]", ShmMountKind::kMemoryEmptyDir,
+       "emptyDir Memory without sizeLimit"},
+      {"an unmounted disk dshm is not", "volumes: [{name: dshm, emptyDir: {}}]\n  containers: [{name: t}]",
+       ShmMountKind::kNone, ""},
       {"disk emptyDir",
        "volumes: [{name: s, emptyDir: {}}]\n  containers: [{name: t, volumeMounts: [{name: s, mountPath: /dev/shm}]}]",
        ShmMountKind::kOther, "emptyDir \"s\" on the node's disk (no medium: Memory)"},
       {"hostPath",
-       "volumes: [{name: s, hostPath: {path: /dev/shm}}]\n  containers: [{name: t, volumeMounts: [{name: s, mountPath: /dev/shm}]}]",
+       "volumes: [{name: s, hostPath: {path: /dev/shm}}]\n  containers: [{name: t, volumeMounts: [{name: s, mountPath: "
+       "/dev/shm}]}]",
        ShmMountKind::kOther, "hostPath /dev/shm (the node's shared memory, not bounded by the pod)"},
       {"undeclared", "containers: [{name: t, volumeMounts: [{name: s, mountPath: /dev/shm}]}]", ShmMountKind::kOther,
        "volume \"s\", which is not declared in spec.volumes"},

@@ -1,10 +1,11 @@
 // FindPodTemplates over the kinds it knows, and the real JobSet examples.
+#include "shmguard/pod_templates.h"
+
 #include <catch2/catch.hpp>
 
 #include "io/manifests.h"
 #include "shmguard/evaluation.h"
 #include "shmguard/pod_facts.h"
-#include "shmguard/pod_templates.h"
 #include "test_util.h"
 
 namespace shmguard {
@@ -113,7 +114,8 @@ TEST_CASE("FindPodTemplates reads every kind of the table as its controller does
     std::vector<Expected> templates;
     AdmissionRole role;
   } cases[] = {
-      {"PyTorchJob", R"(apiVersion: kubeflow.org/v1
+      {"PyTorchJob",
+       R"(apiVersion: kubeflow.org/v1
 kind: PyTorchJob
 spec:
   nprocPerNode: "4"
@@ -124,12 +126,15 @@ spec:
        {{"Master", "/spec/pytorchReplicaSpecs/Master/template/spec", 9, "4"},
         {"Worker", "/spec/pytorchReplicaSpecs/Worker/template/spec", 9, "4"}},
        AdmissionRole::kMutate},
-      {"TFJob, replicas defaulted", R"(apiVersion: kubeflow.org/v1
+      {"TFJob, replicas defaulted",
+       R"(apiVersion: kubeflow.org/v1
 kind: TFJob
 spec: {tfReplicaSpecs: {Worker: {template: {spec: {containers: [{name: tf}]}}}}}
 )",
-       {{"Worker", "/spec/tfReplicaSpecs/Worker/template/spec", 1, ""}}, AdmissionRole::kMutate},
-      {"MPIJob", R"(apiVersion: kubeflow.org/v2beta1
+       {{"Worker", "/spec/tfReplicaSpecs/Worker/template/spec", 1, ""}},
+       AdmissionRole::kMutate},
+      {"MPIJob",
+       R"(apiVersion: kubeflow.org/v2beta1
 kind: MPIJob
 spec:
   slotsPerWorker: 8
@@ -140,7 +145,8 @@ spec:
        {{"Launcher", "/spec/mpiReplicaSpecs/Launcher/template/spec", 1, ""},
         {"Worker", "/spec/mpiReplicaSpecs/Worker/template/spec", 2, "8"}},
        AdmissionRole::kMutate},
-      {"ClusterTrainingRuntime", R"(apiVersion: trainer.kubeflow.org/v1alpha1
+      {"ClusterTrainingRuntime",
+       R"(apiVersion: trainer.kubeflow.org/v1alpha1
 kind: ClusterTrainingRuntime
 spec:
   mlPolicy: {numNodes: 3, torch: {numProcPerNode: auto}}
@@ -152,10 +158,12 @@ spec:
       - name: node
         template: {spec: {template: {spec: {containers: [{name: node}]}}}}
 )",
-       {{"replicatedJob dataset-initializer", "/spec/template/spec/replicatedJobs/0/template/spec/template/spec", 1, ""},
+       {{"replicatedJob dataset-initializer", "/spec/template/spec/replicatedJobs/0/template/spec/template/spec", 1,
+         ""},
         {"replicatedJob node", "/spec/template/spec/replicatedJobs/1/template/spec/template/spec", 3, "auto"}},
        AdmissionRole::kMutate},
-      {"RayCluster", R"(apiVersion: ray.io/v1
+      {"RayCluster",
+       R"(apiVersion: ray.io/v1
 kind: RayCluster
 spec:
   headGroupSpec: {rayStartParams: {}, template: {spec: {containers: [{name: head}]}}}
@@ -167,7 +175,8 @@ spec:
         {"workerGroup gpu", "/spec/workerGroupSpecs/0/template/spec", 6, "", false, true},
         {"workerGroup cpu", "/spec/workerGroupSpecs/1/template/spec", 6, "", false, false}},
        AdmissionRole::kValidate},
-      {"RayJob with a submitter", R"(apiVersion: ray.io/v1
+      {"RayJob with a submitter",
+       R"(apiVersion: ray.io/v1
 kind: RayJob
 spec:
   rayClusterSpec: {headGroupSpec: {template: {spec: {containers: [{name: head}]}}}}
@@ -176,9 +185,12 @@ spec:
        {{"headGroup", "/spec/rayClusterSpec/headGroupSpec/template/spec", 1, "", false, true},
         {"submitter", "/spec/submitterPodTemplate/spec", 1, "", false, false}},
        AdmissionRole::kValidate},
-      {"RayJob on an existing cluster", "apiVersion: ray.io/v1\nkind: RayJob\nspec: {clusterSelector: {a: b}}\n", {},
+      {"RayJob on an existing cluster",
+       "apiVersion: ray.io/v1\nkind: RayJob\nspec: {clusterSelector: {a: b}}\n",
+       {},
        AdmissionRole::kValidate},
-      {"LeaderWorkerSet", R"(apiVersion: leaderworkerset.x-k8s.io/v1
+      {"LeaderWorkerSet",
+       R"(apiVersion: leaderworkerset.x-k8s.io/v1
 kind: LeaderWorkerSet
 spec:
   replicas: 3
@@ -193,8 +205,10 @@ spec:
       {"LeaderWorkerSet without a leader template",
        "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\n"
        "spec: {leaderWorkerTemplate: {size: 2, workerTemplate: {spec: {containers: [{name: w}]}}}}\n",
-       {{"worker", "/spec/leaderWorkerTemplate/workerTemplate/spec", 2, ""}}, AdmissionRole::kMutate},
-      {"Volcano Job", R"(apiVersion: batch.volcano.sh/v1alpha1
+       {{"worker", "/spec/leaderWorkerTemplate/workerTemplate/spec", 2, ""}},
+       AdmissionRole::kMutate},
+      {"Volcano Job",
+       R"(apiVersion: batch.volcano.sh/v1alpha1
 kind: Job
 spec:
   tasks:
@@ -219,11 +233,13 @@ spec:
         {"template prep", "/spec/templates/2", 1, ""},
         {"template pair", "/spec/templates/3", 1, ""}},
        AdmissionRole::kMutate},
-      {"Argo CronWorkflow", R"(apiVersion: argoproj.io/v1alpha1
+      {"Argo CronWorkflow",
+       R"(apiVersion: argoproj.io/v1alpha1
 kind: CronWorkflow
 spec: {schedule: "0 * * * *", workflowSpec: {templates: [{name: t, container: {image: x}}]}}
 )",
-       {{"template t", "/spec/workflowSpec/templates/0", 1, ""}}, AdmissionRole::kMutate},
+       {{"template t", "/spec/workflowSpec/templates/0", 1, ""}},
+       AdmissionRole::kMutate},
   };
   for (const auto& c : cases) {
     CAPTURE(c.name);
@@ -246,7 +262,8 @@ spec: {schedule: "0 * * * *", workflowSpec: {templates: [{name: t, container: {i
     CHECK(AdmissionRoleOf(w->api_version, w->kind) == c.role);
   }
   // A wrong shape names the field.
-  auto bad = FindPodTemplates(test::Yaml("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nspec: {pytorchReplicaSpecs: [1]}\n"));
+  auto bad =
+      FindPodTemplates(test::Yaml("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nspec: {pytorchReplicaSpecs: [1]}\n"));
   REQUIRE_FALSE(bad.has_value());
   CHECK(bad.error().ToString() == "/spec/pytorchReplicaSpecs: must be a mapping of replica types");
 }

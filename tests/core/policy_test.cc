@@ -1,8 +1,8 @@
 // Policy: the documented defaults, namespace matching (fnmatch globs, first match wins) and the
 // names of the enums as the config file writes them.
-#include <catch2/catch.hpp>
-
 #include "shmguard/policy.h"
+
+#include <catch2/catch.hpp>
 
 namespace shmguard {
 namespace {

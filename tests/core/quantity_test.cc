@@ -1,9 +1,8 @@
 // ParseQuantity / FormatQuantity / QuantityValue against apimachinery's behaviour (docs/sources.md §7).
-#include <catch2/catch.hpp>
-
-#include <limits>
-
 #include "shmguard/quantity.h"
+
+#include <catch2/catch.hpp>
+#include <limits>
 
 namespace shmguard {
 namespace {
@@ -65,10 +64,10 @@ const QuantityCase kCases[] = {
     {"1e-400", "1e-9", 1},  // rounded up to 1n, printed in its own (exponent) family
     {"e119", "0", 0},       // fuzz/quantity_fuzz: zero with a huge exponent overflowed 10^119
     {"0e999", "0", 0},
-    {"3372292233929332902024000479815720.3", nullptr, 0},  // fuzz: canonical form did not re-parse
+    {"3372292233929332902024000479815720.3", nullptr, 0},            // fuzz: canonical form did not re-parse
     {"1000000000000000000000000000000000000000", "1e39", kNoValue},  // zeros are not significant
-    {".00000000000000000000000000Gi", "0", 0},  // fuzz: comparing a tiny value overflowed
-    {"0.000000000000000000000000001Ki", "1n", 1},  // rounded up to 1n, then below 1: DecimalSI
+    {".00000000000000000000000000Gi", "0", 0},                       // fuzz: comparing a tiny value overflowed
+    {"0.000000000000000000000000001Ki", "1n", 1},                    // rounded up to 1n, then below 1: DecimalSI
     {"123456789012345678901234567890", "123456789012345678901234567890", kNoValue},
     // exponents
     {"1e3", "1e3", 1000},

@@ -1,10 +1,11 @@
 // EstimateShm and the unannotated rule through Evaluate: GPU pods without DataLoader
 // annotations get the floor or a share of the memory limit; what they have wins over a guess.
+#include "shmguard/shm_estimate.h"
+
 #include <catch2/catch.hpp>
 
 #include "shmguard/admission.h"
 #include "shmguard/evaluation.h"
-#include "shmguard/shm_estimate.h"
 #include "test_util.h"
 
 namespace shmguard {
@@ -41,17 +42,17 @@ TEST_CASE("EstimateShm: floor, share of the memory limit, and the caps", "[shm_e
        "25% of the 2Gi memory limit is less"},
       {"share clamped by maxFractionOfMemoryLimit", Facts(1, 64 * kGiB), UnannotatedMode::kEstimate, 900'000, kGiB,
        32 * kGiB, "50% of the 64Gi memory limit (maxFractionOfMemoryLimit)"},
-      {"share rounded down to a MiB", Facts(1, 20'000'000'000), UnannotatedMode::kEstimate, 250'000, kGiB,
-       4768 * kMiB, "25% of the"},
+      {"share rounded down to a MiB", Facts(1, 20'000'000'000), UnannotatedMode::kEstimate, 250'000, kGiB, 4768 * kMiB,
+       "25% of the"},
       {"mode floor ignores the limit", Facts(4, 64 * kGiB), UnannotatedMode::kFloor, 250'000, kGiB, kGiB,
        "unannotated.mode: floor"},
       // 8 procs, 2 nodes: (8 × 4 × 9637892 + 8 × 34210180 + 64Mi) × 1.2 = 760.6Mi -> 761Mi < 1Gi.
       {"multi-node 8 procs", Facts(8, std::nullopt, 2), UnannotatedMode::kEstimate, 250'000, kGiB, kGiB, "floor"},
       // 64 procs: the NCCL shm term alone is 64 × 4 × 9637892 B = 2353Mi.
-      {"many procs lift the floor", Facts(64, 64 * kGiB), UnannotatedMode::kEstimate, 250'000, 2901 * kMiB,
+      {"many procs lift the floor", Facts(64, 64 * kGiB), UnannotatedMode::kEstimate, 250'000, 2901 * kMiB, 16 * kGiB,
+       "25%"},
+      {"NCCL_SHM_DISABLE drops that term", Facts(64, 64 * kGiB, 1, true), UnannotatedMode::kEstimate, 250'000, kGiB,
        16 * kGiB, "25%"},
-      {"NCCL_SHM_DISABLE drops that term", Facts(64, 64 * kGiB, 1, true), UnannotatedMode::kEstimate, 250'000,
-       kGiB, 16 * kGiB, "25%"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.name);
@@ -80,9 +81,9 @@ struct EvalCase {
   std::string annotations;
   const char* ns;
   Verdict verdict;
-  int64_t required;      // PodEvaluation::required_bytes
-  const char* text;      // in the reasons or warnings
-  const char* current;   // current_shm
+  int64_t required;     // PodEvaluation::required_bytes
+  const char* text;     // in the reasons or warnings
+  const char* current;  // current_shm
 };
 
 std::string Words(const Evaluation& ev) {
@@ -94,8 +95,9 @@ std::string Words(const Evaluation& ev) {
 
 TEST_CASE("Evaluate sizes GPU pods without annotations by the unannotated rule", "[shm_estimate]") {
   const std::string mem_dshm = "  volumes: [{name: dshm, emptyDir: {medium: Memory";
-  const std::string mounted = "  containers: [{name: t, volumeMounts: [{name: dshm, mountPath: /dev/shm}], "
-                              "resources: {limits: {nvidia.com/gpu: 4, memory: 64Gi}}}]\n";
+  const std::string mounted =
+      "  containers: [{name: t, volumeMounts: [{name: dshm, mountPath: /dev/shm}], "
+      "resources: {limits: {nvidia.com/gpu: 4, memory: 64Gi}}}]\n";
   const EvalCase cases[] = {
       {"limit known", kFourGpus, "{}", "team-a", Verdict::kPatch, 16 * kGiB,
        "sized without DataLoader annotations: 16Gi = 25% of the 64Gi memory limit; set shmguard.io/num-workers",
@@ -105,12 +107,13 @@ TEST_CASE("Evaluate sizes GPU pods without annotations by the unannotated rule",
       {"floor above the limit", "  containers: [{name: t, resources: {limits: {nvidia.com/gpu: 1, memory: 512Mi}}}]\n",
        "{}", "team-a", Verdict::kDeny, kGiB, "memory limit 512Mi (sum of container limits) is below the 1Gi floor",
        "64Mi (container default)"},
-      {"floor above the max fraction", "  containers: [{name: t, resources: {limits: {nvidia.com/gpu: 1, memory: 1536Mi}}}]\n",
-       "{}", "team-a", Verdict::kDeny, kGiB, "is more than 0.5 of the memory limit 1536Mi", "64Mi (container default)"},
+      {"floor above the max fraction",
+       "  containers: [{name: t, resources: {limits: {nvidia.com/gpu: 1, memory: 1536Mi}}}]\n", "{}", "team-a",
+       Verdict::kDeny, kGiB, "is more than 0.5 of the memory limit 1536Mi", "64Mi (container default)"},
       {"hostIPC without a mount", std::string("  hostIPC: true\n") + kFourGpus, "{}", "team-a", Verdict::kOk, kGiB,
        "uses the node's /dev/shm (hostIPC: true)", "the node's /dev/shm (hostIPC: true)"},
-      {"hostIPC with a small mount", "  hostIPC: true\n" + mem_dshm + ", sizeLimit: 256Mi}}]\n" + mounted, "{}", "team-a",
-       Verdict::kPatch, kGiB, "/dev/shm raised from 256Mi to the 1Gi floor", "emptyDir Memory 256Mi"},
+      {"hostIPC with a small mount", "  hostIPC: true\n" + mem_dshm + ", sizeLimit: 256Mi}}]\n" + mounted, "{}",
+       "team-a", Verdict::kPatch, kGiB, "/dev/shm raised from 256Mi to the 1Gi floor", "emptyDir Memory 256Mi"},
       {"own emptyDir larger than the floor", mem_dshm + ", sizeLimit: 2Gi}}]\n" + mounted, "{}", "team-a", Verdict::kOk,
        kGiB, "/dev/shm emptyDir Memory 2Gi covers the 1Gi floor", "emptyDir Memory 2Gi"},
       {"own emptyDir without sizeLimit", mem_dshm + "}}]\n" + mounted, "{}", "team-a", Verdict::kOk, kGiB,
@@ -119,21 +122,25 @@ TEST_CASE("Evaluate sizes GPU pods without annotations by the unannotated rule",
        Verdict::kPatch, kGiB, "raised from 512Mi to the 1Gi floor", "emptyDir Memory 512Mi"},
       {"hostPath /dev/shm is left as it is",
        "  volumes: [{name: shm, hostPath: {path: /dev/shm}}]\n"
-       "  containers: [{name: t, volumeMounts: [{name: shm, mountPath: /dev/shm}], resources: {limits: {nvidia.com/gpu: 1}}}]\n",
+       "  containers: [{name: t, volumeMounts: [{name: shm, mountPath: /dev/shm}], resources: {limits: "
+       "{nvidia.com/gpu: 1}}}]\n",
        "{}", "team-a", Verdict::kOk, kGiB, "leaves it as it is",
        "hostPath /dev/shm (the node's shared memory, not bounded by the pod)"},
-      {"NCCL_SHM_DISABLE", "  containers: [{name: t, env: [{name: NCCL_SHM_DISABLE, value: \"1\"}], "
-                           "resources: {limits: {nvidia.com/gpu: 4, memory: 64Gi}}}]\n",
+      {"NCCL_SHM_DISABLE",
+       "  containers: [{name: t, env: [{name: NCCL_SHM_DISABLE, value: \"1\"}], "
+       "resources: {limits: {nvidia.com/gpu: 4, memory: 64Gi}}}]\n",
        "{}", "team-a", Verdict::kPatch, 16 * kGiB, "NCCL_SHM_DISABLE=1 (container \"t\")", "64Mi (container default)"},
-      {"NCCL_P2P_DISABLE", "  containers: [{name: t, env: [{name: NCCL_P2P_DISABLE, value: \"1\"}], "
-                           "resources: {limits: {nvidia.com/gpu: 4, memory: 64Gi}}}]\n",
+      {"NCCL_P2P_DISABLE",
+       "  containers: [{name: t, env: [{name: NCCL_P2P_DISABLE, value: \"1\"}], "
+       "resources: {limits: {nvidia.com/gpu: 4, memory: 64Gi}}}]\n",
        "{}", "team-a", Verdict::kPatch, 16 * kGiB, "intra-node traffic through /dev/shm", "64Mi (container default)"},
       {"CPU-only", "  containers: [{name: t, resources: {limits: {memory: 64Gi}}}]\n", "{}", "team-a", Verdict::kOk, 0,
        "no GPUs and no sizing annotations", "64Mi (container default)"},
       {"init container GPU makes a GPU pod",
        "  initContainers: [{name: i, resources: {limits: {nvidia.com/gpu: 1}}}]\n  containers: [{name: t}]\n", "{}",
        "team-a", Verdict::kPatch, kGiB, "1Gi = the floor", "64Mi (container default)"},
-      {"skip", kFourGpus, "{shmguard.io/mode: skip}", "team-a", Verdict::kSkip, 0, "opted out", "64Mi (container default)"},
+      {"skip", kFourGpus, "{shmguard.io/mode: skip}", "team-a", Verdict::kSkip, 0, "opted out",
+       "64Mi (container default)"},
       {"requireAnnotations", kFourGpus, "{}", "ml-a", Verdict::kDeny, 0, "must declare shmguard.io/num-workers",
        "64Mi (container default)"},
   };
@@ -154,7 +161,8 @@ TEST_CASE("Evaluate: an estimated patch holds the usual operations and is idempo
   Evaluation ev = Evaluate(pod, Policy{}, "team-a");
   REQUIRE(ev.verdict == Verdict::kPatch);
   json out = pod.patch(ev.patch.ToJson());
-  CHECK(out["spec"]["volumes"][0] == json::parse(R"({"name":"dshm","emptyDir":{"medium":"Memory","sizeLimit":"16Gi"}})"));
+  CHECK(out["spec"]["volumes"][0] ==
+        json::parse(R"({"name":"dshm","emptyDir":{"medium":"Memory","sizeLimit":"16Gi"}})"));
   CHECK(out["spec"]["containers"][0]["volumeMounts"][0]["mountPath"] == "/dev/shm");
   CHECK(out["spec"]["containers"][0]["securityContext"]["capabilities"]["add"][0] == "IPC_LOCK");
   CHECK(out["spec"]["hostIPC"] == true);
@@ -186,8 +194,12 @@ TEST_CASE("Decide gives the same answer for an unannotated GPU pod on each face"
   auto decide = [](const json& pod, const std::string& ns, Face face) {
     json review = {{"apiVersion", "admission.k8s.io/v1"},
                    {"kind", "AdmissionReview"},
-                   {"request", {{"uid", "u"}, {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
-                                {"namespace", ns}, {"operation", "CREATE"}, {"object", pod}}}};
+                   {"request",
+                    {{"uid", "u"},
+                     {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
+                     {"namespace", ns},
+                     {"operation", "CREATE"},
+                     {"object", pod}}}};
     auto request = ParseReview(review);
     REQUIRE(request.has_value());
     return Decide(*request, Policy{}, face);
@@ -212,8 +224,12 @@ TEST_CASE("Decide gives the same answer for an unannotated GPU pod on each face"
   policy.namespaces = {{{"gpu-*"}, NamespaceMode::kEnforce, false, PodSecurityLevel::kPrivileged}};
   json review = {{"apiVersion", "admission.k8s.io/v1"},
                  {"kind", "AdmissionReview"},
-                 {"request", {{"uid", "u"}, {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
-                              {"namespace", "gpu-a"}, {"operation", "CREATE"}, {"object", pod}}}};
+                 {"request",
+                  {{"uid", "u"},
+                   {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
+                   {"namespace", "gpu-a"},
+                   {"operation", "CREATE"},
+                   {"object", pod}}}};
   auto request = ParseReview(review);
   REQUIRE(request.has_value());
   Decision denied = Decide(*request, policy, Face::kValidate);

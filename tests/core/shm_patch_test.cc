@@ -1,10 +1,11 @@
 // BuildPodPatch through Evaluate: every patch is applied with nlohmann's RFC 6902 json::patch,
 // the result is checked field by field, and evaluating the patched object gives no patch.
+#include "shmguard/shm_patch.h"
+
 #include <catch2/catch.hpp>
 
 #include "shmguard/evaluation.h"
 #include "shmguard/json_patch.h"
-#include "shmguard/shm_patch.h"
 #include "test_util.h"
 
 namespace shmguard {
@@ -116,7 +117,7 @@ spec:
   json out = PatchAndRecheck(pod);
   REQUIRE(out["spec"]["volumes"].size() == 1);
   CHECK(out["spec"]["volumes"][0]["emptyDir"]["sizeLimit"] == "1460Mi");  // (18×64+64)×1.2
-  CHECK(out["spec"]["containers"][0]["volumeMounts"].size() == 1);      // already mounted
+  CHECK(out["spec"]["containers"][0]["volumeMounts"].size() == 1);        // already mounted
   CHECK(out["spec"]["containers"][1]["volumeMounts"][0]["name"] == "shm");
 }
 

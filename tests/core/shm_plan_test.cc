@@ -1,7 +1,8 @@
 // PlanShm: the arithmetic of docs/sources.md §1, overflow, and the measured DataLoader peaks
 // (tests/testdata/shm-truth, measured with torch 1.13 on this kind of machine).
-#include <catch2/catch.hpp>
+#include "shmguard/shm_plan.h"
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -9,7 +10,6 @@
 #include <tuple>
 #include <vector>
 
-#include "shmguard/shm_plan.h"
 #include "test_util.h"
 
 namespace shmguard {
@@ -39,12 +39,10 @@ TEST_CASE("PlanShm computes the documented formula", "[shm_plan]") {
        ((9 * 1024 * kMiB + 8 * 2 * 2 * 9637892LL + 64 * kMiB) * 12 / 10 + kMiB - 1) / kMiB * kMiB},
       // multi-node adds N × 34210180
       {{8, 2, 64 * kMiB, 8, 2},
-       ((9 * 1024 * kMiB + 8 * 2 * 2 * 9637892LL + 8 * 34210180LL + 64 * kMiB) * 12 / 10 + kMiB - 1) /
-           kMiB * kMiB},
+       ((9 * 1024 * kMiB + 8 * 2 * 2 * 9637892LL + 8 * 34210180LL + 64 * kMiB) * 12 / 10 + kMiB - 1) / kMiB * kMiB},
       // N=2 uses one peer per proc: 2×2×1×S
       {{16, 4, 128 * kMiB, 2, 1},
-       ((2 * (16 * 4 + 2) * 128 * kMiB + 2 * 2 * 9637892LL + 64 * kMiB) * 12 / 10 + kMiB - 1) / kMiB *
-           kMiB},
+       ((2 * (16 * 4 + 2) * 128 * kMiB + 2 * 2 * 9637892LL + 64 * kMiB) * 12 / 10 + kMiB - 1) / kMiB * kMiB},
   };
   for (const auto& c : cases) {
     CAPTURE(c.in.workers, c.in.prefetch_factor, c.in.batch_bytes, c.in.procs, c.in.nodes);
@@ -63,7 +61,8 @@ TEST_CASE("PlanShm reports its terms and arithmetic", "[shm_plan]") {
   CHECK(plan->nccl_proxy_bytes == 0);
   CHECK(plan->base_bytes == 64 * kMiB);
   CHECK_FALSE(plan->floor_applied);
-  CHECK_THAT(PlanSummary(*plan, SizingConstants{}), Catch::StartsWith("dshm needs 14078Mi = (4 procs × (8 workers × 2 + 2) × 160Mi"));
+  CHECK_THAT(PlanSummary(*plan, SizingConstants{}),
+             Catch::StartsWith("dshm needs 14078Mi = (4 procs × (8 workers × 2 + 2) × 160Mi"));
   auto lines = ExplainPlan(*plan, SizingConstants{});
   CHECK(lines.front() == "DataLoader: 4 procs × (8 workers × 2 prefetch + 2) × 160Mi = 11520Mi");
   CHECK(lines.back() == "sum 11731.1Mi × 1.2 safety, rounded up to MiB = 14078Mi");
@@ -76,13 +75,11 @@ TEST_CASE("ExplainPlan writes one line per term, the proxy pool and the floor", 
   REQUIRE(plan.has_value());
   REQUIRE(plan->floor_applied);
   CHECK(ExplainPlan(*plan, k) ==
-        std::vector<std::string>{
-            "DataLoader: 0 workers, batches stay in the training process = 0",
-            "NCCL shm transport: 2 procs × 2 channels × 1 peer × 9637892 B = 36.8Mi",
-            "NCCL proxy pool (multi-node, 2 pods): 2 procs × 34210180 B = 65.3Mi",
-            "base: 64Mi",
-            "sum 166.0Mi × 1.2 safety, rounded up to MiB = 200Mi",
-            "floor for 2 procs per pod (NVIDIA's 1g advice): 1Gi"});
+        std::vector<std::string>{"DataLoader: 0 workers, batches stay in the training process = 0",
+                                 "NCCL shm transport: 2 procs × 2 channels × 1 peer × 9637892 B = 36.8Mi",
+                                 "NCCL proxy pool (multi-node, 2 pods): 2 procs × 34210180 B = 65.3Mi", "base: 64Mi",
+                                 "sum 166.0Mi × 1.2 safety, rounded up to MiB = 200Mi",
+                                 "floor for 2 procs per pod (NVIDIA's 1g advice): 1Gi"});
   CHECK(plan->nccl_proxy_bytes == 2 * k.nccl_proxy_pool_bytes);
 }
 
@@ -166,8 +163,8 @@ TEST_CASE("PlanShm never falls below a measured DataLoader peak", "[shm_plan]") 
     int64_t w = std::stoll(r.at("workers"));
     if (w == 0) continue;
     Config c{w, std::stoll(r.at("prefetch")), r.at("batch_mib"), std::stoll(r.at("keep_refs")),
-             r.at("pin_memory") + r.at("persistent_workers") + r.at("fast_consumer") +
-                 r.at("strategy") + r.at("batch_size")};
+             r.at("pin_memory") + r.at("persistent_workers") + r.at("fast_consumer") + r.at("strategy") +
+                 r.at("batch_size")};
     bool ok = r.at("ok") == "True";
     runs[c].push_back({std::stod(r.at("tmpfs_mib")), ok});
     if (ok && !r.at("peak_net_mib").empty()) peaks[c] = std::max(peaks[c], std::stod(r.at("peak_net_mib")));

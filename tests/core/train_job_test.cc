@@ -56,7 +56,7 @@ TEST_CASE("A TrainJob with its runtime is that runtime's pods with the TrainJob'
   CHECK_FALSE(node.patchable);
   auto facts = ReadPodFacts(node, Policy{});
   REQUIRE(facts.has_value());
-  CHECK(facts->gpus == 4);                           // resourcesPerNode replaced the container's resources
+  CHECK(facts->gpus == 4);  // resourcesPerNode replaced the container's resources
   CHECK(facts->memory_limit_bytes == 64LL << 30);
   CHECK(facts->procs_source == "TrainJob spec.trainer.numProcPerNode 4");
   CHECK(w->templates[0].label == "replicatedJob dataset-initializer (ClusterTrainingRuntime torch-distributed)");
@@ -114,10 +114,11 @@ spec:
   CHECK(ev.pods[0].label == "replicatedJob node");
   CHECK(ev.pods[0].path == "/spec/trainer");
   CHECK(ev.pods[0].current_shm == "emptyDir Memory 2Gi");  // the patch's volume, on the trainer's container
-  REQUIRE(ev.pods[0].plan.has_value());                     // the patch's annotations reach the pods
+  REQUIRE(ev.pods[0].plan.has_value());                    // the patch's annotations reach the pods
   CHECK_FALSE(ev.pods[0].estimated);
   CHECK(ev.pods[1].label == "replicatedJob launcher");
-  CHECK(ev.pods[1].path == "/spec/runtimePatches/0/trainingRuntimeSpec/template/spec/replicatedJobs/0/template/spec/template/spec");
+  CHECK(ev.pods[1].path ==
+        "/spec/runtimePatches/0/trainingRuntimeSpec/template/spec/replicatedJobs/0/template/spec/template/spec");
   CHECK(ev.pods[1].current_shm == "unknown (ClusterTrainingRuntime mpi-runtime is not in the input)");
   CHECK(ev.patch.empty());
   CHECK(ev.warnings.empty());
@@ -129,19 +130,22 @@ spec:
   CHECK(Evaluate(big, Policy{}).verdict == Verdict::kDeny);
 }
 
-TEST_CASE("A Trainer v2.1 TrainJob's podTemplateOverrides and v2.0 podSpecOverrides reach the targeted jobs", "[train_job]") {
+TEST_CASE("A Trainer v2.1 TrainJob's podTemplateOverrides and v2.0 podSpecOverrides reach the targeted jobs",
+          "[train_job]") {
   RuntimeCatalog runtimes;
   runtimes.Add(test::Yaml(kRuntime));
   for (const char* overrides :
-       {"podTemplateOverrides: [{targetJobs: [{name: node}], spec: {volumes: [{name: dshm, emptyDir: {medium: Memory}}], "
+       {"podTemplateOverrides: [{targetJobs: [{name: node}], spec: {volumes: [{name: dshm, emptyDir: {medium: "
+        "Memory}}], "
         "containers: [{name: node, volumeMounts: [{name: dshm, mountPath: /dev/shm}]}]}}]",
         "podSpecOverrides: [{targetJobs: [{name: node}], volumes: [{name: dshm, emptyDir: {medium: Memory}}], "
         "containers: [{name: node, volumeMounts: [{name: dshm, mountPath: /dev/shm}]}]}]"}) {
     CAPTURE(overrides);
-    json job = test::Yaml(std::string("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: j}\n"
-                                      "spec:\n  runtimeRef: {name: torch-distributed}\n"
-                                      "  trainer: {resourcesPerNode: {limits: {nvidia.com/gpu: 1, memory: 16Gi}}}\n  ") +
-                          overrides + "\n");
+    json job =
+        test::Yaml(std::string("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: j}\n"
+                               "spec:\n  runtimeRef: {name: torch-distributed}\n"
+                               "  trainer: {resourcesPerNode: {limits: {nvidia.com/gpu: 1, memory: 16Gi}}}\n  ") +
+                   overrides + "\n");
     Evaluation ev = Evaluate(job, Policy{}, {}, Wording::kEverything, &runtimes);
     REQUIRE(ev.pods.size() == 2);
     CHECK(ev.pods[1].current_shm == "emptyDir Memory without sizeLimit");

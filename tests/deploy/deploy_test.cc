@@ -1,23 +1,22 @@
 // deploy/, charts/shmguard and the Dockerfile, checked against what `shmguard serve` really
 // serves: the Deployment's own args start the binary, and its probes and the webhook paths are
 // requested from it.
-#include <catch2/catch.hpp>
+#include <httplib.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 
-#include <httplib.h>
-#include <nlohmann/json.hpp>
-
-#include "shmguard/pod_templates.h"
 #include "io/config.h"
 #include "io/manifests.h"
 #include "io/yaml_emit.h"
 #include "io/yaml_json.h"
 #include "server/tls_fixture.h"
+#include "shmguard/pod_templates.h"
 #include "test_util.h"
 
 namespace shmguard::test {
@@ -156,7 +155,8 @@ TEST_CASE("deploy/ webhook configurations are safe to install", "[deploy]") {
       const std::string path = w["clientConfig"]["service"]["path"];
       const json& level = expressions["pod-security.kubernetes.io/enforce"];
       if (size_t at = path.find("/pod-security/"); at != std::string::npos) {
-        CHECK(level == json({{"key", "pod-security.kubernetes.io/enforce"}, {"operator", "In"},
+        CHECK(level == json({{"key", "pod-security.kubernetes.io/enforce"},
+                             {"operator", "In"},
                              {"values", {path.substr(at + 14)}}}));
       } else {
         CHECK(level == json::parse(R"({"key": "pod-security.kubernetes.io/enforce", "operator": "NotIn",
@@ -175,7 +175,8 @@ TEST_CASE("deploy/ webhook configurations are safe to install", "[deploy]") {
         for (const auto& group : r["apiGroups"]) {
           for (const auto& version : r["apiVersions"]) {
             for (const auto& resource : r["resources"]) {
-              std::string gv = group == "" ? version.get<std::string>() : group.get<std::string>() + "/" + version.get<std::string>();
+              std::string gv = group == "" ? version.get<std::string>()
+                                           : group.get<std::string>() + "/" + version.get<std::string>();
               registered.insert(gv + " " + resource.get<std::string>());
             }
           }
@@ -201,7 +202,8 @@ TEST_CASE("deploy/ webhook configurations are safe to install", "[deploy]") {
   for (const auto& w : validating["webhooks"]) {
     std::string path = w["clientConfig"]["service"]["path"];
     paths.insert(path);
-    bool enforce_label = w["namespaceSelector"].value("matchLabels", json::object()).value("shmguard.io/enforce", "") == "true";
+    bool enforce_label =
+        w["namespaceSelector"].value("matchLabels", json::object()).value("shmguard.io/enforce", "") == "true";
     CHECK((w["failurePolicy"] == "Fail") == enforce_label);
     CHECK((path.rfind("/validate/enforce", 0) == 0) == enforce_label);
     if (!enforce_label) {
@@ -209,11 +211,10 @@ TEST_CASE("deploy/ webhook configurations are safe to install", "[deploy]") {
                 R"({"key":"shmguard.io/enforce","operator":"NotIn","values":["true"]})") != std::string::npos);
     }
   }
-  CHECK(paths == std::set<std::string>{"/mutate", "/mutate/pod-security/baseline", "/mutate/pod-security/restricted",
-                                       "/validate", "/validate/pod-security/baseline",
-                                       "/validate/pod-security/restricted", "/validate/enforce",
-                                       "/validate/enforce/pod-security/baseline",
-                                       "/validate/enforce/pod-security/restricted"});
+  CHECK(paths == std::set<std::string>{
+                     "/mutate", "/mutate/pod-security/baseline", "/mutate/pod-security/restricted", "/validate",
+                     "/validate/pod-security/baseline", "/validate/pod-security/restricted", "/validate/enforce",
+                     "/validate/enforce/pod-security/baseline", "/validate/enforce/pod-security/restricted"});
   const json& cert = objs["Certificate"];
   CHECK(cert["spec"]["secretName"] == "shmguard-tls");
   CHECK(cert["spec"]["dnsNames"][0] == "shmguard.shmguard-system.svc");
@@ -282,10 +283,11 @@ TEST_CASE("the Deployment's args start shmguard, as non-root on a read-only root
   fs::permissions(dir.path(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                   fs::perms::others_read | fs::perms::others_exec);
   for (const char* f : {"tls.crt", "tls.key", "policy.yaml", "ca.crt"}) {
-    fs::permissions(dir.File(f), fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
-                                     fs::perms::others_read);
+    fs::permissions(dir.File(f),
+                    fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
   }
-  std::string uid = std::to_string(objs["Deployment"]["spec"]["template"]["spec"]["securityContext"]["runAsUser"].get<int>());
+  std::string uid =
+      std::to_string(objs["Deployment"]["spec"]["template"]["spec"]["securityContext"]["runAsUser"].get<int>());
   std::string command = "mount -o remount,bind,ro / && exec setpriv --reuid=" + uid + " --regid=" + uid +
                         " --clear-groups --no-new-privs \"$0\" \"$@\"";
   std::vector<std::string> wrapped = {"-m", "--propagation", "private", "sh", "-c", command, SHMGUARD_BINARY};
@@ -302,9 +304,9 @@ TEST_CASE("the Deployment's args start shmguard, as non-root on a read-only root
     for (const auto& w : cfg["webhooks"]) {
       TlsConnection conn(port, dir.File("ca.crt"));
       REQUIRE(conn.ok());
-      auto reply = conn.Post(w["clientConfig"]["service"]["path"].get<std::string>() + "?timeout=5s",
-                             ReviewJson(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"},"spec":{"containers":[]}})",
-                                        "ml-a"));
+      auto reply = conn.Post(
+          w["clientConfig"]["service"]["path"].get<std::string>() + "?timeout=5s",
+          ReviewJson(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"},"spec":{"containers":[]}})", "ml-a"));
       CHECK(reply.status == 200);
     }
   }
@@ -315,7 +317,8 @@ TEST_CASE("the Deployment's args start shmguard, as non-root on a read-only root
 TEST_CASE("install-without-cert-manager.sh fills caBundle and the TLS Secret", "[deploy]") {
   TempDir dir;
   REQUIRE(std::system(("\"" + Source("scripts/install-without-cert-manager.sh") + "\" --output " + dir.path() +
-                       " >/dev/null 2>&1").c_str()) == 0);
+                       " >/dev/null 2>&1")
+                          .c_str()) == 0);
   int webhooks = 0;
   std::string ca_pem;
   for (const auto& entry : fs::directory_iterator(dir.path())) {

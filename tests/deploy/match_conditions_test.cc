@@ -3,13 +3,11 @@
 // a Pod the expressions keep away from shmguard must be one shmguard would neither patch, warn
 // about nor deny; every other kind always reaches it.
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "io/manifests.h"
 #include "server/tls_fixture.h"
@@ -30,7 +28,8 @@ std::vector<json> Objects(const std::string& dir) {
   std::vector<json> out;
   for (const auto& entry : fs::recursive_directory_iterator(dir)) {
     std::string path = entry.path().string();
-    if (!entry.is_regular_file() || (path.find(".yaml") == std::string::npos && path.find(".yml") == std::string::npos)) {
+    if (!entry.is_regular_file() ||
+        (path.find(".yaml") == std::string::npos && path.find(".yml") == std::string::npos)) {
       continue;
     }
     auto text = io::ReadFileText(path);
@@ -53,7 +52,9 @@ void AddPods(const json& object, std::vector<json>& pods) {
   }
   for (const auto& t : w->templates) {
     if (!t.spec.IsObject() || t.containers.data() != kPodSpecContainers) continue;  // an Argo template is no PodSpec
-    json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", t.metadata ? t.metadata.Copy() : json::object()},
+    json pod = {{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata", t.metadata ? t.metadata.Copy() : json::object()},
                 {"spec", t.spec.Copy()}};
     pod["metadata"]["name"] = w->name + "-" + t.label;
     pods.push_back(std::move(pod));
@@ -116,7 +117,8 @@ TEST_CASE("matchConditions keep away only the Pods shmguard would leave alone", 
   // The expressions of every entry of both configurations: one and the same.
   std::set<std::string> expressions;
   int entries = 0;
-  for (const char* file : {"deploy/60-mutatingwebhookconfiguration.yaml", "deploy/61-validatingwebhookconfiguration.yaml"}) {
+  for (const char* file :
+       {"deploy/60-mutatingwebhookconfiguration.yaml", "deploy/61-validatingwebhookconfiguration.yaml"}) {
     auto docs = io::ParseManifests(ReadTestdata("../../" + std::string(file)), file);
     REQUIRE(docs.size() == 1);
     for (const auto& w : (*docs[0].object)["webhooks"]) {
@@ -138,12 +140,13 @@ TEST_CASE("matchConditions keep away only the Pods shmguard would leave alone", 
   REQUIRE((pods.size() > own || !HaveCorpus()));
 
   json input = {{"expressions", json(expressions)}, {"requests", json::array()}};
-  for (const auto& pod : pods) input["requests"].push_back({{"request", Review(pod, "Pod")["request"]}, {"object", pod}});
+  for (const auto& pod : pods)
+    input["requests"].push_back({{"request", Review(pod, "Pod")["request"]}, {"object", pod}});
   // Other kinds always pass, whatever their content.
   const json jobset = Yaml("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: j}\nspec: {}\n");
-  input["requests"].push_back({{"request", {{"kind", {{"group", "jobset.x-k8s.io"}, {"version", "v1alpha2"},
-                                                       {"kind", "JobSet"}}}}},
-                               {"object", jobset}});
+  input["requests"].push_back(
+      {{"request", {{"kind", {{"group", "jobset.x-k8s.io"}, {"version", "v1alpha2"}, {"kind", "JobSet"}}}}},
+       {"object", jobset}});
   json results = json::parse(RunNode(input.dump()));
   REQUIRE(results.size() == pods.size() + 1);
   CHECK(results.back() == true);

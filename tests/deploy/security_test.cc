@@ -2,7 +2,6 @@
 // config and certificate and writes logs to stderr), so a read-only root filesystem and a
 // non-root user cost it nothing.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <regex>
 

@@ -1,7 +1,7 @@
 // ParsePolicy: the README's example, defaults, and errors that name the key and line.
-#include <catch2/catch.hpp>
-
 #include "io/config.h"
+
+#include <catch2/catch.hpp>
 
 namespace shmguard::io {
 namespace {
@@ -66,11 +66,14 @@ TEST_CASE("ParsePolicy names the key and line of every error", "[config]") {
       {"maxFractionOfMemoryLimit: 1.5\n", "p.yaml:1", "maxFractionOfMemoryLimit: must be a decimal"},
       {"gpuResources: nvidia.com/gpu\n", "p.yaml:1", "gpuResources: must be a list"},
       {"hostIPC: true\n", "p.yaml:1", "hostIPC: must be one of auto, always, never, got \"true\""},
-      {"namespaces:\n  - {match: [\"ml-[\"], mode: warn}\n", "p.yaml:2", "namespaces[0].match: \"ml-[\" is not a namespace glob"},
+      {"namespaces:\n  - {match: [\"ml-[\"], mode: warn}\n", "p.yaml:2",
+       "namespaces[0].match: \"ml-[\" is not a namespace glob"},
       {"namespaces:\n  - {match: [\"ML_*\"]}\n", "p.yaml:2", "is not a namespace glob"},
       {"namespaces:\n  - {mode: warn}\n", "p.yaml:2", "namespaces[0].match: is required"},
-      {"namespaces:\n  - {match: [a], mode: strict}\n", "p.yaml:2", "namespaces[0].mode: must be one of off, warn, enforce"},
-      {"namespaces:\n  - {match: [a], requireAnnotations: maybe}\n", "p.yaml:2", "requireAnnotations: must be one of true, false"},
+      {"namespaces:\n  - {match: [a], mode: strict}\n", "p.yaml:2",
+       "namespaces[0].mode: must be one of off, warn, enforce"},
+      {"namespaces:\n  - {match: [a], requireAnnotations: maybe}\n", "p.yaml:2",
+       "requireAnnotations: must be one of true, false"},
       {"namespaces:\n  - {match: [a], podSecurity: strict}\n", "p.yaml:2", "podSecurity: must be one of privileged"},
       {"namespaces:\n  - {match: [a], color: red}\n", "p.yaml:2", "namespaces[0].color: unknown key"},
       {"sizing: [1, 2]\n", "p.yaml:1", "sizing: must be a mapping"},
@@ -79,7 +82,8 @@ TEST_CASE("ParsePolicy names the key and line of every error", "[config]") {
       {"hostIPC: auto\nhostIPC: never\n", "p.yaml:2", "duplicate key \"hostIPC\""},
       {"sizing:\n  base: 64Mi\n  a/b~c: 1\n", "p.yaml:3", "sizing.a/b~c: unknown key"},
       {"sizing:\n  base: 64Mi\n  safety:\n    - 1.2\n", "p.yaml:3", "sizing.safety: must be a single value"},
-      {"namespaces:\n  - match: [a]\n  - match: [b]\n    mode:\n", "p.yaml:4", "namespaces[1].mode: must be a single value"},
+      {"namespaces:\n  - match: [a]\n  - match: [b]\n    mode:\n", "p.yaml:4",
+       "namespaces[1].mode: must be a single value"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.yaml);
@@ -92,8 +96,10 @@ TEST_CASE("ParsePolicy names the key and line of every error", "[config]") {
 }
 
 TEST_CASE("ParsePolicy reads values as written, quoted or not, and follows aliases", "[config]") {
-  auto p = ParsePolicy("maxFractionOfMemoryLimit: \"0.50\"\nsizing: {safety: 1.10, base: &b 128Mi, "
-                       "multiGpuFloor: *b}\nnamespaces:\n  - {match: ml-*, mode: 'off'}\n", "p.yaml");
+  auto p = ParsePolicy(
+      "maxFractionOfMemoryLimit: \"0.50\"\nsizing: {safety: 1.10, base: &b 128Mi, "
+      "multiGpuFloor: *b}\nnamespaces:\n  - {match: ml-*, mode: 'off'}\n",
+      "p.yaml");
   INFO((p ? "" : p.error().ToString()));
   REQUIRE(p.has_value());
   CHECK(p->max_fraction_ppm == 500'000);
@@ -132,7 +138,8 @@ TEST_CASE("ParsePolicy reads the unannotated rule and names its errors", "[confi
     const char* error;
   } cases[] = {
       {"unannotated: {mode: guess}\n", "p.yaml:1: unannotated.mode: must be one of estimate, floor, leave"},
-      {"unannotated:\n  fractionOfMemoryLimit: 1.5\n", "p.yaml:2: unannotated.fractionOfMemoryLimit: must be a decimal"},
+      {"unannotated:\n  fractionOfMemoryLimit: 1.5\n",
+       "p.yaml:2: unannotated.fractionOfMemoryLimit: must be a decimal"},
       {"unannotated:\n  minimum: 1GB\n", "p.yaml:2: unannotated.minimum:"},
       {"unannotated: {size: 1Gi}\n", "p.yaml:1: unannotated.size: unknown key"},
       {"unannotated: estimate\n", "p.yaml:1: unannotated: must be a mapping"},

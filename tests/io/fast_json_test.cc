@@ -1,11 +1,11 @@
 // ParseJsonView / ParseJsonPruned: what is read and dropped, errors, and — over all test data —
 // that reading in place or dropping never changes an Evaluation (shmguard/relevant_fields.h).
-#include <catch2/catch.hpp>
+#include "io/fast_json.h"
 
+#include <catch2/catch.hpp>
 #include <sstream>
 
 #include "cli/audit_command.h"
-#include "io/fast_json.h"
 #include "io/yaml_emit.h"
 #include "io/yaml_json.h"
 #include "shmguard/evaluation.h"
@@ -75,7 +75,8 @@ TEST_CASE("ParseJsonView reads every kind of value in place", "[fast_json]") {
 }
 
 TEST_CASE("ParseJsonView and nlohmann read the same values", "[fast_json]") {
-  json doc = json::parse(R"({"a":[{"b":"c","n":7,"x":-1.25e-7,"big":9223372036854775808}],"m":{"k":null},"l":[null,[1,2],3,[]]})");
+  json doc = json::parse(
+      R"({"a":[{"b":"c","n":7,"x":-1.25e-7,"big":9223372036854775808}],"m":{"k":null},"l":[null,[1,2],3,[]]})");
   std::string text = doc.dump();
   auto view = ParseJsonView(text);
   REQUIRE(view.has_value());
@@ -191,8 +192,10 @@ struct Handed {
 
 std::vector<Handed> HandOut(const std::string& text) {
   std::vector<Handed> out;
-  auto ok = ForEachJsonObjectPruned(text, [&](int item, PendingObject&& object, const std::string& kind,
-                                              const std::string& api) { out.push_back({item, object(), kind, api}); });
+  auto ok = ForEachJsonObjectPruned(
+      text, [&](int item, PendingObject&& object, const std::string& kind, const std::string& api) {
+        out.push_back({item, object(), kind, api});
+      });
   REQUIRE(ok.has_value());
   return out;
 }

@@ -1,23 +1,21 @@
 // FileText: a regular file is mapped, anything else is read; either way the bytes are the file's,
 // they survive a move, and a file that cannot be read is an error naming it.
-#include <catch2/catch.hpp>
+#include "io/file_text.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <thread>
 
-#include "io/file_text.h"
 #include "io/manifests.h"
 #include "server/tls_fixture.h"
 
 namespace shmguard::io {
 namespace {
 
-void Write(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
+void Write(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
 
 TEST_CASE("FileText holds a file's bytes, mapped or read", "[file_text]") {
   test::TempDir dir;

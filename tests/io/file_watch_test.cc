@@ -1,13 +1,13 @@
 // FileWatcher: one call per change of the watched set, for rewrites in place and for the symlink
 // swap Kubernetes uses for mounted Secrets and ConfigMaps; none when nothing changes.
-#include <catch2/catch.hpp>
+#include "io/file_watch.h"
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <thread>
 
-#include "io/file_watch.h"
 #include "server/tls_fixture.h"
 
 namespace shmguard::io {

@@ -1,12 +1,10 @@
 // ContainerEnd finds where an object or array ends whatever its strings hold and wherever the
 // escapes fall against its 16-byte blocks; ScanList finds a List's items and its kind.
-#include <catch2/catch.hpp>
-
-#include <random>
-
-#include <nlohmann/json.hpp>
-
 #include "io/json_list_scan.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <random>
 
 namespace shmguard::io {
 namespace {
@@ -16,8 +14,8 @@ constexpr size_t npos = std::string_view::npos;
 
 // A string full of what a scanner can trip on: quotes, backslashes, brackets, non-ASCII.
 std::string Tricky(std::mt19937& rng) {
-  static const std::vector<std::string> parts = {"a", "\"", "\\", "\\\"", "{", "}", "[", "]", "\\\\\"",
-                                                 " ", "é", "x]}", "\"{", "\n", "0123456789abcdef"};
+  static const std::vector<std::string> parts = {
+      "a", "\"", "\\", "\\\"", "{", "}", "[", "]", "\\\\\"", " ", "é", "x]}", "\"{", "\n", "0123456789abcdef"};
   std::string s;
   for (size_t n = rng() % 12; n > 0; --n) s += parts[rng() % parts.size()];
   return s;
@@ -25,9 +23,12 @@ std::string Tricky(std::mt19937& rng) {
 
 json RandomValue(std::mt19937& rng, int depth) {
   switch (depth > 4 ? rng() % 3 : rng() % 5) {
-    case 0: return Tricky(rng);
-    case 1: return static_cast<int>(rng() % 1000);
-    case 2: return nullptr;
+    case 0:
+      return Tricky(rng);
+    case 1:
+      return static_cast<int>(rng() % 1000);
+    case 2:
+      return nullptr;
     case 3: {
       json o = json::object();
       for (size_t n = rng() % 5; n > 0; --n) o[Tricky(rng)] = RandomValue(rng, depth + 1);
@@ -46,8 +47,10 @@ TEST_CASE("ContainerEnd finds the closing bracket at any alignment", "[json_list
   for (int round = 0; round < 300; ++round) {
     json v = rng() % 2 ? json::object() : json::array();
     for (size_t n = 1 + rng() % 6; n > 0; --n) {
-      if (v.is_object()) v[Tricky(rng)] = RandomValue(rng, 1);
-      else v.push_back(RandomValue(rng, 1));
+      if (v.is_object())
+        v[Tricky(rng)] = RandomValue(rng, 1);
+      else
+        v.push_back(RandomValue(rng, 1));
     }
     for (int indent : {-1, 2}) {
       std::string body = v.dump(indent);

@@ -1,10 +1,10 @@
 // ParseManifests: kubectl-style document splitting, per-document errors with lines, JSON.
-#include <catch2/catch.hpp>
+#include "io/manifests.h"
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 
-#include "io/manifests.h"
 #include "test_util.h"
 
 namespace shmguard::io {

@@ -1,7 +1,8 @@
 // JsonToYaml: what it writes reads back (ParseYaml) to the same JSON.
+#include "io/yaml_emit.h"
+
 #include <catch2/catch.hpp>
 
-#include "io/yaml_emit.h"
 #include "test_util.h"
 
 namespace shmguard::io {

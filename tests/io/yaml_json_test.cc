@@ -1,8 +1,9 @@
 // ParseYaml: typing, merge keys, errors with lines, hostile documents, pruning.
+#include "io/yaml_json.h"
+
 #include <catch2/catch.hpp>
 
 #include "io/manifests.h"
-#include "io/yaml_json.h"
 #include "test_util.h"
 
 namespace shmguard::io {

@@ -1,9 +1,9 @@
 // The admission exchange without a socket: routes, and the HTTP-level answers of HandleAdmission.
-#include <catch2/catch.hpp>
+#include "server/admission_handler.h"
 
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "server/admission_handler.h"
 #include "server/tls_fixture.h"
 
 namespace shmguard::server {
@@ -33,8 +33,8 @@ TEST_CASE("MatchAdmissionRoute: the two faces, with the Pod Security level by qu
        "baseline"},
       {"/mutate/pod-security/", "/mutate/pod-security/", true, Face::kMutate, ""},
       {"/validate/enforce", "/validate/enforce?timeout=10s", true, Face::kValidate, nullptr, true},
-      {"/validate/enforce/pod-security/restricted", "/validate/enforce/pod-security/restricted", true,
-       Face::kValidate, "restricted", true},
+      {"/validate/enforce/pod-security/restricted", "/validate/enforce/pod-security/restricted", true, Face::kValidate,
+       "restricted", true},
       {"/validate/enforce", "/validate/enforce?podSecurity=baseline", true, Face::kValidate, "baseline", true},
       {"/mutate/enforce", "/mutate/enforce", false, Face::kMutate, nullptr},  // mutation is the same everywhere
       {"/validate/enforcex", "/validate/enforcex", false, Face::kValidate, nullptr},
@@ -69,7 +69,8 @@ TEST_CASE("HandleAdmission answers an unknown Pod Security level with a 400 Admi
   CHECK(body["response"]["status"]["message"] ==
         "unknown Pod Security level \"admin\": the route takes privileged, baseline or restricted");
 
-  AdmissionExchange baseline = HandleAdmission(review, "application/json", Policy{}, {Face::kMutate, false, "baseline"});
+  AdmissionExchange baseline =
+      HandleAdmission(review, "application/json", Policy{}, {Face::kMutate, false, "baseline"});
   CHECK(baseline.status == 200);
   CHECK(baseline.outcome == Outcome::kPatched);
   json patch = json::parse(test::DecodeBase64(json::parse(baseline.body)["response"]["patch"]));

@@ -1,10 +1,9 @@
 // ByteBuffer: bytes written into its prepared room are kept in order across growth and partial
 // consumption, the JSON read-ahead is always there past the end, and an idle buffer is bounded.
-#include <catch2/catch.hpp>
-
-#include <string>
-
 #include "server/byte_buffer.h"
+
+#include <catch2/catch.hpp>
+#include <string>
 
 namespace shmguard::server {
 namespace {

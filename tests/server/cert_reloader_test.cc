@@ -1,20 +1,19 @@
 // LoadCertPair and CertReloader: a pair that loads, the errors of one that does not, and a
 // reload that keeps the previous pair when the files are half written.
-#include <catch2/catch.hpp>
+#include "server/cert_reloader.h"
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 
-#include "server/cert_reloader.h"
 #include "server/tls_fixture.h"
 
 namespace shmguard::server {
 namespace {
 
 int64_t Now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 TEST_CASE("LoadCertPair reads the subject and expiry of a matching pair", "[cert_reloader][net]") {
@@ -64,14 +63,16 @@ TEST_CASE("CertReloader keeps the previous pair until a new one loads", "[cert_r
 
   // A rotation half written: the new certificate, the old key.
   test::IssueCert(dir.path(), "second", dir.File("new.crt"), dir.File("new.key"));
-  std::filesystem::copy_file(dir.File("new.crt"), dir.File("tls.crt"), std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(dir.File("new.crt"), dir.File("tls.crt"),
+                             std::filesystem::copy_options::overwrite_existing);
   auto half = reloader.Reload();
   REQUIRE_FALSE(half.has_value());
   CHECK_THAT(half.error().message, Catch::Contains("does not match"));
   CHECK(reloader.Current() == *first);
 
   // The key arrives: the new pair serves from now on.
-  std::filesystem::copy_file(dir.File("new.key"), dir.File("tls.key"), std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(dir.File("new.key"), dir.File("tls.key"),
+                             std::filesystem::copy_options::overwrite_existing);
   auto whole = reloader.Reload();
   REQUIRE(whole.has_value());
   CHECK(reloader.Current() == *whole);

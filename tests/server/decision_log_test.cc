@@ -1,12 +1,11 @@
 // LogDecision and LogEvent: one line per decision, as JSON objects a log pipeline can parse
 // (whatever the object's name holds) or as text whose values are quoted when they need it.
-#include <catch2/catch.hpp>
-
-#include <sstream>
+#include "server/decision_log.h"
 
 #include <spdlog/sinks/ostream_sink.h>
 
-#include "server/decision_log.h"
+#include <catch2/catch.hpp>
+#include <sstream>
 
 namespace shmguard::server {
 namespace {

@@ -1,19 +1,17 @@
 // Hostile clients against the real server on loopback: oversized and malformed input, protocol
 // abuse, slowloris and idle connections, and thousands of randomly mutated reviews.
-#include <catch2/catch.hpp>
-
 #include <arpa/inet.h>
+#include <httplib.h>
 #include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <thread>
-
-#include <httplib.h>
-#include <nlohmann/json.hpp>
 
 #include "server/server.h"
 #include "server/test_server.h"
@@ -53,8 +51,9 @@ TEST_CASE("hostile: a 100 MB body is refused with 413 before it is read", "[host
   Server s;
   TlsConnection c(s.port(), s.ca);
   REQUIRE(c.ok());
-  std::string head = "POST /mutate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-                     "Content-Length: 104857600\r\n\r\n";
+  std::string head =
+      "POST /mutate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+      "Content-Length: 104857600\r\n\r\n";
   REQUIRE(c.Write(head + std::string(1 << 20, '[')));  // the client is still sending
   auto reply = c.Read();
   CHECK(reply.status == 413);
@@ -90,8 +89,9 @@ TEST_CASE("hostile: 100,000 nested brackets, truncated and non-JSON bodies get 4
   TlsConnection c(s.port(), s.ca);
   REQUIRE(c.ok());
   std::string valid = test::ReviewJson(kPod, "team-a");
-  for (const std::string& body : {std::string(100000, '['), valid.substr(0, valid.size() / 2), std::string("\x00\xff\xfe", 3),
-                                  std::string("{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":NaN}")}) {
+  for (const std::string& body :
+       {std::string(100000, '['), valid.substr(0, valid.size() / 2), std::string("\x00\xff\xfe", 3),
+        std::string("{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":NaN}")}) {
     auto reply = c.Post("/mutate", body);
     CHECK(reply.status == 400);
   }
@@ -112,7 +112,8 @@ TEST_CASE("hostile: HTTP/1.0, pipelining and Expect: 100-continue", "[hostile][n
   SECTION("three pipelined requests are answered in order") {
     TlsConnection c(s.port(), s.ca);
     std::string three;
-    for (int i = 0; i < 3; ++i) three += Request(test::ReviewJson(kPod, "team-a", "CREATE", "Pod", "p" + std::to_string(i)));
+    for (int i = 0; i < 3; ++i)
+      three += Request(test::ReviewJson(kPod, "team-a", "CREATE", "Pod", "p" + std::to_string(i)));
     REQUIRE(c.Write(three));
     for (int i = 0; i < 3; ++i) {
       auto reply = c.Read();
@@ -153,7 +154,9 @@ TEST_CASE("hostile: framing errors are answered at once with one response, then 
   const std::pair<std::string, int> cases[] = {
       {"POST /mutate HTTP/1.1\nHost: localhost\nContent-Length: 2\n\n{}", 400},
       {"POST /mutate HTTP/1.1\r\nHost: l\r\nContent-Length: 2\r\nContent-Length: 40\r\n\r\n{}" + smuggled, 400},
-      {"POST /mutate HTTP/1.1\r\nHost: l\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + smuggled, 400},
+      {"POST /mutate HTTP/1.1\r\nHost: l\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" +
+           smuggled,
+       400},
       {"POST /mutate HTTP/1.1\r\nHost: l\r\nContent-Length : 2\r\n\r\n{}" + smuggled, 400},
       {"POST /mutate HTTP/1.1\r\nHost: l\r\nX: a\r\n b\r\nContent-Length: 2\r\n\r\n{}", 400},
       {"POST /mutate HTTP/1.1\r\nHost: l\r\nX: a" + std::string(1, '\0') + "\r\n\r\n", 400},
@@ -282,9 +285,28 @@ TEST_CASE("hostile: with 256 slowloris and 256 idle connections a normal client 
 
 // Mutations of a valid review: wrong types, huge and negative numbers, invalid values, deletions.
 json Mutate(json review, std::mt19937& rng) {
-  const json replacements[] = {nullptr, true, -1, 0, 1e308, -1e308, 9223372036854775807LL, json::array(),
-                               json::object(), "", "x", "-1", "99999999999999999999", "1e19", "8Ei", "-8Ei",
-                               "NaN", "1.5", "64MB", " 1Gi", "\u00e9\u00e9", std::string(10000, 'a')};
+  const json replacements[] = {nullptr,
+                               true,
+                               -1,
+                               0,
+                               1e308,
+                               -1e308,
+                               9223372036854775807LL,
+                               json::array(),
+                               json::object(),
+                               "",
+                               "x",
+                               "-1",
+                               "99999999999999999999",
+                               "1e19",
+                               "8Ei",
+                               "-8Ei",
+                               "NaN",
+                               "1.5",
+                               "64MB",
+                               " 1Gi",
+                               "\u00e9\u00e9",
+                               std::string(10000, 'a')};
   std::vector<json::json_pointer> paths;
   std::function<void(const json&, const std::string&)> walk = [&](const json& j, const std::string& p) {
     paths.emplace_back(p);
@@ -301,8 +323,7 @@ json Mutate(json review, std::mt19937& rng) {
     if (p.empty()) continue;
     try {
       if (rng() % 4 == 0) {
-        review.at(p.parent_pointer()).is_object() ? (void)review.at(p.parent_pointer()).erase(p.back())
-                                                  : (void)0;
+        review.at(p.parent_pointer()).is_object() ? (void)review.at(p.parent_pointer()).erase(p.back()) : (void)0;
       } else {
         review[p] = replacements[rng() % std::size(replacements)];
       }
@@ -315,8 +336,10 @@ json Mutate(json review, std::mt19937& rng) {
 TEST_CASE("hostile: 3,000 randomly mutated reviews get 200 or 4xx, never 5xx or a drop", "[hostile][net]") {
   Server s;
   json base = json::parse(test::ReviewJson(kPod, "team-a"));
-  base["request"]["object"]["spec"]["volumes"] = json::array({{{"name", "dshm"}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", "1Gi"}}}}});
-  base["request"]["object"]["spec"]["containers"][0]["env"] = json::array({{{"name", "PET_NPROC_PER_NODE"}, {"value", "4"}}});
+  base["request"]["object"]["spec"]["volumes"] =
+      json::array({{{"name", "dshm"}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", "1Gi"}}}}});
+  base["request"]["object"]["spec"]["containers"][0]["env"] =
+      json::array({{{"name", "PET_NPROC_PER_NODE"}, {"value", "4"}}});
   std::mt19937 rng(20261122);
   TlsConnection c(s.port(), s.ca);
   REQUIRE(c.ok());

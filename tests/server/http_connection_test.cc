@@ -1,11 +1,10 @@
 // HttpConnection without a socket: bytes in, responses out — pipelining in order, a body that
 // arrives in pieces, 100-continue, Connection: close, draining, and one answer to a framing
 // error followed by nothing.
-#include <catch2/catch.hpp>
-
-#include <cstring>
-
 #include "server/http_connection.h"
+
+#include <catch2/catch.hpp>
+#include <cstring>
 
 namespace shmguard::server {
 namespace {

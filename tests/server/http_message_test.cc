@@ -1,7 +1,7 @@
 // ParseRequestHead and AppendResponse: HTTP/1.1 framing without sockets.
-#include <catch2/catch.hpp>
-
 #include "server/http_message.h"
+
+#include <catch2/catch.hpp>
 
 namespace shmguard::server {
 namespace {
@@ -9,8 +9,9 @@ namespace {
 using Status = HeadParse::Status;
 
 TEST_CASE("ParseRequestHead reads request line and headers", "[http_message]") {
-  std::string req = "POST /mutate?timeout=10s HTTP/1.1\r\nHost: x\r\ncontent-TYPE:  application/json \r\n"
-                    "Content-Length: 5\r\nExpect: 100-continue\r\n\r\nhello";
+  std::string req =
+      "POST /mutate?timeout=10s HTTP/1.1\r\nHost: x\r\ncontent-TYPE:  application/json \r\n"
+      "Content-Length: 5\r\nExpect: 100-continue\r\n\r\nhello";
   HeadParse p = ParseRequestHead(req, 16384, 1 << 20);
   REQUIRE(p.status == Status::kComplete);
   CHECK(p.head.request.method == "POST");
@@ -85,16 +86,16 @@ TEST_CASE("ParseRequestHead frames requests strictly, per RFC 9112", "[http_mess
       // Accepted.
       {post + "Content-Length: 5\r\n\r\n", Status::kComplete, 0, 5},
       {post + "Content-Length: 5\r\nContent-Length: 5\r\n\r\n", Status::kComplete, 0, 5},  // identical repeats
-      {post + "Content-Length: 5, 5\r\n\r\n", Status::kComplete, 0, 5},                  // an identical list
-      {post + "Content-Length:5\r\n\r\n", Status::kComplete, 0, 5},                      // no space after the colon
-      {post + "Content-Length: \t5 \t\r\n\r\n", Status::kComplete, 0, 5},                // optional whitespace
-      {post + "X-Any: caf\xc3\xa9 \"x\"\r\n\r\n", Status::kComplete, 0},                 // obs-text in a value
+      {post + "Content-Length: 5, 5\r\n\r\n", Status::kComplete, 0, 5},                    // an identical list
+      {post + "Content-Length:5\r\n\r\n", Status::kComplete, 0, 5},                        // no space after the colon
+      {post + "Content-Length: \t5 \t\r\n\r\n", Status::kComplete, 0, 5},                  // optional whitespace
+      {post + "X-Any: caf\xc3\xa9 \"x\"\r\n\r\n", Status::kComplete, 0},                   // obs-text in a value
       {post + "X-Tab: a\tb\r\n\r\n", Status::kComplete, 0},
-      {post + "x-weird!#$%&'*+-.^_`|~: v\r\n\r\n", Status::kComplete, 0},                // every tchar
+      {post + "x-weird!#$%&'*+-.^_`|~: v\r\n\r\n", Status::kComplete, 0},              // every tchar
       {many_fields.substr(0, many_fields.size() - 9) + "\r\n", Status::kComplete, 0},  // exactly 100 fields
       {"GET /healthz HTTP/1.0\r\n\r\n", Status::kComplete, 0},
       {"POST /mutate?timeout=10s&podSecurity=baseline HTTP/1.1\r\n\r\n", Status::kComplete, 0},
-      {post + "Content-Length: 3\r\n", Status::kIncomplete, 0},                          // the blank line is to come
+      {post + "Content-Length: 3\r\n", Status::kIncomplete, 0},  // the blank line is to come
       {post + "Content-Length: 3\r\n\r", Status::kIncomplete, 0},
       // Content-Length.
       {post + "Content-Length: 5\r\nContent-Length: 6\r\n\r\n", Status::kError, 400},
@@ -116,8 +117,12 @@ TEST_CASE("ParseRequestHead frames requests strictly, per RFC 9112", "[http_mess
       {post + ": no name\r\n\r\n", Status::kError, 400},
       {post + "X(A): b\r\n\r\n", Status::kError, 400},
       {post + "X-A: a" + std::string(1, '\0') + "b\r\n\r\n", Status::kError, 400},  // NUL
-      {post + "X-A: a\x01" "b\r\n\r\n", Status::kError, 400},
-      {post + "X-A: a\x7f" "b\r\n\r\n", Status::kError, 400},
+      {post + "X-A: a\x01"
+              "b\r\n\r\n",
+       Status::kError, 400},
+      {post + "X-A: a\x7f"
+              "b\r\n\r\n",
+       Status::kError, 400},
       {post + "Host: again\r\n\r\n", Status::kError, 400},
       {many_fields + "\r\n", Status::kError, 431},  // 101 fields
       // Line endings: refused as soon as they arrive, not at a timeout.
@@ -132,8 +137,8 @@ TEST_CASE("ParseRequestHead frames requests strictly, per RFC 9112", "[http_mess
       {" POST /mutate HTTP/1.1\r\n\r\n", Status::kError, 400},
       {"POST\t/mutate HTTP/1.1\r\n\r\n", Status::kError, 400},
       {"POST http://shmguard.svc/mutate HTTP/1.1\r\n\r\n", Status::kError, 400},  // absolute form
-      {"CONNECT shmguard.svc:443 HTTP/1.1\r\n\r\n", Status::kError, 400},        // authority form
-      {"OPTIONS * HTTP/1.1\r\n\r\n", Status::kError, 400},                       // asterisk form
+      {"CONNECT shmguard.svc:443 HTTP/1.1\r\n\r\n", Status::kError, 400},         // authority form
+      {"OPTIONS * HTTP/1.1\r\n\r\n", Status::kError, 400},                        // asterisk form
       {"POST /mu\x01tate HTTP/1.1\r\n\r\n", Status::kError, 400},
       {"POST /mutate HTTP/1.2\r\n\r\n", Status::kError, 400},
       {"POST /mutate http/1.1\r\n\r\n", Status::kError, 400},
@@ -157,8 +162,9 @@ TEST_CASE("AppendResponse frames a response", "[http_message]") {
   r.headers.emplace_back("Allow", "POST");
   std::string out;
   AppendResponse(out, r, true);
-  CHECK(out == "HTTP/1.1 405 Method Not Allowed\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
-               "Allow: POST\r\nConnection: close\r\n\r\n{}");
+  CHECK(out ==
+        "HTTP/1.1 405 Method Not Allowed\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+        "Allow: POST\r\nConnection: close\r\n\r\n{}");
 }
 
 }  // namespace

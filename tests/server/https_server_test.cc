@@ -1,12 +1,12 @@
 // HttpsServer and the event loop under it (event_loop.cc), with a handler of its own: what the
 // transport does below the webhook.
-#include <catch2/catch.hpp>
+#include "server/https_server.h"
 
 #include <openssl/ssl.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 
-#include "server/https_server.h"
 #include "server/tls_fixture.h"
 #include "test_util.h"
 
@@ -53,8 +53,8 @@ TEST_CASE("https: a connection stopped at the read limit with records left in Op
   test::TlsConnection c(s.port, s.dir.File("ca.crt"));
   REQUIRE(c.ok());
   std::string body(64 << 10, 'x');
-  std::string request = "POST /size HTTP/1.1\r\nHost: localhost\r\nContent-Length: " + std::to_string(body.size()) +
-                        "\r\n\r\n" + body;
+  std::string request =
+      "POST /size HTTP/1.1\r\nHost: localhost\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
   auto start = std::chrono::steady_clock::now();
   bool sent = true;
   for (size_t at = 0; sent && at < request.size(); at += 1024) sent = c.Write(request.substr(at, 1024));
@@ -62,7 +62,8 @@ TEST_CASE("https: a connection stopped at the read limit with records left in Op
   auto reply = c.Read();
   CHECK(reply.status == 200);
   CHECK(reply.body == "65536");
-  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2 * test::kSlowdown));  // not the request timeout
+  CHECK(std::chrono::steady_clock::now() - start <
+        std::chrono::seconds(2 * test::kSlowdown));  // not the request timeout
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // Metrics::Render: the Prometheus text format (0.0.4) of what was counted, with cumulative
 // histogram buckets and escaped label values.
-#include <catch2/catch.hpp>
-
 #include "server/metrics.h"
+
+#include <catch2/catch.hpp>
 
 namespace shmguard::server {
 namespace {

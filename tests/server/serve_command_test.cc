@@ -1,18 +1,16 @@
 // `shmguard serve` (serve_command.cc) as a process: startup failures, SIGTERM with a request in flight, JSON logs.
-#include <catch2/catch.hpp>
-
-#include <csignal>
-#include <fstream>
-#include <atomic>
-#include <sstream>
-#include <random>
-#include <thread>
-
+#include <httplib.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <httplib.h>
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <csignal>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <thread>
 
 #include "io/manifests.h"
 #include "server/tls_fixture.h"
@@ -32,9 +30,17 @@ std::string Slurp(const std::string& path) {
 }
 
 std::vector<std::string> ServeArgs(const TempDir& dir, int port, int metrics_port) {
-  return {"serve", "--tls-cert-file", dir.File("tls.crt"), "--tls-key-file", dir.File("tls.key"),
-          "--port", std::to_string(port), "--metrics-port", std::to_string(metrics_port),
-          "--bind-address", "127.0.0.1"};
+  return {"serve",
+          "--tls-cert-file",
+          dir.File("tls.crt"),
+          "--tls-key-file",
+          dir.File("tls.key"),
+          "--port",
+          std::to_string(port),
+          "--metrics-port",
+          std::to_string(metrics_port),
+          "--bind-address",
+          "127.0.0.1"};
 }
 
 // Resident memory of process `pid` in KiB (/proc/PID/status VmRSS).
@@ -65,8 +71,8 @@ TEST_CASE("drill: 20,000 garbage connections leave the server's memory where it 
   const long before = RssKiB(p.pid());
   REQUIRE(before > 0);
   std::mt19937 rng(20261124);
-  const std::string heads[] = {"POST /mutate HTTP/1.1\r\nContent-Length: 99999\r\n\r\n", "GET /metrics HTTP/1.1\r\nX: ",
-                               "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"};
+  const std::string heads[] = {"POST /mutate HTTP/1.1\r\nContent-Length: 99999\r\n\r\n",
+                               "GET /metrics HTTP/1.1\r\nX: ", "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"};
   for (int target : {port, mport}) {
     for (int i = 0; i < 10000; ++i) {
       int fd = ConnectLoopback(target);
@@ -246,7 +252,8 @@ TEST_CASE("drill: the config replaced by garbage under load keeps the last good 
     TlsConnection c(port, dir.File("ca.crt"));
     while (!done) {
       auto reply = c.Post("/validate", ReviewJson(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"},
-        "spec":{"containers":[{"name":"t","resources":{"limits":{"nvidia.com/gpu":1}}}]}})", "team-a"));
+        "spec":{"containers":[{"name":"t","resources":{"limits":{"nvidia.com/gpu":1}}}]}})",
+                                                  "team-a"));
       ++sent;
       // enforce + requireAnnotations is not set: allowed; what matters is a 200 every time
       if (reply.status != 200) ++failed;

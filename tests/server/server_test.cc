@@ -1,17 +1,17 @@
 // The webhook server on loopback with real TLS: admission over HTTPS, limits, certificate
 // rotation, config reload, metrics, idle connections, keep-alive.
-#include <catch2/catch.hpp>
+#include "server/server.h"
+
+#include <httplib.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
 
-#include <httplib.h>
-#include <nlohmann/json.hpp>
-
-#include "server/server.h"
 #include "server/test_server.h"
 #include "server/tls_fixture.h"
 #include "test_util.h"
@@ -72,7 +72,8 @@ TEST_CASE("serve: /mutate answers a patch that applies to the request object", "
   CHECK(response["patchType"] == "JSONPatch");
   json patch = json::parse(test::DecodeBase64(response["patch"]));
   json patched = json::parse(kPod).patch(patch);
-  CHECK(patched["spec"]["volumes"][0] == json::parse(R"({"name":"dshm","emptyDir":{"medium":"Memory","sizeLimit":"14078Mi"}})"));
+  CHECK(patched["spec"]["volumes"][0] ==
+        json::parse(R"({"name":"dshm","emptyDir":{"medium":"Memory","sizeLimit":"14078Mi"}})"));
   CHECK(patched["spec"]["containers"][0]["volumeMounts"][0]["mountPath"] == "/dev/shm");
   CHECK(patched["spec"]["hostIPC"] == true);
 
@@ -97,7 +98,8 @@ TEST_CASE("serve: a namespace's Pod Security level, by query or by path, keeps h
     CHECK_FALSE(patched["spec"]["containers"][0].contains("securityContext"));
     std::string level = std::string(route).find("baseline") != std::string::npos ? "baseline" : "restricted";
     CHECK_THAT(response["warnings"].dump(), Catch::Contains("hostIPC not set: Pod Security " + level + " forbids it"));
-    CHECK_THAT(response["warnings"].dump(), Catch::Contains("IPC_LOCK not added: Pod Security " + level + " forbids it"));
+    CHECK_THAT(response["warnings"].dump(),
+               Catch::Contains("IPC_LOCK not added: Pod Security " + level + " forbids it"));
     // /validate at the same level accepts what /mutate gave.
     std::string validate = std::string(route).replace(0, 7, "/validate");
     json checked = f.Response(validate, test::ReviewJson(patched.dump(), "ml-vision"));
@@ -175,7 +177,8 @@ TEST_CASE("serve: UPDATE, DELETE, other kinds, off namespaces and dryRun", "[ser
     CHECK(r["allowed"] == true);
     CHECK_FALSE(r.contains("patch"));
   }
-  json cm = f.Response("/mutate", test::ReviewJson(R"({"apiVersion":"v1","kind":"ConfigMap"})", "team-a", "CREATE", "ConfigMap"));
+  json cm = f.Response("/mutate",
+                       test::ReviewJson(R"({"apiVersion":"v1","kind":"ConfigMap"})", "team-a", "CREATE", "ConfigMap"));
   CHECK(cm["allowed"] == true);
   CHECK_FALSE(cm.contains("patch"));
   json off = f.Response("/mutate", test::ReviewJson(kPod, "kube-system"));
@@ -210,7 +213,7 @@ TEST_CASE("serve: bad requests get 4xx with a message, never a crash", "[server]
     auto reply = f.Post(c.path, c.body, c.content_type);
     CHECK(reply.status == c.status);
     CHECK_THAT(reply.body, Catch::Contains(c.message));
-    if (c.status == 413) continue;  // the transport refuses it before the body is read: plain text
+    if (c.status == 413) continue;          // the transport refuses it before the body is read: plain text
     json review = json::parse(reply.body);  // still an AdmissionReview the API server can read
     CHECK(review["apiVersion"] == "admission.k8s.io/v1");
     CHECK(review["kind"] == "AdmissionReview");
@@ -264,10 +267,14 @@ TEST_CASE("serve: a half-written or missing pair keeps the previous certificate"
   Fixture f;
   test::IssueCert(f.dir.path(), "other", f.dir.File("other.crt"), f.dir.File("other.key"));
   std::filesystem::copy_file(f.dir.File("other.crt"), f.cert, std::filesystem::copy_options::overwrite_existing);
-  CHECK(Eventually([&] { return f.Metrics().find("shmguard_certificate_reloads_total{result=\"failed\"} 1") != std::string::npos; }));
+  CHECK(Eventually([&] {
+    return f.Metrics().find("shmguard_certificate_reloads_total{result=\"failed\"} 1") != std::string::npos;
+  }));
   CHECK(TlsConnection(f.server->port(), f.ca).PeerCommonName() == "first");
   std::filesystem::remove(f.key);
-  CHECK(Eventually([&] { return f.Metrics().find("shmguard_certificate_reloads_total{result=\"failed\"} 2") != std::string::npos; }));
+  CHECK(Eventually([&] {
+    return f.Metrics().find("shmguard_certificate_reloads_total{result=\"failed\"} 2") != std::string::npos;
+  }));
   TlsConnection still(f.server->port(), f.ca);
   CHECK(still.PeerCommonName() == "first");
   CHECK(still.Post("/mutate", test::ReviewJson(kPod, "team-a")).status == 200);
@@ -276,9 +283,13 @@ TEST_CASE("serve: a half-written or missing pair keeps the previous certificate"
   auto not_ready = probe.Get("/readyz");
   REQUIRE(not_ready);
   CHECK(not_ready->status == 503);
-  CHECK_THAT(not_ready->body, Catch::Contains("cannot read") && Catch::Contains("still serving the previous certificate"));
+  CHECK_THAT(not_ready->body,
+             Catch::Contains("cannot read") && Catch::Contains("still serving the previous certificate"));
   test::IssueCert(f.dir.path(), "third", f.cert, f.key);
-  CHECK(Eventually([&] { auto r = probe.Get("/readyz"); return r && r->status == 200; }));
+  CHECK(Eventually([&] {
+    auto r = probe.Get("/readyz");
+    return r && r->status == 200;
+  }));
   CHECK(TlsConnection(f.server->port(), f.ca).PeerCommonName() == "third");
 }
 
@@ -288,7 +299,8 @@ TEST_CASE("serve: config reloads on change and a broken file keeps the last good
   std::ofstream(f.config) << "namespaces:\n  - {match: [\"ml-*\"], mode: enforce}\n  - {match: [\"*\"], mode: warn}\n";
   CHECK(Eventually([&] { return f.Response("/validate", test::ReviewJson(kTooBig, "ml-x"))["allowed"] == false; }));
   std::ofstream(f.config) << "namespaces: [{match: [\"ml-*\"], mode: sometimes}]\n";
-  CHECK(Eventually([&] { return f.Metrics().find("shmguard_config_reloads_total{result=\"failed\"} 1") != std::string::npos; }));
+  CHECK(Eventually(
+      [&] { return f.Metrics().find("shmguard_config_reloads_total{result=\"failed\"} 1") != std::string::npos; }));
   CHECK(f.Response("/validate", test::ReviewJson(kTooBig, "ml-x"))["allowed"] == false);  // still enforcing
   CHECK_THAT(f.Metrics(), Catch::Contains("shmguard_config_reloads_total{result=\"ok\"} 1"));
 }
@@ -304,8 +316,10 @@ TEST_CASE("serve: health, readiness and metrics on the plain HTTP port", "[serve
   REQUIRE(metrics);
   CHECK_THAT(metrics->get_header_value("Content-Type"), Catch::StartsWith("text/plain; version=0.0.4"));
   const std::string& m = metrics->body;
-  CHECK_THAT(m, Catch::Contains("shmguard_admission_requests_total{endpoint=\"mutate\",kind=\"Pod\",decision=\"patched\"} 1"));
-  CHECK_THAT(m, Catch::Contains("shmguard_admission_requests_total{endpoint=\"validate\",kind=\"Pod\",decision=\"denied\"} 1"));
+  CHECK_THAT(
+      m, Catch::Contains("shmguard_admission_requests_total{endpoint=\"mutate\",kind=\"Pod\",decision=\"patched\"} 1"));
+  CHECK_THAT(m, Catch::Contains(
+                    "shmguard_admission_requests_total{endpoint=\"validate\",kind=\"Pod\",decision=\"denied\"} 1"));
   CHECK_THAT(m, Catch::Contains("shmguard_admission_duration_seconds_bucket{endpoint=\"mutate\",le=\"+Inf\"} 1"));
   CHECK_THAT(m, Catch::Contains("shmguard_patches_total 1"));
   CHECK_THAT(m, Catch::Contains("shmguard_denials_total 1"));

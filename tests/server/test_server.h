@@ -2,12 +2,11 @@
 // tests. Options may be adjusted before it starts; logs are off (tests assert on answers).
 #pragma once
 
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
-
-#include <catch2/catch.hpp>
 
 #include "server/server.h"
 #include "server/tls_fixture.h"

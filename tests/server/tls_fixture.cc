@@ -2,24 +2,23 @@
 #include "server/tls_fixture.h"
 
 #include <arpa/inet.h>
+#include <httplib.h>
 #include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/x509.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <thread>
-
-#include <catch2/catch.hpp>
-#include <httplib.h>
 #include <nlohmann/json.hpp>
-#include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/x509.h>
+#include <thread>
 
 namespace shmguard::test {
 
@@ -43,18 +42,19 @@ static void Run(const std::string& cmd) {
 
 void MakeCa(const std::string& dir) {
   if (fs::exists(dir + "/ca.crt")) return;
-  Run("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout " + dir + "/ca.key -out " + dir +
-      "/ca.crt -days 2 -subj /CN=shmguard-test-ca");
+  Run("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout " + dir + "/ca.key -out " +
+      dir + "/ca.crt -days 2 -subj /CN=shmguard-test-ca");
 }
 
-void IssueCert(const std::string& dir, const std::string& cn, const std::string& cert_file,
-               const std::string& key_file, int days) {
+void IssueCert(const std::string& dir, const std::string& cn, const std::string& cert_file, const std::string& key_file,
+               int days) {
   MakeCa(dir);
   std::string base = dir + "/issue-" + cn;
   std::ofstream(base + ".ext") << "subjectAltName=DNS:localhost,IP:127.0.0.1\n";
-  Run("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout " + base + ".key -out " + base + ".csr -subj /CN=" + cn);
-  Run("openssl x509 -req -in " + base + ".csr -CA " + dir + "/ca.crt -CAkey " + dir +
-      "/ca.key -CAcreateserial -out " + base + ".crt -days " + std::to_string(days) + " -extfile " + base + ".ext");
+  Run("openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout " + base + ".key -out " + base +
+      ".csr -subj /CN=" + cn);
+  Run("openssl x509 -req -in " + base + ".csr -CA " + dir + "/ca.crt -CAkey " + dir + "/ca.key -CAcreateserial -out " +
+      base + ".crt -days " + std::to_string(days) + " -extfile " + base + ".ext");
   // Install both files atomically (rename), as cert-manager's writer does.
   fs::copy_file(base + ".crt", cert_file + ".tmp", fs::copy_options::overwrite_existing);
   fs::copy_file(base + ".key", key_file + ".tmp", fs::copy_options::overwrite_existing);

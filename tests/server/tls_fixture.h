@@ -2,13 +2,12 @@
 // the openssl command, a raw OpenSSL client for byte-level HTTP, and a spawned shmguard process.
 #pragma once
 
+#include <openssl/ssl.h>
 #include <sys/types.h>
 
 #include <map>
 #include <string>
 #include <vector>
-
-#include <openssl/ssl.h>
 
 namespace shmguard::test {
 
@@ -27,8 +26,8 @@ class TempDir {
 // Writes ca.crt/ca.key in `dir` (once) and a serving pair for localhost/127.0.0.1 whose subject
 // CN is `cn` to `cert_file`/`key_file`. Fails the test when openssl fails.
 void MakeCa(const std::string& dir);
-void IssueCert(const std::string& dir, const std::string& cn, const std::string& cert_file,
-               const std::string& key_file, int days = 2);
+void IssueCert(const std::string& dir, const std::string& cn, const std::string& cert_file, const std::string& key_file,
+               int days = 2);
 
 struct HttpReply {
   int status = 0;
@@ -84,9 +83,8 @@ int ConnectLoopback(int port);
 int FreePort();
 
 // An admission.k8s.io/v1 AdmissionReview for `object` (JSON text).
-std::string ReviewJson(const std::string& object_json, const std::string& ns,
-                       const std::string& operation = "CREATE", const std::string& kind = "Pod",
-                       const std::string& uid = "uid-1");
+std::string ReviewJson(const std::string& object_json, const std::string& ns, const std::string& operation = "CREATE",
+                       const std::string& kind = "Pod", const std::string& uid = "uid-1");
 
 // base64 decoding for patches in responses.
 std::string DecodeBase64(const std::string& text);
