@@ -6,7 +6,7 @@ export DEBIAN_FRONTEND=noninteractive
 packages=(
   g++ cmake ninja-build pkg-config
   libcpp-httplib-dev libssl-dev libyaml-dev nlohmann-json3-dev libspdlog-dev libcli11-dev libsimdjson-dev libjemalloc-dev catch2
-  openssl curl python3 python3-yaml python3-jsonpatch
+  openssl curl python3 python3-yaml python3-jsonpatch clang-format
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Fresh machine -> all tests: installs dependencies (Debian packages, and the npm packages of the
-# CEL test), builds with warnings as errors, checks that the core includes no I/O library, runs
+# CEL test), checks the formatting (clang-format) and that the core includes no I/O library,
+# builds with warnings as errors, runs
 # every Catch2 test through CTest, then the suite under ASan + UBSan and the server's tests under
 # TSan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 npm ci --prefix tests/cel --no-audit --no-fund  # @bufbuild/cel, pinned in tests/cel/package-lock.json
+./scripts/format.sh --check
 if grep -rnE '#include *[<"](httplib|yaml|spdlog|openssl|CLI|simdjson)' include/shmguard src/core; then
   echo "the core (include/shmguard, src/core) must not include I/O libraries" >&2
   exit 1
