@@ -76,9 +76,7 @@ int main(int argc, char** argv) {
   const shmguard::Policy policy;
   server::HttpsServer https(options, ctx, [&](const server::HttpRequest& req, server::HttpResponse& res) {
     switch (mode) {
-      case Mode::kSpike:
-        res.body = shmguard::bench::SpikeDomDecision(req.body, req.body_padded, res.status);
-        return;
+      case Mode::kSpike: res.body = shmguard::bench::SpikeDomDecision(req.body, req.body_padded, res.status); return;
       case Mode::kDecide: {
         auto x =
             server::HandleAdmission(req.body, req.content_type, policy, {shmguard::Face::kMutate}, req.body_padded);
@@ -93,8 +91,7 @@ int main(int argc, char** argv) {
           return;
         }
         break;
-      case Mode::kConstant:
-        break;
+      case Mode::kConstant: break;
     }
     res.body = fixed_response;
   });

@@ -91,14 +91,11 @@ class JsonNode {
   uint64_t TapeAfter(uint64_t i) const {  // the word after the value at word i
     switch (TapeType(i)) {
       case '{':
-      case '[':
-        return static_cast<uint32_t>(tape_->words[i]);
+      case '[': return static_cast<uint32_t>(tape_->words[i]);
       case 'l':
       case 'u':
-      case 'd':
-        return i + 2;
-      default:
-        return i + 1;
+      case 'd': return i + 2;
+      default: return i + 1;
     }
   }
   std::string_view TapeString(uint64_t i) const {
@@ -142,29 +139,15 @@ struct JsonNode::ItemRange {
 
 inline JsonNode::JsonNode(const JsonTape& tape, uint64_t index) : tape_(&tape), a_(index) {
   switch (TapeType(index)) {
-    case '{':
-      type_ = Type::kObject;
-      break;
-    case '[':
-      type_ = Type::kArray;
-      break;
-    case '"':
-      type_ = Type::kString;
-      break;
+    case '{': type_ = Type::kObject; break;
+    case '[': type_ = Type::kArray; break;
+    case '"': type_ = Type::kString; break;
     case 'l':
-    case 'u':
-      type_ = Type::kInteger;
-      break;
-    case 'd':
-      type_ = Type::kFloat;
-      break;
+    case 'u': type_ = Type::kInteger; break;
+    case 'd': type_ = Type::kFloat; break;
     case 't':
-    case 'f':
-      type_ = Type::kBool;
-      break;
-    default:
-      type_ = Type::kNull;
-      break;
+    case 'f': type_ = Type::kBool; break;
+    default: type_ = Type::kNull; break;
   }
 }
 

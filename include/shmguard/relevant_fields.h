@@ -31,57 +31,19 @@ constexpr bool ShorterFirst(std::string_view a, std::string_view b) {
   return a.size() != b.size() ? a.size() < b.size() : a < b;
 }
 
-inline constexpr std::string_view kIgnoredMembers[] = {"tty",
-                                                       "uid",
-                                                       "image",
-                                                       "ports",
-                                                       "stdin",
-                                                       "envFrom",
-                                                       "sources",
-                                                       "subPath",
-                                                       "affinity",
-                                                       "hostname",
-                                                       "nodeName",
-                                                       "priority",
-                                                       "readOnly",
-                                                       "claimName",
-                                                       "dnsConfig",
-                                                       "dnsPolicy",
-                                                       "lifecycle",
-                                                       "stdinOnce",
-                                                       "subdomain",
-                                                       "finalizers",
-                                                       "generation",
-                                                       "workingDir",
-                                                       "defaultMode",
-                                                       "subPathExpr",
-                                                       "tolerations",
-                                                       "nodeSelector",
-                                                       "startupProbe",
-                                                       "livenessProbe",
-                                                       "managedFields",
-                                                       "schedulerName",
-                                                       "readinessGates",
-                                                       "readinessProbe",
-                                                       "serviceAccount",
-                                                       "imagePullPolicy",
-                                                       "ownerReferences",
-                                                       "resourceVersion",
-                                                       "imagePullSecrets",
-                                                       "mountPropagation",
-                                                       "preemptionPolicy",
-                                                       "runtimeClassName",
-                                                       "creationTimestamp",
-                                                       "priorityClassName",
-                                                       "setHostnameAsFQDN",
-                                                       "enableServiceLinks",
-                                                       "serviceAccountName",
-                                                       "shareProcessNamespace",
-                                                       "terminationMessagePath",
-                                                       "terminationMessagePolicy",
-                                                       "topologySpreadConstraints",
-                                                       "automountServiceAccountToken",
-                                                       "terminationGracePeriodSeconds"};
+// clang-format off
+inline constexpr std::string_view kIgnoredMembers[] = {
+    "tty", "uid", "image", "ports", "stdin", "envFrom", "sources", "subPath", "affinity",
+    "hostname", "nodeName", "priority", "readOnly", "claimName", "dnsConfig", "dnsPolicy",
+    "lifecycle", "stdinOnce", "subdomain", "finalizers", "generation", "workingDir", "defaultMode",
+    "subPathExpr", "tolerations", "nodeSelector", "startupProbe", "livenessProbe", "managedFields",
+    "schedulerName", "readinessGates", "readinessProbe", "serviceAccount", "imagePullPolicy",
+    "ownerReferences", "resourceVersion", "imagePullSecrets", "mountPropagation",
+    "preemptionPolicy", "runtimeClassName", "creationTimestamp", "priorityClassName",
+    "setHostnameAsFQDN", "enableServiceLinks", "serviceAccountName", "shareProcessNamespace",
+    "terminationMessagePath", "terminationMessagePolicy", "topologySpreadConstraints",
+    "automountServiceAccountToken", "terminationGracePeriodSeconds"};
+// clang-format on
 static_assert(std::is_sorted(std::begin(kIgnoredMembers), std::end(kIgnoredMembers), ShorterFirst));
 
 // For each key length, the members of that length: [begin, end) in kIgnoredMembers.
@@ -117,12 +79,9 @@ enum class PruneContext { kOther, kRoot, kItems, kAnnotations, kEnv };
 // Whether the member `key` of a mapping in `ctx` is kept.
 inline bool KeepMember(PruneContext ctx, std::string_view key) {
   switch (ctx) {
-    case PruneContext::kAnnotations:
-      return IsRelevantAnnotation(key);
-    case PruneContext::kRoot:
-      return !IsIgnoredRootMember(key) && !IsIgnoredMember(key);
-    default:
-      return !IsIgnoredMember(key);
+    case PruneContext::kAnnotations: return IsRelevantAnnotation(key);
+    case PruneContext::kRoot: return !IsIgnoredRootMember(key) && !IsIgnoredMember(key);
+    default: return !IsIgnoredMember(key);
   }
 }
 

@@ -59,14 +59,10 @@ class Result {
 
 inline const char* CodeName(Code code) {
   switch (code) {
-    case Code::kInvalidInput:
-      return "invalid input";
-    case Code::kUnsupportedKind:
-      return "unsupported kind";
-    case Code::kIo:
-      return "i/o error";
-    case Code::kInternal:
-      return "internal error";
+    case Code::kInvalidInput: return "invalid input";
+    case Code::kUnsupportedKind: return "unsupported kind";
+    case Code::kIo: return "i/o error";
+    case Code::kInternal: return "internal error";
   }
   return "internal error";
 }

@@ -165,30 +165,21 @@ RuntimeCatalog CollectRuntimes(const std::vector<Result<std::vector<std::string>
 
 const char* AuditVerdictName(AuditVerdict v) {
   switch (v) {
-    case AuditVerdict::kOk:
-      return "ok";
-    case AuditVerdict::kPatch:
-      return "patch";
-    case AuditVerdict::kDeny:
-      return "deny";
-    case AuditVerdict::kSkip:
-      return "skip";
-    case AuditVerdict::kError:
-      return "error";
+    case AuditVerdict::kOk: return "ok";
+    case AuditVerdict::kPatch: return "patch";
+    case AuditVerdict::kDeny: return "deny";
+    case AuditVerdict::kSkip: return "skip";
+    case AuditVerdict::kError: return "error";
   }
   return "error";
 }
 
 AuditVerdict AuditVerdictOf(Verdict v) {
   switch (v) {
-    case Verdict::kOk:
-      return AuditVerdict::kOk;
-    case Verdict::kPatch:
-      return AuditVerdict::kPatch;
-    case Verdict::kDeny:
-      return AuditVerdict::kDeny;
-    case Verdict::kSkip:
-      return AuditVerdict::kSkip;
+    case Verdict::kOk: return AuditVerdict::kOk;
+    case Verdict::kPatch: return AuditVerdict::kPatch;
+    case Verdict::kDeny: return AuditVerdict::kDeny;
+    case Verdict::kSkip: return AuditVerdict::kSkip;
   }
   return AuditVerdict::kError;
 }

@@ -37,21 +37,11 @@ void Append(const json& value, std::string& out) {
       out += ']';
       return;
     }
-    case json::value_t::string:
-      AppendJsonQuoted(value.get_ref<const std::string&>(), out);
-      return;
-    case json::value_t::boolean:
-      out += value.get<bool>() ? "true" : "false";
-      return;
-    case json::value_t::null:
-      out += "null";
-      return;
-    case json::value_t::number_integer:
-      out += std::to_string(value.get<int64_t>());
-      return;
-    case json::value_t::number_unsigned:
-      out += std::to_string(value.get<uint64_t>());
-      return;
+    case json::value_t::string: AppendJsonQuoted(value.get_ref<const std::string&>(), out); return;
+    case json::value_t::boolean: out += value.get<bool>() ? "true" : "false"; return;
+    case json::value_t::null: out += "null"; return;
+    case json::value_t::number_integer: out += std::to_string(value.get<int64_t>()); return;
+    case json::value_t::number_unsigned: out += std::to_string(value.get<uint64_t>()); return;
     default:  // floats (nlohmann's shortest round-trip form), binary, discarded
       out += Dumped(value);
       return;

@@ -464,14 +464,10 @@ LimitCheck CheckLimit(int64_t required, const PodFacts& facts, const Policy& pol
 
 const char* VerdictName(Verdict v) {
   switch (v) {
-    case Verdict::kSkip:
-      return "skip";
-    case Verdict::kOk:
-      return "ok";
-    case Verdict::kPatch:
-      return "patch";
-    case Verdict::kDeny:
-      return "deny";
+    case Verdict::kSkip: return "skip";
+    case Verdict::kOk: return "ok";
+    case Verdict::kPatch: return "patch";
+    case Verdict::kDeny: return "deny";
   }
   return "skip";
 }

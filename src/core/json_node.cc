@@ -8,23 +8,15 @@ using nlohmann::json;
 
 JsonNode::Type TypeOf(const json& v) {
   switch (v.type()) {
-    case json::value_t::null:
-      return JsonNode::Type::kNull;
-    case json::value_t::boolean:
-      return JsonNode::Type::kBool;
+    case json::value_t::null: return JsonNode::Type::kNull;
+    case json::value_t::boolean: return JsonNode::Type::kBool;
     case json::value_t::number_integer:
-    case json::value_t::number_unsigned:
-      return JsonNode::Type::kInteger;
-    case json::value_t::number_float:
-      return JsonNode::Type::kFloat;
-    case json::value_t::string:
-      return JsonNode::Type::kString;
-    case json::value_t::array:
-      return JsonNode::Type::kArray;
-    case json::value_t::object:
-      return JsonNode::Type::kObject;
-    default:
-      return JsonNode::Type::kNull;  // binary and discarded never come out of a parser
+    case json::value_t::number_unsigned: return JsonNode::Type::kInteger;
+    case json::value_t::number_float: return JsonNode::Type::kFloat;
+    case json::value_t::string: return JsonNode::Type::kString;
+    case json::value_t::array: return JsonNode::Type::kArray;
+    case json::value_t::object: return JsonNode::Type::kObject;
+    default: return JsonNode::Type::kNull;  // binary and discarded never come out of a parser
   }
 }
 
@@ -88,20 +80,13 @@ json JsonNode::Copy() const {
       for (JsonNode item : Items()) out.push_back(item.Copy());
       return out;
     }
-    case '"':
-      return std::string(String());
-    case 'l':
-      return NumberAt<int64_t>(*tape_, a_);
-    case 'u':
-      return NumberAt<uint64_t>(*tape_, a_);
-    case 'd':
-      return NumberAt<double>(*tape_, a_);
-    case 't':
-      return true;
-    case 'f':
-      return false;
-    default:
-      return nullptr;
+    case '"': return std::string(String());
+    case 'l': return NumberAt<int64_t>(*tape_, a_);
+    case 'u': return NumberAt<uint64_t>(*tape_, a_);
+    case 'd': return NumberAt<double>(*tape_, a_);
+    case 't': return true;
+    case 'f': return false;
+    default: return nullptr;
   }
 }
 

@@ -25,48 +25,36 @@ NamespaceRule MatchNamespace(const Policy& policy, std::string_view ns) {
 
 const char* HostIpcModeName(HostIpcMode m) {
   switch (m) {
-    case HostIpcMode::kAuto:
-      return "auto";
-    case HostIpcMode::kAlways:
-      return "always";
-    case HostIpcMode::kNever:
-      return "never";
+    case HostIpcMode::kAuto: return "auto";
+    case HostIpcMode::kAlways: return "always";
+    case HostIpcMode::kNever: return "never";
   }
   return "auto";
 }
 
 const char* ContainerSelectionName(ContainerSelection s) {
   switch (s) {
-    case ContainerSelection::kGpuContainers:
-      return "gpu-containers";
-    case ContainerSelection::kAll:
-      return "all";
-    case ContainerSelection::kNever:
-      return "never";
+    case ContainerSelection::kGpuContainers: return "gpu-containers";
+    case ContainerSelection::kAll: return "all";
+    case ContainerSelection::kNever: return "never";
   }
   return "gpu-containers";
 }
 
 const char* NamespaceModeName(NamespaceMode m) {
   switch (m) {
-    case NamespaceMode::kOff:
-      return "off";
-    case NamespaceMode::kWarn:
-      return "warn";
-    case NamespaceMode::kEnforce:
-      return "enforce";
+    case NamespaceMode::kOff: return "off";
+    case NamespaceMode::kWarn: return "warn";
+    case NamespaceMode::kEnforce: return "enforce";
   }
   return "warn";
 }
 
 const char* PodSecurityLevelName(PodSecurityLevel l) {
   switch (l) {
-    case PodSecurityLevel::kPrivileged:
-      return "privileged";
-    case PodSecurityLevel::kBaseline:
-      return "baseline";
-    case PodSecurityLevel::kRestricted:
-      return "restricted";
+    case PodSecurityLevel::kPrivileged: return "privileged";
+    case PodSecurityLevel::kBaseline: return "baseline";
+    case PodSecurityLevel::kRestricted: return "restricted";
   }
   return "privileged";
 }
@@ -81,12 +69,9 @@ std::optional<PodSecurityLevel> ParsePodSecurityLevel(std::string_view name) {
 
 const char* UnannotatedModeName(UnannotatedMode m) {
   switch (m) {
-    case UnannotatedMode::kEstimate:
-      return "estimate";
-    case UnannotatedMode::kFloor:
-      return "floor";
-    case UnannotatedMode::kLeave:
-      return "leave";
+    case UnannotatedMode::kEstimate: return "estimate";
+    case UnannotatedMode::kFloor: return "floor";
+    case UnannotatedMode::kLeave: return "leave";
   }
   return "estimate";
 }

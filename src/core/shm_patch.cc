@@ -76,20 +76,13 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
     if (c.init || !Selected(o.ipc_lock, c)) continue;
     const std::string caps = c.pointer + "/securityContext/capabilities";
     switch (c.ipc_lock) {
-      case IpcLock::kGranted:
-        continue;
+      case IpcLock::kGranted: continue;
       case IpcLock::kNoSecurityContext:
         p.ops.Add(c.pointer + "/securityContext", R"({"capabilities":{"add":["IPC_LOCK"]}})");
         break;
-      case IpcLock::kNoCapabilities:
-        p.ops.Add(caps, R"({"add":["IPC_LOCK"]})");
-        break;
-      case IpcLock::kNoAddList:
-        p.ops.Add(caps + "/add", R"(["IPC_LOCK"])");
-        break;
-      case IpcLock::kNotAdded:
-        p.ops.Add(caps + "/add/-", R"("IPC_LOCK")");
-        break;
+      case IpcLock::kNoCapabilities: p.ops.Add(caps, R"({"add":["IPC_LOCK"]})"); break;
+      case IpcLock::kNoAddList: p.ops.Add(caps + "/add", R"(["IPC_LOCK"])"); break;
+      case IpcLock::kNotAdded: p.ops.Add(caps + "/add/-", R"("IPC_LOCK")"); break;
     }
     if (o.describe_changes) locked.push_back(c.name);
   }

@@ -47,24 +47,12 @@ bool Convert(dom::element v, Context ctx, int depth, json& out) {
       }
       return true;
     }
-    case dom::element_type::STRING:
-      out = std::string(std::string_view(v));
-      return true;
-    case dom::element_type::INT64:
-      out = int64_t(v);
-      return true;
-    case dom::element_type::UINT64:
-      out = uint64_t(v);
-      return true;
-    case dom::element_type::DOUBLE:
-      out = double(v);
-      return true;
-    case dom::element_type::BOOL:
-      out = bool(v);
-      return true;
-    case dom::element_type::NULL_VALUE:
-      out = nullptr;
-      return true;
+    case dom::element_type::STRING: out = std::string(std::string_view(v)); return true;
+    case dom::element_type::INT64: out = int64_t(v); return true;
+    case dom::element_type::UINT64: out = uint64_t(v); return true;
+    case dom::element_type::DOUBLE: out = double(v); return true;
+    case dom::element_type::BOOL: out = bool(v); return true;
+    case dom::element_type::NULL_VALUE: out = nullptr; return true;
   }
   return true;
 }

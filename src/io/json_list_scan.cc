@@ -157,12 +157,9 @@ size_t ContainerEnd(std::string_view t, size_t p) {
         for (; found; found &= found - 1) {
           size_t at = p + static_cast<size_t>(__builtin_ctz(found));
           switch (brackets.Take(t[at])) {
-            case Brackets::Step::kOpen:
-              break;
-            case Brackets::Step::kClosedAll:
-              return at + 1;
-            case Brackets::Step::kMismatch:
-              return npos;
+            case Brackets::Step::kOpen: break;
+            case Brackets::Step::kClosedAll: return at + 1;
+            case Brackets::Step::kMismatch: return npos;
           }
         }
         in_string = (inside >> 15) & 1u;
@@ -183,12 +180,9 @@ size_t ContainerEnd(std::string_view t, size_t p) {
       in_string = true;
     } else if (IsBracket(c)) {
       switch (brackets.Take(c)) {
-        case Brackets::Step::kOpen:
-          break;
-        case Brackets::Step::kClosedAll:
-          return p;
-        case Brackets::Step::kMismatch:
-          return npos;
+        case Brackets::Step::kOpen: break;
+        case Brackets::Step::kClosedAll: return p;
+        case Brackets::Step::kMismatch: return npos;
       }
     }
   }

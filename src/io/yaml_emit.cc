@@ -91,14 +91,10 @@ class Emitter {
         yaml_sequence_end_event_initialize(&ev);
         Emit(ev);
         return;
-      case json::value_t::string:
-        return String(v.get_ref<const std::string&>());
-      case json::value_t::null:
-        return Scalar("null", YAML_PLAIN_SCALAR_STYLE);
-      case json::value_t::boolean:
-        return Scalar(v.get<bool>() ? "true" : "false", YAML_PLAIN_SCALAR_STYLE);
-      default:
-        return Scalar(v.dump(), YAML_PLAIN_SCALAR_STYLE);
+      case json::value_t::string: return String(v.get_ref<const std::string&>());
+      case json::value_t::null: return Scalar("null", YAML_PLAIN_SCALAR_STYLE);
+      case json::value_t::boolean: return Scalar(v.get<bool>() ? "true" : "false", YAML_PLAIN_SCALAR_STYLE);
+      default: return Scalar(v.dump(), YAML_PLAIN_SCALAR_STYLE);
     }
   }
 

@@ -99,9 +99,7 @@ class Builder {
     if (skip_depth_ > 0) return Skip(e);
     switch (e.type) {
       case YAML_DOCUMENT_END_EVENT:  // only the first document of the text (as go-yaml's Unmarshal)
-      case YAML_STREAM_END_EVENT:
-        done = true;
-        return true;
+      case YAML_STREAM_END_EVENT: done = true; return true;
       case YAML_SCALAR_EVENT: {
         std::string_view text(reinterpret_cast<const char*>(e.data.scalar.value), e.data.scalar.length);
         std::string_view anchor = Str(e.data.scalar.anchor);
@@ -236,13 +234,9 @@ class Builder {
         }
         if (--skip_depth_ == 0) stack_.back().skip_value = stack_.back().has_key = false;
         return true;
-      case YAML_SCALAR_EVENT:
-        Forget(Str(e.data.scalar.anchor));
-        return true;
-      case YAML_ALIAS_EVENT:
-        return CheckAlias(Str(e.data.alias.anchor), e.start_mark.line);
-      default:
-        return true;
+      case YAML_SCALAR_EVENT: Forget(Str(e.data.scalar.anchor)); return true;
+      case YAML_ALIAS_EVENT: return CheckAlias(Str(e.data.alias.anchor), e.start_mark.line);
+      default: return true;
     }
   }
 

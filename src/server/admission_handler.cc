@@ -64,14 +64,10 @@ bool IsJsonContentType(std::string_view ct) {
 
 const char* OutcomeName(Outcome o) {
   switch (o) {
-    case Outcome::kAllowed:
-      return "allowed";
-    case Outcome::kPatched:
-      return "patched";
-    case Outcome::kDenied:
-      return "denied";
-    case Outcome::kError:
-      return "error";
+    case Outcome::kAllowed: return "allowed";
+    case Outcome::kPatched: return "patched";
+    case Outcome::kDenied: return "denied";
+    case Outcome::kError: return "error";
   }
   return "error";
 }

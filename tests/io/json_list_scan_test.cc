@@ -23,12 +23,9 @@ std::string Tricky(std::mt19937& rng) {
 
 json RandomValue(std::mt19937& rng, int depth) {
   switch (depth > 4 ? rng() % 3 : rng() % 5) {
-    case 0:
-      return Tricky(rng);
-    case 1:
-      return static_cast<int>(rng() % 1000);
-    case 2:
-      return nullptr;
+    case 0: return Tricky(rng);
+    case 1: return static_cast<int>(rng() % 1000);
+    case 2: return nullptr;
     case 3: {
       json o = json::object();
       for (size_t n = rng() % 5; n > 0; --n) o[Tricky(rng)] = RandomValue(rng, depth + 1);
