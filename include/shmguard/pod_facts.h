@@ -105,6 +105,12 @@ struct PodFacts {
 // volumes at /dev/shm (NCCL needs every rank of a pod on the same /dev/shm).
 Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy);
 
+// What `t` has at /dev/shm, from the containers' mounts already in `f` (their shm_volume) and
+// the declared volumes, whose names it adds to `f.volume_names` (and sets `f.has_volumes`).
+// Part of ReadPodFacts. Fails with kInvalidInput naming the pointer when the volumes are not a
+// list or a sizeLimit is not a quantity, or when containers mount different volumes there.
+Result<ShmMount> ReadShmMount(const PodTemplate& t, PodFacts& f);
+
 // An integer annotation in [min, max]; nullopt when absent. Fails with kInvalidInput naming the
 // annotation when the value is not a quoted decimal integer in range ("8", not 8 or "eight").
 Result<std::optional<int64_t>> ReadCountAnnotation(const Annotations& a, const std::string& key, int64_t min,

@@ -217,38 +217,6 @@ spec:
   CHECK(f.volume_names == std::set<std::string, std::less<>>{"data", "dshm"});
 }
 
-TEST_CASE("ReadPodFacts tells what is at /dev/shm", "[pod_facts]") {
-  struct Case {
-    const char* name;
-    const char* spec;
-    ShmMountKind kind;
-    const char* description;
-  };
-  const Case cases[] = {
-      {"nothing", "containers: [{name: t}]", ShmMountKind::kNone, ""},
-      {"an unmounted memory dshm is adopted",
-       "volumes: [{name: dshm, emptyDir: {medium: Memory}}]\n  containers: [{name: t}]", ShmMountKind::kMemoryEmptyDir,
-       "emptyDir Memory without sizeLimit"},
-      {"an unmounted disk dshm is not", "volumes: [{name: dshm, emptyDir: {}}]\n  containers: [{name: t}]",
-       ShmMountKind::kNone, ""},
-      {"disk emptyDir",
-       "volumes: [{name: s, emptyDir: {}}]\n  containers: [{name: t, volumeMounts: [{name: s, mountPath: /dev/shm}]}]",
-       ShmMountKind::kOther, "emptyDir \"s\" on the node's disk (no medium: Memory)"},
-      {"hostPath",
-       "volumes: [{name: s, hostPath: {path: /dev/shm}}]\n  containers: [{name: t, volumeMounts: [{name: s, mountPath: "
-       "/dev/shm}]}]",
-       ShmMountKind::kOther, "hostPath /dev/shm (the node's shared memory, not bounded by the pod)"},
-      {"undeclared", "containers: [{name: t, volumeMounts: [{name: s, mountPath: /dev/shm}]}]", ShmMountKind::kOther,
-       "volume \"s\", which is not declared in spec.volumes"},
-  };
-  for (const auto& c : cases) {
-    CAPTURE(c.name);
-    PodFacts f = FactsOf(std::string("apiVersion: v1\nkind: Pod\nspec:\n  ") + c.spec + "\n");
-    CHECK(f.shm.kind == c.kind);
-    CHECK(f.shm.description == c.description);
-  }
-}
-
 TEST_CASE("ReadPodFacts names the field of a malformed mount, volume or securityContext", "[pod_facts]") {
   struct Case {
     const char* spec;

@@ -1,0 +1,101 @@
+// ReadShmMount: the volumes of a pod template and what is mounted at /dev/shm.
+#include <set>
+#include <string>
+
+#include "shmguard/pod_facts.h"
+#include "shmguard/quantity.h"
+
+namespace shmguard {
+namespace {
+
+std::string JoinNames(const std::set<std::string, std::less<>>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+}  // namespace
+
+Result<ShmMount> ReadShmMount(const PodTemplate& t, PodFacts& f) {
+  JsonNode volumes = t.spec.Find("volumes");
+  if (volumes && !volumes.IsArray())
+    return MakeError(Code::kInvalidInput, "must be a list", t.spec_pointer + "/volumes");
+  if (t.shared_volumes && !t.shared_volumes.IsArray()) {
+    return MakeError(Code::kInvalidInput, "must be a list", t.shared_volumes_pointer);
+  }
+  f.has_volumes = static_cast<bool>(volumes);
+  for (JsonNode list : {volumes, t.shared_volumes}) {
+    for (JsonNode v : list.Items()) {
+      if (JsonNode n = v.Find("name"); n.IsString()) f.volume_names.emplace(n.String());
+    }
+  }
+  std::set<std::string, std::less<>> names;
+  for (const ContainerFacts& c : f.containers) {
+    if (c.shm_volume) names.insert(*c.shm_volume);
+  }
+  if (names.size() > 1) {
+    return MakeError(Code::kInvalidInput,
+                     "containers mount different volumes at /dev/shm (" + JoinNames(names) +
+                         "); all processes of a pod must share one /dev/shm",
+                     t.spec_pointer);
+  }
+
+  ShmMount m;
+  std::string wanted = names.empty() ? kShmVolumeName : *names.begin();
+  // The pod's own volumes first, then those it shares (an Argo Workflow's) when a container
+  // mounts one: an unmounted "dshm" is only adopted from the pod's own.
+  const std::pair<JsonNode, std::string> lists[] = {
+      {volumes, t.spec_pointer + "/volumes"},
+      {names.empty() ? JsonNode() : t.shared_volumes, t.shared_volumes_pointer}};
+  JsonNode vol;
+  for (const auto& [list, pointer] : lists) {
+    int index = 0;
+    for (JsonNode declared : list.Items()) {
+      if (declared.Find("name").Is(wanted)) {
+        vol = declared;
+        m.volume_pointer = pointer + "/" + std::to_string(index);
+        break;
+      }
+      ++index;
+    }
+    if (vol) break;
+  }
+  m.volume_name = wanted;
+  if (!vol) {
+    if (names.empty()) return ShmMount{};
+    m.kind = ShmMountKind::kOther;
+    m.description = "volume \"" + wanted + "\", which is not declared in spec.volumes";
+    return m;
+  }
+  JsonNode empty_dir = vol.Find("emptyDir");
+  if (empty_dir.Find("medium").Is("Memory")) {
+    m.kind = ShmMountKind::kMemoryEmptyDir;
+    if (JsonNode limit = empty_dir.Find("sizeLimit")) {
+      auto bytes = ReadQuantityField(limit, m.volume_pointer + "/emptyDir/sizeLimit");
+      if (!bytes) return bytes.error();
+      m.size_limit_written = true;
+      if (*bytes > 0) m.size_limit = *bytes;
+    }
+    m.description = "emptyDir Memory " + (m.size_limit ? FormatBytes(*m.size_limit) : std::string("without sizeLimit"));
+    return m;
+  }
+  if (names.empty()) return ShmMount{};  // an unmounted "dshm" of another type: name taken
+  m.kind = ShmMountKind::kOther;
+  if (empty_dir) {
+    m.description = "emptyDir \"" + wanted + "\" on the node's disk (no medium: Memory)";
+  } else if (JsonNode host = vol.Find("hostPath")) {
+    JsonNode p = host.Find("path");
+    m.description = "hostPath " + (p.IsString() ? std::string(p.String()) : std::string("?")) +
+                    " (the node's shared memory, not bounded by the pod)";
+  } else {
+    std::string type = "a non-emptyDir";
+    for (const auto& [key, value] : vol.Members()) {
+      if (key != "name") type = key;
+    }
+    m.description = type + " volume \"" + wanted + "\"";
+  }
+  return m;
+}
+
+
+}  // namespace shmguard
