@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <set>
 #include <limits>
+#include <set>
 #include <string_view>
 
 #include "shmguard/quantity.h"

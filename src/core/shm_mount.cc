@@ -97,5 +97,4 @@ Result<ShmMount> ReadShmMount(const PodTemplate& t, PodFacts& f) {
   return m;
 }
 
-
 }  // namespace shmguard

@@ -26,7 +26,8 @@ TEST_CASE("ReadShmMount tells what is at /dev/shm", "[shm_mount]") {
        "volumes: [{name: s, emptyDir: {medium: Memory, sizeLimit: 2Gi}}]\n  containers: [{name: t, volumeMounts: "
        "[{name: s, mountPath: /dev/shm}]}]",
        ShmMountKind::kMemoryEmptyDir, "emptyDir Memory 2Gi"},
-      {"sizeLimit 0 is no limit", "volumes: [{name: dshm, emptyDir: {medium: Memory, sizeLimit: \"0\"}}]\n  containers: [{name: t}]",
+      {"sizeLimit 0 is no limit",
+       "volumes: [{name: dshm, emptyDir: {medium: Memory, sizeLimit: \"0\"}}]\n  containers: [{name: t}]",
        ShmMountKind::kMemoryEmptyDir, "emptyDir Memory without sizeLimit"},
       {"an unmounted disk dshm is not", "volumes: [{name: dshm, emptyDir: {}}]\n  containers: [{name: t}]",
        ShmMountKind::kNone, ""},
