@@ -25,7 +25,7 @@ void CheckPrunedDecidesAsFull(const std::vector<shmguard::cli::AuditRecord>& ful
     const auto& a = full[i];
     const auto& b = pruned[i];
     if (a.verdict != b.verdict) std::abort();
-    if (a.verdict == "error") continue;
+    if (a.verdict == shmguard::cli::AuditVerdict::kError) continue;
     if (a.reasons != b.reasons || a.warnings != b.warnings || a.changes != b.changes || a.patch != b.patch ||
         a.required_bytes != b.required_bytes || a.memory_limit_bytes != b.memory_limit_bytes ||
         a.current_shm != b.current_shm || a.pods != b.pods || a.kind != b.kind || a.name != b.name ||

@@ -39,11 +39,6 @@ struct ContainerFacts {
   bool mounts_shm = false;                              // something is mounted at /dev/shm (trailing slashes ignored)
   std::optional<std::string> shm_volume;                // the name of that volume, when it has one
   IpcLock ipc_lock = IpcLock::kNoSecurityContext;       // app containers only
-  // What the container states about its processes (docs/sources.md §2), "" when it does not:
-  // env PET_NPROC_PER_NODE, --nproc_per_node, env PET_NNODES, --nnodes.
-  std::string nproc_env, nproc_flag, nnodes_env, nnodes_flag;
-  bool nccl_shm_disable = false;  // env NCCL_SHM_DISABLE=1
-  bool nccl_p2p_disable = false;  // env NCCL_P2P_DISABLE=1
 };
 
 enum class ShmMountKind {

@@ -43,6 +43,7 @@ struct AuditPod {
   int64_t required_bytes = 0;  // 0: not sized
   bool estimated = false;      // sized without DataLoader annotations
   std::optional<int64_t> memory_limit_bytes;
+  bool operator==(const AuditPod&) const = default;
 };
 
 // One object of the input and its verdict.

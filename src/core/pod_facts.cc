@@ -209,6 +209,8 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
   JsonNode spec = t.spec;
   int64_t app_memory = 0, init_memory = 0;
   std::string missing_memory;
+  // The app containers, for the hints below: read only as far as the first one that gives each.
+  std::vector<JsonNode> apps;
   // One container at `pointer`; `fallback_name` names it when it has no name.
   auto add = [&](JsonNode c, const std::string& pointer, bool init, std::string fallback_name) -> Result<bool> {
     if (!c.IsObject()) return MakeError(Code::kInvalidInput, "must be a container object", pointer);
@@ -235,12 +237,7 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
       auto lock = ReadIpcLock(c, pointer);
       if (!lock) return lock.error();
       cf.ipc_lock = *lock;
-      cf.nproc_env = FindEnv(c, "PET_NPROC_PER_NODE");
-      cf.nproc_flag = FindFlag(c, {"--nproc_per_node", "--nproc-per-node"});
-      cf.nnodes_env = FindEnv(c, "PET_NNODES");
-      cf.nnodes_flag = FindFlag(c, {"--nnodes"});
-      cf.nccl_shm_disable = FindEnv(c, "NCCL_SHM_DISABLE") == "1";
-      cf.nccl_p2p_disable = FindEnv(c, "NCCL_P2P_DISABLE") == "1";
+      apps.push_back(c);
     }
     f.requests_gpus = f.requests_gpus || cf.gpus > 0;
     if (!init) {
@@ -318,9 +315,9 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
     }
   }
   for (int pass = 0; pass < 2 && f.procs_source.empty(); ++pass) {
-    for (const ContainerFacts& app : f.containers) {
-      if (app.init) continue;
-      const std::string& v = pass == 0 ? app.nproc_env : app.nproc_flag;
+    for (JsonNode app : apps) {
+      std::string v =
+          pass == 0 ? FindEnv(app, "PET_NPROC_PER_NODE") : FindFlag(app, {"--nproc_per_node", "--nproc-per-node"});
       auto n = ParseCount(v);
       std::string src = pass == 0 ? "env PET_NPROC_PER_NODE=" + v : "--nproc_per_node=" + v;
       if (n && *n >= 1 && *n <= 1024) {
@@ -352,9 +349,8 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
     f.nodes_source = t.pods_source;
   }
   for (int pass = 0; pass < 2 && f.nodes_source.empty(); ++pass) {
-    for (const ContainerFacts& app : f.containers) {
-      if (app.init) continue;
-      const std::string& v = pass == 0 ? app.nnodes_env : app.nnodes_flag;
+    for (JsonNode app : apps) {
+      std::string v = pass == 0 ? FindEnv(app, "PET_NNODES") : FindFlag(app, {"--nnodes"});
       auto n = ParseNodeCount(v);
       if (n && *n >= 1) {
         f.nodes = std::min<int64_t>(*n, 1'000'000);
@@ -365,13 +361,16 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
   }
   if (f.nodes_source.empty()) f.nodes_source = "default";
 
+  size_t app = 0;  // apps[app] is the container c when !c.init
   for (const auto& c : f.containers) {
-    if (c.init || (f.requests_gpus && c.gpus == 0)) continue;
-    if (!f.nccl_shm_disabled && c.nccl_shm_disable) {
+    if (c.init) continue;
+    JsonNode node = apps[app++];
+    if (f.requests_gpus && c.gpus == 0) continue;
+    if (!f.nccl_shm_disabled && FindEnv(node, "NCCL_SHM_DISABLE") == "1") {
       f.nccl_shm_disabled = true;
       f.nccl_shm_disabled_source = "container \"" + c.name + "\"";
     }
-    if (!f.nccl_p2p_disabled && c.nccl_p2p_disable) {
+    if (!f.nccl_p2p_disabled && FindEnv(node, "NCCL_P2P_DISABLE") == "1") {
       f.nccl_p2p_disabled = true;
       f.nccl_p2p_disabled_source = "container \"" + c.name + "\"";
     }
