@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "shmguard/pod_templates.h"
@@ -30,15 +30,17 @@ enum class IpcLock {
 
 struct ContainerFacts {
   std::string name;
-  std::string pointer;                                  // "/spec/containers/0"
-  bool init = false;                                    // listed under initContainers
-  bool sidecar = false;                                 // an init container with restartPolicy: Always
-  int64_t gpus = 0;                                     // sum of the policy's GPU resources, limits else requests
-  std::optional<int64_t> memory_limit, memory_request;  // resources.{limits,requests}.memory
-  bool has_volume_mounts = false;                       // a volumeMounts list is written (maybe empty)
-  bool mounts_shm = false;                              // something is mounted at /dev/shm (trailing slashes ignored)
-  std::optional<std::string> shm_volume;                // the name of that volume, when it has one
-  IpcLock ipc_lock = IpcLock::kNoSecurityContext;       // app containers only
+  std::string pointer;   // "/spec/containers/0"
+  bool init = false;     // listed under initContainers
+  bool sidecar = false;  // an init container with restartPolicy: Always
+  int64_t gpus = 0;      // sum of the policy's GPU resources, limits else requests
+  // resources.limits.memory; requests.memory only for the first container of a KubeRay pod
+  // (the Ray container, whose shared-mem KubeRay sizes to it).
+  std::optional<int64_t> memory_limit, memory_request;
+  bool has_volume_mounts = false;                  // a volumeMounts list is written (maybe empty)
+  bool mounts_shm = false;                         // something is mounted at /dev/shm (trailing slashes ignored)
+  std::optional<std::string> shm_volume;           // the name of that volume, when it has one
+  IpcLock ipc_lock = IpcLock::kNoSecurityContext;  // app containers only
 };
 
 enum class ShmMountKind {
@@ -75,10 +77,10 @@ struct PodFacts {
   // the spec has a volumes list, and every name taken, the shared volumes' included.
   ShmMount shm;
   bool has_volumes = false;
-  std::set<std::string, std::less<>> volume_names;
-  int64_t procs = 1;         // training processes per pod, >= 1
-  std::string procs_source;  // e.g. "annotation shmguard.io/procs-per-pod", "4 GPUs"
-  int64_t nodes = 1;         // pods of the job, >= 1; > 1 means multi-node NCCL
+  std::vector<std::string_view> volume_names;  // views into the object, in its order
+  int64_t procs = 1;                           // training processes per pod, >= 1
+  std::string procs_source;                    // e.g. "annotation shmguard.io/procs-per-pod", "4 GPUs"
+  int64_t nodes = 1;                           // pods of the job, >= 1; > 1 means multi-node NCCL
   std::string nodes_source;
   // NCCL settings the GPU containers state in their env (NCCL's env.rst): NCCL_SHM_DISABLE=1
   // turns its shared-memory transport off; NCCL_P2P_DISABLE=1 sends intra-node traffic through

@@ -85,7 +85,9 @@ struct ContainerResources {
   std::optional<int64_t> memory_limit, memory_request;  // as written, zero included
 };
 
-Result<ContainerResources> ReadResources(JsonNode c, const std::string& pointer, const Policy& policy) {
+// `memory_request`: also read requests.memory (only KubeRay's sizing of its shared-mem needs it).
+Result<ContainerResources> ReadResources(JsonNode c, const std::string& pointer, const Policy& policy,
+                                         bool memory_request) {
   ContainerResources r;
   JsonNode res = c.Find("resources");
   if (!res) return r;
@@ -119,7 +121,7 @@ Result<ContainerResources> ReadResources(JsonNode c, const std::string& pointer,
     r.memory_limit = *m;
     if (*m > 0) r.memory = *m;
   }
-  if (JsonNode memory = requests.Find("memory")) {
+  if (JsonNode memory = memory_request ? requests.Find("memory") : JsonNode()) {
     auto m = ReadQuantityField(memory, pointer + "/resources/requests/memory");
     if (!m) return m.error();
     r.memory_request = *m;
@@ -220,7 +222,7 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
     cf.pointer = pointer;
     cf.init = init;
     cf.sidecar = init && c.Find("restartPolicy").Is("Always");
-    auto res = ReadResources(c, pointer, policy);
+    auto res = ReadResources(c, pointer, policy, t.operator_shm && f.containers.empty());
     if (!res) return res.error();
     cf.gpus = res->gpus;
     cf.memory_limit = res->memory_limit;

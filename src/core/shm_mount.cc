@@ -26,7 +26,7 @@ Result<ShmMount> ReadShmMount(const PodTemplate& t, PodFacts& f) {
   f.has_volumes = static_cast<bool>(volumes);
   for (JsonNode list : {volumes, t.shared_volumes}) {
     for (JsonNode v : list.Items()) {
-      if (JsonNode n = v.Find("name"); n.IsString()) f.volume_names.emplace(n.String());
+      if (JsonNode n = v.Find("name"); n.IsString()) f.volume_names.push_back(n.String());
     }
   }
   std::set<std::string, std::less<>> names;

@@ -1,6 +1,7 @@
 // BuildPodPatch: the operations from today's /dev/shm (ReadPodFacts) to the planned one.
 #include "shmguard/shm_patch.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,9 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
   std::string volume_name = mount.volume_name;
   if (mount.kind == ShmMountKind::kNone) {
     volume_name = kShmVolumeName;
-    for (int i = 1; facts.volume_names.count(volume_name); ++i) {
+    for (int i = 1;
+         std::find(facts.volume_names.begin(), facts.volume_names.end(), volume_name) != facts.volume_names.end();
+         ++i) {
       volume_name = kShmVolumeName + ("-" + std::to_string(i));
     }
     std::string vol = R"({"emptyDir":{"medium":"Memory","sizeLimit":)" + JsonQuoted(required) + R"(},"name":)" +

@@ -214,7 +214,7 @@ spec:
   CHECK(f.shm.volume_pointer == "/spec/volumes/0");
   CHECK(f.shm.size_limit == int64_t{2} << 30);
   CHECK(f.has_volumes);
-  CHECK(f.volume_names == std::set<std::string, std::less<>>{"data", "dshm"});
+  CHECK(f.volume_names == std::vector<std::string_view>{"dshm", "data"});
 }
 
 TEST_CASE("ReadPodFacts names the field of a malformed mount, volume or securityContext", "[pod_facts]") {
