@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
-#include <set>
 #include <string_view>
 
 #include "shmguard/quantity.h"
@@ -78,11 +77,10 @@ Result<int64_t> CheckedAdd(int64_t a, int64_t b, const std::string& where) {
   return r;
 }
 
-// GPUs and memory of one container; memory is nullopt when it has no limit (or a zero one).
+// GPUs and memory of one container, as written (a zero memory limit included).
 struct ContainerResources {
   int64_t gpus = 0;
-  std::optional<int64_t> memory;
-  std::optional<int64_t> memory_limit, memory_request;  // as written, zero included
+  std::optional<int64_t> memory_limit, memory_request;
 };
 
 // `memory_request`: also read requests.memory (only KubeRay's sizing of its shared-mem needs it).
@@ -119,7 +117,6 @@ Result<ContainerResources> ReadResources(JsonNode c, const std::string& pointer,
     auto m = ReadQuantityField(memory, pointer + "/resources/limits/memory");
     if (!m) return m.error();
     r.memory_limit = *m;
-    if (*m > 0) r.memory = *m;
   }
   if (JsonNode memory = memory_request ? requests.Find("memory") : JsonNode()) {
     auto m = ReadQuantityField(memory, pointer + "/resources/requests/memory");
@@ -247,14 +244,16 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
       if (!sum) return sum.error();
       f.gpus = *sum;
     }
-    if (!res->memory) {
+    // A zero limit counts as none (a container runtime reads memory 0 as unlimited).
+    const std::optional<int64_t> memory = res->memory_limit > 0 ? res->memory_limit : std::nullopt;
+    if (!memory) {
       if (missing_memory.empty()) missing_memory = cf.name;
     } else if (!init || cf.sidecar) {
-      auto sum = CheckedAdd(app_memory, *res->memory, pointer + "/resources/limits/memory");
+      auto sum = CheckedAdd(app_memory, *memory, pointer + "/resources/limits/memory");
       if (!sum) return sum.error();
       app_memory = *sum;
     } else {
-      init_memory = std::max(init_memory, *res->memory);
+      init_memory = std::max(init_memory, *memory);
     }
     f.containers.push_back(std::move(cf));
     return true;
