@@ -103,6 +103,9 @@ struct Workload {
   std::shared_ptr<const nlohmann::json> built;
   // The templates are separate applications (Compose services), each judged on its own.
   bool separate_pods = false;
+  // A cluster-scoped kind (ClusterTrainingRuntime, ClusterWorkflowTemplate): it has no
+  // namespace, and its pods run in the namespaces of the jobs that use it.
+  bool cluster_scoped = false;
 };
 
 // Trainer runtimes (TrainingRuntime, ClusterTrainingRuntime) an input declares, for the
@@ -140,6 +143,7 @@ AdmissionRole AdmissionRoleOf(const std::string& api_version, const std::string&
 struct KindInfo {
   std::string_view api_version, kind, resource;
   AdmissionRole role;
+  bool cluster_scoped = false;  // ClusterTrainingRuntime, ClusterWorkflowTemplate
 };
 std::vector<KindInfo> KnownKinds();
 

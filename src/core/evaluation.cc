@@ -517,13 +517,15 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view name
                                                   : "default";
   ev.separate_pods = w.separate_pods;
   // A Compose file (the only kind of separate applications) runs in no namespace: the default
-  // rule (privileged, no annotations required).
+  // rule (privileged, no annotations required). A cluster-scoped object has none either: the
+  // rule that matches every namespace ("*"), if any, applies to it.
+  if (w.separate_pods || w.cluster_scoped) ev.namespace_name.clear();
   ev.rule = w.separate_pods ? NamespaceRule{} : MatchNamespace(policy, ev.namespace_name);
-  if (w.separate_pods) ev.namespace_name.clear();
   ev.rule.pod_security = std::max(ev.rule.pod_security, namespace_pod_security);
   if (ev.rule.mode == NamespaceMode::kOff) {
     ev.verdict = Verdict::kSkip;
-    ev.reasons.push_back("namespace " + ev.namespace_name + " is off in the policy");
+    ev.reasons.push_back(w.cluster_scoped ? "cluster-scoped objects are off in the policy (its \"*\" rule)"
+                                          : "namespace " + ev.namespace_name + " is off in the policy");
     return ev;
   }
   ev.reasons = w.notes;

@@ -69,7 +69,8 @@ struct KindSpec {
   Count count;
   // kParallelism, kReplicas, kLeaderWorkerSet: the count's pointer; kRay: the cluster spec's.
   std::string_view count_path;
-  std::array<Part, 3> parts;  // unused ones have an empty path and shape kTemplate
+  std::array<Part, 3> parts;    // unused ones have an empty path and shape kTemplate
+  bool cluster_scoped = false;  // the object has no namespace (its pods run in others')
 };
 
 constexpr Part kNone{Shape::kTemplate, "", "", ""};
@@ -122,7 +123,7 @@ constexpr KindSpec kKinds[] = {
     {"trainer.kubeflow.org/v1alpha1", "TrainingRuntime", "trainingruntimes", AdmissionRole::kMutate, Count::kTrainerRuntime, "",
      {List("/spec/template/spec/replicatedJobs", "/template/spec/template", "replicatedJob"), kNone, kNone}},
     {"trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime", "clustertrainingruntimes", AdmissionRole::kMutate, Count::kTrainerRuntime, "",
-     {List("/spec/template/spec/replicatedJobs", "/template/spec/template", "replicatedJob"), kNone, kNone}},
+     {List("/spec/template/spec/replicatedJobs", "/template/spec/template", "replicatedJob"), kNone, kNone}, true},
     {"ray.io/v1", "RayCluster", "rayclusters", AdmissionRole::kValidate, Count::kRay, "/spec", {SHMGUARD_RAY_PARTS("/spec"), kNone}},
     {"ray.io/v1", "RayJob", "rayjobs", AdmissionRole::kValidate, Count::kRay, "/spec/rayClusterSpec",
      {SHMGUARD_RAY_PARTS("/spec/rayClusterSpec"), Template("/spec/submitterPodTemplate", "submitter", true)}},
@@ -146,7 +147,7 @@ constexpr KindSpec kKinds[] = {
     {"argoproj.io/v1alpha1", "WorkflowTemplate", "workflowtemplates", AdmissionRole::kMutate, Count::kOne, "",
      {Argo("/spec/templates"), kNone, kNone}},
     {"argoproj.io/v1alpha1", "ClusterWorkflowTemplate", "clusterworkflowtemplates", AdmissionRole::kMutate, Count::kOne, "",
-     {Argo("/spec/templates"), kNone, kNone}},
+     {Argo("/spec/templates"), kNone, kNone}, true},
     {"argoproj.io/v1alpha1", "CronWorkflow", "cronworkflows", AdmissionRole::kMutate, Count::kOne, "",
      {Argo("/spec/workflowSpec/templates"), kNone, kNone}},
     // Not an API kind: a document with top-level `services` and no apiVersion or kind.
@@ -402,7 +403,7 @@ void CountPods(JsonNode object, const KindSpec& k, const std::vector<Found>& fou
 
 std::vector<KindInfo> KnownKinds() {
   std::vector<KindInfo> out;
-  for (const auto& k : kKinds) out.push_back({k.api_version, k.kind, k.resource, k.role});
+  for (const auto& k : kKinds) out.push_back({k.api_version, k.kind, k.resource, k.role, k.cluster_scoped});
   return out;
 }
 
@@ -442,6 +443,7 @@ Result<Workload> FindPodTemplates(JsonNode object, const RuntimeCatalog* runtime
   if (k->count == Count::kTrainJob) return ReadTrainJob(object, runtimes, std::move(w));
   if (k->count == Count::kCompose) return ReadCompose(object, std::move(w));
   w.is_pod = k->parts[0].shape == Shape::kPod;
+  w.cluster_scoped = k->cluster_scoped;
   Annotations workload_annotations;  // what a controller's pod templates inherit
   if (!w.is_pod) MergeAnnotations(metadata, workload_annotations);
   if (!w.is_pod) {

@@ -90,7 +90,8 @@ void LogDecision(spdlog::logger& log, LogFormat format, const std::string& endpo
                  int64_t latency_us) {
   auto level = x.status >= 500 ? spdlog::level::err : x.status >= 400 ? spdlog::level::warn : spdlog::level::info;
   if (!log.should_log(level)) return;
-  std::string object = x.namespace_name + "/" + x.name;
+  // Cluster-scoped objects have no namespace: just the name.
+  std::string object = x.namespace_name.empty() ? x.name : x.namespace_name + "/" + x.name;
   std::string required = x.required_bytes > 0 ? FormatBytes(x.required_bytes) : "-";
   if (format == LogFormat::kJson) {  // appended piece by piece: fmt parsing a 12-field pattern cost more
     std::string line;

@@ -133,6 +133,35 @@ TEST_CASE("Evaluate applies the namespace rules", "[evaluation]") {
   CHECK(Evaluate(gpu_pod, policy, "").namespace_name == "default");
 }
 
+TEST_CASE("Evaluate gives a cluster-scoped object no namespace and the rule for every namespace", "[evaluation]") {
+  json cwt = Yaml(R"(
+apiVersion: argoproj.io/v1alpha1
+kind: ClusterWorkflowTemplate
+metadata: {name: shared-train}
+spec:
+  templates:
+  - name: train
+    container:
+      image: trainer
+      resources: {limits: {nvidia.com/gpu: 2, memory: 64Gi}}
+)");
+  Policy policy;                              // built-in: ml-* enforce + requireAnnotations, * warn
+  for (const char* ns : {"", "ml-vision"}) {  // a namespace given for it is not its own
+    CAPTURE(ns);
+    Evaluation ev = Evaluate(cwt, policy, ns);
+    CHECK(ev.namespace_name.empty());
+    CHECK(ev.rule.mode == NamespaceMode::kWarn);  // the "*" rule, not ml-*'s
+    CHECK(ev.verdict == Verdict::kPatch);         // sized as an unannotated GPU pod
+  }
+  policy.namespaces = {{{"ml-*"}, NamespaceMode::kEnforce, true, PodSecurityLevel::kPrivileged},
+                       {{"*"}, NamespaceMode::kOff, false, PodSecurityLevel::kPrivileged}};
+  Evaluation off = Evaluate(cwt, policy);
+  CHECK(off.verdict == Verdict::kSkip);
+  CHECK(Reasons(off) == "cluster-scoped objects are off in the policy (its \"*\" rule)\n");
+  // A namespaced kind still takes its namespace's rule.
+  CHECK(Evaluate(PodWith("{}", kGpuSpec), policy, "ml-a").rule.mode == NamespaceMode::kEnforce);
+}
+
 TEST_CASE("Evaluate skips what is not a workload and denies broken workloads", "[evaluation]") {
   Evaluation svc = Evaluate(Yaml("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n"), Policy{});
   CHECK(svc.verdict == Verdict::kSkip);

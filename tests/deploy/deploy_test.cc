@@ -169,9 +169,15 @@ TEST_CASE("deploy/ webhook configurations are safe to install", "[deploy]") {
             json({{"key", "app.kubernetes.io/name"}, {"operator", "NotIn"}, {"values", {"shmguard"}}}));
       // Every kind shmguard evaluates is registered where its role says, and nothing else.
       const bool validate = path.rfind("/validate", 0) == 0;
-      std::set<std::string> registered, expected;
+      // A namespaceSelector never skips a cluster-scoped object: those kinds go only to the
+      // entry of each face that serves privileged, unenforced namespaces.
+      const bool plain = path == "/mutate" || path == "/validate";
+      std::set<std::string> registered, expected, cluster_scoped;
       for (const auto& r : w["rules"]) {
         CHECK(r["operations"] == json::array({"CREATE"}));
+        if (r["scope"] == "Cluster") {
+          for (const auto& resource : r["resources"]) cluster_scoped.insert(resource.get<std::string>());
+        }
         for (const auto& group : r["apiGroups"]) {
           for (const auto& version : r["apiVersions"]) {
             for (const auto& resource : r["resources"]) {
@@ -182,12 +188,16 @@ TEST_CASE("deploy/ webhook configurations are safe to install", "[deploy]") {
           }
         }
       }
+      std::set<std::string> expected_cluster_scoped;
       for (const KindInfo& k : KnownKinds()) {
+        if (k.cluster_scoped && !plain) continue;
         if (k.role == AdmissionRole::kMutate || (validate && k.role == AdmissionRole::kValidate)) {
           expected.insert(std::string(k.api_version) + " " + std::string(k.resource));
+          if (k.cluster_scoped) expected_cluster_scoped.insert(std::string(k.resource));
         }
       }
       CHECK(registered == expected);
+      CHECK(cluster_scoped == expected_cluster_scoped);
     }
   }
   std::set<std::string> paths;

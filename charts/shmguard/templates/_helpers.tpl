@@ -36,6 +36,10 @@ API server takes no query string in service.path). */}}
 {{- $root := index . 0 -}}
 {{- $path := index . 1 -}}
 {{- $level := index . 2 -}}
+{{- /* A namespaceSelector never skips a cluster-scoped object, so those kinds go to the one
+entry of each face that serves privileged, unenforced namespaces; the policy's "*" rule then
+decides for them. */ -}}
+{{- $clusterScoped := and (not $level) (ne $path "/validate/enforce") -}}
 admissionReviewVersions: [v1]
 sideEffects: None
 timeoutSeconds: {{ $root.Values.webhook.timeoutSeconds }}
@@ -75,11 +79,13 @@ rules:
     operations: [CREATE]
     resources: [trainingruntimes]
     scope: Namespaced
+  {{- if $clusterScoped }}
   - apiGroups: [trainer.kubeflow.org]
     apiVersions: [v1alpha1]
     operations: [CREATE]
     resources: [clustertrainingruntimes]
     scope: Cluster
+  {{- end }}
   - apiGroups: [leaderworkerset.x-k8s.io]
     apiVersions: [v1]
     operations: [CREATE]
@@ -95,11 +101,13 @@ rules:
     operations: [CREATE]
     resources: [workflows, workflowtemplates, cronworkflows]
     scope: Namespaced
+  {{- if $clusterScoped }}
   - apiGroups: [argoproj.io]
     apiVersions: [v1alpha1]
     operations: [CREATE]
     resources: [clusterworkflowtemplates]
     scope: Cluster
+  {{- end }}
   {{- if hasPrefix "/validate" $path }}
   - apiGroups: [ray.io]
     apiVersions: [v1, v1alpha1]
