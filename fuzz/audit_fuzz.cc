@@ -43,7 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const char* output : {"json", "yaml", "table", "patched"}) {
     std::istringstream in(text);
     std::ostringstream out, err;
-    shmguard::cli::AuditOptions o{{"-"}, output, "deny"};
+    shmguard::cli::AuditOptions o{{"-"}, *shmguard::cli::ParseAuditFormat(output), shmguard::cli::FailOn::kDeny};
     auto code = shmguard::cli::RunAudit(o, policy, in, out, err);
     if (code != shmguard::cli::ExitCode::kOk && code != shmguard::cli::ExitCode::kFindings &&
         code != shmguard::cli::ExitCode::kUsage) {

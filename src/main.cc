@@ -57,14 +57,17 @@ int main(int argc, char** argv) {
   shmguard::cli::AuditOptions audit;
   auto* audit_cmd = app.add_subcommand("audit", "Dry-run the webhook over manifest files (CI)");
   audit_cmd->add_option("paths", audit.paths, "files, directories (*.yaml, *.yml, *.json) or - for stdin")->required();
-  audit_cmd->add_option("-o,--output", audit.output, "table, json, yaml or patched")
+  std::string format = "table", fail_on = "deny";
+  audit_cmd->add_option("-o,--output", format, "table, json, yaml or patched")
       ->check(CLI::IsMember({"table", "json", "yaml", "patched"}));
-  audit_cmd->add_option("--fail-on", audit.fail_on, "exit 1 at warn (anything to patch) or deny (default)")
+  audit_cmd->add_option("--fail-on", fail_on, "exit 1 at warn (anything to patch) or deny (default)")
       ->check(CLI::IsMember({"warn", "deny"}));
   audit_cmd->add_option("--config", config, "policy YAML; built-in defaults without it");
   audit_cmd->add_option("-j,--jobs", audit.jobs, "threads parsing and evaluating documents (default: one per CPU)")
       ->check(CLI::Range(1, 256));
   audit_cmd->callback([&] {
+    audit.output = *shmguard::cli::ParseAuditFormat(format);  // one of them: checked above
+    audit.fail_on = fail_on == "warn" ? shmguard::cli::FailOn::kWarn : shmguard::cli::FailOn::kDeny;
     auto policy = LoadPolicyOrDefaults(config, "audit");
     code = policy ? ToInt(shmguard::cli::RunAudit(audit, *policy, std::cin, std::cout, std::cerr))
                   : ToInt(ExitCode::kUsage);

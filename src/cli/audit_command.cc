@@ -163,6 +163,14 @@ RuntimeCatalog CollectRuntimes(const std::vector<Result<std::vector<std::string>
 
 }  // namespace
 
+std::optional<AuditFormat> ParseAuditFormat(std::string_view name) {
+  if (name == "table") return AuditFormat::kTable;
+  if (name == "json") return AuditFormat::kJson;
+  if (name == "yaml") return AuditFormat::kYaml;
+  if (name == "patched") return AuditFormat::kPatched;
+  return std::nullopt;
+}
+
 const char* AuditVerdictName(AuditVerdict v) {
   switch (v) {
     case AuditVerdict::kOk: return "ok";
@@ -277,14 +285,6 @@ AuditResult CollectAudit(const std::vector<std::string>& paths, const Policy& po
 }
 
 ExitCode RunAudit(const AuditOptions& o, const Policy& policy, std::istream& in, std::ostream& out, std::ostream& err) {
-  if (o.output != "table" && o.output != "json" && o.output != "yaml" && o.output != "patched") {
-    err << "shmguard audit: --output must be table, json, yaml or patched, got \"" << o.output << "\"\n";
-    return ExitCode::kUsage;
-  }
-  if (o.fail_on != "warn" && o.fail_on != "deny") {
-    err << "shmguard audit: --fail-on must be warn or deny, got \"" << o.fail_on << "\"\n";
-    return ExitCode::kUsage;
-  }
   if (o.paths.empty()) {
     err << "shmguard audit: give at least one file, directory or - for stdin\n";
     return ExitCode::kUsage;
@@ -292,7 +292,7 @@ ExitCode RunAudit(const AuditOptions& o, const Policy& policy, std::istream& in,
   auto printer = MakeAuditPrinter(o.output, out);
   bool findings = false;
   // Only -o patched prints objects back, so only it needs every field of a JSON document.
-  io::Fidelity fidelity = o.output == "patched" ? io::Fidelity::kFull : io::Fidelity::kPruned;
+  io::Fidelity fidelity = o.output == AuditFormat::kPatched ? io::Fidelity::kFull : io::Fidelity::kPruned;
   unsigned jobs = o.jobs > 0 ? static_cast<unsigned>(o.jobs) : std::max(1u, std::thread::hardware_concurrency());
   AuditSummary summary = StreamAudit(
       o.paths, policy, in, fidelity, jobs, [&](const io::Document& doc, std::vector<AuditRecord>&& records) {
@@ -300,7 +300,7 @@ ExitCode RunAudit(const AuditOptions& o, const Policy& policy, std::istream& in,
           if (r.verdict == AuditVerdict::kError) {
             err << "shmguard audit: " << r.reasons.front() << "\n";
           }
-          if (r.verdict == AuditVerdict::kDeny || (o.fail_on == "warn" && r.verdict == AuditVerdict::kPatch)) {
+          if (r.verdict == AuditVerdict::kDeny || (o.fail_on == FailOn::kWarn && r.verdict == AuditVerdict::kPatch)) {
             findings = true;
           }
         }

@@ -10,6 +10,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/exit_code.h"
@@ -20,11 +21,18 @@
 
 namespace shmguard::cli {
 
+enum class AuditFormat { kTable, kJson, kYaml, kPatched };
+// By the names --output takes: "table", "json", "yaml", "patched"; nullopt for anything else.
+std::optional<AuditFormat> ParseAuditFormat(std::string_view name);
+
+// The verdict from which the audit exits 1: kWarn, anything to patch; kDeny, a denial.
+enum class FailOn { kWarn, kDeny };
+
 struct AuditOptions {
   std::vector<std::string> paths;  // files, directories, "-" for stdin
-  std::string output = "table";    // table | json | yaml | patched
-  std::string fail_on = "deny";    // warn (patch or worse) | deny
-  int jobs = 0;                    // threads parsing and evaluating; 0: one per CPU
+  AuditFormat output = AuditFormat::kTable;
+  FailOn fail_on = FailOn::kDeny;
+  int jobs = 0;  // threads parsing and evaluating; 0: one per CPU
 };
 
 // What the audit says of an object: the core's verdicts, and kError for input that could not

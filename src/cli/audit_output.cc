@@ -208,10 +208,13 @@ json SummaryToJson(const AuditSummary& s) {
   return j;
 }
 
-std::unique_ptr<AuditPrinter> MakeAuditPrinter(const std::string& format, std::ostream& out) {
-  if (format == "json") return std::make_unique<JsonPrinter>(out);
-  if (format == "yaml") return std::make_unique<YamlPrinter>(out);
-  if (format == "patched") return std::make_unique<PatchedPrinter>(out);
+std::unique_ptr<AuditPrinter> MakeAuditPrinter(AuditFormat format, std::ostream& out) {
+  switch (format) {
+    case AuditFormat::kJson: return std::make_unique<JsonPrinter>(out);
+    case AuditFormat::kYaml: return std::make_unique<YamlPrinter>(out);
+    case AuditFormat::kPatched: return std::make_unique<PatchedPrinter>(out);
+    case AuditFormat::kTable: break;
+  }
   return std::make_unique<TablePrinter>(out);
 }
 

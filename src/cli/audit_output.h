@@ -21,9 +21,8 @@ class AuditPrinter {
   virtual void Finish(const AuditSummary& summary) = 0;
 };
 
-// REQUIRES: format is table, json, yaml or patched. The JSON form is
-// {"records": [...], "summary": {...}} as documented in the README.
-std::unique_ptr<AuditPrinter> MakeAuditPrinter(const std::string& format, std::ostream& out);
+// The JSON form is {"records": [...], "summary": {...}} as documented in the README.
+std::unique_ptr<AuditPrinter> MakeAuditPrinter(AuditFormat format, std::ostream& out);
 
 // A record as the json and yaml outputs show it; `with_patch`: with its patch as a tree (the
 // json output writes the patch's text instead).

@@ -29,7 +29,9 @@ Run Audit(std::vector<std::string> paths, const std::string& output = "json", co
           const std::string& stdin_text = "") {
   std::istringstream in(stdin_text);
   std::ostringstream out, err;
-  AuditOptions o{std::move(paths), output, fail_on};
+  auto format = ParseAuditFormat(output);
+  REQUIRE(format.has_value());
+  AuditOptions o{std::move(paths), *format, fail_on == "warn" ? FailOn::kWarn : FailOn::kDeny};
   ExitCode code = RunAudit(o, Policy{}, in, out, err);
   return {code, out.str(), err.str()};
 }
@@ -117,7 +119,9 @@ TEST_CASE("RunAudit exit codes follow --fail-on", "[audit_command]") {
   CHECK(Audit({patch_only}, "table", "warn").code == ExitCode::kFindings);
   CHECK(Audit({Examples() + "/pod-already-right.yaml"}, "table", "warn").code == ExitCode::kOk);
   CHECK(Audit({}, "table").code == ExitCode::kUsage);
-  CHECK(Audit({patch_only}, "xml").code == ExitCode::kUsage);
+  for (const char* format : {"table", "json", "yaml", "patched"}) CHECK(ParseAuditFormat(format).has_value());
+  CHECK_FALSE(ParseAuditFormat("xml").has_value());
+  CHECK_FALSE(ParseAuditFormat("JSON").has_value());
 }
 
 TEST_CASE("RunAudit keeps going past unreadable files and broken documents", "[audit_command]") {
@@ -376,7 +380,7 @@ TEST_CASE("RunAudit reports a List item nested too deep and audits the other ite
     CAPTURE(jobs);
     std::istringstream in(list);
     std::ostringstream out, err;
-    AuditOptions o{{"-"}, "json", "deny", jobs};
+    AuditOptions o{{"-"}, AuditFormat::kJson, FailOn::kDeny, jobs};
     CHECK(RunAudit(o, Policy{}, in, out, err) == ExitCode::kUsage);
     CHECK_THAT(err.str(), Catch::Contains("nested deeper than 128"));
     json j = json::parse(out.str());

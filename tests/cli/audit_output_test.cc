@@ -15,7 +15,7 @@ std::string AuditExamples(const std::string& format) {
   const std::string root = std::string(SOURCE_DIR) + "/";
   std::istringstream in;
   std::ostringstream out, err;
-  AuditOptions o{{root + "examples"}, format, "deny", 1};
+  AuditOptions o{{root + "examples"}, *ParseAuditFormat(format), FailOn::kDeny, 1};
   RunAudit(o, Policy{}, in, out, err);
   std::string text = out.str();
   for (size_t at = text.find(root); at != std::string::npos; at = text.find(root, at)) text.erase(at, root.size());

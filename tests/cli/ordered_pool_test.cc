@@ -103,7 +103,8 @@ TEST_CASE("OrderedPool drops the jobs nobody will consume when it goes early", "
 TEST_CASE("The audit prints the same on 1 and 4 jobs", "[ordered_pool][audit_command][corpus]") {
   SHMGUARD_REQUIRE_CORPUS();
   auto run = [](int jobs, const std::string& output) {
-    AuditOptions o{{test::CorpusPath(), std::string(SOURCE_DIR) + "/examples"}, output, "deny", jobs};
+    AuditOptions o{
+        {test::CorpusPath(), std::string(SOURCE_DIR) + "/examples"}, *ParseAuditFormat(output), FailOn::kDeny, jobs};
     std::istringstream in;
     std::ostringstream out, err;
     auto code = RunAudit(o, Policy{}, in, out, err);
