@@ -35,17 +35,13 @@ int main(int argc, char** argv) {
 
   shmguard::cli::PlanOptions plan;
   auto* plan_cmd = app.add_subcommand("plan", "Size /dev/shm for one job from its DataLoader settings");
-  plan_cmd->add_option("--num-workers", plan.num_workers, "DataLoader num_workers per process")
-      ->required()
-      ->check(CLI::Range(0, 4096));
-  plan_cmd->add_option("--prefetch-factor", plan.prefetch_factor, "DataLoader prefetch_factor (default 2)")
-      ->check(CLI::Range(1, 1024));
+  // Ranges are RunPlan's to check (it names the flag), as for every other caller.
+  plan_cmd->add_option("--num-workers", plan.num_workers, "DataLoader num_workers per process")->required();
+  plan_cmd->add_option("--prefetch-factor", plan.prefetch_factor, "DataLoader prefetch_factor (default 2)");
   plan_cmd->add_option("--batch-bytes", plan.batch_bytes, "bytes of one collated batch, a quantity: 48Mi, 5e7");
-  plan_cmd->add_option("--procs", plan.procs, "training processes per pod (default: GPUs, else 1)")
-      ->check(CLI::Range(1, 1024));
-  plan_cmd->add_option("--gpus", plan.gpus, "GPUs in the pod")->check(CLI::Range(0, 1024));
-  plan_cmd->add_option("--nodes", plan.nodes, "pods training together (> 1: multi-node NCCL)")
-      ->check(CLI::Range(1, 1000000));
+  plan_cmd->add_option("--procs", plan.procs, "training processes per pod (default: GPUs, else 1)");
+  plan_cmd->add_option("--gpus", plan.gpus, "GPUs in the pod");
+  plan_cmd->add_option("--nodes", plan.nodes, "pods training together (> 1: multi-node NCCL)");
   plan_cmd->add_option("--memory-limit", plan.memory_limit, "the pod's memory limit, a quantity: 64Gi");
   plan_cmd->add_option("-o,--output", plan.output, "text or json")->check(CLI::IsMember({"text", "json"}));
   plan_cmd->add_option("--config", config, "policy YAML (sizing constants); built-in defaults without it");

@@ -13,6 +13,7 @@
 #include "shmguard/pod_templates.h"
 #include "shmguard/policy.h"
 #include "shmguard/result.h"
+#include "shmguard/shm_plan.h"
 
 namespace shmguard {
 
@@ -107,6 +108,10 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy);
 // Part of ReadPodFacts. Fails with kInvalidInput naming the pointer when the volumes are not a
 // list or a sizeLimit is not a quantity, or when containers mount different volumes there.
 Result<ShmMount> ReadShmMount(const PodTemplate& t, PodFacts& f);
+
+// The pod's side of the plan's inputs: processes, nodes and NCCL settings of `facts`; no
+// DataLoader (workers 0), which the caller adds when it knows it.
+ShmInputs PodShmInputs(const PodFacts& facts);
 
 // An integer annotation in [min, max]; nullopt when absent. Fails with kInvalidInput naming the
 // annotation when the value is not a quoted decimal integer in range ("8", not 8 or "eight").

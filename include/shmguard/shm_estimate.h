@@ -27,9 +27,6 @@ struct ShmEstimate {
   std::string basis;
 };
 
-// The inputs of the floor: processes, nodes and NCCL settings of `facts`, no DataLoader.
-ShmInputs FloorInputs(const PodFacts& facts);
-
 // Computes the floor and the estimate of a pod with `facts` under `policy.unannotated`. Fails
 // with kInvalidInput when the floor's arithmetic overflows (only with absurd policy constants
 // or process counts).

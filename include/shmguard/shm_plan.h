@@ -12,12 +12,19 @@
 
 namespace shmguard {
 
+// The ranges of the inputs, wherever they are read from (annotations, `shmguard plan`'s flags,
+// the policy's default prefetch factor).
+inline constexpr int64_t kMaxWorkers = 4096;
+inline constexpr int64_t kMaxPrefetchFactor = 1024;
+inline constexpr int64_t kMaxProcs = 1024;
+inline constexpr int64_t kMaxNodes = 1'000'000;
+
 struct ShmInputs {
-  int64_t workers = 0;          // W: DataLoader num_workers per process, >= 0
-  int64_t prefetch_factor = 2;  // P: DataLoader prefetch_factor, >= 1
+  int64_t workers = 0;          // W: DataLoader num_workers per process, 0..kMaxWorkers
+  int64_t prefetch_factor = 2;  // P: DataLoader prefetch_factor, 1..kMaxPrefetchFactor
   int64_t batch_bytes = 0;      // B: bytes of one collated batch, >= 0
-  int64_t procs = 1;            // N: training processes in the pod, >= 1
-  int64_t nodes = 1;            // pods training together; > 1 adds the NCCL proxy pool
+  int64_t procs = 1;            // N: training processes in the pod, 1..kMaxProcs
+  int64_t nodes = 1;            // pods training together, 1..kMaxNodes; > 1 adds the NCCL proxy pool
   bool nccl_shm = true;         // false: NCCL_SHM_DISABLE=1, no NCCL SHM transport term
 };
 

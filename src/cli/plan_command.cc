@@ -30,15 +30,27 @@ Result<PlanInputs> ReadFlags(const PlanOptions& o, const Policy& policy) {
         std::to_string(v) + " must be a whole number from " + std::to_string(min) + " to " + std::to_string(max), flag);
   };
   PlanInputs in;
-  if (auto e = range("--num-workers", o.num_workers, 0, 4096)) return *e;
-  if (auto e = range("--gpus", o.gpus, 0, 1024)) return *e;
-  if (auto e = range("--nodes", o.nodes, 1, 1'000'000)) return *e;
+  if (auto e = range("--num-workers", o.num_workers, 0, kMaxWorkers)) return *e;
+  if (auto e = range("--gpus", o.gpus, 0, kMaxProcs)) return *e;
+  if (auto e = range("--nodes", o.nodes, 1, kMaxNodes)) return *e;
   if (o.prefetch_factor) {
-    if (auto e = range("--prefetch-factor", *o.prefetch_factor, 1, 1024)) return *e;
+    if (auto e = range("--prefetch-factor", *o.prefetch_factor, 1, kMaxPrefetchFactor)) return *e;
   }
   if (o.procs) {
-    if (auto e = range("--procs", *o.procs, 1, 1024)) return *e;
+    if (auto e = range("--procs", *o.procs, 1, kMaxProcs)) return *e;
   }
+  PodFacts& f = in.facts;
+  f.gpus = o.gpus;
+  f.procs = o.procs ? *o.procs : std::max<int64_t>(o.gpus, 1);
+  f.procs_source = o.procs ? "--procs" : o.gpus > 0 ? std::to_string(o.gpus) + " GPUs (--gpus)" : "default";
+  f.nodes = o.nodes;
+  if (o.memory_limit) {
+    auto limit = ParseBytes(*o.memory_limit, "--memory-limit");
+    if (!limit) return limit.error();
+    if (*limit > 0) f.memory_limit_bytes = *limit;
+  }
+  f.memory_limit_source = f.memory_limit_bytes ? "--memory-limit" : "no --memory-limit";
+  in.shm = PodShmInputs(f);
   in.shm.workers = o.num_workers;
   in.shm.prefetch_factor = o.prefetch_factor.value_or(policy.sizing.prefetch_factor);
   if (o.batch_bytes) {
@@ -49,19 +61,6 @@ Result<PlanInputs> ReadFlags(const PlanOptions& o, const Policy& policy) {
     return MakeError(Code::kInvalidInput,
                      "is required when num-workers > 0: the bytes of one collated batch, e.g. 48Mi", "--batch-bytes");
   }
-  PodFacts& f = in.facts;
-  f.gpus = o.gpus;
-  f.procs = o.procs ? *o.procs : std::max<int64_t>(o.gpus, 1);
-  f.procs_source = o.procs ? "--procs" : o.gpus > 0 ? std::to_string(o.gpus) + " GPUs (--gpus)" : "default";
-  f.nodes = o.nodes;
-  in.shm.procs = f.procs;
-  in.shm.nodes = f.nodes;
-  if (o.memory_limit) {
-    auto limit = ParseBytes(*o.memory_limit, "--memory-limit");
-    if (!limit) return limit.error();
-    if (*limit > 0) f.memory_limit_bytes = *limit;
-  }
-  f.memory_limit_source = f.memory_limit_bytes ? "--memory-limit" : "no --memory-limit";
   return in;
 }
 

@@ -13,13 +13,14 @@
 
 namespace shmguard::cli {
 
+// Ranges as in shm_plan.h (kMaxWorkers...); RunPlan checks them and names the flag.
 struct PlanOptions {
-  int64_t num_workers = 0;                  // 0..4096
-  std::optional<int64_t> prefetch_factor;   // 1..1024. Default: the policy's (2)
+  int64_t num_workers = 0;                  // 0..kMaxWorkers
+  std::optional<int64_t> prefetch_factor;   // 1..kMaxPrefetchFactor. Default: the policy's (2)
   std::optional<std::string> batch_bytes;   // a quantity, required when workers > 0
-  std::optional<int64_t> procs;             // 1..1024. Default: GPUs, else 1
-  int64_t gpus = 0;                         // 0..1024
-  int64_t nodes = 1;                        // 1..1000000
+  std::optional<int64_t> procs;             // 1..kMaxProcs. Default: GPUs, else 1
+  int64_t gpus = 0;                         // 0..kMaxProcs (one process per GPU at most)
+  int64_t nodes = 1;                        // 1..kMaxNodes
   std::optional<std::string> memory_limit;  // a quantity; none = unknown
   std::string output = "text";              // text | json
 };

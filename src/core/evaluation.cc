@@ -33,7 +33,7 @@ struct SizingInputs {
 
 Result<SizingInputs> ReadSizing(const PodTemplate& t, const Policy& policy) {
   SizingInputs in;
-  auto workers = ReadCountAnnotation(t.annotations, kNumWorkersAnnotation, 0, 4096);
+  auto workers = ReadCountAnnotation(t.annotations, kNumWorkersAnnotation, 0, kMaxWorkers);
   if (!workers) return workers.error();
   if (!*workers) {
     return MakeError(Code::kInvalidInput,
@@ -41,7 +41,7 @@ Result<SizingInputs> ReadSizing(const PodTemplate& t, const Policy& policy) {
                      std::string("annotation ") + kNumWorkersAnnotation);
   }
   in.workers = **workers;
-  auto prefetch = ReadCountAnnotation(t.annotations, kPrefetchFactorAnnotation, 1, 1024);
+  auto prefetch = ReadCountAnnotation(t.annotations, kPrefetchFactorAnnotation, 1, kMaxPrefetchFactor);
   if (!prefetch) return prefetch.error();
   in.prefetch = prefetch->value_or(policy.sizing.prefetch_factor);
   auto it = t.annotations.find(kBatchBytesAnnotation);
@@ -268,8 +268,10 @@ void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule&
   if (!mount) return DenyWith(pe, mount.error());
   pe.current_shm = CurrentShm(*mount, t, *facts);
 
-  ShmInputs in{sizing->workers, sizing->prefetch, sizing->batch_bytes,
-               facts->procs,    facts->nodes,     !facts->nccl_shm_disabled};
+  ShmInputs in = PodShmInputs(*facts);
+  in.workers = sizing->workers;
+  in.prefetch_factor = sizing->prefetch;
+  in.batch_bytes = sizing->batch_bytes;
   auto plan = PlanShm(in, policy.sizing);
   if (!plan) return DenyWith(pe, plan.error());
   pe.plan = *plan;

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "shmguard/quantity.h"
+#include "shmguard/shm_plan.h"
 
 namespace shmguard {
 namespace {
@@ -161,6 +162,14 @@ Result<IpcLock> ReadIpcLock(JsonNode c, const std::string& pointer) {
 
 }  // namespace
 
+ShmInputs PodShmInputs(const PodFacts& facts) {
+  ShmInputs in;
+  in.procs = facts.procs;
+  in.nodes = facts.nodes;
+  in.nccl_shm = !facts.nccl_shm_disabled;
+  return in;
+}
+
 Result<int64_t> ReadQuantityField(JsonNode value, const std::string& pointer) {
   std::string text;
   if (!value) return int64_t{0};
@@ -299,7 +308,7 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
   f.shm = std::move(*shm);
 
   // Processes per pod, in the order of docs/sources.md §2.
-  auto procs = ReadCountAnnotation(t.annotations, kProcsPerPodAnnotation, 1, 1024);
+  auto procs = ReadCountAnnotation(t.annotations, kProcsPerPodAnnotation, 1, kMaxProcs);
   if (!procs) return procs.error();
   auto gpu_words = [&](const std::string& v) { return (v == "auto" || v == "gpu") && f.gpus > 0; };
   if (*procs) {
@@ -307,11 +316,11 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
     f.procs_source = std::string("annotation ") + kProcsPerPodAnnotation;
   } else if (!t.procs_field.empty()) {  // the kind's own field, as its controller reads it
     auto n = ParseCount(t.procs_field);
-    if (n && *n >= 1 && *n <= 1024) {
+    if (n && *n >= 1 && *n <= kMaxProcs) {
       f.procs = *n;
       f.procs_source = t.procs_source + " " + t.procs_field;
     } else if (gpu_words(t.procs_field)) {
-      f.procs = std::min<int64_t>(f.gpus, 1024);
+      f.procs = std::min(f.gpus, kMaxProcs);
       f.procs_source = t.procs_source + " " + t.procs_field + " (" + std::to_string(f.gpus) + " GPUs)";
     }
   }
@@ -321,7 +330,7 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
           pass == 0 ? FindEnv(app, "PET_NPROC_PER_NODE") : FindFlag(app, {"--nproc_per_node", "--nproc-per-node"});
       auto n = ParseCount(v);
       std::string src = pass == 0 ? "env PET_NPROC_PER_NODE=" + v : "--nproc_per_node=" + v;
-      if (n && *n >= 1 && *n <= 1024) {
+      if (n && *n >= 1 && *n <= kMaxProcs) {
         f.procs = *n;
         f.procs_source = src;
         break;
@@ -334,13 +343,13 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
     }
   }
   if (f.procs_source.empty() && f.gpus > 0) {
-    f.procs = std::min<int64_t>(f.gpus, 1024);
+    f.procs = std::min(f.gpus, kMaxProcs);
     f.procs_source = std::to_string(f.gpus) + " GPU" + (f.gpus == 1 ? "" : "s") + " in the pod";
   }
   if (f.procs_source.empty()) f.procs_source = "default";
 
   // Nodes: how many such pods train together.
-  auto nodes = ReadCountAnnotation(t.annotations, kNodesAnnotation, 1, 1'000'000);
+  auto nodes = ReadCountAnnotation(t.annotations, kNodesAnnotation, 1, kMaxNodes);
   if (!nodes) return nodes.error();
   if (*nodes) {
     f.nodes = **nodes;
@@ -354,7 +363,7 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
       std::string v = pass == 0 ? FindEnv(app, "PET_NNODES") : FindFlag(app, {"--nnodes"});
       auto n = ParseNodeCount(v);
       if (n && *n >= 1) {
-        f.nodes = std::min<int64_t>(*n, 1'000'000);
+        f.nodes = std::min(*n, kMaxNodes);
         f.nodes_source = pass == 0 ? "env PET_NNODES=" + v : "--nnodes=" + v;
         break;
       }

@@ -22,16 +22,8 @@ int64_t Cap(int64_t limit, int64_t ppm) { return static_cast<int64_t>(static_cas
 
 }  // namespace
 
-ShmInputs FloorInputs(const PodFacts& facts) {
-  ShmInputs in;
-  in.procs = facts.procs;
-  in.nodes = facts.nodes;
-  in.nccl_shm = !facts.nccl_shm_disabled;
-  return in;
-}
-
 Result<ShmEstimate> EstimateShm(const PodFacts& facts, const Policy& policy) {
-  auto plan = PlanShm(FloorInputs(facts), policy.sizing);
+  auto plan = PlanShm(PodShmInputs(facts), policy.sizing);
   if (!plan) return plan.error();
   ShmEstimate e;
   e.floor_plan = *plan;

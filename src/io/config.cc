@@ -209,7 +209,7 @@ class PolicyReader {
       Node v = n.Member(key);
       bool ok = true;
       if (key == "prefetchFactor")
-        ok = Count(v, full, 1, 1024, k.prefetch_factor);
+        ok = Count(v, full, 1, kMaxPrefetchFactor, k.prefetch_factor);
       else if (key == "inFlightExtra")
         ok = Count(v, full, 0, 1024, k.in_flight_extra);
       else if (key == "safety")
