@@ -217,8 +217,9 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
   JsonNode spec = t.spec;
   int64_t app_memory = 0, init_memory = 0;
   std::string missing_memory;
-  // The app containers, for the hints below: read only as far as the first one that gives each.
-  std::vector<JsonNode> apps;
+  // Each container beside its facts (same index), for the hints read below only as far as the
+  // first container that gives each.
+  std::vector<JsonNode> container_nodes;
   // One container at `pointer`; `fallback_name` names it when it has no name.
   auto add = [&](JsonNode c, const std::string& pointer, bool init, std::string fallback_name) -> Result<bool> {
     if (!c.IsObject()) return MakeError(Code::kInvalidInput, "must be a container object", pointer);
@@ -245,7 +246,6 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
       auto lock = ReadIpcLock(c, pointer);
       if (!lock) return lock.error();
       cf.ipc_lock = *lock;
-      apps.push_back(c);
     }
     f.requests_gpus = f.requests_gpus || cf.gpus > 0;
     if (!init) {
@@ -265,6 +265,7 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
       init_memory = std::max(init_memory, *memory);
     }
     f.containers.push_back(std::move(cf));
+    container_nodes.push_back(c);
     return true;
   };
   for (const ContainerSlot& slot : t.containers) {
@@ -325,7 +326,9 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
     }
   }
   for (int pass = 0; pass < 2 && f.procs_source.empty(); ++pass) {
-    for (JsonNode app : apps) {
+    for (size_t i = 0; i < container_nodes.size(); ++i) {
+      if (f.containers[i].init) continue;
+      JsonNode app = container_nodes[i];
       std::string v =
           pass == 0 ? FindEnv(app, "PET_NPROC_PER_NODE") : FindFlag(app, {"--nproc_per_node", "--nproc-per-node"});
       auto n = ParseCount(v);
@@ -359,7 +362,9 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
     f.nodes_source = t.pods_source;
   }
   for (int pass = 0; pass < 2 && f.nodes_source.empty(); ++pass) {
-    for (JsonNode app : apps) {
+    for (size_t i = 0; i < container_nodes.size(); ++i) {
+      if (f.containers[i].init) continue;
+      JsonNode app = container_nodes[i];
       std::string v = pass == 0 ? FindEnv(app, "PET_NNODES") : FindFlag(app, {"--nnodes"});
       auto n = ParseNodeCount(v);
       if (n && *n >= 1) {
@@ -371,11 +376,10 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
   }
   if (f.nodes_source.empty()) f.nodes_source = "default";
 
-  size_t app = 0;  // apps[app] is the container c when !c.init
-  for (const auto& c : f.containers) {
-    if (c.init) continue;
-    JsonNode node = apps[app++];
-    if (f.requests_gpus && c.gpus == 0) continue;
+  for (size_t i = 0; i < container_nodes.size(); ++i) {
+    const ContainerFacts& c = f.containers[i];
+    if (c.init || (f.requests_gpus && c.gpus == 0)) continue;
+    JsonNode node = container_nodes[i];
     if (!f.nccl_shm_disabled && FindEnv(node, "NCCL_SHM_DISABLE") == "1") {
       f.nccl_shm_disabled = true;
       f.nccl_shm_disabled_source = "container \"" + c.name + "\"";
