@@ -11,9 +11,14 @@ namespace {
 
 using nlohmann::json;
 
+// A cell cut to `width` characters, the cut marked with "~": a name keeps its head, a location
+// (file:doc) its tail, where the file name and document index are.
 std::string Cell(std::string s, size_t width) {
   if (s.size() > width) s = s.substr(0, width - 1) + "~";
   return s;
+}
+std::string TailCell(const std::string& s, size_t width) {
+  return s.size() > width ? "~" + s.substr(s.size() - (width - 1)) : s;
 }
 
 std::string Indent(const std::string& text, const std::string& prefix) {
@@ -50,7 +55,7 @@ class TablePrinter : public AuditPrinter {
                            : r.kind.empty()
                                ? "-"
                                : r.kind + " " + (r.namespace_name.empty() ? "" : r.namespace_name + "/") + r.name;
-      out_ << std::left << std::setw(34) << Cell(where, 34) << " " << std::setw(44) << Cell(object, 44) << " "
+      out_ << std::left << std::setw(34) << TailCell(where, 34) << " " << std::setw(44) << Cell(object, 44) << " "
            << std::setw(7) << AuditVerdictName(r.verdict) << " " << std::setw(9)
            << (r.required_bytes > 0 ? FormatBytes(r.required_bytes) : "-") << " " << std::setw(9)
            << (r.memory_limit_bytes ? FormatBytes(*r.memory_limit_bytes) : "-") << " "

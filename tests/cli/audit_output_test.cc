@@ -2,6 +2,7 @@
 // tests/golden/ that a person read once. After an intended change, rewrite them with
 // UPDATE_GOLDEN=1 and read the diff.
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <sstream>
 
 #include "cli/audit_command.h"
@@ -10,23 +11,34 @@
 namespace shmguard::cli {
 namespace {
 
-// `shmguard audit -o FORMAT examples/`, with the paths as a user in the repository sees them.
-std::string AuditExamples(const std::string& format) {
-  const std::string root = std::string(SOURCE_DIR) + "/";
+// `shmguard audit -o FORMAT PATH` run from the repository's root, as a user there runs it: the
+// output does not depend on where the checkout is.
+std::string Audit(const std::string& format, const std::string& path) {
+  const std::filesystem::path was = std::filesystem::current_path();
+  std::filesystem::current_path(SOURCE_DIR);
   std::istringstream in;
   std::ostringstream out, err;
-  AuditOptions o{{root + "examples"}, *ParseAuditFormat(format), FailOn::kDeny, 1};
+  AuditOptions o{{path}, *ParseAuditFormat(format), FailOn::kDeny, 1};
   RunAudit(o, Policy{}, in, out, err);
-  std::string text = out.str();
-  for (size_t at = text.find(root); at != std::string::npos; at = text.find(root, at)) text.erase(at, root.size());
-  return text;
+  std::filesystem::current_path(was);
+  return out.str();
 }
+
+std::string AuditExamples(const std::string& format) { return Audit(format, "examples"); }
 
 TEST_CASE("audit output over examples/ matches the golden files", "[audit_command][golden]") {
   for (const char* format : {"table", "json", "yaml", "patched"}) {
     CAPTURE(format);
     test::CheckGolden(std::string("audit-examples.") + format, AuditExamples(format));
   }
+}
+
+TEST_CASE("audit table keeps the file name and document of a location too long for its column", "[audit_command]") {
+  const std::string table = Audit("table", std::string(SOURCE_DIR) + "/examples/argo-workflow.yaml");
+  CAPTURE(table);
+  const std::string row = table.substr(table.find('\n') + 1, 35);  // the first record's FILE:DOC cell
+  CHECK(row.rfind("~", 0) == 0);
+  CHECK(row.find("argo-workflow.yaml:0 ") != std::string::npos);
 }
 
 // The verdict of every object of the real-world corpus, one line each: "FILE:DOC[ITEM] KIND
