@@ -65,16 +65,6 @@ struct Evaluation {
   int64_t RequiredBytes() const;
 };
 
-// A planned size against the pod's memory limit: `denial` when it does not fit (over the
-// limit, or over the policy's maxFractionOfMemoryLimit of it); else `left`, what the limit
-// leaves the processes, or `warning` when there is no limit. `what` names the volume: "dshm",
-// or "/dev/shm" for a Compose service (`compose`).
-struct LimitCheck {
-  std::string denial, left, warning;
-};
-LimitCheck CheckLimit(int64_t required, const PodFacts& facts, const Policy& policy, std::string_view what,
-                      bool compose = false);
-
 // How much of a verdict is put in words. kEverything: every reason and every change (the
 // audit, `shmguard plan`, /validate). kDenialsAndWarnings: what a /mutate answer carries — the
 // warnings, and the reasons of denied pods and workloads; an allowed sized pod gets no reasons

@@ -13,12 +13,10 @@
 #include "shmguard/pod_templates.h"
 #include "shmguard/policy.h"
 #include "shmguard/result.h"
+#include "shmguard/shm_mount.h"
 #include "shmguard/shm_plan.h"
 
 namespace shmguard {
-
-inline constexpr const char* kShmPath = "/dev/shm";
-inline constexpr const char* kShmVolumeName = "dshm";
 
 // Where a container's securityContext stands on IPC_LOCK, and so which field a patch adds.
 enum class IpcLock {
@@ -42,24 +40,6 @@ struct ContainerFacts {
   bool mounts_shm = false;                         // something is mounted at /dev/shm (trailing slashes ignored)
   std::optional<std::string> shm_volume;           // the name of that volume, when it has one
   IpcLock ipc_lock = IpcLock::kNoSecurityContext;  // app containers only
-};
-
-enum class ShmMountKind {
-  kNone,            // nothing at /dev/shm: the container runtime's 64 MiB
-  kMemoryEmptyDir,  // an emptyDir {medium: Memory}: shmguard can size it
-  kOther,           // hostPath, disk emptyDir, PVC...: reported, never overwritten
-};
-
-// What a pod has at /dev/shm (docs/sources.md §3).
-struct ShmMount {
-  ShmMountKind kind = ShmMountKind::kNone;
-  std::string volume_name;            // the volume at /dev/shm, or an unmounted memory emptyDir "dshm"
-  std::string volume_pointer;         // where that volume is declared, "" when it is not
-  std::optional<int64_t> size_limit;  // kMemoryEmptyDir: sizeLimit in bytes when set (> 0)
-  bool size_limit_written = false;    // the volume has a sizeLimit field (maybe 0)
-  std::string description;            // for people: "emptyDir Memory 1Gi", "hostPath /dev/shm"
-  bool implicit = false;              // mounted by the workload's operator on its first container, not
-                                      // written in the template (KubeRay's shared-mem)
 };
 
 struct PodFacts {
@@ -102,12 +82,6 @@ struct PodFacts {
 // volumes, mounts or a securityContext have the wrong shape, or when containers mount different
 // volumes at /dev/shm (NCCL needs every rank of a pod on the same /dev/shm).
 Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy);
-
-// What `t` has at /dev/shm, from the containers' mounts already in `f` (their shm_volume) and
-// the declared volumes, whose names it adds to `f.volume_names` (and sets `f.has_volumes`).
-// Part of ReadPodFacts. Fails with kInvalidInput naming the pointer when the volumes are not a
-// list or a sizeLimit is not a quantity, or when containers mount different volumes there.
-Result<ShmMount> ReadShmMount(const PodTemplate& t, PodFacts& f);
 
 // The pod's side of the plan's inputs: processes, nodes and NCCL settings of `facts`; no
 // DataLoader (workers 0), which the caller adds when it knows it.

@@ -1,7 +1,7 @@
 // The parts of a Kubernetes object that Evaluate never reads, so that a parser may drop them
 // while building the JSON tree (the server and the audit do, for speed). Dropping them must not
-// change any Evaluation: tests/core/relevant_fields_test.cc checks that over all test data.
-// Keep this in step with pod_facts.cc, shm_patch.cc and pod_templates.cc.
+// change any Evaluation: tests/io/fast_json_test.cc checks that over all test data.
+// Keep this in step with pod_facts.cc, shm_mount.cc, shm_patch.cc and pod_templates.cc.
 #pragma once
 
 #include <algorithm>

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shmguard/compose.h"
-#include "shmguard/evaluation.h"
+#include "shmguard/memory_limit.h"
 #include "shmguard/pod_facts.h"
 #include "shmguard/quantity.h"
 #include "shmguard/shm_plan.h"

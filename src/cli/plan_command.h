@@ -1,6 +1,6 @@
 // `shmguard plan`: the /dev/shm size for one job from its DataLoader settings, with the
 // arithmetic line by line. It calls the planner and the memory-limit check the webhook uses
-// (PlanShm, CheckLimit), so the calculator and the cluster never disagree.
+// (PlanShm, CheckLimit in shmguard/memory_limit.h), so the calculator and the cluster never disagree.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,11 @@
-// ReadShmMount: the volumes of a pod template and what is mounted at /dev/shm.
+// ReadShmMount: the volumes of a pod template and what is mounted at /dev/shm; ReadShm and
+// DescribeShm: what an operator or Docker puts there, and the words for it.
+#include "shmguard/shm_mount.h"
+
 #include <set>
 #include <string>
 
+#include "shmguard/compose.h"
 #include "shmguard/pod_facts.h"
 #include "shmguard/quantity.h"
 
@@ -95,6 +99,34 @@ Result<ShmMount> ReadShmMount(const PodTemplate& t, PodFacts& f) {
     m.description = type + " volume \"" + wanted + "\"";
   }
   return m;
+}
+
+Result<ShmMount> ReadShm(const PodTemplate& t, const PodFacts& facts) {
+  if (t.compose_service) return FindServiceShm(t);
+  ShmMount mount = facts.shm;
+  if (!t.operator_shm || mount.kind != ShmMountKind::kNone || facts.containers.empty() || facts.containers[0].init) {
+    return mount;
+  }
+  const ContainerFacts& ray = facts.containers[0];
+  mount.kind = ShmMountKind::kMemoryEmptyDir;
+  mount.volume_name = "shared-mem";
+  mount.implicit = true;
+  mount.description =
+      "emptyDir Memory without sizeLimit (KubeRay's shared-mem: the Ray container has no memory limit or request)";
+  if (auto bytes = ray.memory_limit ? ray.memory_limit : ray.memory_request) {
+    mount.size_limit = *bytes;
+    mount.description = "emptyDir Memory " + FormatBytes(*bytes) +
+                        " (KubeRay's shared-mem: the Ray container's memory " +
+                        (ray.memory_limit ? "limit)" : "request)");
+  }
+  return mount;
+}
+
+std::string DescribeShm(const ShmMount& mount, const PodTemplate& t, const PodFacts& facts) {
+  if (mount.kind != ShmMountKind::kNone) return mount.description;
+  if (!t.shm_unknown.empty()) return "unknown (" + t.shm_unknown + ")";
+  if (t.compose_service) return facts.host_ipc ? "the host's /dev/shm (ipc: host)" : "64Mi (Docker's default)";
+  return facts.host_ipc ? "the node's /dev/shm (hostIPC: true)" : "64Mi (container default)";
 }
 
 }  // namespace shmguard

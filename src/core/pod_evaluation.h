@@ -1,0 +1,20 @@
+// One pod template's verdict under a namespace's rule: the step of Evaluate between a
+// workload's discovery and its verdict. Internal to the evaluation (evaluation.cc).
+#pragma once
+
+#include "shmguard/evaluation.h"
+
+namespace shmguard {
+
+// The verdict of `t`, one pod template of workload `w`, under `rule` and `policy`:
+//   - kSkip when annotated shmguard.io/mode: skip (kDeny for any other mode);
+//   - sized from shmguard.io/num-workers and batch-bytes when either is set (the plan, the
+//     memory limit, then the patch or, for a kind shmguard does not patch, what it has);
+//   - else, for a pod that requests a GPU, per the rule's requireAnnotations and the policy's
+//     `unannotated` rule (the floor and estimate of EstimateShm);
+//   - else kOk: no GPUs and no sizing annotations.
+// Malformed fields are a kDeny whose reason names the field; never fails otherwise.
+PodEvaluation EvaluatePod(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
+                          Wording wording);
+
+}  // namespace shmguard

@@ -1,0 +1,147 @@
+// EvaluatePod: one pod template's verdict and the reason behind it, naming the field a user
+// must change (docs/sources.md §1, §3, §5).
+#include "core/pod_evaluation.h"
+
+#include <catch2/catch.hpp>
+
+#include "test_util.h"
+
+namespace shmguard {
+namespace {
+
+using nlohmann::json;
+using test::Yaml;
+
+json PodWith(const std::string& annotations, const std::string& spec) {
+  return Yaml("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations: " + annotations + "\nspec:\n" + spec);
+}
+
+// The verdict of the only pod template of `object` under the policy's rule for team-a.
+PodEvaluation EvaluateOnlyPod(const json& object, const Policy& policy = Policy{}) {
+  auto w = FindPodTemplates(object);
+  REQUIRE(w.has_value());
+  REQUIRE(w->templates.size() == 1);
+  return EvaluatePod(w->templates[0], *w, MatchNamespace(policy, "team-a"), policy, Wording::kEverything);
+}
+
+std::string Reasons(const PodEvaluation& pe) {
+  std::string all;
+  for (const auto& r : pe.reasons) all += r + "\n";
+  return all;
+}
+
+struct VerdictCase {
+  const char* name;
+  const char* annotations;
+  const char* spec;
+  Verdict verdict;
+  const char* reason;  // a substring of the reasons
+};
+
+const char* kGpuSpec = "  containers: [{name: t, resources: {limits: {nvidia.com/gpu: 2, memory: 64Gi}}}]";
+
+const VerdictCase kCases[] = {
+    {"no annotations", "{}", kGpuSpec, Verdict::kPatch, "/dev/shm is 64Mi (container default), below the 1Gi floor"},
+    {"opted out", "{shmguard.io/mode: skip, shmguard.io/num-workers: \"8\"}", kGpuSpec, Verdict::kSkip, "opted out"},
+    {"unknown mode", "{shmguard.io/mode: always}", kGpuSpec, Verdict::kDeny, "only value is \"skip\""},
+    {"needs patch", "{shmguard.io/num-workers: \"4\", shmguard.io/batch-bytes: 64Mi}", kGpuSpec, Verdict::kPatch,
+     "dshm needs 1657Mi = (2 procs × (4 workers × 2 + 2) × 64Mi + 36.8Mi NCCL + 64Mi base) × 1.2"},
+    {"workers zero needs no batch bytes", "{shmguard.io/num-workers: \"0\"}", kGpuSpec, Verdict::kPatch,
+     "dshm needs 1Gi = (36.8Mi NCCL + 64Mi base) × 1.2, raised to the 1Gi floor"},
+    {"batch bytes without workers", "{shmguard.io/batch-bytes: 64Mi}", kGpuSpec, Verdict::kDeny,
+     "annotation shmguard.io/num-workers: is required"},
+    {"workers without batch bytes", "{shmguard.io/num-workers: \"4\"}", kGpuSpec, Verdict::kDeny,
+     "annotation shmguard.io/batch-bytes: is required when num-workers > 0"},
+    {"unquoted number", "{shmguard.io/num-workers: 4, shmguard.io/batch-bytes: 64Mi}", kGpuSpec, Verdict::kDeny,
+     "quote it (\"4\")"},
+    {"negative workers", "{shmguard.io/num-workers: \"-1\", shmguard.io/batch-bytes: 64Mi}", kGpuSpec, Verdict::kDeny,
+     "must be a whole number from 0 to 4096"},
+    {"huge workers", "{shmguard.io/num-workers: \"99999999999999999999\", shmguard.io/batch-bytes: 1Mi}", kGpuSpec,
+     Verdict::kDeny, "must be a whole number"},
+    {"bad quantity", "{shmguard.io/num-workers: \"4\", shmguard.io/batch-bytes: 64MB}", kGpuSpec, Verdict::kDeny,
+     "annotation shmguard.io/batch-bytes: \"64MB\" is not a valid quantity"},
+    {"negative batch", "{shmguard.io/num-workers: \"4\", shmguard.io/batch-bytes: \"-1Mi\"}", kGpuSpec, Verdict::kDeny,
+     "must not be negative"},
+    {"overflow", "{shmguard.io/num-workers: \"4096\", shmguard.io/batch-bytes: 4Ei}", kGpuSpec, Verdict::kDeny,
+     "exceeds 2^63-1 bytes"},
+    {"quantity beyond int64", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: \"1e19\"}", kGpuSpec,
+     Verdict::kDeny, "larger than 2^63-1"},
+    {"unquoted float", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1e19}", kGpuSpec, Verdict::kDeny,
+     "quote it (\"1e+19\")"},
+    {"prefetch zero",
+     "{shmguard.io/num-workers: \"1\", shmguard.io/prefetch-factor: \"0\", shmguard.io/batch-bytes: 1Mi}", kGpuSpec,
+     Verdict::kDeny, "shmguard.io/prefetch-factor"},
+    {"above memory limit", "{shmguard.io/num-workers: \"16\", shmguard.io/batch-bytes: 1Gi}", kGpuSpec, Verdict::kDeny,
+     "memory limit 64Gi (sum of container limits) is below the"},
+    {"above max fraction", "{shmguard.io/num-workers: \"4\", shmguard.io/batch-bytes: 2Gi}", kGpuSpec, Verdict::kDeny,
+     "is more than 0.5 of the memory limit 64Gi"},
+    {"hostPath /dev/shm", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1Mi}",
+     "  volumes: [{name: shm, hostPath: {path: /dev/shm}}]\n"
+     "  containers: [{name: t, volumeMounts: [{name: shm, mountPath: /dev/shm}]}]",
+     Verdict::kDeny, "/dev/shm is mounted from hostPath /dev/shm"},
+    {"disk emptyDir at /dev/shm", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1Mi}",
+     "  volumes: [{name: dshm, emptyDir: {}}]\n"
+     "  containers: [{name: t, volumeMounts: [{name: dshm, mountPath: /dev/shm}]}]",
+     Verdict::kDeny, "on the node's disk"},
+    {"two volumes at /dev/shm", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1Mi}",
+     "  volumes: [{name: a, emptyDir: {medium: Memory}}, {name: b, emptyDir: {medium: Memory}}]\n"
+     "  containers: [{name: t, volumeMounts: [{name: a, mountPath: /dev/shm}]},"
+     " {name: u, volumeMounts: [{name: b, mountPath: /dev/shm}]}]",
+     Verdict::kDeny, "containers mount different volumes at /dev/shm (a, b)"},
+    {"undeclared volume", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1Mi}",
+     "  containers: [{name: t, volumeMounts: [{name: ghost, mountPath: /dev/shm}]}]", Verdict::kDeny,
+     "not declared in spec.volumes"},
+    {"containers as a mapping", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1Mi}",
+     "  containers: {name: t}", Verdict::kDeny, "/spec/containers: must be a list of containers"},
+    {"templated GPU count", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1Mi}",
+     "  containers: [{name: t, resources: {limits: {nvidia.com/gpu: $GPUS}}}]", Verdict::kDeny,
+     "/spec/containers/0/resources/limits/nvidia.com/gpu: \"$GPUS\" is not a valid quantity"},
+    {"null GPU count is zero", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1Mi}",
+     "  containers: [{name: t, resources: {limits: {nvidia.com/gpu: , memory: 1Gi}}}]", Verdict::kPatch,
+     "1 proc from default"},
+    {"volumes not a list", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1Mi}",
+     "  volumes: {dshm: {}}\n  containers: [{name: t}]", Verdict::kDeny, "/spec/volumes: must be a list"},
+};
+
+TEST_CASE("EvaluatePod gives each pod its verdict and a reason that names the field", "[pod_evaluation]") {
+  for (const auto& c : kCases) {
+    CAPTURE(c.name);
+    PodEvaluation pe = EvaluateOnlyPod(PodWith(c.annotations, c.spec));
+    CHECK(pe.verdict == c.verdict);
+    CHECK_THAT(Reasons(pe), Catch::Contains(c.reason));
+    CHECK(pe.path == "/spec");
+    CHECK(pe.label == "pod");
+  }
+}
+
+TEST_CASE("EvaluatePod reports the memory left for the processes", "[pod_evaluation]") {
+  PodEvaluation pe =
+      EvaluateOnlyPod(PodWith("{shmguard.io/num-workers: \"8\", shmguard.io/batch-bytes: 160Mi}",
+                              "  containers: [{name: t, resources: {limits: {nvidia.com/gpu: 4, memory: 64Gi}}}]"));
+  CHECK(pe.verdict == Verdict::kPatch);
+  CHECK(pe.memory_limit_bytes == 64ll << 30);
+  CHECK(pe.required_bytes == 14078ll << 20);
+  CHECK_FALSE(pe.estimated);
+  CHECK_THAT(Reasons(pe), Catch::Contains("memory limit 64Gi leaves 51458Mi for the processes"));
+}
+
+TEST_CASE("EvaluatePod follows the rule's requireAnnotations and the policy's unannotated mode", "[pod_evaluation]") {
+  const json gpu_pod = PodWith("{}", kGpuSpec);
+  Policy policy;
+  PodEvaluation estimated = EvaluateOnlyPod(gpu_pod, policy);
+  CHECK(estimated.verdict == Verdict::kPatch);
+  CHECK(estimated.estimated);
+  policy.unannotated.mode = UnannotatedMode::kLeave;
+  PodEvaluation left = EvaluateOnlyPod(gpu_pod, policy);
+  CHECK(left.verdict == Verdict::kOk);
+  CHECK(left.patch.empty());
+  CHECK_THAT(Reasons(left), Catch::Contains("the policy leaves such GPU pods as they are"));
+  policy.namespaces = {{{"*"}, NamespaceMode::kEnforce, true, PodSecurityLevel::kPrivileged}};
+  PodEvaluation required = EvaluateOnlyPod(gpu_pod, policy);
+  CHECK(required.verdict == Verdict::kDeny);
+  CHECK_THAT(Reasons(required), Catch::Contains("must declare shmguard.io/num-workers"));
+  CHECK(EvaluateOnlyPod(PodWith("{}", "  containers: [{name: t}]"), policy).verdict == Verdict::kOk);  // no GPUs
+}
+
+}  // namespace
+}  // namespace shmguard

@@ -1,0 +1,158 @@
+// PatchTo, UnpatchedDenial, UnpatchedCovered: what is done about a pod once its /dev/shm size
+// is known — Pod Security, kinds without hostIPC, annotations for controllers' pods, and the
+// verdict of kinds shmguard never patches (docs/sources.md §5, §6).
+#include "core/shm_remedy.h"
+
+#include <catch2/catch.hpp>
+
+#include "shmguard/pod_facts.h"
+#include "shmguard/shm_mount.h"
+#include "test_util.h"
+
+namespace shmguard {
+namespace {
+
+using nlohmann::json;
+
+constexpr int64_t kGi = 1ll << 30;
+
+// PatchTo on the only pod template of `object`, giving it `required` bytes.
+PodEvaluation Patched(const json& object, int64_t required, PodSecurityLevel level = PodSecurityLevel::kPrivileged) {
+  auto w = FindPodTemplates(object);
+  REQUIRE(w.has_value());
+  REQUIRE(w->templates.size() == 1);
+  const PodTemplate& t = w->templates[0];
+  Policy policy;
+  auto facts = ReadPodFacts(t, policy);
+  REQUIRE(facts.has_value());
+  auto mount = ReadShm(t, *facts);
+  REQUIRE(mount.has_value());
+  NamespaceRule rule;
+  rule.pod_security = level;
+  PodEvaluation pe;
+  PatchTo(t, *w, rule, policy, *facts, *mount, required, "{}", true, pe);
+  return pe;
+}
+
+const char* kTwoGpuPod = R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers: [{name: t, resources: {limits: {nvidia.com/gpu: 2, memory: 64Gi}}}]
+)";
+
+TEST_CASE("PatchTo adds hostIPC and IPC_LOCK only under Pod Security privileged, saying why not", "[shm_remedy]") {
+  const json pod = test::Yaml(kTwoGpuPod);
+  PodEvaluation privileged = Patched(pod, 2 * kGi);
+  CHECK(privileged.verdict == Verdict::kPatch);
+  CHECK(privileged.warnings.empty());
+  CHECK_THAT(privileged.patch.Text(), Catch::Contains(R"("path":"/spec/hostIPC")"));
+  CHECK_THAT(privileged.patch.Text(), Catch::Contains("IPC_LOCK"));
+  for (PodSecurityLevel level : {PodSecurityLevel::kBaseline, PodSecurityLevel::kRestricted}) {
+    const std::string name = PodSecurityLevelName(level);
+    CAPTURE(name);
+    PodEvaluation pe = Patched(pod, 2 * kGi, level);
+    CHECK(pe.verdict == Verdict::kPatch);
+    CHECK(pe.warnings == std::vector<std::string>{"hostIPC not set: Pod Security " + name + " forbids it",
+                                                  "IPC_LOCK not added: Pod Security " + name + " forbids it"});
+    CHECK_THAT(pe.patch.Text(), !Catch::Contains("hostIPC") && !Catch::Contains("IPC_LOCK"));
+    CHECK_THAT(pe.patch.Text(), Catch::Contains(R"("sizeLimit":"2Gi")"));  // the volume still comes
+  }
+}
+
+TEST_CASE("PatchTo warns where a kind has no hostIPC field for its pods", "[shm_remedy]") {
+  PodEvaluation pe = Patched(test::Yaml(R"(
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {name: wf}
+spec:
+  templates:
+  - name: train
+    container: {image: t, resources: {limits: {nvidia.com/gpu: 2, memory: 64Gi}}}
+)"),
+                             2 * kGi);
+  CHECK(pe.verdict == Verdict::kPatch);
+  CHECK(pe.warnings == std::vector<std::string>{"hostIPC not set: a Workflow has no hostIPC field for its pods"});
+  CHECK_THAT(pe.patch.Text(), !Catch::Contains("hostIPC"));
+}
+
+TEST_CASE("PatchTo copies the effective sizing annotations onto a controller's pod template", "[shm_remedy]") {
+  PodEvaluation pe = Patched(test::Yaml(R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j}
+spec:
+  parallelism: 2
+  completions: 2
+  template:
+    metadata: {annotations: {shmguard.io/num-workers: "4", shmguard.io/batch-bytes: 64Mi}}
+    spec:
+      containers: [{name: t, resources: {limits: {nvidia.com/gpu: 1, memory: 64Gi}}}]
+)"),
+                             2 * kGi);
+  const json ops = pe.patch.ToJson();
+  json annotations;
+  for (const auto& op : ops) {
+    if (op["path"] == "/spec/template/metadata/annotations/shmguard.io~1nodes") annotations["nodes"] = op["value"];
+    if (op["path"] == "/spec/template/metadata/annotations/shmguard.io~1plan") annotations["plan"] = op["value"];
+  }
+  CHECK(annotations["nodes"] == "2");  // Job parallelism: the pods know they train together
+  CHECK(annotations["plan"] == "{}");
+  // A Pod carries its own annotations: only the plan is added.
+  PodEvaluation pod = Patched(test::Yaml(kTwoGpuPod), 2 * kGi);
+  CHECK_THAT(pod.patch.Text(), !Catch::Contains("shmguard.io~1nodes"));
+}
+
+TEST_CASE("PatchTo warns when a sizeLimit is above the memory limit, which the kubelet caps", "[shm_remedy]") {
+  PodEvaluation pe = Patched(test::Yaml(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  volumes: [{name: dshm, emptyDir: {medium: Memory, sizeLimit: 128Gi}}]
+  containers: [{name: t, resources: {limits: {nvidia.com/gpu: 1, memory: 64Gi}},
+                volumeMounts: [{name: dshm, mountPath: /dev/shm}]}]
+)"),
+                             2 * kGi);
+  CHECK_THAT(pe.warnings, Catch::VectorContains(std::string(
+                              "sizeLimit 128Gi exceeds the memory limit 64Gi; the kubelet caps it at 64Gi")));
+}
+
+TEST_CASE("UnpatchedDenial and UnpatchedCovered judge what a kind shmguard never patches has", "[shm_remedy]") {
+  const json trainjob = test::Yaml(R"(
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tj, namespace: a}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer: {numNodes: 2, resourcesPerNode: {limits: {nvidia.com/gpu: 4, memory: 128Gi}}}
+)");
+  auto w = FindPodTemplates(trainjob);  // no runtime in the input: its /dev/shm is unknown
+  REQUIRE(w.has_value());
+  REQUIRE_FALSE(w->templates.empty());
+  const PodTemplate& t = w->templates[0];
+  REQUIRE_FALSE(t.patchable);
+  REQUIRE_FALSE(t.shm_unknown.empty());
+  const ShmMount none;
+  CHECK_FALSE(UnpatchedDenial(t, *w, none, "unknown", 4 * kGi));  // its pods are patched when created
+  CHECK_THAT(UnpatchedCovered(t, *w, none, "unknown", 4 * kGi),
+             Catch::StartsWith("needs /dev/shm of 4Gi; what its pods have is unknown (") &&
+                 Catch::EndsWith("shmguard patches them when they are created if they have less"));
+  ShmMount host_path;
+  host_path.kind = ShmMountKind::kOther;
+  auto denial = UnpatchedDenial(t, *w, host_path, "hostPath /dev/shm", 4 * kGi);  // never overwritten
+  REQUIRE(denial);
+  CHECK(*denial ==
+        "/dev/shm is hostPath /dev/shm, below the 4Gi needed; shmguard does not patch a TrainJob: mount an emptyDir "
+        "{medium: Memory} of that size at /dev/shm");
+  ShmMount memory;
+  memory.kind = ShmMountKind::kMemoryEmptyDir;
+  memory.size_limit = 8 * kGi;
+  CHECK_FALSE(UnpatchedDenial(t, *w, memory, "emptyDir Memory 8Gi", 4 * kGi));
+  CHECK(UnpatchedCovered(t, *w, memory, "emptyDir Memory 8Gi", 4 * kGi) ==
+        "/dev/shm emptyDir Memory 8Gi covers the 4Gi needed (shmguard does not patch a TrainJob)");
+}
+
+}  // namespace
+}  // namespace shmguard
