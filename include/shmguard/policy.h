@@ -3,6 +3,7 @@
 // it from YAML lives in src/io/config.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,6 +20,17 @@ enum class PodSecurityLevel { kPrivileged, kBaseline, kRestricted };
 // fraction of the memory limit), kFloor (what NCCL and the base need, at least `minimum`),
 // kLeave (not at all: they keep what they have).
 enum class UnannotatedMode { kEstimate, kFloor, kLeave };
+
+// Every value of each enum, in the order messages list them; their names are the *Name
+// functions below, and nowhere else.
+inline constexpr HostIpcMode kHostIpcModes[] = {HostIpcMode::kAuto, HostIpcMode::kAlways, HostIpcMode::kNever};
+inline constexpr ContainerSelection kContainerSelections[] = {ContainerSelection::kGpuContainers,
+                                                              ContainerSelection::kAll, ContainerSelection::kNever};
+inline constexpr NamespaceMode kNamespaceModes[] = {NamespaceMode::kOff, NamespaceMode::kWarn, NamespaceMode::kEnforce};
+inline constexpr PodSecurityLevel kPodSecurityLevels[] = {PodSecurityLevel::kPrivileged, PodSecurityLevel::kBaseline,
+                                                          PodSecurityLevel::kRestricted};
+inline constexpr UnannotatedMode kUnannotatedModes[] = {UnannotatedMode::kEstimate, UnannotatedMode::kFloor,
+                                                        UnannotatedMode::kLeave};
 
 // Constants of the plan (docs/sources.md §1). Every byte count is exact.
 struct SizingConstants {
@@ -92,5 +104,14 @@ const char* PodSecurityLevelName(PodSecurityLevel l);
 // nullopt for anything else.
 std::optional<PodSecurityLevel> ParsePodSecurityLevel(std::string_view name);
 const char* UnannotatedModeName(UnannotatedMode m);
+
+// The one of `values` whose `name` is `text` ("enforce" -> NamespaceMode::kEnforce), or nullopt.
+template <typename E, size_t N>
+std::optional<E> FindByName(const E (&values)[N], const char* (*name)(E), std::string_view text) {
+  for (E v : values) {
+    if (text == name(v)) return v;
+  }
+  return std::nullopt;
+}
 
 }  // namespace shmguard

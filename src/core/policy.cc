@@ -60,11 +60,7 @@ const char* PodSecurityLevelName(PodSecurityLevel l) {
 }
 
 std::optional<PodSecurityLevel> ParsePodSecurityLevel(std::string_view name) {
-  for (PodSecurityLevel l :
-       {PodSecurityLevel::kPrivileged, PodSecurityLevel::kBaseline, PodSecurityLevel::kRestricted}) {
-    if (name == PodSecurityLevelName(l)) return l;
-  }
-  return std::nullopt;
+  return FindByName(kPodSecurityLevels, PodSecurityLevelName, name);
 }
 
 const char* UnannotatedModeName(UnannotatedMode m) {

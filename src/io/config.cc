@@ -36,12 +36,7 @@ class PolicyReader {
     using Handler = std::function<bool(const Node&)>;
     std::map<std::string, Handler> keys = {
         {"gpuResources", [&](const Node& n) { return StringList(n, "gpuResources", p.gpu_resources, false); }},
-        {"hostIPC",
-         [&](const Node& n) {
-           return Enum(
-               n, "hostIPC", p.host_ipc,
-               {{"auto", HostIpcMode::kAuto}, {"always", HostIpcMode::kAlways}, {"never", HostIpcMode::kNever}});
-         }},
+        {"hostIPC", [&](const Node& n) { return Enum(n, "hostIPC", p.host_ipc, kHostIpcModes, HostIpcModeName); }},
         {"ipcLock", [&](const Node& n) { return Selection(n, "ipcLock", p.ipc_lock); }},
         {"initContainerMounts",
          [&](const Node& n) { return Selection(n, "initContainerMounts", p.init_container_mounts); }},
@@ -85,30 +80,27 @@ class PolicyReader {
     return true;
   }
 
-  template <typename E>
-  bool Enum(const Node& n, const std::string& key, E& out, const std::vector<std::pair<std::string, E>>& values) {
+  template <typename E, size_t N>
+  bool Enum(const Node& n, const std::string& key, E& out, const E (&values)[N], const char* (*name)(E)) {
     std::string s;
     if (!Scalar(n, key, s)) return false;
-    std::string allowed;
-    for (const auto& [text, v] : values) {
-      if (s == text) {
-        out = v;
-        return true;
-      }
-      allowed += (allowed.empty() ? "" : ", ") + text;
+    if (auto v = FindByName(values, name, s)) {
+      out = *v;
+      return true;
     }
+    std::string allowed;
+    for (E v : values) allowed += (allowed.empty() ? "" : ", ") + std::string(name(v));
     return FailB(n, key, "must be one of " + allowed + ", got \"" + s + "\"");
   }
 
   bool Selection(const Node& n, const std::string& key, ContainerSelection& out) {
-    return Enum(n, key, out,
-                {{"gpu-containers", ContainerSelection::kGpuContainers},
-                 {"all", ContainerSelection::kAll},
-                 {"never", ContainerSelection::kNever}});
+    return Enum(n, key, out, kContainerSelections, ContainerSelectionName);
   }
 
   bool Bool(const Node& n, const std::string& key, bool& out) {
-    return Enum(n, key, out, {{"true", true}, {"false", false}});
+    static constexpr bool kBools[] = {true, false};
+    return Enum(
+        n, key, out, kBools, +[](bool b) { return b ? "true" : "false"; });
   }
 
   bool StringList(const Node& n, const std::string& key, std::vector<std::string>& out, bool globs) {
@@ -239,10 +231,7 @@ class PolicyReader {
       Node v = n.Member(key);
       bool ok = true;
       if (key == "mode") {
-        ok = Enum(v, full, u.mode,
-                  {{"estimate", UnannotatedMode::kEstimate},
-                   {"floor", UnannotatedMode::kFloor},
-                   {"leave", UnannotatedMode::kLeave}});
+        ok = Enum(v, full, u.mode, kUnannotatedModes, UnannotatedModeName);
       } else if (key == "fractionOfMemoryLimit") {
         ok = Decimal(v, full, 0, 1'000'000, u.fraction_ppm);
       } else if (key == "minimum") {
@@ -277,16 +266,11 @@ class PolicyReader {
             ok = StringList(value, full, rule.match, true);
           }
         } else if (key == "mode") {
-          ok = Enum(
-              value, full, rule.mode,
-              {{"off", NamespaceMode::kOff}, {"warn", NamespaceMode::kWarn}, {"enforce", NamespaceMode::kEnforce}});
+          ok = Enum(value, full, rule.mode, kNamespaceModes, NamespaceModeName);
         } else if (key == "requireAnnotations") {
           ok = Bool(value, full, rule.require_annotations);
         } else if (key == "podSecurity") {
-          ok = Enum(value, full, rule.pod_security,
-                    {{"privileged", PodSecurityLevel::kPrivileged},
-                     {"baseline", PodSecurityLevel::kBaseline},
-                     {"restricted", PodSecurityLevel::kRestricted}});
+          ok = Enum(value, full, rule.pod_security, kPodSecurityLevels, PodSecurityLevelName);
         } else {
           return FailB(value, full, "unknown key; known keys: match, mode, requireAnnotations, podSecurity");
         }

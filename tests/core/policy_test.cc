@@ -3,6 +3,8 @@
 #include "shmguard/policy.h"
 
 #include <catch2/catch.hpp>
+#include <set>
+#include <string>
 
 namespace shmguard {
 namespace {
@@ -61,6 +63,27 @@ TEST_CASE("enum names are the config file's words", "[policy]") {
   CHECK(std::string(ContainerSelectionName(ContainerSelection::kGpuContainers)) == "gpu-containers");
   CHECK(std::string(NamespaceModeName(NamespaceMode::kEnforce)) == "enforce");
   CHECK(std::string(UnannotatedModeName(UnannotatedMode::kLeave)) == "leave");
+}
+
+// Every value of an enum's list has a name of its own, and FindByName reads it back.
+template <typename E, size_t N>
+void CheckNamesRoundTrip(const E (&values)[N], const char* (*name)(E)) {
+  std::set<std::string> names;
+  for (E v : values) {
+    CAPTURE(name(v));
+    CHECK(FindByName(values, name, name(v)) == v);
+    CHECK(names.insert(name(v)).second);
+  }
+  CHECK_FALSE(FindByName(values, name, "").has_value());
+  CHECK_FALSE(FindByName(values, name, std::string(name(values[0])) + " ").has_value());
+}
+
+TEST_CASE("FindByName reads back every value of every policy enum", "[policy]") {
+  CheckNamesRoundTrip(kHostIpcModes, HostIpcModeName);
+  CheckNamesRoundTrip(kContainerSelections, ContainerSelectionName);
+  CheckNamesRoundTrip(kNamespaceModes, NamespaceModeName);
+  CheckNamesRoundTrip(kPodSecurityLevels, PodSecurityLevelName);
+  CheckNamesRoundTrip(kUnannotatedModes, UnannotatedModeName);
 }
 
 }  // namespace

@@ -115,8 +115,9 @@ spec:
                 volumeMounts: [{name: dshm, mountPath: /dev/shm}]}]
 )"),
                              2 * kGi);
-  CHECK_THAT(pe.warnings, Catch::VectorContains(std::string(
-                              "sizeLimit 128Gi exceeds the memory limit 64Gi; the kubelet caps it at 64Gi")));
+  CHECK_THAT(
+      pe.warnings,
+      Catch::VectorContains(std::string("sizeLimit 128Gi exceeds the memory limit 64Gi; the kubelet caps it at 64Gi")));
 }
 
 TEST_CASE("UnpatchedDenial and UnpatchedCovered judge what a kind shmguard never patches has", "[shm_remedy]") {
