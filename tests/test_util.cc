@@ -64,4 +64,12 @@ nlohmann::json Yaml(const std::string& text) {
   return *docs[0].object;
 }
 
+Workload OnlyTemplate(const nlohmann::json& object) {
+  auto w = FindPodTemplates(object);
+  INFO((w ? "" : w.error().ToString()));
+  REQUIRE(w.has_value());
+  REQUIRE(w->templates.size() == 1);
+  return std::move(*w);
+}
+
 }  // namespace shmguard::test

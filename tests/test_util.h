@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "shmguard/pod_templates.h"
+
 namespace shmguard::test {
 
 // How much slower the code runs under the sanitizer this test binary was built with (GCC defines
@@ -42,6 +44,10 @@ void CheckGolden(const std::string& name, const std::string& actual);
 
 // Parses one YAML document (go-yaml typing, as the audit reads it); fails the test on error.
 nlohmann::json Yaml(const std::string& text);
+
+// The workload `object` is, REQUIREd to be read and to have exactly one pod template
+// (templates[0]). Its templates point into `object`, which must outlive it.
+Workload OnlyTemplate(const nlohmann::json& object);
 
 }  // namespace shmguard::test
 

@@ -18,10 +18,8 @@ json PodWith(const std::string& annotations, const std::string& spec) {
 
 // The verdict of the only pod template of `object` under the policy's rule for team-a.
 PodEvaluation EvaluateOnlyPod(const json& object, const Policy& policy = Policy{}) {
-  auto w = FindPodTemplates(object);
-  REQUIRE(w.has_value());
-  REQUIRE(w->templates.size() == 1);
-  return EvaluatePod(w->templates[0], *w, MatchNamespace(policy, "team-a"), policy, Wording::kEverything);
+  Workload w = test::OnlyTemplate(object);
+  return EvaluatePod(w.templates[0], w, MatchNamespace(policy, "team-a"), policy, Wording::kEverything);
 }
 
 std::string Reasons(const PodEvaluation& pe) {

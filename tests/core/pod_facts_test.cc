@@ -15,10 +15,8 @@ using nlohmann::json;
 PodFacts FactsOf(const std::string& yaml) {
   static json keep;  // PodTemplate points into the object
   keep = test::Yaml(yaml);
-  auto w = FindPodTemplates(keep);
-  REQUIRE(w.has_value());
-  REQUIRE(w->templates.size() == 1);
-  auto f = ReadPodFacts(w->templates[0], Policy{});
+  Workload w = test::OnlyTemplate(keep);
+  auto f = ReadPodFacts(w.templates[0], Policy{});
   INFO((f ? "" : f.error().ToString()));
   REQUIRE(f.has_value());
   return *f;

@@ -47,9 +47,8 @@ TEST_CASE("ReadShmMount tells what is at /dev/shm", "[shm_mount]") {
   for (const auto& c : cases) {
     CAPTURE(c.name);
     json pod = test::Yaml(std::string("apiVersion: v1\nkind: Pod\nspec:\n  ") + c.spec + "\n");
-    auto w = FindPodTemplates(pod);
-    REQUIRE(w.has_value());
-    auto f = ReadPodFacts(w->templates[0], Policy{});  // which calls ReadShmMount
+    Workload w = test::OnlyTemplate(pod);
+    auto f = ReadPodFacts(w.templates[0], Policy{});  // which calls ReadShmMount
     REQUIRE(f.has_value());
     CHECK(f->shm.kind == c.kind);
     CHECK(f->shm.description == c.description);
@@ -59,10 +58,8 @@ TEST_CASE("ReadShmMount tells what is at /dev/shm", "[shm_mount]") {
 // ReadShm and DescribeShm over the only pod template of `yaml`.
 std::string DescribeOnly(const std::string& yaml) {
   json object = test::Yaml(yaml);
-  auto w = FindPodTemplates(object);
-  REQUIRE(w.has_value());
-  REQUIRE(w->templates.size() == 1);
-  const PodTemplate& t = w->templates[0];
+  Workload w = test::OnlyTemplate(object);
+  const PodTemplate& t = w.templates[0];
   auto f = ReadPodFacts(t, Policy{});
   REQUIRE(f.has_value());
   auto mount = ReadShm(t, *f);

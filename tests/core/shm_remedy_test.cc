@@ -18,10 +18,8 @@ constexpr int64_t kGi = 1ll << 30;
 
 // PatchTo on the only pod template of `object`, giving it `required` bytes.
 PodEvaluation Patched(const json& object, int64_t required, PodSecurityLevel level = PodSecurityLevel::kPrivileged) {
-  auto w = FindPodTemplates(object);
-  REQUIRE(w.has_value());
-  REQUIRE(w->templates.size() == 1);
-  const PodTemplate& t = w->templates[0];
+  Workload w = test::OnlyTemplate(object);
+  const PodTemplate& t = w.templates[0];
   Policy policy;
   auto facts = ReadPodFacts(t, policy);
   REQUIRE(facts.has_value());
@@ -30,7 +28,7 @@ PodEvaluation Patched(const json& object, int64_t required, PodSecurityLevel lev
   NamespaceRule rule;
   rule.pod_security = level;
   PodEvaluation pe;
-  PatchTo(t, *w, rule, policy, *facts, *mount, required, "{}", true, pe);
+  PatchTo(t, w, rule, policy, *facts, *mount, required, "{}", true, pe);
   return pe;
 }
 
