@@ -123,7 +123,8 @@ class RuntimeCatalog {
 };
 
 // Finds every pod spec in `object`.
-// Fails with kUnsupportedKind when the object is not a kind listed above (the message names it),
+// Fails with kUnsupportedKind when the object is not a kind listed above (the message lists the
+// kinds from the table, or, for a known kind at another apiVersion, the versions it reads),
 // and with kInvalidInput, naming the JSON pointer, when a field on the way has the wrong type
 // (e.g. "spec.containers" written as a mapping, "replicatedJobs" not a list).
 // A TrainJob is read as the pods of its runtime when `runtimes` has it, else from what it

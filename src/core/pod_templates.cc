@@ -1,5 +1,5 @@
-// FindPodTemplates: a table of kinds -> where their pod templates are and how their controllers
-// count pods and processes, and the annotation merge. Sources, per kind: kubernetes-sigs/jobset
+// FindPodTemplates: the table of kinds -> where their pod templates are (how their controllers
+// count pods and processes is pod_counts.cc), and the annotation merge. Sources, per kind: kubernetes-sigs/jobset
 // api/jobset/v1alpha2/jobset_types.go; kubeflow/trainer v1.9 pkg/apis/kubeflow.org/v1/*_types.go
 // and pkg/controller.v1/pytorch/envvar.go (PET_NNODES = the sum of replicas); kubeflow/mpi-operator
 // pkg/apis/kubeflow/v2beta1/types.go; kubeflow/trainer v2 pkg/apis/trainer/v1alpha1;
@@ -8,25 +8,17 @@
 // argoproj/argo-workflows pkg/apis/workflow/v1alpha1/workflow_types.go.
 #include "shmguard/pod_templates.h"
 
+#include <algorithm>
 #include <array>
 #include <string_view>
 
+#include "kinds.h"
 #include "shmguard/compose.h"
 #include "shmguard/json_patch.h"
 #include "train_job.h"
 
 namespace shmguard {
 namespace {
-
-// Where a kind keeps its PodTemplateSpecs.
-enum class Shape {
-  kPod,         // the object is the pod
-  kTemplate,    // one PodTemplateSpec at `path`
-  kReplicaMap,  // `path` maps a replica type to {replicas, template} (label: the type)
-  kList,        // `path` is a list of items named by "name", each with a template at `item`
-  kArgo,        // `path` is an Argo Workflow spec's templates: each container, script or
-                // containerSet template is a pod; the spec's volumes and podMetadata reach it
-};
 
 // An Argo template's containers (argoproj/argo-workflows pkg/apis/workflow/v1alpha1
 // workflow_types.go: Template.Container, Script, ContainerSet, Sidecars, InitContainers).
@@ -35,43 +27,6 @@ constexpr ContainerSlot kArgoContainers[] = {{"/container", false, false},
                                              {"/containerSet/containers", true, false},
                                              {"/sidecars", true, false},
                                              {"/initContainers", true, true}};
-
-// How the controller counts the pods that train together and the processes in each.
-enum class Count {
-  kOne,              // every pod on its own
-  kParallelism,      // a Job's parallelism at `count_path`
-  kReplicas,         // replicas at `count_path` (StatefulSet)
-  kJobSet,           // each replicated job: replicas × its Job's parallelism
-  kKubeflow,         // the sum of every replica type's replicas; PyTorchJob nprocPerNode
-  kMpi,              // Worker replicas; slotsPerWorker processes per worker
-  kTrainerRuntime,   // the trainer job: mlPolicy.numNodes and numProcPerNode; others as JobSet
-  kRay,              // the head and every worker group's replicas × numOfHosts
-  kLeaderWorkerSet,  // a group: leaderWorkerTemplate.size pods
-  kVolcano,          // the sum of the tasks' replicas
-  kTrainJob,         // no template: its runtime's pods, as the TrainJob changes them (train_job.cc)
-  kCompose,          // every service on its own (compose.cc)
-};
-
-struct Part {
-  Shape shape;
-  std::string_view path;               // pointer of the template, the map or the list
-  std::string_view item;               // kList: pointer of the template within an item
-  std::string_view label;              // kTemplate: the label; kList: the prefix of the item's name
-  bool optional = false;               // an absent template is no error (LeaderWorkerSet's leader)
-  std::string_view name_key = "name";  // kList: the member naming an item
-};
-
-struct KindSpec {
-  std::string_view api_version;  // exact apiVersion handled
-  std::string_view kind;
-  std::string_view resource;  // the API's plural, as webhook rules name it
-  AdmissionRole role;
-  Count count;
-  // kParallelism, kReplicas, kLeaderWorkerSet: the count's pointer; kRay: the cluster spec's.
-  std::string_view count_path;
-  std::array<Part, 3> parts;    // unused ones have an empty path and shape kTemplate
-  bool cluster_scoped = false;  // the object has no namespace (its pods run in others')
-};
 
 constexpr Part kNone{Shape::kTemplate, "", "", ""};
 constexpr Part Template(std::string_view path, std::string_view label, bool optional = false) {
@@ -163,36 +118,11 @@ const KindSpec* FindKind(std::string_view api_version, std::string_view kind) {
   return nullptr;
 }
 
-// An optional integer field (replicas, parallelism); `fallback` when absent or not an integer.
-int64_t IntField(JsonNode obj, std::string_view key, int64_t fallback) {
-  JsonNode v = obj.Find(key);
-  return v.IsInteger() ? v.Integer() : fallback;
-}
-
-Error TypeError(const std::string& pointer, std::string_view expected) {
-  return MakeError(Code::kInvalidInput, "must be " + std::string(expected), pointer);
-}
-
 void MergeAnnotations(JsonNode metadata, Annotations& into) {
   for (const auto& [key, value] : metadata.Find("annotations").Members()) {
     if (key.rfind(kAnnotationPrefix, 0) == 0) into.insert_or_assign(std::string(key), value);
   }
 }
-
-// A string or integer field as text ("4", "auto"); "" when absent.
-std::string TextField(JsonNode v) {
-  if (v.IsString()) return std::string(v.String());
-  if (v.IsInteger()) return std::to_string(v.Integer());
-  return {};
-}
-
-// One template found: where it is and what its item (list entry, replica spec) says.
-struct Found {
-  std::string pointer;  // of the PodTemplateSpec
-  std::string label;
-  JsonNode item;     // the list item or replica spec holding it; absent for kTemplate/kPod
-  std::string name;  // the item's name or replica type
-};
 
 // Every template of `part` in `object`, in document order.
 Result<std::vector<Found>> FindParts(JsonNode object, const Part& part) {
@@ -274,132 +204,27 @@ Result<bool> AddTemplate(JsonNode object, const Part& part, const Found& f, cons
   return true;
 }
 
-// A pod count for people: "9 pods (Master ×1, Worker ×8)".
-std::string PodsText(int64_t total, const std::string& parts) {
-  return std::to_string(total) + " pod" + (total == 1 ? "" : "s") + (parts.empty() ? "" : " (" + parts + ")");
-}
-
-// Fills pods_together, procs and patchable of the templates of `w` (found in `found` order)
-// as the kind's controller counts them.
-void CountPods(JsonNode object, const KindSpec& k, const std::vector<Found>& found, Workload& w) {
-  auto set_all = [&](int64_t pods, const std::string& source) {
-    for (auto& t : w.templates) {
-      t.pods_together = pods;
-      t.pods_source = source;
+// The kinds of the table, each name once, for the error that names an unsupported kind:
+// "Pod, Job, ..., ClusterWorkflowTemplate, CronWorkflow, or a Compose file".
+const std::string& KindNames() {
+  static const std::string names = [] {
+    std::vector<std::string_view> seen;
+    std::string out;
+    for (const auto& k : kKinds) {
+      if (k.count == Count::kCompose || std::find(seen.begin(), seen.end(), k.kind) != seen.end()) continue;
+      seen.push_back(k.kind);
+      out.append(k.kind).append(", ");
     }
-  };
-  // The sum over items of `replicas` (× `per_item`), with each item's share for the source.
-  auto sum = [&](auto replicas_of) {
-    int64_t total = 0;
-    std::string parts;
-    for (const auto& f : found) {
-      if (!f.item) continue;
-      int64_t n = replicas_of(f);
-      total += n;
-      parts += (parts.empty() ? "" : ", ") + f.label + " ×" + std::to_string(n);
-    }
-    return std::pair{total, parts};
-  };
-  switch (k.count) {
-    case Count::kOne: break;
-    case Count::kParallelism:
-    case Count::kReplicas: {
-      JsonNode v = FollowPointer(object, k.count_path);
-      int64_t n = v.IsInteger() ? v.Integer() : 1;
-      set_all(n, std::to_string(n) + " pods (" + std::string(k.count_path.substr(k.count_path.rfind('/') + 1)) + ")");
-      break;
-    }
-    case Count::kJobSet:
-    case Count::kTrainerRuntime: {
-      JsonNode ml = FollowPointer(object, "/spec/mlPolicy");
-      for (size_t i = 0; i < w.templates.size(); ++i) {
-        PodTemplate& t = w.templates[i];
-        int64_t replicas = IntField(found[i].item, "replicas", 1);
-        int64_t parallelism = IntField(FollowPointer(found[i].item, "/template/spec"), "parallelism", 1);
-        t.pods_together = replicas * parallelism;
-        t.pods_source = std::to_string(t.pods_together) + " pods in the " + t.label;
-        // mlPolicy sizes the job named "node" (Trainer's runtime framework builds numNodes
-        // pods of it, each running numProcPerNode processes).
-        if (k.count == Count::kTrainerRuntime && found[i].name == "node") {
-          t.pods_together = IntField(ml, "numNodes", 1);
-          t.pods_source = std::to_string(t.pods_together) + " nodes (mlPolicy.numNodes)";
-          for (const char* runtime : {"torch", "mpi"}) {
-            std::string procs = TextField(ml.Find(runtime).Find("numProcPerNode"));
-            if (procs.empty()) continue;
-            t.procs_field = procs;
-            t.procs_source = std::string("mlPolicy.") + runtime + ".numProcPerNode";
-          }
-        }
-      }
-      break;
-    }
-    case Count::kKubeflow: {
-      auto [total, parts] = sum([](const Found& f) { return IntField(f.item, "replicas", 1); });
-      set_all(total, PodsText(total, parts));
-      JsonNode spec = object.Find("spec");
-      std::string procs = TextField(spec.Find("nprocPerNode"));
-      std::string source = "spec.nprocPerNode";
-      if (procs.empty()) {  // deprecated since v1.7, still read by the operator
-        procs = TextField(spec.Find("elasticPolicy").Find("nProcPerNode"));
-        source = "spec.elasticPolicy.nProcPerNode";
-      }
-      if (!procs.empty()) {
-        for (auto& t : w.templates) {
-          t.procs_field = procs;
-          t.procs_source = source;
-        }
-      }
-      break;
-    }
-    case Count::kMpi: {
-      JsonNode spec = object.Find("spec");
-      int64_t slots = IntField(spec, "slotsPerWorker", 1);
-      for (size_t i = 0; i < w.templates.size(); ++i) {
-        if (found[i].name != "Worker") continue;  // the launcher only runs mpirun
-        int64_t workers = IntField(found[i].item, "replicas", 1);
-        w.templates[i].pods_together = workers;
-        w.templates[i].pods_source = PodsText(workers, "Worker ×" + std::to_string(workers));
-        w.templates[i].procs_field = std::to_string(slots);
-        w.templates[i].procs_source = "spec.slotsPerWorker";
-      }
-      break;
-    }
-    case Count::kRay: {
-      auto [workers, parts] =
-          sum([](const Found& f) { return IntField(f.item, "replicas", 1) * IntField(f.item, "numOfHosts", 1); });
-      int64_t total = workers + 1;  // the head
-      set_all(total, PodsText(total, "headGroup ×1" + (parts.empty() ? "" : ", " + parts)));
-      for (size_t i = 0; i < w.templates.size(); ++i) {
-        PodTemplate& t = w.templates[i];
-        t.patchable = false;
-        if (t.label == "submitter") {
-          t.pods_together = 1;
-          t.pods_source.clear();
-          continue;
-        }
-        JsonNode group =
-            found[i].item ? found[i].item : FollowPointer(object, std::string(k.count_path) + "/headGroupSpec");
-        t.operator_shm = !group.Find("rayStartParams").Find("plasma-directory");
-      }
-      break;
-    }
-    case Count::kLeaderWorkerSet: {
-      JsonNode v = FollowPointer(object, k.count_path);
-      int64_t size = v.IsInteger() ? v.Integer() : 1;
-      set_all(size, std::to_string(size) + " pods in a group (leaderWorkerTemplate.size)");
-      break;
-    }
-    case Count::kTrainJob:
-    case Count::kCompose: break;
-    case Count::kVolcano: {
-      auto [total, parts] = sum([](const Found& f) { return IntField(f.item, "replicas", 1); });
-      set_all(total, PodsText(total, parts));
-      break;
-    }
-  }
+    return out + "or a Compose file";
+  }();
+  return names;
 }
 
 }  // namespace
+
+Error TypeError(const std::string& pointer, std::string_view expected) {
+  return MakeError(Code::kInvalidInput, "must be " + std::string(expected), pointer);
+}
 
 std::vector<KindInfo> KnownKinds() {
   std::vector<KindInfo> out;
@@ -432,13 +257,15 @@ Result<Workload> FindPodTemplates(JsonNode object, const RuntimeCatalog* runtime
   const KindSpec* k = FindKind(w.api_version, w.kind);
   if (!k) {
     std::string what = w.api_version.empty() ? w.kind : w.api_version + " " + w.kind;
-    return MakeError(Code::kUnsupportedKind,
-                     what +
-                         " is not a workload shmguard sizes (Pod, Job, CronJob, Deployment, StatefulSet, "
-                         "DaemonSet, ReplicaSet, JobSet, PyTorchJob, TFJob, XGBoostJob, PaddleJob, MXJob, "
-                         "JAXJob, MPIJob, TrainingRuntime, ClusterTrainingRuntime, TrainJob, RayCluster, RayJob, "
-                         "RayService, LeaderWorkerSet, Volcano Job, Argo Workflow, WorkflowTemplate, "
-                         "ClusterWorkflowTemplate, CronWorkflow, or a Compose file)");
+    std::string versions;  // the apiVersions the table reads this kind at, if any
+    for (const auto& known : kKinds) {
+      if (known.kind == w.kind) versions.append(versions.empty() ? "" : ", ").append(known.api_version);
+    }
+    if (!versions.empty()) {
+      return MakeError(Code::kUnsupportedKind,
+                       what + " is not a version shmguard reads: it reads " + w.kind + " as " + versions);
+    }
+    return MakeError(Code::kUnsupportedKind, what + " is not a workload shmguard sizes (" + KindNames() + ")");
   }
   if (k->count == Count::kTrainJob) return ReadTrainJob(object, runtimes, std::move(w));
   if (k->count == Count::kCompose) return ReadCompose(object, std::move(w));

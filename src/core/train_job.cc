@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "kinds.h"
+
 namespace shmguard {
 namespace {
 
@@ -80,10 +82,6 @@ struct JobPatch {
   json pod_template;    // {metadata, spec}
   std::string pointer;  // of the pod spec it patches
 };
-
-Error TypeError(const std::string& pointer, std::string_view expected) {
-  return MakeError(Code::kInvalidInput, "must be " + std::string(expected), pointer);
-}
 
 // The pod-level patches of every API version, in order.
 Result<std::vector<JobPatch>> ReadPatches(JsonNode spec) {

@@ -75,9 +75,25 @@ TEST_CASE("Evaluate skips what is not a workload and denies broken workloads", "
   Evaluation svc = Evaluate(Yaml("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n"), Policy{});
   CHECK(svc.verdict == Verdict::kSkip);
   CHECK_FALSE(svc.workload);
-  CHECK_THAT(Reasons(svc), Catch::Contains("v1 Service is not a workload shmguard sizes"));
+  CHECK_THAT(Reasons(svc), Catch::Contains("v1 Service is not a workload shmguard sizes (Pod, Job, CronJob,"));
+  const std::string reasons = Reasons(svc);
+  const std::string list = ", " + reasons.substr(reasons.find('(') + 1);  // ", Pod, Job, ..., or a Compose file)"
+  for (const KindInfo& k : KnownKinds()) {  // every kind of the table is named, and none twice
+    CAPTURE(k.kind);
+    if (k.kind == "Compose") continue;
+    const std::string name = ", " + std::string(k.kind) + ",";
+    size_t at = list.find(name);
+    CHECK(at != std::string::npos);
+    CHECK(list.find(name, at + 1) == std::string::npos);
+  }
+  CHECK_THAT(Reasons(svc), Catch::EndsWith(", or a Compose file)\n"));
   Evaluation old_jobset = Evaluate(Yaml("apiVersion: jobset.x-k8s.io/v1alpha1\nkind: JobSet\n"), Policy{});
   CHECK(old_jobset.verdict == Verdict::kSkip);
+  CHECK(Reasons(old_jobset) ==
+        "jobset.x-k8s.io/v1alpha1 JobSet is not a version shmguard reads: it reads JobSet as "
+        "jobset.x-k8s.io/v1alpha2\n");
+  Evaluation other_job = Evaluate(Yaml("apiVersion: batch/v2\nkind: Job\n"), Policy{});
+  CHECK_THAT(Reasons(other_job), Catch::Contains("it reads Job as batch/v1, batch.volcano.sh/v1alpha1"));
   Evaluation no_kind = Evaluate(Yaml("foo: bar\n"), Policy{});
   CHECK(no_kind.verdict == Verdict::kSkip);
   CHECK_THAT(Reasons(no_kind), Catch::Contains("no kind"));

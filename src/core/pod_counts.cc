@@ -1,0 +1,149 @@
+// CountPods: how each kind's controller counts the pods that train together and the processes
+// in each (sources: pod_templates.cc's opening lines, per kind).
+#include <string>
+#include <utility>
+
+#include "kinds.h"
+
+namespace shmguard {
+namespace {
+
+// An optional integer field (replicas, parallelism); `fallback` when absent or not an integer.
+int64_t IntField(JsonNode obj, std::string_view key, int64_t fallback) {
+  JsonNode v = obj.Find(key);
+  return v.IsInteger() ? v.Integer() : fallback;
+}
+
+// A string or integer field as text ("4", "auto"); "" when absent.
+std::string TextField(JsonNode v) {
+  if (v.IsString()) return std::string(v.String());
+  if (v.IsInteger()) return std::to_string(v.Integer());
+  return {};
+}
+
+// A pod count for people: "9 pods (Master ×1, Worker ×8)".
+std::string PodsText(int64_t total, const std::string& parts) {
+  return std::to_string(total) + " pod" + (total == 1 ? "" : "s") + (parts.empty() ? "" : " (" + parts + ")");
+}
+
+}  // namespace
+
+void CountPods(JsonNode object, const KindSpec& k, const std::vector<Found>& found, Workload& w) {
+  auto set_all = [&](int64_t pods, const std::string& source) {
+    for (auto& t : w.templates) {
+      t.pods_together = pods;
+      t.pods_source = source;
+    }
+  };
+  // The sum over items of `replicas` (× `per_item`), with each item's share for the source.
+  auto sum = [&](auto replicas_of) {
+    int64_t total = 0;
+    std::string parts;
+    for (const auto& f : found) {
+      if (!f.item) continue;
+      int64_t n = replicas_of(f);
+      total += n;
+      parts += (parts.empty() ? "" : ", ") + f.label + " ×" + std::to_string(n);
+    }
+    return std::pair{total, parts};
+  };
+  switch (k.count) {
+    case Count::kOne: break;
+    case Count::kParallelism:
+    case Count::kReplicas: {
+      JsonNode v = FollowPointer(object, k.count_path);
+      int64_t n = v.IsInteger() ? v.Integer() : 1;
+      set_all(n, std::to_string(n) + " pods (" + std::string(k.count_path.substr(k.count_path.rfind('/') + 1)) + ")");
+      break;
+    }
+    case Count::kJobSet:
+    case Count::kTrainerRuntime: {
+      JsonNode ml = FollowPointer(object, "/spec/mlPolicy");
+      for (size_t i = 0; i < w.templates.size(); ++i) {
+        PodTemplate& t = w.templates[i];
+        int64_t replicas = IntField(found[i].item, "replicas", 1);
+        int64_t parallelism = IntField(FollowPointer(found[i].item, "/template/spec"), "parallelism", 1);
+        t.pods_together = replicas * parallelism;
+        t.pods_source = std::to_string(t.pods_together) + " pods in the " + t.label;
+        // mlPolicy sizes the job named "node" (Trainer's runtime framework builds numNodes
+        // pods of it, each running numProcPerNode processes).
+        if (k.count == Count::kTrainerRuntime && found[i].name == "node") {
+          t.pods_together = IntField(ml, "numNodes", 1);
+          t.pods_source = std::to_string(t.pods_together) + " nodes (mlPolicy.numNodes)";
+          for (const char* runtime : {"torch", "mpi"}) {
+            std::string procs = TextField(ml.Find(runtime).Find("numProcPerNode"));
+            if (procs.empty()) continue;
+            t.procs_field = procs;
+            t.procs_source = std::string("mlPolicy.") + runtime + ".numProcPerNode";
+          }
+        }
+      }
+      break;
+    }
+    case Count::kKubeflow: {
+      auto [total, parts] = sum([](const Found& f) { return IntField(f.item, "replicas", 1); });
+      set_all(total, PodsText(total, parts));
+      JsonNode spec = object.Find("spec");
+      std::string procs = TextField(spec.Find("nprocPerNode"));
+      std::string source = "spec.nprocPerNode";
+      if (procs.empty()) {  // deprecated since v1.7, still read by the operator
+        procs = TextField(spec.Find("elasticPolicy").Find("nProcPerNode"));
+        source = "spec.elasticPolicy.nProcPerNode";
+      }
+      if (!procs.empty()) {
+        for (auto& t : w.templates) {
+          t.procs_field = procs;
+          t.procs_source = source;
+        }
+      }
+      break;
+    }
+    case Count::kMpi: {
+      JsonNode spec = object.Find("spec");
+      int64_t slots = IntField(spec, "slotsPerWorker", 1);
+      for (size_t i = 0; i < w.templates.size(); ++i) {
+        if (found[i].name != "Worker") continue;  // the launcher only runs mpirun
+        int64_t workers = IntField(found[i].item, "replicas", 1);
+        w.templates[i].pods_together = workers;
+        w.templates[i].pods_source = PodsText(workers, "Worker ×" + std::to_string(workers));
+        w.templates[i].procs_field = std::to_string(slots);
+        w.templates[i].procs_source = "spec.slotsPerWorker";
+      }
+      break;
+    }
+    case Count::kRay: {
+      auto [workers, parts] =
+          sum([](const Found& f) { return IntField(f.item, "replicas", 1) * IntField(f.item, "numOfHosts", 1); });
+      int64_t total = workers + 1;  // the head
+      set_all(total, PodsText(total, "headGroup ×1" + (parts.empty() ? "" : ", " + parts)));
+      for (size_t i = 0; i < w.templates.size(); ++i) {
+        PodTemplate& t = w.templates[i];
+        t.patchable = false;
+        if (t.label == "submitter") {
+          t.pods_together = 1;
+          t.pods_source.clear();
+          continue;
+        }
+        JsonNode group =
+            found[i].item ? found[i].item : FollowPointer(object, std::string(k.count_path) + "/headGroupSpec");
+        t.operator_shm = !group.Find("rayStartParams").Find("plasma-directory");
+      }
+      break;
+    }
+    case Count::kLeaderWorkerSet: {
+      JsonNode v = FollowPointer(object, k.count_path);
+      int64_t size = v.IsInteger() ? v.Integer() : 1;
+      set_all(size, std::to_string(size) + " pods in a group (leaderWorkerTemplate.size)");
+      break;
+    }
+    case Count::kTrainJob:
+    case Count::kCompose: break;
+    case Count::kVolcano: {
+      auto [total, parts] = sum([](const Found& f) { return IntField(f.item, "replicas", 1); });
+      set_all(total, PodsText(total, parts));
+      break;
+    }
+  }
+}
+
+}  // namespace shmguard
