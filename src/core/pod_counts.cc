@@ -21,9 +21,12 @@ std::string TextField(JsonNode v) {
   return {};
 }
 
+// "1 pod", "9 pods".
+std::string Pods(int64_t n) { return std::to_string(n) + (n == 1 ? " pod" : " pods"); }
+
 // A pod count for people: "9 pods (Master ×1, Worker ×8)".
 std::string PodsText(int64_t total, const std::string& parts) {
-  return std::to_string(total) + " pod" + (total == 1 ? "" : "s") + (parts.empty() ? "" : " (" + parts + ")");
+  return Pods(total) + (parts.empty() ? "" : " (" + parts + ")");
 }
 
 }  // namespace
@@ -53,7 +56,7 @@ void CountPods(JsonNode object, const KindSpec& k, const std::vector<Found>& fou
     case Count::kReplicas: {
       JsonNode v = FollowPointer(object, k.count_path);
       int64_t n = v.IsInteger() ? v.Integer() : 1;
-      set_all(n, std::to_string(n) + " pods (" + std::string(k.count_path.substr(k.count_path.rfind('/') + 1)) + ")");
+      set_all(n, PodsText(n, std::string(k.count_path.substr(k.count_path.rfind('/') + 1))));
       break;
     }
     case Count::kJobSet:
@@ -64,7 +67,7 @@ void CountPods(JsonNode object, const KindSpec& k, const std::vector<Found>& fou
         int64_t replicas = IntField(found[i].item, "replicas", 1);
         int64_t parallelism = IntField(FollowPointer(found[i].item, "/template/spec"), "parallelism", 1);
         t.pods_together = replicas * parallelism;
-        t.pods_source = std::to_string(t.pods_together) + " pods in the " + t.label;
+        t.pods_source = Pods(t.pods_together) + " in the " + t.label;
         // mlPolicy sizes the job named "node" (Trainer's runtime framework builds numNodes
         // pods of it, each running numProcPerNode processes).
         if (k.count == Count::kTrainerRuntime && found[i].name == "node") {
@@ -133,7 +136,7 @@ void CountPods(JsonNode object, const KindSpec& k, const std::vector<Found>& fou
     case Count::kLeaderWorkerSet: {
       JsonNode v = FollowPointer(object, k.count_path);
       int64_t size = v.IsInteger() ? v.Integer() : 1;
-      set_all(size, std::to_string(size) + " pods in a group (leaderWorkerTemplate.size)");
+      set_all(size, Pods(size) + " in a group (leaderWorkerTemplate.size)");
       break;
     }
     case Count::kTrainJob:

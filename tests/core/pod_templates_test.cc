@@ -60,26 +60,6 @@ TEST_CASE("FindPodTemplates reads every JobSet example of kubernetes-sigs/jobset
   CHECK(jobsets >= 17);
 }
 
-TEST_CASE("FindPodTemplates counts the pods a replicated job runs together", "[pod_templates]") {
-  json obj = test::Yaml(R"(
-apiVersion: jobset.x-k8s.io/v1alpha2
-kind: JobSet
-metadata: {name: pytorch}
-spec:
-  replicatedJobs:
-  - name: workers
-    template:
-      spec:
-        parallelism: 4
-        completions: 4
-        template: {spec: {containers: [{name: pytorch, image: pytorch:latest}]}}
-)");
-  auto w = FindPodTemplates(obj);
-  REQUIRE(w.has_value());
-  CHECK(w->templates[0].pods_together == 4);  // replicas 1 × parallelism 4
-  CHECK(w->templates[0].label == "replicatedJob workers");
-}
-
 TEST_CASE("FindPodTemplates merges workload and template annotations", "[pod_templates]") {
   json obj = test::Yaml(R"(
 apiVersion: apps/v1
