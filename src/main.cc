@@ -80,6 +80,16 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::RequiredError& e) {
+    // CLI11 checks for a subcommand before it reports unexpected words, so a mistyped one
+    // ("shmguard audti") would only read "A subcommand is required": name it.
+    const std::vector<std::string> words = app.remaining();
+    if (app.get_subcommands().empty() && !words.empty()) {
+      std::cerr << "shmguard: unknown subcommand '" << words.front() << "': use plan, audit, serve or version\n"
+                << "Run with --help for more information.\n";
+      return ToInt(ExitCode::kUsage);
+    }
+    return app.exit(e) == 0 ? 0 : ToInt(ExitCode::kUsage);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : ToInt(ExitCode::kUsage);

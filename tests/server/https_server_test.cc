@@ -1,5 +1,5 @@
-// HttpsServer and the event loop under it (event_loop.cc), with a handler of its own: what the
-// transport does below the webhook.
+// HttpsServer (the listening socket and its loops) and what TLS adds to the event loop under it,
+// with a handler of its own; the loop's deadlines, limits and drain are in event_loop_test.cc.
 #include "server/https_server.h"
 
 #include <openssl/ssl.h>
@@ -64,6 +64,24 @@ TEST_CASE("https: a connection stopped at the read limit with records left in Op
   CHECK(reply.body == "65536");
   CHECK(std::chrono::steady_clock::now() - start <
         std::chrono::seconds(2 * test::kSlowdown));  // not the request timeout
+}
+
+TEST_CASE("HttpsServer::Listen names the address it cannot listen on", "[https_server][net]") {
+  HttpsServerOptions o;
+  o.bind_address = "127.0.0.1";
+  o.port = 0;
+  HttpsServer first(o, nullptr, [](const HttpRequest&, HttpResponse&) {});
+  auto port = first.Listen();
+  REQUIRE(port);
+  CHECK(*port > 0);  // port 0 picked a free one
+
+  o.port = *port;
+  HttpsServer second(o, nullptr, [](const HttpRequest&, HttpResponse&) {});
+  auto taken = second.Listen();
+  REQUIRE_FALSE(taken);
+  CHECK(taken.error().code == Code::kIo);
+  CHECK_THAT(taken.error().message, Catch::Contains("cannot listen on 127.0.0.1:" + std::to_string(*port)) &&
+                                        Catch::Contains("Address already in use"));
 }
 
 }  // namespace

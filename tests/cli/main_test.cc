@@ -1,0 +1,108 @@
+// The shmguard binary's command line (src/main.cc): subcommands, flag checks, --config and exit
+// codes, as a user or CI meets them. What each subcommand prints is in its own test.
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Run {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs `shmguard ARGS` (ARGS as the shell reads them) from the repository's root, stdin empty.
+Run Shmguard(const std::string& args) {
+  const fs::path dir = fs::temp_directory_path() / ("shmguard-main-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string command = "cd '" SOURCE_DIR "' && '" SHMGUARD_BINARY "' " + args + " </dev/null >'" +
+                              (dir / "out").string() + "' 2>'" + (dir / "err").string() + "'";
+  const int status = std::system(command.c_str());
+  Run r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = Slurp(dir / "out");
+  r.err = Slurp(dir / "err");
+  fs::remove_all(dir);
+  return r;
+}
+
+TEST_CASE("shmguard version and --version print the version and exit 0", "[main]") {
+  for (const char* args : {"version", "--version"}) {
+    INFO(args);
+    Run r = Shmguard(args);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains(SHMGUARD_VERSION));
+  }
+}
+
+TEST_CASE("shmguard refuses a missing subcommand, an unknown flag or a value out of its list with exit 2", "[main]") {
+  struct Case {
+    const char* args;
+    const char* says;
+  };
+  for (const Case& c : {
+           Case{"", "A subcommand is required"},
+           Case{"frobnicate", "unknown subcommand 'frobnicate'"},
+           Case{"audit", "paths is required"},
+           Case{"audit -o xml examples", "--output"},
+           Case{"audit --fail-on never examples", "--fail-on"},
+           Case{"audit -j 0 examples", "--jobs"},
+           Case{"plan --batch-bytes 48Mi", "--num-workers is required"},
+           Case{"plan --num-workers 4 -o yaml", "--output"},
+           Case{"plan --num-workers many", "--num-workers"},
+       }) {
+    INFO(c.args);
+    Run r = Shmguard(c.args);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::Contains(c.says));
+    CHECK(r.out.empty());
+  }
+}
+
+TEST_CASE("shmguard audit and plan name a --config that does not load and exit 2", "[main]") {
+  Run audit = Shmguard("audit --config no-such-policy.yaml examples");
+  CHECK(audit.code == 2);
+  CHECK_THAT(audit.err, Catch::StartsWith("shmguard audit: config no-such-policy.yaml"));
+  Run plan = Shmguard("plan --num-workers 4 --config no-such-policy.yaml");
+  CHECK(plan.code == 2);
+  CHECK_THAT(plan.err, Catch::StartsWith("shmguard plan: config no-such-policy.yaml"));
+}
+
+TEST_CASE("shmguard audit exits 1 at --fail-on's level and 0 below it", "[main]") {
+  // A pod that needs a patch: a finding at warn, not at deny (the default).
+  CHECK(Shmguard("audit examples/pod-needs-patch.yaml").code == 0);
+  CHECK(Shmguard("audit --fail-on warn examples/pod-needs-patch.yaml").code == 1);
+  CHECK(Shmguard("audit examples/pod-denied.yaml").code == 1);
+  CHECK(Shmguard("audit --fail-on warn examples/pod-already-right.yaml").code == 0);
+  Run json = Shmguard("audit -o json examples/pod-needs-patch.yaml");
+  CHECK(json.code == 0);
+  const auto records = nlohmann::json::parse(json.out).at("records");
+  REQUIRE(records.size() == 1);
+  CHECK(records[0].at("verdict") == "patch");
+}
+
+TEST_CASE("shmguard plan runs on built-in defaults and exits 1 when the size does not fit the limit", "[main]") {
+  Run fits = Shmguard("plan --num-workers 8 --batch-bytes 48Mi --gpus 4 --memory-limit 256Gi");
+  CHECK(fits.code == 0);
+  CHECK_THAT(fits.out, Catch::Contains("Kubernetes:"));
+  CHECK(fits.err.empty());
+  Run over = Shmguard("plan --num-workers 8 --batch-bytes 160Mi --procs 4 --memory-limit 16Gi");
+  CHECK(over.code == 1);
+}
+
+}  // namespace
