@@ -333,8 +333,8 @@ TEST_CASE("Evaluate's patches over the real-world workloads apply and are idempo
 namespace shmguard::cli {
 namespace {
 
-// The pruned parse reads a List's items one by one: what lies around them must still be valid
-// JSON, or every output format reports the same error (it used to audit the items under -o table).
+// The pruned parse (-o table) reads a List's items one by one: what lies around them must still
+// be valid JSON, so that -o table reports the same error as the formats that parse it whole.
 TEST_CASE("RunAudit reports a List that is broken outside its items in every format", "[audit_command]") {
   std::string list = R"({"apiVersion": "v1", "kind": "List", "metadata": tru, "items": [)"
                      R"({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}, "spec": {"containers": []}}]})";
