@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "shmguard/compose.h"
+#include "shmguard/docker_bytes.h"
 #include "shmguard/memory_limit.h"
 #include "shmguard/pod_facts.h"
 #include "shmguard/quantity.h"

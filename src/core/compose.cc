@@ -1,8 +1,9 @@
 // Compose documents: services read as one-container pods, shm_size and ulimits patched.
 #include "shmguard/compose.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
-#include <cmath>
 
 #include "shmguard/compact_json.h"
 #include "shmguard/json_patch.h"
@@ -21,7 +22,12 @@ Error Invalid(const std::string& pointer, std::string message) {
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
-char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+// A device request's count "all", in any case.
+bool IsAll(std::string_view text) {
+  constexpr std::string_view kAll = "all";
+  return std::equal(text.begin(), text.end(), kAll.begin(), kAll.end(),
+                    [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+}
 
 // A scalar as Compose reads it into a string (numbers and booleans as YAML wrote them).
 std::string ScalarText(JsonNode v) { return v.IsString() ? std::string(v.String()) : v ? v.Dump() : ""; }
@@ -93,7 +99,7 @@ Result<bool> AddRequest(JsonNode request, const std::string& pointer, ServiceGpu
     n = count.Integer();
   } else if (count.IsString()) {
     std::string_view text = count.String();
-    if (text.size() == 3 && Lower(text[0]) == 'a' && Lower(text[1]) == 'l' && Lower(text[2]) == 'l') {
+    if (IsAll(text)) {
       n = -1;
     } else if (auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
                ec != std::errc() || end != text.data() + text.size()) {
@@ -211,66 +217,6 @@ bool IsComposeDocument(JsonNode object) {
   return object.IsObject() && !object.Find("apiVersion") && !object.Find("kind") && object.Find("services").IsObject();
 }
 
-Result<int64_t> ParseDockerBytes(std::string_view text, std::string_view where) {
-  auto invalid = [&](std::string why) {
-    return MakeError(Code::kInvalidInput,
-                     "\"" + std::string(text) + "\" is not a size Docker reads (" + why +
-                         "): write bytes, or a number with k, m, g, t or p (\"2g\", \"512m\")",
-                     std::string(where));
-  };
-  // (?i)^(\d+(\.\d+)*) ?([kmgtp])?i?b?$ — go-units size.go — then strconv.ParseFloat.
-  size_t i = 0;
-  while (i < text.size() && IsDigit(text[i])) ++i;
-  if (i == 0) return invalid("it must start with a digit");
-  int dots = 0;
-  while (i + 1 < text.size() && text[i] == '.' && IsDigit(text[i + 1])) {
-    ++dots;
-    ++i;
-    while (i < text.size() && IsDigit(text[i])) ++i;
-  }
-  const std::string_view amount = text.substr(0, i);
-  if (i < text.size() && text[i] == ' ') ++i;
-  double multiple = 1;
-  if (i < text.size()) {
-    const char* units = "kmgtp";
-    for (int u = 0; units[u]; ++u) {
-      if (Lower(text[i]) == units[u]) {
-        multiple = std::ldexp(1.0, 10 * (u + 1));
-        ++i;
-        break;
-      }
-    }
-  }
-  if (i < text.size() && Lower(text[i]) == 'i') ++i;
-  if (i < text.size() && Lower(text[i]) == 'b') ++i;
-  if (i != text.size()) return invalid("unknown unit");
-  if (dots > 1) return invalid("more than one decimal point");
-  double value = 0;
-  auto [end, ec] = std::from_chars(amount.data(), amount.data() + amount.size(), value);
-  if (ec != std::errc() || end != amount.data() + amount.size()) return invalid("the number is out of range");
-  value *= multiple;
-  if (!(value < 9223372036854775808.0)) return invalid("more than 2^63-1 bytes");
-  return static_cast<int64_t>(value);  // truncated, as Go's int64(float64)
-}
-
-Result<int64_t> ReadComposeBytes(JsonNode value, const std::string& pointer) {
-  if (value.IsInteger()) {
-    if (value.Integer() < 0) return Invalid(pointer, "must not be negative");
-    return value.Integer();
-  }
-  if (value.IsString()) return ParseDockerBytes(value.String(), pointer);
-  return Invalid(pointer, "must be a number of bytes or a size such as \"2g\"");
-}
-
-std::string FormatDockerBytes(int64_t bytes) {
-  const char* units = "ptgmk";
-  for (int u = 0; units[u]; ++u) {
-    const int64_t multiple = int64_t{1} << (10 * (5 - u));
-    if (bytes >= multiple && bytes % multiple == 0) return std::to_string(bytes / multiple) + units[u];
-  }
-  return std::to_string(bytes);
-}
-
 Result<Workload> ReadCompose(JsonNode object, Workload w) {
   JsonNode services = object.Find("services");
   if (!services.IsObject()) return Invalid("/services", "must be a mapping of services");
@@ -352,7 +298,8 @@ Result<PodPatch> BuildServicePatch(const PodTemplate& t, const PodFacts& facts, 
     }
     if (options.describe_changes) {
       p.changes.push_back("set shm_size: " + size + " (was " +
-                          (mount.size_limit ? FormatDockerBytes(*mount.size_limit) : std::string("Docker's 64m")) +
+                          (mount.size_limit ? FormatDockerBytes(*mount.size_limit)
+                                            : "Docker's " + FormatDockerBytes(kDockerDefaultShmBytes)) +
                           ")");
     }
   }
