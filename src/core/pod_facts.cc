@@ -1,5 +1,5 @@
-// ReadPodFacts: GPU counts, memory limits, mounts, volumes, processes and nodes from a pod
-// template.
+// ReadPodFacts: containers (GPUs, memory, /dev/shm mounts, IPC_LOCK), the memory limit and the
+// volumes of a pod template; its processes, nodes and NCCL settings are read by launch_facts.cc.
 #include "shmguard/pod_facts.h"
 
 #include <algorithm>
@@ -7,68 +7,12 @@
 #include <limits>
 #include <string_view>
 
+#include "launch_facts.h"
 #include "shmguard/quantity.h"
 #include "shmguard/shm_plan.h"
 
 namespace shmguard {
 namespace {
-
-std::optional<int64_t> ParseCount(std::string_view s) {
-  if (s.empty() || s.size() > 18) return std::nullopt;
-  int64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + (c - '0');
-  }
-  return v;
-}
-
-// "4" -> 4, "1:4" (elastic min:max) -> 4; nullopt otherwise.
-std::optional<int64_t> ParseNodeCount(std::string_view s) {
-  size_t colon = s.find(':');
-  return ParseCount(colon == std::string_view::npos ? s : s.substr(colon + 1));
-}
-
-// Value of `--flag=V` or `--flag V` in a container's command/args, unquoted; "" if absent.
-std::string FindFlag(JsonNode container, std::initializer_list<std::string_view> flags) {
-  auto unquote = [](std::string_view word) {
-    std::string v(word);
-    v.erase(std::remove_if(v.begin(), v.end(), [](char c) { return c == '"' || c == '\''; }), v.end());
-    return v;
-  };
-  // Whitespace-separated words, as a shell would split them (isspace in the C locale).
-  auto is_space = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
-  bool value_next = false;  // the previous word was a flag: this one is its value
-  for (const char* field : {"command", "args"}) {
-    for (JsonNode item : container.Find(field).Items()) {
-      std::string_view text = item.String();
-      for (size_t i = 0; i < text.size();) {
-        while (i < text.size() && is_space(text[i])) ++i;
-        size_t start = i;
-        while (i < text.size() && !is_space(text[i])) ++i;
-        if (i == start) continue;
-        std::string_view word = text.substr(start, i - start);
-        if (value_next) return unquote(word);
-        for (std::string_view flag : flags) {
-          value_next = value_next || word == flag;
-          if (word.size() > flag.size() && word.substr(0, flag.size()) == flag && word[flag.size()] == '=') {
-            return unquote(word.substr(flag.size() + 1));
-          }
-        }
-      }
-    }
-  }
-  return {};
-}
-
-std::string FindEnv(JsonNode container, std::string_view name) {
-  for (JsonNode e : container.Find("env").Items()) {
-    if (!e.Find("name").Is(name)) continue;
-    JsonNode v = e.Find("value");
-    if (v.IsString()) return std::string(v.String());
-  }
-  return {};
-}
 
 Result<int64_t> CheckedAdd(int64_t a, int64_t b, const std::string& where) {
   int64_t r = 0;
@@ -217,8 +161,7 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
   JsonNode spec = t.spec;
   int64_t app_memory = 0, init_memory = 0;
   std::string missing_memory;
-  // Each container beside its facts (same index), for the hints read below only as far as the
-  // first container that gives each.
+  // Each container beside its facts (same index), for ReadLaunchFacts.
   std::vector<JsonNode> container_nodes;
   // One container at `pointer`; `fallback_name` names it when it has no name.
   auto add = [&](JsonNode c, const std::string& pointer, bool init, std::string fallback_name) -> Result<bool> {
@@ -308,87 +251,8 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
   if (!shm) return shm.error();
   f.shm = std::move(*shm);
 
-  // Processes per pod, in the order of docs/sources.md §2.
-  auto procs = ReadCountAnnotation(t.annotations, kProcsPerPodAnnotation, 1, kMaxProcs);
-  if (!procs) return procs.error();
-  auto gpu_words = [&](const std::string& v) { return (v == "auto" || v == "gpu") && f.gpus > 0; };
-  if (*procs) {
-    f.procs = **procs;
-    f.procs_source = std::string("annotation ") + kProcsPerPodAnnotation;
-  } else if (!t.procs_field.empty()) {  // the kind's own field, as its controller reads it
-    auto n = ParseCount(t.procs_field);
-    if (n && *n >= 1 && *n <= kMaxProcs) {
-      f.procs = *n;
-      f.procs_source = t.procs_source + " " + t.procs_field;
-    } else if (gpu_words(t.procs_field)) {
-      f.procs = std::min(f.gpus, kMaxProcs);
-      f.procs_source = t.procs_source + " " + t.procs_field + " (" + std::to_string(f.gpus) + " GPUs)";
-    }
-  }
-  for (int pass = 0; pass < 2 && f.procs_source.empty(); ++pass) {
-    for (size_t i = 0; i < container_nodes.size(); ++i) {
-      if (f.containers[i].init) continue;
-      JsonNode app = container_nodes[i];
-      std::string v =
-          pass == 0 ? FindEnv(app, "PET_NPROC_PER_NODE") : FindFlag(app, {"--nproc_per_node", "--nproc-per-node"});
-      auto n = ParseCount(v);
-      std::string src = pass == 0 ? "env PET_NPROC_PER_NODE=" + v : "--nproc_per_node=" + v;
-      if (n && *n >= 1 && *n <= kMaxProcs) {
-        f.procs = *n;
-        f.procs_source = src;
-        break;
-      }
-      if (gpu_words(v)) {
-        f.procs = f.gpus;
-        f.procs_source = src + " (" + std::to_string(f.gpus) + " GPUs)";
-        break;
-      }
-    }
-  }
-  if (f.procs_source.empty() && f.gpus > 0) {
-    f.procs = std::min(f.gpus, kMaxProcs);
-    f.procs_source = std::to_string(f.gpus) + " GPU" + (f.gpus == 1 ? "" : "s") + " in the pod";
-  }
-  if (f.procs_source.empty()) f.procs_source = "default";
-
-  // Nodes: how many such pods train together.
-  auto nodes = ReadCountAnnotation(t.annotations, kNodesAnnotation, 1, kMaxNodes);
-  if (!nodes) return nodes.error();
-  if (*nodes) {
-    f.nodes = **nodes;
-    f.nodes_source = std::string("annotation ") + kNodesAnnotation;
-  } else if (t.pods_together > 1) {
-    f.nodes = t.pods_together;
-    f.nodes_source = t.pods_source;
-  }
-  for (int pass = 0; pass < 2 && f.nodes_source.empty(); ++pass) {
-    for (size_t i = 0; i < container_nodes.size(); ++i) {
-      if (f.containers[i].init) continue;
-      JsonNode app = container_nodes[i];
-      std::string v = pass == 0 ? FindEnv(app, "PET_NNODES") : FindFlag(app, {"--nnodes"});
-      auto n = ParseNodeCount(v);
-      if (n && *n >= 1) {
-        f.nodes = std::min(*n, kMaxNodes);
-        f.nodes_source = pass == 0 ? "env PET_NNODES=" + v : "--nnodes=" + v;
-        break;
-      }
-    }
-  }
-  if (f.nodes_source.empty()) f.nodes_source = "default";
-
-  for (size_t i = 0; i < container_nodes.size(); ++i) {
-    const ContainerFacts& c = f.containers[i];
-    if (c.init || (f.requests_gpus && c.gpus == 0)) continue;
-    JsonNode node = container_nodes[i];
-    if (!f.nccl_shm_disabled && FindEnv(node, "NCCL_SHM_DISABLE") == "1") {
-      f.nccl_shm_disabled = true;
-      f.nccl_shm_disabled_source = "container \"" + c.name + "\"";
-    }
-    if (!f.nccl_p2p_disabled && FindEnv(node, "NCCL_P2P_DISABLE") == "1") {
-      f.nccl_p2p_disabled = true;
-      f.nccl_p2p_disabled_source = "container \"" + c.name + "\"";
-    }
-  }
+  auto launch = ReadLaunchFacts(t, container_nodes, f);
+  if (!launch) return launch.error();
   return f;
 }
 

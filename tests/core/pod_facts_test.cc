@@ -1,5 +1,5 @@
-// ReadPodFacts: processes per pod in the order of docs/sources.md §2, GPUs, memory limits, nodes,
-// mounts, IPC_LOCK and volumes.
+// ReadPodFacts: GPUs, memory limits, mounts, IPC_LOCK and volumes (processes, nodes and NCCL
+// settings in launch_facts_test.cc).
 #include "shmguard/pod_facts.h"
 
 #include <catch2/catch.hpp>
@@ -20,82 +20,6 @@ PodFacts FactsOf(const std::string& yaml) {
   INFO((f ? "" : f.error().ToString()));
   REQUIRE(f.has_value());
   return *f;
-}
-
-TEST_CASE("ReadPodFacts finds processes per pod in the documented order", "[pod_facts]") {
-  struct Case {
-    const char* name;
-    const char* yaml;
-    int64_t procs;
-    const char* source;
-  };
-  const Case cases[] = {
-      {"annotation wins", R"(
-apiVersion: v1
-kind: Pod
-metadata: {annotations: {shmguard.io/procs-per-pod: "3"}}
-spec:
-  containers:
-  - name: t
-    env: [{name: PET_NPROC_PER_NODE, value: "5"}]
-    command: [torchrun, --nproc_per_node=6]
-    resources: {limits: {nvidia.com/gpu: 7}}
-)",
-       3, "annotation"},
-      {"env before flag", R"(
-apiVersion: v1
-kind: Pod
-spec:
-  containers:
-  - name: t
-    env: [{name: PET_NPROC_PER_NODE, value: "5"}]
-    command: [torchrun, --nproc_per_node=6]
-)",
-       5, "env PET_NPROC_PER_NODE=5"},
-      {"flag with =", R"(
-apiVersion: v1
-kind: Pod
-spec:
-  containers: [{name: t, command: [torchrun, "--nproc_per_node=6", train.py]}]
-)",
-       6, "--nproc_per_node=6"},
-      {"dashed flag with space, inside a shell string", R"(
-apiVersion: v1
-kind: Pod
-spec:
-  containers: [{name: t, command: [bash, -c], args: ["cd /w && torchrun --nproc-per-node 4 train.py"]}]
-)",
-       4, "--nproc_per_node=4"},
-      {"auto means GPUs", R"(
-apiVersion: v1
-kind: Pod
-spec:
-  containers:
-  - {name: t, env: [{name: PET_NPROC_PER_NODE, value: auto}], resources: {limits: {nvidia.com/gpu: "8"}}}
-)",
-       8, "(8 GPUs)"},
-      {"templated flag falls through to GPUs", R"(
-apiVersion: v1
-kind: Pod
-spec:
-  containers:
-  - {name: t, command: [torchrun, --nproc_per_node=$GPUS], resources: {requests: {amd.com/gpu: 2}}}
-)",
-       2, "2 GPUs in the pod"},
-      {"default", R"(
-apiVersion: v1
-kind: Pod
-spec:
-  containers: [{name: t}]
-)",
-       1, "default"},
-  };
-  for (const auto& c : cases) {
-    CAPTURE(c.name);
-    PodFacts f = FactsOf(c.yaml);
-    CHECK(f.procs == c.procs);
-    CHECK_THAT(f.procs_source, Catch::Contains(c.source));
-  }
 }
 
 TEST_CASE("ReadPodFacts sums GPUs from limits, else requests, over the configured resources", "[pod_facts]") {
@@ -163,21 +87,6 @@ spec:
     CHECK_FALSE(f.memory_limit_bytes.has_value());
     CHECK_THAT(f.memory_limit_source, Catch::Contains("\"b\" has no memory limit"));
   }
-}
-
-TEST_CASE("ReadPodFacts finds multi-node hints", "[pod_facts]") {
-  CHECK(FactsOf(
-            "apiVersion: v1\nkind: Pod\nspec:\n  containers: [{name: t, env: [{name: PET_NNODES, value: \"1:4\"}]}]\n")
-            .nodes == 4);
-  CHECK(FactsOf("apiVersion: v1\nkind: Pod\nspec:\n  containers: [{name: t, args: [\"torchrun --nnodes=2 x.py\"]}]\n")
-            .nodes == 2);
-  CHECK(FactsOf("apiVersion: v1\nkind: Pod\nmetadata: {annotations: {shmguard.io/nodes: \"16\"}}\nspec:\n  containers: "
-                "[{name: t}]\n")
-            .nodes == 16);
-  CHECK(FactsOf(
-            "apiVersion: batch/v1\nkind: Job\nspec:\n  parallelism: 3\n  template: {spec: {containers: [{name: t}]}}\n")
-            .nodes == 3);
-  CHECK(FactsOf("apiVersion: v1\nkind: Pod\nspec:\n  containers: [{name: t}]\n").nodes == 1);
 }
 
 TEST_CASE("ReadPodFacts reads each container's /dev/shm mount and IPC_LOCK once", "[pod_facts]") {

@@ -1,0 +1,32 @@
+// The launcher's side of a pod (ReadPodFacts' second half): training processes per pod, pods
+// training together, and the NCCL settings that change /dev/shm. Internal to the core.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "shmguard/json_node.h"
+#include "shmguard/pod_facts.h"
+#include "shmguard/pod_templates.h"
+#include "shmguard/result.h"
+
+namespace shmguard {
+
+// A whole number in decimal digits only ("8"; not "+8", "8.0" or "08 "), at most 18 digits;
+// nullopt otherwise.
+std::optional<int64_t> ParseCount(std::string_view s);
+
+// Fills f.procs and f.nodes with their sources, and the NCCL settings, in the order of
+// docs/sources.md §2: processes from the shmguard.io/procs-per-pod annotation, the kind's own
+// field (t.procs_field), PET_NPROC_PER_NODE, --nproc_per_node, else the GPUs; nodes from the
+// shmguard.io/nodes annotation, the kind's pod count (t.pods_together), PET_NNODES, --nnodes.
+// Env and flags are read from the app containers, as far as the first that gives each;
+// NCCL_SHM_DISABLE and NCCL_P2P_DISABLE from the GPU containers (all app containers when none
+// requests a GPU). Fails with kInvalidInput naming the annotation when either annotation is not
+// a whole number in range.
+// REQUIRES: `container_nodes[i]` is the node of f.containers[i]; f.gpus and f.requests_gpus are read.
+Result<bool> ReadLaunchFacts(const PodTemplate& t, const std::vector<JsonNode>& container_nodes, PodFacts& f);
+
+}  // namespace shmguard

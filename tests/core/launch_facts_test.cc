@@ -1,0 +1,209 @@
+// ReadLaunchFacts (through ReadPodFacts, which calls it): processes per pod and nodes in the order
+// of docs/sources.md §2, the NCCL settings, and ParseCount.
+#include "core/launch_facts.h"
+
+#include <catch2/catch.hpp>
+
+#include "shmguard/pod_facts.h"
+#include "test_util.h"
+
+namespace shmguard {
+namespace {
+
+using nlohmann::json;
+
+Result<PodFacts> ReadFacts(const std::string& yaml) {
+  static json keep;  // PodTemplate points into the object
+  keep = test::Yaml(yaml);
+  Workload w = test::OnlyTemplate(keep);
+  return ReadPodFacts(w.templates[0], Policy{});
+}
+
+PodFacts FactsOf(const std::string& yaml) {
+  auto f = ReadFacts(yaml);
+  INFO((f ? "" : f.error().ToString()));
+  REQUIRE(f.has_value());
+  return *f;
+}
+
+TEST_CASE("ParseCount reads decimal digits only", "[launch_facts]") {
+  CHECK(ParseCount("8") == 8);
+  CHECK(ParseCount("0") == 0);
+  CHECK(ParseCount("08") == 8);
+  CHECK(ParseCount("999999999999999999") == 999999999999999999);  // 18 digits
+  for (const char* bad : {"", "+8", "-1", "8.0", " 8", "8 ", "1e3", "auto", "9999999999999999999"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(ParseCount(bad).has_value());
+  }
+}
+
+TEST_CASE("ReadLaunchFacts finds processes per pod in the documented order", "[launch_facts]") {
+  struct Case {
+    const char* name;
+    const char* yaml;
+    int64_t procs;
+    const char* source;
+  };
+  const Case cases[] = {
+      {"annotation wins", R"(
+apiVersion: v1
+kind: Pod
+metadata: {annotations: {shmguard.io/procs-per-pod: "3"}}
+spec:
+  containers:
+  - name: t
+    env: [{name: PET_NPROC_PER_NODE, value: "5"}]
+    command: [torchrun, --nproc_per_node=6]
+    resources: {limits: {nvidia.com/gpu: 7}}
+)",
+       3, "annotation"},
+      {"env before flag", R"(
+apiVersion: v1
+kind: Pod
+spec:
+  containers:
+  - name: t
+    env: [{name: PET_NPROC_PER_NODE, value: "5"}]
+    command: [torchrun, --nproc_per_node=6]
+)",
+       5, "env PET_NPROC_PER_NODE=5"},
+      {"flag with =", R"(
+apiVersion: v1
+kind: Pod
+spec:
+  containers: [{name: t, command: [torchrun, "--nproc_per_node=6", train.py]}]
+)",
+       6, "--nproc_per_node=6"},
+      {"dashed flag with space, inside a shell string", R"(
+apiVersion: v1
+kind: Pod
+spec:
+  containers: [{name: t, command: [bash, -c], args: ["cd /w && torchrun --nproc-per-node 4 train.py"]}]
+)",
+       4, "--nproc_per_node=4"},
+      {"auto means GPUs", R"(
+apiVersion: v1
+kind: Pod
+spec:
+  containers:
+  - {name: t, env: [{name: PET_NPROC_PER_NODE, value: auto}], resources: {limits: {nvidia.com/gpu: "8"}}}
+)",
+       8, "(8 GPUs)"},
+      {"templated flag falls through to GPUs", R"(
+apiVersion: v1
+kind: Pod
+spec:
+  containers:
+  - {name: t, command: [torchrun, --nproc_per_node=$GPUS], resources: {requests: {amd.com/gpu: 2}}}
+)",
+       2, "2 GPUs in the pod"},
+      {"default", R"(
+apiVersion: v1
+kind: Pod
+spec:
+  containers: [{name: t}]
+)",
+       1, "default"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    PodFacts f = FactsOf(c.yaml);
+    CHECK(f.procs == c.procs);
+    CHECK_THAT(f.procs_source, Catch::Contains(c.source));
+  }
+}
+
+TEST_CASE("ReadLaunchFacts reads env and flags of app containers only, the first that gives each", "[launch_facts]") {
+  // The init container's flag is not the trainer's; the first app container with a value wins.
+  PodFacts f = FactsOf(R"(
+apiVersion: v1
+kind: Pod
+spec:
+  initContainers: [{name: setup, command: [torchrun, --nproc_per_node=7, --nnodes=9]}]
+  containers:
+  - {name: sidecar}
+  - {name: a, command: [torchrun, --nproc_per_node=2, --nnodes=3]}
+  - {name: b, command: [torchrun, --nproc_per_node=5, --nnodes=6]}
+)");
+  CHECK(f.procs == 2);
+  CHECK(f.nodes == 3);
+  CHECK(f.nodes_source == "--nnodes=3");
+}
+
+TEST_CASE("ReadLaunchFacts names an annotation that is not a count in range", "[launch_facts]") {
+  struct Case {
+    const char* annotation;
+    const char* says;
+  };
+  for (const Case& c : {
+           Case{"shmguard.io/procs-per-pod: \"0\"", "must be a whole number from 1 to"},
+           Case{"shmguard.io/procs-per-pod: \"four\"", "\"four\" must be a whole number"},
+           Case{"shmguard.io/procs-per-pod: 4", "annotation values must be strings"},
+           Case{"shmguard.io/nodes: \"-2\"", "must be a whole number from 1 to"},
+       }) {
+    CAPTURE(c.annotation);
+    auto f = ReadFacts(std::string("apiVersion: v1\nkind: Pod\nmetadata: {annotations: {") + c.annotation +
+                       "}}\nspec: {containers: [{name: t}]}\n");
+    REQUIRE_FALSE(f.has_value());
+    CHECK(f.error().code == Code::kInvalidInput);
+    CHECK_THAT(f.error().where, Catch::StartsWith("annotation shmguard.io/"));
+    CHECK_THAT(f.error().message, Catch::Contains(c.says));
+  }
+}
+
+TEST_CASE("ReadLaunchFacts finds nodes in the documented order", "[launch_facts]") {
+  CHECK(FactsOf(
+            "apiVersion: v1\nkind: Pod\nspec:\n  containers: [{name: t, env: [{name: PET_NNODES, value: \"1:4\"}]}]\n")
+            .nodes == 4);
+  CHECK(FactsOf("apiVersion: v1\nkind: Pod\nspec:\n  containers: [{name: t, args: [\"torchrun --nnodes=2 x.py\"]}]\n")
+            .nodes == 2);
+  CHECK(FactsOf("apiVersion: v1\nkind: Pod\nmetadata: {annotations: {shmguard.io/nodes: \"16\"}}\nspec:\n  containers: "
+                "[{name: t}]\n")
+            .nodes == 16);
+  CHECK(FactsOf(
+            "apiVersion: batch/v1\nkind: Job\nspec:\n  parallelism: 3\n  template: {spec: {containers: [{name: t}]}}\n")
+            .nodes == 3);
+  CHECK(FactsOf("apiVersion: v1\nkind: Pod\nspec:\n  containers: [{name: t}]\n").nodes == 1);
+}
+
+TEST_CASE("ReadLaunchFacts reads NCCL_SHM_DISABLE and NCCL_P2P_DISABLE from the GPU containers", "[launch_facts]") {
+  SECTION("a CPU sidecar's setting is not the trainer's") {
+    PodFacts f = FactsOf(R"(
+apiVersion: v1
+kind: Pod
+spec:
+  containers:
+  - {name: proxy, env: [{name: NCCL_SHM_DISABLE, value: "1"}, {name: NCCL_P2P_DISABLE, value: "1"}]}
+  - {name: trainer, resources: {limits: {nvidia.com/gpu: 4}}}
+)");
+    CHECK_FALSE(f.nccl_shm_disabled);
+    CHECK_FALSE(f.nccl_p2p_disabled);
+  }
+  SECTION("a GPU container's, naming it") {
+    PodFacts f = FactsOf(R"(
+apiVersion: v1
+kind: Pod
+spec:
+  containers:
+  - name: trainer
+    env: [{name: NCCL_SHM_DISABLE, value: "1"}, {name: NCCL_P2P_DISABLE, value: "0"}]
+    resources: {limits: {nvidia.com/gpu: 4}}
+)");
+    CHECK(f.nccl_shm_disabled);
+    CHECK(f.nccl_shm_disabled_source == "container \"trainer\"");
+    CHECK_FALSE(f.nccl_p2p_disabled);  // only "1" disables
+  }
+  SECTION("without GPUs, any app container's") {
+    PodFacts f = FactsOf(R"(
+apiVersion: v1
+kind: Pod
+spec:
+  containers: [{name: cpu, env: [{name: NCCL_P2P_DISABLE, value: "1"}]}]
+)");
+    CHECK(f.nccl_p2p_disabled);
+    CHECK(f.nccl_p2p_disabled_source == "container \"cpu\"");
+  }
+}
+
+}  // namespace
+}  // namespace shmguard
