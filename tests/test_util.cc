@@ -72,4 +72,18 @@ Workload OnlyTemplate(const nlohmann::json& object) {
   return std::move(*w);
 }
 
+Result<PodFacts> ReadOnlyFacts(const std::string& yaml) {
+  static nlohmann::json kept;  // the facts view it
+  kept = Yaml(yaml);
+  Workload w = OnlyTemplate(kept);
+  return ReadPodFacts(w.templates[0], Policy{});
+}
+
+PodFacts OnlyFacts(const std::string& yaml) {
+  auto f = ReadOnlyFacts(yaml);
+  INFO((f ? "" : f.error().ToString()));
+  REQUIRE(f.has_value());
+  return std::move(*f);
+}
+
 }  // namespace shmguard::test

@@ -4,7 +4,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "shmguard/pod_facts.h"
 #include "shmguard/pod_templates.h"
+#include "shmguard/result.h"
 
 namespace shmguard::test {
 
@@ -48,6 +50,13 @@ nlohmann::json Yaml(const std::string& text);
 // The workload `object` is, REQUIREd to be read and to have exactly one pod template
 // (templates[0]). Its templates point into `object`, which must outlive it.
 Workload OnlyTemplate(const nlohmann::json& object);
+
+// ReadPodFacts (built-in policy) over the only pod template of the YAML object `yaml`. The facts
+// view the object, which is kept until the next call.
+Result<PodFacts> ReadOnlyFacts(const std::string& yaml);
+
+// ReadOnlyFacts, REQUIREd to succeed.
+PodFacts OnlyFacts(const std::string& yaml);
 
 }  // namespace shmguard::test
 

@@ -10,22 +10,6 @@
 namespace shmguard {
 namespace {
 
-using nlohmann::json;
-
-Result<PodFacts> ReadFacts(const std::string& yaml) {
-  static json keep;  // PodTemplate points into the object
-  keep = test::Yaml(yaml);
-  Workload w = test::OnlyTemplate(keep);
-  return ReadPodFacts(w.templates[0], Policy{});
-}
-
-PodFacts FactsOf(const std::string& yaml) {
-  auto f = ReadFacts(yaml);
-  INFO((f ? "" : f.error().ToString()));
-  REQUIRE(f.has_value());
-  return *f;
-}
-
 TEST_CASE("ParseCount reads decimal digits only", "[launch_facts]") {
   CHECK(ParseCount("8") == 8);
   CHECK(ParseCount("0") == 0);
@@ -107,7 +91,7 @@ spec:
   };
   for (const auto& c : cases) {
     CAPTURE(c.name);
-    PodFacts f = FactsOf(c.yaml);
+    PodFacts f = test::OnlyFacts(c.yaml);
     CHECK(f.procs == c.procs);
     CHECK_THAT(f.procs_source, Catch::Contains(c.source));
   }
@@ -115,7 +99,7 @@ spec:
 
 TEST_CASE("ReadLaunchFacts reads env and flags of app containers only, the first that gives each", "[launch_facts]") {
   // The init container's flag is not the trainer's; the first app container with a value wins.
-  PodFacts f = FactsOf(R"(
+  PodFacts f = test::OnlyFacts(R"(
 apiVersion: v1
 kind: Pod
 spec:
@@ -142,8 +126,8 @@ TEST_CASE("ReadLaunchFacts names an annotation that is not a count in range", "[
            Case{"shmguard.io/nodes: \"-2\"", "must be a whole number from 1 to"},
        }) {
     CAPTURE(c.annotation);
-    auto f = ReadFacts(std::string("apiVersion: v1\nkind: Pod\nmetadata: {annotations: {") + c.annotation +
-                       "}}\nspec: {containers: [{name: t}]}\n");
+    auto f = test::ReadOnlyFacts(std::string("apiVersion: v1\nkind: Pod\nmetadata: {annotations: {") + c.annotation +
+                                 "}}\nspec: {containers: [{name: t}]}\n");
     REQUIRE_FALSE(f.has_value());
     CHECK(f.error().code == Code::kInvalidInput);
     CHECK_THAT(f.error().where, Catch::StartsWith("annotation shmguard.io/"));
@@ -152,23 +136,25 @@ TEST_CASE("ReadLaunchFacts names an annotation that is not a count in range", "[
 }
 
 TEST_CASE("ReadLaunchFacts finds nodes in the documented order", "[launch_facts]") {
-  CHECK(FactsOf(
+  CHECK(test::OnlyFacts(
             "apiVersion: v1\nkind: Pod\nspec:\n  containers: [{name: t, env: [{name: PET_NNODES, value: \"1:4\"}]}]\n")
             .nodes == 4);
-  CHECK(FactsOf("apiVersion: v1\nkind: Pod\nspec:\n  containers: [{name: t, args: [\"torchrun --nnodes=2 x.py\"]}]\n")
+  CHECK(test::OnlyFacts(
+            "apiVersion: v1\nkind: Pod\nspec:\n  containers: [{name: t, args: [\"torchrun --nnodes=2 x.py\"]}]\n")
             .nodes == 2);
-  CHECK(FactsOf("apiVersion: v1\nkind: Pod\nmetadata: {annotations: {shmguard.io/nodes: \"16\"}}\nspec:\n  containers: "
-                "[{name: t}]\n")
+  CHECK(test::OnlyFacts(
+            "apiVersion: v1\nkind: Pod\nmetadata: {annotations: {shmguard.io/nodes: \"16\"}}\nspec:\n  containers: "
+            "[{name: t}]\n")
             .nodes == 16);
-  CHECK(FactsOf(
+  CHECK(test::OnlyFacts(
             "apiVersion: batch/v1\nkind: Job\nspec:\n  parallelism: 3\n  template: {spec: {containers: [{name: t}]}}\n")
             .nodes == 3);
-  CHECK(FactsOf("apiVersion: v1\nkind: Pod\nspec:\n  containers: [{name: t}]\n").nodes == 1);
+  CHECK(test::OnlyFacts("apiVersion: v1\nkind: Pod\nspec:\n  containers: [{name: t}]\n").nodes == 1);
 }
 
 TEST_CASE("ReadLaunchFacts reads NCCL_SHM_DISABLE and NCCL_P2P_DISABLE from the GPU containers", "[launch_facts]") {
   SECTION("a CPU sidecar's setting is not the trainer's") {
-    PodFacts f = FactsOf(R"(
+    PodFacts f = test::OnlyFacts(R"(
 apiVersion: v1
 kind: Pod
 spec:
@@ -180,7 +166,7 @@ spec:
     CHECK_FALSE(f.nccl_p2p_disabled);
   }
   SECTION("a GPU container's, naming it") {
-    PodFacts f = FactsOf(R"(
+    PodFacts f = test::OnlyFacts(R"(
 apiVersion: v1
 kind: Pod
 spec:
@@ -194,7 +180,7 @@ spec:
     CHECK_FALSE(f.nccl_p2p_disabled);  // only "1" disables
   }
   SECTION("without GPUs, any app container's") {
-    PodFacts f = FactsOf(R"(
+    PodFacts f = test::OnlyFacts(R"(
 apiVersion: v1
 kind: Pod
 spec:

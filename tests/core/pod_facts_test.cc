@@ -12,18 +12,8 @@ namespace {
 
 using nlohmann::json;
 
-PodFacts FactsOf(const std::string& yaml) {
-  static json keep;  // PodTemplate points into the object
-  keep = test::Yaml(yaml);
-  Workload w = test::OnlyTemplate(keep);
-  auto f = ReadPodFacts(w.templates[0], Policy{});
-  INFO((f ? "" : f.error().ToString()));
-  REQUIRE(f.has_value());
-  return *f;
-}
-
 TEST_CASE("ReadPodFacts sums GPUs from limits, else requests, over the configured resources", "[pod_facts]") {
-  PodFacts f = FactsOf(R"(
+  PodFacts f = test::OnlyFacts(R"(
 apiVersion: v1
 kind: Pod
 spec:
@@ -41,7 +31,7 @@ spec:
 
 TEST_CASE("ReadPodFacts computes the memory limit as the kubelet does", "[pod_facts]") {
   SECTION("sum of containers, max with init") {
-    PodFacts f = FactsOf(R"(
+    PodFacts f = test::OnlyFacts(R"(
 apiVersion: v1
 kind: Pod
 spec:
@@ -57,7 +47,7 @@ spec:
     CHECK(f.memory_limit_source == "sum of container limits");
   }
   SECTION("sidecars add to the app containers") {
-    PodFacts f = FactsOf(R"(
+    PodFacts f = test::OnlyFacts(R"(
 apiVersion: v1
 kind: Pod
 spec:
@@ -67,7 +57,7 @@ spec:
     CHECK(*f.memory_limit_bytes == 17ll << 30);
   }
   SECTION("pod-level limit wins") {
-    PodFacts f = FactsOf(R"(
+    PodFacts f = test::OnlyFacts(R"(
 apiVersion: v1
 kind: Pod
 spec:
@@ -78,7 +68,7 @@ spec:
     CHECK(f.memory_limit_source == "pod-level limit");
   }
   SECTION("unknown when a container has none") {
-    PodFacts f = FactsOf(R"(
+    PodFacts f = test::OnlyFacts(R"(
 apiVersion: v1
 kind: Pod
 spec:
@@ -90,7 +80,7 @@ spec:
 }
 
 TEST_CASE("ReadPodFacts reads each container's /dev/shm mount and IPC_LOCK once", "[pod_facts]") {
-  PodFacts f = FactsOf(R"(
+  PodFacts f = test::OnlyFacts(R"(
 apiVersion: v1
 kind: Pod
 spec:
@@ -144,10 +134,7 @@ TEST_CASE("ReadPodFacts names the field of a malformed mount, volume or security
   };
   for (const auto& c : cases) {
     CAPTURE(c.spec);
-    json pod = test::Yaml(std::string("apiVersion: v1\nkind: Pod\nspec:\n  ") + c.spec + "\n");
-    auto w = FindPodTemplates(pod);
-    REQUIRE(w.has_value());
-    auto f = ReadPodFacts(w->templates[0], Policy{});
+    auto f = test::ReadOnlyFacts(std::string("apiVersion: v1\nkind: Pod\nspec:\n  ") + c.spec + "\n");
     REQUIRE_FALSE(f.has_value());
     CHECK(f.error().where == c.where);
     CHECK_THAT(f.error().message, Catch::Contains(c.message));
