@@ -1,4 +1,5 @@
-// StreamAudit, CollectAudit and RunAudit: files -> documents -> objects (List items) -> records.
+// StreamAudit, CollectAudit and RunAudit: files -> documents -> objects (List items) -> records
+// (audit_record.cc makes each record).
 #include "cli/audit_command.h"
 
 #include <algorithm>
@@ -11,61 +12,11 @@
 #include "io/file_text.h"
 #include "io/manifests.h"
 #include "shmguard/json_node.h"
-#include "shmguard/quantity.h"
 
 namespace shmguard::cli {
 namespace {
 
 using nlohmann::json;
-
-// The record of `ev`, or of its pod at `only` (a Compose service, judged on its own).
-AuditRecord RecordOf(const Evaluation& ev, const json& object, std::optional<size_t> only) {
-  AuditRecord r;
-  r.api_version = ev.api_version.empty() ? std::string(JsonNode(object).StringMember("apiVersion")) : ev.api_version;
-  r.kind = ev.kind;
-  r.namespace_name = ev.namespace_name;
-  r.name = ev.name;
-  r.verdict = AuditVerdictOf(ev.verdict);
-  r.workload = ev.workload;
-  r.reasons = ev.reasons;
-  r.warnings = ev.warnings;
-  const bool prefix = ev.pods.size() > 1 && !only;
-  for (size_t i = 0; i < ev.pods.size(); ++i) {
-    const PodEvaluation& p = ev.pods[i];
-    if (only && i != *only) continue;
-    auto add = [&](std::vector<std::string>& to, const std::vector<std::string>& from) {
-      for (const auto& text : from) to.push_back(prefix ? p.label + ": " + text : text);
-    };
-    add(r.reasons, p.reasons);
-    add(r.warnings, p.warnings);
-    add(r.changes, p.changes);
-    r.required_bytes = std::max(r.required_bytes, p.required_bytes);
-    r.pods.push_back({p.path, p.label, p.verdict, p.current_shm, p.required_bytes, p.estimated, p.memory_limit_bytes});
-    if (r.current_shm.empty() || p.plan) r.current_shm = p.current_shm;
-    if (p.memory_limit_bytes && (!r.memory_limit_bytes || p.plan)) r.memory_limit_bytes = p.memory_limit_bytes;
-  }
-  if (!only) {
-    r.patch = ev.patch;
-    return r;
-  }
-  const PodEvaluation& p = ev.pods[*only];
-  r.service = p.label.substr(p.label.find(' ') + 1);
-  r.verdict = AuditVerdictOf(p.verdict);
-  r.patch = p.patch;
-  return r;
-}
-
-// The records of one object: one, or one per pod when its pods are separate applications.
-std::vector<AuditRecord> EvaluateRecords(const json& object, const Policy& policy, const RuntimeCatalog& runtimes) {
-  Evaluation ev = Evaluate(object, policy, {}, Wording::kEverything, &runtimes);
-  std::vector<AuditRecord> records;
-  if (!ev.separate_pods || ev.pods.empty()) {
-    records.push_back(RecordOf(ev, object, std::nullopt));
-    return records;
-  }
-  for (size_t i = 0; i < ev.pods.size(); ++i) records.push_back(RecordOf(ev, object, i));
-  return records;
-}
 
 // "PodList" items often lack apiVersion/kind (the API omits them); kubectl's "List" has them.
 bool IsList(const json& obj) {
@@ -129,7 +80,7 @@ std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy&
       records.push_back(stamp(EvaluateListItem(items[i], static_cast<int>(i), kind, api_version, policy, runtimes)));
     }
   } else {
-    for (auto& r : EvaluateRecords(*doc.object, policy, runtimes)) records.push_back(stamp(std::move(r)));
+    for (auto& r : RecordsOf(*doc.object, policy, runtimes)) records.push_back(stamp(std::move(r)));
   }
   return records;
 }
@@ -169,41 +120,6 @@ std::optional<AuditFormat> ParseAuditFormat(std::string_view name) {
   if (name == "yaml") return AuditFormat::kYaml;
   if (name == "patched") return AuditFormat::kPatched;
   return std::nullopt;
-}
-
-const char* AuditVerdictName(AuditVerdict v) {
-  switch (v) {
-    case AuditVerdict::kOk: return "ok";
-    case AuditVerdict::kPatch: return "patch";
-    case AuditVerdict::kDeny: return "deny";
-    case AuditVerdict::kSkip: return "skip";
-    case AuditVerdict::kError: return "error";
-  }
-  return "error";
-}
-
-AuditVerdict AuditVerdictOf(Verdict v) {
-  switch (v) {
-    case Verdict::kOk: return AuditVerdict::kOk;
-    case Verdict::kPatch: return AuditVerdict::kPatch;
-    case Verdict::kDeny: return AuditVerdict::kDeny;
-    case Verdict::kSkip: return AuditVerdict::kSkip;
-  }
-  return AuditVerdict::kError;
-}
-
-void AuditSummary::Add(const AuditRecord& r) {
-  ++verdicts[r.verdict];
-  if (r.verdict != AuditVerdict::kError) ++objects;
-  if (!r.workload && r.verdict == AuditVerdict::kSkip) {
-    ++non_workloads;
-    ++skipped_kinds[r.kind.empty() ? "(no kind)" : r.kind];
-  }
-}
-
-int AuditSummary::Count(AuditVerdict v) const {
-  auto it = verdicts.find(v);
-  return it == verdicts.end() ? 0 : it->second;
 }
 
 AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& policy, std::istream& in,
