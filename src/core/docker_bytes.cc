@@ -11,10 +11,6 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
-Error Invalid(const std::string& pointer, std::string message) {
-  return MakeError(Code::kInvalidInput, std::move(message), pointer);
-}
-
 }  // namespace
 
 Result<int64_t> ParseDockerBytes(std::string_view text, std::string_view where) {
@@ -61,11 +57,11 @@ Result<int64_t> ParseDockerBytes(std::string_view text, std::string_view where) 
 
 Result<int64_t> ReadComposeBytes(JsonNode value, const std::string& pointer) {
   if (value.IsInteger()) {
-    if (value.Integer() < 0) return Invalid(pointer, "must not be negative");
+    if (value.Integer() < 0) return MakeError(Code::kInvalidInput, "must not be negative", pointer);
     return value.Integer();
   }
   if (value.IsString()) return ParseDockerBytes(value.String(), pointer);
-  return Invalid(pointer, "must be a number of bytes or a size such as \"2g\"");
+  return MakeError(Code::kInvalidInput, "must be a number of bytes or a size such as \"2g\"", pointer);
 }
 
 std::string FormatDockerBytes(int64_t bytes) {
