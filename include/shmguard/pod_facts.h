@@ -87,6 +87,10 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy);
 // DataLoader (workers 0), which the caller adds when it knows it.
 ShmInputs PodShmInputs(const PodFacts& facts);
 
+// A count as shmguard.io/* annotations, the kinds' fields and torchrun's flags write it: decimal
+// digits only ("8", "08"; not "+8", "8.0" or " 8"), at most 18 of them; nullopt otherwise.
+std::optional<int64_t> ParseCount(std::string_view s);
+
 // An integer annotation in [min, max]; nullopt when absent. Fails with kInvalidInput naming the
 // annotation when the value is not a quoted decimal integer in range ("8", not 8 or "eight").
 Result<std::optional<int64_t>> ReadCountAnnotation(const Annotations& a, const std::string& key, int64_t min,

@@ -59,16 +59,6 @@ std::string FindEnv(JsonNode container, std::string_view name) {
 
 }  // namespace
 
-std::optional<int64_t> ParseCount(std::string_view s) {
-  if (s.empty() || s.size() > 18) return std::nullopt;
-  int64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + (c - '0');
-  }
-  return v;
-}
-
 Result<bool> ReadLaunchFacts(const PodTemplate& t, const std::vector<JsonNode>& container_nodes, PodFacts& f) {
   // Processes per pod, in the order of docs/sources.md §2.
   auto procs = ReadCountAnnotation(t.annotations, kProcsPerPodAnnotation, 1, kMaxProcs);

@@ -2,9 +2,6 @@
 // training together, and the NCCL settings that change /dev/shm. Internal to the core.
 #pragma once
 
-#include <cstdint>
-#include <optional>
-#include <string_view>
 #include <vector>
 
 #include "shmguard/json_node.h"
@@ -13,10 +10,6 @@
 #include "shmguard/result.h"
 
 namespace shmguard {
-
-// A whole number in decimal digits only ("8"; not "+8", "8.0" or "08 "), at most 18 digits;
-// nullopt otherwise.
-std::optional<int64_t> ParseCount(std::string_view s);
 
 // Fills f.procs and f.nodes with their sources, and the NCCL settings, in the order of
 // docs/sources.md §2: processes from the shmguard.io/procs-per-pod annotation, the kind's own

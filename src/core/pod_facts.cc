@@ -137,6 +137,16 @@ Result<int64_t> ReadQuantityField(JsonNode value, const std::string& pointer) {
   return *v;
 }
 
+std::optional<int64_t> ParseCount(std::string_view s) {
+  if (s.empty() || s.size() > 18) return std::nullopt;
+  int64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
 Result<std::optional<int64_t>> ReadCountAnnotation(const Annotations& a, const std::string& key, int64_t min,
                                                    int64_t max) {
   auto it = a.find(key);

@@ -1,5 +1,5 @@
 // ReadLaunchFacts (through ReadPodFacts, which calls it): processes per pod and nodes in the order
-// of docs/sources.md §2, the NCCL settings, and ParseCount.
+// of docs/sources.md §2, and the NCCL settings.
 #include "core/launch_facts.h"
 
 #include <catch2/catch.hpp>
@@ -9,17 +9,6 @@
 
 namespace shmguard {
 namespace {
-
-TEST_CASE("ParseCount reads decimal digits only", "[launch_facts]") {
-  CHECK(ParseCount("8") == 8);
-  CHECK(ParseCount("0") == 0);
-  CHECK(ParseCount("08") == 8);
-  CHECK(ParseCount("999999999999999999") == 999999999999999999);  // 18 digits
-  for (const char* bad : {"", "+8", "-1", "8.0", " 8", "8 ", "1e3", "auto", "9999999999999999999"}) {
-    CAPTURE(bad);
-    CHECK_FALSE(ParseCount(bad).has_value());
-  }
-}
 
 TEST_CASE("ReadLaunchFacts finds processes per pod in the documented order", "[launch_facts]") {
   struct Case {
