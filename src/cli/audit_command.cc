@@ -25,22 +25,23 @@ bool IsList(const json& obj) {
          obj["items"].is_array();
 }
 
-// An item of a List. Items of an API list ("PodList") carry no kind: it is in the list's name.
-AuditRecord EvaluateListItem(const json& item, int index, const std::string& list_kind,
-                             const std::string& list_api_version, const Policy& policy,
-                             const RuntimeCatalog& runtimes) {
+// The records of an item of a List, as of any object. Items of an API list ("PodList") carry no
+// kind: it is in the list's name.
+std::vector<AuditRecord> EvaluateListItem(const json& item, int index, const std::string& list_kind,
+                                          const std::string& list_api_version, const Policy& policy,
+                                          const RuntimeCatalog& runtimes) {
   std::string item_kind = list_kind.size() > 4 ? list_kind.substr(0, list_kind.size() - 4) : "";
-  AuditRecord r;
+  std::vector<AuditRecord> records;
   if (item.is_object() && !item.contains("kind") && !item_kind.empty()) {
     json filled = item;
     filled["kind"] = item_kind;
     filled["apiVersion"] = list_api_version;
-    r = RecordOf(Evaluate(filled, policy, {}, Wording::kEverything, &runtimes), filled, std::nullopt);
+    records = RecordsOf(filled, policy, runtimes);
   } else {
-    r = RecordOf(Evaluate(item, policy, {}, Wording::kEverything, &runtimes), item, std::nullopt);
+    records = RecordsOf(item, policy, runtimes);
   }
-  r.item = index;
-  return r;
+  for (AuditRecord& r : records) r.item = index;
+  return records;
 }
 
 // Standard input ("-"), read whole.
@@ -57,30 +58,31 @@ std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy&
                                           const RuntimeCatalog& runtimes) {
   std::vector<AuditRecord> records;
   if (IsEmptyDocument(doc)) return records;
-  auto stamp = [&](AuditRecord r) {
-    r.file = doc.file;
-    r.document = doc.index;
-    r.line = doc.line;
-    return r;
+  auto add = [&](std::vector<AuditRecord>&& of_object) {
+    for (AuditRecord& r : of_object) {
+      r.file = doc.file;
+      r.document = doc.index;
+      r.line = doc.line;
+      records.push_back(std::move(r));
+    }
   };
   if (doc.error) {
     AuditRecord r;
     r.verdict = AuditVerdict::kError;
     r.workload = true;
     r.reasons.push_back(doc.error->ToString());
-    records.push_back(stamp(std::move(r)));
+    add({std::move(r)});
   } else if (doc.item) {  // one item of a List, handed out alone
-    records.push_back(
-        stamp(EvaluateListItem(*doc.object, *doc.item, doc.list_kind, doc.list_api_version, policy, runtimes)));
+    add(EvaluateListItem(*doc.object, *doc.item, doc.list_kind, doc.list_api_version, policy, runtimes));
   } else if (IsList(*doc.object)) {
     const JsonNode list = *doc.object;
     const std::string kind(list.StringMember("kind")), api_version(list.StringMember("apiVersion"));
     const json& items = (*doc.object)["items"];
     for (size_t i = 0; i < items.size(); ++i) {
-      records.push_back(stamp(EvaluateListItem(items[i], static_cast<int>(i), kind, api_version, policy, runtimes)));
+      add(EvaluateListItem(items[i], static_cast<int>(i), kind, api_version, policy, runtimes));
     }
   } else {
-    for (auto& r : RecordsOf(*doc.object, policy, runtimes)) records.push_back(stamp(std::move(r)));
+    add(RecordsOf(*doc.object, policy, runtimes));
   }
   return records;
 }

@@ -45,6 +45,13 @@ int AuditSummary::Count(AuditVerdict v) const {
   return it == verdicts.end() ? 0 : it->second;
 }
 
+namespace {
+
+// The record of `ev`, evaluated from `object` (whose apiVersion it takes when `ev` has none); with
+// `only`, the record of that pod alone (a Compose service, judged on its own): its verdict, patch
+// and the service's name. With several pods and no `only`, each pod's reasons, warnings and
+// changes start with its label ("replicatedJob workers: ...").
+// REQUIRES: `only` < ev.pods.size().
 AuditRecord RecordOf(const Evaluation& ev, const json& object, std::optional<size_t> only) {
   AuditRecord r;
   r.api_version = ev.api_version.empty() ? std::string(JsonNode(object).StringMember("apiVersion")) : ev.api_version;
@@ -80,6 +87,8 @@ AuditRecord RecordOf(const Evaluation& ev, const json& object, std::optional<siz
   r.patch = p.patch;
   return r;
 }
+
+}  // namespace
 
 std::vector<AuditRecord> RecordsOf(const json& object, const Policy& policy, const RuntimeCatalog& runtimes) {
   Evaluation ev = Evaluate(object, policy, {}, Wording::kEverything, &runtimes);

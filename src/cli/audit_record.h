@@ -63,13 +63,6 @@ struct AuditSummary {
   int Count(AuditVerdict v) const;
 };
 
-// The record of `ev`, evaluated from `object` (whose apiVersion it takes when `ev` has none); with
-// `only`, the record of that pod alone (a Compose service, judged on its own): its verdict, patch
-// and the service's name. With several pods and no `only`, each pod's reasons, warnings and
-// changes start with its label ("replicatedJob workers: ...").
-// REQUIRES: `only` < ev.pods.size().
-AuditRecord RecordOf(const Evaluation& ev, const nlohmann::json& object, std::optional<size_t> only);
-
 // Evaluates `object` (TrainJobs against `runtimes`) with every reason worded: one record, or one
 // per pod when its pods are separate applications (a Compose file's services). Never fails, as
 // Evaluate never does: a malformed field is a kDeny naming it, a non-workload a kSkip saying why.

@@ -163,6 +163,36 @@ TEST_CASE("RunAudit reads kind: List and API lists whose items have no kind", "[
   CHECK(again.code == ExitCode::kOk);
 }
 
+TEST_CASE("RunAudit gives a List item its records as it would any object: a Compose item one per service",
+          "[audit_command]") {
+  json list = {
+      {"apiVersion", "v1"},
+      {"kind", "List"},
+      {"items",
+       {{{"services",
+          {{"train",
+            {{"image", "trainer"},
+             {"mem_limit", "64g"},
+             {"labels", {{"shmguard.io/num-workers", "8"}, {"shmguard.io/batch-bytes", "64Mi"}}},
+             {"deploy",
+              {{"resources", {{"reservations", {{"devices", {{{"capabilities", {"gpu"}}, {"count", 1}}}}}}}}}}}},
+           {"web", {{"image", "nginx"}}}}}}}}};
+  Run r = Audit({"-"}, "json", "deny", list.dump());  // the List parsed whole
+  json j = json::parse(r.out);
+  REQUIRE(j["records"].size() == 2);
+  for (const json& record : j["records"]) {
+    CHECK(record["item"] == 0);
+    CHECK(record["kind"] == "Compose");
+  }
+  CHECK(j["records"][0]["service"] == "train");
+  CHECK(j["records"][0]["verdict"] == "patch");
+  CHECK(j["records"][1]["service"] == "web");
+  CHECK(j["records"][1]["verdict"] != "patch");
+
+  Run table = Audit({"-"}, "table", "deny", list.dump());  // its items parsed one by one
+  CHECK_THAT(table.out, Catch::Contains("service train") && Catch::Contains("service web"));
+}
+
 TEST_CASE("RunAudit counts an empty List as a document, pruned or full", "[audit_command]") {
   const std::string empty = R"({"apiVersion":"v1","kind":"List","items":[]})";
   Run r = Audit({"-"}, "json", "deny", empty);  // the pruned parse
