@@ -80,19 +80,20 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
-  } catch (const CLI::RequiredError& e) {
+  } catch (const CLI::ParseError& e) {
     // CLI11 checks for a subcommand before it reports unexpected words, so a mistyped one
-    // ("shmguard audti") would only read "A subcommand is required": name it.
+    // ("shmguard audti") would only read "A subcommand is required": name it, and the table's.
     const std::vector<std::string> words = app.remaining();
-    if (app.get_subcommands().empty() && !words.empty()) {
-      std::cerr << "shmguard: unknown subcommand '" << words.front() << "': use plan, audit, serve or version\n"
+    if (dynamic_cast<const CLI::RequiredError*>(&e) && app.get_subcommands().empty() && !words.empty()) {
+      std::string names;
+      for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+        names += (names.empty() ? "" : ", ") + sub->get_name();
+      }
+      std::cerr << "shmguard: unknown subcommand '" << words.front() << "': use one of " << names << "\n"
                 << "Run with --help for more information.\n";
       return ToInt(ExitCode::kUsage);
     }
     return app.exit(e) == 0 ? 0 : ToInt(ExitCode::kUsage);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : ToInt(ExitCode::kUsage);
   } catch (const std::exception& e) {  // a bug: say so instead of terminating
     std::cerr << "shmguard: internal error: " << e.what() << "\n";
     return ToInt(ExitCode::kUsage);
