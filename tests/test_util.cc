@@ -18,6 +18,11 @@ std::string ReadTestdata(const std::string& relative) {
   return *text;
 }
 
+std::string ReadText(const std::string& path) {
+  auto text = io::ReadFileText(path);
+  return text ? *text : std::string();
+}
+
 void CheckGolden(const std::string& name, const std::string& actual) {
   const std::string path = std::string(SOURCE_DIR) + "/tests/golden/" + name;
   if (std::getenv("UPDATE_GOLDEN")) {

@@ -27,6 +27,9 @@ std::string TestdataPath(const std::string& relative);
 // Reads a file under tests/testdata; fails the test when it cannot be read.
 std::string ReadTestdata(const std::string& relative);
 
+// The text of the file at `path`, or "" when it cannot be read (a log not written yet).
+std::string ReadText(const std::string& path);
+
 // The corpus: real third-party manifests (CMake SHMGUARD_CORPUS_DIR, ../shared/testdata beside
 // the checkout), never committed. CorpusPath("world") names a file or directory in it.
 std::string CorpusPath(const std::string& relative = "");

@@ -5,10 +5,10 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
+
+#include "test_util.h"
 
 namespace {
 
@@ -19,13 +19,6 @@ struct Run {
   std::string out, err;
 };
 
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Runs `shmguard ARGS` (ARGS as the shell reads them) from the repository's root, stdin empty.
 Run Shmguard(const std::string& args) {
   const fs::path dir = fs::temp_directory_path() / ("shmguard-main-test-" + std::to_string(::getpid()));
@@ -35,8 +28,8 @@ Run Shmguard(const std::string& args) {
   const int status = std::system(command.c_str());
   Run r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = Slurp(dir / "out");
-  r.err = Slurp(dir / "err");
+  r.out = shmguard::test::ReadText((dir / "out").string());
+  r.err = shmguard::test::ReadText((dir / "err").string());
   fs::remove_all(dir);
   return r;
 }

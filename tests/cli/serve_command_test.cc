@@ -12,8 +12,8 @@
 #include <sstream>
 #include <thread>
 
-#include "io/manifests.h"
 #include "server/tls_fixture.h"
+#include "test_util.h"
 
 namespace shmguard::test {
 namespace {
@@ -23,11 +23,6 @@ using nlohmann::json;
 const char* kPod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","annotations":{
   "shmguard.io/num-workers":"8","shmguard.io/batch-bytes":"160Mi"}},"spec":{"containers":[{"name":"t",
   "resources":{"limits":{"nvidia.com/gpu":4,"memory":"64Gi"}}}]}})";
-
-std::string Slurp(const std::string& path) {
-  auto text = io::ReadFileText(path);
-  return text ? *text : std::string();
-}
 
 std::vector<std::string> ServeArgs(const TempDir& dir, int port, int metrics_port) {
   return {"serve",
@@ -45,7 +40,7 @@ std::vector<std::string> ServeArgs(const TempDir& dir, int port, int metrics_por
 
 // Resident memory of process `pid` in KiB (/proc/PID/status VmRSS).
 long RssKiB(pid_t pid) {
-  std::istringstream status(Slurp("/proc/" + std::to_string(pid) + "/status"));
+  std::istringstream status(test::ReadText("/proc/" + std::to_string(pid) + "/status"));
   for (std::string line; std::getline(status, line);) {
     if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
   }
@@ -131,17 +126,17 @@ TEST_CASE("serve exits non-zero with a clear message when it cannot start", "[se
     CAPTURE(c.message);
     Process p(c.args, dir.File("log"));
     CHECK(p.Wait(10) == 2);
-    CHECK_THAT(Slurp(dir.File("log")), Catch::Contains(c.message));
+    CHECK_THAT(test::ReadText(dir.File("log")), Catch::Contains(c.message));
   }
   Process no_tls({"serve", "--port", "0"}, dir.File("log"));
   CHECK(no_tls.Wait(10) == 2);
-  CHECK_THAT(Slurp(dir.File("log")), Catch::Contains("--tls-cert-file is required"));
+  CHECK_THAT(test::ReadText(dir.File("log")), Catch::Contains("--tls-cert-file is required"));
 
   Process first(args, dir.File("first.log"));
   REQUIRE(WaitReady(mport, 10));
   Process second(args, dir.File("log"));
   CHECK(second.Wait(10) == 2);
-  CHECK_THAT(Slurp(dir.File("log")), Catch::Contains("cannot listen on 127.0.0.1:" + std::to_string(port)));
+  CHECK_THAT(test::ReadText(dir.File("log")), Catch::Contains("cannot listen on 127.0.0.1:" + std::to_string(port)));
   first.Signal(SIGTERM);
   CHECK(first.Wait(15) == 0);
 }
@@ -171,7 +166,7 @@ TEST_CASE("serve finishes the request in flight on SIGTERM, exits 0, and logs JS
   CHECK(p.Wait(15) == 0);
   CHECK_FALSE(TlsConnection(port, dir.File("ca.crt")).ok());  // no longer accepting
 
-  std::istringstream log(Slurp(dir.File("log")));
+  std::istringstream log(test::ReadText(dir.File("log")));
   int lines = 0, decisions = 0;
   for (std::string line; std::getline(log, line);) {
     CAPTURE(line);
@@ -272,7 +267,7 @@ TEST_CASE("drill: the config replaced by garbage under load keeps the last good 
   CHECK_THAT(m->body, Catch::Contains("shmguard_config_reloads_total{result=\"failed\"} 1"));
   p.Signal(SIGTERM);
   CHECK(p.Wait(15) == 0);
-  CHECK_THAT(Slurp(dir.File("log")), Catch::Contains("config reload failed; keeping the last good policy"));
+  CHECK_THAT(test::ReadText(dir.File("log")), Catch::Contains("config reload failed; keeping the last good policy"));
 }
 
 }  // namespace
