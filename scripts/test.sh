@@ -15,9 +15,10 @@ BUILD_DIR=${BUILD_DIR:-build} ./scripts/build.sh -DSHMGUARD_WERROR=ON "-DCMAKE_C
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j2
 
 # The whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer, and the server's
-# tests and `shmguard serve`'s under ThreadSanitizer; any report fails. Warnings are the plain build's business: GCC
-# reports false -Wmaybe-uninitialized in libstdc++ under the sanitizers. -O0 with line tables
-# only (-g1) compiles in half the time of -O1 while reports still name files and lines.
+# tests and `shmguard serve`'s under ThreadSanitizer; any report fails. Warnings are the plain
+# build's business: GCC reports false -Wmaybe-uninitialized in libstdc++ under the sanitizers.
+# -O0 with line tables only (-g1) compiles in half the time of -O1 while reports still name
+# files and lines.
 sanitize_flags=(-DSHMGUARD_WERROR=OFF -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -g1")
 BUILD_DIR=build-asan ./scripts/build.sh -DSHMGUARD_SANITIZE=address "${sanitize_flags[@]}"
 ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
