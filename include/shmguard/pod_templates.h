@@ -132,10 +132,14 @@ class RuntimeCatalog {
 // REQUIRES: `object` outlives the result (it holds pointers into it).
 Result<Workload> FindPodTemplates(JsonNode object, const RuntimeCatalog* runtimes = nullptr);
 
-// What the admission webhooks do with a kind: kMutate (patched and validated: Pod, JobSet, the
-// Kubeflow jobs, Trainer runtimes, LeaderWorkerSet, Volcano Job, Argo), kValidate (validated, never
-// patched: the KubeRay kinds), kNone (everything else, including the built-in controllers, whose
-// pods are checked when they are created).
+// What the admission webhooks do with a kind: kMutate (patched and validated: Pod, Job, CronJob,
+// Deployment, StatefulSet, JobSet, the Kubeflow jobs, Trainer runtimes, LeaderWorkerSet, Volcano
+// Job, Argo), kValidate (validated, never patched: the KubeRay kinds, TrainJob), kNone (everything
+// else: DaemonSets and ReplicaSets, whose pods are checked when they are created). A controller's
+// template is patched at creation so the pods it makes carry their plan (copied sizing
+// annotations, e.g. a Job's parallelism as shmguard.io/nodes) and the Pod webhook finds nothing
+// left to do; a later UPDATE of the template is never mutated, and its pods are then patched
+// one by one.
 enum class AdmissionRole { kNone, kValidate, kMutate };
 AdmissionRole AdmissionRoleOf(const std::string& api_version, const std::string& kind);
 

@@ -48,12 +48,12 @@ constexpr Part Argo(std::string_view path) { return {Shape::kArgo, path, "", "te
 // clang-format off
 constexpr KindSpec kKinds[] = {
     {"v1", "Pod", "pods", AdmissionRole::kMutate, Count::kOne, "", {Part{Shape::kPod, "", "", "pod"}, kNone, kNone}},
-    {"batch/v1", "Job", "jobs", AdmissionRole::kNone, Count::kParallelism, "/spec/parallelism",
+    {"batch/v1", "Job", "jobs", AdmissionRole::kMutate, Count::kParallelism, "/spec/parallelism",
      {Template("/spec/template", "pod template"), kNone, kNone}},
-    {"batch/v1", "CronJob", "cronjobs", AdmissionRole::kNone, Count::kParallelism, "/spec/jobTemplate/spec/parallelism",
+    {"batch/v1", "CronJob", "cronjobs", AdmissionRole::kMutate, Count::kParallelism, "/spec/jobTemplate/spec/parallelism",
      {Template("/spec/jobTemplate/spec/template", "pod template"), kNone, kNone}},
-    {"apps/v1", "Deployment", "deployments", AdmissionRole::kNone, Count::kOne, "", {Template("/spec/template", "pod template"), kNone, kNone}},
-    {"apps/v1", "StatefulSet", "statefulsets", AdmissionRole::kNone, Count::kReplicas, "/spec/replicas",
+    {"apps/v1", "Deployment", "deployments", AdmissionRole::kMutate, Count::kOne, "", {Template("/spec/template", "pod template"), kNone, kNone}},
+    {"apps/v1", "StatefulSet", "statefulsets", AdmissionRole::kMutate, Count::kReplicas, "/spec/replicas",
      {Template("/spec/template", "pod template"), kNone, kNone}},
     {"apps/v1", "DaemonSet", "daemonsets", AdmissionRole::kNone, Count::kOne, "", {Template("/spec/template", "pod template"), kNone, kNone}},
     {"apps/v1", "ReplicaSet", "replicasets", AdmissionRole::kNone, Count::kOne, "", {Template("/spec/template", "pod template"), kNone, kNone}},

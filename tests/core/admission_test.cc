@@ -12,8 +12,10 @@ using nlohmann::json;
 
 json Review(const json& object, const std::string& ns, const std::string& op = "CREATE",
             const std::string& kind = "Pod") {
-  json k = kind == "JobSet" ? json{{"group", "jobset.x-k8s.io"}, {"version", "v1alpha2"}, {"kind", "JobSet"}}
-                            : json{{"group", ""}, {"version", "v1"}, {"kind", kind}};
+  json k = kind == "JobSet"                               ? json{{"group", "jobset.x-k8s.io"}, {"version", "v1alpha2"}}
+           : kind == "Deployment" || kind == "DaemonSet" ? json{{"group", "apps"}, {"version", "v1"}}
+                                                          : json{{"group", ""}, {"version", "v1"}};
+  k["kind"] = kind;
   return {{"apiVersion", "admission.k8s.io/v1"},
           {"kind", "AdmissionReview"},
           {"request",
@@ -112,7 +114,7 @@ TEST_CASE("ParseReview accepts the kubernetes/api round-trip fixture", "[admissi
   CHECK(d.patch.empty());
 }
 
-TEST_CASE("Decide mutates CREATE of Pods and JobSets only", "[admission]") {
+TEST_CASE("Decide mutates CREATE of Pods and of the kinds whose templates it patches", "[admission]") {
   Parsed create = Parse(Review(test::Yaml(kPod), "team-a"));
   Decision d = Decide(create, Policy{}, Face::kMutate);
   CHECK(d.allowed);
@@ -127,10 +129,26 @@ TEST_CASE("Decide mutates CREATE of Pods and JobSets only", "[admission]") {
     CHECK(other.allowed);
     CHECK(other.patch.empty());
   }
-  json deployment = test::Yaml("apiVersion: apps/v1\nkind: Deployment\nspec: {template: {spec: {}}}\n");
-  Decision dep = Decide(Parse(Review(deployment, "team-a", "CREATE", "Deployment")), Policy{}, Face::kMutate);
-  CHECK(dep.allowed);
-  CHECK(dep.patch.empty());
+  // A Deployment's template is patched when it is created; a DaemonSet's pods are checked one by
+  // one when they are created, so the DaemonSet itself is left alone.
+  json pod = test::Yaml(kPod);
+  for (const char* kind : {"Deployment", "DaemonSet"}) {
+    CAPTURE(kind);
+    json controller = {{"apiVersion", "apps/v1"},
+                       {"kind", kind},
+                       {"metadata", {{"name", "d"}}},
+                       {"spec", {{"template", {{"metadata", pod["metadata"]}, {"spec", pod["spec"]}}}}}};
+    Parsed parsed = Parse(Review(controller, "team-a", "CREATE", kind));
+    Decision dep = Decide(parsed, Policy{}, Face::kMutate);
+    CHECK(dep.allowed);
+    if (std::string(kind) == "DaemonSet") {
+      CHECK(dep.patch.empty());
+      continue;
+    }
+    REQUIRE_FALSE(dep.patch.empty());
+    json patched = parsed.request.object.Copy().patch(dep.patch.ToJson());
+    CHECK(patched["spec"]["template"]["spec"]["volumes"][0]["name"] == "dshm");
+  }
   CHECK(Decide(Parse(Review(test::Yaml(kPod), "kube-system")), Policy{}, Face::kMutate).patch.empty());
   // A body shaped like a Compose file is no Pod, whatever request.kind says: left alone.
   json compose = test::Yaml("services: {train: {gpus: all}}\n");

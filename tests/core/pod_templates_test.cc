@@ -76,7 +76,9 @@ spec: {template: {metadata: {annotations: {shmguard.io/batch-bytes: 2Mi}}, spec:
   CHECK(AdmissionRoleOf("v1", "Pod") == AdmissionRole::kMutate);
   CHECK(AdmissionRoleOf("jobset.x-k8s.io/v1alpha2", "JobSet") == AdmissionRole::kMutate);
   CHECK(AdmissionRoleOf("ray.io/v1", "RayCluster") == AdmissionRole::kValidate);
-  CHECK(AdmissionRoleOf("apps/v1", "Deployment") == AdmissionRole::kNone);
+  CHECK(AdmissionRoleOf("apps/v1", "Deployment") == AdmissionRole::kMutate);
+  CHECK(AdmissionRoleOf("apps/v1", "ReplicaSet") == AdmissionRole::kNone);  // made by Deployments from their template
+  CHECK(AdmissionRoleOf("v1", "Service") == AdmissionRole::kNone);
 }
 
 // One hand-written object of every kind in the table: the templates found, their labels, the

@@ -59,6 +59,16 @@ rules:
     operations: [CREATE]
     resources: [pods]
     scope: Namespaced
+  - apiGroups: [batch]
+    apiVersions: [v1]
+    operations: [CREATE]
+    resources: [jobs, cronjobs]
+    scope: Namespaced
+  - apiGroups: [apps]
+    apiVersions: [v1]
+    operations: [CREATE]
+    resources: [deployments, statefulsets]
+    scope: Namespaced
   - apiGroups: [jobset.x-k8s.io]
     apiVersions: [v1alpha2]
     operations: [CREATE]
