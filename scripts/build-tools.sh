@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Builds the control plane's components from their Go modules at the versions pinned in
+# e2e/tools/*/go.mod — kube-apiserver, kube-controller-manager and kubectl (k8s.io/kubernetes),
+# etcd (go.etcd.io/etcd/server/v3), helm (helm.sh/helm/v3) — and prints the directory that
+# holds them all. Nothing prebuilt is downloaded: modules come from the Go module proxy and
+# are checked against go.sum.
+#
+# Built binaries are cached outside the source tree, in ${SHMGUARD_TOOLS_CACHE:-~/.cache/shmguard-tools},
+# one directory per module keyed by its version and a hash of its go.mod, go.sum, the Go
+# version and this script, so a second run only checks that they are there. Go's own caches
+# (GOMODCACHE, GOCACHE) make a rebuild after a version change incremental.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache=${SHMGUARD_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/shmguard-tools}
+mkdir -p "$cache"
+export PATH=/usr/local/go/bin:$PATH CGO_ENABLED=0 GOFLAGS=-mod=readonly
+go_version=$(go env GOVERSION)
+say() { printf 'build-tools: %s\n' "$*" >&2; }
+
+# module_version DIR MODULE: the version DIR's go.mod requires of MODULE.
+module_version() { (cd "$1" && go list -m -f '{{.Version}}' "$2"); }
+
+# build NAME MODULE LDFLAGS PACKAGE...: builds the packages of e2e/tools/NAME into a cached
+# directory and prints it.
+build() {
+  local name=$1 module=$2 ldflags=$3
+  shift 3
+  local dir=$root/e2e/tools/$name version key out
+  version=$(module_version "$dir" "$module")
+  key=$(cat "$dir/go.mod" "$dir/go.sum" "$0" <(echo "$go_version $ldflags $*") | sha256sum | cut -c1-12)
+  out=$cache/$name-$version-$key
+  if [[ ! -f $out/.complete ]]; then
+    say "building $name $version ($*) into $out"
+    local start=$SECONDS
+    rm -rf "$out.tmp"
+    mkdir -p "$out.tmp"
+    (cd "$dir" && go build -trimpath -ldflags "$ldflags" -o "$out.tmp/" "$@")
+    touch "$out.tmp/.complete"
+    rm -rf "$out"
+    mv "$out.tmp" "$out"
+    say "built $name $version in $((SECONDS - start)) s"
+  fi
+  echo "$out"
+}
+
+# Kubernetes stamps its version as hack/lib/version.sh does, so `kubectl version`, the API
+# server's /version and Helm's kubeVersion checks see the release, not v0.0.0-master.
+k8s_dir=$root/e2e/tools/kubernetes
+k8s_version=$(module_version "$k8s_dir" k8s.io/kubernetes)
+[[ $k8s_version =~ ^v([0-9]+)\.([0-9]+)\.[0-9]+$ ]] || { say "k8s.io/kubernetes $k8s_version is not a release"; exit 1; }
+k8s_major=${BASH_REMATCH[1]} k8s_minor=${BASH_REMATCH[2]}
+k8s_date=$(cd "$k8s_dir" && go mod download -json "k8s.io/kubernetes@$k8s_version" |
+  python3 -c 'import json,sys; print(json.load(open(json.load(sys.stdin)["Info"]))["Time"])')
+k8s_ldflags="-s -w"
+for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
+  k8s_ldflags+=" -X $pkg.gitVersion=$k8s_version -X $pkg.gitMajor=$k8s_major -X $pkg.gitMinor=$k8s_minor"
+  k8s_ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$k8s_date"
+done
+k8s=$(build kubernetes k8s.io/kubernetes "$k8s_ldflags" \
+  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl)
+
+etcd=$(build etcd go.etcd.io/etcd/server/v3 "-s -w" .)
+
+# Helm stamps its own version and the Kubernetes version it assumes without a cluster (its
+# Makefile: the client-go minor it links, major + 1).
+helm_dir=$root/e2e/tools/helm
+helm_version=$(module_version "$helm_dir" helm.sh/helm/v3)
+client_go=$(module_version "$helm_dir" k8s.io/client-go)
+[[ $client_go =~ ^v0\.([0-9]+)\. ]] || { say "helm's k8s.io/client-go $client_go is not v0.X"; exit 1; }
+helm_ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=$helm_version -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+for pkg in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
+  helm_ldflags+=" -X $pkg.k8sVersionMajor=1 -X $pkg.k8sVersionMinor=${BASH_REMATCH[1]}"
+done
+helm=$(build helm helm.sh/helm/v3 "$helm_ldflags" helm.sh/helm/v3/cmd/helm)
+
+# One directory with every component, keyed by the builds it links to.
+bin=$cache/bin-$(echo "$k8s $etcd $helm" | sha256sum | cut -c1-12)
+if [[ ! -d $bin ]]; then
+  mkdir -p "$bin.tmp"
+  for f in "$k8s"/kube-apiserver "$k8s"/kube-controller-manager "$k8s"/kubectl "$helm"/helm; do
+    ln -sf "$f" "$bin.tmp/"
+  done
+  ln -sf "$etcd"/etcd "$bin.tmp/etcd"
+  mv "$bin.tmp" "$bin"
+fi
+echo "$bin"
