@@ -1,0 +1,75 @@
+// Command control-plane starts, describes and stops the loopback control plane of package
+// controlplane; scripts/control-plane.sh builds its parts and calls it.
+//
+//	control-plane up   --dir DIR --bin DIR --shmguard FILE --chart DIR [--crds DIR]
+//	control-plane env  --dir DIR
+//	control-plane down --dir DIR
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"shmguard.io/e2e/controlplane"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	verb := os.Args[1]
+	fs := flag.NewFlagSet(verb, flag.ExitOnError)
+	dir := fs.String("dir", "", "the state directory")
+	o := controlplane.Options{}
+	fs.StringVar(&o.BinDir, "bin", "", "the directory of etcd, kube-apiserver, kube-controller-manager, kubectl and helm")
+	fs.StringVar(&o.Shmguard, "shmguard", "", "the shmguard binary")
+	fs.StringVar(&o.Chart, "chart", "", "charts/shmguard")
+	fs.StringVar(&o.CRDDir, "crds", "", "the upstream CRDs")
+	_ = fs.Parse(os.Args[2:])
+	if *dir == "" {
+		usage()
+	}
+	o.Dir = *dir
+	switch verb {
+	case "up":
+		if o.BinDir == "" || o.Shmguard == "" || o.Chart == "" {
+			usage()
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		o.Log = func(format string, args ...any) { fmt.Fprintf(os.Stderr, "control-plane: "+format+"\n", args...) }
+		start := time.Now()
+		s, err := controlplane.Up(ctx, o)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "control-plane up: %v\n", err)
+			os.Exit(1)
+		}
+		fmt.Fprintf(os.Stderr, "control-plane: up in %.1fs: kube-apiserver %s at %s, shmguard at %s\n",
+			time.Since(start).Seconds(), s.KubeVersion, s.APIServerURL(), s.WebhookURL(""))
+		fmt.Print(s.Env())
+	case "env":
+		s, err := controlplane.Load(o.Dir)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "control-plane env: %v\n", err)
+			os.Exit(1)
+		}
+		fmt.Print(s.Env())
+	case "down":
+		if err := controlplane.Down(o.Dir); err != nil {
+			fmt.Fprintf(os.Stderr, "control-plane down: %v\n", err)
+			os.Exit(1)
+		}
+	default:
+		usage()
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: control-plane up|env|down --dir DIR [--bin DIR --shmguard FILE --chart DIR --crds DIR]")
+	os.Exit(2)
+}

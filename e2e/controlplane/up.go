@@ -1,0 +1,320 @@
+// Up and Down: the control plane started and stopped as a whole.
+package controlplane
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// Options say where the parts come from.
+type Options struct {
+	Dir      string // the state directory (created; must not hold a running control plane)
+	BinDir   string // etcd, kube-apiserver, kube-controller-manager, kubectl, helm
+	Shmguard string // the shmguard binary
+	Chart    string // charts/shmguard
+	CRDDir   string // the upstream CRDs (their SOURCES.md beside them); "" or missing: none
+	Log      func(format string, args ...any)
+}
+
+// Running reports whether every process of the control plane in dir runs.
+func Running(dir string) bool {
+	if _, err := Load(dir); err != nil {
+		return false
+	}
+	for _, name := range processes {
+		if !alive(processPid(dir, name)) {
+			return false
+		}
+	}
+	return true
+}
+
+// Up starts a control plane in o.Dir, or returns the one already running there. It returns once
+// every CRD is Established and a probe pod has been patched through shmguard's webhook.
+func Up(ctx context.Context, o Options) (*State, error) {
+	logf := o.Log
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	if Running(o.Dir) {
+		logf("control plane already up in %s", o.Dir)
+		return Load(o.Dir)
+	}
+	if err := Down(o.Dir); err != nil {
+		return nil, err
+	}
+	s := &State{Dir: o.Dir, BinDir: o.BinDir, Shmguard: o.Shmguard, Chart: o.Chart, CRDDir: o.CRDDir}
+	for _, p := range []string{s.Dir, s.Path("pki"), s.Path("shmguard"), s.Path("apiserver")} {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	for _, port := range []*int{&s.Ports.Etcd, &s.Ports.EtcdPeer, &s.Ports.APIServer, &s.Ports.ControllerManager,
+		&s.Ports.Webhook, &s.Ports.Metrics} {
+		p, err := FreePort()
+		if err != nil {
+			return nil, err
+		}
+		*port = p
+	}
+	steps := []struct {
+		what string
+		run  func() error
+	}{
+		{"certificates", s.writePKI},
+		{"etcd", s.startEtcd},
+		{"kube-apiserver", s.startAPIServer},
+		{"kube-controller-manager", s.startControllerManager},
+		{"shmguard", func() error { return s.prepareShmguard(ctx) }},
+		{"CRDs", func() error { return s.installCRDs(ctx, logf) }},
+		{"webhooks", func() error { return s.RegisterWebhooks(ctx) }},
+		{"probe pod", func() error { return s.probe(ctx) }},
+	}
+	for _, step := range steps {
+		start := time.Now()
+		if err := step.run(); err != nil {
+			return nil, fmt.Errorf("%s: %w (logs in %s)", step.what, err, s.Dir)
+		}
+		if err := s.save(); err != nil {
+			return nil, err
+		}
+		logf("%-24s %5.1fs", step.what, time.Since(start).Seconds())
+	}
+	return s, nil
+}
+
+// Down stops every process of the control plane in dir and removes the directory. A directory
+// that holds no control plane is left alone.
+func Down(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, stateFile)); err != nil {
+		return nil
+	}
+	var first error
+	for i := len(processes) - 1; i >= 0; i-- {
+		if err := stopProcess(dir, processes[i], 15*time.Second); err != nil && first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		return first
+	}
+	return os.RemoveAll(dir)
+}
+
+func (s *State) writePKI() error {
+	ca, err := NewCA("shmguard-e2e-cluster-ca", s.ClusterCA(), s.clusterCAKey())
+	if err != nil {
+		return err
+	}
+	loopback := []net.IP{net.ParseIP("127.0.0.1")}
+	certs := []struct {
+		spec CertSpec
+		name string
+	}{
+		{CertSpec{CommonName: "kube-apiserver", Server: true,
+			DNSNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
+			IPs:      []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.0.0.1")}}, "apiserver"},
+		{CertSpec{CommonName: "shmguard-e2e-admin", Organization: []string{"system:masters"}}, "admin"},
+		{CertSpec{CommonName: "system:kube-controller-manager"}, "controller-manager"},
+		// What the API server shows webhooks (AdmissionConfiguration below).
+		{CertSpec{CommonName: "kube-apiserver"}, "webhook-client"},
+		{CertSpec{CommonName: "kube-controller-manager", Server: true, DNSNames: []string{"localhost"}, IPs: loopback},
+			"controller-manager-serving"},
+	}
+	for _, c := range certs {
+		if err := ca.Issue(c.spec, s.Path("pki", c.name+".crt"), s.Path("pki", c.name+".key")); err != nil {
+			return err
+		}
+	}
+	if err := WriteServiceAccountKey(s.Path("pki", "sa.key"), s.Path("pki", "sa.pub")); err != nil {
+		return err
+	}
+	if err := s.RotateWebhookCert(); err != nil {
+		return err
+	}
+	for _, kc := range []struct{ file, user string }{
+		{s.Kubeconfig(), "admin"}, {s.Path("controller-manager.kubeconfig"), "controller-manager"},
+	} {
+		if err := s.writeKubeconfig(kc.file, kc.user); err != nil {
+			return err
+		}
+	}
+	return s.writeAdmissionConfig()
+}
+
+// RotateWebhookCert makes a new CA for shmguard and a serving certificate signed by it, as
+// cert-manager does when it renews a self-signed issuer, and makes the new CA the bundle the
+// webhook configurations trust once RegisterWebhooks runs again.
+func (s *State) RotateWebhookCert() error {
+	ca, err := NewCA("shmguard-e2e-webhook-ca", s.webhookCACert(), s.webhookCAKey())
+	if err != nil {
+		return err
+	}
+	if err := s.IssueWebhookCert(ca); err != nil {
+		return err
+	}
+	return writeFileAtomic(s.WebhookCA(), ca.CertPEM, 0o644)
+}
+
+// IssueWebhookCert writes a serving certificate for shmguard on loopback signed by ca; shmguard
+// picks it up at its next reload.
+func (s *State) IssueWebhookCert(ca *CA) error {
+	spec := CertSpec{CommonName: "shmguard.shmguard-system.svc", Server: true,
+		DNSNames: []string{"localhost", "shmguard.shmguard-system.svc"}, IPs: []net.IP{net.ParseIP("127.0.0.1")}}
+	return ca.Issue(spec, s.WebhookCert(), s.WebhookKey())
+}
+
+// SetWebhookCABundle writes the CA bundle (PEM, one or more certificates) that
+// RegisterWebhooks puts in the webhook configurations.
+func (s *State) SetWebhookCABundle(pem []byte) error {
+	return writeFileAtomic(s.WebhookCA(), pem, 0o644)
+}
+
+func (s *State) writeKubeconfig(file, user string) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["shmguard-e2e"] = &clientcmdapi.Cluster{Server: s.APIServerURL(), CertificateAuthority: s.ClusterCA()}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{
+		ClientCertificate: s.Path("pki", user+".crt"), ClientKey: s.Path("pki", user+".key")}
+	cfg.Contexts["shmguard-e2e"] = &clientcmdapi.Context{Cluster: "shmguard-e2e", AuthInfo: user}
+	cfg.CurrentContext = "shmguard-e2e"
+	return clientcmd.WriteToFile(*cfg, file)
+}
+
+// writeAdmissionConfig gives the API server a client certificate for calls to webhooks on this
+// host: a kubeconfig whose users entry is named after the webhook's host and port
+// (apiserver.config.k8s.io/v1 WebhookAdmissionConfiguration).
+func (s *State) writeAdmissionConfig() error {
+	cfg := clientcmdapi.NewConfig()
+	host := net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Ports.Webhook))
+	cfg.AuthInfos[host] = &clientcmdapi.AuthInfo{
+		ClientCertificate: s.Path("pki", "webhook-client.crt"), ClientKey: s.Path("pki", "webhook-client.key")}
+	if err := clientcmd.WriteToFile(*cfg, s.Path("webhook-client.kubeconfig")); err != nil {
+		return err
+	}
+	plugin := func(name string) string {
+		return fmt.Sprintf(`- name: %s
+  configuration:
+    apiVersion: apiserver.config.k8s.io/v1
+    kind: WebhookAdmissionConfiguration
+    kubeConfigFile: %s
+`, name, s.Path("webhook-client.kubeconfig"))
+	}
+	text := "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n" +
+		plugin("MutatingAdmissionWebhook") + plugin("ValidatingAdmissionWebhook")
+	return os.WriteFile(s.admissionConfig(), []byte(text), 0o644)
+}
+
+func (s *State) startEtcd() error {
+	client := fmt.Sprintf("http://127.0.0.1:%d", s.Ports.Etcd)
+	peer := fmt.Sprintf("http://127.0.0.1:%d", s.Ports.EtcdPeer)
+	args := []string{
+		"--name=shmguard-e2e", "--data-dir=" + s.Path("etcd-data"),
+		"--listen-client-urls=" + client, "--advertise-client-urls=" + client,
+		"--listen-peer-urls=" + peer, "--initial-advertise-peer-urls=" + peer,
+		"--initial-cluster=shmguard-e2e=" + peer,
+		"--unsafe-no-fsync=true", "--quota-backend-bytes=4294967296", "--log-level=warn",
+	}
+	if _, err := startProcess(s.Dir, "etcd", s.Bin("etcd"), args, nil); err != nil {
+		return err
+	}
+	return waitHealthy(s.Dir, "etcd", client+"/health", nil, 30*time.Second)
+}
+
+func (s *State) startAPIServer() error {
+	args := []string{
+		fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", s.Ports.Etcd),
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		// The kubernetes Service cannot point at loopback; nothing in this cluster calls it.
+		"--endpoint-reconciler-type=none",
+		fmt.Sprintf("--secure-port=%d", s.Ports.APIServer),
+		"--cert-dir=" + s.Path("apiserver"),
+		"--tls-cert-file=" + s.Path("pki", "apiserver.crt"), "--tls-private-key-file=" + s.Path("pki", "apiserver.key"),
+		"--client-ca-file=" + s.ClusterCA(),
+		"--service-cluster-ip-range=10.0.0.0/24",
+		"--service-account-issuer=" + s.APIServerURL(),
+		"--service-account-key-file=" + s.Path("pki", "sa.pub"),
+		"--service-account-signing-key-file=" + s.Path("pki", "sa.key"),
+		"--authorization-mode=RBAC", "--allow-privileged=true",
+		// On by default; named so that a default changing upstream cannot turn them off here.
+		"--enable-admission-plugins=PodSecurity,MutatingAdmissionWebhook,ValidatingAdmissionWebhook",
+		"--admission-control-config-file=" + s.admissionConfig(),
+		"--profiling=false",
+	}
+	if _, err := startProcess(s.Dir, "kube-apiserver", s.Bin("kube-apiserver"), args, nil); err != nil {
+		return err
+	}
+	client, err := s.adminHTTPClient()
+	if err != nil {
+		return err
+	}
+	return waitHealthy(s.Dir, "kube-apiserver", s.APIServerURL()+"/readyz", client, 90*time.Second)
+}
+
+func (s *State) startControllerManager() error {
+	args := []string{
+		"--kubeconfig=" + s.Path("controller-manager.kubeconfig"),
+		"--authentication-kubeconfig=" + s.Path("controller-manager.kubeconfig"),
+		"--authorization-kubeconfig=" + s.Path("controller-manager.kubeconfig"),
+		"--root-ca-file=" + s.ClusterCA(),
+		"--service-account-private-key-file=" + s.Path("pki", "sa.key"),
+		"--use-service-account-credentials=true",
+		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", s.Ports.ControllerManager),
+		"--tls-cert-file=" + s.Path("pki", "controller-manager-serving.crt"),
+		"--tls-private-key-file=" + s.Path("pki", "controller-manager-serving.key"),
+		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+		"--leader-elect=false",
+	}
+	if _, err := startProcess(s.Dir, "kube-controller-manager", s.Bin("kube-controller-manager"), args, nil); err != nil {
+		return err
+	}
+	return waitHealthy(s.Dir, "kube-controller-manager",
+		fmt.Sprintf("https://127.0.0.1:%d/healthz", s.Ports.ControllerManager), nil, 60*time.Second)
+}
+
+// RestConfig is the admin's client configuration.
+func (s *State) RestConfig() (*rest.Config, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", s.Kubeconfig())
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = 500, 1000
+	cfg.WarningHandler = rest.NoWarnings{} // callers that read warnings set their own handler
+	return cfg, nil
+}
+
+// Clientset is a typed client as the admin.
+func (s *State) Clientset() (*kubernetes.Clientset, error) {
+	cfg, err := s.RestConfig()
+	if err != nil {
+		return nil, err
+	}
+	return kubernetes.NewForConfig(cfg)
+}
+
+func (s *State) adminHTTPClient() (*http.Client, error) {
+	pair, err := tls.LoadX509KeyPair(s.Path("pki", "admin.crt"), s.Path("pki", "admin.key"))
+	if err != nil {
+		return nil, err
+	}
+	caPEM, err := os.ReadFile(s.ClusterCA())
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{Certificates: []tls.Certificate{pair}, RootCAs: pool}}}, nil
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# A Kubernetes control plane on loopback with shmguard in front of it:
+#   up    builds what is missing (scripts/build-tools.sh, shmguard), starts etcd, kube-apiserver
+#         (PodSecurity and both webhook admission plugins on), kube-controller-manager and
+#         `shmguard serve`, installs the CRDs of every kind shmguard evaluates, registers
+#         shmguard's webhooks as `helm template charts/shmguard` renders them (clientConfig
+#         pointed at https://127.0.0.1:PORT/<the same path>), waits until a probe pod is patched,
+#         and prints the lines to eval: export KUBECONFIG=... and PATH=... (kubectl and helm)
+#   env   prints those lines again
+#   down  stops everything up started and removes its state
+# The state lives in ${SHMGUARD_CONTROL_PLANE_DIR:-/tmp/shmguard-control-plane}; the CRDs are read
+# from ${SHMGUARD_CRD_DIR:-../shared/crds beside the checkout}; shmguard is ${SHMGUARD_BINARY:-build/shmguard}.
+#
+#   eval "$(./scripts/control-plane.sh up)"
+#   kubectl apply --dry-run=server -f examples/
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+export PATH=/usr/local/go/bin:$PATH GOFLAGS=-mod=readonly
+dir=${SHMGUARD_CONTROL_PLANE_DIR:-${TMPDIR:-/tmp}/shmguard-control-plane}
+cache=${SHMGUARD_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/shmguard-tools}
+verb=${1:-}
+case $verb in up | env | down) ;; *)
+  echo "usage: $0 up|env|down" >&2
+  exit 2
+  ;;
+esac
+
+# The command that runs the control plane (e2e/cmd/control-plane), rebuilt when its sources change.
+mkdir -p "$cache"
+(cd "$root/e2e" && go build -o "$cache/control-plane" ./cmd/control-plane)
+cp=$cache/control-plane
+
+case $verb in
+up)
+  bin=$("$root/scripts/build-tools.sh")
+  shmguard=${SHMGUARD_BINARY:-$root/build/shmguard}
+  if [[ ! -x $shmguard ]]; then
+    "$root/scripts/install-deps.sh" >&2
+    "$root/scripts/build.sh" >&2
+  fi
+  crds=${SHMGUARD_CRD_DIR:-$root/../shared/crds}
+  [[ -d $crds ]] || echo "control-plane: no CRDs at $crds: only Pods and built-in kinds will be served" >&2
+  exec "$cp" up --dir "$dir" --bin "$bin" --shmguard "$shmguard" --chart "$root/charts/shmguard" --crds "$crds"
+  ;;
+env | down) exec "$cp" "$verb" --dir "$dir" ;;
+esac
