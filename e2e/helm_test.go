@@ -1,0 +1,259 @@
+package e2e
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/yaml"
+
+	"shmguard.io/e2e/controlplane"
+)
+
+func chartDir() string { return filepath.Join(repoRoot, "charts", "shmguard") }
+
+func TestHelmLintStrict(t *testing.T) {
+	out, err := cp.Run(nil, "helm", "lint", "--strict", chartDir())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}
+
+// helmBookkeeping are the labels Helm's charts carry and plain manifests do not.
+var helmBookkeeping = []string{"helm.sh/chart", "app.kubernetes.io/managed-by"}
+
+// objectsByKey reads documents as objects keyed by "Kind/name", without the labels drop names;
+// a policy file in a ConfigMap is read as YAML, so comments and layout do not count.
+func objectsByKey(t *testing.T, docs [][]byte, drop []string) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	for _, d := range docs {
+		var o map[string]any
+		if err := yaml.Unmarshal(d, &o); err != nil {
+			t.Fatal(err)
+		}
+		u := unstructured.Unstructured{Object: o}
+		labels := u.GetLabels()
+		for _, l := range drop {
+			delete(labels, l)
+		}
+		if len(labels) == 0 {
+			unstructured.RemoveNestedField(o, "metadata", "labels")
+		} else {
+			u.SetLabels(labels)
+		}
+		if u.GetKind() == "ConfigMap" {
+			data, _ := o["data"].(map[string]any)
+			for k, v := range data {
+				if text, ok := v.(string); ok && strings.HasSuffix(k, ".yaml") {
+					var parsed any
+					if err := yaml.Unmarshal([]byte(text), &parsed); err != nil {
+						t.Fatalf("%s data %s: %v", u.GetName(), k, err)
+					}
+					data[k] = parsed
+				}
+			}
+		}
+		out[u.GetKind()+"/"+u.GetName()] = o
+	}
+	return out
+}
+
+func TestHelmTemplateEqualsDeploy(t *testing.T) {
+	docs, err := cp.RenderChart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rendered := objectsByKey(t, docs, helmBookkeeping)
+	for key, o := range rendered {
+		u := unstructured.Unstructured{Object: o}
+		// Helm puts namespaced objects in the release's namespace (-n); deploy/ names it.
+		if u.GetNamespace() == "" && !strings.Contains(key, "WebhookConfiguration/") {
+			u.SetNamespace(controlplane.ReleaseNamespace)
+		}
+		// The chart rolls its pods when the policy changes (a Helm idiom, computed at render).
+		unstructured.RemoveNestedField(o, "spec", "template", "metadata", "annotations", "checksum/policy")
+		if a, _, _ := unstructured.NestedMap(o, "spec", "template", "metadata", "annotations"); len(a) == 0 {
+			unstructured.RemoveNestedField(o, "spec", "template", "metadata", "annotations")
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(repoRoot, "deploy", "*.yaml"))
+	var deployDocs [][]byte
+	for _, f := range files {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := controlplane.SplitYAML(text)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		deployDocs = append(deployDocs, d...)
+	}
+	plain := objectsByKey(t, deployDocs, nil)
+	delete(plain, "Namespace/"+controlplane.ReleaseNamespace) // helm install --create-namespace makes it
+	keys := func(m map[string]map[string]any) []string {
+		var k []string
+		for key := range m {
+			k = append(k, key)
+		}
+		sort.Strings(k)
+		return k
+	}
+	if a, b := keys(rendered), keys(plain); strings.Join(a, " ") != strings.Join(b, " ") {
+		t.Fatalf("helm template renders %v, deploy/ holds %v", a, b)
+	}
+	for key, want := range rendered {
+		got := plain[key]
+		if diff := append(missingFrom(want, got, key), missingFrom(got, want, key)...); len(diff) > 0 {
+			t.Errorf("helm template and deploy/ differ:\n  %s", strings.Join(diff, "\n  "))
+		}
+	}
+}
+
+func TestHelmValuesSchemaRefusesBadValues(t *testing.T) {
+	cases := []struct{ set, complaint string }{
+		{"webhook.scope=everywhere", "webhook.scope"},
+		{"replicaCount=-1", "replicaCount"},
+		{"policy.hostIPC=sometimes", "hostIPC"},
+		{"server.logFormat=xml", "logFormat"},
+		{"policy.maxFractionOfMemoryLimit=2", "maxFractionOfMemoryLimit"},
+		{"webhook.mutating.failurePolicy=Maybe", "failurePolicy"},
+	}
+	for _, c := range cases {
+		t.Run(c.set, func(t *testing.T) {
+			out, err := cp.Run(nil, "helm", "template", "x", chartDir(), "--set", c.set)
+			if err == nil {
+				t.Fatalf("helm template --set %s rendered:\n%.300s", c.set, out)
+			}
+			if !strings.Contains(err.Error(), "values don't meet the specifications of the schema") ||
+				!strings.Contains(err.Error(), c.complaint) {
+				t.Errorf("helm refused --set %s, but not for its schema naming %s: %v", c.set, c.complaint, err)
+			}
+		})
+	}
+}
+
+func TestHelmInstallAndUninstall(t *testing.T) {
+	const release, ns = "shmguard-e2e", "shmguard-helm-e2e"
+	ca, err := os.ReadFile(cp.WebhookCA())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without cert-manager in this control plane: the CA bundle and Secret name as the README's
+	// install without cert-manager gives them.
+	args := []string{"install", release, chartDir(), "-n", ns, "--create-namespace",
+		"--set", "certManager.enabled=false", "--set", "tls.secretName=shmguard-tls",
+		"--set", "tls.caBundle=" + base64.StdEncoding.EncodeToString(ca)}
+	if out, err := cp.Run(nil, "helm", args...); err != nil {
+		t.Fatalf("helm install: %v\n%s", err, out)
+	}
+	uninstalled := false
+	t.Cleanup(func() {
+		if !uninstalled {
+			_, _ = cp.Run(nil, "helm", "uninstall", release, "-n", ns)
+		}
+		_ = client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+	})
+	selector := "app.kubernetes.io/instance=" + release
+	installed := releaseObjects(t, ns, selector)
+	for _, kind := range []string{"Deployment", "Service", "ConfigMap", "ServiceAccount", "PodDisruptionBudget",
+		"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"} {
+		if !strings.Contains(strings.Join(installed, " "), kind+"/") {
+			t.Errorf("helm install made no %s (made %v)", kind, installed)
+		}
+	}
+	if out, err := cp.Run(nil, "helm", "uninstall", release, "-n", ns, "--wait"); err != nil {
+		t.Fatalf("helm uninstall: %v\n%s", err, out)
+	}
+	uninstalled = true
+	// The Deployment's ReplicaSet and pods go with it (kube-controller-manager's garbage
+	// collector): nothing of the release stays.
+	eventually(t, 60*time.Second, "nothing of the release left", func() error {
+		if left := releaseObjects(t, ns, selector); len(left) > 0 {
+			return fmt.Errorf("left behind: %v", left)
+		}
+		return nil
+	})
+}
+
+// releaseObjects lists the objects labelled with selector in ns and cluster-wide, as "Kind/name".
+func releaseObjects(t *testing.T, ns, selector string) []string {
+	t.Helper()
+	dyn, err := dynamic.NewForConfig(mustRestConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := []struct {
+		gvr        schema.GroupVersionResource
+		namespaced bool
+	}{
+		{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, true},
+		{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}, true},
+		{schema.GroupVersionResource{Version: "v1", Resource: "pods"}, true},
+		{schema.GroupVersionResource{Version: "v1", Resource: "services"}, true},
+		{schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, true},
+		{schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}, true},
+		{schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, true},
+		{schema.GroupVersionResource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"}, true},
+		{schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "mutatingwebhookconfigurations"}, false},
+		{schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingwebhookconfigurations"}, false},
+	}
+	var out []string
+	for _, k := range kinds {
+		var ri dynamic.ResourceInterface = dyn.Resource(k.gvr)
+		if k.namespaced {
+			ri = dyn.Resource(k.gvr).Namespace(ns)
+		}
+		list, err := ri.List(ctxFor(t), metav1.ListOptions{LabelSelector: selector})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		for _, o := range list.Items {
+			out = append(out, o.GetKind()+"/"+o.GetName())
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// The webhook.scope=labelled rendering, registered, reaches only namespaces labelled
+// shmguard.io/enabled=true.
+func TestHelmLabelledScope(t *testing.T) {
+	ctx := ctxFor(t)
+	if err := cp.RegisterWebhooks(ctx, "webhook.scope=labelled"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := cp.RegisterWebhooks(context.Background()); err != nil {
+			t.Errorf("restoring the default webhooks: %v", err)
+		}
+	})
+	labelled := newNamespace(t, map[string]string{"shmguard.io/enabled": "true"})
+	plain := newNamespace(t, nil)
+	eventually(t, 20*time.Second, "the labelled scope in force", func() error {
+		inLabelled, err := dryRunPod(ctx, labelled)
+		if err != nil {
+			return err
+		}
+		inPlain, err := dryRunPod(ctx, plain)
+		if err != nil {
+			return err
+		}
+		if !inLabelled || inPlain {
+			return fmt.Errorf("patched in the labelled namespace: %v, in the unlabelled one: %v", inLabelled, inPlain)
+		}
+		return nil
+	})
+}
