@@ -12,9 +12,9 @@ using nlohmann::json;
 
 json Review(const json& object, const std::string& ns, const std::string& op = "CREATE",
             const std::string& kind = "Pod") {
-  json k = kind == "JobSet"                               ? json{{"group", "jobset.x-k8s.io"}, {"version", "v1alpha2"}}
+  json k = kind == "JobSet"                              ? json{{"group", "jobset.x-k8s.io"}, {"version", "v1alpha2"}}
            : kind == "Deployment" || kind == "DaemonSet" ? json{{"group", "apps"}, {"version", "v1"}}
-                                                          : json{{"group", ""}, {"version", "v1"}};
+                                                         : json{{"group", ""}, {"version", "v1"}};
   k["kind"] = kind;
   return {{"apiVersion", "admission.k8s.io/v1"},
           {"kind", "AdmissionReview"},
