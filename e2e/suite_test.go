@@ -480,3 +480,20 @@ func kubectl(t *testing.T, stdin []byte, args ...string) (string, string, error)
 	err := cmd.Run()
 	return stdout.String(), stderr.String(), err
 }
+
+// splitDocuments reads the objects of a YAML or JSON text; documents that do not parse as an
+// object are left out.
+func splitDocuments(text []byte) ([]map[string]any, error) {
+	docs, err := controlplane.SplitYAML(text)
+	if err != nil {
+		return nil, err
+	}
+	var out []map[string]any
+	for _, d := range docs {
+		var o map[string]any
+		if yaml.Unmarshal(d, &o) == nil && o != nil {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}

@@ -16,9 +16,3 @@ if ((${#missing[@]})); then
   apt-get update
   apt-get install -y --no-install-recommends "${missing[@]}"
 fi
-# Node.js and npm run the CEL test of the webhook configurations' matchConditions (tests/cel);
-# a machine that has them from elsewhere keeps its own.
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  apt-get update
-  apt-get install -y --no-install-recommends nodejs npm
-fi
