@@ -40,17 +40,10 @@ std::string CorpusPath(const std::string& relative) {
   return relative.empty() ? std::string(CORPUS_DIR) : std::string(CORPUS_DIR) + "/" + relative;
 }
 
-std::string SchemaPath(const std::string& relative) {
-  return relative.empty() ? std::string(SCHEMA_DIR) : std::string(SCHEMA_DIR) + "/" + relative;
-}
-
 bool HaveCorpus() {
   std::error_code ec;
-  if (std::filesystem::is_directory(CORPUS_DIR, ec) && std::filesystem::is_directory(SCHEMA_DIR, ec)) {
-    return true;
-  }
-  WARN("shmguard corpus not found at " << CORPUS_DIR << " (schemas: " << SCHEMA_DIR
-                                       << "): skipped; configure with -DSHMGUARD_CORPUS_DIR=DIR");
+  if (std::filesystem::is_directory(CORPUS_DIR, ec)) return true;
+  WARN("shmguard corpus not found at " << CORPUS_DIR << ": skipped; configure with -DSHMGUARD_CORPUS_DIR=DIR");
   return false;
 }
 

@@ -33,8 +33,6 @@ std::string ReadText(const std::string& path);
 // The corpus: real third-party manifests (CMake SHMGUARD_CORPUS_DIR, ../shared/testdata beside
 // the checkout), never committed. CorpusPath("world") names a file or directory in it.
 std::string CorpusPath(const std::string& relative = "");
-// The JSON schemas of the kinds (SHMGUARD_SCHEMA_DIR, ../shared/schemas).
-std::string SchemaPath(const std::string& relative = "");
 
 // True when the corpus is there. Otherwise warns "shmguard corpus not found at DIR", which CTest
 // reports as a skipped test (SKIP_REGULAR_EXPRESSION in CMakeLists.txt).

@@ -9,7 +9,6 @@
 #include <sstream>
 
 #include "cli/audit_output.h"
-#include "schema_check.h"
 #include "server/tls_fixture.h"
 #include "shmguard/compose.h"
 #include "shmguard/evaluation.h"
@@ -84,15 +83,6 @@ spec:
 }
 
 std::string Examples() { return std::string(SOURCE_DIR) + "/examples"; }
-
-// The corpus schema of a kind: "apps/v1" Deployment -> apps_v1_Deployment.json, "v1" Pod ->
-// core_v1_Pod.json; "" when the corpus has none.
-std::string SchemaFile(const std::string& api_version, const std::string& kind) {
-  std::string group_version = api_version.find('/') == std::string::npos ? "core/" + api_version : api_version;
-  std::replace(group_version.begin(), group_version.end(), '/', '_');
-  std::string path = test::SchemaPath(group_version + "_" + kind + ".json");
-  return std::ifstream(path).good() ? path : "";
-}
 
 TEST_CASE("RunAudit over examples/ gives one verdict of each kind", "[audit_command]") {
   Run r = Audit({Examples()});
@@ -317,7 +307,7 @@ TEST_CASE("Evaluate's patches over the real-world workloads apply and are idempo
   SHMGUARD_REQUIRE_CORPUS();
   std::istringstream no_stdin;
   AuditResult result = CollectAudit({test::CorpusPath()}, Policy{}, no_stdin);
-  int patched = 0, denied = 0, schema_checked = 0;
+  int patched = 0, denied = 0;
   for (const auto& doc : result.documents) {
     if (!doc.object || !doc.object->is_object()) continue;
     json obj = *doc.object;
@@ -340,21 +330,13 @@ TEST_CASE("Evaluate's patches over the real-world workloads apply and are idempo
     Evaluation again = Evaluate(out, Policy{}, "team-a");
     CHECK(again.patch.empty());
     CHECK(again.verdict == Verdict::kOk);
-    // Every field the patch writes is one the kind's schema defines (the API server silently
-    // drops unknown fields of custom resources).
-    if (std::string file = SchemaFile(ev.api_version, ev.kind); !file.empty()) {
-      json schema = json::parse(*io::ReadFileText(file));
-      auto before = test::CheckSchema(obj, schema), after = test::CheckSchema(out, schema);
-      CAPTURE(file, before, after);
-      CHECK(after.size() <= before.size());
-      if (before.empty()) CHECK(after.empty());
-      ++schema_checked;
-    }
     ++patched;
   }
+  // That the API server keeps every field these patches write (custom resources silently lose
+  // what their schema does not define) is checked against a real one with the upstream CRDs:
+  // e2e/corpus_test.go.
   CHECK(patched >= 60);
   CHECK(patched + denied >= 70);
-  CHECK(schema_checked >= 60);
 }
 
 }  // namespace
@@ -429,16 +411,15 @@ namespace {
 
 using nlohmann::json;
 
-// Issue: unannotated GPU pods get a size. Over the corpus as written (no annotations added):
-// every patch applies, leaves an object the kind's schema accepts, and re-audits with no patch.
-TEST_CASE("The audit of the corpus as written: patches apply, fit the schema and are idempotent",
-          "[audit_command][corpus]") {
+// Unannotated GPU pods get a size. Over the corpus as written (no annotations added): every
+// patch applies and re-audits with no patch.
+TEST_CASE("The audit of the corpus as written: patches apply and are idempotent", "[audit_command][corpus]") {
   SHMGUARD_REQUIRE_CORPUS();
   std::istringstream no_stdin;
   AuditResult result = CollectAudit({test::CorpusPath()}, Policy{}, no_stdin);
   std::map<std::string, const io::Document*> by_place;
   for (const auto& doc : result.documents) by_place[doc.file + ":" + std::to_string(doc.index)] = &doc;
-  int patched = 0, sized_templates = 0, schema_checked = 0;
+  int patched = 0, sized_templates = 0;
   for (const auto& r : result.records) {
     for (const auto& p : r.pods) sized_templates += p.estimated && p.verdict == Verdict::kPatch;
     if (r.verdict != AuditVerdict::kPatch) continue;
@@ -451,32 +432,10 @@ TEST_CASE("The audit of the corpus as written: patches apply, fit the schema and
     Evaluation again = Evaluate(out, Policy{});
     CHECK(again.patch.empty());
     CHECK(again.verdict == Verdict::kOk);
-    std::string schema_file = SchemaFile(r.api_version, r.kind);
-    if (!schema_file.empty()) {
-      json schema = json::parse(*io::ReadFileText(schema_file));
-      auto before = test::CheckSchema(object, schema);
-      auto after = test::CheckSchema(out, schema);
-      CAPTURE(schema_file, before, after);
-      CHECK(after.size() <= before.size());  // the patch adds no problem (some manifests have their own)
-      if (before.empty()) CHECK(after.empty());
-      ++schema_checked;
-    }
     ++patched;
   }
   CHECK(patched >= 4);
   CHECK(sized_templates >= 4);
-  CHECK(schema_checked >= 4);
-  // The checker itself: a field the Pod schema does not define, and a wrong type, are found.
-  json pod_schema = json::parse(*io::ReadFileText(SchemaFile("v1", "Pod")));
-  json bad = {{"apiVersion", "v1"},
-              {"kind", "Pod"},
-              {"metadata", {{"name", "x"}}},
-              {"spec", {{"shmSize", "1Gi"}, {"hostIPC", "yes"}, {"containers", json::array({{{"name", "c"}}})}}}};
-  auto problems = test::CheckSchema(bad, pod_schema);
-  CHECK(problems.size() == 2);
-  bad["spec"].erase("shmSize");
-  bad["spec"]["hostIPC"] = true;
-  CHECK(test::CheckSchema(bad, pod_schema).empty());
 }
 
 }  // namespace
