@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "shmguard/tls_names.h"
+
 namespace shmguard {
 
 enum class HostIpcMode { kAuto, kAlways, kNever };  // auto: pods with >= 2 GPUs
@@ -74,6 +76,14 @@ struct NamespaceRule {
   PodSecurityLevel pod_security = PodSecurityLevel::kPrivileged;
 };
 
+// The webhook port's TLS settings as the config file's `tls:` section gives them; unset fields
+// leave the flags' values (or their defaults) in force. The core does not read them: the server
+// applies them to every handshake, re-read with the file.
+struct TlsPolicy {
+  std::optional<TlsVersion> min_version;   // tls.minVersion: VersionTLS12 | VersionTLS13
+  std::vector<std::string> cipher_suites;  // tls.cipherSuites: IANA names (tls_names.h); empty: unset
+};
+
 struct Policy {
   // Extended resources that count as GPUs. Default: nvidia.com/gpu, amd.com/gpu.
   std::vector<std::string> gpu_resources = {"nvidia.com/gpu", "amd.com/gpu"};
@@ -88,6 +98,7 @@ struct Policy {
   // First match wins; a namespace that matches nothing is treated as {mode: warn}.
   // Default: kube-* off; ml-*, train-* enforce + requireAnnotations; * warn (README "Policy").
   std::vector<NamespaceRule> namespaces = DefaultNamespaceRules();
+  TlsPolicy tls;
 
   static std::vector<NamespaceRule> DefaultNamespaceRules();
 };

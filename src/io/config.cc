@@ -45,6 +45,7 @@ class PolicyReader {
         {"sizing", [&](const Node& n) { return Sizing(n, p.sizing); }},
         {"unannotated", [&](const Node& n) { return Unannotated(n, p.unannotated); }},
         {"namespaces", [&](const Node& n) { return Namespaces(n, p.namespaces); }},
+        {"tls", [&](const Node& n) { return Tls(n, p.tls); }},
     };
     for (const auto& [key, unused] : root.v.items()) {
       Node value = root.Member(key);
@@ -52,7 +53,7 @@ class PolicyReader {
       if (it == keys.end()) {
         return Fail(value, key,
                     "unknown key; known keys: gpuResources, hostIPC, ipcLock, "
-                    "initContainerMounts, maxFractionOfMemoryLimit, sizing, unannotated, namespaces");
+                    "initContainerMounts, maxFractionOfMemoryLimit, sizing, unannotated, namespaces, tls");
       }
       if (!it->second(value)) return *error_;
     }
@@ -240,6 +241,30 @@ class PolicyReader {
         return FailB(v, full, "unknown key; known keys: mode, fractionOfMemoryLimit, minimum");
       }
       if (!ok) return false;
+    }
+    return true;
+  }
+
+  bool Tls(const Node& n, TlsPolicy& t) {
+    if (!Expect(n, json::value_t::object, "tls", "a mapping")) return false;
+    for (const auto& [key, unused] : n.v.items()) {
+      std::string full = "tls." + key;
+      Node v = n.Member(key);
+      if (key == "minVersion") {
+        std::string s;
+        if (!Scalar(v, full, s)) return false;
+        auto version = ParseTlsVersion(s);
+        if (!version) return FailB(v, full, version.error().message);
+        t.min_version = *version;
+      } else if (key == "cipherSuites") {
+        if (!StringList(v, full, t.cipher_suites, false)) return false;
+        // Whether TLS 1.2 is allowed is known once the flags are merged in (the server checks).
+        if (auto suites = ParseCipherSuites(t.cipher_suites, false); !suites) {
+          return FailB(v, full, suites.error().message);
+        }
+      } else {
+        return FailB(v, full, "unknown key; known keys: minVersion, cipherSuites");
+      }
     }
     return true;
   }

@@ -84,6 +84,10 @@ TEST_CASE("ParsePolicy names the key and line of every error", "[config]") {
       {"sizing:\n  base: 64Mi\n  safety:\n    - 1.2\n", "p.yaml:3", "sizing.safety: must be a single value"},
       {"namespaces:\n  - match: [a]\n  - match: [b]\n    mode:\n", "p.yaml:4",
        "namespaces[1].mode: must be a single value"},
+      {"tls:\n  minVersion: VersionTLS11\n", "p.yaml:2", "tls.minVersion: \"VersionTLS11\" is not a TLS version"},
+      {"tls:\n  cipherSuites: [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, TLS_RSA_WITH_AES_128_CBC_SHA]\n", "p.yaml:2",
+       "tls.cipherSuites: TLS_RSA_WITH_AES_128_CBC_SHA is insecure"},
+      {"tls:\n  ciphers: []\n", "p.yaml:2", "tls.ciphers: unknown key; known keys: minVersion, cipherSuites"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.yaml);
@@ -107,6 +111,18 @@ TEST_CASE("ParsePolicy reads values as written, quoted or not, and follows alias
   CHECK(p->sizing.multi_gpu_floor_bytes == 128 << 20);
   CHECK(p->namespaces[0].match == std::vector<std::string>{"ml-*"});
   CHECK(p->namespaces[0].mode == NamespaceMode::kOff);
+}
+
+TEST_CASE("ParsePolicy reads the webhook port's tls section", "[config]") {
+  auto p = ParsePolicy("tls:\n  minVersion: VersionTLS12\n  cipherSuites: [TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256]\n",
+                       "p.yaml");
+  REQUIRE(p.has_value());
+  CHECK(p->tls.min_version == TlsVersion::kTls12);
+  CHECK(p->tls.cipher_suites == std::vector<std::string>{"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"});
+  auto none = ParsePolicy("hostIPC: auto\n", "p.yaml");
+  REQUIRE(none.has_value());
+  CHECK_FALSE(none->tls.min_version.has_value());  // the flags' values, or the defaults, stay
+  CHECK(none->tls.cipher_suites.empty());
 }
 
 TEST_CASE("LoadPolicy fails with kIo for a missing file", "[config]") {
