@@ -2,9 +2,11 @@
 #include "test_util.h"
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "io/manifests.h"
 
@@ -34,6 +36,15 @@ void CheckGolden(const std::string& name, const std::string& actual) {
   INFO("golden file " << path << " (UPDATE_GOLDEN=1 rewrites it)");
   REQUIRE(expected.has_value());
   CHECK(actual == *expected);
+}
+
+bool Eventually(const std::function<bool()>& check, double seconds) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (check()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return check();
 }
 
 std::string CorpusPath(const std::string& relative) {

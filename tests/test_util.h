@@ -1,6 +1,7 @@
 // Helpers shared by the tests: testdata and corpus paths, YAML/JSON fixtures.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -33,6 +34,10 @@ std::string ReadText(const std::string& path);
 // The corpus: real third-party manifests (CMake SHMGUARD_CORPUS_DIR, ../shared/testdata beside
 // the checkout), never committed. CorpusPath("world") names a file or directory in it.
 std::string CorpusPath(const std::string& relative = "");
+
+// Polls `check` every 20 ms until it is true or `seconds` pass; returns its last answer. For
+// effects that land asynchronously (a file reloaded, a counter moved).
+bool Eventually(const std::function<bool()>& check, double seconds = 5);
 
 // True when the corpus is there. Otherwise warns "shmguard corpus not found at DIR", which CTest
 // reports as a skipped test (SKIP_REGULAR_EXPRESSION in CMakeLists.txt).

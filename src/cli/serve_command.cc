@@ -27,6 +27,29 @@ CLI::App* AddServeCommand(CLI::App& app, server::ServerOptions& o, std::string& 
       ->capture_default_str();
   cmd->add_option("--threads", o.threads, "event loops serving the webhook port (0: one per available CPU, max 8)")
       ->capture_default_str();
+  cmd->add_option_function<std::string>(
+         "--tls-min-version", [&o](const std::string& v) { o.tls_min_version = *ParseTlsVersion(v); },
+         "lowest TLS version of the webhook port: VersionTLS12 or VersionTLS13 (default; or the config's "
+         "tls.minVersion)")
+      ->check([](const std::string& v) {
+        auto parsed = ParseTlsVersion(v);
+        return parsed ? std::string() : parsed.error().message;
+      });
+  cmd->add_option("--tls-cipher-suites", o.tls_cipher_suites,
+                  "comma-separated IANA cipher suites for TLS 1.2 (default: the ECDHE AES-GCM and "
+                  "ChaCha20-Poly1305 suites; or the config's tls.cipherSuites)")
+      ->delimiter(',')
+      ->check([](const std::string& name) {
+        auto parsed = ParseCipherSuites({name}, false);
+        return parsed ? std::string() : parsed.error().message;
+      });
+  cmd->add_option("--client-ca-file", o.client_auth.ca_file,
+                  "require a client certificate signed by a CA in this PEM file (mutual TLS with the API "
+                  "server); re-read when it changes");
+  cmd->add_option("--client-cn", o.client_auth.names,
+                  "a client certificate name (subject CN or DNS SAN) to accept; repeatable; default "
+                  "kube-apiserver when --client-ca-file is given")
+      ->delimiter(',');
   int reload_ms = static_cast<int>(o.reload_interval.count());
   cmd->add_option_function<int>(
          "--reload-interval-ms", [&o](int ms) { o.reload_interval = std::chrono::milliseconds(ms); },

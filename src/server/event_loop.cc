@@ -246,6 +246,7 @@ class EventLoop {
           WantWrite(c, true);
           return true;
         }
+        if (err == SSL_ERROR_SSL && o_.on_handshake_failure) o_.on_handshake_failure(c.ssl);
         return false;  // TLS < 1.2, plaintext, bad client: nothing to answer
       }
       c.handshaken = true;

@@ -38,6 +38,9 @@ struct HttpsServerOptions {
   int request_timeout_seconds = 10;      // a handshake or a started request must complete in this
   int threads = 0;                       // event loops; 0 = the CPUs this process may run on (max 8)
   size_t max_read_per_wakeup = 1 << 20;  // read from one connection before the others get a turn
+  // Called on the loop thread when a TLS handshake fails with a protocol error (not a client
+  // that just went away), with OpenSSL's error queue still holding why. Default: nothing.
+  std::function<void(SSL*)> on_handshake_failure;
 };
 
 class HttpsServer {

@@ -86,6 +86,14 @@ std::string Metrics::Render(const std::string& version) const {
   Header(out, "shmguard_certificate_reloads_total", "counter", "Serving certificate reloads by result.");
   out << "shmguard_certificate_reloads_total{result=\"ok\"} " << cert_reloads_ok_.load() << "\n";
   out << "shmguard_certificate_reloads_total{result=\"failed\"} " << cert_reloads_failed_.load() << "\n";
+  Header(out, "shmguard_client_ca_reloads_total", "counter", "Client CA file reloads (mutual TLS) by result.");
+  out << "shmguard_client_ca_reloads_total{result=\"ok\"} " << client_ca_reloads_ok_.load() << "\n";
+  out << "shmguard_client_ca_reloads_total{result=\"failed\"} " << client_ca_reloads_failed_.load() << "\n";
+  Header(out, "shmguard_tls_handshake_failures_total", "counter",
+         "Refused TLS handshakes on the webhook port: client_cert (missing, untrusted, expired or another "
+         "client's certificate) or tls (protocol version, cipher suite, not TLS).");
+  out << "shmguard_tls_handshake_failures_total{reason=\"client_cert\"} " << handshake_client_cert_.load() << "\n";
+  out << "shmguard_tls_handshake_failures_total{reason=\"tls\"} " << handshake_tls_.load() << "\n";
   Header(out, "shmguard_certificate_not_after_seconds", "gauge",
          "Expiry of the serving certificate in use, seconds since the Unix epoch.");
   out << "shmguard_certificate_not_after_seconds " << cert_not_after_.load() << "\n";

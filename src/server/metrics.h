@@ -28,6 +28,11 @@ class Metrics {
   void CountConfigReload(bool ok) { (ok ? config_reloads_ok_ : config_reloads_failed_)++; }
   void CountCertReload(bool ok) { (ok ? cert_reloads_ok_ : cert_reloads_failed_)++; }
   void SetCertificateNotAfter(int64_t unix_seconds) { cert_not_after_ = unix_seconds; }
+  void CountClientCaReload(bool ok) { (ok ? client_ca_reloads_ok_ : client_ca_reloads_failed_)++; }
+  // A refused TLS handshake: reason "client_cert" or "tls" (HandshakePolicy::FailureReason).
+  void CountHandshakeFailure(const std::string& reason) {
+    (reason == "client_cert" ? handshake_client_cert_ : handshake_tls_)++;
+  }
 
   // The Prometheus text format of everything above, plus shmguard_build_info{version}.
   std::string Render(const std::string& version) const;
@@ -45,6 +50,8 @@ class Metrics {
   std::atomic<uint64_t> patches_{0}, denials_{0};
   std::atomic<uint64_t> config_reloads_ok_{0}, config_reloads_failed_{0};
   std::atomic<uint64_t> cert_reloads_ok_{0}, cert_reloads_failed_{0};
+  std::atomic<uint64_t> client_ca_reloads_ok_{0}, client_ca_reloads_failed_{0};
+  std::atomic<uint64_t> handshake_client_cert_{0}, handshake_tls_{0};
   std::atomic<int64_t> cert_not_after_{0};
 };
 

@@ -1,7 +1,10 @@
 // WebhookServer: routes, limits, reloads, start and stop.
 #include "server/server.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <openssl/ssl.h>
+#include <sys/socket.h>
 
 #include "io/config.h"
 #include "server/admission_handler.h"
@@ -35,6 +38,17 @@ void WriteError(HttpResponse& res, int status, const std::string& message) {
 
 }  // namespace
 
+TlsSettings EffectiveTls(const ServerOptions& options, const Policy& policy) {
+  TlsSettings t;
+  if (options.tls_min_version) {
+    t.min_version = *options.tls_min_version;
+  } else if (policy.tls.min_version) {
+    t.min_version = *policy.tls.min_version;
+  }
+  t.cipher_suites = !options.tls_cipher_suites.empty() ? options.tls_cipher_suites : policy.tls.cipher_suites;
+  return t;
+}
+
 Result<std::unique_ptr<WebhookServer>> WebhookServer::Create(const ServerOptions& options,
                                                              std::shared_ptr<spdlog::logger> log) {
   Policy policy;
@@ -49,20 +63,25 @@ Result<std::unique_ptr<WebhookServer>> WebhookServer::Create(const ServerOptions
   }
   auto cert = LoadCertPair(options.cert_file, options.key_file);
   if (!cert) return cert.error();
-  return std::unique_ptr<WebhookServer>(new WebhookServer(options, std::move(log), std::move(policy), *cert));
+  auto handshakes = HandshakePolicy::Create(EffectiveTls(options, policy), options.client_auth);
+  if (!handshakes) return handshakes.error();
+  return std::unique_ptr<WebhookServer>(
+      new WebhookServer(options, std::move(log), std::move(policy), *cert, std::move(*handshakes)));
 }
 
 WebhookServer::WebhookServer(ServerOptions options, std::shared_ptr<spdlog::logger> log, Policy policy,
-                             std::shared_ptr<const CertPair> cert)
+                             std::shared_ptr<const CertPair> cert, std::unique_ptr<HandshakePolicy> handshakes)
     : options_(std::move(options)),
       log_(std::move(log)),
       policy_(std::make_shared<const Policy>(std::move(policy))),
-      certs_(options_.cert_file, options_.key_file, cert) {
+      certs_(options_.cert_file, options_.key_file, cert),
+      handshakes_(std::move(handshakes)) {
   metrics_.SetCertificateNotAfter(cert->not_after);
   ssl_ctx_ = SSL_CTX_new(TLS_server_method());
-  SSL_CTX_set_min_proto_version(ssl_ctx_, TLS1_2_VERSION);
+  SSL_CTX_set_min_proto_version(ssl_ctx_, TLS1_2_VERSION);  // a floor; each handshake may raise it
   SSL_CTX_set_options(ssl_ctx_, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_NO_COMPRESSION);
-  certs_.Install(ssl_ctx_);  // every handshake takes the current certificate
+  certs_.Install(ssl_ctx_);        // every handshake takes the current certificate
+  handshakes_->Install(ssl_ctx_);  // ... and the current versions, suites and client CAs
   HttpsServerOptions h;
   h.bind_address = options_.bind_address;
   h.port = options_.port;
@@ -71,6 +90,7 @@ WebhookServer::WebhookServer(ServerOptions options, std::shared_ptr<spdlog::logg
   h.keep_alive_seconds = options_.keep_alive_seconds;
   h.request_timeout_seconds = options_.request_timeout_seconds;
   h.threads = options_.threads;
+  h.on_handshake_failure = [this](SSL* ssl) { OnHandshakeFailure(ssl); };
   https_ = std::make_unique<HttpsServer>(
       h, ssl_ctx_, [this](const HttpRequest& req, HttpResponse& res) { HandleWebhook(req, res); });
   metrics_http_ =
@@ -168,6 +188,11 @@ void WebhookServer::HandleMetricsPort(const HttpRequest& req, HttpResponse& res)
 
 void WebhookServer::ReloadConfig() {
   auto loaded = io::LoadPolicy(options_.config_file);
+  if (loaded) {  // the file's tls: section, merged with the flags, must make a usable setting
+    if (auto set = handshakes_->SetTls(EffectiveTls(options_, *loaded)); !set) {
+      loaded = MakeError(Code::kInvalidInput, "tls: " + set.error().message, options_.config_file);
+    }
+  }
   metrics_.CountConfigReload(loaded.has_value());
   if (!loaded) {
     LogEvent(*log_, options_.log_format, spdlog::level::err, "config reload failed; keeping the last good policy",
@@ -198,6 +223,43 @@ void WebhookServer::ReloadCertificate() {
            {{"subject", (*pair)->subject}, {"not_after", (*pair)->not_after}});
 }
 
+void WebhookServer::ReloadClientCa() {
+  auto reloaded = handshakes_->ReloadClientCa();
+  metrics_.CountClientCaReload(reloaded.has_value());
+  if (!reloaded) {
+    LogEvent(*log_, options_.log_format, spdlog::level::err, "client CA reload failed; keeping the previous CAs",
+             {{"error", reloaded.error().ToString()}});
+    return;
+  }
+  LogEvent(*log_, options_.log_format, spdlog::level::info, "client CA reloaded",
+           {{"file", options_.client_auth.ca_file}});
+}
+
+void WebhookServer::OnHandshakeFailure(SSL* ssl) {
+  const std::string reason = HandshakePolicy::FailureReason(ssl);
+  metrics_.CountHandshakeFailure(reason);
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
+  int64_t last = last_refusal_log_ms_.load();
+  if (now - last < 1000 || !last_refusal_log_ms_.compare_exchange_strong(last, now)) {
+    refusals_not_logged_++;
+    return;
+  }
+  sockaddr_storage peer{};
+  socklen_t len = sizeof peer;
+  char host[INET6_ADDRSTRLEN] = "?";
+  if (getpeername(SSL_get_fd(ssl), reinterpret_cast<sockaddr*>(&peer), &len) == 0) {
+    const void* addr = peer.ss_family == AF_INET6
+                           ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&peer)->sin6_addr)
+                           : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&peer)->sin_addr);
+    inet_ntop(peer.ss_family, addr, host, sizeof host);
+  }
+  LogEvent(*log_, options_.log_format, spdlog::level::warn, "TLS handshake refused",
+           {{"reason", reason},
+            {"detail", HandshakePolicy::FailureDetail(ssl)},
+            {"client", host},
+            {"refused_since_last_line", refusals_not_logged_.exchange(0)}});
+}
+
 Result<bool> WebhookServer::Start() {
   if (!ssl_ctx_) return MakeError(Code::kInternal, "TLS context could not be created");
   auto p = https_->Listen();
@@ -214,11 +276,21 @@ Result<bool> WebhookServer::Start() {
   }
   cert_watch_ = std::make_unique<io::FileWatcher>(std::vector<std::string>{options_.cert_file, options_.key_file},
                                                   options_.reload_interval, [this] { ReloadCertificate(); });
+  if (handshakes_->requires_client_cert()) {
+    client_ca_watch_ = std::make_unique<io::FileWatcher>(std::vector<std::string>{options_.client_auth.ca_file},
+                                                         options_.reload_interval, [this] { ReloadClientCa(); });
+  }
+  const TlsSettings tls = handshakes_->tls();
+  std::string clients;
+  for (const auto& n : handshakes_->client_auth().names) clients += (clients.empty() ? "" : ",") + n;
   LogEvent(*log_, options_.log_format, spdlog::level::info, "serving",
            {{"webhook", "https://" + options_.bind_address + ":" + std::to_string(port_)},
             {"metrics", "http://" + options_.bind_address + ":" + std::to_string(metrics_port_)},
             {"config", options_.config_file.empty() ? "built-in defaults" : options_.config_file},
-            {"certificate", certs_.Current()->subject}});
+            {"certificate", certs_.Current()->subject},
+            {"tls_min_version", TlsVersionName(tls.min_version)},
+            {"client_auth", handshakes_->requires_client_cert() ? options_.client_auth.ca_file + " (" + clients + ")"
+                                                                : std::string("off")}});
   return true;
 }
 
@@ -226,6 +298,7 @@ void WebhookServer::Stop() {
   if (stopped_.exchange(true)) return;
   config_watch_.reset();
   cert_watch_.reset();
+  client_ca_watch_.reset();
   https_->Stop();  // refuses new connections, answers requests in flight, joins
   metrics_http_->Stop();
   log_->flush();

@@ -1,7 +1,7 @@
-// `shmguard serve`: the admission webhook over HTTPS (TLS >= 1.2, certificate re-read on
-// rotation; transport in https_server.h) and a plain-HTTP port for /healthz, /readyz and /metrics
-// on the same transport. The policy is re-read when its file changes; a broken file keeps the
-// last good one.
+// `shmguard serve`: the admission webhook over HTTPS (TLS 1.3 by default, optionally mutual TLS
+// with the API server; certificate and client CA re-read on rotation; transport in
+// https_server.h) and a plain-HTTP port for /healthz, /readyz and /metrics on the same
+// transport. The policy is re-read when its file changes; a broken file keeps the last good one.
 #pragma once
 
 #include <openssl/ssl.h>
@@ -11,13 +11,16 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "io/file_watch.h"
 #include "server/admission_handler.h"
 #include "server/cert_reloader.h"
 #include "server/decision_log.h"
+#include "server/handshake_policy.h"
 #include "server/https_server.h"
 #include "server/metrics.h"
 #include "shmguard/policy.h"
@@ -38,7 +41,15 @@ struct ServerOptions {
   int threads = 0;                                  // event loops; 0 = CPUs available (max 8)
   std::chrono::milliseconds reload_interval{1000};  // how often cert/config files are checked
   LogFormat log_format = LogFormat::kText;
+  // The webhook port's TLS (--tls-min-version, --tls-cipher-suites): set here, they win over the
+  // config file's tls: section; set in neither: TLS 1.3 and the default suites.
+  std::optional<TlsVersion> tls_min_version;
+  std::vector<std::string> tls_cipher_suites;
+  ClientAuth client_auth;  // --client-ca-file, --client-cn: mutual TLS when ca_file is set
 };
+
+// The TLS settings in force: the options' where set, else the policy's, else the defaults.
+TlsSettings EffectiveTls(const ServerOptions& options, const Policy& policy);
 
 class WebhookServer {
  public:
@@ -59,12 +70,16 @@ class WebhookServer {
 
  private:
   WebhookServer(ServerOptions options, std::shared_ptr<spdlog::logger> log, Policy policy,
-                std::shared_ptr<const CertPair> cert);
+                std::shared_ptr<const CertPair> cert, std::unique_ptr<HandshakePolicy> handshakes);
   void HandleMetricsPort(const HttpRequest& req, HttpResponse& res);
   void HandleWebhook(const HttpRequest& req, HttpResponse& res);
   void HandleAdmissionRoute(const HttpRequest& req, HttpResponse& res, const AdmissionRoute& route);
   void ReloadConfig();
   void ReloadCertificate();
+  void ReloadClientCa();
+  // Counts a refused handshake and logs it, at most one line a second (a client retrying in a
+  // loop must not flood the log); the line says how many refusals it stands for.
+  void OnHandshakeFailure(SSL* ssl);
   // Empty when ready; otherwise why not (no valid certificate, or its files fail to load).
   std::string NotReadyReason() const;
 
@@ -73,11 +88,14 @@ class WebhookServer {
   mutable std::mutex policy_mu_;
   std::shared_ptr<const Policy> policy_;
   CertReloader certs_;
+  std::unique_ptr<HandshakePolicy> handshakes_;
   Metrics metrics_;
   SSL_CTX* ssl_ctx_ = nullptr;
   std::unique_ptr<HttpsServer> https_;
   std::unique_ptr<HttpsServer> metrics_http_;  // plain HTTP: probes and metrics
-  std::unique_ptr<io::FileWatcher> config_watch_, cert_watch_;
+  std::unique_ptr<io::FileWatcher> config_watch_, cert_watch_, client_ca_watch_;
+  std::atomic<int64_t> last_refusal_log_ms_{0};
+  std::atomic<uint64_t> refusals_not_logged_{0};
   int port_ = 0, metrics_port_ = 0;
   std::atomic<bool> stopped_{false};
   mutable std::mutex cert_error_mu_;

@@ -55,14 +55,7 @@ struct Fixture : test::TestServer {
   }
 };
 
-bool Eventually(const std::function<bool()>& check, double seconds = 5) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (check()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return check();
-}
+using test::Eventually;
 
 TEST_CASE("serve: /mutate answers a patch that applies to the request object", "[server][net]") {
   Fixture f;
@@ -232,12 +225,16 @@ TEST_CASE("serve: bad requests get 4xx with a message, never a crash", "[server]
   CHECK_THAT(f.Metrics(), Catch::Contains("shmguard_http_errors_total{code=\"415\"} 1"));
 }
 
-TEST_CASE("serve: TLS 1.0 and 1.1 are refused, 1.2 and 1.3 accepted", "[server][net]") {
+TEST_CASE("serve: TLS 1.3 only by default, 1.2 when allowed, 1.0 and 1.1 never", "[server][net]") {
   Fixture f;
   CHECK_FALSE(TlsConnection(f.server->port(), f.ca, TLS1_VERSION).ok());
   CHECK_FALSE(TlsConnection(f.server->port(), f.ca, TLS1_1_VERSION).ok());
-  CHECK(TlsConnection(f.server->port(), f.ca, TLS1_2_VERSION).ok());
+  CHECK_FALSE(TlsConnection(f.server->port(), f.ca, TLS1_2_VERSION).ok());
   CHECK(TlsConnection(f.server->port(), f.ca, TLS1_3_VERSION).ok());
+  test::TestServer tls12("", [](ServerOptions& o) { o.tls_min_version = TlsVersion::kTls12; });
+  CHECK_FALSE(TlsConnection(tls12.port(), tls12.ca, TLS1_1_VERSION).ok());
+  CHECK(TlsConnection(tls12.port(), tls12.ca, TLS1_2_VERSION).ok());
+  CHECK(TlsConnection(tls12.port(), tls12.ca, TLS1_3_VERSION).ok());
 }
 
 TEST_CASE("serve: a rotated certificate reaches new connections with no failed request", "[server][net]") {

@@ -62,8 +62,13 @@ void IssueCert(const std::string& dir, const std::string& cn, const std::string&
   fs::rename(key_file + ".tmp", key_file);
 }
 
-TlsConnection::TlsConnection(int port, const std::string& ca_file, int max_version) {
+TlsConnection::TlsConnection(int port, const std::string& ca_file, int max_version, const std::string& cert_file,
+                             const std::string& key_file) {
   ctx_ = SSL_CTX_new(TLS_client_method());
+  if (!cert_file.empty()) {
+    REQUIRE(SSL_CTX_use_certificate_chain_file(ctx_, cert_file.c_str()) == 1);
+    REQUIRE(SSL_CTX_use_PrivateKey_file(ctx_, key_file.c_str(), SSL_FILETYPE_PEM) == 1);
+  }
   SSL_CTX_load_verify_locations(ctx_, ca_file.c_str(), nullptr);
   SSL_CTX_set_verify(ctx_, SSL_VERIFY_PEER, nullptr);
   if (max_version != 0) {

@@ -38,8 +38,10 @@ struct HttpReply {
 // One TLS connection to 127.0.0.1:port, verifying against `ca_file`.
 class TlsConnection {
  public:
-  // max_version: e.g. TLS1_1_VERSION to try an old protocol (0 = library default).
-  TlsConnection(int port, const std::string& ca_file, int max_version = 0);
+  // max_version: e.g. TLS1_1_VERSION to try an old protocol (0 = library default). With
+  // cert_file and key_file the client shows that certificate (mutual TLS).
+  TlsConnection(int port, const std::string& ca_file, int max_version = 0, const std::string& cert_file = "",
+                const std::string& key_file = "");
   ~TlsConnection();
   bool ok() const { return ssl_ != nullptr; }
   const std::string& error() const { return error_; }
