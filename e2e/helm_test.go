@@ -257,3 +257,35 @@ func TestHelmLabelledScope(t *testing.T) {
 		return nil
 	})
 }
+
+// webhook.clientAuth renders mutual TLS: the Deployment's --client-ca-file and --client-cn, the
+// CA's Secret mounted, and — with cert-manager and no Secret named — the CA and the API
+// server's client certificate; without either, helm refuses with the reason.
+func TestHelmClientAuth(t *testing.T) {
+	docs, err := cp.RenderChart("webhook.clientAuth.enabled=true", "webhook.clientAuth.allowedNames={kube-apiserver,apiserver-loopback}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects := objectsByKey(t, docs, nil)
+	deployment := &unstructured.Unstructured{Object: objects["Deployment/shmguard"]}
+	containers, _, _ := unstructured.NestedSlice(deployment.Object, "spec", "template", "spec", "containers")
+	args := fmt.Sprint(containers[0].(map[string]any)["args"])
+	for _, want := range []string{"--client-ca-file=/etc/shmguard/client-ca/ca.crt", "--client-cn=kube-apiserver",
+		"--client-cn=apiserver-loopback", "--tls-min-version=VersionTLS13"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("the Deployment's args lack %s: %s", want, args)
+		}
+	}
+	if !strings.Contains(jsonText(deployment.Object), `"secretName":"shmguard-apiserver-client"`) {
+		t.Error("the client CA's Secret is not mounted")
+	}
+	for _, key := range []string{"Certificate/shmguard-client-ca", "Issuer/shmguard-client-ca", "Certificate/shmguard-apiserver-client"} {
+		if objects[key] == nil {
+			t.Errorf("no %s rendered", key)
+		}
+	}
+	_, err = cp.RenderChart("webhook.clientAuth.enabled=true", "certManager.enabled=false", "tls.caBundle=eA==")
+	if err == nil || !strings.Contains(err.Error(), "webhook.clientAuth.enabled needs webhook.clientAuth.caSecretName") {
+		t.Errorf("helm rendered clientAuth with no CA to mount: %v", err)
+	}
+}

@@ -103,7 +103,9 @@ func kindOf(doc []byte) string {
 }
 
 // prepareShmguard renders the chart, writes its policy, and starts shmguard with its
-// Deployment's args.
+// Deployment's args — with mutual TLS on, as a careful operator runs it: the API server shows
+// the client certificate of its AdmissionConfiguration (CN kube-apiserver, signed by the
+// cluster CA), and shmguard accepts nothing else.
 func (s *State) prepareShmguard(ctx context.Context) error {
 	cs, err := s.Clientset()
 	if err != nil {
@@ -114,7 +116,7 @@ func (s *State) prepareShmguard(ctx context.Context) error {
 		return err
 	}
 	s.KubeVersion = v.GitVersion
-	docs, err := s.RenderChart()
+	docs, err := s.RenderChart("webhook.clientAuth.enabled=true", "webhook.clientAuth.caSecretName=cluster-ca")
 	if err != nil {
 		return err
 	}
@@ -162,6 +164,8 @@ func (s *State) prepareShmguard(ctx context.Context) error {
 			a = flag + "=" + strconv.Itoa(s.Ports.Webhook)
 		case "--metrics-port":
 			a = flag + "=" + strconv.Itoa(s.Ports.Metrics)
+		case "--client-ca-file":
+			a = flag + "=" + s.ClusterCA()
 		}
 		s.ShmguardArgs = append(s.ShmguardArgs, a)
 	}

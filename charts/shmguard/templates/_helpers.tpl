@@ -23,6 +23,18 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 
+{{/* The Secret whose ca.crt is the client CA of mutual TLS: the one named, else the API
+server's client certificate cert-manager issues (certificate.yaml). */}}
+{{- define "shmguard.clientCaSecret" -}}
+{{- if .Values.webhook.clientAuth.caSecretName -}}
+{{- .Values.webhook.clientAuth.caSecretName -}}
+{{- else if .Values.certManager.enabled -}}
+{{- printf "%s-apiserver-client" (include "shmguard.fullname" .) -}}
+{{- else -}}
+{{- fail "webhook.clientAuth.enabled needs webhook.clientAuth.caSecretName, or certManager.enabled to make the client CA" -}}
+{{- end -}}
+{{- end -}}
+
 {{- define "shmguard.tlsSecret" -}}
 {{- default (printf "%s-tls" (include "shmguard.fullname" .)) .Values.tls.secretName -}}
 {{- end -}}
