@@ -48,18 +48,47 @@ std::string FindFlag(JsonNode container, std::initializer_list<std::string_view>
   return {};
 }
 
-std::string FindEnv(JsonNode container, std::string_view name) {
+// The env values the launcher's side reads, from one pass over a container's env list: each
+// variable's first entry with a string value, as the kubelet would set it.
+struct LaunchEnv {
+  std::string_view nproc_per_node, nnodes;                    // PET_NPROC_PER_NODE, PET_NNODES; "" when absent
+  bool nccl_shm_disabled = false, nccl_p2p_disabled = false;  // NCCL_SHM_DISABLE=1, NCCL_P2P_DISABLE=1
+};
+
+LaunchEnv ReadLaunchEnv(JsonNode container) {
+  LaunchEnv out;
+  bool seen_nproc = false, seen_nnodes = false, seen_shm = false, seen_p2p = false;
   for (JsonNode e : container.Find("env").Items()) {
-    if (!e.Find("name").Is(name)) continue;
+    JsonNode name = e.Find("name");
+    if (!name.IsString()) continue;
+    std::string_view n = name.String();
+    if (n.size() < 10 || (n[0] != 'P' && n[0] != 'N')) continue;  // none of the four: most env lists
+    bool* seen = n == "PET_NPROC_PER_NODE" ? &seen_nproc
+                 : n == "PET_NNODES"       ? &seen_nnodes
+                 : n == "NCCL_SHM_DISABLE" ? &seen_shm
+                 : n == "NCCL_P2P_DISABLE" ? &seen_p2p
+                                           : nullptr;
+    if (!seen || *seen) continue;
     JsonNode v = e.Find("value");
-    if (v.IsString()) return std::string(v.String());
+    if (!v.IsString()) continue;
+    *seen = true;
+    std::string_view value = v.String();
+    if (seen == &seen_nproc) out.nproc_per_node = value;
+    if (seen == &seen_nnodes) out.nnodes = value;
+    if (seen == &seen_shm) out.nccl_shm_disabled = value == "1";
+    if (seen == &seen_p2p) out.nccl_p2p_disabled = value == "1";
   }
-  return {};
+  return out;
 }
 
 }  // namespace
 
 Result<bool> ReadLaunchFacts(const PodTemplate& t, const std::vector<JsonNode>& container_nodes, PodFacts& f) {
+  // Each app container's env, read once (init containers: none).
+  std::vector<LaunchEnv> env(container_nodes.size());
+  for (size_t i = 0; i < container_nodes.size(); ++i) {
+    if (!f.containers[i].init) env[i] = ReadLaunchEnv(container_nodes[i]);
+  }
   // Processes per pod, in the order of docs/sources.md §2.
   auto procs = ReadCountAnnotation(t.annotations, kProcsPerPodAnnotation, 1, kMaxProcs);
   if (!procs) return procs.error();
@@ -83,7 +112,7 @@ Result<bool> ReadLaunchFacts(const PodTemplate& t, const std::vector<JsonNode>& 
       if (f.containers[i].init) continue;
       JsonNode app = container_nodes[i];
       std::string v =
-          pass == 0 ? FindEnv(app, "PET_NPROC_PER_NODE") : FindFlag(app, {"--nproc_per_node", "--nproc-per-node"});
+          pass == 0 ? std::string(env[i].nproc_per_node) : FindFlag(app, {"--nproc_per_node", "--nproc-per-node"});
       auto n = ParseCount(v);
       std::string src = pass == 0 ? "env PET_NPROC_PER_NODE=" + v : "--nproc_per_node=" + v;
       if (n && *n >= 1 && *n <= kMaxProcs) {
@@ -119,7 +148,7 @@ Result<bool> ReadLaunchFacts(const PodTemplate& t, const std::vector<JsonNode>& 
     for (size_t i = 0; i < container_nodes.size(); ++i) {
       if (f.containers[i].init) continue;
       JsonNode app = container_nodes[i];
-      std::string v = pass == 0 ? FindEnv(app, "PET_NNODES") : FindFlag(app, {"--nnodes"});
+      std::string v = pass == 0 ? std::string(env[i].nnodes) : FindFlag(app, {"--nnodes"});
       auto n = ParseNodeCount(v);
       if (n && *n >= 1) {
         f.nodes = std::min(*n, kMaxNodes);
@@ -133,12 +162,11 @@ Result<bool> ReadLaunchFacts(const PodTemplate& t, const std::vector<JsonNode>& 
   for (size_t i = 0; i < container_nodes.size(); ++i) {
     const ContainerFacts& c = f.containers[i];
     if (c.init || (f.requests_gpus && c.gpus == 0)) continue;
-    JsonNode node = container_nodes[i];
-    if (!f.nccl_shm_disabled && FindEnv(node, "NCCL_SHM_DISABLE") == "1") {
+    if (!f.nccl_shm_disabled && env[i].nccl_shm_disabled) {
       f.nccl_shm_disabled = true;
       f.nccl_shm_disabled_source = "container \"" + c.name + "\"";
     }
-    if (!f.nccl_p2p_disabled && FindEnv(node, "NCCL_P2P_DISABLE") == "1") {
+    if (!f.nccl_p2p_disabled && env[i].nccl_p2p_disabled) {
       f.nccl_p2p_disabled = true;
       f.nccl_p2p_disabled_source = "container \"" + c.name + "\"";
     }
