@@ -2,7 +2,8 @@
 #include "server/http_message.h"
 
 #include <algorithm>
-#include <cctype>
+#include <array>
+#include <cstring>
 #include <optional>
 
 namespace shmguard::server {
@@ -26,10 +27,34 @@ const char* Reason(int status) {
   return "Status";
 }
 
-bool EqualsNoCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
+// Byte classes of the head, one table lookup each (RFC 9110 §5.6.2 tchar; §5.5 field values:
+// no control byte but HTAB).
+enum : unsigned char { kToken = 1, kFieldValue = 2 };
+constexpr std::array<unsigned char, 256> kByteClass = [] {
+  std::array<unsigned char, 256> t{};
+  for (int c = 0; c < 256; ++c) {
+    bool alnum = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    bool token = alnum || std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos;
+    bool value = (c >= 0x20 && c != 0x7f) || c == '\t';
+    t[c] = static_cast<unsigned char>((token ? kToken : 0) | (value ? kFieldValue : 0));
+  }
+  return t;
+}();
+
+bool All(std::string_view s, unsigned char cls) {
+  for (char c : s) {
+    if (!(kByteClass[static_cast<unsigned char>(c)] & cls)) return false;
+  }
+  return true;
+}
+
+// ASCII case-insensitive equality; `lower` is lower case already.
+bool EqualsNoCase(std::string_view a, std::string_view lower) {
+  if (a.size() != lower.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+    char c = a[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != lower[i]) return false;
   }
   return true;
 }
@@ -38,12 +63,6 @@ std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
-}
-
-// tchar (RFC 9110 §5.6.2): what method and field names are made of.
-bool IsTokenChar(char c) {
-  if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
-  return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
 }
 
 // Content-Length: 1*DIGIT, or a list of identical values ("5, 5"), at most 12 digits.
@@ -80,11 +99,14 @@ HeadParse ParseRequestHead(std::string_view received, size_t max_header_bytes, s
   // than waiting for a blank line that a client using bare LFs never sends.
   size_t head_end = received.find("\r\n\r\n");
   std::string_view scanned = received.substr(0, head_end == std::string_view::npos ? received.size() : head_end + 4);
-  for (size_t i = 0; i < scanned.size(); ++i) {
-    if (scanned[i] == '\n' && (i == 0 || scanned[i - 1] != '\r')) return Error(400, "bare LF: lines must end in CRLF");
-    if (scanned[i] == '\r' && i + 1 < scanned.size() && scanned[i + 1] != '\n') {
-      return Error(400, "bare CR: lines must end in CRLF");
-    }
+  // memchr from one line end to the next: a head is a few hundred bytes and ten lines.
+  const char* begin = scanned.data();
+  const char* end = begin + scanned.size();
+  for (const char* lf = begin; (lf = static_cast<const char*>(std::memchr(lf, '\n', end - lf))); ++lf) {
+    if (lf == begin || lf[-1] != '\r') return Error(400, "bare LF: lines must end in CRLF");
+  }
+  for (const char* cr = begin; (cr = static_cast<const char*>(std::memchr(cr, '\r', end - cr))); ++cr) {
+    if (cr + 1 < end && cr[1] != '\n') return Error(400, "bare CR: lines must end in CRLF");
   }
   if (head_end == std::string_view::npos) {
     if (received.size() > max_header_bytes) return Error(431, "request headers too large");
@@ -105,7 +127,7 @@ HeadParse ParseRequestHead(std::string_view received, size_t max_header_bytes, s
   RequestHead& h = p.head;
   h.request.method = line.substr(0, sp1);
   h.request.target = line.substr(sp1 + 1, sp2 - sp1 - 1);
-  if (h.request.method.empty() || !std::all_of(h.request.method.begin(), h.request.method.end(), IsTokenChar)) {
+  if (h.request.method.empty() || !All(h.request.method, kToken)) {
     return Error(400, "malformed request line: bad method");
   }
   // Only the origin form ("/path?query") is served; absolute, authority and asterisk forms are not.
@@ -136,14 +158,11 @@ HeadParse ParseRequestHead(std::string_view received, size_t max_header_bytes, s
     if (colon == std::string_view::npos) return Error(400, "malformed header line");
     std::string_view name = header.substr(0, colon);
     // field-name is a token, with no whitespace before the colon (RFC 9112 §5.1).
-    if (name.empty() || !std::all_of(name.begin(), name.end(), IsTokenChar)) {
+    if (name.empty() || !All(name, kToken)) {
       return Error(400, "malformed header field name");
     }
     std::string_view raw_value = header.substr(colon + 1);
-    for (char c : raw_value) {
-      unsigned char u = static_cast<unsigned char>(c);
-      if ((u < 0x20 && c != '\t') || u == 0x7f) return Error(400, "control byte in a header field value");
-    }
+    if (!All(raw_value, kFieldValue)) return Error(400, "control byte in a header field value");
     std::string_view value = Trim(raw_value);
     if (EqualsNoCase(name, "content-length")) {
       auto length = ParseContentLength(value);
