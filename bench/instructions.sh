@@ -1,47 +1,78 @@
 #!/usr/bin/env bash
-# Instructions per admission decision, counted by callgrind — the measure to compare two builds
-# with on a noisy machine, where wall-clock rates move ±25 % between runs of one binary.
-#   bench/instructions.sh            -> "pod-10k: 325711 instructions per HandleAdmission" ...
-#                                       "pod-10k: 370983 instructions per request, whole server"
-# Builds the Release binaries like bench/run.sh, generates the bodies, and runs
-# shmguard_handler_bench (bench/handler.cc) under callgrind for each body; then `shmguard serve`
-# itself under callgrind, fed by bench/open_loop at 100 requests/s for 2 s and for 6 s: the
-# difference over the difference in requests is one request's user-space instructions, TLS,
-# HTTP, logging and metrics included (the kernel's share is not counted).
+# Instructions per admission, counted by callgrind — the measure to compare builds with on a
+# noisy machine, where wall-clock rates move ±25 % between runs of one binary.
+#   bench/instructions.sh [REV...]
+# For this tree's Release build and for each REV (a commit, built in a worktree outside the
+# tree, ${TMPDIR:-/tmp}/shmguard-bench-REV), and for each body — the generated pod-10k, jobset
+# and pod-200k (bench/make_bodies.py) and the API server's own api-pod and api-jobset
+# (bench/bodies, captured by e2e/cmd/capture-reviews):
+#   1. instructions per HandleAdmission (bench/handler.cc under callgrind): the decision alone;
+#   2. instructions per whole request through `shmguard serve` under callgrind, fed by
+#      bench/open_loop at 100 requests/s over 8 keep-alive TLS connections for 2 s and for 6 s:
+#      the difference over the difference in requests is one request, split by stage
+#      (bench/stages.py): TLS read, HTTP head, body framing, JSON, decision, patch, response
+#      build, TLS write, log and metrics, and the rest (epoll, buffers, the event loop).
+# User-space instructions only: the kernel's share (syscalls, loopback) is not counted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/prepare.sh
 bench_prepare valgrind
 data=build-bench/bench-data
 python3 bench/make_bodies.py "$data" >/dev/null
+cp bench/bodies/pod-jobset.json "$data/api-pod.json"
+cp bench/bodies/jobset.json "$data/api-jobset.json"
+bodies=(pod-10k jobset pod-200k api-pod api-jobset)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-for body in pod-10k jobset pod-200k; do
-  iterations=300
-  [[ $body == pod-200k ]] && iterations=40
-  valgrind --tool=callgrind --callgrind-out-file="$out/$body" \
-    build-bench/shmguard_handler_bench "$data/$body.json" --iterations "$iterations" >/dev/null 2>&1
-  # The bench calls HandleAdmission once per iteration (its stages are timed separately).
-  total=$(callgrind_annotate --inclusive=yes "$out/$body" |
-          awk '/shmguard::server::HandleAdmission\(/ && !found {gsub(",", "", $1); print $1; found = 1}')
-  echo "$body: $((total / iterations)) instructions per HandleAdmission"
+
+# The builds to measure: this tree, then each REV.
+names=(tree)
+dirs=("$PWD/build-bench")
+for rev in "$@"; do
+  wt=${TMPDIR:-/tmp}/shmguard-bench-$rev
+  [[ -d $wt ]] || git worktree add -f "$wt" "$rev" >/dev/null
+  (cd "$wt" && BUILD_DIR=build-bench BUILD_TYPE=Release ./scripts/build.sh -DSHMGUARD_BUILD_TESTS=OFF \
+    -DSHMGUARD_BUILD_BENCH=ON >/dev/null)
+  names+=("$rev")
+  dirs+=("$wt/build-bench")
 done
 
+echo "| build | body | per HandleAdmission | per request | TLS read | HTTP head | body framing | JSON | decision | patch | response | TLS write | log+metrics | rest |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 ./scripts/dev-cert.sh "$out" >/dev/null
-serve_under_callgrind() {  # BODY SECONDS -> "instructions requests"
-  valgrind --tool=callgrind --callgrind-out-file="$out/serve.cg" build-bench/shmguard serve \
+serve_under_callgrind() {  # BUILD_DIR BODY SECONDS PROFILE -> requests sent
+  valgrind --tool=callgrind --callgrind-out-file="$4" "$1/shmguard" serve \
     --tls-cert-file "$out/tls.crt" --tls-key-file "$out/tls.key" --port 18443 --metrics-port 18080 \
     --bind-address 127.0.0.1 --log-format json 2>"$out/valgrind.log" >/dev/null &
   local pid=$!
   wait_ready 18080 30 || { kill "$pid"; return 1; }
   local sent
-  sent=$(build-bench/open_loop 18443 /mutate "$data/$1.json" 100 "$2" 8 | sed -n 's/.* sent=\([0-9]*\).*/\1/p')
+  sent=$(build-bench/open_loop 18443 /mutate "$data/$2.json" 100 "$3" 8 | sed -n 's/.* sent=\([0-9]*\).*/\1/p')
   kill -TERM "$pid"
   wait "$pid" || true
-  echo "$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$out/valgrind.log") $sent"
+  echo "$sent"
 }
-for body in pod-10k jobset pod-200k; do
-  read -r short_ir short_n <<< "$(serve_under_callgrind "$body" 2)"
-  read -r long_ir long_n <<< "$(serve_under_callgrind "$body" 6)"
-  echo "$body: $(( (long_ir - short_ir) / (long_n - short_n) )) instructions per request, whole server"
+for i in "${!names[@]}"; do
+  dir=${dirs[$i]}
+  for body in "${bodies[@]}"; do
+    iterations=300
+    [[ $body == pod-200k ]] && iterations=40
+    valgrind --tool=callgrind --callgrind-out-file="$out/handler.cg" \
+      "$dir/shmguard_handler_bench" "$data/$body.json" --iterations "$iterations" >/dev/null 2>&1
+    handler=$(callgrind_annotate --inclusive=yes "$out/handler.cg" |
+              awk '/shmguard::server::HandleAdmission\(/ && !found {gsub(",", "", $1); print $1; found = 1}')
+    short_n=$(serve_under_callgrind "$dir" "$body" 2 "$out/short.cg")
+    long_n=$(serve_under_callgrind "$dir" "$body" 6 "$out/long.cg")
+    stages=$(python3 bench/stages.py "$out/short.cg" "$out/long.cg" "$short_n" "$long_n")
+    declare -A s=()
+    for kv in $stages; do s[${kv%%=*}]=${kv#*=}; done
+    rest=${s[total]}
+    for k in tls_read http_head body_framing json decision patch response tls_write log_metrics; do
+      [[ ${s[$k]} == - ]] || rest=$((rest - s[$k]))
+    done
+    echo "| ${names[$i]} | $body | $((handler / iterations)) | ${s[total]} | ${s[tls_read]} | ${s[http_head]} |" \
+         "${s[body_framing]} | ${s[json]} | ${s[decision]} | ${s[patch]} | ${s[response]} | ${s[tls_write]} |" \
+         "${s[log_metrics]} | $rest |"
+    unset s
+  done
 done

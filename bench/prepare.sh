@@ -2,7 +2,8 @@
 # the steps each of them starts with. Run from the repository's top directory.
 
 # bench_prepare [PACKAGE...]: installs the build's Debian packages and PACKAGE... when missing,
-# builds the Release binaries into build-bench/, and bench/open_loop.cc into build-bench/open_loop.
+# builds the Release binaries into build-bench/, and the load generators bench/open_loop.cc and
+# bench/tls_load.cc into build-bench/.
 bench_prepare() {
   ./scripts/install-deps.sh
   local missing=() p
@@ -14,6 +15,7 @@ bench_prepare() {
   fi
   BUILD_DIR=build-bench BUILD_TYPE=Release ./scripts/build.sh -DSHMGUARD_BUILD_TESTS=OFF -DSHMGUARD_BUILD_BENCH=ON >/dev/null
   g++ -O2 -std=c++20 -o build-bench/open_loop bench/open_loop.cc -lssl -lcrypto -pthread
+  g++ -O2 -std=c++20 -o build-bench/tls_load bench/tls_load.cc -lssl -lcrypto -pthread
 }
 
 # wait_ready METRICS_PORT [SECONDS]: waits until `shmguard serve` answers /readyz there (default

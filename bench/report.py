@@ -1,12 +1,20 @@
 #!/usr/bin/env python3
-"""Turns bench/run.sh's CSVs into the markdown tables of bench/README.md (medians of rounds)."""
+"""Turns bench/run.sh's CSVs into the markdown tables of bench/README.md (medians of rounds).
+
+Usage: report.py RUNS.csv AUDIT.csv TLS.csv SHMGUARD_RSS_KIB GO_RSS_KIB
+"""
 import csv
 import statistics
 import sys
 from collections import defaultdict
 
+BODIES = [("pod-10k", "10 KB pod (generated)"), ("pod-200k", "200 KB pod (generated)"),
+          ("jobset", "JobSet (generated)"), ("api-pod", "pod the Job controller created for a JobSet (API server's)"),
+          ("api-jobset", "JobSet, two replicated jobs (API server's)")]
+
+
 def main():
-    runs, audit, rss_kib = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    runs, audit, tls, rss_kib, go_rss_kib = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
     closed = defaultdict(list)
     open_loop = defaultdict(list)
     for r in csv.DictReader(open(runs)):
@@ -14,24 +22,49 @@ def main():
         row = (float(r["rps"]), float(r["p50_us"]), float(r["p99_us"]), int(float(r["errors"])))
         (closed if r["kind"] == "closed" else open_loop)[key].append(row)
     med = lambda rows, i: statistics.median(x[i] for x in rows)
-    print("### Admission throughput (closed loop, wrk, TLS keep-alive; medians of %d rounds)\n"
+    print("### Admission throughput (closed loop, wrk, TLS 1.3 keep-alive; medians of %d rounds)\n"
           % len(next(iter(closed.values()))))
-    print("| body | conns | shmguard req/s | p50 ms | p99 ms | nginx req/s | p99 ms | ratio |")
-    print("|---|---|---|---|---|---|---|---|")
-    for body in ("pod-10k", "pod-200k", "jobset"):
+    print("nginx's own rate is beside every ratio: a slow host lifts ratios.\n")
+    print("| body | conns | shmguard req/s | p50 ms | p99 ms | nginx req/s | Go req/s | × nginx | × Go |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for body, _ in BODIES:
         for conns in (1, 8, 32):
-            s, n = closed[("shmguard", body, conns)], closed[("nginx", body, conns)]
+            s, n, g = (closed.get((t, body, conns)) for t in ("shmguard", "nginx", "go"))
+            if not s:
+                continue
             errors = sum(x[3] for x in s)
-            print("| %s | %d | %.0f | %.2f | %.2f | %.0f | %.2f | **%.0f%%**%s |" % (
-                body, conns, med(s, 0), med(s, 1) / 1000, med(s, 2) / 1000, med(n, 0), med(n, 2) / 1000,
-                100 * med(s, 0) / med(n, 0), " (%d errors)" % errors if errors else ""))
+            print("| %s | %d | %.0f | %.2f | %.2f | %.0f | %.0f | **%.2f** | **%.1f**%s |" % (
+                body, conns, med(s, 0), med(s, 1) / 1000, med(s, 2) / 1000, med(n, 0), med(g, 0),
+                med(s, 0) / med(n, 0), med(s, 0) / med(g, 0), " (%d errors)" % errors if errors else ""))
+    print("\nBodies: " + "; ".join("`%s` %s" % b for b in BODIES) + ".")
     print("\n### Fixed rate 2,000 req/s, 10 KB pod, 8 connections (open loop: latency from the scheduled send)\n")
     print("| target | p50 ms | p99 ms | errors |")
     print("|---|---|---|---|")
-    for target in ("shmguard", "nginx"):
+    for target in ("shmguard", "nginx", "go"):
         rows = open_loop[(target, "pod-10k", 8)]
         print("| %s | %.2f | %.2f | %d |" % (target, med(rows, 1) / 1000, med(rows, 2) / 1000, sum(x[3] for x in rows)))
-    print("\nshmguard peak RSS over the whole server run: %.1f MiB\n" % (rss_kib / 1024))
+    print("\nPeak RSS over the whole run: shmguard %.1f MiB, Go peer %.1f MiB\n" % (rss_kib / 1024, go_rss_kib / 1024))
+
+    tls_runs = defaultdict(list)
+    for r in csv.DictReader(open(tls)):
+        tls_runs[(r["config"], r["mode"])].append((float(r["rps"]), int(r["errors"])))
+    rate = lambda k: statistics.median(x[0] for x in tls_runs[k])
+    print("### TLS: 1.3 against 1.2, and mutual TLS (bench/tls_load, 10 KB pod, 8 connections; medians)\n")
+    print("| configuration | keep-alive req/s | full handshakes/s (a connection per request) | errors |")
+    print("|---|---|---|---|")
+    labels = {"tls1.3": "TLS 1.3 (default)", "tls1.2": "TLS 1.2 (`--tls-min-version VersionTLS12`)",
+              "mtls1.3": "TLS 1.3 + mutual TLS (`--client-ca-file`)"}
+    for config in ("tls1.3", "tls1.2", "mtls1.3"):
+        errors = sum(x[1] for m in ("keep-alive", "handshake") for x in tls_runs[(config, m)])
+        print("| %s | %.0f | %.0f | %d |" % (labels[config], rate((config, "keep-alive")), rate((config, "handshake")),
+                                             errors))
+    base_ka, base_hs = rate(("tls1.3", "keep-alive")), rate(("tls1.3", "handshake"))
+    print("\nAgainst TLS 1.3: TLS 1.2 %+.0f %% keep-alive, %+.0f %% handshakes; mutual TLS %+.0f %% keep-alive, "
+          "%+.0f %% handshakes.\n" % (100 * (rate(("tls1.2", "keep-alive")) / base_ka - 1),
+                                      100 * (rate(("tls1.2", "handshake")) / base_hs - 1),
+                                      100 * (rate(("mtls1.3", "keep-alive")) / base_ka - 1),
+                                      100 * (rate(("mtls1.3", "handshake")) / base_hs - 1)))
+
     audit_runs = defaultdict(list)
     for r in csv.DictReader(open(audit)):
         key = (int(r["objects"]), r["format"], r["jobs"], int(r["bytes"]))
@@ -45,6 +78,7 @@ def main():
         print("| %d | %s | %s | %.1f | %.2f | %.1f | %.1f | %.0f |" % (
             n, "YAML stream" if fmt == "yaml" else "kind: List JSON", jobs, size / 1e6, secs,
             size / 1e6 / secs if secs else 0, secs * 1e6 / n, max(x[1] for x in rows) / 1024))
+
 
 if __name__ == "__main__":
     main()
