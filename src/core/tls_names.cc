@@ -49,8 +49,9 @@ constexpr std::array<CipherSuite, 27> kSuites = {{
 Result<TlsVersion> ParseTlsVersion(std::string_view name) {
   if (name == "VersionTLS12") return TlsVersion::kTls12;
   if (name == "VersionTLS13") return TlsVersion::kTls13;
-  return MakeError(Code::kInvalidInput,
-                   "\"" + std::string(name) + "\" is not a TLS version shmguard serves: use VersionTLS12 or VersionTLS13");
+  return MakeError(
+      Code::kInvalidInput,
+      "\"" + std::string(name) + "\" is not a TLS version shmguard serves: use VersionTLS12 or VersionTLS13");
 }
 
 const char* TlsVersionName(TlsVersion v) { return v == TlsVersion::kTls12 ? "VersionTLS12" : "VersionTLS13"; }

@@ -67,7 +67,8 @@ Result<std::shared_ptr<const HandshakePolicy::Compiled>> HandshakePolicy::Compil
   }
   if (c->tls13.empty()) c->tls13 = kTls13Default;
   if (c->tls12.empty()) {  // TLS 1.3 only: the TLS 1.2 list is never used, but may not be empty
-    for (const CipherSuite* s : DefaultCipherSuites()) c->tls12 += (c->tls12.empty() ? "" : ":") + std::string(s->openssl);
+    for (const CipherSuite* s : DefaultCipherSuites())
+      c->tls12 += (c->tls12.empty() ? "" : ":") + std::string(s->openssl);
   }
   return std::shared_ptr<const Compiled>(std::move(c));
 }

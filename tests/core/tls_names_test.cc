@@ -26,7 +26,8 @@ TEST_CASE("DefaultCipherSuites are the ECDHE AEAD suites of TLS 1.2", "[tls_name
     CHECK_FALSE(s->tls13);
     CHECK(s->refused_because.empty());
     CHECK(s->iana.rfind("TLS_ECDHE_", 0) == 0);
-    CHECK((s->iana.find("_GCM_") != std::string_view::npos || s->iana.find("CHACHA20_POLY1305") != std::string_view::npos));
+    CHECK((s->iana.find("_GCM_") != std::string_view::npos ||
+           s->iana.find("CHACHA20_POLY1305") != std::string_view::npos));
     names.insert(s->iana);
   }
   CHECK(names.size() == 6);

@@ -94,11 +94,20 @@ TEST_CASE("HandshakePolicy: each version and suite is offered or refused as conf
       {"default: TLS 1.3", {}, {}, "-tls1_3", "TLSv1.3, Cipher is TLS_"},
       {"default: no TLS 1.2", {}, {}, "-tls1_2", ""},
       {"default: no TLS 1.1", {}, {}, "-tls1_1 -cipher DEFAULT@SECLEVEL=0", ""},
-      {"1.2: AES-GCM", TlsVersion::kTls12, {}, "-tls1_2 -cipher ECDHE-ECDSA-AES128-GCM-SHA256",
+      {"1.2: AES-GCM",
+       TlsVersion::kTls12,
+       {},
+       "-tls1_2 -cipher ECDHE-ECDSA-AES128-GCM-SHA256",
        "TLSv1.2, Cipher is ECDHE-ECDSA-AES128-GCM-SHA256"},
-      {"1.2: AES-256-GCM", TlsVersion::kTls12, {}, "-tls1_2 -cipher ECDHE-ECDSA-AES256-GCM-SHA384",
+      {"1.2: AES-256-GCM",
+       TlsVersion::kTls12,
+       {},
+       "-tls1_2 -cipher ECDHE-ECDSA-AES256-GCM-SHA384",
        "TLSv1.2, Cipher is ECDHE-ECDSA-AES256-GCM-SHA384"},
-      {"1.2: ChaCha20", TlsVersion::kTls12, {}, "-tls1_2 -cipher ECDHE-ECDSA-CHACHA20-POLY1305",
+      {"1.2: ChaCha20",
+       TlsVersion::kTls12,
+       {},
+       "-tls1_2 -cipher ECDHE-ECDSA-CHACHA20-POLY1305",
        "TLSv1.2, Cipher is ECDHE-ECDSA-CHACHA20-POLY1305"},
       // The four CBC suites testssl flagged (LUCKY13), never offered.
       {"1.2: no AES256-SHA384 (CBC)", TlsVersion::kTls12, {}, "-tls1_2 -cipher ECDHE-ECDSA-AES256-SHA384", ""},
@@ -106,13 +115,25 @@ TEST_CASE("HandshakePolicy: each version and suite is offered or refused as conf
       {"1.2: no AES128-SHA256 (CBC)", TlsVersion::kTls12, {}, "-tls1_2 -cipher ECDHE-ECDSA-AES128-SHA256", ""},
       {"1.2: no AES128-SHA (CBC)", TlsVersion::kTls12, {}, "-tls1_2 -cipher ECDHE-ECDSA-AES128-SHA", ""},
       {"1.2 and 1.3 both", TlsVersion::kTls12, {}, "-tls1_3", "TLSv1.3, Cipher is TLS_"},
-      {"1.2, one suite: it", TlsVersion::kTls12, {kAes128}, "-tls1_2 -cipher ECDHE-ECDSA-AES128-GCM-SHA256",
+      {"1.2, one suite: it",
+       TlsVersion::kTls12,
+       {kAes128},
+       "-tls1_2 -cipher ECDHE-ECDSA-AES128-GCM-SHA256",
        "TLSv1.2, Cipher is ECDHE-ECDSA-AES128-GCM-SHA256"},
-      {"1.2, one suite: not another", TlsVersion::kTls12, {kAes128}, "-tls1_2 -cipher ECDHE-ECDSA-CHACHA20-POLY1305",
+      {"1.2, one suite: not another",
+       TlsVersion::kTls12,
+       {kAes128},
+       "-tls1_2 -cipher ECDHE-ECDSA-CHACHA20-POLY1305",
        ""},
-      {"1.3 suites named", TlsVersion::kTls13, {"TLS_CHACHA20_POLY1305_SHA256"},
-       "-tls1_3 -ciphersuites TLS_AES_256_GCM_SHA384", ""},
-      {"1.3 suite named: it", TlsVersion::kTls13, {"TLS_CHACHA20_POLY1305_SHA256"}, "-tls1_3",
+      {"1.3 suites named",
+       TlsVersion::kTls13,
+       {"TLS_CHACHA20_POLY1305_SHA256"},
+       "-tls1_3 -ciphersuites TLS_AES_256_GCM_SHA384",
+       ""},
+      {"1.3 suite named: it",
+       TlsVersion::kTls13,
+       {"TLS_CHACHA20_POLY1305_SHA256"},
+       "-tls1_3",
        "TLSv1.3, Cipher is TLS_CHACHA20_POLY1305_SHA256"},
   };
   for (const auto& c : cases) {
@@ -225,9 +246,10 @@ struct ClientCa {
 int PostWith(const test::TestServer& s, const std::string& cert, const std::string& key) {
   TlsConnection c(s.port(), s.ca, 0, cert, key);
   if (!c.ok()) return 0;
-  return c.Post("/mutate", test::ReviewJson(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},
+  return c
+      .Post("/mutate", test::ReviewJson(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},
                                                  "spec":{"containers":[]}})",
-                                            "team-a"))
+                                        "team-a"))
       .status;
 }
 
@@ -256,7 +278,7 @@ TEST_CASE("HandshakePolicy: mutual TLS accepts only the named client's certifica
       o.client_auth.ca_file = f("client-ca.crt");
       o.tls_min_version = version;
     });
-    CHECK(PostWith(s, "", "") == 0);                                 // no certificate
+    CHECK(PostWith(s, "", "") == 0);                                // no certificate
     CHECK(PostWith(s, f("other-ca.crt"), f("other-ca.key")) == 0);  // another CA's
     CHECK(PostWith(s, f("wrong-cn.crt"), f("wrong-cn.key")) == 0);  // another client's
     CHECK(PostWith(s, f("expired.crt"), f("expired.key")) == 0);    // expired
@@ -273,9 +295,7 @@ TEST_CASE("HandshakePolicy: mutual TLS accepts only the named client's certifica
   }
 
   // --client-cn names another client: the API server's certificate is refused, that one passes.
-  test::TestServer named("", [&](ServerOptions& o) {
-    o.client_auth = {f("client-ca.crt"), {"some-pod"}};
-  });
+  test::TestServer named("", [&](ServerOptions& o) { o.client_auth = {f("client-ca.crt"), {"some-pod"}}; });
   CHECK(PostWith(named, f("good.crt"), f("good.key")) == 0);
   CHECK(PostWith(named, f("wrong-cn.crt"), f("wrong-cn.key")) == 200);
 
@@ -290,7 +310,8 @@ TEST_CASE("HandshakePolicy: mutual TLS accepts only the named client's certifica
   // A CA file that does not load keeps the previous CAs.
   std::ofstream(f("client-ca.crt")) << "garbage\n";
   CHECK(test::Eventually(
-      [&] { return Metrics(s).find("shmguard_client_ca_reloads_total{result=\"failed\"} 1") != std::string::npos; }, 5));
+      [&] { return Metrics(s).find("shmguard_client_ca_reloads_total{result=\"failed\"} 1") != std::string::npos; },
+      5));
   CHECK(PostWith(s, f("other-ca.crt"), f("other-ca.key")) == 200);
 }
 
