@@ -133,7 +133,7 @@ func TestEveryRegisteredKind(t *testing.T) {
 					t.Error("a validated-only kind was patched")
 				}
 				all := joinedWarnings(warns)
-				expected := append(rec.Warnings, deniedReasons(rec)...)
+				expected := rec.problems(false)
 				for _, r := range expected {
 					if !strings.Contains(all, r) {
 						t.Errorf("the webhook's warnings lack the audit's %q:\n%q", r, warns)
@@ -151,7 +151,7 @@ func TestEveryRegisteredKind(t *testing.T) {
 					if err == nil || !strings.Contains(msg, "shmguard denied") {
 						t.Fatalf("want shmguard's denial in an enforce namespace, got %v", err)
 					}
-					for _, r := range deniedReasons(rec) {
+					for _, r := range rec.problems(true) {
 						if !strings.Contains(msg, r) {
 							t.Errorf("the denial lacks the audit's reason %q:\n%s", r, msg)
 						}
@@ -194,26 +194,6 @@ func TestEveryRegisteredKind(t *testing.T) {
 			t.Errorf("no fixture in testdata/kinds for %s", gr)
 		}
 	}
-}
-
-// deniedReasons are the reasons of a record's denied pods: what the webhook sends for it (an
-// allowed pod's reasons are not put in words).
-func deniedReasons(rec auditRecord) []string {
-	if rec.Verdict != "deny" {
-		return nil
-	}
-	if len(rec.Pods) <= 1 {
-		return rec.Reasons
-	}
-	var out []string
-	for _, r := range rec.Reasons {
-		for _, p := range rec.Pods {
-			if p.Verdict == "deny" && strings.HasPrefix(r, p.Label+": ") {
-				out = append(out, r)
-			}
-		}
-	}
-	return out
 }
 
 func jsonText(v any) string {

@@ -173,8 +173,8 @@ func TestMatchConditionsKeepAwayOnlyPodsShmguardLeavesAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range res.Records {
-		if (r.Verdict != "ok" && r.Verdict != "skip") || len(r.Patch) > 0 || len(r.Warnings) > 0 {
-			t.Errorf("pod %s was kept away from shmguard, which would say %s: %v %v\n(the API server said: %q)", r.Name, r.Verdict, r.Reasons, r.Warnings, refused[r.Name])
+		if (r.Verdict != "ok" && r.Verdict != "skip") || len(r.Patch) > 0 || len(r.problems(false)) > 0 {
+			t.Errorf("pod %s was kept away from shmguard, which would say %s: %q\n(the API server said: %q)", r.Name, r.Verdict, r.problems(false), refused[r.Name])
 		}
 	}
 	if len(res.Records) != len(keptAway) {

@@ -84,7 +84,7 @@ func TestNamespaces(t *testing.T) {
 		if err == nil || !strings.Contains(msg, `admission webhook "validate-enforce.shmguard.io" denied the request: shmguard denied Pod `+ns+"/too-big") {
 			t.Fatalf("want shmguard's denial, got %v", err)
 		}
-		for _, r := range records[0].Reasons {
+		for _, r := range records[0].problems(true) {
 			if !strings.Contains(msg, r) {
 				t.Errorf("the denial lacks the audit's reason %q:\n%s", r, msg)
 			}
@@ -101,8 +101,8 @@ func TestNamespaces(t *testing.T) {
 			t.Errorf("kubectl apply printed no shmguard warning:\nstdout: %s\nstderr: %s", stdout, stderr)
 		}
 		records := audit(t, nil, "testdata/pods/too-big.yaml")
-		if !strings.Contains(stderr, firstWords(records[0].Reasons[0], 8)) {
-			t.Errorf("the warnings do not carry the audit's reason %q:\n%s", records[0].Reasons[0], stderr)
+		if plan := records[0].first("shm-plan"); !strings.Contains(stderr, firstWords(plan, 8)) {
+			t.Errorf("the warnings do not carry the audit's plan %q:\n%s", plan, stderr)
 		}
 		_ = client.CoreV1().Pods(ns).Delete(ctxFor(t), "too-big", metav1.DeleteOptions{})
 	})

@@ -71,8 +71,8 @@ func TestReadmeDryRunShowsWarnings(t *testing.T) {
 		if !strings.Contains(stdout, "(server dry run)") {
 			t.Errorf("no server dry run in kubectl's output:\n%s", stdout)
 		}
-		if rec.Verdict == "deny" && !strings.Contains(stderr, firstWords(rec.Reasons[0], 6)) {
-			t.Errorf("%s %s: kubectl printed no warning with the audit's reason %q:\n%s", rec.Kind, rec.Name, rec.Reasons[0], stderr)
+		if plan := rec.first("shm-plan"); rec.Verdict == "deny" && !strings.Contains(stderr, firstWords(plan, 6)) {
+			t.Errorf("%s %s: kubectl printed no warning with the audit's plan %q:\n%s", rec.Kind, rec.Name, plan, stderr)
 		}
 	}
 	if !strings.Contains(stderr, "Warning: shmguard: ") {

@@ -279,20 +279,65 @@ func runShmguard(t *testing.T, stdin []byte, args ...string) (string, int) {
 
 // auditRecord is the part of a `shmguard audit -o json` record these tests read.
 type auditRecord struct {
-	File      string   `json:"file"`
-	Kind      string   `json:"kind"`
-	Name      string   `json:"name"`
-	Verdict   string   `json:"verdict"`
-	Reasons   []string `json:"reasons"`
-	Warnings  []string `json:"warnings"`
-	Required  int64    `json:"required_bytes"`
-	Patch     []any    `json:"patch"`
-	Namespace string   `json:"namespace"`
+	File      string         `json:"file"`
+	Kind      string         `json:"kind"`
+	Name      string         `json:"name"`
+	Verdict   string         `json:"verdict"`
+	Findings  []auditFinding `json:"findings"`
+	Required  int64          `json:"required_bytes"`
+	Patch     []any          `json:"patch"`
+	Namespace string         `json:"namespace"`
 	Pods      []struct {
 		Label    string `json:"label"`
 		Verdict  string `json:"verdict"`
 		Required int64  `json:"required_bytes"`
 	} `json:"pods"`
+}
+
+// auditFinding is a finding of an audit record: its check, severity and words (prefixed with
+// its pod's label when the object has several), as the webhook words it too.
+type auditFinding struct {
+	ID         string `json:"id"`
+	Severity   string `json:"severity"`
+	Pod        string `json:"pod"`
+	Message    string `json:"message"`
+	Line       int    `json:"line"`
+	Suppressed bool   `json:"suppressed"`
+}
+
+// problems are the words of the record's findings that are not exempted and are warnings or
+// errors, with the plan a denied pod's denial cites: what /validate sends for the object.
+// deniedOnly: those of denied pods alone (what an enforce namespace's denial carries).
+func (r auditRecord) problems(deniedOnly bool) []string {
+	denied := map[string]bool{}
+	for _, p := range r.Pods {
+		denied[p.Label] = p.Verdict == "deny"
+	}
+	if len(r.Pods) == 1 {
+		denied[""] = denied[r.Pods[0].Label]
+	}
+	var out []string
+	for _, f := range r.Findings {
+		podDenied := denied[f.Pod] || (f.Pod == "" && r.Verdict == "deny")
+		switch {
+		case f.Suppressed:
+		case deniedOnly && (!podDenied || (f.Severity != "error" && f.ID != "shm-plan")):
+		case f.Severity == "info" && !(f.ID == "shm-plan" && podDenied):
+		default:
+			out = append(out, f.Message)
+		}
+	}
+	return out
+}
+
+// first is the words of the record's first finding of check `id`, or "".
+func (r auditRecord) first(id string) string {
+	for _, f := range r.Findings {
+		if f.ID == id {
+			return f.Message
+		}
+	}
+	return ""
 }
 
 // audit runs `shmguard audit -o json` with the policy shmguard serves, over files or stdin.

@@ -30,7 +30,7 @@ void CheckSameAsTree(std::string_view body, const shmguard::Policy& policy, shmg
   }
   auto a = shmguard::Decide(*from_tree, policy, face);
   auto b = shmguard::Decide(*from_view, policy, face);
-  if (a.allowed != b.allowed || a.code != b.code || a.message != b.message || a.warnings != b.warnings ||
+  if (a.allowed != b.allowed || a.code != b.code || a.findings != b.findings || a.prefix_pods != b.prefix_pods ||
       !(a.patch == b.patch) || a.verdict != b.verdict || a.required_bytes != b.required_bytes || a.name != b.name) {
     std::abort();
   }

@@ -16,17 +16,19 @@ void CheckPrunedDecidesAsFull(const std::vector<shmguard::cli::AuditRecord>& ful
                               const shmguard::Policy& policy) {
   std::vector<shmguard::cli::AuditRecord> pruned;
   std::istringstream in(text);
-  shmguard::cli::StreamAudit({"-"}, policy, in, shmguard::io::Fidelity::kPruned, 1,
-                             [&](const shmguard::io::Document&, std::vector<shmguard::cli::AuditRecord>&& records) {
-                               for (auto& r : records) pruned.push_back(std::move(r));
-                             });
+  shmguard::cli::StreamAudit(
+      {"-"}, policy, in, shmguard::io::Fidelity::kPruned, 1,
+      [&](const shmguard::io::Document&, std::vector<shmguard::cli::AuditRecord>&& records) {
+        for (auto& r : records) pruned.push_back(std::move(r));
+      },
+      {}, true);  // located, as CollectAudit's: a List item's places must agree
   if (full.size() != pruned.size()) std::abort();
   for (size_t i = 0; i < full.size(); ++i) {
     const auto& a = full[i];
     const auto& b = pruned[i];
     if (a.verdict != b.verdict) std::abort();
     if (a.verdict == shmguard::cli::AuditVerdict::kError) continue;
-    if (a.reasons != b.reasons || a.warnings != b.warnings || a.changes != b.changes || a.patch != b.patch ||
+    if (a.findings != b.findings || a.changes != b.changes || a.patch != b.patch ||
         a.required_bytes != b.required_bytes || a.memory_limit_bytes != b.memory_limit_bytes ||
         a.current_shm != b.current_shm || a.pods != b.pods || a.kind != b.kind || a.name != b.name ||
         a.namespace_name != b.namespace_name) {
@@ -40,10 +42,12 @@ void CheckPrunedDecidesAsFull(const std::vector<shmguard::cli::AuditRecord>& ful
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
   static const shmguard::Policy policy;
-  for (const char* output : {"json", "yaml", "table", "patched"}) {
+  for (const char* output : {"json", "yaml", "table", "patched", "sarif", "junit", "github", "policyreport"}) {
     std::istringstream in(text);
     std::ostringstream out, err;
-    shmguard::cli::AuditOptions o{{"-"}, *shmguard::cli::ParseAuditFormat(output), shmguard::cli::FailOn::kDeny};
+    shmguard::cli::AuditOptions o;
+    o.paths = {"-"};
+    o.output = *shmguard::cli::ParseAuditFormat(output);
     auto code = shmguard::cli::RunAudit(o, policy, in, out, err);
     if (code != shmguard::cli::ExitCode::kOk && code != shmguard::cli::ExitCode::kFindings &&
         code != shmguard::cli::ExitCode::kUsage) {

@@ -53,17 +53,43 @@ int main(int argc, char** argv) {
   shmguard::cli::AuditOptions audit;
   auto* audit_cmd = app.add_subcommand("audit", "Dry-run the webhook over manifest files (CI)");
   audit_cmd->add_option("paths", audit.paths, "files, directories (*.yaml, *.yml, *.json) or - for stdin")->required();
-  std::string format = "table", fail_on = "deny";
-  audit_cmd->add_option("-o,--output", format, "table, json, yaml or patched")
-      ->check(CLI::IsMember({"table", "json", "yaml", "patched"}));
-  audit_cmd->add_option("--fail-on", fail_on, "exit 1 at warn (anything to patch) or deny (default)")
-      ->check(CLI::IsMember({"warn", "deny"}));
+  std::string format = "table", fail_on = "error", report_api = "wgpolicy";
+  std::vector<std::string> ignore;
+  audit_cmd->add_option("-o,--output", format, "table, json, yaml, patched, sarif, junit, github or policyreport")
+      ->check([](const std::string& f) {
+        return shmguard::cli::ParseAuditFormat(f)
+                   ? std::string()
+                   : "use table, json, yaml, patched, sarif, junit, github or policyreport";
+      });
+  audit_cmd
+      ->add_option("--fail-on", fail_on,
+                   "exit 1 at a finding this severe: error (default; alias deny), warning (alias warn), info")
+      ->check([](const std::string& s) {
+        return shmguard::cli::ParseFailOn(s) ? std::string() : "use error, warning or info (or deny, warn)";
+      });
+  audit_cmd
+      ->add_option("--ignore", ignore,
+                   "exempt a check by ID (docs/checks.md); repeatable or comma-separated: "
+                   "reported as suppressed, never counted")
+      ->delimiter(',')
+      ->allow_extra_args(false)  // one value per --ignore: paths follow it
+      ->check([](const std::string& id) {
+        return shmguard::FindCheck(id) ? std::string() : "\"" + id + "\" is not a check ID (docs/checks.md)";
+      });
+  audit_cmd
+      ->add_option("--report-api", report_api,
+                   "-o policyreport: wgpolicy (wgpolicyk8s.io/v1alpha2, default) "
+                   "or openreports (openreports.io/v1alpha1)")
+      ->check(CLI::IsMember({"wgpolicy", "openreports"}));
   audit_cmd->add_option("--config", config, "policy YAML; built-in defaults without it");
   audit_cmd->add_option("-j,--jobs", audit.jobs, "threads parsing and evaluating documents (default: one per CPU)")
       ->check(CLI::Range(1, 256));
   audit_cmd->callback([&] {
     audit.output = *shmguard::cli::ParseAuditFormat(format);  // one of them: checked above
-    audit.fail_on = fail_on == "warn" ? shmguard::cli::FailOn::kWarn : shmguard::cli::FailOn::kDeny;
+    audit.fail_on = *shmguard::cli::ParseFailOn(fail_on);
+    for (const auto& id : ignore) audit.ignore.checks.push_back(*shmguard::FindCheck(id));
+    audit.report_api =
+        report_api == "openreports" ? shmguard::cli::ReportApi::kOpenReports : shmguard::cli::ReportApi::kWgPolicy;
     auto policy = LoadPolicyOrDefaults(config, "audit");
     code = policy ? ToInt(shmguard::cli::RunAudit(audit, *policy, std::cin, std::cout, std::cerr))
                   : ToInt(ExitCode::kUsage);

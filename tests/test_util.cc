@@ -8,6 +8,7 @@
 #include <fstream>
 #include <thread>
 
+#include "io/finding_text.h"
 #include "io/manifests.h"
 
 namespace shmguard::test {
@@ -73,6 +74,16 @@ nlohmann::json Yaml(const std::string& text) {
   return *docs[0].object;
 }
 
+std::vector<nlohmann::json> YamlDocuments(const std::string& text) {
+  std::vector<nlohmann::json> out;
+  for (const auto& doc : io::ParseManifests(text, "stream")) {
+    INFO(doc.text);
+    REQUIRE_FALSE(doc.error);
+    if (doc.object) out.push_back(*doc.object);
+  }
+  return out;
+}
+
 Workload OnlyTemplate(const nlohmann::json& object) {
   auto w = FindPodTemplates(object);
   INFO((w ? "" : w.error().ToString()));
@@ -93,6 +104,31 @@ PodFacts OnlyFacts(const std::string& yaml) {
   INFO((f ? "" : f.error().ToString()));
   REQUIRE(f.has_value());
   return std::move(*f);
+}
+
+std::vector<std::string> Said(const std::vector<Finding>& findings) {
+  std::vector<std::string> out;
+  for (const auto& f : findings) out.push_back(std::string(f.id()) + ": " + io::FindingText(f));
+  return out;
+}
+
+std::vector<std::string> Words(const std::vector<Finding>& findings) {
+  std::vector<std::string> out;
+  for (const auto& f : findings) out.push_back(io::FindingText(f));
+  return out;
+}
+
+const Finding* FindingOf(const std::vector<Finding>& findings, Check check) {
+  for (const auto& f : findings) {
+    if (f.check == check) return &f;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> Ids(const std::vector<Finding>& findings) {
+  std::vector<std::string> out;
+  for (const auto& f : findings) out.emplace_back(f.id());
+  return out;
 }
 
 }  // namespace shmguard::test

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "shmguard/checks.h"
 #include "shmguard/pod_facts.h"
 #include "shmguard/pod_templates.h"
 #include "shmguard/result.h"
@@ -53,6 +54,10 @@ void CheckGolden(const std::string& name, const std::string& actual);
 // Parses one YAML document (go-yaml typing, as the audit reads it); fails the test on error.
 nlohmann::json Yaml(const std::string& text);
 
+// Every document of a YAML stream, as the audit reads them; fails the test on a document that
+// does not parse.
+std::vector<nlohmann::json> YamlDocuments(const std::string& text);
+
 // The workload `object` is, REQUIREd to be read and to have exactly one pod template
 // (templates[0]). Its templates point into `object`, which must outlive it.
 Workload OnlyTemplate(const nlohmann::json& object);
@@ -63,6 +68,19 @@ Result<PodFacts> ReadOnlyFacts(const std::string& yaml);
 
 // ReadOnlyFacts, REQUIREd to succeed.
 PodFacts OnlyFacts(const std::string& yaml);
+
+// Findings as "check-id: words" lines (io::FindingText), for asserting what a person reads
+// together with which check said it.
+std::vector<std::string> Said(const std::vector<Finding>& findings);
+
+// Findings in words (io::FindingText), without their IDs.
+std::vector<std::string> Words(const std::vector<Finding>& findings);
+
+// The first finding of `check`, or nullptr.
+const Finding* FindingOf(const std::vector<Finding>& findings, Check check);
+
+// The IDs of `findings`, in order.
+std::vector<std::string> Ids(const std::vector<Finding>& findings);
 
 }  // namespace shmguard::test
 

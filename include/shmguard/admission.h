@@ -33,13 +33,16 @@ enum class Face { kMutate, kValidate };
 
 struct Decision {
   bool allowed = true;
-  int code = 200;                     // 403 when denied
-  std::string message;                // status.message on denial: every reason
-  std::vector<std::string> warnings;  // already within the API server's limits (FitWarnings)
-  JsonPatch patch;                    // RFC 6902 operations; empty means no patch
-  Verdict verdict = Verdict::kSkip;   // for logs and metrics
-  int64_t required_bytes = 0;         // largest planned dshm, 0 when none
-  std::string name;                   // metadata.name, else generateName (for logs)
+  int code = 200;  // 403 when denied
+  // What to say: denied, every finding behind the denial (status.message); allowed, the findings
+  // to warn about. The edge puts them in words (io/finding_text.h), each prefixed with its pod's
+  // label when `prefix_pods` (the workload has more than one pod template).
+  std::vector<Finding> findings;
+  bool prefix_pods = false;
+  JsonPatch patch;                   // RFC 6902 operations; empty means no patch
+  Verdict verdict = Verdict::kSkip;  // for logs and metrics
+  int64_t required_bytes = 0;        // largest planned dshm, 0 when none
+  std::string name;                  // metadata.name, else generateName (for logs)
 };
 
 // The answer of one face to one request. CREATE of a kind whose AdmissionRoleOf is not kNone
@@ -59,9 +62,9 @@ struct NamespaceLabels {
 };
 Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face, const NamespaceLabels& labels = {});
 
-// Makes warnings safe for the API server (docs/sources.md §8): each at most 120 bytes (longer ones are
-// split at spaces into several), duplicates dropped, at most 4000 bytes in all (then one
-// closing warning says how many were left out). Every warning starts with "shmguard: ".
-std::vector<std::string> FitWarnings(const std::vector<std::string>& warnings);
+// True for a finding the patch itself answers (the /dev/shm volume and mounts, IPC_LOCK,
+// hostIPC, a Compose shm_size): /mutate does not warn about what it fixes; /validate, which sees
+// the object after mutation, reports them as what the mutating webhook should have done.
+bool FixedByPatch(const Finding& f);
 
 }  // namespace shmguard

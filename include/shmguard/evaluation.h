@@ -1,6 +1,7 @@
 // The verdict on one object under a policy (docs/sources.md): per pod template, the plan, the
-// memory check, the reasons a person can act on and the RFC 6902 patch. Shared by the audit CLI
-// and both webhook faces; it reads nothing but its arguments.
+// memory check, the findings (checks.h: IDs, places and numbers; words are the edges' business)
+// and the RFC 6902 patch. Shared by the audit CLI and both webhook faces; it reads nothing but
+// its arguments.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "shmguard/checks.h"
 #include "shmguard/json_node.h"
 #include "shmguard/json_patch.h"
 #include "shmguard/pod_facts.h"
@@ -40,10 +42,9 @@ struct PodEvaluation {
   std::optional<int64_t> memory_limit_bytes;  // nullopt: unknown or unlimited
   // "64Mi (container default)", "emptyDir Memory 1Gi", "the node's /dev/shm (hostIPC: true)"
   std::string current_shm;
-  std::vector<std::string> reasons;   // why this verdict, in words a user can act on
-  std::vector<std::string> warnings;  // risks and things deliberately not done
-  std::vector<std::string> changes;   // what this pod's part of the patch does, one sentence each
-  JsonPatch patch;                    // separate pods (Compose services): this pod's operations; else empty
+  std::vector<Finding> findings;     // why this verdict, in order; `pod` is this pod's label
+  std::vector<std::string> changes;  // what this pod's part of the patch does, one line each
+  JsonPatch patch;                   // separate pods (Compose services): this pod's operations; else empty
 };
 
 struct Evaluation {
@@ -52,24 +53,31 @@ struct Evaluation {
   bool separate_pods = false;  // the pods are separate applications (Compose services)
   NamespaceRule rule;          // the rule that applied
   Verdict verdict = Verdict::kSkip;
-  std::vector<std::string> reasons;   // workload-level reasons (why skipped, how it was read)
-  std::vector<std::string> warnings;  // workload-level warnings
+  std::vector<Finding> findings;  // the object's own (why skipped, how it was read), pod ""
   std::vector<PodEvaluation> pods;
   JsonPatch patch;  // every pod's operations, in pod order
 
-  // Reasons then warnings of the workload and its pods, each prefixed with the pod label when
-  // the workload has more than one pod template.
-  std::vector<std::string> AllReasons() const;
-  std::vector<std::string> AllWarnings() const;
+  // The object's findings, then each pod's, in order.
+  std::vector<Finding> AllFindings() const;
   // The largest required size over the pods, 0 when none was planned.
   int64_t RequiredBytes() const;
 };
 
-// How much of a verdict is put in words. kEverything: every reason and every change (the
-// audit, `shmguard plan`, /validate). kDenialsAndWarnings: what a /mutate answer carries — the
-// warnings, and the reasons of denied pods and workloads; an allowed sized pod gets no reasons
-// and the patch no `changes`. Verdicts, plans and patches are the same either way.
-enum class Wording { kEverything, kDenialsAndWarnings };
+// How much is recorded. kAll: every finding and the patch's change descriptions (the audit,
+// `shmguard plan`, /validate). kProblems: what a /mutate answer can carry — warnings and errors;
+// no info findings, no change descriptions. Verdicts, plans and patches are the same either
+// way.
+enum class Detail { kAll, kProblems };
+
+// Which checks are exempted for an object: the policy rule's `ignore`, the caller's (--ignore),
+// and the object's and each pod template's shmguard.io/ignore annotation ("id,id"). An exempted
+// finding stays, marked suppressed, and no longer counts toward the verdict: an exempted error
+// no longer denies; an exempted part of the patch (shm-below-need, ipc-lock-missing,
+// host-ipc-missing) is not written. The arithmetic never changes: a size over the memory limit is
+// never patched in.
+struct Exemptions {
+  std::vector<Check> checks = {};  // the caller's (--ignore)
+};
 
 // Evaluates `object` as if created in namespace `namespace_name` (the object's own namespace
 // when empty, "default" when it has none). A TrainJob whose runtime is in `runtimes` is read
@@ -78,7 +86,8 @@ enum class Wording { kEverything, kDenialsAndWarnings };
 // applies. Never fails: malformed fields in an annotated pod are a kDeny whose
 // reason names the field; a non-workload is a kSkip saying why.
 Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view namespace_name = {},
-                    Wording wording = Wording::kEverything, const RuntimeCatalog* runtimes = nullptr,
-                    PodSecurityLevel namespace_pod_security = PodSecurityLevel::kPrivileged);
+                    Detail detail = Detail::kAll, const RuntimeCatalog* runtimes = nullptr,
+                    PodSecurityLevel namespace_pod_security = PodSecurityLevel::kPrivileged,
+                    const Exemptions& exemptions = {});
 
 }  // namespace shmguard

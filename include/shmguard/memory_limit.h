@@ -4,28 +4,35 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
+#include <optional>
 #include <string_view>
 
+#include "shmguard/checks.h"
 #include "shmguard/pod_facts.h"
 #include "shmguard/policy.h"
 
 namespace shmguard {
 
-// Why `required` bytes of `what` ("dshm needs", "floor of a GPU pod") do not fit `facts`'
-// memory limit, ending in `remedy`; "" when they fit or there is no limit. Exact integers:
-// "memory limit 16Gi (sum of container limits) is below the 20Gi dshm needs: raise the limit".
-std::string MemoryLimitDenial(int64_t required, const std::string& what, const PodFacts& facts, const Policy& policy,
-                              const std::string& remedy);
-
-// A planned size against the pod's memory limit: `denial` when it does not fit (over the
-// limit, or over the policy's maxFractionOfMemoryLimit of it); else `left`, what the limit
-// leaves the processes, or `warning` when there is no limit. `what` names the volume: "dshm",
-// or "/dev/shm" for a Compose service (`compose`).
-struct LimitCheck {
-  std::string denial, left, warning;
+// What a size is, for the memory findings: a plan's need ("dshm", or "/dev/shm" for a Compose
+// service) or an unannotated GPU pod's floor.
+struct ShmUse {
+  std::string_view volume = "dshm";  // Default: dshm
+  bool floor = false;                // the floor of an estimate, not a plan
+  bool compose = false;              // a Compose service: shm_size, host memory
 };
-LimitCheck CheckLimit(int64_t required, const PodFacts& facts, const Policy& policy, std::string_view what,
-                      bool compose = false);
+
+// A shm-over-memory-limit finding when `required` bytes do not fit `facts`' memory limit: over
+// it (numbers required_bytes, memory_limit_bytes) or over the policy's maxFractionOfMemoryLimit
+// of it (also max_fraction_ppm, left_bytes); nullopt when they fit or there is no limit. Exact
+// integers. Points at the memory limit (facts.memory_limit_pointer).
+std::optional<Finding> MemoryLimitDenial(int64_t required, const PodFacts& facts, const Policy& policy, ShmUse use);
+
+// A planned size against the pod's memory limit: `denial` when it does not fit; else
+// `headroom` (memory-headroom: what the limit leaves the processes) or `missing`
+// (memory-limit-missing: no limit at all).
+struct LimitCheck {
+  std::optional<Finding> denial, headroom, missing;
+};
+LimitCheck CheckLimit(int64_t required, const PodFacts& facts, const Policy& policy, ShmUse use);
 
 }  // namespace shmguard

@@ -50,6 +50,9 @@ struct PodFacts {
   // limit); nullopt when some container has no memory limit (then the cgroup has none either).
   std::optional<int64_t> memory_limit_bytes;
   std::string memory_limit_source;  // "pod-level limit", "sum of container limits" or why unknown
+  // The field a memory finding points at: the pod-level limit, the first app container's limit,
+  // or the memory limit a container lacks (a pointer to a missing field; its parent is shown).
+  std::string memory_limit_pointer;
   // spec.hostIPC (a Compose service's ipc: host): the pod uses the node's /dev/shm unless it
   // mounts one of its own.
   bool host_ipc = false;
@@ -61,7 +64,11 @@ struct PodFacts {
   std::vector<std::string_view> volume_names;  // views into the object, in its order
   int64_t procs = 1;                           // training processes per pod, >= 1
   std::string procs_source;                    // e.g. "annotation shmguard.io/procs-per-pod", "4 GPUs"
-  int64_t nodes = 1;                           // pods of the job, >= 1; > 1 means multi-node NCCL
+  // The processes were stated (an annotation, the kind's field, env, a torchrun flag), not taken
+  // from the GPU count; `procs_pointer` is where (a findings' place).
+  bool procs_stated = false;
+  std::string procs_pointer;
+  int64_t nodes = 1;  // pods of the job, >= 1; > 1 means multi-node NCCL
   std::string nodes_source;
   // NCCL settings the GPU containers state in their env (NCCL's env.rst): NCCL_SHM_DISABLE=1
   // turns its shared-memory transport off; NCCL_P2P_DISABLE=1 sends intra-node traffic through

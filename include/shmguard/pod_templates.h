@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "shmguard/checks.h"
 #include "shmguard/json_node.h"
 #include "shmguard/result.h"
 
@@ -31,6 +32,8 @@ inline constexpr const char* kProcsPerPodAnnotation = "shmguard.io/procs-per-pod
 inline constexpr const char* kNodesAnnotation = "shmguard.io/nodes";
 inline constexpr const char* kModeAnnotation = "shmguard.io/mode";
 inline constexpr const char* kPlanAnnotation = "shmguard.io/plan";
+// "id,id": checks exempted for the workload or pod template (checks.h IDs).
+inline constexpr const char* kIgnoreAnnotation = "shmguard.io/ignore";
 
 // shmguard.io/* annotations by key.
 using Annotations = std::map<std::string, JsonNode, std::less<>>;
@@ -87,8 +90,9 @@ struct PodTemplate {
   JsonNode compose_service;
   // Where the memory limit is written when it is not in `spec` (a Compose service's mem_limit).
   std::string memory_limit_source;
+  std::string memory_limit_pointer;  // and where it is (or would be) written
   // How this template was read, when it is not plain (a Compose service reserving every GPU).
-  std::vector<std::string> notes;
+  std::vector<Finding> findings;
   // Set when a field the template is read from is malformed: it is denied with this error.
   std::optional<Error> error;
 };
@@ -97,8 +101,9 @@ struct Workload {
   std::string api_version, kind, namespace_name, name;  // name falls back to generateName
   bool is_pod = false;                                  // a Pod carries its own annotations; templates get them copied
   std::vector<PodTemplate> templates;
-  std::vector<std::string> notes;     // how the templates were found, when it is not plain
-  std::vector<std::string> warnings;  // e.g. annotations that never reach the pods
+  // How the templates were found, when it is not plain (a TrainJob with or without its
+  // runtime), and what is wrong with the object itself (annotations that never reach the pods).
+  std::vector<Finding> findings;
   // The pod specs a TrainJob's templates view: built from it and its runtime.
   std::shared_ptr<const nlohmann::json> built;
   // The templates are separate applications (Compose services), each judged on its own.
@@ -121,6 +126,12 @@ class RuntimeCatalog {
  private:
   std::map<std::string, nlohmann::json, std::less<>> by_key_;
 };
+
+// RFC 6901 pointers of where `t`'s annotations are written, for findings: its annotations (a
+// Compose service's labels; the object's metadata when the template has none), and annotation
+// `key` there (the template's own when it has the key, else the object's, which it inherits).
+std::string AnnotationsPointer(const PodTemplate& t);
+std::string AnnotationPointer(const PodTemplate& t, const std::string& key);
 
 // Finds every pod spec in `object`.
 // Fails with kUnsupportedKind when the object is not a kind listed above (the message lists the

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "shmguard/checks.h"
 #include "shmguard/tls_names.h"
 
 namespace shmguard {
@@ -74,6 +75,9 @@ struct NamespaceRule {
   // The namespace's Pod Security level; hostIPC and IPC_LOCK are only added under privileged
   // (docs/sources.md §5). Default: privileged.
   PodSecurityLevel pod_security = PodSecurityLevel::kPrivileged;
+  // Checks exempted in these namespaces (checks.h): reported as suppressed, never counted.
+  // Default: none.
+  std::vector<Check> ignore = {};
 };
 
 // The webhook port's TLS settings as the config file's `tls:` section gives them; unset fields

@@ -43,7 +43,7 @@ std::string FormatQuantity(const Quantity& q);
 Result<int64_t> QuantityValue(const Quantity& q);
 
 // ParseQuantity then QuantityValue, for byte counts: also fails on negative values.
-// `what` names the field in the error ("annotation shmguard.io/batch-bytes").
+// `what` names the field, as the error's `where` ("annotation shmguard.io/batch-bytes").
 Result<int64_t> ParseBytes(std::string_view text, std::string_view what);
 
 // A byte count printed as Kubernetes prints a BinarySI quantity of that many bytes:

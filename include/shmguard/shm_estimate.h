@@ -32,8 +32,4 @@ struct ShmEstimate {
 // or process counts).
 Result<ShmEstimate> EstimateShm(const PodFacts& facts, const Policy& policy);
 
-// "the 1Gi floor (NCCL and base for 4 procs, at least the 1Gi minimum)": how the floor was
-// reached, for reasons.
-std::string DescribeFloor(const ShmEstimate& e, const Policy& policy);
-
 }  // namespace shmguard

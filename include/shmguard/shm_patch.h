@@ -22,6 +22,7 @@ struct PatchOptions {
   bool host_ipc = false;                                             // set spec.hostIPC: true
   ContainerSelection ipc_lock = ContainerSelection::kGpuContainers;  // kNever: no IPC_LOCK
   ContainerSelection init_container_mounts = ContainerSelection::kGpuContainers;
+  bool shm = true;               // write the volume, its size and the mounts (false: exempted)
   bool describe_changes = true;  // fill PodPatch::changes
   // Annotations the pod template must carry (shmguard.io/plan, and on controllers the
   // effective sizing annotations). Only missing or different ones produce operations.
@@ -31,6 +32,12 @@ struct PatchOptions {
 struct PodPatch {
   JsonPatch ops;                     // RFC 6902 operations
   std::vector<std::string> changes;  // one sentence per change, for people
+  // What the operations give, for the findings that go with them:
+  bool volume = false;                       // the /dev/shm volume added, or its size raised
+  std::string shm_pointer;                   // where /dev/shm falls short; "" when the patch leaves it
+  std::vector<std::string> mounted, locked;  // containers given the /dev/shm mount, IPC_LOCK
+  std::string lock_pointer;                  // the first container's capabilities that lack IPC_LOCK
+  bool host_ipc = false;                     // hostIPC: true set
 };
 
 // The operations that bring `t` to the plan. An already conforming template gives no

@@ -1,5 +1,5 @@
 // The /dev/shm size one pod needs (docs/sources.md §1): exact integer bytes, every step
-// overflow-checked, and (ExplainPlan) the arithmetic in words so a person can check it.
+// overflow-checked (the arithmetic in words is io/finding_text.h's).
 #pragma once
 
 #include <cstdint>
@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "shmguard/checks.h"
 #include "shmguard/policy.h"
 #include "shmguard/result.h"
 
@@ -35,7 +36,8 @@ struct ShmPlan {
                                  // and the transport is on
   int64_t nccl_proxy_bytes = 0;  // N × proxy pool bytes, when nodes > 1
   int64_t base_bytes = 0;        // the policy's base
-  int64_t required_bytes = 0;    // round_up_MiB(sum × safety), at least the floor when N >= 2
+  int64_t safe_bytes = 0;        // round_up_MiB(sum × safety)
+  int64_t required_bytes = 0;    // safe_bytes, at least the floor when N >= 2
   bool floor_applied = false;    // the multi-GPU floor decided the size
 };
 
@@ -44,16 +46,13 @@ struct ShmPlan {
 // REQUIRES: inputs within the ranges above.
 Result<ShmPlan> PlanShm(const ShmInputs& in, const SizingConstants& k);
 
-// The plan in one sentence, e.g. "dshm needs 14078Mi = (4 procs × (8 workers × 2 + 2) × 160Mi +
-// 1Mi NCCL + 64Mi base) × 1.2"; `what` names the volume ("/dev/shm" for a Compose service).
+// The shm-plan finding of `plan` (checks.h): its terms as numbers (required_bytes, procs,
+// workers, prefetch_factor, in_flight_extra, batch_bytes, dataloader_bytes, nccl_bytes, base_bytes,
+// safety_ppm, floor_applied) and where the processes came from (procs_source); `volume` names the
+// volume ("dshm", "/dev/shm" for a Compose service); `pointer` is where the sizing is written.
 // REQUIRES: `plan` came from PlanShm with the same constants `k`.
-std::string PlanSummary(const ShmPlan& plan, const SizingConstants& k, std::string_view what = "dshm");
-
-// The arithmetic in words, one line per term and step, for a person to check (the `plan`
-// command prints it), e.g. "DataLoader: 4 procs × (8 workers × 2 prefetch + 2) × 160Mi =
-// 11520Mi". Apart from the plan, so that admission does not format what it never sends.
-// REQUIRES: `plan` came from PlanShm with the same constants `k`.
-std::vector<std::string> ExplainPlan(const ShmPlan& plan, const SizingConstants& k);
+Finding ShmPlanFinding(const ShmPlan& plan, const SizingConstants& k, std::string_view volume,
+                       const std::string& procs_source, std::string pointer = {});
 
 // A byte count for people: the exact quantity when it is a whole MiB or smaller than 1Mi
 // ("12Gi", "1000"), else MiB with one decimal ("147.1Mi").

@@ -10,6 +10,7 @@
 #include "cli/audit_output.h"
 #include "cli/ordered_pool.h"
 #include "io/file_text.h"
+#include "io/locate.h"
 #include "io/manifests.h"
 #include "shmguard/json_node.h"
 
@@ -29,16 +30,16 @@ bool IsList(const json& obj) {
 // kind: it is in the list's name.
 std::vector<AuditRecord> EvaluateListItem(const json& item, int index, const std::string& list_kind,
                                           const std::string& list_api_version, const Policy& policy,
-                                          const RuntimeCatalog& runtimes) {
+                                          const RuntimeCatalog& runtimes, const Exemptions& exemptions) {
   std::string item_kind = list_kind.size() > 4 ? list_kind.substr(0, list_kind.size() - 4) : "";
   std::vector<AuditRecord> records;
   if (item.is_object() && !item.contains("kind") && !item_kind.empty()) {
     json filled = item;
     filled["kind"] = item_kind;
     filled["apiVersion"] = list_api_version;
-    records = RecordsOf(filled, policy, runtimes);
+    records = RecordsOf(filled, policy, runtimes, exemptions);
   } else {
-    records = RecordsOf(item, policy, runtimes);
+    records = RecordsOf(item, policy, runtimes, exemptions);
   }
   for (AuditRecord& r : records) r.item = index;
   return records;
@@ -54,8 +55,44 @@ Result<io::FileText> ReadAll(std::istream& in) {
 // "~" or a bare "---": a document with nothing in it, neither counted nor shown.
 bool IsEmptyDocument(const io::Document& doc) { return !doc.error && doc.object->is_null(); }
 
-std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy& policy,
-                                          const RuntimeCatalog& runtimes) {
+// The line an error's where ("file:12", "line 12") names; 0 when none.
+int LineOf(const Error& e) {
+  size_t colon = e.where.rfind(':');
+  std::string_view n =
+      colon == std::string::npos ? std::string_view(e.where) : std::string_view(e.where).substr(colon + 1);
+  if (n.rfind("line ", 0) == 0) n.remove_prefix(5);
+  int line = 0;
+  for (char c : n) {
+    if (c < '0' || c > '9') return 0;
+    line = line * 10 + (c - '0');
+  }
+  return line;
+}
+
+// Fills the line and column of every finding of `records` (the objects of `doc`): a List's items
+// are found under /items/N of the document, or in their own text when handed out alone.
+void Locate(const io::Document& doc, std::vector<AuditRecord>& records) {
+  const bool own = !doc.object_text.empty();
+  std::string_view text = own ? doc.object_text : std::string_view(doc.text);
+  if (text.empty()) return;
+  std::vector<std::string> pointers;
+  for (const auto& r : records) {
+    std::string base = !own && r.item ? "/items/" + std::to_string(*r.item) : "";
+    for (const auto& f : r.findings) pointers.push_back(base + f.finding.pointer);
+  }
+  auto positions = io::LocatePointers(text, pointers, own ? doc.object_line : doc.line, own ? doc.object_column : 1);
+  size_t i = 0;
+  for (auto& r : records) {
+    for (auto& f : r.findings) {
+      f.line = positions[i].line;
+      f.column = positions[i].column;
+      ++i;
+    }
+  }
+}
+
+std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy& policy, const RuntimeCatalog& runtimes,
+                                          const Exemptions& exemptions, bool locate) {
   std::vector<AuditRecord> records;
   if (IsEmptyDocument(doc)) return records;
   auto add = [&](std::vector<AuditRecord>&& of_object) {
@@ -67,23 +104,22 @@ std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy&
     }
   };
   if (doc.error) {
-    AuditRecord r;
-    r.verdict = AuditVerdict::kError;
-    r.workload = true;
-    r.reasons.push_back(doc.error->ToString());
-    add({std::move(r)});
-  } else if (doc.item) {  // one item of a List, handed out alone
-    add(EvaluateListItem(*doc.object, *doc.item, doc.list_kind, doc.list_api_version, policy, runtimes));
+    add({UnreadableRecord(doc.file, *doc.error, LineOf(*doc.error))});
+    return records;
+  }
+  if (doc.item) {  // one item of a List, handed out alone
+    add(EvaluateListItem(*doc.object, *doc.item, doc.list_kind, doc.list_api_version, policy, runtimes, exemptions));
   } else if (IsList(*doc.object)) {
     const JsonNode list = *doc.object;
     const std::string kind(list.StringMember("kind")), api_version(list.StringMember("apiVersion"));
     const json& items = (*doc.object)["items"];
     for (size_t i = 0; i < items.size(); ++i) {
-      add(EvaluateListItem(items[i], static_cast<int>(i), kind, api_version, policy, runtimes));
+      add(EvaluateListItem(items[i], static_cast<int>(i), kind, api_version, policy, runtimes, exemptions));
     }
   } else {
-    add(RecordsOf(*doc.object, policy, runtimes));
+    add(RecordsOf(*doc.object, policy, runtimes, exemptions));
   }
+  if (locate) Locate(doc, records);
   return records;
 }
 
@@ -117,16 +153,32 @@ RuntimeCatalog CollectRuntimes(const std::vector<Result<std::vector<std::string>
 }  // namespace
 
 std::optional<AuditFormat> ParseAuditFormat(std::string_view name) {
-  if (name == "table") return AuditFormat::kTable;
-  if (name == "json") return AuditFormat::kJson;
-  if (name == "yaml") return AuditFormat::kYaml;
-  if (name == "patched") return AuditFormat::kPatched;
+  static constexpr std::pair<std::string_view, AuditFormat> kFormats[] = {
+      {"table", AuditFormat::kTable},   {"json", AuditFormat::kJson},
+      {"yaml", AuditFormat::kYaml},     {"patched", AuditFormat::kPatched},
+      {"sarif", AuditFormat::kSarif},   {"junit", AuditFormat::kJunit},
+      {"github", AuditFormat::kGithub}, {"policyreport", AuditFormat::kPolicyReport}};
+  for (const auto& [n, f] : kFormats) {
+    if (n == name) return f;
+  }
   return std::nullopt;
+}
+
+bool LocatesFindings(AuditFormat f) {
+  return f == AuditFormat::kJson || f == AuditFormat::kYaml || f == AuditFormat::kSarif || f == AuditFormat::kJunit ||
+         f == AuditFormat::kGithub;
+}
+
+std::optional<Severity> ParseFailOn(std::string_view name) {
+  if (name == "deny") return Severity::kError;
+  if (name == "warn") return Severity::kWarning;
+  return ParseSeverity(name);
 }
 
 AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& policy, std::istream& in,
                          io::Fidelity fidelity, unsigned jobs,
-                         const std::function<void(const io::Document&, std::vector<AuditRecord>&&)>& each) {
+                         const std::function<void(const io::Document&, std::vector<AuditRecord>&&)>& each,
+                         const Exemptions& exemptions, bool locate) {
   AuditSummary summary;
   struct Evaluated {
     io::Document doc;
@@ -144,10 +196,7 @@ AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& po
   auto fail = [&](const std::string& file, const Error& e) {
     io::Document doc;
     doc.file = file;
-    AuditRecord r;
-    r.file = file;
-    r.verdict = AuditVerdict::kError;
-    r.reasons.push_back(e.ToString());
+    AuditRecord r = UnreadableRecord(file, e, 0);
     summary.Add(r);
     each(doc, {std::move(r)});
   };
@@ -175,10 +224,11 @@ AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& po
         continue;
       }
       io::ForEachManifest(text->view(), file, fidelity, [&](io::Document&& doc) {
-        pool.Submit([doc = std::move(doc), &policy, &runtimes, fidelity]() mutable {
+        pool.Submit([doc = std::move(doc), &policy, &runtimes, &exemptions, fidelity, locate]() mutable {
           io::ParseDocument(doc, fidelity);
           bool empty = IsEmptyDocument(doc);
-          auto records = EvaluateDocument(doc, policy, runtimes);
+          auto records = EvaluateDocument(doc, policy, runtimes, exemptions, locate);
+          doc.object_text = {};                     // it points into the file's text, which goes away after the file
           if (fidelity == io::Fidelity::kPruned) {  // nothing prints it: free it here, not on the printing thread
             doc.object.reset();
             std::string().swap(doc.text);
@@ -192,13 +242,16 @@ AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& po
   return summary;
 }
 
-AuditResult CollectAudit(const std::vector<std::string>& paths, const Policy& policy, std::istream& in) {
+AuditResult CollectAudit(const std::vector<std::string>& paths, const Policy& policy, std::istream& in,
+                         const Exemptions& exemptions) {
   AuditResult result;
-  result.summary = StreamAudit(paths, policy, in, io::Fidelity::kFull, 1,
-                               [&](const io::Document& doc, std::vector<AuditRecord>&& records) {
-                                 if (doc.object || doc.error) result.documents.push_back(doc);
-                                 for (auto& r : records) result.records.push_back(std::move(r));
-                               });
+  result.summary = StreamAudit(
+      paths, policy, in, io::Fidelity::kFull, 1,
+      [&](const io::Document& doc, std::vector<AuditRecord>&& records) {
+        if (doc.object || doc.error) result.documents.push_back(doc);
+        for (auto& r : records) result.records.push_back(std::move(r));
+      },
+      exemptions, true);
   return result;
 }
 
@@ -207,23 +260,23 @@ ExitCode RunAudit(const AuditOptions& o, const Policy& policy, std::istream& in,
     err << "shmguard audit: give at least one file, directory or - for stdin\n";
     return ExitCode::kUsage;
   }
-  auto printer = MakeAuditPrinter(o.output, out);
+  auto printer = MakeAuditPrinter(o, out);
   bool findings = false;
   // Only -o patched prints objects back, so only it needs every field of a JSON document.
   io::Fidelity fidelity = o.output == AuditFormat::kPatched ? io::Fidelity::kFull : io::Fidelity::kPruned;
   unsigned jobs = o.jobs > 0 ? static_cast<unsigned>(o.jobs) : std::max(1u, std::thread::hardware_concurrency());
   AuditSummary summary = StreamAudit(
-      o.paths, policy, in, fidelity, jobs, [&](const io::Document& doc, std::vector<AuditRecord>&& records) {
+      o.paths, policy, in, fidelity, jobs,
+      [&](const io::Document& doc, std::vector<AuditRecord>&& records) {
         for (const auto& r : records) {
           if (r.verdict == AuditVerdict::kError) {
-            err << "shmguard audit: " << r.reasons.front() << "\n";
+            err << "shmguard audit: " << r.findings.front().finding.Value("error") << "\n";
           }
-          if (r.verdict == AuditVerdict::kDeny || (o.fail_on == FailOn::kWarn && r.verdict == AuditVerdict::kPatch)) {
-            findings = true;
-          }
+          if (auto worst = WorstSeverity(r); worst && *worst >= o.fail_on) findings = true;
         }
         printer->Document(doc, records);
-      });
+      },
+      o.ignore, LocatesFindings(o.output));
   printer->Finish(summary);
   if (summary.Count(AuditVerdict::kError)) return ExitCode::kUsage;
   return findings ? ExitCode::kFindings : ExitCode::kOk;

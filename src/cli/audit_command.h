@@ -20,27 +20,41 @@
 
 namespace shmguard::cli {
 
-enum class AuditFormat { kTable, kJson, kYaml, kPatched };
-// By the names --output takes: "table", "json", "yaml", "patched"; nullopt for anything else.
+enum class AuditFormat { kTable, kJson, kYaml, kPatched, kSarif, kJunit, kGithub, kPolicyReport };
+// By the names --output takes: "table", "json", "yaml", "patched", "sarif", "junit", "github",
+// "policyreport"; nullopt for anything else.
 std::optional<AuditFormat> ParseAuditFormat(std::string_view name);
+// True for the formats that report where a finding is (file:line:column).
+bool LocatesFindings(AuditFormat f);
 
-// The verdict from which the audit exits 1: kWarn, anything to patch; kDeny, a denial.
-enum class FailOn { kWarn, kDeny };
+// --fail-on: the least severe finding (not suppressed) that makes the audit exit 1. "error"
+// (alias "deny", the default), "warning" (alias "warn": anything the patch would fix), "info";
+// nullopt for anything else.
+std::optional<Severity> ParseFailOn(std::string_view name);
+
+// Which report API -o policyreport writes: wgpolicyk8s.io/v1alpha2 PolicyReport and
+// ClusterPolicyReport (Kyverno, Policy Reporter), or openreports.io/v1alpha1 Report and
+// ClusterReport (their successor).
+enum class ReportApi { kWgPolicy, kOpenReports };
 
 struct AuditOptions {
   std::vector<std::string> paths;  // files, directories, "-" for stdin
   AuditFormat output = AuditFormat::kTable;
-  FailOn fail_on = FailOn::kDeny;
-  int jobs = 0;  // threads parsing and evaluating; 0: one per CPU
+  Severity fail_on = Severity::kError;
+  int jobs = 0;            // threads parsing and evaluating; 0: one per CPU
+  Exemptions ignore = {};  // --ignore ID: reported as suppressed, never counted
+  ReportApi report_api = ReportApi::kWgPolicy;
 };
 
 // Evaluates everything under `paths` (stdin from `in`), calling `each` with every document and
 // the records it produced, in input order, on the calling thread; `jobs` threads parse and
 // evaluate (1: all on the calling thread). An unreadable path gives one "error" record with an
 // empty document. kPruned is faster, and `each` then gets documents without text or object.
+// `exemptions`: checks exempted everywhere; `locate`: fill each finding's line and column.
 AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& policy, std::istream& in,
                          io::Fidelity fidelity, unsigned jobs,
-                         const std::function<void(const io::Document&, std::vector<AuditRecord>&&)>& each);
+                         const std::function<void(const io::Document&, std::vector<AuditRecord>&&)>& each,
+                         const Exemptions& exemptions = {}, bool locate = false);
 
 struct AuditResult {
   std::vector<io::Document> documents;
@@ -48,11 +62,12 @@ struct AuditResult {
   AuditSummary summary;
 };
 
-// StreamAudit with kFull, everything kept (tests, small inputs).
-AuditResult CollectAudit(const std::vector<std::string>& paths, const Policy& policy, std::istream& in);
+// StreamAudit with kFull, everything kept and located (tests, small inputs).
+AuditResult CollectAudit(const std::vector<std::string>& paths, const Policy& policy, std::istream& in,
+                         const Exemptions& exemptions = {});
 
 // The whole command: stream, print in the chosen format, and return kUsage when any input was
-// unreadable, else kFindings when a verdict reaches --fail-on, else kOk.
+// unreadable, else kFindings when a finding that is not suppressed reaches --fail-on, else kOk.
 ExitCode RunAudit(const AuditOptions& options, const Policy& policy, std::istream& in, std::ostream& out,
                   std::ostream& err);
 

@@ -1,8 +1,10 @@
-// The audit printers: table, json, yaml, patched.
+// The audit printers: table, json, yaml, patched (the tools' formats have files of their own).
 #include "cli/audit_output.h"
 
+#include <algorithm>
 #include <iomanip>
 
+#include "io/finding_text.h"
 #include "io/yaml_emit.h"
 #include "shmguard/quantity.h"
 
@@ -60,13 +62,22 @@ class TablePrinter : public AuditPrinter {
            << (r.required_bytes > 0 ? FormatBytes(r.required_bytes) : "-") << " " << std::setw(9)
            << (r.memory_limit_bytes ? FormatBytes(*r.memory_limit_bytes) : "-") << " "
            << (r.current_shm.empty() ? "-" : r.current_shm) << "\n";
-      if (r.verdict == AuditVerdict::kOk && r.reasons.size() == 1 && r.changes.empty() && r.warnings.empty() &&
-          r.required_bytes == 0) {
+      if (r.verdict == AuditVerdict::kOk && r.findings.size() == 1 &&
+          r.findings[0].finding.severity == Severity::kInfo && r.changes.empty() && r.required_bytes == 0) {
         continue;  // unannotated and fine: one line is enough
       }
-      for (const auto& reason : r.reasons) out_ << "    " << reason << "\n";
+      // A mark per severity: "  " info, "! " warning, "x " error, "~ " exempted.
+      const bool prefix = PrefixPods(r);
+      for (const auto& f : r.findings) {
+        const Finding& x = f.finding;
+        const char* mark = x.suppressed                       ? "~ "
+                           : x.severity == Severity::kError   ? "x "
+                           : x.severity == Severity::kWarning ? "! "
+                                                              : "  ";
+        out_ << "  " << mark << "[" << x.id() << "] " << (x.suppressed ? "(exempted) " : "")
+             << io::FindingLine(x, prefix) << "\n";
+      }
       for (const auto& c : r.changes) out_ << "    + " << c << "\n";
-      for (const auto& w : r.warnings) out_ << "    ! " << w << "\n";
     }
   }
   void Finish(const AuditSummary& s) override {
@@ -84,6 +95,12 @@ class TablePrinter : public AuditPrinter {
       out_ << ")";
     }
     out_ << "\n";
+    if (!s.checks.empty()) {
+      out_ << "findings by check:";
+      for (const auto& [id, n] : s.checks) out_ << " " << id << " ×" << n;
+      if (s.suppressed) out_ << " (" << s.suppressed << " exempted)";
+      out_ << "\n";
+    }
   }
 
  private:
@@ -133,6 +150,25 @@ class YamlPrinter : public AuditPrinter {
   bool first_ = true;
 };
 
+// "# shmguard: shm-below-need, ipc-lock-missing (docs/checks.md)": what the patch of a YAML
+// document answers, the warnings and errors that are not exempted.
+std::string PatchedComment(const std::vector<AuditRecord>& records) {
+  std::vector<std::string> ids;
+  for (const auto& r : records) {
+    for (const auto& f : r.findings) {
+      std::string id(f.finding.id());
+      if (!f.finding.suppressed && f.finding.severity != Severity::kInfo &&
+          std::find(ids.begin(), ids.end(), id) == ids.end()) {
+        ids.push_back(id);
+      }
+    }
+  }
+  if (ids.empty()) return "";
+  std::string out = "# shmguard:";
+  for (size_t i = 0; i < ids.size(); ++i) out += (i ? ", " : " ") + ids[i];
+  return out + " (docs/checks.md)\n";
+}
+
 class PatchedPrinter : public AuditPrinter {
  public:
   explicit PatchedPrinter(std::ostream& out) : out_(out) {}
@@ -157,7 +193,7 @@ class PatchedPrinter : public AuditPrinter {
       }
       if (!first_) out_ << "---\n";
       text = d.is_json ? object.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
-                       : io::JsonToYaml(object);
+                       : PatchedComment(records) + io::JsonToYaml(object);
     }
     out_ << text;
     if (!text.empty() && text.back() != '\n') out_ << "\n";
@@ -183,6 +219,24 @@ json PodToJson(const AuditPod& p) {
 
 }  // namespace
 
+json FindingToJson(const AuditFinding& f, bool prefix_pod) {
+  const Finding& x = f.finding;
+  json numbers = json::object(), values = json::object();
+  for (const auto& [name, v] : x.numbers) numbers[std::string(name)] = v;
+  for (const auto& [name, v] : x.values) values[std::string(name)] = v;
+  json j = {{"id", x.id()},
+            {"severity", SeverityName(x.severity)},
+            {"pod", x.pod},
+            {"pointer", x.pointer},
+            {"line", f.line > 0 ? json(f.line) : json()},
+            {"column", f.column > 0 ? json(f.column) : json()},
+            {"message", io::FindingLine(x, prefix_pod)},
+            {"numbers", numbers},
+            {"values", values},
+            {"suppressed", x.suppressed}};
+  return j;
+}
+
 json RecordToJson(const AuditRecord& r, bool with_patch) {
   json j = {{"file", r.file},
             {"document", r.document},
@@ -192,8 +246,7 @@ json RecordToJson(const AuditRecord& r, bool with_patch) {
             {"namespace", r.namespace_name},
             {"name", r.name},
             {"verdict", AuditVerdictName(r.verdict)},
-            {"reasons", r.reasons},
-            {"warnings", r.warnings},
+            {"findings", json::array()},
             {"changes", r.changes},
             {"current_shm", r.current_shm},
             {"required_bytes", r.required_bytes},
@@ -201,6 +254,7 @@ json RecordToJson(const AuditRecord& r, bool with_patch) {
             {"memory_limit_bytes", r.memory_limit_bytes ? json(*r.memory_limit_bytes) : json()},
             {"pods", json::array()}};
   for (const auto& p : r.pods) j["pods"].push_back(PodToJson(p));
+  for (const auto& f : r.findings) j["findings"].push_back(FindingToJson(f, PrefixPods(r)));
   if (with_patch) j["patch"] = r.patch.ToJson();
   if (r.item) j["item"] = *r.item;
   if (!r.service.empty()) j["service"] = r.service;
@@ -210,14 +264,20 @@ json RecordToJson(const AuditRecord& r, bool with_patch) {
 json SummaryToJson(const AuditSummary& s) {
   json j = {{"files", s.files}, {"documents", s.documents}, {"objects", s.objects}, {"non_workloads", s.non_workloads}};
   for (AuditVerdict v : kAuditVerdicts) j[AuditVerdictName(v)] = s.Count(v);
+  j["checks"] = s.checks;
+  j["suppressed"] = s.suppressed;
   return j;
 }
 
-std::unique_ptr<AuditPrinter> MakeAuditPrinter(AuditFormat format, std::ostream& out) {
-  switch (format) {
+std::unique_ptr<AuditPrinter> MakeAuditPrinter(const AuditOptions& options, std::ostream& out) {
+  switch (options.output) {
     case AuditFormat::kJson: return std::make_unique<JsonPrinter>(out);
     case AuditFormat::kYaml: return std::make_unique<YamlPrinter>(out);
     case AuditFormat::kPatched: return std::make_unique<PatchedPrinter>(out);
+    case AuditFormat::kSarif: return MakeSarifPrinter(out);
+    case AuditFormat::kJunit: return MakeJunitPrinter(out, options.fail_on);
+    case AuditFormat::kGithub: return MakeGithubPrinter(out);
+    case AuditFormat::kPolicyReport: return MakePolicyReportPrinter(out, options.report_api);
     case AuditFormat::kTable: break;
   }
   return std::make_unique<TablePrinter>(out);

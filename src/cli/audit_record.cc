@@ -33,6 +33,10 @@ AuditVerdict AuditVerdictOf(Verdict v) {
 
 void AuditSummary::Add(const AuditRecord& r) {
   ++verdicts[r.verdict];
+  for (const auto& f : r.findings) {
+    ++checks[std::string(f.finding.id())];
+    if (f.finding.suppressed) ++suppressed;
+  }
   if (r.verdict != AuditVerdict::kError) ++objects;
   if (!r.workload && r.verdict == AuditVerdict::kSkip) {
     ++non_workloads;
@@ -45,12 +49,31 @@ int AuditSummary::Count(AuditVerdict v) const {
   return it == verdicts.end() ? 0 : it->second;
 }
 
+std::optional<Severity> WorstSeverity(const AuditRecord& r) {
+  std::optional<Severity> worst;
+  for (const auto& f : r.findings) {
+    if (!f.finding.suppressed && (!worst || f.finding.severity > *worst)) worst = f.finding.severity;
+  }
+  return worst;
+}
+
+bool PrefixPods(const AuditRecord& r) { return r.pods.size() > 1; }
+
+AuditRecord UnreadableRecord(const std::string& file, const Error& e, int line) {
+  AuditRecord r;
+  r.file = file;
+  r.verdict = AuditVerdict::kError;
+  r.workload = true;
+  r.findings.push_back({Finding(Check::kDocumentUnreadable).Val("error", e.ToString()), line, line > 0 ? 1 : 0});
+  return r;
+}
+
 namespace {
 
 // The record of `ev`, evaluated from `object` (whose apiVersion it takes when `ev` has none); with
 // `only`, the record of that pod alone (a Compose service, judged on its own): its verdict, patch
-// and the service's name. With several pods and no `only`, each pod's reasons, warnings and
-// changes start with its label ("replicatedJob workers: ...").
+// and the service's name. With several pods and no `only`, each pod's changes start with its
+// label ("replicatedJob workers: ...").
 // REQUIRES: `only` < ev.pods.size().
 AuditRecord RecordOf(const Evaluation& ev, const json& object, std::optional<size_t> only) {
   AuditRecord r;
@@ -60,18 +83,13 @@ AuditRecord RecordOf(const Evaluation& ev, const json& object, std::optional<siz
   r.name = ev.name;
   r.verdict = AuditVerdictOf(ev.verdict);
   r.workload = ev.workload;
-  r.reasons = ev.reasons;
-  r.warnings = ev.warnings;
+  for (const auto& f : ev.findings) r.findings.push_back({f});
   const bool prefix = ev.pods.size() > 1 && !only;
   for (size_t i = 0; i < ev.pods.size(); ++i) {
     const PodEvaluation& p = ev.pods[i];
     if (only && i != *only) continue;
-    auto add = [&](std::vector<std::string>& to, const std::vector<std::string>& from) {
-      for (const auto& text : from) to.push_back(prefix ? p.label + ": " + text : text);
-    };
-    add(r.reasons, p.reasons);
-    add(r.warnings, p.warnings);
-    add(r.changes, p.changes);
+    for (const auto& f : p.findings) r.findings.push_back({f});
+    for (const auto& text : p.changes) r.changes.push_back(prefix ? p.label + ": " + text : text);
     r.required_bytes = std::max(r.required_bytes, p.required_bytes);
     r.pods.push_back({p.path, p.label, p.verdict, p.current_shm, p.required_bytes, p.estimated, p.memory_limit_bytes});
     if (r.current_shm.empty() || p.plan) r.current_shm = p.current_shm;
@@ -90,8 +108,9 @@ AuditRecord RecordOf(const Evaluation& ev, const json& object, std::optional<siz
 
 }  // namespace
 
-std::vector<AuditRecord> RecordsOf(const json& object, const Policy& policy, const RuntimeCatalog& runtimes) {
-  Evaluation ev = Evaluate(object, policy, {}, Wording::kEverything, &runtimes);
+std::vector<AuditRecord> RecordsOf(const json& object, const Policy& policy, const RuntimeCatalog& runtimes,
+                                   const Exemptions& exemptions) {
+  Evaluation ev = Evaluate(object, policy, {}, Detail::kAll, &runtimes, PodSecurityLevel::kPrivileged, exemptions);
   std::vector<AuditRecord> records;
   if (!ev.separate_pods || ev.pods.empty()) {
     records.push_back(RecordOf(ev, object, std::nullopt));

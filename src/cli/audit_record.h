@@ -1,6 +1,7 @@
-// What the audit says of one object: the core's Evaluation as typed records (verdict, reasons,
-// patch, the pods' sizes), one per object or one per Compose service, and the counts over an
-// audit. Printing them is audit_output's; reading files into objects is audit_command's.
+// What the audit says of one object: the core's Evaluation as typed records (verdict, findings
+// with their places in the file, patch, the pods' sizes), one per object or one per Compose
+// service, and the counts over an audit. Printing them is audit_output's; reading files into
+// objects, and finding the places, is audit_command's.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +37,14 @@ struct AuditPod {
   bool operator==(const AuditPod&) const = default;
 };
 
+// A finding and where it is in the input: the field at fault, or the nearest parent that is
+// written (a missing field). 0: not located (the output does not need it, or no text to read).
+struct AuditFinding {
+  Finding finding;
+  int line = 0, column = 0;  // 1-based
+  bool operator==(const AuditFinding&) const = default;
+};
+
 // One object of the input and its verdict.
 struct AuditRecord {
   std::string file;
@@ -45,8 +54,9 @@ struct AuditRecord {
   std::string api_version, kind, namespace_name, name;
   std::string service;  // a Compose service: each is a record of its own
   AuditVerdict verdict = AuditVerdict::kError;
-  bool workload = false;  // false: a non-workload document (Service, ConfigMap...)
-  std::vector<std::string> reasons, warnings, changes;
+  bool workload = false;               // false: a non-workload document (Service, ConfigMap...)
+  std::vector<AuditFinding> findings;  // the object's, then each pod's
+  std::vector<std::string> changes;    // what the patch does, one line each
   std::vector<AuditPod> pods;
   JsonPatch patch;  // relative to the document or List item
   std::string current_shm;
@@ -59,13 +69,27 @@ struct AuditSummary {
   int files = 0, documents = 0, objects = 0, non_workloads = 0;
   std::map<AuditVerdict, int> verdicts;
   std::map<std::string, int> skipped_kinds;  // non-workload kinds seen
+  std::map<std::string, int> checks;         // findings by check ID (suppressed ones included)
+  int suppressed = 0;
   void Add(const AuditRecord& r);
   int Count(AuditVerdict v) const;
 };
 
-// Evaluates `object` (TrainJobs against `runtimes`) with every reason worded: one record, or one
-// per pod when its pods are separate applications (a Compose file's services). Never fails, as
-// Evaluate never does: a malformed field is a kDeny naming it, a non-workload a kSkip saying why.
-std::vector<AuditRecord> RecordsOf(const nlohmann::json& object, const Policy& policy, const RuntimeCatalog& runtimes);
+// Whether a record's findings name their pod: the record stands for several pods.
+bool PrefixPods(const AuditRecord& r);
+
+// The most severe finding of `r` that is not suppressed; nullopt when it has none.
+std::optional<Severity> WorstSeverity(const AuditRecord& r);
+
+// An input that could not be read at all (a file, a document that does not parse): one error
+// record with a document-unreadable finding at `line` (0: unknown).
+AuditRecord UnreadableRecord(const std::string& file, const Error& e, int line);
+
+// Evaluates `object` (TrainJobs against `runtimes`) with every finding: one record, or one per
+// pod when its pods are separate applications (a Compose file's services). `exemptions`: the
+// caller's exempted checks (--ignore). Never fails, as Evaluate never does: a malformed field is
+// an error finding naming it, a non-workload a kSkip saying why.
+std::vector<AuditRecord> RecordsOf(const nlohmann::json& object, const Policy& policy, const RuntimeCatalog& runtimes,
+                                   const Exemptions& exemptions = {});
 
 }  // namespace shmguard::cli

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "cli/audit_output.h"
+#include "io/finding_text.h"
 #include "shmguard/docker_bytes.h"
 #include "shmguard/memory_limit.h"
 #include "shmguard/pod_facts.h"
@@ -79,15 +81,23 @@ ExitCode RunPlan(const PlanOptions& o, const Policy& policy, std::ostream& out, 
   }
   const PodFacts& facts = in->facts;
   const ShmPlan& plan = *planned;
-  LimitCheck limit = CheckLimit(plan.required_bytes, facts, policy, "dshm");
-  const bool denied = !limit.denial.empty();
-  std::vector<std::string> reasons = {PlanSummary(plan, policy.sizing) + " (" + std::to_string(facts.procs) +
-                                      (facts.procs == 1 ? " proc" : " procs") + " from " + facts.procs_source + ")"};
-  if (!limit.denial.empty()) reasons.push_back(limit.denial);
-  if (!limit.left.empty()) reasons.push_back(limit.left);
-  std::vector<std::string> warnings;
-  if (!limit.warning.empty()) warnings.push_back(limit.warning);
-  const std::vector<std::string> arithmetic = ExplainPlan(plan, policy.sizing);
+  LimitCheck limit = CheckLimit(plan.required_bytes, facts, policy, ShmUse{});
+  const bool denied = limit.denial.has_value();
+  // The same catalogue as the webhook's: the plan, the memory limit, the layout's advice.
+  std::vector<Finding> findings = {ShmPlanFinding(plan, policy.sizing, "dshm", facts.procs_source)};
+  for (auto* f : {&limit.denial, &limit.headroom, &limit.missing}) {
+    if (*f) findings.push_back(std::move(**f));
+  }
+  if (o.procs && o.gpus > 0 && *o.procs != o.gpus) {
+    findings.push_back(Finding(Check::kProcsGpusMismatch)
+                           .Num("procs", *o.procs)
+                           .Num("gpus", o.gpus)
+                           .Val("procs_source", facts.procs_source));
+  }
+  if (o.gpus == 1 && o.nodes > 1) {
+    findings.push_back(Finding(Check::kSingleGpuPods).Num("pods", o.nodes).Val("pods_source", "--nodes"));
+  }
+  const std::vector<std::string> arithmetic = io::ExplainPlan(plan, policy.sizing);
   // The same answer in the three places /dev/shm is set: a pod's volume, docker run, Compose.
   // Locked memory goes wherever a pod would get IPC_LOCK (what pin_memory needs).
   const bool lock = policy.ipc_lock == ContainerSelection::kAll ||
@@ -106,8 +116,7 @@ ExitCode RunPlan(const PlanOptions& o, const Policy& policy, std::ostream& out, 
               {"left_for_processes_bytes",
                facts.memory_limit_bytes ? json(*facts.memory_limit_bytes - plan.required_bytes) : json()},
               {"verdict", denied ? "deny" : "ok"},
-              {"reasons", reasons},
-              {"warnings", warnings},
+              {"findings", json::array()},
               {"terms",
                {{"dataloader_bytes", plan.dataloader_bytes},
                 {"nccl_shm_bytes", plan.nccl_shm_bytes},
@@ -118,6 +127,7 @@ ExitCode RunPlan(const PlanOptions& o, const Policy& policy, std::ostream& out, 
               {"kubernetes", {{"volume", volume}, {"mountPath", kShmPath}, {"ipc_lock", lock}}},
               {"docker_run", docker_run},
               {"compose", compose}};
+    for (const auto& f : findings) j["findings"].push_back(FindingToJson({f}, false));
     out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     out << "/dev/shm needs " << FormatBytes(plan.required_bytes) << " (" << plan.required_bytes << " bytes)\n";
@@ -125,8 +135,10 @@ ExitCode RunPlan(const PlanOptions& o, const Policy& policy, std::ostream& out, 
     if (facts.memory_limit_bytes) {
       out << "memory limit " << FormatBytes(*facts.memory_limit_bytes) << ": " << (denied ? "DENY" : "ok") << "\n";
     }
-    for (size_t i = 1; i < reasons.size(); ++i) out << "  " << reasons[i] << "\n";
-    for (const auto& w : warnings) out << "  warning: " << w << "\n";
+    for (size_t i = 1; i < findings.size(); ++i) {
+      out << "  " << SeverityName(findings[i].severity) << " [" << findings[i].id() << "] "
+          << io::FindingText(findings[i]) << "\n";
+    }
     out << "verdict: " << (denied ? "deny" : "ok") << "\n";
     out << "set it:\n"
         << "  Kubernetes: volume " << kShmVolumeName

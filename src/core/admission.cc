@@ -1,4 +1,4 @@
-// ParseReview, Decide and FitWarnings.
+// ParseReview, Decide and FixedByPatch.
 #include "shmguard/admission.h"
 
 #include <set>
@@ -10,22 +10,11 @@
 namespace shmguard {
 namespace {
 
-constexpr size_t kMaxWarningBytes = 120;
-constexpr size_t kMaxWarningsTotal = 4000;
-constexpr std::string_view kPrefix = "shmguard: ";
-
 Result<std::string> OptionalString(JsonNode obj, const char* key, const std::string& where) {
   JsonNode v = obj.Find(key);
   if (!v) return std::string();
   if (!v.IsString()) return MakeError(Code::kInvalidInput, "must be a string", where + "/" + key);
   return std::string(v.String());
-}
-
-// Cuts `s` to at most `n` bytes without splitting a UTF-8 sequence.
-size_t Utf8Cut(std::string_view s, size_t n) {
-  if (s.size() <= n) return s.size();
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
-  return n;
 }
 
 }  // namespace
@@ -79,44 +68,14 @@ Result<AdmissionRequest> ParseReview(JsonNode review) {
   return r;
 }
 
-std::vector<std::string> FitWarnings(const std::vector<std::string>& warnings) {
-  std::vector<std::string> pieces;
-  for (const auto& w : warnings) {
-    std::string_view rest = w;
-    if (rest.substr(0, kPrefix.size()) == kPrefix) rest.remove_prefix(kPrefix.size());
-    bool first = true;
-    while (!rest.empty()) {
-      std::string head = first ? std::string(kPrefix) : std::string(kPrefix) + "... ";
-      size_t room = kMaxWarningBytes - head.size();
-      size_t cut = Utf8Cut(rest, room);
-      if (cut < rest.size()) {
-        size_t space = rest.substr(0, cut).rfind(' ');
-        if (space != std::string_view::npos && space > room / 2) cut = space;
-      }
-      pieces.push_back(head + std::string(rest.substr(0, cut)));
-      rest.remove_prefix(cut);
-      while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
-      first = false;
-    }
+bool FixedByPatch(const Finding& f) {
+  switch (f.check) {
+    case Check::kShmBelowNeed: return f.severity != Severity::kError;  // an error: a kind shmguard does not patch
+    case Check::kIpcLockMissing:
+    case Check::kHostIpcMissing:
+    case Check::kComposeShmDefault: return true;
+    default: return false;
   }
-  std::vector<std::string> out;
-  std::set<std::string> seen;
-  size_t total = 0, dropped = 0;
-  const size_t reserve = 80;  // room for the closing note
-  for (auto& p : pieces) {
-    if (!seen.insert(p).second) continue;
-    if (total + p.size() > kMaxWarningsTotal - reserve) {
-      ++dropped;
-      continue;
-    }
-    total += p.size();
-    out.push_back(std::move(p));
-  }
-  if (dropped > 0) {
-    out.push_back(std::string(kPrefix) + std::to_string(dropped) +
-                  " more warnings left out; run `shmguard audit` on the manifest for all of them");
-  }
-  return out;
 }
 
 Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face, const NamespaceLabels& labels) {
@@ -129,50 +88,50 @@ Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face
   // Only Kubernetes objects are admitted: a body shaped like a Compose file is left alone.
   if (IsComposeDocument(request.object)) return d;
 
-  // A /mutate answer carries warnings and denials only: the allowed pods' reasons and the
-  // patch's descriptions are not put in words.
+  // A /mutate answer carries warnings and denials only: info findings are not recorded.
   Evaluation ev = Evaluate(request.object, policy, request.namespace_name,
-                           face == Face::kMutate ? Wording::kDenialsAndWarnings : Wording::kEverything, nullptr,
-                           labels.pod_security);
+                           face == Face::kMutate ? Detail::kProblems : Detail::kAll, nullptr, labels.pod_security);
   d.verdict = ev.verdict;
   d.required_bytes = ev.RequiredBytes();
   d.name = ev.name;
+  d.prefix_pods = ev.pods.size() > 1;
   if (ev.verdict == Verdict::kSkip) return d;
   const bool enforce = ev.rule.mode == NamespaceMode::kEnforce || labels.enforce;
 
-  std::vector<std::string> problems;  // what is wrong, for a denial or warnings
+  // What is wrong: errors, and (on /validate, which sees the object after mutation) what a patch
+  // should have fixed; then what only warrants a warning.
+  std::vector<Finding> problems, warnings;
+  auto sort = [&](const Finding& f, Verdict pod_verdict) {
+    if (f.suppressed) return;
+    // A denial cites the arithmetic it refuses.
+    if (f.check == Check::kShmPlan && pod_verdict == Verdict::kDeny) return problems.push_back(f);
+    if (f.severity == Severity::kInfo) return;
+    if (f.severity == Severity::kError) return problems.push_back(f);
+    const bool patched_part =
+        pod_verdict == Verdict::kPatch && (FixedByPatch(f) || f.check == Check::kSizedWithoutAnnotations);
+    if (face == Face::kValidate && patched_part) return problems.push_back(f);
+    if (face == Face::kMutate && pod_verdict == Verdict::kPatch && FixedByPatch(f)) return;  // the patch fixes it
+    warnings.push_back(f);
+  };
+  for (const auto& f : ev.findings) sort(f, ev.verdict);
   for (const auto& p : ev.pods) {
-    std::string prefix = ev.pods.size() > 1 ? p.label + ": " : "";
-    if (p.verdict == Verdict::kDeny) {
-      for (const auto& r : p.reasons) problems.push_back(prefix + r);
-    } else if (p.verdict == Verdict::kPatch && face == Face::kValidate) {
-      // An estimated size: first why /dev/shm is too small, with the numbers.
-      if (p.estimated && !p.reasons.empty()) problems.push_back(prefix + p.reasons.back());
-      for (const auto& c : p.changes) problems.push_back(prefix + "missing: " + c);
-    }
-  }
-  for (const auto& r : ev.reasons) {
-    if (ev.verdict == Verdict::kDeny) problems.push_back(r);
+    for (const auto& f : p.findings) sort(f, p.verdict);
   }
 
   if (face == Face::kMutate) {
     if (ev.verdict == Verdict::kPatch) d.patch = std::move(ev.patch);
-    std::vector<std::string> warnings = problems;
-    for (const auto& w : ev.AllWarnings()) warnings.push_back(w);
-    d.warnings = FitWarnings(warnings);
+    d.findings = std::move(problems);
+    d.findings.insert(d.findings.end(), warnings.begin(), warnings.end());
     return d;
   }
   if (enforce && !problems.empty()) {
     d.allowed = false;
     d.code = 403;
-    d.message = "shmguard denied " + request.kind + " " + request.namespace_name + "/" +
-                (request.name.empty() ? ev.name : request.name) + ":";
-    for (const auto& p : problems) d.message += " " + p + ";";
-    d.message.pop_back();
+    d.findings = std::move(problems);
     return d;
   }
-  for (const auto& w : ev.warnings) problems.push_back(w);  // the workload's own (TrainJob annotations)
-  d.warnings = FitWarnings(problems);
+  d.findings = std::move(problems);
+  d.findings.insert(d.findings.end(), warnings.begin(), warnings.end());
   return d;
 }
 

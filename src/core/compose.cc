@@ -87,6 +87,7 @@ Result<json> ReadLabels(JsonNode value, const std::string& pointer) {
 struct ServiceGpus {
   int64_t count = 0;
   bool all = false;
+  std::string pointer;  // the request that asks for every GPU
 };
 
 // One device request (deploy.resources.reservations.devices[i] or gpus[i]): `count` (a number
@@ -114,6 +115,7 @@ Result<bool> AddRequest(JsonNode request, const std::string& pointer, ServiceGpu
   }
   if (n == -1) {
     gpus.all = true;
+    if (gpus.pointer.empty()) gpus.pointer = pointer;
   } else if (n < 0 || n > kMaxGpus) {
     return Invalid(pointer + "/count", "must be \"all\" or a GPU count from 0 to " + std::to_string(kMaxGpus));
   } else {
@@ -141,6 +143,7 @@ Result<ServiceGpus> ReadGpus(JsonNode service, const std::string& at) {
   if (requests.IsString()) {
     if (!requests.Is("all")) return Invalid(at + "/gpus", "must be \"all\" or a list of device requests");
     gpus.all = true;
+    if (gpus.pointer.empty()) gpus.pointer = at + "/gpus";
   } else if (requests.IsArray()) {
     i = 0;
     for (JsonNode r : requests.Items()) {
@@ -156,7 +159,7 @@ Result<ServiceGpus> ReadGpus(JsonNode service, const std::string& at) {
 // The memory limit: mem_limit, else deploy.resources.limits.memory.
 struct ServiceMemory {
   std::optional<int64_t> bytes;
-  std::string source;
+  std::string source, pointer;
 };
 
 Result<ServiceMemory> ReadMemory(JsonNode service, const std::string& at) {
@@ -166,13 +169,16 @@ Result<ServiceMemory> ReadMemory(JsonNode service, const std::string& at) {
     if (!bytes) return bytes.error();
     m.bytes = *bytes;
     m.source = "mem_limit";
+    m.pointer = at + "/mem_limit";
   } else if (JsonNode limit = service.Find("deploy").Find("resources").Find("limits").Find("memory")) {
     auto bytes = ReadComposeBytes(limit, at + "/deploy/resources/limits/memory");
     if (!bytes) return bytes.error();
     m.bytes = *bytes;
     m.source = "deploy.resources.limits.memory";
+    m.pointer = at + "/deploy/resources/limits/memory";
   } else {
     m.source = "the service sets no mem_limit";
+    m.pointer = at + "/mem_limit";
   }
   return m;
 }
@@ -199,15 +205,14 @@ Result<json> ServicePodSpec(JsonNode service, const std::string& name, const std
   int64_t count = gpus->count;
   if (gpus->all && count == 0) {
     count = 1;
-    t.notes.push_back(
-        "the service reserves every GPU of the host (count: all or no count), a number shmguard "
-        "cannot know: sized for 1 GPU; set the label shmguard.io/procs-per-pod to its processes");
+    t.findings.push_back(Finding(Check::kComposeGpuCountUnknown, gpus->pointer));
   }
   json limits = json::object();
   if (count > 0) limits["nvidia.com/gpu"] = count;
   if (memory->bytes) limits["memory"] = std::to_string(*memory->bytes);
   container["resources"] = {{"limits", std::move(limits)}};
   t.memory_limit_source = memory->source;
+  t.memory_limit_pointer = memory->pointer;
   return json{{"containers", json::array({std::move(container)})}, {"hostIPC", service.Find("ipc").Is("host")}};
 }
 
@@ -287,7 +292,7 @@ Result<PodPatch> BuildServicePatch(const PodTemplate& t, const PodFacts& facts, 
   PodPatch p;
   JsonNode service = t.compose_service;
   const std::string& at = t.spec_pointer;
-  if (!facts.host_ipc && (!mount.size_limit || *mount.size_limit < options.required_bytes)) {
+  if (options.shm && !facts.host_ipc && (!mount.size_limit || *mount.size_limit < options.required_bytes)) {
     // With a unit, a string; a plain byte count as an integer, which Compose reads exactly.
     const std::string size = FormatDockerBytes(options.required_bytes);
     const std::string value = IsDigit(size.back()) ? size : JsonQuoted(size);
@@ -296,6 +301,8 @@ Result<PodPatch> BuildServicePatch(const PodTemplate& t, const PodFacts& facts, 
     } else {
       p.ops.Add(at + "/shm_size", value);
     }
+    p.volume = true;
+    p.shm_pointer = at + "/shm_size";
     if (options.describe_changes) {
       p.changes.push_back("set shm_size: " + size + " (was " +
                           (mount.size_limit ? FormatDockerBytes(*mount.size_limit)
@@ -310,6 +317,8 @@ Result<PodPatch> BuildServicePatch(const PodTemplate& t, const PodFacts& facts, 
   JsonNode memlock = ulimits.Find("memlock");
   auto unlimited = [](JsonNode v) { return v.IsInteger() && v.Integer() == -1; };
   if (unlimited(memlock) || (unlimited(memlock.Find("soft")) && unlimited(memlock.Find("hard")))) return p;
+  p.locked.push_back(t.label.substr(t.label.find(' ') + 1));  // the service's name
+  p.lock_pointer = at + "/ulimits/memlock";
   if (!ulimits) {
     p.ops.Add(at + "/ulimits", R"({"memlock":-1})");
   } else if (!ulimits.IsObject()) {

@@ -1,16 +1,55 @@
-// Evaluate: discovery, the namespace's rule, and every pod template's verdict (EvaluatePod)
-// gathered into the workload's verdict and patch.
+// Evaluate: discovery, the namespace's rule, the exemptions, and every pod template's verdict
+// (EvaluatePod) gathered into the workload's verdict and patch.
 #include "shmguard/evaluation.h"
 
 #include <algorithm>
 
 #include "pod_evaluation.h"
+#include "shm_remedy.h"
 
 namespace shmguard {
 namespace {
 
-std::string Prefixed(const std::string& label, const std::string& text, bool prefix) {
-  return prefix ? label + ": " + text : text;
+// The checks a shmguard.io/ignore value names ("id,id"; spaces around IDs allowed). An unknown
+// ID is an annotation-invalid warning at `pointer`: a typo must not exempt nothing silently.
+std::vector<Check> ReadIgnore(JsonNode value, const std::string& pointer, std::vector<Finding>& findings) {
+  std::vector<Check> out;
+  if (!value) return out;
+  if (!value.IsString()) {
+    findings.push_back(Finding(Check::kAnnotationInvalid, pointer)
+                           .At(Severity::kWarning)
+                           .Val("annotation", kIgnoreAnnotation)
+                           .Val("error", "must be a string of check IDs such as \"shm-plan,no-gpus\""));
+    return out;
+  }
+  std::string_view rest = value.String();
+  while (!rest.empty()) {
+    size_t comma = rest.find(',');
+    std::string_view id = rest.substr(0, comma);
+    while (!id.empty() && id.front() == ' ') id.remove_prefix(1);
+    while (!id.empty() && id.back() == ' ') id.remove_suffix(1);
+    if (auto c = FindCheck(id)) {
+      out.push_back(*c);
+    } else if (!id.empty()) {
+      findings.push_back(Finding(Check::kAnnotationInvalid, pointer)
+                             .At(Severity::kWarning)
+                             .Val("annotation", kIgnoreAnnotation)
+                             .Val("error", "\"" + std::string(id) + "\" is not a check ID (docs/checks.md)"));
+    }
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  }
+  return out;
+}
+
+// Marks the object's own findings that are exempted; true while one of them is an error
+// that is not.
+bool SettleObject(std::vector<Finding>& findings, const std::vector<Check>& exempt) {
+  bool error = false;
+  for (auto& f : findings) {
+    f.suppressed = std::find(exempt.begin(), exempt.end(), f.check) != exempt.end();
+    error = error || (!f.suppressed && f.severity == Severity::kError);
+  }
+  return error;
 }
 
 }  // namespace
@@ -25,19 +64,9 @@ const char* VerdictName(Verdict v) {
   return "skip";
 }
 
-std::vector<std::string> Evaluation::AllReasons() const {
-  std::vector<std::string> out = reasons;
-  for (const auto& p : pods) {
-    for (const auto& r : p.reasons) out.push_back(Prefixed(p.label, r, pods.size() > 1));
-  }
-  return out;
-}
-
-std::vector<std::string> Evaluation::AllWarnings() const {
-  std::vector<std::string> out = warnings;
-  for (const auto& p : pods) {
-    for (const auto& r : p.warnings) out.push_back(Prefixed(p.label, r, pods.size() > 1));
-  }
+std::vector<Finding> Evaluation::AllFindings() const {
+  std::vector<Finding> out = findings;
+  for (const auto& p : pods) out.insert(out.end(), p.findings.begin(), p.findings.end());
   return out;
 }
 
@@ -49,15 +78,23 @@ int64_t Evaluation::RequiredBytes() const {
   return out;
 }
 
-Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view namespace_name, Wording wording,
-                    const RuntimeCatalog* runtimes, PodSecurityLevel namespace_pod_security) {
+Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view namespace_name, Detail detail,
+                    const RuntimeCatalog* runtimes, PodSecurityLevel namespace_pod_security,
+                    const Exemptions& exemptions) {
   Evaluation ev;
   auto workload = FindPodTemplates(object, runtimes);
   if (!workload) {
     const Error& e = workload.error();
-    ev.verdict = e.code == Code::kUnsupportedKind ? Verdict::kSkip : Verdict::kDeny;
-    ev.reasons.push_back(e.ToString());
     ev.kind = object.StringMember("kind");
+    if (e.code == Code::kUnsupportedKind) {
+      ev.verdict = Verdict::kSkip;
+      if (detail == Detail::kAll) ev.findings.push_back(Finding(Check::kNotAWorkload, "/kind").Val("error", e.message));
+      return ev;
+    }
+    ev.findings.push_back(Finding(Check::kObjectInvalid, e.where.rfind('/', 0) == 0 ? e.where : "")
+                              .Val("where", e.where)
+                              .Val("error", e.message));
+    ev.verdict = SettleObject(ev.findings, exemptions.checks) ? Verdict::kDeny : Verdict::kOk;
     return ev;
   }
   const Workload& w = *workload;
@@ -77,14 +114,41 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view name
   ev.rule.pod_security = std::max(ev.rule.pod_security, namespace_pod_security);
   if (ev.rule.mode == NamespaceMode::kOff) {
     ev.verdict = Verdict::kSkip;
-    ev.reasons.push_back(w.cluster_scoped ? "cluster-scoped objects are off in the policy (its \"*\" rule)"
-                                          : "namespace " + ev.namespace_name + " is off in the policy");
+    if (detail == Detail::kAll) {
+      ev.findings.push_back(Finding(Check::kNamespaceOff, "/metadata")
+                                .Val("namespace", ev.namespace_name)
+                                .Num("cluster_scoped", w.cluster_scoped ? 1 : 0));
+    }
     return ev;
   }
-  ev.reasons = w.notes;
-  ev.warnings = w.warnings;
+  // Exempted for every pod: the caller's, the rule's, the object's own annotation.
+  std::vector<Check> exempt = exemptions.checks;
+  exempt.insert(exempt.end(), ev.rule.ignore.begin(), ev.rule.ignore.end());
+  std::vector<Finding> own = w.findings;
+  if (JsonNode ignore = object.Find("metadata").Find("annotations").Find(kIgnoreAnnotation)) {
+    std::vector<Check> object_ignore = ReadIgnore(ignore, "/metadata/annotations/shmguard.io~1ignore", own);
+    exempt.insert(exempt.end(), object_ignore.begin(), object_ignore.end());
+  }
+  for (auto& f : own) {
+    if (detail == Detail::kAll || f.severity != Severity::kInfo) ev.findings.push_back(std::move(f));
+  }
+  bool object_error = SettleObject(ev.findings, exempt);
   for (const auto& t : w.templates) {
-    PodEvaluation pe = EvaluatePod(t, w, ev.rule, policy, wording);
+    PodContext ctx{detail, exempt};
+    std::vector<Finding> ignore_findings;
+    auto it = t.annotations.find(kIgnoreAnnotation);
+    if (it != t.annotations.end()) {
+      // The template's value wins over the workload's, as for every shmguard.io/ annotation.
+      ctx.exempt = exemptions.checks;
+      ctx.exempt.insert(ctx.exempt.end(), ev.rule.ignore.begin(), ev.rule.ignore.end());
+      auto own_ignore = ReadIgnore(it->second, AnnotationPointer(t, kIgnoreAnnotation), ignore_findings);
+      ctx.exempt.insert(ctx.exempt.end(), own_ignore.begin(), own_ignore.end());
+    }
+    PodEvaluation pe = EvaluatePod(t, w, ev.rule, policy, ctx);
+    for (auto& f : ignore_findings) {
+      f.pod = pe.label;
+      pe.findings.insert(pe.findings.begin(), std::move(f));
+    }
     ev.patch.Extend(pe.patch);
     if (!w.separate_pods) pe.patch = JsonPatch();  // only separate applications are patched one by one
     ev.verdict = ev.pods.empty() ? pe.verdict : std::max(ev.verdict, pe.verdict);
@@ -92,8 +156,9 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view name
   }
   if (ev.pods.empty()) {
     ev.verdict = Verdict::kOk;
-    ev.reasons.push_back("no pod templates");
+    if (detail == Detail::kAll) ev.findings.push_back(Finding(Check::kNoPodTemplates, "/spec"));
   }
+  if (object_error) ev.verdict = Verdict::kDeny;
   // A workload one of whose pods is denied is not patched at all: /mutate sends no patch then,
   // and the audit shows what /mutate would do. Separate applications are patched one by one.
   if (ev.verdict == Verdict::kDeny && !ev.separate_pods) ev.patch = JsonPatch();

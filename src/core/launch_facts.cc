@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "shmguard/json_patch.h"
 #include "shmguard/shm_plan.h"
 
 namespace shmguard {
@@ -97,11 +98,15 @@ Result<bool> ReadLaunchFacts(const PodTemplate& t, const std::vector<JsonNode>& 
     f.procs = **procs;
     f.procs_source = "annotation ";  // in two steps: GCC 12 -Warray-bounds misreads the sum
     f.procs_source += kProcsPerPodAnnotation;
+    f.procs_stated = true;
+    f.procs_pointer = AnnotationPointer(t, kProcsPerPodAnnotation);
   } else if (!t.procs_field.empty()) {  // the kind's own field, as its controller reads it
     auto n = ParseCount(t.procs_field);
     if (n && *n >= 1 && *n <= kMaxProcs) {
       f.procs = *n;
       f.procs_source = t.procs_source + " " + t.procs_field;
+      f.procs_stated = true;
+      f.procs_pointer = t.spec_pointer;
     } else if (gpu_words(t.procs_field)) {
       f.procs = std::min(f.gpus, kMaxProcs);
       f.procs_source = t.procs_source + " " + t.procs_field + " (" + std::to_string(f.gpus) + " GPUs)";
@@ -118,6 +123,8 @@ Result<bool> ReadLaunchFacts(const PodTemplate& t, const std::vector<JsonNode>& 
       if (n && *n >= 1 && *n <= kMaxProcs) {
         f.procs = *n;
         f.procs_source = src;
+        f.procs_stated = true;
+        f.procs_pointer = f.containers[i].pointer + (pass == 0 ? "/env" : "/command");
         break;
       }
       if (gpu_words(v)) {

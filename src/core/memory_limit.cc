@@ -2,7 +2,6 @@
 #include "shmguard/memory_limit.h"
 
 #include "shmguard/int128.h"
-#include "shmguard/quantity.h"
 
 namespace shmguard {
 namespace {
@@ -12,40 +11,39 @@ bool ExceedsFraction(int64_t required, int64_t limit, int64_t ppm) {
   return static_cast<Int128>(required) * 1'000'000 > static_cast<Int128>(limit) * ppm;
 }
 
-}  // namespace
-
-std::string MemoryLimitDenial(int64_t required, const std::string& what, const PodFacts& facts, const Policy& policy,
-                              const std::string& remedy) {
-  if (!facts.memory_limit_bytes) return {};
-  const int64_t limit = *facts.memory_limit_bytes;
-  const std::string lim = FormatBytes(limit);
-  if (required > limit) {
-    return "memory limit " + lim + " (" + facts.memory_limit_source + ") is below the " + FormatBytes(required) + " " +
-           what + ": " + remedy;
-  }
-  if (ExceedsFraction(required, limit, policy.max_fraction_ppm)) {
-    return what + " " + FormatBytes(required) + " is more than " + FormatPpm(policy.max_fraction_ppm) +
-           " of the memory limit " + lim + ", leaving " + HumanBytes(limit - required) +
-           " for the processes: " + remedy;
-  }
-  return {};
+Finding& Describe(Finding& f, const PodFacts& facts, ShmUse use) {
+  f.Val("volume", std::string(use.volume)).Val("limit_source", facts.memory_limit_source);
+  if (use.floor) f.Num("floor", 1);
+  if (use.compose) f.Num("compose", 1);
+  return f;
 }
 
-LimitCheck CheckLimit(int64_t required, const PodFacts& facts, const Policy& policy, std::string_view what,
-                      bool compose) {
+}  // namespace
+
+std::optional<Finding> MemoryLimitDenial(int64_t required, const PodFacts& facts, const Policy& policy, ShmUse use) {
+  if (!facts.memory_limit_bytes) return std::nullopt;
+  const int64_t limit = *facts.memory_limit_bytes;
+  Finding f(Check::kShmOverMemoryLimit, facts.memory_limit_pointer);
+  f.Num("required_bytes", required).Num("memory_limit_bytes", limit);
+  if (required > limit) return Describe(f, facts, use);
+  if (ExceedsFraction(required, limit, policy.max_fraction_ppm)) {
+    f.Num("max_fraction_ppm", policy.max_fraction_ppm).Num("left_bytes", limit - required);
+    return Describe(f, facts, use);
+  }
+  return std::nullopt;
+}
+
+LimitCheck CheckLimit(int64_t required, const PodFacts& facts, const Policy& policy, ShmUse use) {
   LimitCheck c;
-  const std::string name(what);
-  c.denial = MemoryLimitDenial(required, name + " needs", facts, policy,
-                               "raise the limit or lower num-workers/prefetch-factor/batch size");
-  if (!c.denial.empty()) return c;
+  c.denial = MemoryLimitDenial(required, facts, policy, use);
+  if (c.denial) return c;
   if (!facts.memory_limit_bytes) {
-    c.warning = "no memory limit (" + facts.memory_limit_source + "): " + name +
-                (compose ? " pages are bounded only by shm_size and host memory"
-                         : " pages are bounded only by sizeLimit and node memory");
+    Finding f(Check::kMemoryLimitMissing, facts.memory_limit_pointer);
+    c.missing = std::move(Describe(f, facts, use));
   } else {
-    c.left = "memory limit " + FormatBytes(*facts.memory_limit_bytes) + " leaves " +
-             HumanBytes(*facts.memory_limit_bytes - required) + " for the processes (" + name +
-             " pages count against the limit)";
+    Finding f(Check::kMemoryHeadroom, facts.memory_limit_pointer);
+    f.Num("memory_limit_bytes", *facts.memory_limit_bytes).Num("left_bytes", *facts.memory_limit_bytes - required);
+    c.headroom = std::move(Describe(f, facts, use));
   }
   return c;
 }

@@ -1,12 +1,13 @@
 // EvaluatePod: one pod template's verdict — opted out, sized from its DataLoader annotations,
-// or, without them, a GPU pod's floor and estimate — handed to shm_remedy for the patch.
+// or, without them, a GPU pod's floor and estimate — handed to shm_remedy for the patch. Every
+// reason is a Finding (checks.h); nothing here is put in words.
 #include "pod_evaluation.h"
 
 #include <algorithm>
 #include <optional>
 
-#include "shm_remedy.h"
 #include "shmguard/compact_json.h"
+#include "shmguard/json_patch.h"
 #include "shmguard/memory_limit.h"
 #include "shmguard/pod_facts.h"
 #include "shmguard/quantity.h"
@@ -16,7 +17,7 @@
 namespace shmguard {
 namespace {
 
-// "annotation shmguard.io/...", where a reason says a value came from. Appended rather than
+// "annotation shmguard.io/...", where an input error says a value came from. Appended rather than
 // concatenated: GCC 12 at -O2 reports a false -Warray-bounds on string("...") + const char*.
 std::string AnnotationField(const char* key) {
   std::string out = "annotation ";
@@ -79,30 +80,43 @@ std::string EstimateAnnotation(const ShmEstimate& e, const PodFacts& f, int64_t 
          R"(,"required":")" + FormatBytes(required) + "\"}";
 }
 
-// What /dev/shm is named in reasons: the volume shmguard adds, or a Compose service's.
+// What /dev/shm is named in findings: the volume shmguard adds, or a Compose service's.
 const char* ShmName(const PodTemplate& t) { return t.compose_service ? "/dev/shm" : "dshm"; }
 
-// Reasons for the NCCL settings the pod states.
-void NoteNccl(const PodFacts& f, PodEvaluation& pe) {
+// shm-plan: the arithmetic of a sized pod's plan, pointing at its num-workers annotation.
+Finding PlanFinding(const PodTemplate& t, const ShmPlan& p, const SizingConstants& k, const PodFacts& f) {
+  return ShmPlanFinding(p, k, ShmName(t), f.procs_source, AnnotationPointer(t, kNumWorkersAnnotation));
+}
+
+// Findings for the NCCL settings and the process layout the pod states.
+void NoteLaunch(const PodTemplate& t, const PodFacts& f, PodEvaluation& pe, bool all) {
+  if (f.procs_stated && f.gpus > 0 && f.procs != f.gpus) {  // a warning: recorded for /mutate too
+    Add(pe, Finding(Check::kProcsGpusMismatch, f.procs_pointer)
+                .Num("procs", f.procs)
+                .Num("gpus", f.gpus)
+                .Val("procs_source", f.procs_source));
+  }
+  if (!all) return;
   if (f.nccl_shm_disabled && f.procs >= 2) {
-    pe.reasons.push_back("NCCL_SHM_DISABLE=1 (" + f.nccl_shm_disabled_source +
-                         "): NCCL's shared-memory transport is off, so no NCCL shm term");
+    Add(pe, Finding(Check::kNcclShmDisabled, t.spec_pointer).Val("source", f.nccl_shm_disabled_source));
   }
   if (f.nccl_p2p_disabled) {
-    pe.reasons.push_back("NCCL_P2P_DISABLE=1 (" + f.nccl_p2p_disabled_source +
-                         "): NCCL moves intra-node traffic through /dev/shm instead of GPU peer-to-peer");
+    Add(pe, Finding(Check::kNcclP2pDisabled, t.spec_pointer).Val("source", f.nccl_p2p_disabled_source));
+  }
+  if (f.gpus == 1 && f.nodes > 1) {
+    Add(pe, Finding(Check::kSingleGpuPods, t.spec_pointer).Num("pods", f.nodes).Val("pods_source", f.nodes_source));
   }
 }
 
 void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
-                   Wording wording, PodEvaluation& pe) {
+                   const PodContext& ctx, PodEvaluation& pe) {
   auto sizing = ReadSizing(t, policy);
-  if (!sizing) return DenyWith(pe, sizing.error());
+  if (!sizing) return DenyWith(t, pe, sizing.error());
   auto facts = ReadPodFacts(t, policy);
-  if (!facts) return DenyWith(pe, facts.error());
+  if (!facts) return DenyWith(t, pe, facts.error());
   pe.memory_limit_bytes = facts->memory_limit_bytes;
   auto mount = ReadShm(t, *facts);
-  if (!mount) return DenyWith(pe, mount.error());
+  if (!mount) return DenyWith(t, pe, mount.error());
   pe.current_shm = DescribeShm(*mount, t, *facts);
 
   ShmInputs in = PodShmInputs(*facts);
@@ -110,42 +124,42 @@ void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule&
   in.prefetch_factor = sizing->prefetch;
   in.batch_bytes = sizing->batch_bytes;
   auto plan = PlanShm(in, policy.sizing);
-  if (!plan) return DenyWith(pe, plan.error());
+  if (!plan) return DenyWith(t, pe, plan.error());
   pe.plan = *plan;
   pe.required_bytes = plan->required_bytes;
   const int64_t required = plan->required_bytes;
-  // The plan in words is a sized pod's first reason: written now when every reason is, else
-  // only ahead of a denial's reason.
-  const bool everything = wording == Wording::kEverything;
-  auto explain_plan = [&] {
-    pe.reasons.push_back(PlanSummary(*plan, policy.sizing, ShmName(t)) + " (" + std::to_string(facts->procs) +
-                         (facts->procs == 1 ? " proc" : " procs") + " from " + facts->procs_source + ")");
+  // The plan is a sized pod's first finding: recorded now when every finding is, else only
+  // ahead of a denial's (a /mutate warning cites the arithmetic it refuses).
+  const bool all = ctx.detail == Detail::kAll;
+  auto deny = [&](Finding f) {
+    if (!all) Add(pe, PlanFinding(t, *plan, policy.sizing, *facts));
+    Add(pe, std::move(f));
+    Settle(pe, ctx);
   };
-  auto deny = [&](std::string reason) {
-    if (!everything) explain_plan();
-    pe.verdict = Verdict::kDeny;
-    pe.reasons.push_back(std::move(reason));
-  };
-  if (everything) {
-    explain_plan();
-    NoteNccl(*facts, pe);
-  }
+  if (all) Add(pe, PlanFinding(t, *plan, policy.sizing, *facts));
+  NoteLaunch(t, *facts, pe, all);
 
   if (mount->kind == ShmMountKind::kOther) {
-    return deny("/dev/shm is mounted from " + mount->description +
-                "; shmguard only sizes an emptyDir {medium: Memory}: replace it");
+    return deny(
+        Finding(Check::kShmNotMemoryBacked, mount->volume_pointer.empty() ? t.spec_pointer : mount->volume_pointer)
+            .Val("mount", mount->description));
   }
-  LimitCheck limit = CheckLimit(required, *facts, policy, ShmName(t), static_cast<bool>(t.compose_service));
-  if (!limit.denial.empty()) return deny(std::move(limit.denial));
-  if (!limit.warning.empty()) pe.warnings.push_back(std::move(limit.warning));
-  if (!limit.left.empty() && everything) pe.reasons.push_back(std::move(limit.left));
+  ShmUse use{ShmName(t), false, static_cast<bool>(t.compose_service)};
+  LimitCheck limit = CheckLimit(required, *facts, policy, use);
+  if (limit.denial) return deny(std::move(*limit.denial));
+  if (limit.missing) Add(pe, std::move(*limit.missing));
+  if (limit.headroom && all) Add(pe, std::move(*limit.headroom));
   if (!t.patchable) {
-    if (auto denial = UnpatchedDenial(t, w, *mount, pe.current_shm, required)) return deny(std::move(*denial));
-    pe.verdict = Verdict::kOk;
-    if (everything) pe.reasons.push_back(UnpatchedCovered(t, w, *mount, pe.current_shm, required));
+    JudgeUnpatched(t, w, *mount, pe.current_shm, required, ctx, pe);
+    // Denied, the plan goes ahead of the error, as for any denial.
+    if (!all && pe.verdict == Verdict::kDeny) {
+      Finding plan_finding = PlanFinding(t, *plan, policy.sizing, *facts);
+      plan_finding.pod = pe.label;
+      pe.findings.insert(pe.findings.end() - 1, std::move(plan_finding));
+    }
     return;
   }
-  PatchTo(t, w, rule, policy, *facts, *mount, required, PlanAnnotation(*sizing, *facts, *plan), everything, pe);
+  PatchTo(t, w, rule, policy, *facts, *mount, required, PlanAnnotation(*sizing, *facts, *plan), ctx, pe);
 }
 
 // True when every container requesting GPUs mounts /dev/shm (so none is left at 64Mi).
@@ -163,39 +177,42 @@ bool GpuContainersMountShm(const PodFacts& facts, const ShmMount& mount) {
 // itself, the floor).
 // REQUIRES: `mount` is what `t` has at /dev/shm (ReadShm).
 void EvaluateEstimated(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
-                       Wording wording, const PodFacts& facts, const ShmMount& mount, PodEvaluation& pe) {
-  const bool everything = wording == Wording::kEverything;
+                       const PodContext& ctx, const PodFacts& facts, const ShmMount& mount, PodEvaluation& pe) {
+  const bool all = ctx.detail == Detail::kAll;
   auto estimate = EstimateShm(facts, policy);
-  if (!estimate) return DenyWith(pe, estimate.error());
+  if (!estimate) return DenyWith(t, pe, estimate.error());
   pe.plan = estimate->floor_plan;
   pe.estimated = true;
   pe.required_bytes = estimate->floor_bytes;
-  const std::string floor = DescribeFloor(*estimate, policy);
-  if (everything) NoteNccl(facts, pe);
-  std::string over =
-      MemoryLimitDenial(estimate->floor_bytes, "floor of a GPU pod", facts, policy, "raise the memory limit");
-  if (!over.empty()) {
-    pe.verdict = Verdict::kDeny;
-    pe.reasons.push_back("no DataLoader annotations; /dev/shm needs at least " + floor);
-    pe.reasons.push_back(std::move(over));
-    return;
+  NoteLaunch(t, facts, pe, all);
+  if (auto over = MemoryLimitDenial(estimate->floor_bytes, facts, policy, {ShmName(t), true, false})) {
+    FloorNumbers(*over, *estimate, policy);
+    Add(pe, std::move(*over));
+    return Settle(pe, ctx);
   }
 
-  const char* exact = "; set shmguard.io/num-workers and shmguard.io/batch-bytes for an exact size";
   pe.verdict = Verdict::kOk;
+  const std::string volume = mount.volume_pointer.empty() ? t.spec_pointer + "/volumes" : mount.volume_pointer;
   if (mount.kind == ShmMountKind::kOther) {
-    pe.reasons.push_back("/dev/shm is mounted from " + mount.description +
-                         "; without DataLoader annotations shmguard leaves it as it is");
+    // Without a plan, another volume at /dev/shm is the owner's choice: left as it is.
+    if (all) {
+      Add(pe, Finding(Check::kShmNotMemoryBacked, volume).At(Severity::kInfo).Val("mount", mount.description));
+    }
     return;
   }
+  auto sufficient = [&] {
+    Finding f(Check::kShmSufficient, volume);
+    f.Val("current", pe.current_shm);
+    return std::move(FloorNumbers(f, *estimate, policy));
+  };
   if (mount.kind == ShmMountKind::kNone && facts.host_ipc) {
-    pe.reasons.push_back("uses " + pe.current_shm + ", at least " + floor);
+    if (all) Add(pe, sufficient().Num("host_ipc", 1));
     return;
   }
   const bool own_is_enough =
       mount.kind == ShmMountKind::kMemoryEmptyDir && (!mount.size_limit || *mount.size_limit >= estimate->floor_bytes);
   if (own_is_enough && GpuContainersMountShm(facts, mount)) {
-    pe.reasons.push_back("/dev/shm " + pe.current_shm + " covers " + floor);
+    if (all) Add(pe, sufficient());
     return;
   }
 
@@ -204,85 +221,68 @@ void EvaluateEstimated(const PodTemplate& t, const Workload& w, const NamespaceR
                            ? std::max(estimate->floor_bytes, mount.size_limit.value_or(0))
                            : estimate->estimate_bytes;
   pe.required_bytes = size;
-  if (!t.patchable) {
-    if (auto denial = UnpatchedDenial(t, w, mount, pe.current_shm, estimate->floor_bytes)) {
-      pe.verdict = Verdict::kDeny;
-      pe.reasons.push_back(std::move(*denial));
-    } else if (everything) {
-      pe.reasons.push_back(UnpatchedCovered(t, w, mount, pe.current_shm, size));
-    }
-    return;
-  }
-  if (mount.kind == ShmMountKind::kMemoryEmptyDir && !own_is_enough) {
-    pe.warnings.push_back("sized without DataLoader annotations: /dev/shm raised from " +
-                          FormatBytes(*mount.size_limit) + " to " + floor + exact);
-  } else {
-    pe.warnings.push_back("sized without DataLoader annotations: " + FormatBytes(size) + " = " + estimate->basis +
-                          exact);
-  }
-  if (everything) {
-    pe.reasons.push_back("/dev/shm is " + pe.current_shm + ", below " + floor);
-  }
-  PatchTo(t, w, rule, policy, facts, mount, size, EstimateAnnotation(*estimate, facts, size), everything, pe);
+  if (!t.patchable) return JudgeUnpatched(t, w, mount, pe.current_shm, size, ctx, pe, estimate->floor_bytes);
+  Finding sized(Check::kSizedWithoutAnnotations, AnnotationsPointer(t));
+  sized.Num("required_bytes", size).Val("basis", estimate->basis);
+  if (mount.kind == ShmMountKind::kMemoryEmptyDir && !own_is_enough) sized.Num("from_bytes", *mount.size_limit);
+  Add(pe, std::move(FloorNumbers(sized, *estimate, policy)));
+  PatchTo(t, w, rule, policy, facts, mount, size, EstimateAnnotation(*estimate, facts, size), ctx, pe, &*estimate);
 }
 
 void EvaluatePodInto(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
-                     Wording wording, PodEvaluation& pe) {
+                     const PodContext& ctx, PodEvaluation& pe) {
   pe.label = t.label;
   pe.path = t.spec_pointer;
   pe.current_shm = t.compose_service ? "64Mi (Docker's default)" : "64Mi (container default)";
-  if (t.error) return DenyWith(pe, *t.error);
-  if (wording == Wording::kEverything) pe.reasons = t.notes;
+  if (t.error) return DenyWith(t, pe, *t.error);
+  for (const Finding& f : t.findings) {  // how the template was read (a Compose GPU count)
+    if (ctx.detail == Detail::kAll || f.severity != Severity::kInfo) Add(pe, f);
+  }
   auto mode = t.annotations.find(kModeAnnotation);
   if (mode != t.annotations.end()) {
     if (mode->second.Is("skip")) {
       pe.verdict = Verdict::kSkip;
-      pe.reasons.push_back("opted out with " + std::string(kModeAnnotation) + ": skip");
+      Add(pe, Finding(Check::kOptedOut, AnnotationPointer(t, kModeAnnotation)));
       return;
     }
-    pe.verdict = Verdict::kDeny;
-    std::string reason = AnnotationField(kModeAnnotation);
-    reason.append(": ").append(mode->second.Dump()).append(" is not understood; the only value is \"skip\"");
-    pe.reasons.push_back(std::move(reason));
-    return;
+    Add(pe, Finding(Check::kAnnotationInvalid, AnnotationPointer(t, kModeAnnotation))
+                .Val("annotation", kModeAnnotation)
+                .Val("error", mode->second.Dump() + " is not understood; the only value is \"skip\""));
+    return Settle(pe, ctx);
   }
   if (Has(t.annotations, kNumWorkersAnnotation) || Has(t.annotations, kBatchBytesAnnotation)) {
-    return EvaluateSized(t, w, rule, policy, wording, pe);
+    return EvaluateSized(t, w, rule, policy, ctx, pe);
   }
   pe.verdict = Verdict::kOk;
   auto facts = ReadPodFacts(t, policy);
-  if (!facts) return DenyWith(pe, facts.error());
+  if (!facts) return DenyWith(t, pe, facts.error());
   pe.memory_limit_bytes = facts->memory_limit_bytes;
   // What it has at /dev/shm, for every pod; a malformed mount only matters to a GPU pod.
   Result<ShmMount> mount = ReadShm(t, *facts);
   if (mount) pe.current_shm = DescribeShm(*mount, t, *facts);
   if (!facts->requests_gpus) {
-    pe.reasons.push_back("no GPUs and no sizing annotations");
+    if (ctx.detail == Detail::kAll) Add(pe, Finding(Check::kNoGpus, t.spec_pointer));
     return;
   }
   if (rule.require_annotations) {
-    pe.verdict = Verdict::kDeny;
-    pe.reasons.push_back(
-        "GPU pods in this namespace must declare shmguard.io/num-workers and "
-        "shmguard.io/batch-bytes (DataLoader num_workers and bytes per batch)");
-    return;
+    Add(pe, Finding(Check::kAnnotationsRequired, AnnotationsPointer(t)));
+    return Settle(pe, ctx);
   }
   if (policy.unannotated.mode == UnannotatedMode::kLeave) {
-    pe.reasons.push_back(
-        "no sizing annotations (shmguard.io/num-workers, shmguard.io/batch-bytes); "
-        "the policy leaves such GPU pods as they are");
+    if (ctx.detail == Detail::kAll) Add(pe, Finding(Check::kUnannotatedLeft, AnnotationsPointer(t)));
     return;
   }
-  if (!mount) return DenyWith(pe, mount.error());
-  EvaluateEstimated(t, w, rule, policy, wording, *facts, *mount, pe);
+  if (!mount) return DenyWith(t, pe, mount.error());
+  EvaluateEstimated(t, w, rule, policy, ctx, *facts, *mount, pe);
 }
 
 }  // namespace
 
 PodEvaluation EvaluatePod(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
-                          Wording wording) {
+                          const PodContext& ctx) {
   PodEvaluation pe;
-  EvaluatePodInto(t, w, rule, policy, wording, pe);
+  EvaluatePodInto(t, w, rule, policy, ctx, pe);
+  Settle(pe, ctx);
   return pe;
 }
 

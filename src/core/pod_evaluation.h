@@ -2,6 +2,7 @@
 // workload's discovery and its verdict. Internal to the evaluation (evaluation.cc).
 #pragma once
 
+#include "shm_remedy.h"
 #include "shmguard/evaluation.h"
 
 namespace shmguard {
@@ -13,8 +14,9 @@ namespace shmguard {
 //   - else, for a pod that requests a GPU, per the rule's requireAnnotations and the policy's
 //     `unannotated` rule (the floor and estimate of EstimateShm);
 //   - else kOk: no GPUs and no sizing annotations.
-// Malformed fields are a kDeny whose reason names the field; never fails otherwise.
+// Malformed fields are an error finding naming the field; never fails otherwise. Findings of
+// checks `ctx` exempts are kept, suppressed, and do not count toward the verdict.
 PodEvaluation EvaluatePod(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
-                          Wording wording);
+                          const PodContext& ctx);
 
 }  // namespace shmguard

@@ -170,7 +170,7 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
   PodFacts f;
   JsonNode spec = t.spec;
   int64_t app_memory = 0, init_memory = 0;
-  std::string missing_memory;
+  std::string missing_memory, missing_memory_pointer, first_memory_pointer;
   // Each container beside its facts (same index), for ReadLaunchFacts.
   std::vector<JsonNode> container_nodes;
   // One container at `pointer`; `fallback_name` names it when it has no name.
@@ -209,8 +209,12 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
     // A zero limit counts as none (a container runtime reads memory 0 as unlimited).
     const std::optional<int64_t> memory = res->memory_limit > 0 ? res->memory_limit : std::nullopt;
     if (!memory) {
-      if (missing_memory.empty()) missing_memory = cf.name;
+      if (missing_memory.empty()) {
+        missing_memory = cf.name;
+        missing_memory_pointer = pointer + "/resources/limits/memory";
+      }
     } else if (!init || cf.sidecar) {
+      if (first_memory_pointer.empty()) first_memory_pointer = pointer + "/resources/limits/memory";
       auto sum = CheckedAdd(app_memory, *memory, pointer + "/resources/limits/memory");
       if (!sum) return sum.error();
       app_memory = *sum;
@@ -244,16 +248,21 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
     if (!m) return m.error();
     f.memory_limit_bytes = *m;
     f.memory_limit_source = "pod-level limit";
+    f.memory_limit_pointer = t.spec_pointer + "/resources/limits/memory";
   } else if (!missing_memory.empty()) {
     f.memory_limit_source = "container \"" + missing_memory + "\" has no memory limit";
+    f.memory_limit_pointer = missing_memory_pointer;
   } else if (!f.containers.empty()) {
     f.memory_limit_bytes = std::max(app_memory, init_memory);
     f.memory_limit_source = "sum of container limits";
+    f.memory_limit_pointer = first_memory_pointer;
   } else {
     f.memory_limit_source = "the pod has no containers";
+    f.memory_limit_pointer = t.spec_pointer;
   }
 
   if (!t.memory_limit_source.empty()) f.memory_limit_source = t.memory_limit_source;
+  if (!t.memory_limit_pointer.empty()) f.memory_limit_pointer = t.memory_limit_pointer;
   JsonNode host_ipc = spec.Find("hostIPC");
   f.host_ipc = host_ipc.Bool();
   f.host_ipc_written = static_cast<bool>(host_ipc);

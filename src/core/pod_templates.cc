@@ -237,6 +237,21 @@ AdmissionRole AdmissionRoleOf(const std::string& api_version, const std::string&
   return k ? k->role : AdmissionRole::kNone;
 }
 
+std::string AnnotationsPointer(const PodTemplate& t) {
+  if (t.compose_service) return t.metadata_pointer;  // the service's labels
+  if (t.metadata_pointer.empty()) return "/metadata/annotations";
+  return t.metadata_pointer + "/annotations";
+}
+
+std::string AnnotationPointer(const PodTemplate& t, const std::string& key) {
+  const std::string token = EscapePointerToken(key);
+  if (t.compose_service) return t.metadata_pointer + "/" + token;
+  if (!t.metadata_pointer.empty() && t.metadata.Find("annotations").Find(key)) {
+    return t.metadata_pointer + "/annotations/" + token;
+  }
+  return "/metadata/annotations/" + token;
+}
+
 Result<Workload> FindPodTemplates(JsonNode object, const RuntimeCatalog* runtimes) {
   if (!object.IsObject()) {
     return MakeError(Code::kInvalidInput, "a Kubernetes object must be a mapping", "/");

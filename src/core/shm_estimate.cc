@@ -54,14 +54,4 @@ Result<ShmEstimate> EstimateShm(const PodFacts& facts, const Policy& policy) {
   return e;
 }
 
-std::string DescribeFloor(const ShmEstimate& e, const Policy& policy) {
-  const ShmInputs& in = e.floor_plan.inputs;
-  std::string what = in.procs >= 2 && in.nccl_shm ? "NCCL shm" : "";
-  if (in.nodes > 1) what += std::string(what.empty() ? "" : ", ") + "NCCL proxy";
-  what += std::string(what.empty() ? "" : " and ") + "base";
-  return "the " + FormatBytes(e.floor_bytes) + " floor (" + what + " for " + std::to_string(in.procs) +
-         (in.procs == 1 ? " proc" : " procs") + " = " + FormatBytes(e.floor_plan.required_bytes) + ", at least the " +
-         FormatBytes(policy.unannotated.minimum_bytes) + " minimum)";
-}
-
 }  // namespace shmguard

@@ -32,7 +32,9 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
 
   // 1. The volume.
   std::string volume_name = mount.volume_name;
-  if (mount.kind == ShmMountKind::kNone) {
+  if (!o.shm) {
+    // Exempted: no volume, no mounts.
+  } else if (mount.kind == ShmMountKind::kNone) {
     volume_name = kShmVolumeName;
     for (int i = 1;
          std::find(facts.volume_names.begin(), facts.volume_names.end(), volume_name) != facts.volume_names.end();
@@ -46,6 +48,8 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
     } else {
       p.ops.Add(sp + "/volumes", "[" + vol + "]");
     }
+    p.volume = true;
+    p.shm_pointer = sp + "/volumes";
     if (o.describe_changes) {
       p.changes.push_back("add volume " + volume_name + ": emptyDir {medium: Memory, sizeLimit: " + required + "}");
     }
@@ -56,6 +60,8 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
     } else {
       p.ops.Add(path, JsonQuoted(required));
     }
+    p.volume = true;
+    p.shm_pointer = path;
     if (o.describe_changes) {
       p.changes.push_back("raise sizeLimit of volume " + volume_name + " from " +
                           (mount.size_limit ? FormatBytes(*mount.size_limit) : "unset") + " to " + required);
@@ -67,14 +73,15 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
   const std::string shm_mount =
       R"({"mountPath":")" + std::string(kShmPath) + R"(","name":)" + JsonQuoted(volume_name) + "}";
   for (const auto& c : facts.containers) {
-    bool wants_mount = !c.init || Selected(o.init_container_mounts, c);
+    bool wants_mount = o.shm && (!c.init || Selected(o.init_container_mounts, c));
     if (wants_mount && !c.mounts_shm) {
       if (c.has_volume_mounts) {
         p.ops.Add(c.pointer + "/volumeMounts/-", shm_mount);
       } else {
         p.ops.Add(c.pointer + "/volumeMounts", "[" + shm_mount + "]");
       }
-      if (o.describe_changes) mounted.push_back(c.name);
+      mounted.push_back(c.name);
+      if (p.shm_pointer.empty()) p.shm_pointer = c.pointer + "/volumeMounts";
     }
     if (c.init || !Selected(o.ipc_lock, c)) continue;
     const std::string caps = c.pointer + "/securityContext/capabilities";
@@ -87,10 +94,15 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
       case IpcLock::kNoAddList: p.ops.Add(caps + "/add", R"(["IPC_LOCK"])"); break;
       case IpcLock::kNotAdded: p.ops.Add(caps + "/add/-", R"("IPC_LOCK")"); break;
     }
-    if (o.describe_changes) locked.push_back(c.name);
+    locked.push_back(c.name);
+    if (p.lock_pointer.empty()) p.lock_pointer = caps + "/add";
   }
-  if (!mounted.empty()) p.changes.push_back("mount " + volume_name + " at /dev/shm in " + JoinNames(mounted));
-  if (!locked.empty()) p.changes.push_back("add capability IPC_LOCK to " + JoinNames(locked));
+  if (o.describe_changes && !mounted.empty()) {
+    p.changes.push_back("mount " + volume_name + " at /dev/shm in " + JoinNames(mounted));
+  }
+  if (o.describe_changes && !locked.empty()) p.changes.push_back("add capability IPC_LOCK to " + JoinNames(locked));
+  p.mounted = std::move(mounted);
+  p.locked = std::move(locked);
 
   // 4. hostIPC.
   if (o.host_ipc && t.has_host_ipc && !facts.host_ipc) {
@@ -99,6 +111,7 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
     } else {
       p.ops.Add(sp + "/hostIPC", "true");
     }
+    p.host_ipc = true;
     if (o.describe_changes) p.changes.push_back("set hostIPC: true");
   }
 

@@ -43,9 +43,27 @@ Int128 WithSafety(int64_t sum, int64_t safety_ppm) {
 // NCCL's shm transport: one peer per process with 2 processes, else 2 (ring neighbours).
 int64_t NcclPeersPerProc(int64_t procs) { return procs == 2 ? 1 : 2; }
 
-std::string Plural(int64_t n, const char* word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
-
 }  // namespace
+
+Finding ShmPlanFinding(const ShmPlan& p, const SizingConstants& k, std::string_view volume,
+                       const std::string& procs_source, std::string pointer) {
+  const ShmInputs& in = p.inputs;
+  Finding out(Check::kShmPlan, std::move(pointer));
+  out.Num("required_bytes", p.required_bytes)
+      .Num("procs", in.procs)
+      .Num("workers", in.workers)
+      .Num("prefetch_factor", in.prefetch_factor)
+      .Num("in_flight_extra", k.in_flight_extra)
+      .Num("batch_bytes", in.batch_bytes)
+      .Num("dataloader_bytes", p.dataloader_bytes)
+      .Num("nccl_bytes", p.nccl_shm_bytes + p.nccl_proxy_bytes)
+      .Num("base_bytes", p.base_bytes)
+      .Num("safety_ppm", k.safety_ppm)
+      .Num("floor_applied", p.floor_applied ? 1 : 0)
+      .Val("volume", std::string(volume))
+      .Val("procs_source", procs_source);
+  return out;
+}
 
 std::string HumanBytes(int64_t bytes) {
   if (bytes % kMiB == 0 || bytes < kMiB) return FormatBytes(bytes);
@@ -95,68 +113,13 @@ Result<ShmPlan> PlanShm(const ShmInputs& in, const SizingConstants& k) {
     return MakeError(Code::kInvalidInput,
                      "the size after the ×" + FormatPpm(k.safety_ppm) + " safety factor exceeds 2^63-1 bytes");
   }
-  p.required_bytes = static_cast<int64_t>(rounded);
+  p.safe_bytes = static_cast<int64_t>(rounded);
+  p.required_bytes = p.safe_bytes;
   if (n >= 2 && p.required_bytes < k.multi_gpu_floor_bytes) {
     p.required_bytes = k.multi_gpu_floor_bytes;
     p.floor_applied = true;
   }
   return p;
-}
-
-std::string PlanSummary(const ShmPlan& p, const SizingConstants& k, std::string_view what) {
-  const ShmInputs& in = p.inputs;
-  const int64_t n = in.procs;
-  std::string terms;
-  auto term = [&](int64_t bytes, const std::string& text) {
-    if (bytes == 0) return;
-    terms += (terms.empty() ? "" : " + ") + text;
-  };
-  if (in.workers > 0) {
-    term(p.dataloader_bytes, Plural(n, "proc") + " × (" + Plural(in.workers, "worker") + " × " +
-                                 std::to_string(in.prefetch_factor) + " + " + std::to_string(k.in_flight_extra) +
-                                 ") × " + HumanBytes(in.batch_bytes));
-  }
-  term(p.nccl_shm_bytes + p.nccl_proxy_bytes, HumanBytes(p.nccl_shm_bytes + p.nccl_proxy_bytes) + " NCCL");
-  term(p.base_bytes, HumanBytes(p.base_bytes) + " base");
-  return std::string(what) + " needs " + FormatBytes(p.required_bytes) + " = (" + terms + ") × " +
-         FormatPpm(k.safety_ppm) +
-         (p.floor_applied ? ", raised to the " + FormatBytes(p.required_bytes) + " floor for multi-GPU pods"
-                          : std::string());
-}
-
-std::vector<std::string> ExplainPlan(const ShmPlan& p, const SizingConstants& k) {
-  const ShmInputs& in = p.inputs;
-  const int64_t n = in.procs;
-  std::vector<std::string> lines;
-  if (in.workers > 0) {
-    lines.push_back("DataLoader: " + Plural(n, "proc") + " × (" + Plural(in.workers, "worker") + " × " +
-                    std::to_string(in.prefetch_factor) + " prefetch + " + std::to_string(k.in_flight_extra) + ") × " +
-                    HumanBytes(in.batch_bytes) + " = " + HumanBytes(p.dataloader_bytes));
-  } else {
-    lines.push_back("DataLoader: 0 workers, batches stay in the training process = 0");
-  }
-  if (n >= 2 && !in.nccl_shm) {
-    lines.push_back("NCCL shm transport: off (NCCL_SHM_DISABLE=1) = 0");
-  } else if (n >= 2) {
-    int64_t peers = NcclPeersPerProc(n);
-    lines.push_back("NCCL shm transport: " + Plural(n, "proc") + " × 2 channels × " + std::to_string(peers) + " peer" +
-                    (peers == 1 ? "" : "s") + " × " + std::to_string(k.nccl_connection_bytes) +
-                    " B = " + HumanBytes(p.nccl_shm_bytes));
-  }
-  if (in.nodes > 1) {
-    lines.push_back("NCCL proxy pool (multi-node, " + Plural(in.nodes, "pod") + "): " + Plural(n, "proc") + " × " +
-                    std::to_string(k.nccl_proxy_pool_bytes) + " B = " + HumanBytes(p.nccl_proxy_bytes));
-  }
-  lines.push_back("base: " + HumanBytes(p.base_bytes));
-  // PlanShm checked that this sum fits.
-  const int64_t sum = p.dataloader_bytes + p.nccl_shm_bytes + p.nccl_proxy_bytes + p.base_bytes;
-  lines.push_back("sum " + HumanBytes(sum) + " × " + FormatPpm(k.safety_ppm) +
-                  " safety, rounded up to MiB = " + FormatBytes(static_cast<int64_t>(WithSafety(sum, k.safety_ppm))));
-  if (p.floor_applied) {
-    lines.push_back("floor for " + Plural(n, "proc") +
-                    " per pod (NVIDIA's 1g advice): " + FormatBytes(p.required_bytes));
-  }
-  return lines;
 }
 
 }  // namespace shmguard

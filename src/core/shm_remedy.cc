@@ -1,8 +1,10 @@
-// PatchTo, UnpatchedDenial, UnpatchedCovered: the verdict of a pod whose /dev/shm size is known.
+// PatchTo, JudgeUnpatched, and the steps every pod's evaluation shares: Add, Settle, DenyWith.
 #include "shm_remedy.h"
 
+#include <algorithm>
+
 #include "shmguard/compose.h"
-#include "shmguard/quantity.h"
+#include "shmguard/json_patch.h"
 #include "shmguard/shm_patch.h"
 
 namespace shmguard {
@@ -13,25 +15,37 @@ bool Covers(const ShmMount& mount, int64_t required) {
   return mount.kind == ShmMountKind::kMemoryEmptyDir && (!mount.size_limit || *mount.size_limit >= required);
 }
 
-// The patch's options for a pod under `rule`, with the Pod Security warnings they imply.
+std::string Join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// The patch's options for a pod under `rule`, with the Pod Security findings they imply.
 PatchOptions PodPatchOptions(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
-                             const PodFacts& facts, PodEvaluation& pe) {
+                             const PodFacts& facts, const PodContext& ctx, PodEvaluation& pe) {
   const bool privileged = rule.pod_security == PodSecurityLevel::kPrivileged;
   const bool want_host_ipc =
       policy.host_ipc == HostIpcMode::kAlways || (policy.host_ipc == HostIpcMode::kAuto && facts.gpus >= 2);
   PatchOptions options;
   options.host_ipc = want_host_ipc && privileged && t.has_host_ipc;
-  if (want_host_ipc && privileged && !t.has_host_ipc) {
-    pe.warnings.push_back("hostIPC not set: a " + w.kind + " has no hostIPC field for its pods");
+  if (want_host_ipc && privileged && !t.has_host_ipc && ctx.detail == Detail::kAll) {
+    Add(pe, Finding(Check::kHostIpcUnavailable, t.spec_pointer).Val("kind", w.kind));
   }
   options.ipc_lock = privileged ? policy.ipc_lock : ContainerSelection::kNever;
   options.init_container_mounts = policy.init_container_mounts;
   if (!privileged) {
     std::string level = PodSecurityLevelName(rule.pod_security);
-    if (want_host_ipc) pe.warnings.push_back("hostIPC not set: Pod Security " + level + " forbids it");
+    if (want_host_ipc) {
+      Add(pe, Finding(Check::kPodSecurityLimitsPatch, t.spec_pointer + "/hostIPC")
+                  .Val("level", level)
+                  .Val("field", "hostIPC"));
+    }
     bool any_lock = policy.ipc_lock == ContainerSelection::kAll ||
                     (policy.ipc_lock == ContainerSelection::kGpuContainers && facts.gpus > 0);
-    if (any_lock) pe.warnings.push_back("IPC_LOCK not added: Pod Security " + level + " forbids it");
+    if (any_lock) {
+      Add(pe, Finding(Check::kPodSecurityLimitsPatch, t.spec_pointer).Val("level", level).Val("field", "IPC_LOCK"));
+    }
   }
   if (!w.is_pod) {  // controller annotations do not reach the pods: copy the effective ones
     for (const char* key : {kNumWorkersAnnotation, kPrefetchFactorAnnotation, kBatchBytesAnnotation,
@@ -41,76 +55,150 @@ PatchOptions PodPatchOptions(const PodTemplate& t, const Workload& w, const Name
     }
     if (facts.nodes > 1) options.annotations[kNodesAnnotation] = std::to_string(facts.nodes);
   }
+  options.describe_changes = ctx.detail == Detail::kAll;
   return options;
+}
+
+// The findings of what a patch gives: /dev/shm (the volume, its size, the mounts), IPC_LOCK,
+// hostIPC.
+void NotePatchParts(const PodTemplate& t, const PodFacts& facts, const ShmMount& mount, int64_t required,
+                    const PodPatch& p, const ShmEstimate* estimate, const Policy& policy, PodEvaluation& pe) {
+  if (!p.shm_pointer.empty()) {
+    const bool compose_default = t.compose_service && !mount.size_limit && !facts.host_ipc;
+    Finding f(compose_default ? Check::kComposeShmDefault : Check::kShmBelowNeed, p.shm_pointer);
+    f.Num("required_bytes", required).Val("current", pe.current_shm);
+    if (mount.size_limit) f.Num("current_bytes", *mount.size_limit);
+    if (!p.volume && !p.mounted.empty()) f.Val("containers", Join(p.mounted));
+    if (estimate) FloorNumbers(f, *estimate, policy);
+    Add(pe, std::move(f));
+  }
+  if (!p.locked.empty()) {
+    Add(pe, Finding(Check::kIpcLockMissing, p.lock_pointer).Val("containers", Join(p.locked)));
+  }
+  if (p.host_ipc) Add(pe, Finding(Check::kHostIpcMissing, t.spec_pointer + "/hostIPC").Num("gpus", facts.gpus));
 }
 
 }  // namespace
 
-void DenyWith(PodEvaluation& pe, const Error& e) {
+Finding& FloorNumbers(Finding& f, const ShmEstimate& e, const Policy& policy) {
+  const ShmInputs& in = e.floor_plan.inputs;
+  return f.Num("floor_bytes", e.floor_bytes)
+      .Num("floor_plan_bytes", e.floor_plan.required_bytes)
+      .Num("minimum_bytes", policy.unannotated.minimum_bytes)
+      .Num("procs", in.procs)
+      .Num("nccl_shm", in.procs >= 2 && in.nccl_shm ? 1 : 0)
+      .Num("nccl_proxy", in.nodes > 1 ? 1 : 0);
+}
+
+bool PodContext::Exempt(Check c) const { return std::find(exempt.begin(), exempt.end(), c) != exempt.end(); }
+
+void Add(PodEvaluation& pe, Finding f) {
+  f.pod = pe.label;
+  pe.findings.push_back(std::move(f));
+}
+
+void Settle(PodEvaluation& pe, const PodContext& ctx) {
+  bool error = false;
+  for (auto& f : pe.findings) {
+    f.suppressed = ctx.Exempt(f.check);
+    error = error || (!f.suppressed && f.severity == Severity::kError);
+  }
+  if (error) {
+    pe.verdict = Verdict::kDeny;
+  } else if (pe.verdict == Verdict::kDeny) {
+    pe.verdict = Verdict::kOk;
+  }
+}
+
+void DenyWith(const PodTemplate& t, PodEvaluation& pe, const Error& e) {
+  const std::string annotation = "annotation ";
+  if (e.where.rfind(annotation, 0) == 0) {
+    std::string key = e.where.substr(annotation.size());
+    Add(pe,
+        Finding(Check::kAnnotationInvalid, AnnotationPointer(t, key)).Val("annotation", key).Val("error", e.message));
+  } else {
+    Add(pe, Finding(Check::kObjectInvalid, e.where.rfind('/', 0) == 0 ? e.where : t.spec_pointer)
+                .Val("where", e.where)
+                .Val("error", e.message));
+  }
   pe.verdict = Verdict::kDeny;
-  pe.reasons.push_back(e.ToString());
 }
 
 void PatchTo(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
-             const PodFacts& facts, const ShmMount& mount, int64_t required, std::string plan_json, bool everything,
-             PodEvaluation& pe) {
+             const PodFacts& facts, const ShmMount& mount, int64_t required, std::string plan_json,
+             const PodContext& ctx, PodEvaluation& pe, const ShmEstimate* estimate) {
+  const bool all = ctx.detail == Detail::kAll;
   if (facts.memory_limit_bytes && mount.size_limit && *mount.size_limit > *facts.memory_limit_bytes) {
-    const std::string lim = FormatBytes(*facts.memory_limit_bytes);
-    pe.warnings.push_back(t.compose_service
-                              ? "shm_size " + FormatBytes(*mount.size_limit) + " exceeds the memory limit " + lim +
-                                    ": filling /dev/shm past it gets the container OOM-killed"
-                              : "sizeLimit " + FormatBytes(*mount.size_limit) + " exceeds the memory limit " + lim +
-                                    "; the kubelet caps it at " + lim);
+    std::string at = t.compose_service ? t.spec_pointer + "/shm_size" : mount.volume_pointer + "/emptyDir/sizeLimit";
+    Add(pe, Finding(Check::kSizeLimitOverMemoryLimit, at)
+                .Num("size_bytes", *mount.size_limit)
+                .Num("memory_limit_bytes", *facts.memory_limit_bytes)
+                .Num("compose", t.compose_service ? 1 : 0));
   }
-  Result<PodPatch> patch = PodPatch{};
+  PatchOptions options;
   if (t.compose_service) {  // no Pod Security, no hostIPC, no annotations: shm_size and ulimits
-    if (facts.host_ipc && everything) {
-      pe.reasons.push_back(
-          "ipc: host: the service uses the host's /dev/shm, which Docker does not size (it ignores "
-          "shm_size then); the host needs " +
-          FormatBytes(required) + " free there");
+    if (facts.host_ipc && all) {
+      Add(pe, Finding(Check::kComposeIpcHost, t.spec_pointer + "/ipc").Num("required_bytes", required));
     }
-    PatchOptions options;
-    options.required_bytes = required;
     options.ipc_lock = policy.ipc_lock;
-    options.describe_changes = everything;
-    patch = BuildServicePatch(t, facts, mount, options);
+    options.describe_changes = all;
   } else {
-    PatchOptions options = PodPatchOptions(t, w, rule, policy, facts, pe);
-    options.required_bytes = required;
-    options.describe_changes = everything;
+    options = PodPatchOptions(t, w, rule, policy, facts, ctx, pe);
     options.annotations[kPlanAnnotation] = std::move(plan_json);
-    patch = BuildPodPatch(t, facts, mount, options);
   }
-  if (!patch) return DenyWith(pe, patch.error());
+  options.required_bytes = required;
+  auto build = [&](const PatchOptions& o) {
+    return t.compose_service ? BuildServicePatch(t, facts, mount, o) : BuildPodPatch(t, facts, mount, o);
+  };
+  Result<PodPatch> patch = build(options);
+  if (!patch) return DenyWith(t, pe, patch.error());
+  NotePatchParts(t, facts, mount, required, *patch, estimate, policy, pe);
+  // Exempted parts are reported (suppressed) but not written.
+  const bool shm_exempt =
+      ctx.Exempt(Check::kShmBelowNeed) || (t.compose_service && ctx.Exempt(Check::kComposeShmDefault));
+  if (shm_exempt || ctx.Exempt(Check::kIpcLockMissing) || ctx.Exempt(Check::kHostIpcMissing)) {
+    options.shm = !shm_exempt;
+    if (ctx.Exempt(Check::kIpcLockMissing)) options.ipc_lock = ContainerSelection::kNever;
+    if (ctx.Exempt(Check::kHostIpcMissing)) options.host_ipc = false;
+    patch = build(options);
+    if (!patch) return DenyWith(t, pe, patch.error());
+    // Annotations alone (the plan) are no reason to patch a pod whose every part is exempted.
+    if (patch->shm_pointer.empty() && patch->locked.empty() && !patch->host_ipc) *patch = PodPatch{};
+  }
   pe.verdict = patch->ops.empty() ? Verdict::kOk : Verdict::kPatch;
   pe.patch = std::move(patch->ops);
   pe.changes = std::move(patch->changes);
 }
 
-std::optional<std::string> UnpatchedDenial(const PodTemplate& t, const Workload& w, const ShmMount& mount,
-                                           const std::string& current, int64_t required) {
-  if (Covers(mount, required)) return std::nullopt;
-  if (t.pods_patched_at_creation && mount.kind != ShmMountKind::kOther) return std::nullopt;
-  std::string fix = t.operator_shm ? "raise the Ray container's memory limit (KubeRay sizes /dev/shm to it) or mount "
-                                     "an emptyDir {medium: Memory} of that size at /dev/shm"
-                                   : "mount an emptyDir {medium: Memory} of that size at /dev/shm";
-  return "/dev/shm is " + current + ", below the " + FormatBytes(required) + " needed; shmguard does not patch a " +
-         w.kind + ": " + fix;
-}
-
-std::string UnpatchedCovered(const PodTemplate& t, const Workload& w, const ShmMount& mount, const std::string& current,
-                             int64_t required) {
+void JudgeUnpatched(const PodTemplate& t, const Workload& w, const ShmMount& mount, const std::string& current,
+                    int64_t required, const PodContext& ctx, PodEvaluation& pe, int64_t floor) {
+  const bool all = ctx.detail == Detail::kAll;
+  const std::string volume = mount.volume_pointer.empty() ? t.spec_pointer + "/volumes" : mount.volume_pointer;
+  const int64_t needed = floor > 0 ? floor : required;
+  pe.verdict = Verdict::kOk;
+  if (!Covers(mount, needed) && !(t.pods_patched_at_creation && mount.kind != ShmMountKind::kOther)) {
+    Add(pe, Finding(Check::kShmBelowNeed, volume)
+                .At(Severity::kError)
+                .Num("required_bytes", needed)
+                .Num("unpatched", 1)
+                .Num("operator_shm", t.operator_shm ? 1 : 0)
+                .Val("current", current)
+                .Val("kind", w.kind));
+    return Settle(pe, ctx);
+  }
+  if (!all) return;
   if (Covers(mount, required)) {
-    return "/dev/shm " + current + " covers the " + FormatBytes(required) + " needed (shmguard does not patch a " +
-           w.kind + ")";
+    Add(pe, Finding(Check::kShmSufficient, volume)
+                .Num("required_bytes", required)
+                .Val("current", current)
+                .Val("kind", w.kind));
+    return;
   }
-  if (!t.shm_unknown.empty()) {
-    return "needs /dev/shm of " + FormatBytes(required) + "; what its pods have is unknown (" + t.shm_unknown +
-           "); shmguard patches them when they are created if they have less";
-  }
-  return "/dev/shm is " + current + ", below the " + FormatBytes(required) + " needed: shmguard does not patch a " +
-         w.kind + "; its pods are patched when they are created";
+  Add(pe, Finding(Check::kShmPatchedAtCreation, volume)
+              .Num("required_bytes", required)
+              .Val("current", current)
+              .Val("kind", w.kind)
+              .Val("unknown", t.shm_unknown));
 }
 
 }  // namespace shmguard

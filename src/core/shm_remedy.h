@@ -1,43 +1,65 @@
 // What is done about one pod template once the /dev/shm it needs is known: the patch that gives
-// it that size, with the Pod Security and memory warnings that go with it; or, for a kind
+// it that size, with the Pod Security and memory findings that go with it; or, for a kind
 // shmguard evaluates but never patches (KubeRay's, a TrainJob), whether what it has will do.
-// Internal to the evaluation (pod_evaluation.cc).
+// Also the steps every pod's evaluation shares: recording a finding (and whether it is
+// exempted) and settling the verdict. Internal to the evaluation (pod_evaluation.cc).
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
+#include <vector>
 
 #include "shmguard/evaluation.h"
+#include "shmguard/shm_estimate.h"
+#include "shmguard/shm_mount.h"
 
 namespace shmguard {
 
-// A deny whose reason is `e`, naming the field.
-void DenyWith(PodEvaluation& pe, const Error& e);
+// How one pod is evaluated: how much is recorded, and which checks are exempted for it (the
+// caller's, the rule's, the workload's and the template's shmguard.io/ignore).
+struct PodContext {
+  Detail detail = Detail::kAll;
+  std::vector<Check> exempt;
+  bool Exempt(Check c) const;
+};
 
-// Sets `pe`'s verdict (kOk when nothing is left to change, else kPatch), patch and changes to
-// give `t` a /dev/shm of `required` bytes, with `plan_json` as its shmguard.io/plan annotation:
+// The floor of an estimate, as a finding's numbers: floor_bytes, floor_plan_bytes (NCCL and
+// base), minimum_bytes (the policy's), procs, nccl_shm and nccl_proxy (1 when in the floor).
+Finding& FloorNumbers(Finding& f, const ShmEstimate& e, const Policy& policy);
+
+// Records `f` for `pe`'s pod.
+void Add(PodEvaluation& pe, Finding f);
+// The verdict the findings leave: kDeny while an error is not suppressed; a pod whose every
+// error is exempted is kOk (and, denied, was never patched).
+void Settle(PodEvaluation& pe, const PodContext& ctx);
+
+// Records an input error: annotation-invalid for a shmguard.io/ annotation, else object-invalid
+// pointing at the field the error names; then settles the verdict.
+void DenyWith(const PodTemplate& t, PodEvaluation& pe, const Error& e);
+
+// Sets `pe`'s verdict (kOk when nothing is left to change, else kPatch), patch, changes and
+// findings to give `t` a /dev/shm of `required` bytes, with `plan_json` as its shmguard.io/plan
+// annotation:
 //   - a Compose service gets shm_size and ulimits.memlock (no Pod Security, no annotations);
 //   - a pod gets the volume, mounts and, where the namespace's Pod Security level is
-//     privileged, hostIPC and IPC_LOCK per `policy` (else a warning says why not); a workload
-//     that is not a Pod also gets the effective sizing annotations on its pod template, since
-//     the controller's own do not reach the pods.
-// Warns when an existing sizeLimit or shm_size exceeds the memory limit. `everything`: describe
-// each change (Wording::kEverything). A patch that cannot be built is a kDeny naming the field.
+//     privileged, hostIPC and IPC_LOCK per `policy` (else pod-security-limits-patch says why
+//     not); a workload that is not a Pod also gets the effective sizing annotations on its pod
+//     template, since the controller's own do not reach the pods.
+// Each part of the patch comes with its finding (shm-below-need, ipc-lock-missing,
+// host-ipc-missing, compose-shm-default); an exempted part is left out, and a patch with no part
+// left writes nothing. Notes an existing sizeLimit or shm_size above the memory limit.
+// `estimate`: the floor the size came from, for an unannotated pod. A patch that cannot be
+// built is an object-invalid naming the field.
 // REQUIRES: `mount` is what `t` has at /dev/shm (ReadShm); `t.patchable`.
 void PatchTo(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
-             const PodFacts& facts, const ShmMount& mount, int64_t required, std::string plan_json, bool everything,
-             PodEvaluation& pe);
+             const PodFacts& facts, const ShmMount& mount, int64_t required, std::string plan_json,
+             const PodContext& ctx, PodEvaluation& pe, const ShmEstimate* estimate = nullptr);
 
-// For a kind shmguard does not patch: the reason to deny when `mount` is below `required`
+// For a kind shmguard does not patch: shm-below-need (an error) when `mount` is below `required`
 // bytes and nothing else will fix it (a TrainJob's pods are patched when created, unless
-// /dev/shm is something shmguard never overwrites); nullopt when it will do.
-std::optional<std::string> UnpatchedDenial(const PodTemplate& t, const Workload& w, const ShmMount& mount,
-                                           const std::string& current, int64_t required);
-
-// The reason an unpatched kind is fine when UnpatchedDenial gave nullopt: `mount` covers
-// `required`, or its pods get what they need when they are created.
-std::string UnpatchedCovered(const PodTemplate& t, const Workload& w, const ShmMount& mount, const std::string& current,
-                             int64_t required);
+// /dev/shm is something shmguard never overwrites); else shm-sufficient, or
+// shm-patched-at-creation. `floor`: the floor an unannotated pod's size came from (0: a plan).
+void JudgeUnpatched(const PodTemplate& t, const Workload& w, const ShmMount& mount, const std::string& current,
+                    int64_t required, const PodContext& ctx, PodEvaluation& pe, int64_t floor = 0);
 
 }  // namespace shmguard

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "kinds.h"
+#include "shmguard/json_patch.h"
 
 namespace shmguard {
 namespace {
@@ -164,23 +165,23 @@ std::string ApplyToJob(json& tmpl, const std::string& job, bool trainer_job, Jso
   return first;
 }
 
-// The annotations a user may have meant for the pods but put where they never reach them.
+// The annotations a user may have meant for the pods but put where they never reach them
+// (shmguard.io/ignore is the TrainJob's own: it exempts the TrainJob's findings).
 void WarnOwnAnnotations(JsonNode object, Workload& w) {
-  std::string keys;
+  std::string keys, first;  // the finding points at the first of them
   for (const auto& [key, value] : object.Find("metadata").Find("annotations").Members()) {
-    if (key.rfind(kAnnotationPrefix, 0) == 0 && key != kPlanAnnotation)
+    if (key.rfind(kAnnotationPrefix, 0) == 0 && key != kPlanAnnotation && key != kIgnoreAnnotation) {
       keys += (keys.empty() ? "" : ", ") + std::string(key);
+      if (first.empty()) first = "/metadata/annotations/" + EscapePointerToken(key);
+    }
   }
   if (keys.empty()) return;
   JsonNode spec = object.Find("spec");
-  std::string where =
-      spec.Find("podTemplateOverrides") ? "spec.podTemplateOverrides[].metadata.annotations (Trainer v2.1)"
-      : spec.Find("podSpecOverrides")
-          ? "the runtime's pod templates (Trainer v2.0 has no pod metadata in podSpecOverrides)"
-          : "spec.runtimePatches[].trainingRuntimeSpec.template.spec.replicatedJobs[name: node].template.spec."
-            "template.metadata.annotations (Trainer v2.2 and later), or the runtime's pod template";
-  w.warnings.push_back(keys + " on the TrainJob's own metadata never reach its pods and are not used: put them in " +
-                       where);
+  // Where pod annotations go instead, by the Trainer API the TrainJob uses.
+  const char* api = spec.Find("podTemplateOverrides") ? "podTemplateOverrides"
+                    : spec.Find("podSpecOverrides")   ? "podSpecOverrides"
+                                                      : "runtimePatches";
+  w.findings.push_back(Finding(Check::kTrainjobAnnotationsIgnored, first).Val("annotations", keys).Val("api", api));
 }
 
 }  // namespace
@@ -285,11 +286,8 @@ Result<Workload> ReadTrainJob(JsonNode object, const RuntimeCatalog* runtimes, W
     }
   }
   w.templates = std::move(inner->templates);
-  w.notes.push_back(runtime ? "evaluated as the pods of " + runtime_text +
-                                  " (in this input) with the TrainJob's trainer settings and patches"
-                            : runtime_text +
-                                  " is not in the input: evaluated from what the TrainJob states; audit it "
-                                  "together with its runtime for the runtime's /dev/shm");
+  w.findings.push_back(
+      Finding(Check::kTrainjobRuntime, "/spec/runtimeRef").Val("runtime", runtime_text).Num("found", runtime ? 1 : 0));
   return w;
 }
 

@@ -72,7 +72,9 @@ class PolicyReader {
 
   bool Expect(const Node& n, json::value_t type, const std::string& key, const char* what) {
     if (n.v.type() == type) return true;
-    return FailB(n, key, std::string("must be ") + what);
+    std::string msg = "must be ";
+    msg.append(what);
+    return FailB(n, key, msg);
   }
 
   bool Scalar(const Node& n, const std::string& key, std::string& out) {
@@ -190,7 +192,7 @@ class PolicyReader {
     std::string s;
     if (!Scalar(n, key, s)) return false;
     auto v = ParseBytes(s, key);
-    if (!v) return FailB(n, key, v.error().message.substr(key.size() + 2));
+    if (!v) return FailB(n, key, v.error().message);
     out = *v;
     return true;
   }
@@ -296,8 +298,16 @@ class PolicyReader {
           ok = Bool(value, full, rule.require_annotations);
         } else if (key == "podSecurity") {
           ok = Enum(value, full, rule.pod_security, kPodSecurityLevels, PodSecurityLevelName);
+        } else if (key == "ignore") {
+          std::vector<std::string> ids;
+          ok = StringList(value, full, ids, false);
+          for (size_t k = 0; ok && k < ids.size(); ++k) {
+            auto check = FindCheck(ids[k]);
+            if (!check) return FailB(value.Item(k), full, "\"" + ids[k] + "\" is not a check ID (docs/checks.md)");
+            rule.ignore.push_back(*check);
+          }
         } else {
-          return FailB(value, full, "unknown key; known keys: match, mode, requireAnnotations, podSecurity");
+          return FailB(value, full, "unknown key; known keys: match, mode, requireAnnotations, podSecurity, ignore");
         }
         if (!ok) return false;
       }

@@ -130,23 +130,32 @@ Result<json> ParseJsonPruned(std::string_view text) { return Parse(text, Context
 
 Result<bool> ForEachJsonObjectPruned(
     std::string_view text,
-    const std::function<void(int, PendingObject&&, const std::string&, const std::string&)>& each) {
+    const std::function<void(int, PendingObject&&, const std::string&, const std::string&, const ObjectText&)>& each) {
   ListLayout list;
   // An empty List has no item to hand out: it goes out whole below, so it is still a document.
   if (ScanList(text, list) && !list.items.empty() && ValidOutsideItems(text, list)) {
     int index = 0;
+    // Lines counted from one item to the next: once over the text, however many items.
+    size_t counted = 0, line_start = 0;
+    int line = 1;
     for (auto [begin, end] : list.items) {
+      for (; counted < begin; ++counted) {
+        if (text[counted] == '\n') {
+          ++line;
+          line_start = counted + 1;
+        }
+      }
+      const ObjectText where{text.substr(begin, end - begin), line, static_cast<int>(begin - line_start) + 1};
       each(
           index++,
-          [whole = text, begin = begin, end = end]() -> Result<json> {
-            auto out = Parse(whole.substr(begin, end - begin), Context::kRoot, 3);
+          [item = where.text, first_line = line]() -> Result<json> {
+            auto out = Parse(item, Context::kRoot, 3);
             if (!out) {  // name the line the item starts on
-              auto line = 1 + std::count(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(begin), '\n');
-              return MakeError(Code::kInvalidInput, out.error().message, "line " + std::to_string(line));
+              return MakeError(Code::kInvalidInput, out.error().message, "line " + std::to_string(first_line));
             }
             return out;
           },
-          list.kind, list.api_version);
+          list.kind, list.api_version, where);
     }
     return true;
   }
@@ -157,7 +166,7 @@ Result<bool> ForEachJsonObjectPruned(
   if (!doc) return doc.error();
   Result<json> out = ToPruned(*doc, Context::kRoot, 1);  // now, while this thread's parse holds
   each(
-      -1, [out = std::move(out)]() mutable { return std::move(out); }, "", "");
+      -1, [out = std::move(out)]() mutable { return std::move(out); }, "", "", ObjectText{text, 1, 1});
   return true;
 }
 

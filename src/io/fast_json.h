@@ -33,8 +33,15 @@ Result<nlohmann::json> ParseJsonPruned(std::string_view text);
 // Builds the pruned tree of one object of a parsed document; may run on any thread.
 using PendingObject = std::function<Result<nlohmann::json>()>;
 
+// Where a handed-out object's text is in the document: a view into it, and the line and column
+// (1-based) its first byte is at. Valid while the document's text lives.
+struct ObjectText {
+  std::string_view text;
+  int line = 1, column = 1;
+};
+
 // Like ParseJsonPruned, but a List ({"kind": "...List", "items": [...]}) is handed out one item
-// at a time — `each(item_index, item, list_kind, list_api_version)` — so no tree of the whole
+// at a time — `each(item_index, item, list_kind, list_api_version, where)` — so no tree of the whole
 // list is ever built; any other document is handed out whole with item_index -1. A List's items
 // are only located in the text (strings and brackets): each is parsed when its PendingObject
 // runs, on whichever thread runs it, so several threads can build the trees; an item that is
@@ -42,7 +49,8 @@ using PendingObject = std::function<Result<nlohmann::json>()>;
 // and converted here. A PendingObject is valid while `text` lives. Fails, handing out nothing,
 // when `text` is not valid JSON around the items.
 Result<bool> ForEachJsonObjectPruned(
-    std::string_view text, const std::function<void(int item, PendingObject&& object, const std::string& list_kind,
-                                                    const std::string& list_api_version)>& each);
+    std::string_view text,
+    const std::function<void(int item, PendingObject&& object, const std::string& list_kind,
+                             const std::string& list_api_version, const ObjectText& where)>& each);
 
 }  // namespace shmguard::io

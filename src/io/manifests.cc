@@ -82,17 +82,20 @@ void ForEachManifest(std::string_view text, const std::string& name, Fidelity fi
   if (LooksLikeJson(text, name)) {
     if (!HasContent(text)) return;
     if (fidelity == Fidelity::kPruned) {
-      auto ok = ForEachJsonObjectPruned(
-          text, [&](int item, PendingObject&& object, const std::string& list_kind, const std::string& list_api) {
-            Document d;
-            d.file = name;
-            d.is_json = true;
-            if (item >= 0) d.item = item;
-            d.list_kind = list_kind;
-            d.list_api_version = list_api;
-            d.pending = std::move(object);
-            each(std::move(d));
-          });
+      auto ok = ForEachJsonObjectPruned(text, [&](int item, PendingObject&& object, const std::string& list_kind,
+                                                  const std::string& list_api, const ObjectText& where) {
+        Document d;
+        d.file = name;
+        d.is_json = true;
+        d.object_text = where.text;
+        d.object_line = where.line;
+        d.object_column = where.column;
+        if (item >= 0) d.item = item;
+        d.list_kind = list_kind;
+        d.list_api_version = list_api;
+        d.pending = std::move(object);
+        each(std::move(d));
+      });
       if (ok) return;
       // Errors take the slow path below, which knows the byte (and so the line) at fault.
     }

@@ -29,6 +29,10 @@ struct Document {
   // list's kind and apiVersion (items of "PodList" from the API carry no kind of their own).
   std::optional<int> item;
   std::string list_kind, list_api_version;
+  // Pruned JSON: where the object's own text is in the file (a view into the file's text, valid
+  // while ForEachManifest runs), to locate fields; empty otherwise (use `text`).
+  std::string_view object_text;
+  int object_line = 1, object_column = 1;
   std::optional<nlohmann::json> object;  // set when it parsed (null for "~" or a bare "---")
   std::optional<Error> error;            // set when it did not: where = "file:line"
   // A pruned JSON object not converted yet (ForEachJsonObjectPruned): ParseDocument converts

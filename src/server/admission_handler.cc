@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "io/fast_json.h"
+#include "server/admission_words.h"
 #include "shmguard/compact_json.h"
 
 namespace shmguard::server {
@@ -155,11 +156,18 @@ AdmissionExchange HandleAdmission(std::string_view body, std::string_view conten
   x.name = !d.name.empty() ? d.name : request->name;
   x.verdict = d.verdict;
   x.required_bytes = d.required_bytes;
-  x.warnings = d.warnings.size();
   std::string patch = d.patch.empty() ? "" : Base64(d.patch.Text());
   x.outcome = !d.allowed ? Outcome::kDenied : d.patch.empty() ? Outcome::kAllowed : Outcome::kPatched;
   x.status = 200;
-  x.body = Review(request->uid, d.allowed, patch, d.warnings, d.allowed ? 0 : d.code, d.message, "Forbidden");
+  if (!d.allowed) {
+    const std::string message =
+        DenialMessage(d, request->kind, request->namespace_name, request->name.empty() ? d.name : request->name);
+    x.body = Review(request->uid, false, patch, {}, d.code, message, "Forbidden");
+    return x;
+  }
+  const std::vector<std::string> warnings = DecisionWarnings(d);
+  x.warnings = warnings.size();
+  x.body = Review(request->uid, true, patch, warnings, 0, "", "Forbidden");
   return x;
 }
 

@@ -24,13 +24,15 @@ struct Run {
   std::string out, err;
 };
 
-Run Audit(std::vector<std::string> paths, const std::string& output = "json", const std::string& fail_on = "deny",
+Run Audit(std::vector<std::string> paths, const std::string& output = "json", const std::string& fail_on = "error",
           const std::string& stdin_text = "") {
   std::istringstream in(stdin_text);
   std::ostringstream out, err;
   auto format = ParseAuditFormat(output);
   REQUIRE(format.has_value());
-  AuditOptions o{std::move(paths), *format, fail_on == "warn" ? FailOn::kWarn : FailOn::kDeny};
+  auto severity = ParseFailOn(fail_on);
+  REQUIRE(severity.has_value());
+  AuditOptions o{std::move(paths), *format, *severity};
   ExitCode code = RunAudit(o, Policy{}, in, out, err);
   return {code, out.str(), err.str()};
 }
@@ -96,7 +98,7 @@ TEST_CASE("RunAudit over examples/ gives one verdict of each kind", "[audit_comm
   CHECK(verdict_by_name["llama-pretrain"] == "patch");  // the JobSet; the Service is skipped
   CHECK(j["summary"]["non_workloads"] == 1);
   for (const auto& rec : j["records"]) {
-    for (const char* key : {"file", "document", "kind", "namespace", "name", "verdict", "reasons", "pods", "patch"}) {
+    for (const char* key : {"file", "document", "kind", "namespace", "name", "verdict", "findings", "pods", "patch"}) {
       CAPTURE(key);
       CHECK(rec.contains(key));
     }
@@ -105,9 +107,18 @@ TEST_CASE("RunAudit over examples/ gives one verdict of each kind", "[audit_comm
 
 TEST_CASE("RunAudit exit codes follow --fail-on", "[audit_command]") {
   std::string patch_only = Examples() + "/pod-needs-patch.yaml";
-  CHECK(Audit({patch_only}, "table", "deny").code == ExitCode::kOk);
-  CHECK(Audit({patch_only}, "table", "warn").code == ExitCode::kFindings);
-  CHECK(Audit({Examples() + "/pod-already-right.yaml"}, "table", "warn").code == ExitCode::kOk);
+  for (const char* error : {"error", "deny"}) {
+    CAPTURE(error);
+    CHECK(Audit({patch_only}, "table", error).code == ExitCode::kOk);
+    CHECK(Audit({Examples() + "/pod-denied.yaml"}, "table", error).code == ExitCode::kFindings);
+  }
+  for (const char* warning : {"warning", "warn"}) {
+    CAPTURE(warning);
+    CHECK(Audit({patch_only}, "table", warning).code == ExitCode::kFindings);
+    CHECK(Audit({Examples() + "/pod-already-right.yaml"}, "table", warning).code == ExitCode::kOk);
+  }
+  CHECK(Audit({Examples() + "/pod-already-right.yaml"}, "table", "info").code == ExitCode::kFindings);  // its plan
+  for (const char* bad : {"", "Error", "fatal", "patch"}) CHECK_FALSE(ParseFailOn(bad).has_value());
   CHECK(Audit({}, "table").code == ExitCode::kUsage);
   for (const char* format : {"table", "json", "yaml", "patched"}) CHECK(ParseAuditFormat(format).has_value());
   CHECK_FALSE(ParseAuditFormat("xml").has_value());
@@ -149,8 +160,13 @@ TEST_CASE("RunAudit reads kind: List and API lists whose items have no kind", "[
   Run patched = Audit({"-"}, "patched", "deny", list.dump());
   json out = json::parse(patched.out);
   CHECK(out["items"][0]["spec"]["volumes"][0]["name"] == "dshm");
-  Run again = Audit({"-"}, "json", "warn", patched.out);
-  CHECK(again.code == ExitCode::kOk);
+  // Nothing left to patch; what is left is the warning no patch answers (no memory limit).
+  Run again = Audit({"-"}, "json", "warning", patched.out);
+  json records = json::parse(again.out)["records"];
+  CHECK(records[0]["verdict"] == "ok");
+  CHECK(records[0]["findings"].back()["id"] == "memory-limit-missing");
+  CHECK(again.code == ExitCode::kFindings);
+  CHECK(Audit({"-"}, "json", "error", patched.out).code == ExitCode::kOk);
 }
 
 TEST_CASE("RunAudit gives a List item its records as it would any object: a Compose item one per service",
@@ -245,7 +261,9 @@ TEST_CASE("RunAudit reads a Compose file by its content, one record per service,
                                       FormatDockerBytes(train["required_bytes"]) + R"("},
       {"op":"add","path":"/services/train/ulimits","value":{"memlock":-1}}])"));
   CHECK(by_service["bad"]["verdict"] == "deny");
-  CHECK(by_service["bad"]["reasons"].back() ==
+  CHECK(by_service["bad"]["findings"].back()["id"] == "object-invalid");
+  CHECK(by_service["bad"]["findings"].back()["pointer"] == "/services/bad/shm_size");
+  CHECK(by_service["bad"]["findings"].back()["message"] ==
         "/services/bad/shm_size: \"-1g\" is not a size Docker reads (it must start with a digit): write bytes, or a "
         "number with k, m, g, t or p (\"2g\", \"512m\")");
   CHECK(by_service["bad"]["patch"].empty());
@@ -287,11 +305,16 @@ TEST_CASE("CollectAudit reports or skips every document of the real-world testda
     CAPTURE(r.file, r.document, r.kind, r.name);
     ++by_verdict[r.verdict];
     files_with_records.insert(r.file);
-    if (r.verdict != AuditVerdict::kOk) {
-      REQUIRE_FALSE(r.reasons.empty());
-      CHECK_FALSE(r.reasons.front().empty());
+    if (r.verdict != AuditVerdict::kOk) REQUIRE_FALSE(r.findings.empty());
+    for (const auto& f : r.findings) {
+      // Every finding is located in its file (the field, or the document when the field is not
+      // written), except where there is no text to read.
+      if (r.verdict != AuditVerdict::kError) CHECK(f.line >= r.line);
     }
-    if (r.verdict == AuditVerdict::kError) CHECK_THAT(r.reasons.front(), Catch::Matches(".*:[0-9]+: .*"));
+    if (r.verdict == AuditVerdict::kError) {
+      CHECK(r.findings.front().finding.check == Check::kDocumentUnreadable);
+      CHECK_THAT(r.findings.front().finding.Value("error"), Catch::Matches(".*:[0-9]+: .*"));
+    }
   }
   // Which object gets which verdict is fixed by tests/golden/corpus-verdicts.txt; here, that
   // every kind of verdict occurs: unrendered Helm/Go templates and invalid YAML as published
@@ -392,7 +415,7 @@ TEST_CASE("RunAudit reports a List item nested too deep and audits the other ite
     CAPTURE(jobs);
     std::istringstream in(list);
     std::ostringstream out, err;
-    AuditOptions o{{"-"}, AuditFormat::kJson, FailOn::kDeny, jobs};
+    AuditOptions o{{"-"}, AuditFormat::kJson, Severity::kError, jobs};
     CHECK(RunAudit(o, Policy{}, in, out, err) == ExitCode::kUsage);
     CHECK_THAT(err.str(), Catch::Contains("nested deeper than 128"));
     json j = json::parse(out.str());

@@ -18,7 +18,7 @@ std::string Audit(const std::string& format, const std::string& path) {
   std::filesystem::current_path(SOURCE_DIR);
   std::istringstream in;
   std::ostringstream out, err;
-  AuditOptions o{{path}, *ParseAuditFormat(format), FailOn::kDeny, 1};
+  AuditOptions o{{path}, *ParseAuditFormat(format), Severity::kError, 1};
   RunAudit(o, Policy{}, in, out, err);
   std::filesystem::current_path(was);
   return out.str();

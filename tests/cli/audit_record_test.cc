@@ -14,10 +14,16 @@ using nlohmann::json;
 
 constexpr int64_t kGi = int64_t{1} << 30;
 
-std::vector<AuditRecord> RecordsOfYaml(const std::string& yaml) {
+std::vector<std::string> Ids(const AuditRecord& r) {
+  std::vector<std::string> out;
+  for (const auto& f : r.findings) out.emplace_back(f.finding.id());
+  return out;
+}
+
+std::vector<AuditRecord> RecordsOfYaml(const std::string& yaml, const Exemptions& exemptions = {}) {
   static json kept;  // records hold no view into it, but keep it like the audit does
   kept = test::Yaml(yaml);
-  return RecordsOf(kept, Policy{}, RuntimeCatalog{});
+  return RecordsOf(kept, Policy{}, RuntimeCatalog{}, exemptions);
 }
 
 TEST_CASE("RecordsOf gives a Pod one record with its verdict, sizes and patch", "[audit_record]") {
@@ -49,7 +55,14 @@ spec:
   CHECK(r.required_bytes == r.pods[0].required_bytes);
   CHECK(r.current_shm == "64Mi (container default)");
   CHECK(r.memory_limit_bytes == 64 * kGi);
-  for (const auto& reason : r.reasons) CHECK(reason.rfind(r.pods[0].label + ": ", 0) != 0);  // one pod: no label
+  // Its findings, in the order the evaluation gave them, each with its pod; none located yet.
+  CHECK(Ids(r) == std::vector<std::string>{"shm-plan", "memory-headroom", "shm-below-need", "ipc-lock-missing"});
+  for (const auto& f : r.findings) {
+    CHECK(f.finding.pod == "pod");
+    CHECK(f.line == 0);
+  }
+  CHECK_FALSE(PrefixPods(r));  // one pod: no label in the words
+  CHECK(WorstSeverity(r) == Severity::kWarning);
 }
 
 TEST_CASE("RecordsOf prefixes each pod's words with its label when an object has several", "[audit_record]") {
@@ -74,14 +87,9 @@ spec:
   CHECK(r.verdict == AuditVerdict::kPatch);
   CHECK(r.required_bytes == std::max(r.pods[0].required_bytes, r.pods[1].required_bytes));
   CHECK(r.pods[1].required_bytes > 0);
-  std::set<std::string> labels = {r.pods[0].label + ": ", r.pods[1].label + ": "};
+  CHECK(PrefixPods(r));
+  for (const auto& f : r.findings) CHECK((f.finding.pod == r.pods[0].label || f.finding.pod == r.pods[1].label));
   REQUIRE_FALSE(r.changes.empty());
-  for (const auto& words : {r.reasons, r.changes}) {
-    for (const auto& text : words) {
-      CAPTURE(text);
-      CHECK((text.rfind(*labels.begin(), 0) == 0 || text.rfind(*labels.rbegin(), 0) == 0));
-    }
-  }
   for (const auto& change : r.changes) CHECK(change.rfind(r.pods[1].label + ": ", 0) == 0);  // only workers change
 }
 
@@ -116,8 +124,37 @@ TEST_CASE("RecordsOf reports a non-workload as a skip that says why", "[audit_re
   CHECK(records[0].verdict == AuditVerdict::kSkip);
   CHECK_FALSE(records[0].workload);
   CHECK(records[0].api_version == "v1");
-  CHECK_FALSE(records[0].reasons.empty());
+  CHECK(Ids(records[0]) == std::vector<std::string>{"not-a-workload"});
+  CHECK(WorstSeverity(records[0]) == Severity::kInfo);
   CHECK(records[0].pods.empty());
+}
+
+TEST_CASE("RecordsOf keeps exempted findings, suppressed, and leaves their part out of the patch", "[audit_record]") {
+  const char* pod = R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p, annotations: {shmguard.io/num-workers: "8", shmguard.io/batch-bytes: 1Gi}}
+spec:
+  containers: [{name: t, resources: {limits: {nvidia.com/gpu: 1, memory: 8Gi}}}]
+)";
+  auto denied = RecordsOfYaml(pod);
+  REQUIRE(denied.size() == 1);
+  CHECK(denied[0].verdict == AuditVerdict::kDeny);
+  CHECK(WorstSeverity(denied[0]) == Severity::kError);
+  // Exempted, the error no longer denies, and nothing over the memory limit is patched in.
+  auto exempt = RecordsOfYaml(pod, Exemptions{{Check::kShmOverMemoryLimit}});
+  REQUIRE(exempt.size() == 1);
+  CHECK(exempt[0].verdict == AuditVerdict::kOk);
+  CHECK(exempt[0].patch.empty());
+  CHECK(Ids(exempt[0]) == Ids(denied[0]));
+  for (const auto& f : exempt[0].findings) {
+    CHECK(f.finding.suppressed == (f.finding.check == Check::kShmOverMemoryLimit));
+  }
+  CHECK(WorstSeverity(exempt[0]) == Severity::kInfo);
+  AuditSummary s;
+  s.Add(exempt[0]);
+  CHECK(s.suppressed == 1);
+  CHECK(s.checks.at("shm-over-memory-limit") == 1);
 }
 
 TEST_CASE("AuditVerdictName and AuditVerdictOf name every verdict once", "[audit_record]") {
@@ -151,6 +188,7 @@ TEST_CASE("AuditSummary counts objects, verdicts and skipped kinds", "[audit_rec
   CHECK(s.Count(AuditVerdict::kSkip) == 3);
   CHECK(s.Count(AuditVerdict::kError) == 1);
   CHECK(s.Count(AuditVerdict::kDeny) == 0);
+  CHECK(s.checks.empty());  // findings by check: none in these records
 }
 
 }  // namespace

@@ -58,6 +58,8 @@ TEST_CASE("shmguard refuses a missing subcommand, an unknown flag or a value out
            Case{"plan --batch-bytes 48Mi", "--num-workers is required"},
            Case{"plan --num-workers 4 -o yaml", "--output"},
            Case{"plan --num-workers many", "--num-workers"},
+           Case{"audit --ignore shm-plan,no-such-check examples", "\"no-such-check\" is not a check ID"},
+           Case{"audit -o policyreport --report-api kyverno examples", "--report-api"},
        }) {
     INFO(c.args);
     Run r = Shmguard(c.args);
@@ -77,9 +79,11 @@ TEST_CASE("shmguard audit and plan name a --config that does not load and exit 2
 }
 
 TEST_CASE("shmguard audit exits 1 at --fail-on's level and 0 below it", "[main]") {
-  // A pod that needs a patch: a finding at warn, not at deny (the default).
+  // A pod that needs a patch: warnings, no error (the default level).
   CHECK(Shmguard("audit examples/pod-needs-patch.yaml").code == 0);
   CHECK(Shmguard("audit --fail-on warn examples/pod-needs-patch.yaml").code == 1);
+  CHECK(Shmguard("audit --fail-on warning examples/pod-needs-patch.yaml").code == 1);
+  CHECK(Shmguard("audit --fail-on info examples/pod-already-right.yaml").code == 1);
   CHECK(Shmguard("audit examples/pod-denied.yaml").code == 1);
   CHECK(Shmguard("audit --fail-on warn examples/pod-already-right.yaml").code == 0);
   Run json = Shmguard("audit -o json examples/pod-needs-patch.yaml");
@@ -87,6 +91,24 @@ TEST_CASE("shmguard audit exits 1 at --fail-on's level and 0 below it", "[main]"
   const auto records = nlohmann::json::parse(json.out).at("records");
   REQUIRE(records.size() == 1);
   CHECK(records[0].at("verdict") == "patch");
+}
+
+TEST_CASE("shmguard audit --ignore takes IDs, comma-separated or repeated, and the paths after it", "[main]") {
+  // The denial exempted: the audit no longer fails; the finding is still there, suppressed.
+  Run r = Shmguard(
+      "audit -o json --ignore shm-plan,shm-over-memory-limit examples/pod-denied.yaml --ignore "
+      "host-ipc-missing examples/pod-needs-patch.yaml");
+  CHECK(r.code == 0);
+  const auto records = nlohmann::json::parse(r.out).at("records");
+  REQUIRE(records.size() == 2);
+  std::vector<std::string> suppressed;
+  for (const auto& rec : records) {
+    for (const auto& f : rec.at("findings")) {
+      if (f.at("suppressed").get<bool>()) suppressed.push_back(f.at("id"));
+    }
+  }
+  CHECK(suppressed == std::vector<std::string>{"shm-plan", "shm-over-memory-limit", "shm-plan", "host-ipc-missing"});
+  CHECK(nlohmann::json::parse(r.out).at("summary").at("suppressed") == 4);
 }
 
 TEST_CASE("shmguard plan runs on built-in defaults and exits 1 when the size does not fit the limit", "[main]") {

@@ -104,7 +104,7 @@ TEST_CASE("The audit prints the same on 1 and 4 jobs", "[ordered_pool][audit_com
   SHMGUARD_REQUIRE_CORPUS();
   auto run = [](int jobs, const std::string& output) {
     AuditOptions o{
-        {test::CorpusPath(), std::string(SOURCE_DIR) + "/examples"}, *ParseAuditFormat(output), FailOn::kDeny, jobs};
+        {test::CorpusPath(), std::string(SOURCE_DIR) + "/examples"}, *ParseAuditFormat(output), Severity::kError, jobs};
     std::istringstream in;
     std::ostringstream out, err;
     auto code = RunAudit(o, Policy{}, in, out, err);

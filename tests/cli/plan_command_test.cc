@@ -13,7 +13,7 @@ using nlohmann::json;
 TEST_CASE("RunPlan prints the size and its arithmetic as JSON", "[plan_command]") {
   PlanOptions o;
   o.num_workers = 8;
-  o.batch_bytes = "160Mi";
+  o.batch_bytes.emplace("160Mi");
   o.procs = 4;
   o.memory_limit = "16Gi";
   o.output = "json";
@@ -25,7 +25,12 @@ TEST_CASE("RunPlan prints the size and its arithmetic as JSON", "[plan_command]"
   CHECK(j["memory_limit_bytes"] == 16ll << 30);
   CHECK(j["left_for_processes_bytes"] == (16ll << 30) - (14078ll << 20));
   CHECK(j["verdict"] == "deny");  // 13.7Gi is more than half of 16Gi
-  CHECK_THAT(j["reasons"][1].get<std::string>(), Catch::Contains("is more than 0.5 of the memory limit 16Gi"));
+  REQUIRE(j["findings"].size() == 2);
+  CHECK(j["findings"][1]["id"] == "shm-over-memory-limit");
+  CHECK(j["findings"][1]["severity"] == "error");
+  CHECK(j["findings"][1]["numbers"]["max_fraction_ppm"] == 500'000);
+  CHECK_THAT(j["findings"][1]["message"].get<std::string>(),
+             Catch::Contains("is more than 0.5 of the memory limit 16Gi"));
   CHECK(j["arithmetic"].size() == 4);
   // The same size where Docker and Compose set it; no GPUs: no locked memory.
   CHECK(j["docker_run"] == "docker run --shm-size=14078m");
@@ -106,17 +111,23 @@ TEST_CASE("RunPlan names where the processes and the memory limit come from", "[
   std::ostringstream out, err;
   CHECK(RunPlan(o, Policy{}, out, err) == ExitCode::kOk);
   json j = json::parse(out.str());
-  CHECK_THAT(j["reasons"][0].get<std::string>(), Catch::EndsWith("(2 procs from 2 GPUs (--gpus))"));
-  REQUIRE(j["warnings"].size() == 1);
-  CHECK_THAT(j["warnings"][0].get<std::string>(), Catch::StartsWith("no memory limit (no --memory-limit): dshm pages"));
+  REQUIRE(j["findings"].size() == 2);
+  CHECK(j["findings"][0]["id"] == "shm-plan");
+  CHECK_THAT(j["findings"][0]["message"].get<std::string>(), Catch::EndsWith("(2 procs from 2 GPUs (--gpus))"));
+  CHECK(j["findings"][1]["id"] == "memory-limit-missing");
+  CHECK_THAT(j["findings"][1]["message"].get<std::string>(),
+             Catch::StartsWith("no memory limit (no --memory-limit): dshm pages"));
   o.memory_limit = "512Mi";
   o.procs = 1;
   std::ostringstream out2;
   CHECK(RunPlan(o, Policy{}, out2, err) == ExitCode::kFindings);
   j = json::parse(out2.str());
-  CHECK_THAT(j["reasons"][0].get<std::string>(), Catch::EndsWith("(1 proc from --procs)"));
-  CHECK_THAT(j["reasons"][1].get<std::string>(), Catch::Contains("461Mi is more than 0.5 of the memory limit 512Mi"));
-  CHECK(j["warnings"].empty());
+  // One process for two GPUs: said too.
+  REQUIRE(j["findings"].size() == 3);
+  CHECK_THAT(j["findings"][0]["message"].get<std::string>(), Catch::EndsWith("(1 proc from --procs)"));
+  CHECK(j["findings"][2]["message"] == "1 process per pod (--procs) but 2 GPUs: 1 GPU stays idle");
+  CHECK_THAT(j["findings"][1]["message"].get<std::string>(),
+             Catch::Contains("461Mi is more than 0.5 of the memory limit 512Mi"));
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// ParseReview, Decide (both faces, every mode) and FitWarnings.
+// ParseReview and Decide (both faces, every mode); the words of its answers are
+// tests/server/admission_words_test.cc.
 #include "shmguard/admission.h"
 
 #include <catch2/catch.hpp>
@@ -158,7 +159,7 @@ TEST_CASE("Decide mutates CREATE of Pods and of the kinds whose templates it pat
     CHECK(c.allowed);
     CHECK(c.verdict == Verdict::kSkip);
     CHECK(c.patch.empty());
-    CHECK(c.warnings.empty());
+    CHECK(c.findings.empty());
   }
 }
 
@@ -169,30 +170,38 @@ TEST_CASE("Decide: /validate denies in enforce and warns in warn, /mutate never 
   Decision v_enforce = Decide(enforce, Policy{}, Face::kValidate);
   CHECK_FALSE(v_enforce.allowed);
   CHECK(v_enforce.code == 403);
-  CHECK_THAT(v_enforce.message, Catch::StartsWith("shmguard denied Pod ml-a/big:"));
-  CHECK_THAT(v_enforce.message, Catch::Contains("memory limit 64Gi (sum of container limits) is below the 88727Mi"));
+  // The denial cites the arithmetic it refuses, then the error.
+  CHECK(test::Ids(v_enforce.findings) == std::vector<std::string>{"shm-plan", "shm-over-memory-limit"});
+  CHECK(v_enforce.findings[1].Number("required_bytes") == 88727ll << 20);
+  CHECK(v_enforce.findings[1].Number("memory_limit_bytes") == 64ll << 30);
 
   Decision v_warn = Decide(warn, Policy{}, Face::kValidate);
   CHECK(v_warn.allowed);
-  REQUIRE_FALSE(v_warn.warnings.empty());
-  CHECK_THAT(v_warn.warnings[0], Catch::StartsWith("shmguard: "));
+  CHECK(test::Ids(v_warn.findings) == std::vector<std::string>{"shm-plan", "shm-over-memory-limit"});
 
+  // /mutate never denies: the same findings as warnings, the plan citing the arithmetic.
   Decision m_enforce = Decide(enforce, Policy{}, Face::kMutate);
   CHECK(m_enforce.allowed);
   CHECK(m_enforce.patch.empty());
-  CHECK_FALSE(m_enforce.warnings.empty());
+  CHECK(test::Ids(m_enforce.findings) == std::vector<std::string>{"shm-plan", "shm-over-memory-limit"});
 
-  // An unpatched pod reaching /validate in enforce: the mutating webhook did not run.
+  // An unpatched pod reaching /validate in enforce: the mutating webhook did not run, and what
+  // its patch answers is the denial.
   Decision missing = Decide(Parse(Review(test::Yaml(kPod), "ml-a")), Policy{}, Face::kValidate);
   CHECK_FALSE(missing.allowed);
-  CHECK_THAT(missing.message, Catch::Contains("missing: add volume dshm"));
+  CHECK(test::Ids(missing.findings) ==
+        std::vector<std::string>{"shm-below-need", "ipc-lock-missing", "host-ipc-missing"});
+  // /mutate patches it and says nothing about what the patch fixes.
+  Decision mutated_answer = Decide(Parse(Review(test::Yaml(kPod), "ml-a")), Policy{}, Face::kMutate);
+  CHECK_FALSE(mutated_answer.patch.empty());
+  CHECK(mutated_answer.findings.empty());
   // The same pod after /mutate passes /validate.
   Parsed patched = Parse(Review(test::Yaml(kPod), "ml-a"));
   json mutated = patched.request.object.Copy().patch(Decide(patched, Policy{}, Face::kMutate).patch.ToJson());
   patched.request.object = mutated;
   Decision after = Decide(patched, Policy{}, Face::kValidate);
   CHECK(after.allowed);
-  CHECK(after.warnings.empty());
+  CHECK(test::Ids(after.findings).empty());
 }
 
 TEST_CASE("Decide handles JobSets end to end", "[admission]") {
@@ -223,32 +232,6 @@ spec:
   const json& tmpl = out["spec"]["replicatedJobs"][0]["template"]["spec"]["template"];
   CHECK(tmpl["spec"]["volumes"][0]["emptyDir"]["medium"] == "Memory");
   CHECK(tmpl["metadata"]["annotations"]["shmguard.io/nodes"] == "4");
-}
-
-TEST_CASE("FitWarnings keeps warnings within the API server's limits", "[admission]") {
-  std::string long_reason =
-      "dshm needs 14078Mi = (4 procs × (8 workers × 2 + 2) × 160Mi + 147.1Mi NCCL + 64Mi base) × 1.2 "
-      "(4 procs from --nproc_per_node=4); memory limit 64Gi leaves 51458Mi for the processes";
-  auto fitted = FitWarnings({long_reason, long_reason, "short"});
-  REQUIRE(fitted.size() >= 3);
-  std::string rejoined;
-  for (const auto& w : fitted) {
-    CHECK(w.size() <= 120);
-    CHECK_THAT(w, Catch::StartsWith("shmguard: "));
-  }
-  CHECK(fitted.back() == "shmguard: short");
-  CHECK(fitted.size() == FitWarnings({long_reason, "short"}).size());  // duplicates dropped
-
-  std::vector<std::string> many;
-  for (int i = 0; i < 200; ++i) many.push_back("warning number " + std::to_string(i) + " " + std::string(60, 'x'));
-  auto capped = FitWarnings(many);
-  size_t total = 0;
-  for (const auto& w : capped) total += w.size();
-  CHECK(total <= 4096);
-  CHECK_THAT(capped.back(), Catch::Contains("more warnings left out"));
-
-  auto utf8 = FitWarnings({std::string(200, 'x') + "é"});  // never cut inside a UTF-8 sequence
-  for (const auto& w : utf8) CHECK(json(w).dump().find("\\u") == std::string::npos);
 }
 
 }  // namespace

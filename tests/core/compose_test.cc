@@ -25,7 +25,7 @@ TEST_CASE("A Compose document is recognised by its content", "[compose]") {
   CHECK_FALSE(IsComposeDocument(test::Yaml("version: '3'")));
   Evaluation bad = Evaluate(test::Yaml("version: '3'\nnetworks: {}"), Policy{});
   CHECK(bad.verdict == Verdict::kSkip);
-  CHECK_THAT(bad.reasons.at(0), Catch::Contains("nor a Compose file"));
+  CHECK_THAT(test::Words(bad.findings).at(0), Catch::Contains("nor a Compose file"));
 }
 
 // Evaluate a Compose document; the pod of service `name`.
@@ -129,12 +129,12 @@ TEST_CASE("A sized service gets shm_size and unlimited memlock, ipc: host keeps 
   CHECK(ev.namespace_name.empty());
 
   const PodEvaluation& sized = Service(ev, "sized");
-  CAPTURE(Joined(sized.reasons));
+  CAPTURE(Joined(test::Words(sized.findings)));
   REQUIRE(sized.plan);
   CHECK(sized.verdict == Verdict::kPatch);
   CHECK(sized.current_shm == "shm_size 1g (1Gi)");
-  CHECK_THAT(sized.reasons.at(0), Catch::StartsWith("/dev/shm needs 4401Mi = (4 procs × (8 workers"));
-  CHECK_THAT(sized.reasons.at(0), Catch::EndsWith("(4 procs from --nproc_per_node=4)"));
+  CHECK_THAT(test::Words(sized.findings).at(0), Catch::StartsWith("/dev/shm needs 4401Mi = (4 procs × (8 workers"));
+  CHECK_THAT(test::Words(sized.findings).at(0), Catch::EndsWith("(4 procs from --nproc_per_node=4)"));
   CHECK(sized.memory_limit_bytes == 64 * kGi);
   CHECK(sized.patch.ToJson() ==
         json::parse(R"([{"op":"replace","path":"/services/sized/shm_size","value":")" +
@@ -143,38 +143,42 @@ TEST_CASE("A sized service gets shm_size and unlimited memlock, ipc: host keeps 
   CHECK(sized.changes.at(0) == "set shm_size: " + FormatDockerBytes(sized.plan->required_bytes) + " (was 1g)");
 
   const PodEvaluation& listed = Service(ev, "listed");
-  CAPTURE(Joined(listed.reasons));
+  CAPTURE(Joined(test::Words(listed.findings)));
   CHECK(listed.verdict == Verdict::kPatch);
   CHECK(listed.memory_limit_bytes == 32 * kGi);
-  CHECK_THAT(Joined(listed.reasons), Catch::Contains("2 procs from 2 GPUs"));
-  CHECK_THAT(Joined(listed.reasons), Catch::Contains("(/dev/shm pages count against the limit)"));
+  CHECK_THAT(Joined(test::Words(listed.findings)), Catch::Contains("2 procs from 2 GPUs"));
+  CHECK_THAT(Joined(test::Words(listed.findings)), Catch::Contains("(/dev/shm pages count against the limit)"));
   REQUIRE(listed.patch.size() == 1);  // memlock is already unlimited
   CHECK(listed.patch.ToJson()[0]["path"] == "/services/listed/shm_size");
   CHECK(listed.patch.ToJson()[0]["op"] == "add");
 
   const PodEvaluation& host = Service(ev, "host");
-  CAPTURE(Joined(host.reasons));
+  CAPTURE(Joined(test::Words(host.findings)));
   CHECK(host.current_shm == "the host's /dev/shm (ipc: host)");
   CHECK(host.verdict == Verdict::kPatch);
-  CHECK_THAT(Joined(host.reasons), Catch::Contains("ipc: host: the service uses the host's /dev/shm"));
+  CHECK_THAT(Joined(test::Words(host.findings)), Catch::Contains("ipc: host: the service uses the host's /dev/shm"));
+  CHECK(test::FindingOf(host.findings, Check::kComposeIpcHost) != nullptr);
   CHECK(host.patch.ToJson() == json::parse(R"([{"op":"add","path":"/services/host/ulimits","value":{"memlock":-1}}])"));
-  CHECK_THAT(Joined(host.warnings), Catch::Contains("no memory limit (the service sets no mem_limit)"));
+  CHECK_THAT(Joined(test::Words(host.findings)), Catch::Contains("no memory limit (the service sets no mem_limit)"));
 
   const PodEvaluation& everything = Service(ev, "everything");
   CHECK(everything.estimated);
   CHECK(everything.verdict == Verdict::kPatch);
-  CHECK_THAT(everything.reasons.at(0), Catch::Contains("reserves every GPU of the host"));
+  CHECK_THAT(test::Words(everything.findings).at(0), Catch::Contains("reserves every GPU of the host"));
+  CHECK(everything.findings.at(0).check == Check::kComposeGpuCountUnknown);
 
   const PodEvaluation& new_gpus = Service(ev, "new-gpus");
   CHECK(new_gpus.verdict == Verdict::kPatch);
-  CHECK_THAT(Joined(new_gpus.reasons), Catch::Contains("NCCL_P2P_DISABLE=1"));
+  CHECK_THAT(Joined(test::Words(new_gpus.findings)), Catch::Contains("NCCL_P2P_DISABLE=1"));
   CHECK(new_gpus.patch.ToJson()[1] ==
         json::parse(R"({"op":"replace","path":"/services/new-gpus/ulimits/memlock","value":-1})"));
   CHECK(new_gpus.changes.at(1) == "set ulimits.memlock: -1 (unlimited locked memory, for pin_memory; was 1024)");
 
   const PodEvaluation& broken = Service(ev, "broken");
   CHECK(broken.verdict == Verdict::kDeny);
-  CHECK(broken.reasons.back() ==
+  CHECK(broken.findings.back().check == Check::kObjectInvalid);
+  CHECK(broken.findings.back().pointer == "/services/broken/shm_size");
+  CHECK(test::Words(broken.findings).back() ==
         "/services/broken/shm_size: \"2 gigs\" is not a size Docker reads (unknown unit): write bytes, or a number "
         "with k, m, g, t or p (\"2g\", \"512m\")");
   CHECK(broken.patch.empty());
@@ -196,7 +200,7 @@ TEST_CASE("A sized service gets shm_size and unlimited memlock, ipc: host keeps 
   json patched = doc.patch(ev.patch.ToJson());
   Evaluation again = Evaluate(patched, Policy{});
   for (const auto& p : again.pods) {
-    CAPTURE(p.label, Joined(p.reasons));
+    CAPTURE(p.label, Joined(test::Words(p.findings)));
     CHECK(p.patch.empty());
     if (p.label != "service broken") CHECK(p.verdict == Verdict::kOk);
   }
@@ -217,10 +221,10 @@ TEST_CASE("A Compose service's memory limit denies what does not fit, naming mem
                            Policy{});
   const PodEvaluation& small = Service(ev, "small");
   CHECK(small.verdict == Verdict::kDeny);
-  CHECK_THAT(Joined(small.reasons), Catch::Contains("memory limit 4Gi (mem_limit) is below the"));
-  CHECK(Service(ev, "bad-limit").reasons.at(0) ==
+  CHECK_THAT(Joined(test::Words(small.findings)), Catch::Contains("memory limit 4Gi (mem_limit) is below the"));
+  CHECK(test::Words(Service(ev, "bad-limit").findings).at(0) ==
         "/services/bad-limit/mem_limit: must be a number of bytes or a size such as \"2g\"");
-  CHECK(Service(ev, "bad-count").reasons.at(0) ==
+  CHECK(test::Words(Service(ev, "bad-count").findings).at(0) ==
         "/services/bad-count/deploy/resources/reservations/devices/0/count: must be a number or \"all\", not \"some\"");
 }
 
@@ -247,7 +251,7 @@ TEST_CASE("The Compose files of the corpus agree with their facts", "[compose][c
       REQUIRE(f.has_value());
       const int64_t gpus = e["gpus_per_pod"];
       CHECK(f->gpus == (gpus == -1 ? 1 : gpus));  // every GPU of the host: sized for one
-      CHECK(!t->notes.empty() == (gpus == -1));
+      CHECK(!t->findings.empty() == (gpus == -1));
       CHECK(f->host_ipc == e["host_ipc"].get<bool>());
       const PodEvaluation& p = Service(ev, e["name"]);
       if (e["dev_shm"] == "compose-shm_size") {

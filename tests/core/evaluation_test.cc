@@ -1,10 +1,12 @@
 // Evaluate: verdicts and the reasons behind them (docs/sources.md §1, §3, §5).
 #include "shmguard/evaluation.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
 
+#include "io/finding_text.h"
 #include "io/manifests.h"
 #include "test_util.h"
 
@@ -18,9 +20,10 @@ json PodWith(const std::string& annotations, const std::string& spec) {
   return Yaml("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations: " + annotations + "\nspec:\n" + spec);
 }
 
+// Every finding in words, labelled by pod when there are several.
 std::string Reasons(const Evaluation& ev) {
   std::string all;
-  for (const auto& r : ev.AllReasons()) all += r + "\n";
+  for (const auto& r : io::FindingLines(ev, Severity::kInfo)) all += r + "\n";
   return all;
 }
 
@@ -67,6 +70,7 @@ spec:
   Evaluation off = Evaluate(cwt, policy);
   CHECK(off.verdict == Verdict::kSkip);
   CHECK(Reasons(off) == "cluster-scoped objects are off in the policy (its \"*\" rule)\n");
+  CHECK(test::Ids(off.findings) == std::vector<std::string>{"namespace-off"});
   // A namespaced kind still takes its namespace's rule.
   CHECK(Evaluate(PodWith("{}", kGpuSpec), policy, "ml-a").rule.mode == NamespaceMode::kEnforce);
 }
@@ -101,6 +105,8 @@ TEST_CASE("Evaluate skips what is not a workload and denies broken workloads", "
       Evaluate(Yaml("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nspec: {replicatedJobs: {a: 1}}\n"), Policy{});
   CHECK(bad.verdict == Verdict::kDeny);
   CHECK_THAT(Reasons(bad), Catch::Contains("/spec/replicatedJobs: must be a list"));
+  CHECK(test::Ids(bad.AllFindings()) == std::vector<std::string>{"object-invalid"});
+  CHECK(bad.AllFindings()[0].pointer == "/spec/replicatedJobs");
 }
 
 TEST_CASE("Evaluate takes the most severe pod verdict for the workload", "[evaluation]") {
@@ -125,9 +131,27 @@ spec:
   CHECK(ev.pods[1].verdict == Verdict::kDeny);
   CHECK(ev.verdict == Verdict::kDeny);
   CHECK_THAT(Reasons(ev), Catch::Contains("replicatedJob bad: annotation shmguard.io/num-workers"));
+  const Finding* invalid = test::FindingOf(ev.pods[1].findings, Check::kAnnotationInvalid);
+  REQUIRE(invalid != nullptr);
+  CHECK(invalid->pod == "replicatedJob bad");
+  CHECK(invalid->pointer ==
+        "/spec/replicatedJobs/1/template/spec/template/metadata/annotations/shmguard.io~1num-workers");
 }
 
-TEST_CASE("Wording changes the words, never the verdict, warnings, denials or patch", "[evaluation][corpus]") {
+// The warnings and errors of `findings`, with the plan a denial cites, by ID and pointer, sorted:
+// what a /mutate answer can carry.
+std::vector<std::string> Problems(const std::vector<Finding>& findings, bool denied) {
+  std::vector<std::string> out;
+  for (const auto& f : findings) {
+    if (f.severity != Severity::kInfo || (denied && f.check == Check::kShmPlan)) {
+      out.push_back(std::string(f.id()) + " " + f.pointer);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST_CASE("Detail changes what is recorded, never the verdict, warnings, denials or patch", "[evaluation][corpus]") {
   SHMGUARD_REQUIRE_CORPUS();
   auto files = io::ExpandPaths({test::CorpusPath(), std::string(SOURCE_DIR) + "/examples"});
   REQUIRE(files.has_value());
@@ -148,21 +172,21 @@ TEST_CASE("Wording changes the words, never the verdict, warnings, denials or pa
            {&doc.object.value(), static_cast<const json*>(&sized), static_cast<const json*>(&huge)}) {
         for (const char* ns : {"team-a", "ml-a"}) {
           CAPTURE(file, doc.index, ns);
-          Evaluation all = Evaluate(*object, Policy{}, ns, Wording::kEverything);
-          Evaluation lean = Evaluate(*object, Policy{}, ns, Wording::kDenialsAndWarnings);
+          Evaluation all = Evaluate(*object, Policy{}, ns, Detail::kAll);
+          Evaluation lean = Evaluate(*object, Policy{}, ns, Detail::kProblems);
           CHECK(lean.verdict == all.verdict);
           CHECK(lean.patch == all.patch);
-          CHECK(lean.AllWarnings() == all.AllWarnings());
-          CHECK(lean.reasons == all.reasons);
+          CHECK(Problems(lean.findings, false) == Problems(all.findings, false));
           CHECK(lean.RequiredBytes() == all.RequiredBytes());
           REQUIRE(lean.pods.size() == all.pods.size());
           for (size_t i = 0; i < all.pods.size(); ++i) {
+            const bool deny = all.pods[i].verdict == Verdict::kDeny;
             CHECK(lean.pods[i].verdict == all.pods[i].verdict);
             CHECK(lean.pods[i].changes.empty());
-            if (all.pods[i].verdict == Verdict::kDeny) {
-              CHECK(lean.pods[i].reasons == all.pods[i].reasons);
-              ++denied;
-            }
+            for (const auto& f : lean.pods[i].findings)
+              CHECK((f.severity != Severity::kInfo || f.check == Check::kShmPlan));
+            CHECK(Problems(lean.pods[i].findings, deny) == Problems(all.pods[i].findings, deny));
+            if (deny) ++denied;
           }
           ++compared;
         }
@@ -198,8 +222,7 @@ spec:
 )");
   Evaluation ev = Evaluate(job, Policy{}, "team-a");
   REQUIRE(ev.verdict == Verdict::kPatch);
-  std::string reasons;
-  for (const auto& r : ev.AllReasons()) reasons += r + "\n";
+  const std::string reasons = Reasons(ev);
   CHECK_THAT(reasons, Catch::Contains("Master: dshm needs"));
   CHECK_THAT(reasons, Catch::Contains("(8 procs from spec.nprocPerNode gpu (8 GPUs))"));
   json out = job.patch(ev.patch.ToJson());
@@ -231,8 +254,7 @@ TEST_CASE("Evaluate counts KubeRay's own /dev/shm and never patches a Ray kind",
                             Policy{}, "team-a");
   CHECK(big.verdict == Verdict::kDeny);
   CHECK(big.patch.empty());
-  std::string reasons;
-  for (const auto& r : big.AllReasons()) reasons += r + "\n";
+  const std::string reasons = Reasons(big);
   CHECK_THAT(reasons, Catch::Contains("below the 12365Mi needed; shmguard does not patch a RayCluster: raise the Ray "
                                       "container's memory limit"));
   Evaluation small =
@@ -278,7 +300,9 @@ spec:
   CHECK(train["container"]["securityContext"]["capabilities"]["add"][0] == "IPC_LOCK");
   CHECK(train["metadata"]["annotations"].contains("shmguard.io/plan"));
   CHECK_FALSE(train.contains("hostIPC"));  // an Argo template has no such field
-  CHECK_THAT(ev.pods[1].warnings.back(), Catch::Contains("a Workflow has no hostIPC field"));
+  const Finding* no_host_ipc = test::FindingOf(ev.pods[1].findings, Check::kHostIpcUnavailable);
+  REQUIRE(no_host_ipc != nullptr);
+  CHECK_THAT(io::FindingText(*no_host_ipc), Catch::Contains("a Workflow has no hostIPC field"));
   CHECK(out["spec"]["volumes"].size() == 1);
   CHECK(Evaluate(out, Policy{}, "team-a").patch.empty());
 }

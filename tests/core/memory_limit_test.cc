@@ -1,8 +1,10 @@
 // CheckLimit and MemoryLimitDenial: a /dev/shm size against the memory limit, exactly at the
-// boundaries (docs/sources.md §4).
+// boundaries (docs/sources.md §4), as findings with their numbers.
 #include "shmguard/memory_limit.h"
 
 #include <catch2/catch.hpp>
+
+#include "io/finding_text.h"
 
 namespace shmguard {
 namespace {
@@ -13,6 +15,7 @@ PodFacts WithLimit(std::optional<int64_t> limit, const char* source = "sum of co
   PodFacts f;
   f.memory_limit_bytes = limit;
   f.memory_limit_source = source;
+  f.memory_limit_pointer = "/spec/containers/0/resources/limits/memory";
   return f;
 }
 
@@ -20,57 +23,86 @@ TEST_CASE("CheckLimit denies a size over the limit or over the policy's fraction
   struct Case {
     const char* name;
     int64_t required;
-    const char* denial;  // a substring, or "" when it fits
+    bool denied;
+    bool over_fraction;  // denied for the fraction, not the limit itself
+    const char* words;   // a substring of the denial's or the headroom's words
   };
   const Case cases[] = {
-      {"well under", 16 * kGi, ""},
-      {"exactly half (maxFractionOfMemoryLimit 0.5)", 32 * kGi, ""},
-      {"a byte over half", 32 * kGi + 1, "dshm needs 34359738369 is more than 0.5 of the memory limit 64Gi"},
-      {"the whole limit", 64 * kGi, "is more than 0.5 of the memory limit 64Gi, leaving 0 for the processes"},
-      {"over the limit", 65 * kGi,
+      {"well under", 16 * kGi, false, false, "memory limit 64Gi leaves 48Gi for the processes"},
+      {"exactly half (maxFractionOfMemoryLimit 0.5)", 32 * kGi, false, false, "leaves 32Gi"},
+      {"a byte over half", 32 * kGi + 1, true, true,
+       "dshm needs 34359738369 is more than 0.5 of the memory limit 64Gi"},
+      {"the whole limit", 64 * kGi, true, true,
+       "is more than 0.5 of the memory limit 64Gi, leaving 0 for the processes"},
+      {"over the limit", 65 * kGi, true, false,
        "memory limit 64Gi (sum of container limits) is below the 65Gi dshm needs: raise the limit or lower "
        "num-workers/prefetch-factor/batch size"},
   };
   const PodFacts facts = WithLimit(64 * kGi);
   for (const auto& c : cases) {
-    CAPTURE(c.name);
-    LimitCheck check = CheckLimit(c.required, facts, Policy{}, "dshm");
-    if (*c.denial) {
-      CHECK_THAT(check.denial, Catch::Contains(c.denial));
-      CHECK(check.left.empty());
-    } else {
-      CHECK(check.denial.empty());
-      CHECK_THAT(check.left, Catch::StartsWith("memory limit 64Gi leaves "));
+    SECTION(c.name) {
+      LimitCheck check = CheckLimit(c.required, facts, Policy{}, ShmUse{});
+      CHECK_FALSE(check.missing);
+      if (c.denied) {
+        REQUIRE(check.denial);
+        CHECK_FALSE(check.headroom);
+        CHECK(check.denial->check == Check::kShmOverMemoryLimit);
+        CHECK(check.denial->severity == Severity::kError);
+        CHECK(check.denial->pointer == "/spec/containers/0/resources/limits/memory");
+        CHECK(check.denial->Number("required_bytes") == c.required);
+        CHECK(check.denial->Number("memory_limit_bytes") == 64 * kGi);
+        CHECK(check.denial->HasNumber("max_fraction_ppm") == c.over_fraction);
+        if (c.over_fraction) CHECK(check.denial->Number("left_bytes") == 64 * kGi - c.required);
+        CHECK_THAT(io::FindingText(*check.denial), Catch::Contains(c.words));
+      } else {
+        CHECK_FALSE(check.denial);
+        REQUIRE(check.headroom);
+        CHECK(check.headroom->check == Check::kMemoryHeadroom);
+        CHECK(check.headroom->Number("left_bytes") == 64 * kGi - c.required);
+        CHECK_THAT(io::FindingText(*check.headroom), Catch::Contains(c.words));
+      }
     }
-    CHECK(check.warning.empty());
   }
 }
 
 TEST_CASE("CheckLimit says what the limit leaves, or warns when there is none", "[memory_limit]") {
-  LimitCheck fits = CheckLimit(16 * kGi, WithLimit(64 * kGi), Policy{}, "dshm");
-  CHECK(fits.left == "memory limit 64Gi leaves 48Gi for the processes (dshm pages count against the limit)");
+  LimitCheck fits = CheckLimit(16 * kGi, WithLimit(64 * kGi), Policy{}, ShmUse{});
+  REQUIRE(fits.headroom);
+  CHECK(io::FindingText(*fits.headroom) ==
+        "memory limit 64Gi leaves 48Gi for the processes (dshm pages count against the limit)");
   const PodFacts unlimited = WithLimit(std::nullopt, "container \"t\" has no memory limit");
-  LimitCheck pod = CheckLimit(16 * kGi, unlimited, Policy{}, "dshm");
-  CHECK(pod.denial.empty());
-  CHECK(pod.left.empty());
-  CHECK(pod.warning ==
+  LimitCheck pod = CheckLimit(16 * kGi, unlimited, Policy{}, ShmUse{});
+  CHECK_FALSE(pod.denial);
+  CHECK_FALSE(pod.headroom);
+  REQUIRE(pod.missing);
+  CHECK(pod.missing->check == Check::kMemoryLimitMissing);
+  CHECK(pod.missing->severity == Severity::kWarning);
+  CHECK(io::FindingText(*pod.missing) ==
         "no memory limit (container \"t\" has no memory limit): dshm pages are bounded only by sizeLimit and node "
         "memory");
-  LimitCheck service = CheckLimit(16 * kGi, unlimited, Policy{}, "/dev/shm", true);
-  CHECK_THAT(service.warning, Catch::EndsWith("/dev/shm pages are bounded only by shm_size and host memory"));
+  LimitCheck service = CheckLimit(16 * kGi, unlimited, Policy{}, ShmUse{"/dev/shm", false, true});
+  REQUIRE(service.missing);
+  CHECK_THAT(io::FindingText(*service.missing),
+             Catch::EndsWith("/dev/shm pages are bounded only by shm_size and host memory"));
 }
 
-TEST_CASE("MemoryLimitDenial takes the policy's fraction and the caller's words", "[memory_limit]") {
+TEST_CASE("MemoryLimitDenial takes the policy's fraction, and says when the size is a floor", "[memory_limit]") {
   Policy policy;
   policy.max_fraction_ppm = 250'000;  // a quarter
   const PodFacts facts = WithLimit(8 * kGi, "pod-level limit");
-  CHECK(MemoryLimitDenial(2 * kGi, "floor of a GPU pod", facts, policy, "raise the memory limit").empty());
-  CHECK(MemoryLimitDenial(3 * kGi, "floor of a GPU pod", facts, policy, "raise the memory limit") ==
-        "floor of a GPU pod 3Gi is more than 0.25 of the memory limit 8Gi, leaving 5Gi for the processes: raise the "
-        "memory limit");
-  CHECK(MemoryLimitDenial(9 * kGi, "floor of a GPU pod", facts, policy, "raise the memory limit") ==
-        "memory limit 8Gi (pod-level limit) is below the 9Gi floor of a GPU pod: raise the memory limit");
-  CHECK(MemoryLimitDenial(1ll << 62, "x", WithLimit(std::nullopt), policy, "y").empty());  // no limit: nothing to deny
+  const ShmUse floor{"dshm", true, false};
+  CHECK_FALSE(MemoryLimitDenial(2 * kGi, facts, policy, floor));
+  auto quarter = MemoryLimitDenial(3 * kGi, facts, policy, floor);
+  REQUIRE(quarter);
+  CHECK(quarter->Number("max_fraction_ppm") == 250'000);
+  CHECK(quarter->Number("left_bytes") == 5 * kGi);
+  CHECK(quarter->Number("floor") == 1);
+  auto over = MemoryLimitDenial(9 * kGi, facts, policy, ShmUse{});
+  REQUIRE(over);
+  CHECK(io::FindingText(*over) ==
+        "memory limit 8Gi (pod-level limit) is below the 9Gi dshm needs: raise the limit or lower "
+        "num-workers/prefetch-factor/batch size");
+  CHECK_FALSE(MemoryLimitDenial(1ll << 62, WithLimit(std::nullopt), policy, ShmUse{}));  // no limit: nothing to deny
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "io/finding_text.h"
 #include "shmguard/admission.h"
 #include "shmguard/evaluation.h"
 #include "test_util.h"
@@ -86,12 +87,12 @@ struct EvalCase {
   const char* current;  // current_shm
 };
 
-std::string Words(const Evaluation& ev) {
+std::string Words(const std::vector<Finding>& findings) {
   std::string all;
-  for (const auto& r : ev.AllReasons()) all += r + "\n";
-  for (const auto& w : ev.AllWarnings()) all += "! " + w + "\n";
+  for (const auto& line : test::Said(findings)) all += line + "\n";
   return all;
 }
+std::string Words(const Evaluation& ev) { return Words(ev.AllFindings()); }
 
 TEST_CASE("Evaluate sizes GPU pods without annotations by the unannotated rule", "[shm_estimate]") {
   const std::string mem_dshm = "  volumes: [{name: dshm, emptyDir: {medium: Memory";
@@ -210,14 +211,15 @@ TEST_CASE("Decide gives the same answer for an unannotated GPU pod on each face"
   CHECK(mutate.allowed);
   CHECK(mutate.verdict == Verdict::kPatch);
   CHECK(mutate.required_bytes == 16 * kGiB);
-  std::string warned;
-  for (const auto& w : mutate.warnings) warned += w + "\n";
-  CHECK_THAT(warned, Catch::Contains("sized without DataLoader annotations: 16Gi = 25% of the 64Gi"));
+  CHECK_THAT(
+      Words(mutate.findings),
+      Catch::Contains("sized-without-annotations: sized without DataLoader annotations: 16Gi = 25% of the 64Gi"));
 
   Decision warn = decide(pod, "team-a", Face::kValidate);
   CHECK(warn.allowed);
-  REQUIRE_FALSE(warn.warnings.empty());
-  CHECK_THAT(warn.warnings[0], Catch::Contains("/dev/shm is 64Mi (container default), below the 1Gi floor"));
+  const Finding* below = test::FindingOf(warn.findings, Check::kShmBelowNeed);
+  REQUIRE(below != nullptr);
+  CHECK_THAT(io::FindingText(*below), Catch::Contains("/dev/shm is 64Mi (container default), below the 1Gi floor"));
 
   // An enforce namespace that does not require annotations: below the floor is a denial.
   Policy policy;
@@ -234,7 +236,8 @@ TEST_CASE("Decide gives the same answer for an unannotated GPU pod on each face"
   REQUIRE(request.has_value());
   Decision denied = Decide(*request, policy, Face::kValidate);
   CHECK_FALSE(denied.allowed);
-  CHECK_THAT(denied.message, Catch::Contains("/dev/shm is 64Mi (container default), below the 1Gi floor"));
+  CHECK_THAT(Words(denied.findings),
+             Catch::Contains("shm-below-need: /dev/shm is 64Mi (container default), below the 1Gi floor"));
   // After /mutate the pod passes.
   json patched = pod.patch(Decide(*request, policy, Face::kMutate).patch.ToJson());
   review["request"]["object"] = patched;

@@ -245,7 +245,7 @@ TEST_CASE("BuildPodPatch adds neither hostIPC nor IPC_LOCK under baseline Pod Se
   CHECK_FALSE(out["spec"].contains("hostIPC"));
   CHECK_FALSE(out["spec"]["containers"][0].contains("securityContext"));
   CHECK(out["spec"]["volumes"][0]["name"] == "dshm");
-  auto warnings = ev.AllWarnings();
+  auto warnings = test::Words(ev.AllFindings());
   auto has = [&](const std::string& text) {
     return std::any_of(warnings.begin(), warnings.end(),
                        [&](const std::string& w) { return w.find(text) != std::string::npos; });

@@ -1,10 +1,10 @@
-// PatchTo, UnpatchedDenial, UnpatchedCovered: what is done about a pod once its /dev/shm size
-// is known — Pod Security, kinds without hostIPC, annotations for controllers' pods, and the
-// verdict of kinds shmguard never patches (docs/sources.md §5, §6).
+// PatchTo and JudgeUnpatched: what is done about a pod once its /dev/shm size is known — Pod Security, kinds without
+// hostIPC, annotations for controllers' pods, and the verdict of kinds shmguard never patches (docs/sources.md §5, §6).
 #include "core/shm_remedy.h"
 
 #include <catch2/catch.hpp>
 
+#include "io/finding_text.h"
 #include "shmguard/pod_facts.h"
 #include "shmguard/shm_mount.h"
 #include "test_util.h"
@@ -17,7 +17,8 @@ using nlohmann::json;
 constexpr int64_t kGi = 1ll << 30;
 
 // PatchTo on the only pod template of `object`, giving it `required` bytes.
-PodEvaluation Patched(const json& object, int64_t required, PodSecurityLevel level = PodSecurityLevel::kPrivileged) {
+PodEvaluation Patched(const json& object, int64_t required, PodSecurityLevel level = PodSecurityLevel::kPrivileged,
+                      std::vector<Check> exempt = {}) {
   Workload w = test::OnlyTemplate(object);
   const PodTemplate& t = w.templates[0];
   Policy policy;
@@ -28,7 +29,10 @@ PodEvaluation Patched(const json& object, int64_t required, PodSecurityLevel lev
   NamespaceRule rule;
   rule.pod_security = level;
   PodEvaluation pe;
-  PatchTo(t, w, rule, policy, *facts, *mount, required, "{}", true, pe);
+  pe.current_shm = DescribeShm(*mount, t, *facts);
+  const PodContext ctx{Detail::kAll, std::move(exempt)};
+  PatchTo(t, w, rule, policy, *facts, *mount, required, "{}", ctx, pe);
+  Settle(pe, ctx);  // as EvaluatePod ends: exempted findings marked
   return pe;
 }
 
@@ -44,7 +48,15 @@ TEST_CASE("PatchTo adds hostIPC and IPC_LOCK only under Pod Security privileged,
   const json pod = test::Yaml(kTwoGpuPod);
   PodEvaluation privileged = Patched(pod, 2 * kGi);
   CHECK(privileged.verdict == Verdict::kPatch);
-  CHECK(privileged.warnings.empty());
+  // Each part of the patch with the finding it answers, pointing where the part goes.
+  CHECK(test::Ids(privileged.findings) ==
+        std::vector<std::string>{"shm-below-need", "ipc-lock-missing", "host-ipc-missing"});
+  CHECK(privileged.findings[0].pointer == "/spec/volumes");
+  CHECK(privileged.findings[0].Number("required_bytes") == 2 * kGi);
+  CHECK(privileged.findings[1].pointer == "/spec/containers/0/securityContext/capabilities/add");
+  CHECK(privileged.findings[1].Value("containers") == "t");
+  CHECK(privileged.findings[2].pointer == "/spec/hostIPC");  // not written: located at its parent
+  CHECK(privileged.findings[2].Number("gpus") == 2);
   CHECK_THAT(privileged.patch.Text(), Catch::Contains(R"("path":"/spec/hostIPC")"));
   CHECK_THAT(privileged.patch.Text(), Catch::Contains("IPC_LOCK"));
   for (PodSecurityLevel level : {PodSecurityLevel::kBaseline, PodSecurityLevel::kRestricted}) {
@@ -52,8 +64,11 @@ TEST_CASE("PatchTo adds hostIPC and IPC_LOCK only under Pod Security privileged,
     CAPTURE(name);
     PodEvaluation pe = Patched(pod, 2 * kGi, level);
     CHECK(pe.verdict == Verdict::kPatch);
-    CHECK(pe.warnings == std::vector<std::string>{"hostIPC not set: Pod Security " + name + " forbids it",
-                                                  "IPC_LOCK not added: Pod Security " + name + " forbids it"});
+    CHECK(
+        test::Said(pe.findings) ==
+        std::vector<std::string>{"pod-security-limits-patch: hostIPC not set: Pod Security " + name + " forbids it",
+                                 "pod-security-limits-patch: IPC_LOCK not added: Pod Security " + name + " forbids it",
+                                 "shm-below-need: /dev/shm is 64Mi (container default), below the 2Gi needed"});
     CHECK_THAT(pe.patch.Text(), !Catch::Contains("hostIPC") && !Catch::Contains("IPC_LOCK"));
     CHECK_THAT(pe.patch.Text(), Catch::Contains(R"("sizeLimit":"2Gi")"));  // the volume still comes
   }
@@ -71,7 +86,10 @@ spec:
 )"),
                              2 * kGi);
   CHECK(pe.verdict == Verdict::kPatch);
-  CHECK(pe.warnings == std::vector<std::string>{"hostIPC not set: a Workflow has no hostIPC field for its pods"});
+  const Finding* unavailable = test::FindingOf(pe.findings, Check::kHostIpcUnavailable);
+  REQUIRE(unavailable != nullptr);
+  CHECK(io::FindingText(*unavailable) == "hostIPC not set: a Workflow has no hostIPC field for its pods");
+  CHECK(test::FindingOf(pe.findings, Check::kHostIpcMissing) == nullptr);
   CHECK_THAT(pe.patch.Text(), !Catch::Contains("hostIPC"));
 }
 
@@ -114,11 +132,37 @@ spec:
 )"),
                              2 * kGi);
   CHECK_THAT(
-      pe.warnings,
-      Catch::VectorContains(std::string("sizeLimit 128Gi exceeds the memory limit 64Gi; the kubelet caps it at 64Gi")));
+      test::Said(pe.findings),
+      Catch::VectorContains(std::string(
+          "sizelimit-over-memory-limit: sizeLimit 128Gi exceeds the memory limit 64Gi; the kubelet caps it at 64Gi")));
+  CHECK(test::FindingOf(pe.findings, Check::kSizeLimitOverMemoryLimit)->pointer ==
+        "/spec/volumes/0/emptyDir/sizeLimit");
 }
 
-TEST_CASE("UnpatchedDenial and UnpatchedCovered judge what a kind shmguard never patches has", "[shm_remedy]") {
+TEST_CASE("PatchTo leaves out an exempted part, and writes nothing when every part is", "[shm_remedy]") {
+  const json pod = test::Yaml(kTwoGpuPod);
+  PodEvaluation no_lock = Patched(pod, 2 * kGi, PodSecurityLevel::kPrivileged, {Check::kIpcLockMissing});
+  CHECK(no_lock.verdict == Verdict::kPatch);
+  CHECK_THAT(no_lock.patch.Text(), !Catch::Contains("IPC_LOCK") && Catch::Contains("hostIPC"));
+  const Finding* lock = test::FindingOf(no_lock.findings, Check::kIpcLockMissing);
+  REQUIRE(lock != nullptr);
+  CHECK(lock->suppressed);  // still reported
+  PodEvaluation none = Patched(pod, 2 * kGi, PodSecurityLevel::kPrivileged,
+                               {Check::kShmBelowNeed, Check::kIpcLockMissing, Check::kHostIpcMissing});
+  CHECK(none.verdict == Verdict::kOk);
+  CHECK(none.patch.empty());  // not even the plan annotation
+  for (const auto& f : none.findings) CHECK(f.suppressed);
+}
+
+// JudgeUnpatched on `t` with `mount`, needing `required` bytes.
+PodEvaluation Judged(const PodTemplate& t, const Workload& w, const ShmMount& mount, const std::string& current,
+                     int64_t required) {
+  PodEvaluation pe;
+  JudgeUnpatched(t, w, mount, current, required, PodContext{}, pe);
+  return pe;
+}
+
+TEST_CASE("JudgeUnpatched judges what a kind shmguard never patches has", "[shm_remedy]") {
   const json trainjob = test::Yaml(R"(
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
@@ -134,23 +178,29 @@ spec:
   REQUIRE_FALSE(t.patchable);
   REQUIRE_FALSE(t.shm_unknown.empty());
   const ShmMount none;
-  CHECK_FALSE(UnpatchedDenial(t, *w, none, "unknown", 4 * kGi));  // its pods are patched when created
-  CHECK_THAT(UnpatchedCovered(t, *w, none, "unknown", 4 * kGi),
+  PodEvaluation unknown = Judged(t, *w, none, "unknown", 4 * kGi);  // its pods are patched when created
+  CHECK(unknown.verdict == Verdict::kOk);
+  CHECK(test::Ids(unknown.findings) == std::vector<std::string>{"shm-patched-at-creation"});
+  CHECK_THAT(test::Words(unknown.findings)[0],
              Catch::StartsWith("needs /dev/shm of 4Gi; what its pods have is unknown (") &&
                  Catch::EndsWith("shmguard patches them when they are created if they have less"));
   ShmMount host_path;
   host_path.kind = ShmMountKind::kOther;
-  auto denial = UnpatchedDenial(t, *w, host_path, "hostPath /dev/shm", 4 * kGi);  // never overwritten
-  REQUIRE(denial);
-  CHECK(*denial ==
+  PodEvaluation denied = Judged(t, *w, host_path, "hostPath /dev/shm", 4 * kGi);  // never overwritten
+  CHECK(denied.verdict == Verdict::kDeny);
+  REQUIRE(test::Ids(denied.findings) == std::vector<std::string>{"shm-below-need"});
+  CHECK(denied.findings[0].severity == Severity::kError);
+  CHECK(test::Words(denied.findings)[0] ==
         "/dev/shm is hostPath /dev/shm, below the 4Gi needed; shmguard does not patch a TrainJob: mount an emptyDir "
         "{medium: Memory} of that size at /dev/shm");
   ShmMount memory;
   memory.kind = ShmMountKind::kMemoryEmptyDir;
   memory.size_limit = 8 * kGi;
-  CHECK_FALSE(UnpatchedDenial(t, *w, memory, "emptyDir Memory 8Gi", 4 * kGi));
-  CHECK(UnpatchedCovered(t, *w, memory, "emptyDir Memory 8Gi", 4 * kGi) ==
-        "/dev/shm emptyDir Memory 8Gi covers the 4Gi needed (shmguard does not patch a TrainJob)");
+  PodEvaluation covered = Judged(t, *w, memory, "emptyDir Memory 8Gi", 4 * kGi);
+  CHECK(covered.verdict == Verdict::kOk);
+  CHECK(test::Said(covered.findings) ==
+        std::vector<std::string>{
+            "shm-sufficient: /dev/shm emptyDir Memory 8Gi covers the 4Gi needed (shmguard does not patch a TrainJob)"});
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // and /dev/shm, and that it is never patched.
 #include <catch2/catch.hpp>
 
+#include "io/finding_text.h"
 #include "shmguard/evaluation.h"
 #include "shmguard/pod_facts.h"
 #include "test_util.h"
@@ -61,17 +62,25 @@ TEST_CASE("A TrainJob with its runtime is that runtime's pods with the TrainJob'
   CHECK(facts->procs_source == "TrainJob spec.trainer.numProcPerNode 4");
   CHECK(w->templates[0].label == "replicatedJob dataset-initializer (ClusterTrainingRuntime torch-distributed)");
 
-  Evaluation ev = Evaluate(job, Policy{}, {}, Wording::kEverything, &runtimes);
+  Evaluation ev = Evaluate(job, Policy{}, {}, Detail::kAll, &runtimes);
   CHECK(ev.verdict == Verdict::kOk);  // 64Mi today, but its pods are patched when created
   CHECK(ev.patch.empty());
   REQUIRE(ev.pods.size() == 2);
   CHECK(ev.pods[1].current_shm == "64Mi (container default)");
   CHECK(ev.pods[1].estimated);  // the TrainJob's own annotations are not used...
-  CHECK_THAT(ev.pods[1].reasons.back(), Catch::Contains("its pods are patched when they are created"));
-  REQUIRE(ev.warnings.size() == 1);  // ...and it says so, and where they belong
-  CHECK_THAT(ev.warnings[0], Catch::StartsWith("shmguard.io/num-workers on the TrainJob's own metadata never reach"));
-  CHECK_THAT(ev.warnings[0], Catch::Contains("spec.runtimePatches[]"));
-  CHECK_THAT(ev.reasons[0], Catch::Contains("evaluated as the pods of ClusterTrainingRuntime torch-distributed"));
+  CHECK(ev.pods[1].findings.back().check == Check::kShmPatchedAtCreation);
+  CHECK_THAT(test::Words(ev.pods[1].findings).back(), Catch::Contains("its pods are patched when they are created"));
+  // ...and it says so, and where they belong.
+  CHECK(test::Ids(ev.findings) == std::vector<std::string>{"trainjob-annotations-ignored", "trainjob-runtime"});
+  const Finding* ignored = test::FindingOf(ev.findings, Check::kTrainjobAnnotationsIgnored);
+  REQUIRE(ignored != nullptr);
+  CHECK(ignored->severity == Severity::kWarning);
+  CHECK(ignored->pointer == "/metadata/annotations/shmguard.io~1num-workers");
+  CHECK_THAT(io::FindingText(*ignored),
+             Catch::StartsWith("shmguard.io/num-workers on the TrainJob's own metadata never reach"));
+  CHECK_THAT(io::FindingText(*ignored), Catch::Contains("spec.runtimePatches[]"));
+  CHECK_THAT(test::Words(ev.findings)[1],
+             Catch::Contains("evaluated as the pods of ClusterTrainingRuntime torch-distributed"));
   // A namespaced runtime is only found in the TrainJob's namespace.
   RuntimeCatalog elsewhere;
   elsewhere.Add(test::Yaml(R"(apiVersion: trainer.kubeflow.org/v1alpha1
@@ -121,8 +130,8 @@ spec:
         "/spec/runtimePatches/0/trainingRuntimeSpec/template/spec/replicatedJobs/0/template/spec/template/spec");
   CHECK(ev.pods[1].current_shm == "unknown (ClusterTrainingRuntime mpi-runtime is not in the input)");
   CHECK(ev.patch.empty());
-  CHECK(ev.warnings.empty());
-  CHECK_THAT(ev.reasons[0], Catch::StartsWith("ClusterTrainingRuntime mpi-runtime is not in the input"));
+  CHECK(test::Ids(ev.findings) == std::vector<std::string>{"trainjob-runtime"});
+  CHECK_THAT(test::Words(ev.findings)[0], Catch::StartsWith("ClusterTrainingRuntime mpi-runtime is not in the input"));
 
   // Too big for the memory limit is a denial either way.
   json big = job;
@@ -146,7 +155,7 @@ TEST_CASE("A Trainer v2.1 TrainJob's podTemplateOverrides and v2.0 podSpecOverri
                                "spec:\n  runtimeRef: {name: torch-distributed}\n"
                                "  trainer: {resourcesPerNode: {limits: {nvidia.com/gpu: 1, memory: 16Gi}}}\n  ") +
                    overrides + "\n");
-    Evaluation ev = Evaluate(job, Policy{}, {}, Wording::kEverything, &runtimes);
+    Evaluation ev = Evaluate(job, Policy{}, {}, Detail::kAll, &runtimes);
     REQUIRE(ev.pods.size() == 2);
     CHECK(ev.pods[1].current_shm == "emptyDir Memory without sizeLimit");
     CHECK(ev.verdict == Verdict::kOk);

@@ -130,8 +130,7 @@ void CheckSameEvaluation(const json& full, JsonNode pruned, const std::string& w
   Evaluation b = Evaluate(pruned, Policy{}, "team-a");
   CAPTURE(what);
   CHECK(a.verdict == b.verdict);
-  CHECK(a.AllReasons() == b.AllReasons());
-  CHECK(a.AllWarnings() == b.AllWarnings());
+  CHECK(a.AllFindings() == b.AllFindings());
   CHECK(a.patch == b.patch);
   if (!a.patch.empty()) CHECK(full.patch(a.patch.ToJson()).is_object());  // and it applies to the full object
 }
@@ -188,14 +187,15 @@ struct Handed {
   int item;
   Result<json> object;
   std::string kind, api_version;
+  ObjectText at;  // the item's text and where it starts
 };
 
 std::vector<Handed> HandOut(const std::string& text) {
   std::vector<Handed> out;
-  auto ok = ForEachJsonObjectPruned(
-      text, [&](int item, PendingObject&& object, const std::string& kind, const std::string& api) {
-        out.push_back({item, object(), kind, api});
-      });
+  auto ok = ForEachJsonObjectPruned(text, [&](int item, PendingObject&& object, const std::string& kind,
+                                              const std::string& api, const ObjectText& at) {
+    out.push_back({item, object(), kind, api, at});
+  });
   REQUIRE(ok.has_value());
   return out;
 }
@@ -226,11 +226,19 @@ TEST_CASE("ForEachJsonObjectPruned finds a List's items in the text, whatever is
   REQUIRE_FALSE(items[6].object.has_value());  // fails alone, naming its line
   CHECK(items[6].object.error().where == "line 5");
   CHECK((*items[7].object)["metadata"]["name"] == "last");
+  // Each item's text, line and column, for locating its findings.
+  CHECK(items[0].at.line == 2);
+  CHECK(items[0].at.column == 5);
+  CHECK(items[0].at.text.substr(0, 13) == R"({"metadata": )");
+  CHECK(items[6].at.line == 5);
+  CHECK(items[6].at.text == R"({"metadata": {"name": "bad"}, "spec": tru})");
+  CHECK(items[7].at.line == 6);
 }
 
 TEST_CASE("ForEachJsonObjectPruned leaves broken or unusual Lists to the full parser", "[fast_json]") {
   std::string truncated = R"({"kind": "List", "items": [{"a": 1}, {"b": )";
-  CHECK_FALSE(ForEachJsonObjectPruned(truncated, [](int, PendingObject&&, const std::string&, const std::string&) {
+  CHECK_FALSE(ForEachJsonObjectPruned(truncated, [](int, PendingObject&&, const std::string&, const std::string&,
+                                                    const ObjectText&) {
                 FAIL("nothing may be handed out of a broken document");
               }).has_value());
   // Invalid JSON outside the items (the items alone would parse): the full parser reports it.
@@ -238,7 +246,8 @@ TEST_CASE("ForEachJsonObjectPruned leaves broken or unusual Lists to the full pa
                              R"({"kind": "List", "items": [{"a": 1}], "metadata": {"x": 1,}})",
                              R"({"kind": "List", "bad\q": 1, "items": [{"a": 1}]})"}) {
     CAPTURE(broken);
-    CHECK_FALSE(ForEachJsonObjectPruned(broken, [](int, PendingObject&&, const std::string&, const std::string&) {
+    CHECK_FALSE(ForEachJsonObjectPruned(broken, [](int, PendingObject&&, const std::string&, const std::string&,
+                                                   const ObjectText&) {
                   FAIL("nothing may be handed out of a broken document");
                 }).has_value());
   }

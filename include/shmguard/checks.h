@@ -1,0 +1,107 @@
+// The catalogue of checks: everything shmguard reports is a finding of one of these, with a
+// stable kebab-case ID, a default severity and a section in docs/checks.md. Findings are values
+// (Finding): the check, where (pod template, JSON pointer) and the numbers; the words are
+// written at the edges (io/finding_text.h).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace shmguard {
+
+// Ordered: a check at or above --fail-on counts.
+enum class Severity { kInfo, kWarning, kError };
+const char* SeverityName(Severity s);  // "info", "warning", "error"
+// "info", "warning", "error" -> the severity; nullopt for anything else.
+std::optional<Severity> ParseSeverity(std::string_view name);
+
+enum class Check {
+  // What the size needs and why (the arithmetic, the estimate, the memory limit).
+  kShmPlan,
+  kSizedWithoutAnnotations,
+  kShmOverMemoryLimit,
+  kMemoryHeadroom,
+  kMemoryLimitMissing,
+  kSizeLimitOverMemoryLimit,
+  // What the pod has against what it needs.
+  kShmBelowNeed,
+  kShmSufficient,
+  kShmNotMemoryBacked,
+  kShmPatchedAtCreation,
+  kIpcLockMissing,
+  kHostIpcMissing,
+  kHostIpcUnavailable,
+  kPodSecurityLimitsPatch,
+  // Inputs.
+  kAnnotationInvalid,
+  kAnnotationsRequired,
+  kObjectInvalid,
+  kTrainjobAnnotationsIgnored,
+  kTrainjobRuntime,
+  // Docker Compose.
+  kComposeShmDefault,
+  kComposeIpcHost,
+  kComposeGpuCountUnknown,
+  // NCCL and topology.
+  kNcclP2pDisabled,
+  kNcclShmDisabled,
+  kProcsGpusMismatch,
+  kSingleGpuPods,
+  // Not sized, and why.
+  kNoGpus,
+  kOptedOut,
+  kUnannotatedLeft,
+  kNamespaceOff,
+  kNotAWorkload,
+  kNoPodTemplates,
+  kDocumentUnreadable,
+};
+
+struct CheckInfo {
+  Check check;
+  std::string_view id;     // "shm-over-memory-limit": stable; docs/checks.md#shm-over-memory-limit
+  Severity severity;       // the default; a finding may carry another (shm-below-need is an error
+                           // for a kind shmguard does not patch, a warning where the patch fixes it)
+  std::string_view title;  // one line, for SARIF rules and the docs' headings
+};
+
+// Every check, in the order above.
+std::span<const CheckInfo> Catalogue();
+const CheckInfo& InfoOf(Check c);
+// "shm-plan" -> Check::kShmPlan; nullopt for an unknown ID.
+std::optional<Check> FindCheck(std::string_view id);
+
+// One finding: a check, where it is, and its numbers and values (each check's section of
+// docs/checks.md names the ones it fills).
+struct Finding {
+  Check check;
+  Severity severity;
+  std::string pod;      // the pod template's label ("pod", "replicatedJob workers"); "" for the object
+  // RFC 6901 pointer into the object of the field at fault, also when it is missing (hostIPC,
+  // a container's securityContext): a locator shows the nearest parent that is written.
+  std::string pointer;
+  // Exact numbers by name: "required_bytes", "memory_limit_bytes", "procs", "max_fraction_ppm"...
+  std::vector<std::pair<std::string_view, int64_t>> numbers;
+  // Texts by name, quoted from the object or naming a source: "current" ("emptyDir Memory 1Gi"),
+  // "procs_source" ("env PET_NPROC_PER_NODE=4"), "kind", "level", "error" (an input error's own message).
+  std::vector<std::pair<std::string_view, std::string>> values;
+  bool suppressed = false;  // exempted (shmguard.io/ignore, --ignore, a rule's ignore): reported, not counted
+
+  Finding(Check c, std::string pointer_ = {});
+  Finding& Num(std::string_view name, int64_t v);
+  Finding& Val(std::string_view name, std::string v);
+  Finding& At(Severity s);
+  const std::string_view id() const { return InfoOf(check).id; }
+  // The number or text of that name; 0 or "" when it was not set.
+  int64_t Number(std::string_view name) const;
+  bool HasNumber(std::string_view name) const;
+  const std::string& Value(std::string_view name) const;
+  bool operator==(const Finding&) const = default;
+};
+
+}  // namespace shmguard

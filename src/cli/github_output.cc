@@ -1,0 +1,55 @@
+// -o github: GitHub Actions workflow commands, one per error or warning that is not exempted:
+//   ::error file=manifests/job.yaml,line=12,col=7,title=shm-over-memory-limit::memory limit ...
+// (docs.github.com, "Workflow commands for GitHub Actions": a property's "%", CR, LF, ":" and
+// "," and a message's "%", CR and LF are percent-encoded).
+#include "cli/audit_output.h"
+#include "io/finding_text.h"
+
+namespace shmguard::cli {
+namespace {
+
+std::string Escape(const std::string& s, bool property) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '%': out += "%25"; break;
+      case '\r': out += "%0D"; break;
+      case '\n': out += "%0A"; break;
+      case ':': out += property ? "%3A" : ":"; break;
+      case ',': out += property ? "%2C" : ","; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+class GithubPrinter : public AuditPrinter {
+ public:
+  explicit GithubPrinter(std::ostream& out) : out_(out) {}
+  void Document(const io::Document&, const std::vector<AuditRecord>& records) override {
+    for (const auto& r : records) {
+      const bool prefix = PrefixPods(r);
+      const std::string object =
+          !r.service.empty() ? "service " + r.service
+                             : r.kind + " " + (r.namespace_name.empty() ? "" : r.namespace_name + "/") + r.name;
+      for (const auto& f : r.findings) {
+        const Finding& x = f.finding;
+        if (x.suppressed || x.severity == Severity::kInfo) continue;
+        out_ << "::" << (x.severity == Severity::kError ? "error" : "warning") << " file=" << Escape(r.file, true);
+        if (f.line > 0) out_ << ",line=" << f.line << ",col=" << f.column;
+        out_ << ",title=" << Escape(std::string(x.id()), true) << "::" << Escape(object + ": " + io::FindingLine(x, prefix), false)
+             << "\n";
+      }
+    }
+  }
+  void Finish(const AuditSummary&) override {}
+
+ private:
+  std::ostream& out_;
+};
+
+}  // namespace
+
+std::unique_ptr<AuditPrinter> MakeGithubPrinter(std::ostream& out) { return std::make_unique<GithubPrinter>(out); }
+
+}  // namespace shmguard::cli

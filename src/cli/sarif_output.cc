@@ -1,0 +1,143 @@
+// -o sarif: SARIF 2.1.0 (OASIS, sarif-v2.1.0-os), as code-scanning views read it: the catalogue
+// as the driver's rules (their help names each check's section of docs/checks.md), one result
+// per finding with its file, line and column and a fingerprint that survives edits elsewhere in
+// the file, exempted findings with a suppression.
+#include <nlohmann/json.hpp>
+
+#include "cli/audit_output.h"
+#include "io/finding_text.h"
+
+namespace shmguard::cli {
+namespace {
+
+using nlohmann::json;
+
+const char* Level(Severity s) {
+  switch (s) {
+    case Severity::kError: return "error";
+    case Severity::kWarning: return "warning";
+    case Severity::kInfo: return "note";
+  }
+  return "note";
+}
+
+// A file path as a SARIF artifact URI: relative paths stay relative (to %SRCROOT%, the
+// directory the audit ran in), with each byte outside RFC 3986's unreserved set and "/"
+// percent-encoded.
+std::string Uri(const std::string& path) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '/') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+// Where a file is: a relative path relative to %SRCROOT% (where the audit ran), an absolute one
+// as a file: URI, stdin as "stdin".
+json ArtifactLocation(const std::string& file) {
+  if (file == "-") return {{"uri", "stdin"}};
+  if (!file.empty() && file[0] == '/') return {{"uri", "file://" + Uri(file)}};
+  return {{"uri", Uri(file)}, {"uriBaseId", "%SRCROOT%"}};
+}
+
+class SarifPrinter : public AuditPrinter {
+ public:
+  explicit SarifPrinter(std::ostream& out) : out_(out) {}
+  void Document(const io::Document&, const std::vector<AuditRecord>& records) override {
+    for (const auto& r : records) {
+      const bool prefix = PrefixPods(r);
+      const std::string object =
+          !r.service.empty() ? "service " + r.service
+                             : r.kind + " " + (r.namespace_name.empty() ? "" : r.namespace_name + "/") + r.name;
+      for (const auto& f : r.findings) {
+        const Finding& x = f.finding;
+        json location = {{"physicalLocation", {{"artifactLocation", ArtifactLocation(r.file)}}}};
+        // Not located (a file that cannot be read): the file as a whole, from its first line.
+        location["physicalLocation"]["region"] = {{"startLine", std::max(1, f.line)}, {"startColumn", std::max(1, f.column)}};
+        if (!r.kind.empty() || !r.service.empty()) {
+          location["logicalLocations"] = json::array({{{"fullyQualifiedName", object + (x.pod.empty() ? "" : " " + x.pod)},
+                                                       {"kind", "object"}}});
+        }
+        json props = FindingToJson(f, prefix);
+        json result = {{"ruleId", x.id()},
+                       {"ruleIndex", RuleIndex(x.check)},
+                       {"level", Level(x.severity)},
+                       {"message", {{"text", io::FindingLine(x, prefix)}}},
+                       {"locations", json::array({location})},
+                       // The same finding of the same object, wherever its line moves.
+                       {"partialFingerprints", {{"shmguardFinding/v1", object + "|" + x.pod + "|" + x.pointer + "|" + std::string(x.id())}}},
+                       {"properties",
+                        {{"object", object}, {"pointer", x.pointer}, {"numbers", props["numbers"]}, {"values", props["values"]}}}};
+        if (x.suppressed) {
+          result["suppressions"] = json::array(
+              {{{"kind", "external"},
+                {"justification", "exempted by shmguard.io/ignore, --ignore or the policy's ignore"}}});
+        }
+        results_.push_back(std::move(result));
+      }
+    }
+  }
+  void Finish(const AuditSummary&) override {
+    json rules = json::array();
+    for (const CheckInfo& c : Catalogue()) {
+      rules.push_back({{"id", c.id},
+                       {"name", Name(c.id)},
+                       {"shortDescription", {{"text", std::string(c.title) + "."}}},
+                       {"fullDescription", {{"text", std::string(c.title) + ". Default severity: " + SeverityName(c.severity) + "."}}},
+                       {"help", {{"text", "shmguard's docs/checks.md, section " + std::string(c.id) +
+                                              ", says when it is reported, what it means and what to change."}}},
+                       {"defaultConfiguration", {{"level", Level(c.severity)}}}});
+    }
+    json sarif = {
+        {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+        {"version", "2.1.0"},
+        {"runs",
+         json::array({{{"tool",
+                         {{"driver",
+                           {{"name", "shmguard"},
+                            {"semanticVersion", SHMGUARD_VERSION},
+                            {"rules", rules}}}}},
+                       {"originalUriBaseIds", {{"%SRCROOT%", {{"description", {{"text", "where the audit ran"}}}}}}},
+                       {"columnKind", "unicodeCodePoints"},
+                       {"results", results_}}})}};
+    out_ << sarif.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+  }
+
+ private:
+  static int RuleIndex(Check c) {
+    auto all = Catalogue();
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (all[i].check == c) return static_cast<int>(i);
+    }
+    return 0;
+  }
+  // "shm-over-memory-limit" -> "ShmOverMemoryLimit" (SARIF's rule names are identifiers).
+  static std::string Name(std::string_view id) {
+    std::string out;
+    bool upper = true;
+    for (char c : id) {
+      if (c == '-') {
+        upper = true;
+        continue;
+      }
+      out += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+      upper = false;
+    }
+    return out;
+  }
+  std::ostream& out_;
+  json results_ = json::array();
+};
+
+}  // namespace
+
+std::unique_ptr<AuditPrinter> MakeSarifPrinter(std::ostream& out) { return std::make_unique<SarifPrinter>(out); }
+
+}  // namespace shmguard::cli
