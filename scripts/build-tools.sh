@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds the control plane's components from their Go modules at the versions pinned in
 # e2e/tools/*/go.mod — kube-apiserver, kube-controller-manager and kubectl (k8s.io/kubernetes),
-# etcd (go.etcd.io/etcd/server/v3), helm (helm.sh/helm/v3) — and prints the directory that
-# holds them all. Nothing prebuilt is downloaded: modules come from the Go module proxy and
-# are checked against go.sum.
+# etcd (go.etcd.io/etcd/server/v3), helm (helm.sh/helm/v3) — installs the SARIF Multitool
+# (npm), and prints the directory that holds them all. The cluster's components are built, not
+# downloaded: modules come from the Go module proxy and are checked against go.sum; the
+# Multitool, a .NET program, comes prebuilt from the npm registry, checked against
+# e2e/tools/sarif/package-lock.json.
 #
 # Built binaries are cached outside the source tree, in ${SHMGUARD_TOOLS_CACHE:-~/.cache/shmguard-tools},
 # one directory per module keyed by its version and a hash of its go.mod, go.sum, the Go
@@ -73,14 +75,34 @@ for pkg in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
 done
 helm=$(build helm helm.sh/helm/v3 "$helm_ldflags" helm.sh/helm/v3/cmd/helm)
 
+# The SARIF Multitool (Microsoft's SARIF SDK), which validates `shmguard audit -o sarif` against
+# the SARIF 2.1.0 schema and its rules, and GitHub code scanning's: installed with `npm ci` from
+# e2e/tools/sarif's lockfile (integrity-checked), cached like the builds above. Its postinstall
+# only marks the self-contained binary executable, so scripts stay off and this does it.
+sarif_dir=$root/e2e/tools/sarif
+sarif_key=$(cat "$sarif_dir/package.json" "$sarif_dir/package-lock.json" "$0" | sha256sum | cut -c1-12)
+sarif=$cache/sarif-multitool-$sarif_key
+if [[ ! -f $sarif/.complete ]]; then
+  say "installing the SARIF Multitool into $sarif"
+  rm -rf "$sarif.tmp"
+  mkdir -p "$sarif.tmp"
+  cp "$sarif_dir/package.json" "$sarif_dir/package-lock.json" "$sarif.tmp/"
+  (cd "$sarif.tmp" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
+  chmod u+x "$sarif.tmp/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool"
+  touch "$sarif.tmp/.complete"
+  rm -rf "$sarif"
+  mv "$sarif.tmp" "$sarif"
+fi
+
 # One directory with every component, keyed by the builds it links to.
-bin=$cache/bin-$(echo "$k8s $etcd $helm" | sha256sum | cut -c1-12)
+bin=$cache/bin-$(echo "$k8s $etcd $helm $sarif" | sha256sum | cut -c1-12)
 if [[ ! -d $bin ]]; then
   mkdir -p "$bin.tmp"
   for f in "$k8s"/kube-apiserver "$k8s"/kube-controller-manager "$k8s"/kubectl "$helm"/helm; do
     ln -sf "$f" "$bin.tmp/"
   done
   ln -sf "$etcd"/etcd "$bin.tmp/etcd"
+  ln -sf "$sarif"/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool "$bin.tmp/sarif-multitool"
   mv "$bin.tmp" "$bin"
 fi
 echo "$bin"

@@ -12,6 +12,9 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# npm installs the SARIF validator the end-to-end suite runs (e2e/tools/sarif); any Node with npm
+# will do, Debian's only when there is none.
+command -v npm >/dev/null || missing+=(nodejs npm)
 if ((${#missing[@]})); then
   apt-get update
   apt-get install -y --no-install-recommends "${missing[@]}"
