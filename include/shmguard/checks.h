@@ -81,7 +81,7 @@ std::optional<Check> FindCheck(std::string_view id);
 struct Finding {
   Check check;
   Severity severity;
-  std::string pod;      // the pod template's label ("pod", "replicatedJob workers"); "" for the object
+  std::string pod;  // the pod template's label ("pod", "replicatedJob workers"); "" for the object
   // RFC 6901 pointer into the object of the field at fault, also when it is missing (hostIPC,
   // a container's securityContext): a locator shows the nearest parent that is written.
   std::string pointer;

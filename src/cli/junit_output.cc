@@ -43,10 +43,10 @@ class JunitPrinter : public AuditPrinter {
       if (!r.workload && r.verdict == AuditVerdict::kSkip) continue;  // not a workload: no test
       kept_.push_back(r);
       const AuditRecord& k = kept_.back();
-      const std::string object =
-          !k.service.empty() ? "service " + k.service
-          : k.kind.empty()   ? k.file + ":" + std::to_string(k.document)
-                             : k.kind + " " + (k.namespace_name.empty() ? "" : k.namespace_name + "/") + k.name;
+      const std::string object = !k.service.empty() ? "service " + k.service
+                                 : k.kind.empty()
+                                     ? k.file + ":" + std::to_string(k.document)
+                                     : k.kind + " " + (k.namespace_name.empty() ? "" : k.namespace_name + "/") + k.name;
       std::vector<std::string> pods;
       for (const auto& p : k.pods) pods.push_back(p.label);
       if (pods.empty()) pods.push_back("");
@@ -83,8 +83,8 @@ class JunitPrinter : public AuditPrinter {
     for (const auto& [file, cases] : suites_) {
       int suite_failures = 0;
       for (const auto& c : cases) suite_failures += c.failures.empty() ? 0 : 1;
-      out_ << "  <testsuite name=\"" << Xml(file) << "\" tests=\"" << cases.size() << "\" failures=\""
-           << suite_failures << "\" errors=\"0\" skipped=\"0\">\n";
+      out_ << "  <testsuite name=\"" << Xml(file) << "\" tests=\"" << cases.size() << "\" failures=\"" << suite_failures
+           << "\" errors=\"0\" skipped=\"0\">\n";
       for (const auto& c : cases) {
         out_ << "    <testcase classname=\"" << Xml(file) << "\" name=\"" << Xml(c.name) << "\" file=\"" << Xml(c.file)
              << "\" line=\"" << c.line << "\"";
@@ -101,8 +101,8 @@ class JunitPrinter : public AuditPrinter {
         if (!c.output.empty()) {
           out_ << "      <system-out>";
           for (const AuditFinding* f : c.output) {
-            out_ << Xml(std::string(f->finding.suppressed ? "exempted " : "") + SeverityName(f->finding.severity) + " " +
-                        std::string(f->finding.id()) + ": " + Where(*f, c.file) + io::FindingText(f->finding))
+            out_ << Xml(std::string(f->finding.suppressed ? "exempted " : "") + SeverityName(f->finding.severity) +
+                        " " + std::string(f->finding.id()) + ": " + Where(*f, c.file) + io::FindingText(f->finding))
                  << "\n";
           }
           out_ << "</system-out>\n";

@@ -34,7 +34,8 @@ std::string FieldPath(const std::string& pointer) {
 class PolicyReportPrinter : public AuditPrinter {
  public:
   PolicyReportPrinter(std::ostream& out, ReportApi api) : out_(out), api_(api) {
-    now_ = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    now_ =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   }
   void Document(const io::Document&, const std::vector<AuditRecord>& records) override {
     for (const auto& r : records) {
@@ -53,8 +54,8 @@ class PolicyReportPrinter : public AuditPrinter {
         if (!x.pointer.empty()) res["fieldPath"] = FieldPath(x.pointer);
         json properties = {{"pointer", x.pointer}, {"pod", x.pod}};
         for (const auto& [name, v] : x.numbers) properties[std::string(name)] = std::to_string(v);
-        report.push_back(Result(std::string(x.id()), result, x.severity, io::FindingLine(x, PrefixPods(r)), res,
-                                properties));
+        report.push_back(
+            Result(std::string(x.id()), result, x.severity, io::FindingLine(x, PrefixPods(r)), res, properties));
         said = said || !x.suppressed;
       }
       if (!said) {
@@ -69,12 +70,14 @@ class PolicyReportPrinter : public AuditPrinter {
     bool first = true;
     for (const auto& [ns, results] : reports_) {
       json summary = {{"pass", 0}, {"fail", 0}, {"warn", 0}, {"error", 0}, {"skip", 0}};
-      for (const auto& r : results) summary[r["result"].get<std::string>()] = summary[r["result"].get<std::string>()].get<int>() + 1;
-      json report = {{"apiVersion", open ? "openreports.io/v1alpha1" : "wgpolicyk8s.io/v1alpha2"},
-                     {"kind", ns.empty() ? (open ? "ClusterReport" : "ClusterPolicyReport") : (open ? "Report" : "PolicyReport")},
-                     {"metadata", {{"name", "shmguard"}, {"labels", {{"app.kubernetes.io/managed-by", "shmguard"}}}}},
-                     {"summary", summary},
-                     {"results", results}};
+      for (const auto& r : results)
+        summary[r["result"].get<std::string>()] = summary[r["result"].get<std::string>()].get<int>() + 1;
+      json report = {
+          {"apiVersion", open ? "openreports.io/v1alpha1" : "wgpolicyk8s.io/v1alpha2"},
+          {"kind", ns.empty() ? (open ? "ClusterReport" : "ClusterPolicyReport") : (open ? "Report" : "PolicyReport")},
+          {"metadata", {{"name", "shmguard"}, {"labels", {{"app.kubernetes.io/managed-by", "shmguard"}}}}},
+          {"summary", summary},
+          {"results", results}};
       if (!ns.empty()) report["metadata"]["namespace"] = ns;
       if (open) report["source"] = "shmguard";
       out_ << (first ? "" : "---\n") << io::JsonToYaml(report);
@@ -88,7 +91,9 @@ class PolicyReportPrinter : public AuditPrinter {
     json r = {{"policy", "shmguard"},
               {"rule", rule},
               {"result", result},
-              {"severity", severity == Severity::kError ? "high" : severity == Severity::kWarning ? "medium" : "info"},
+              {"severity", severity == Severity::kError     ? "high"
+                           : severity == Severity::kWarning ? "medium"
+                                                            : "info"},
               {"category", "shared memory"},
               {"source", "shmguard"},
               {"scored", true},

@@ -53,32 +53,35 @@ class SarifPrinter : public AuditPrinter {
   void Document(const io::Document&, const std::vector<AuditRecord>& records) override {
     for (const auto& r : records) {
       const bool prefix = PrefixPods(r);
-      const std::string object =
-          !r.service.empty() ? "service " + r.service
-                             : r.kind + " " + (r.namespace_name.empty() ? "" : r.namespace_name + "/") + r.name;
+      const std::string object = !r.service.empty()
+                                     ? "service " + r.service
+                                     : r.kind + " " + (r.namespace_name.empty() ? "" : r.namespace_name + "/") + r.name;
       for (const auto& f : r.findings) {
         const Finding& x = f.finding;
         json location = {{"physicalLocation", {{"artifactLocation", ArtifactLocation(r.file)}}}};
         // Not located (a file that cannot be read): the file as a whole, from its first line.
-        location["physicalLocation"]["region"] = {{"startLine", std::max(1, f.line)}, {"startColumn", std::max(1, f.column)}};
+        location["physicalLocation"]["region"] = {{"startLine", std::max(1, f.line)},
+                                                  {"startColumn", std::max(1, f.column)}};
         if (!r.kind.empty() || !r.service.empty()) {
-          location["logicalLocations"] = json::array({{{"fullyQualifiedName", object + (x.pod.empty() ? "" : " " + x.pod)},
-                                                       {"kind", "object"}}});
+          location["logicalLocations"] =
+              json::array({{{"fullyQualifiedName", object + (x.pod.empty() ? "" : " " + x.pod)}, {"kind", "object"}}});
         }
         json props = FindingToJson(f, prefix);
-        json result = {{"ruleId", x.id()},
-                       {"ruleIndex", RuleIndex(x.check)},
-                       {"level", Level(x.severity)},
-                       {"message", {{"text", io::FindingLine(x, prefix)}}},
-                       {"locations", json::array({location})},
-                       // The same finding of the same object, wherever its line moves.
-                       {"partialFingerprints", {{"shmguardFinding/v1", object + "|" + x.pod + "|" + x.pointer + "|" + std::string(x.id())}}},
-                       {"properties",
-                        {{"object", object}, {"pointer", x.pointer}, {"numbers", props["numbers"]}, {"values", props["values"]}}}};
+        json result = {
+            {"ruleId", x.id()},
+            {"ruleIndex", RuleIndex(x.check)},
+            {"level", Level(x.severity)},
+            {"message", {{"text", io::FindingLine(x, prefix)}}},
+            {"locations", json::array({location})},
+            // The same finding of the same object, wherever its line moves.
+            {"partialFingerprints",
+             {{"shmguardFinding/v1", object + "|" + x.pod + "|" + x.pointer + "|" + std::string(x.id())}}},
+            {"properties",
+             {{"object", object}, {"pointer", x.pointer}, {"numbers", props["numbers"]}, {"values", props["values"]}}}};
         if (x.suppressed) {
-          result["suppressions"] = json::array(
-              {{{"kind", "external"},
-                {"justification", "exempted by shmguard.io/ignore, --ignore or the policy's ignore"}}});
+          result["suppressions"] =
+              json::array({{{"kind", "external"},
+                            {"justification", "exempted by shmguard.io/ignore, --ignore or the policy's ignore"}}});
         }
         results_.push_back(std::move(result));
       }
@@ -90,23 +93,22 @@ class SarifPrinter : public AuditPrinter {
       rules.push_back({{"id", c.id},
                        {"name", Name(c.id)},
                        {"shortDescription", {{"text", std::string(c.title) + "."}}},
-                       {"fullDescription", {{"text", std::string(c.title) + ". Default severity: " + SeverityName(c.severity) + "."}}},
-                       {"help", {{"text", "shmguard's docs/checks.md, section " + std::string(c.id) +
-                                              ", says when it is reported, what it means and what to change."}}},
+                       {"fullDescription",
+                        {{"text", std::string(c.title) + ". Default severity: " + SeverityName(c.severity) + "."}}},
+                       {"help",
+                        {{"text", "shmguard's docs/checks.md, section " + std::string(c.id) +
+                                      ", says when it is reported, what it means and what to change."}}},
                        {"defaultConfiguration", {{"level", Level(c.severity)}}}});
     }
     json sarif = {
         {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
         {"version", "2.1.0"},
         {"runs",
-         json::array({{{"tool",
-                         {{"driver",
-                           {{"name", "shmguard"},
-                            {"semanticVersion", SHMGUARD_VERSION},
-                            {"rules", rules}}}}},
-                       {"originalUriBaseIds", {{"%SRCROOT%", {{"description", {{"text", "where the audit ran"}}}}}}},
-                       {"columnKind", "unicodeCodePoints"},
-                       {"results", results_}}})}};
+         json::array(
+             {{{"tool", {{"driver", {{"name", "shmguard"}, {"semanticVersion", SHMGUARD_VERSION}, {"rules", rules}}}}},
+               {"originalUriBaseIds", {{"%SRCROOT%", {{"description", {{"text", "where the audit ran"}}}}}}},
+               {"columnKind", "unicodeCodePoints"},
+               {"results", results_}}})}};
     out_ << sarif.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   }
 

@@ -64,9 +64,10 @@ std::string OverMemoryLimit(const Finding& f) {
 std::string BelowNeed(const Finding& f) {
   const std::string current = f.Value("current"), needed = Bytes(f, "required_bytes");
   if (f.Number("unpatched")) {
-    std::string fix = f.Number("operator_shm") ? "raise the Ray container's memory limit (KubeRay sizes /dev/shm to it) "
-                                                 "or mount an emptyDir {medium: Memory} of that size at /dev/shm"
-                                               : "mount an emptyDir {medium: Memory} of that size at /dev/shm";
+    std::string fix = f.Number("operator_shm")
+                          ? "raise the Ray container's memory limit (KubeRay sizes /dev/shm to it) "
+                            "or mount an emptyDir {medium: Memory} of that size at /dev/shm"
+                          : "mount an emptyDir {medium: Memory} of that size at /dev/shm";
     return "/dev/shm is " + current + ", below the " + needed + " needed; shmguard does not patch a " +
            f.Value("kind") + ": " + fix;
   }
@@ -80,7 +81,8 @@ std::string BelowNeed(const Finding& f) {
 
 std::string TrainjobWhere(const std::string& api) {
   if (api == "podTemplateOverrides") return "spec.podTemplateOverrides[].metadata.annotations (Trainer v2.1)";
-  if (api == "podSpecOverrides") return "the runtime's pod templates (Trainer v2.0 has no pod metadata in podSpecOverrides)";
+  if (api == "podSpecOverrides")
+    return "the runtime's pod templates (Trainer v2.0 has no pod metadata in podSpecOverrides)";
   return "spec.runtimePatches[].trainingRuntimeSpec.template.spec.replicatedJobs[name: node].template.spec."
          "template.metadata.annotations (Trainer v2.2 and later), or the runtime's pod template";
 }
@@ -137,7 +139,8 @@ std::string FindingText(const Finding& f) {
       return "no IPC_LOCK in " + f.Value("containers") + ": pin_memory cannot lock its buffers";
     case Check::kHostIpcMissing:
       return "hostIPC is not set on a pod with " + std::to_string(f.Number("gpus")) + " GPUs";
-    case Check::kHostIpcUnavailable: return "hostIPC not set: a " + f.Value("kind") + " has no hostIPC field for its pods";
+    case Check::kHostIpcUnavailable:
+      return "hostIPC not set: a " + f.Value("kind") + " has no hostIPC field for its pods";
     case Check::kPodSecurityLimitsPatch:
       return f.Value("field") == "hostIPC" ? "hostIPC not set: Pod Security " + f.Value("level") + " forbids it"
                                            : "IPC_LOCK not added: Pod Security " + f.Value("level") + " forbids it";
@@ -148,7 +151,8 @@ std::string FindingText(const Finding& f) {
     case Check::kObjectInvalid:
       return f.Value("where").empty() ? f.Value("error") : f.Value("where") + ": " + f.Value("error");
     case Check::kTrainjobAnnotationsIgnored:
-      return f.Value("annotations") + " on the TrainJob's own metadata never reach its pods and are not used: put them in " +
+      return f.Value("annotations") +
+             " on the TrainJob's own metadata never reach its pods and are not used: put them in " +
              TrainjobWhere(f.Value("api"));
     case Check::kTrainjobRuntime:
       return f.Number("found") ? "evaluated as the pods of " + f.Value("runtime") +
@@ -170,10 +174,12 @@ std::string FindingText(const Finding& f) {
       return "NCCL_P2P_DISABLE=1 (" + f.Value("source") +
              "): NCCL moves intra-node traffic through /dev/shm instead of GPU peer-to-peer";
     case Check::kNcclShmDisabled:
-      return "NCCL_SHM_DISABLE=1 (" + f.Value("source") + "): NCCL's shared-memory transport is off, so no NCCL shm term";
+      return "NCCL_SHM_DISABLE=1 (" + f.Value("source") +
+             "): NCCL's shared-memory transport is off, so no NCCL shm term";
     case Check::kProcsGpusMismatch: {
       const int64_t procs = f.Number("procs"), gpus = f.Number("gpus");
-      return Plural(procs, "process", "processes") + " per pod (" + f.Value("procs_source") + ") but " + Plural(gpus, "GPU") + ": " +
+      return Plural(procs, "process", "processes") + " per pod (" + f.Value("procs_source") + ") but " +
+             Plural(gpus, "GPU") + ": " +
              (procs < gpus ? Plural(gpus - procs, "GPU") + (gpus - procs == 1 ? " stays idle" : " stay idle")
                            : "several processes share a GPU");
     }
@@ -237,7 +243,8 @@ std::vector<std::string> ExplainPlan(const ShmPlan& p, const SizingConstants& k)
   lines.push_back("sum " + HumanBytes(sum) + " × " + FormatPpm(k.safety_ppm) +
                   " safety, rounded up to MiB = " + FormatBytes(p.safe_bytes));
   if (p.floor_applied) {
-    lines.push_back("floor for " + Plural(n, "proc") + " per pod (NVIDIA's 1g advice): " + FormatBytes(p.required_bytes));
+    lines.push_back("floor for " + Plural(n, "proc") +
+                    " per pod (NVIDIA's 1g advice): " + FormatBytes(p.required_bytes));
   }
   return lines;
 }

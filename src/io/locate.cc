@@ -57,9 +57,9 @@ std::vector<TextPosition> LocatePointers(std::string_view text, const std::vecto
       } else if (Frame& top = stack.back(); top.mapping) {
         if (top.expect_key) {
           is_key = true;
-          top.key = e.type == YAML_SCALAR_EVENT ? std::string(reinterpret_cast<const char*>(e.data.scalar.value),
-                                                               e.data.scalar.length)
-                                                : std::string();
+          top.key = e.type == YAML_SCALAR_EVENT
+                        ? std::string(reinterpret_cast<const char*>(e.data.scalar.value), e.data.scalar.length)
+                        : std::string();
           top.key_mark = e.start_mark;
           top.expect_key = false;
         } else {

@@ -124,8 +124,9 @@ TEST_CASE("-o junit: a test case per pod, failing at --fail-on", "[audit_formats
     return n;
   };
   const std::string errors = Audit("junit", paths).text;
-  CHECK_THAT(errors, Catch::StartsWith("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"shmguard audit\" "
-                                       "tests=\"3\" failures=\"1\""));
+  CHECK_THAT(errors,
+             Catch::StartsWith("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"shmguard audit\" "
+                               "tests=\"3\" failures=\"1\""));
   CHECK(count(errors, "<testcase ") == 3);
   CHECK(count(errors, "<failure type=\"shm-over-memory-limit\"") == 1);
   CHECK_THAT(errors, Catch::Contains("<system-out>warning shm-below-need: examples/pod-needs-patch.yaml:"));
@@ -179,9 +180,8 @@ TEST_CASE("-o policyreport: a report per namespace, a result per warning and err
     CHECK(doc["source"] == "shmguard");
   }
   // An exempted finding is a "skip".
-  const std::string skip = Audit("policyreport", {"examples/pod-denied.yaml"}, Severity::kError,
-                                 {Check::kShmOverMemoryLimit})
-                               .text;
+  const std::string skip =
+      Audit("policyreport", {"examples/pod-denied.yaml"}, Severity::kError, {Check::kShmOverMemoryLimit}).text;
   CHECK_THAT(skip, Catch::Contains("result: skip"));
 }
 

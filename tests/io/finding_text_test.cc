@@ -105,14 +105,16 @@ std::vector<Case> Cases() {
       {val(Check::kMemoryLimitMissing, {{"limit_source", "container \"t\" has no memory limit"}, {"volume", "dshm"}}),
        "no memory limit (container \"t\" has no memory limit): dshm pages are bounded only by sizeLimit and node "
        "memory"},
-      {std::move(Finding(Check::kSizeLimitOverMemoryLimit).Num("size_bytes", 128 * kGi).Num("memory_limit_bytes", 64 * kGi)),
+      {std::move(
+           Finding(Check::kSizeLimitOverMemoryLimit).Num("size_bytes", 128 * kGi).Num("memory_limit_bytes", 64 * kGi)),
        "sizeLimit 128Gi exceeds the memory limit 64Gi; the kubelet caps it at 64Gi"},
       {std::move(Finding(Check::kSizeLimitOverMemoryLimit)
                      .Num("size_bytes", 8 * kGi)
                      .Num("memory_limit_bytes", 4 * kGi)
                      .Num("compose", 1)),
        "shm_size 8Gi exceeds the memory limit 4Gi: filling /dev/shm past it gets the container OOM-killed"},
-      {std::move(Finding(Check::kShmBelowNeed).Num("required_bytes", 14078 * kMi).Val("current", "64Mi (container default)")),
+      {std::move(
+           Finding(Check::kShmBelowNeed).Num("required_bytes", 14078 * kMi).Val("current", "64Mi (container default)")),
        "/dev/shm is 64Mi (container default), below the 14078Mi needed"},
       {Floor(val(Check::kShmBelowNeed, {{"current", "emptyDir Memory 256Mi"}})),
        "/dev/shm is emptyDir Memory 256Mi, below the 1Gi floor (NCCL shm and base for 2 procs = 200Mi, at least the "
@@ -152,11 +154,13 @@ std::vector<Case> Cases() {
                      .Val("unknown", "ClusterTrainingRuntime x is not in the input")),
        "needs /dev/shm of 4Gi; what its pods have is unknown (ClusterTrainingRuntime x is not in the input); shmguard "
        "patches them when they are created if they have less"},
-      {val(Check::kIpcLockMissing, {{"containers", "trainer"}}), "no IPC_LOCK in trainer: pin_memory cannot lock its buffers"},
+      {val(Check::kIpcLockMissing, {{"containers", "trainer"}}),
+       "no IPC_LOCK in trainer: pin_memory cannot lock its buffers"},
       {Finding(Check::kIpcLockMissing, "/services/train/ulimits/memlock").Val("containers", "train"),
        "locked memory of train is limited (ulimits.memlock): pin_memory cannot lock its buffers"},
       {std::move(Finding(Check::kHostIpcMissing).Num("gpus", 8)), "hostIPC is not set on a pod with 8 GPUs"},
-      {val(Check::kHostIpcUnavailable, {{"kind", "Workflow"}}), "hostIPC not set: a Workflow has no hostIPC field for its pods"},
+      {val(Check::kHostIpcUnavailable, {{"kind", "Workflow"}}),
+       "hostIPC not set: a Workflow has no hostIPC field for its pods"},
       {val(Check::kPodSecurityLimitsPatch, {{"field", "hostIPC"}, {"level", "baseline"}}),
        "hostIPC not set: Pod Security baseline forbids it"},
       {val(Check::kPodSecurityLimitsPatch, {{"field", "IPC_LOCK"}, {"level", "restricted"}}),
@@ -166,9 +170,11 @@ std::vector<Case> Cases() {
       {Finding(Check::kAnnotationsRequired),
        "GPU pods in this namespace must declare shmguard.io/num-workers and shmguard.io/batch-bytes (DataLoader "
        "num_workers and bytes per batch)"},
-      {val(Check::kObjectInvalid, {{"where", "/spec/volumes"}, {"error", "must be a list"}}), "/spec/volumes: must be a list"},
+      {val(Check::kObjectInvalid, {{"where", "/spec/volumes"}, {"error", "must be a list"}}),
+       "/spec/volumes: must be a list"},
       {val(Check::kObjectInvalid, {{"error", "no kind"}}), "no kind"},
-      {val(Check::kTrainjobAnnotationsIgnored, {{"annotations", "shmguard.io/num-workers"}, {"api", "podTemplateOverrides"}}),
+      {val(Check::kTrainjobAnnotationsIgnored,
+           {{"annotations", "shmguard.io/num-workers"}, {"api", "podTemplateOverrides"}}),
        "shmguard.io/num-workers on the TrainJob's own metadata never reach its pods and are not used: put them in "
        "spec.podTemplateOverrides[].metadata.annotations (Trainer v2.1)"},
       {std::move(Finding(Check::kTrainjobRuntime).Num("found", 1).Val("runtime", "ClusterTrainingRuntime torch")),
@@ -193,7 +199,8 @@ std::vector<Case> Cases() {
        "peer-to-peer"},
       {val(Check::kNcclShmDisabled, {{"source", "container \"t\""}}),
        "NCCL_SHM_DISABLE=1 (container \"t\"): NCCL's shared-memory transport is off, so no NCCL shm term"},
-      {std::move(Finding(Check::kProcsGpusMismatch).Num("procs", 2).Num("gpus", 8).Val("procs_source", "--nproc_per_node=2")),
+      {std::move(
+           Finding(Check::kProcsGpusMismatch).Num("procs", 2).Num("gpus", 8).Val("procs_source", "--nproc_per_node=2")),
        "2 processes per pod (--nproc_per_node=2) but 8 GPUs: 6 GPUs stay idle"},
       {std::move(Finding(Check::kProcsGpusMismatch).Num("procs", 8).Val("procs_source", "annotation").Num("gpus", 4)),
        "8 processes per pod (annotation) but 4 GPUs: several processes share a GPU"},

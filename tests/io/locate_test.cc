@@ -28,12 +28,12 @@ TEST_CASE("LocatePointers finds members at their keys and items at their first c
     int line, column;
   };
   const Case cases[] = {
-      {"", 2, 1},                                                     // the document: its first node
-      {"/kind", 3, 1},                                                // a member: its key
-      {"/metadata/annotations/shmguard.io~1num-workers", 7, 5},       // an escaped "/"
-      {"/spec/containers/0", 10, 5},                                  // an item: its first character
-      {"/spec/containers/0/resources/limits/memory", 12, 35},         // in flow style
-      {"/spec/containers/1/image", 13, 15},                           // a flow mapping's member
+      {"", 2, 1},                                                      // the document: its first node
+      {"/kind", 3, 1},                                                 // a member: its key
+      {"/metadata/annotations/shmguard.io~1num-workers", 7, 5},        // an escaped "/"
+      {"/spec/containers/0", 10, 5},                                   // an item: its first character
+      {"/spec/containers/0/resources/limits/memory", 12, 35},          // in flow style
+      {"/spec/containers/1/image", 13, 15},                            // a flow mapping's member
       {"/spec/containers/0/securityContext/capabilities/add", 10, 5},  // missing: the nearest written parent
       {"/spec/hostIPC", 8, 1},
       {"/spec/containers/7", 9, 3},

@@ -58,8 +58,8 @@ TEST_CASE("DenialMessage names the object and every finding, by pod when there a
         "shmguard.io/batch-bytes (DataLoader num_workers and bytes per batch); memory limit 16Gi (sum of container "
         "limits) is below the 20Gi dshm needs: raise the limit or lower num-workers/prefetch-factor/batch size");
   d.prefix_pods = true;
-  CHECK_THAT(DenialMessage(d, "JobSet", "ml-a", "llm"),
-             Catch::Contains("llm: replicatedJob workers: GPU pods") && Catch::Contains("; replicatedJob launcher: memory"));
+  CHECK_THAT(DenialMessage(d, "JobSet", "ml-a", "llm"), Catch::Contains("llm: replicatedJob workers: GPU pods") &&
+                                                            Catch::Contains("; replicatedJob launcher: memory"));
 }
 
 TEST_CASE("DecisionWarnings puts an allowed decision's findings in fitted words", "[admission_words]") {
@@ -70,7 +70,8 @@ TEST_CASE("DecisionWarnings puts an allowed decision's findings in fitted words"
   d.prefix_pods = true;
   auto warnings = DecisionWarnings(d);
   REQUIRE(warnings.size() >= 2);
-  CHECK(warnings[0] == "shmguard: replicatedJob workers: GPU pods in this namespace must declare shmguard.io/num-workers and");
+  CHECK(warnings[0] ==
+        "shmguard: replicatedJob workers: GPU pods in this namespace must declare shmguard.io/num-workers and");
   for (const auto& w : warnings) CHECK(w.size() <= 120);
 }
 
