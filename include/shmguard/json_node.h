@@ -6,6 +6,7 @@
 // A view is valid while the document it views lives and is not changed.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <iterator>
@@ -137,19 +138,25 @@ struct JsonNode::ItemRange {
   std::default_sentinel_t end() const { return {}; }
 };
 
-inline JsonNode::JsonNode(const JsonTape& tape, uint64_t index) : tape_(&tape), a_(index) {
-  switch (TapeType(index)) {
-    case '{': type_ = Type::kObject; break;
-    case '[': type_ = Type::kArray; break;
-    case '"': type_ = Type::kString; break;
-    case 'l':
-    case 'u': type_ = Type::kInteger; break;
-    case 'd': type_ = Type::kFloat; break;
-    case 't':
-    case 'f': type_ = Type::kBool; break;
-    default: type_ = Type::kNull; break;
-  }
+namespace json_node_detail {
+// simdjson's tape type byte -> JsonNode::Type: one load, so the constructor stays small enough
+// to inline into every loop over items.
+constexpr std::array<JsonNode::Type, 256> TapeTypes() {
+  std::array<JsonNode::Type, 256> t{};
+  t.fill(JsonNode::Type::kNull);
+  t['{'] = JsonNode::Type::kObject;
+  t['['] = JsonNode::Type::kArray;
+  t['"'] = JsonNode::Type::kString;
+  t['l'] = t['u'] = JsonNode::Type::kInteger;
+  t['d'] = JsonNode::Type::kFloat;
+  t['t'] = t['f'] = JsonNode::Type::kBool;
+  return t;
 }
+inline constexpr std::array<JsonNode::Type, 256> kTapeTypes = TapeTypes();
+}  // namespace json_node_detail
+
+inline JsonNode::JsonNode(const JsonTape& tape, uint64_t index)
+    : tape_(&tape), a_(index), type_(json_node_detail::kTapeTypes[static_cast<uint8_t>(TapeType(index))]) {}
 
 inline JsonNode::ItemRange JsonNode::Items() const {
   if (type_ != Type::kArray) return {};

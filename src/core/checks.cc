@@ -47,6 +47,15 @@ constexpr std::array<CheckInfo, 33> kChecks = {{
 }};
 // clang-format on
 
+// Rows in the enum's order, so a check's row is its index.
+constexpr bool InEnumOrder() {
+  for (size_t i = 0; i < kChecks.size(); ++i) {
+    if (static_cast<size_t>(kChecks[i].check) != i) return false;
+  }
+  return true;
+}
+static_assert(InEnumOrder(), "kChecks must list the checks in the order of enum Check");
+
 const std::string kEmpty;
 
 }  // namespace
@@ -69,12 +78,7 @@ std::optional<Severity> ParseSeverity(std::string_view name) {
 
 std::span<const CheckInfo> Catalogue() { return kChecks; }
 
-const CheckInfo& InfoOf(Check c) {
-  for (const auto& info : kChecks) {
-    if (info.check == c) return info;
-  }
-  return kChecks[0];  // unreachable: every Check has a row (checks_test)
-}
+const CheckInfo& InfoOf(Check c) { return kChecks[static_cast<size_t>(c)]; }
 
 std::optional<Check> FindCheck(std::string_view id) {
   for (const auto& info : kChecks) {
@@ -83,14 +87,17 @@ std::optional<Check> FindCheck(std::string_view id) {
   return std::nullopt;
 }
 
-Finding::Finding(Check c, std::string pointer_) : check(c), severity(InfoOf(c).severity), pointer(std::move(pointer_)) {}
+Finding::Finding(Check c, std::string pointer_)
+    : check(c), severity(InfoOf(c).severity), pointer(std::move(pointer_)) {}
 
 Finding& Finding::Num(std::string_view name, int64_t v) {
+  if (numbers.empty()) numbers.reserve(4);  // most findings carry one to four
   numbers.emplace_back(name, v);
   return *this;
 }
 
 Finding& Finding::Val(std::string_view name, std::string v) {
+  if (values.empty()) values.reserve(2);
   values.emplace_back(name, std::move(v));
   return *this;
 }

@@ -94,6 +94,7 @@ bool PodContext::Exempt(Check c) const { return std::find(exempt.begin(), exempt
 
 void Add(PodEvaluation& pe, Finding f) {
   f.pod = pe.label;
+  if (pe.findings.empty()) pe.findings.reserve(4);
   pe.findings.push_back(std::move(f));
 }
 
