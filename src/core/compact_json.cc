@@ -1,8 +1,10 @@
 // CompactJson: a fast path for printable-ASCII strings, nlohmann's serializer for the rest.
 #include "shmguard/compact_json.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 
 namespace shmguard {
 namespace {
@@ -56,6 +58,17 @@ constexpr auto kEscapeClass = [] {
   return t;
 }();
 
+// True when none of the 8 bytes of `w` is in class 1 or 2 above: no '"', '\\', byte below 0x20
+// or at 0x80 and above (the classic has-zero-byte and has-less-than tests, which are exact
+// for "any"). Paths and names are copied a word at a time.
+bool PlainWord(uint64_t w) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL, kHighs = 0x8080808080808080ULL;
+  const uint64_t quote = w ^ (kOnes * '"'), backslash = w ^ (kOnes * '\\');
+  const uint64_t found =
+      ((quote - kOnes) & ~quote) | ((backslash - kOnes) & ~backslash) | ((w - kOnes * 0x20) & ~w) | w;
+  return (found & kHighs) == 0;
+}
+
 }  // namespace
 
 std::string CompactJson(const json& value) {
@@ -69,17 +82,27 @@ void AppendJsonQuoted(std::string_view s, std::string& out) {
   out.reserve(start + s.size() + 2);
   out += '"';
   size_t done = 0;  // copied in runs between the characters to escape
-  for (size_t i = 0; i < s.size(); ++i) {
-    const uint8_t escape = kEscapeClass[static_cast<unsigned char>(s[i])];
-    if (escape == 0) continue;
-    if (escape == 2) {  // control character, UTF-8 or a broken byte: dump's own rules
-      out.resize(start);
-      out += Dumped(json(s));
-      return;
+  for (size_t i = 0; i < s.size();) {
+    if (i + 8 <= s.size()) {
+      uint64_t w;
+      std::memcpy(&w, s.data() + i, sizeof w);
+      if (PlainWord(w)) {
+        i += 8;
+        continue;
+      }
     }
-    out.append(s, done, i - done);
-    out += '\\';
-    done = i;
+    for (const size_t end = std::min(i + 8, s.size()); i < end; ++i) {  // a word with one to escape
+      const uint8_t escape = kEscapeClass[static_cast<unsigned char>(s[i])];
+      if (escape == 0) continue;
+      if (escape == 2) {  // control character, UTF-8 or a broken byte: dump's own rules
+        out.resize(start);
+        out += Dumped(json(s));
+        return;
+      }
+      out.append(s, done, i - done);
+      out += '\\';
+      done = i;
+    }
   }
   out.append(s, done);
   out += '"';

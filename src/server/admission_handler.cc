@@ -1,8 +1,10 @@
 // HandleAdmission: HTTP-level checks, ParseReview, Decide, and the AdmissionReview response.
 #include "server/admission_handler.h"
 
-#include <openssl/evp.h>
-
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -77,11 +79,45 @@ std::string ErrorReview(int status, std::string_view message) {
   return Review("", false, "", {}, status, std::string(message), nullptr);
 }
 
+// RFC 4648 base64, twelve bits at a time from a table of character pairs. OpenSSL's
+// EVP_EncodeBlock encodes in constant time, at ~10 instructions a byte: 7 % of a JobSet's
+// request for a patch that is not secret.
+constexpr auto kBase64Pairs = [] {
+  constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::array<char, 2 * 4096> t{};
+  for (size_t i = 0; i < 4096; ++i) {
+    t[2 * i] = kAlphabet[i >> 6];
+    t[2 * i + 1] = kAlphabet[i & 63];
+  }
+  return t;
+}();
+
 std::string Base64(std::string_view bytes) {
   std::string out(4 * ((bytes.size() + 2) / 3), '\0');
-  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
-  out.resize(n < 0 ? 0 : static_cast<size_t>(n));
+  const auto* in = reinterpret_cast<const unsigned char*>(bytes.data());
+  char* to = out.data();
+  size_t i = 0;
+  for (; i + 8 <= bytes.size(); i += 6, to += 8) {  // six bytes from one big-endian load
+    uint64_t v;
+    std::memcpy(&v, in + i, sizeof v);
+    if constexpr (std::endian::native == std::endian::little) v = __builtin_bswap64(v);
+    v >>= 16;
+    std::memcpy(to, &kBase64Pairs[2 * (v >> 36)], 2);
+    std::memcpy(to + 2, &kBase64Pairs[2 * ((v >> 24) & 0xFFF)], 2);
+    std::memcpy(to + 4, &kBase64Pairs[2 * ((v >> 12) & 0xFFF)], 2);
+    std::memcpy(to + 6, &kBase64Pairs[2 * (v & 0xFFF)], 2);
+  }
+  for (; i + 3 <= bytes.size(); i += 3, to += 4) {
+    const uint32_t v = uint32_t{in[i]} << 16 | uint32_t{in[i + 1]} << 8 | in[i + 2];
+    std::memcpy(to, &kBase64Pairs[2 * (v >> 12)], 2);
+    std::memcpy(to + 2, &kBase64Pairs[2 * (v & 0xFFF)], 2);
+  }
+  if (const size_t rest = bytes.size() - i; rest > 0) {
+    const uint32_t v = uint32_t{in[i]} << 16 | (rest == 2 ? uint32_t{in[i + 1]} << 8 : 0);
+    std::memcpy(to, &kBase64Pairs[2 * (v >> 12)], 2);
+    to[2] = rest == 2 ? kBase64Pairs[2 * (v & 0xFFF)] : '=';
+    to[3] = '=';
+  }
   return out;
 }
 

@@ -58,6 +58,21 @@ TEST_CASE("CompactJson and JsonQuoted write what dump writes for every kind of v
   }
 }
 
+// JsonQuoted copies eight plain bytes at a time: every byte value, at every offset in a word
+// and around word boundaries, is still escaped or handed to dump as dump would have it.
+TEST_CASE("JsonQuoted finds a byte to escape wherever it lies in a word", "[compact_json]") {
+  for (int byte = 0; byte < 256; ++byte) {
+    for (size_t length : {1, 7, 8, 9, 16, 17, 31}) {
+      for (size_t at = 0; at < length; ++at) {
+        std::string s(length, 'a');
+        s[at] = static_cast<char>(byte);
+        CAPTURE(byte, length, at);
+        REQUIRE(JsonQuoted(s) == Dumped(s));
+      }
+    }
+  }
+}
+
 TEST_CASE("CompactJson and JsonPatch write what dump writes over all test data and its patches",
           "[compact_json][corpus]") {
   SHMGUARD_REQUIRE_CORPUS();

@@ -1,8 +1,11 @@
 // The admission exchange without a socket: routes, and the HTTP-level answers of HandleAdmission.
 #include "server/admission_handler.h"
 
+#include <openssl/evp.h>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "server/tls_fixture.h"
 
@@ -55,6 +58,31 @@ TEST_CASE("MatchAdmissionRoute: the two faces, with the Pod Security level by qu
     CHECK(route->enforce == c.enforce);
     REQUIRE(route->pod_security.has_value() == (c.level != nullptr));
     if (c.level) CHECK(*route->pod_security == c.level);
+  }
+}
+
+// The patch's base64 is RFC 4648's, as OpenSSL writes it, for every length's padding and every
+// byte value; RFC 4648's own examples first.
+TEST_CASE("Base64 writes what OpenSSL's encoder writes", "[admission_handler]") {
+  CHECK(Base64("") == "");
+  CHECK(Base64("f") == "Zg==");
+  CHECK(Base64("fo") == "Zm8=");
+  CHECK(Base64("foo") == "Zm9v");
+  CHECK(Base64("foob") == "Zm9vYg==");
+  CHECK(Base64("fooba") == "Zm9vYmE=");
+  CHECK(Base64("foobar") == "Zm9vYmFy");
+  std::mt19937 random(31);
+  for (size_t size = 0; size < 1000; size += 1 + size / 8) {
+    std::string bytes(size, '\0');
+    for (size_t i = 0; i < size; ++i) {
+      bytes[i] = static_cast<char>(size % 2 ? random() : i);  // odd sizes random, even ones 0, 1, 2...
+    }
+    std::string openssl(4 * ((size + 2) / 3) + 1, '\0');
+    int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(openssl.data()),
+                            reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(size));
+    openssl.resize(static_cast<size_t>(n));
+    CAPTURE(size);
+    CHECK(Base64(bytes) == openssl);
   }
 }
 
