@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -104,7 +105,9 @@ Result<std::optional<int64_t>> ReadCountAnnotation(const Annotations& a, const s
                                                    int64_t max);
 
 // A quantity read from a Kubernetes object field: a string (spaces trimmed, as the API server's
-// JSON decoder does), a number, or null or absent (0). Fails with kInvalidInput naming `pointer`.
-Result<int64_t> ReadQuantityField(JsonNode value, const std::string& pointer);
+// JSON decoder does), a number, or null or absent (0). Fails with kInvalidInput naming the
+// field's pointer, given in pieces ({container, "/resources/limits/memory"}) that are joined only
+// for an error.
+Result<int64_t> ReadQuantityField(JsonNode value, std::initializer_list<std::string_view> pointer);
 
 }  // namespace shmguard

@@ -14,10 +14,17 @@
 namespace shmguard {
 namespace {
 
-Result<int64_t> CheckedAdd(int64_t a, int64_t b, const std::string& where) {
+std::string Joined(std::initializer_list<std::string_view> pieces) {
+  std::string out;
+  for (std::string_view p : pieces) out += p;
+  return out;
+}
+
+// `where` in pieces, joined only for the error.
+Result<int64_t> CheckedAdd(int64_t a, int64_t b, std::initializer_list<std::string_view> where) {
   int64_t r = 0;
   if (__builtin_add_overflow(a, b, &r)) {
-    return MakeError(Code::kInvalidInput, "sum overflows 2^63-1", where);
+    return MakeError(Code::kInvalidInput, "sum overflows 2^63-1", Joined(where));
   }
   return r;
 }
@@ -50,21 +57,20 @@ Result<ContainerResources> ReadResources(JsonNode c, const std::string& pointer,
       from = "requests/";
     }
     if (!value) continue;
-    std::string field = pointer + "/resources/" + from + name;
-    auto n = ReadQuantityField(value, field);
+    auto n = ReadQuantityField(value, {pointer, "/resources/", from, name});
     if (!n) return n.error();
-    if (*n < 0) return MakeError(Code::kInvalidInput, "must not be negative", field);
-    auto sum = CheckedAdd(r.gpus, *n, field);
+    if (*n < 0) return MakeError(Code::kInvalidInput, "must not be negative", pointer + "/resources/" + from + name);
+    auto sum = CheckedAdd(r.gpus, *n, {pointer, "/resources/", from, name});
     if (!sum) return sum.error();
     r.gpus = *sum;
   }
   if (JsonNode memory = limits.Find("memory")) {
-    auto m = ReadQuantityField(memory, pointer + "/resources/limits/memory");
+    auto m = ReadQuantityField(memory, {pointer, "/resources/limits/memory"});
     if (!m) return m.error();
     r.memory_limit = *m;
   }
   if (JsonNode memory = memory_request ? requests.Find("memory") : JsonNode()) {
-    auto m = ReadQuantityField(memory, pointer + "/resources/requests/memory");
+    auto m = ReadQuantityField(memory, {pointer, "/resources/requests/memory"});
     if (!m) return m.error();
     r.memory_request = *m;
   }
@@ -114,26 +120,29 @@ ShmInputs PodShmInputs(const PodFacts& facts) {
   return in;
 }
 
-Result<int64_t> ReadQuantityField(JsonNode value, const std::string& pointer) {
-  std::string text;
+Result<int64_t> ReadQuantityField(JsonNode value, std::initializer_list<std::string_view> pointer) {
+  std::string dumped;
+  std::string_view text;
   if (!value) return int64_t{0};
   if (value.IsInteger()) {
-    text = value.Dump();
+    dumped = value.Dump();
+    text = dumped;
   } else if (value.IsFloat()) {
-    text = value.Dump();
-    if (text.find_first_of(".eE") == std::string::npos) text += ".0";
+    dumped = value.Dump();
+    if (dumped.find_first_of(".eE") == std::string::npos) dumped += ".0";
+    text = dumped;
   } else if (value.IsString()) {
     text = value.String();
     size_t b = text.find_first_not_of(" \t\r\n");
     size_t e = text.find_last_not_of(" \t\r\n");
-    text = b == std::string::npos ? std::string() : text.substr(b, e - b + 1);
+    text = b == std::string_view::npos ? std::string_view() : text.substr(b, e - b + 1);
   } else {
-    return MakeError(Code::kInvalidInput, "must be a quantity string such as \"16Gi\"", pointer);
+    return MakeError(Code::kInvalidInput, "must be a quantity string such as \"16Gi\"", Joined(pointer));
   }
   auto q = ParseQuantity(text);
-  if (!q) return MakeError(Code::kInvalidInput, q.error().message, pointer);
+  if (!q) return MakeError(Code::kInvalidInput, q.error().message, Joined(pointer));
   auto v = QuantityValue(*q);
-  if (!v) return MakeError(Code::kInvalidInput, v.error().message, pointer);
+  if (!v) return MakeError(Code::kInvalidInput, v.error().message, Joined(pointer));
   return *v;
 }
 
@@ -202,7 +211,7 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
     }
     f.requests_gpus = f.requests_gpus || cf.gpus > 0;
     if (!init) {
-      auto sum = CheckedAdd(f.gpus, cf.gpus, pointer);
+      auto sum = CheckedAdd(f.gpus, cf.gpus, {pointer});
       if (!sum) return sum.error();
       f.gpus = *sum;
     }
@@ -215,7 +224,7 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
       }
     } else if (!init || cf.sidecar) {
       if (first_memory_pointer.empty()) first_memory_pointer = pointer + "/resources/limits/memory";
-      auto sum = CheckedAdd(app_memory, *memory, pointer + "/resources/limits/memory");
+      auto sum = CheckedAdd(app_memory, *memory, {pointer, "/resources/limits/memory"});
       if (!sum) return sum.error();
       app_memory = *sum;
     } else {
@@ -244,7 +253,7 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
   }
 
   if (JsonNode pod_memory = spec.Find("resources").Find("limits").Find("memory")) {
-    auto m = ReadQuantityField(pod_memory, t.spec_pointer + "/resources/limits/memory");
+    auto m = ReadQuantityField(pod_memory, {t.spec_pointer, "/resources/limits/memory"});
     if (!m) return m.error();
     f.memory_limit_bytes = *m;
     f.memory_limit_source = "pod-level limit";

@@ -153,14 +153,17 @@ TEST_CASE("ParseCount reads decimal digits only", "[pod_facts]") {
 }
 
 TEST_CASE("ReadQuantityField accepts what the API server's JSON decoder accepts", "[pod_facts]") {
-  CHECK(*ReadQuantityField(json("16Gi"), "/x") == 16ll << 30);
-  CHECK(*ReadQuantityField(json(" 1Gi "), "/x") == 1ll << 30);
-  CHECK(*ReadQuantityField(json(8), "/x") == 8);
-  CHECK(*ReadQuantityField(json(1e9), "/x") == 1000000000);
-  CHECK(*ReadQuantityField(json(nullptr), "/x") == 0);
-  auto bad = ReadQuantityField(json::array(), "/spec/x");
+  CHECK(*ReadQuantityField(json("16Gi"), {"/x"}) == 16ll << 30);
+  CHECK(*ReadQuantityField(json(" 1Gi "), {"/x"}) == 1ll << 30);
+  CHECK(*ReadQuantityField(json(8), {"/x"}) == 8);
+  CHECK(*ReadQuantityField(json(1e9), {"/x"}) == 1000000000);
+  CHECK(*ReadQuantityField(json(nullptr), {"/x"}) == 0);
+  auto bad = ReadQuantityField(json::array(), {"/spec/x"});
   REQUIRE_FALSE(bad.has_value());
   CHECK(bad.error().where == "/spec/x");
+  auto pieces = ReadQuantityField(json("12 apples"), {"/spec/containers/0", "/resources/limits/", "memory"});
+  REQUIRE_FALSE(pieces.has_value());
+  CHECK(pieces.error().where == "/spec/containers/0/resources/limits/memory");
 }
 
 }  // namespace
