@@ -1,5 +1,6 @@
 // shmguard's entry point: a table of subcommands (CLI11) over the adapters in src/cli.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
 
 #include "cli/audit_command.h"
@@ -81,6 +82,17 @@ int main(int argc, char** argv) {
                    "-o policyreport: wgpolicy (wgpolicyk8s.io/v1alpha2, default) "
                    "or openreports (openreports.io/v1alpha1)")
       ->check(CLI::IsMember({"wgpolicy", "openreports"}));
+  audit_cmd
+      ->add_option("--docs-url", audit.docs_url,
+                   "-o sarif: where docs/checks.md is published (https://...); each rule's helpUri "
+                   "links to its check's section")
+      ->check([](const std::string& url) {
+        const bool absolute = url.rfind("https://", 0) == 0 || url.rfind("http://", 0) == 0;
+        const bool plain = std::all_of(url.begin(), url.end(), [](char c) { return c > ' ' && c < 127 && c != '#'; });
+        return absolute && plain ? std::string()
+                                 : "an absolute http(s) URL without a fragment, such as "
+                                   "https://github.com/ORG/shmguard/blob/v1.0.0/docs/checks.md";
+      });
   audit_cmd->add_option("--config", config, "policy YAML; built-in defaults without it");
   audit_cmd->add_option("-j,--jobs", audit.jobs, "threads parsing and evaluating documents (default: one per CPU)")
       ->check(CLI::Range(1, 256));

@@ -44,6 +44,9 @@ struct AuditOptions {
   int jobs = 0;            // threads parsing and evaluating; 0: one per CPU
   Exemptions ignore = {};  // --ignore ID: reported as suppressed, never counted
   ReportApi report_api = ReportApi::kWgPolicy;
+  // --docs-url: where this version's docs/checks.md is published (an absolute http(s) URL);
+  // SARIF rules then link to their sections (helpUri URL#id). "": the rules' help names the file.
+  std::string docs_url = {};
 };
 
 // Evaluates everything under `paths` (stdin from `in`), calling `each` with every document and

@@ -274,7 +274,7 @@ std::unique_ptr<AuditPrinter> MakeAuditPrinter(const AuditOptions& options, std:
     case AuditFormat::kJson: return std::make_unique<JsonPrinter>(out);
     case AuditFormat::kYaml: return std::make_unique<YamlPrinter>(out);
     case AuditFormat::kPatched: return std::make_unique<PatchedPrinter>(out);
-    case AuditFormat::kSarif: return MakeSarifPrinter(out);
+    case AuditFormat::kSarif: return MakeSarifPrinter(out, options.docs_url);
     case AuditFormat::kJunit: return MakeJunitPrinter(out, options.fail_on);
     case AuditFormat::kGithub: return MakeGithubPrinter(out);
     case AuditFormat::kPolicyReport: return MakePolicyReportPrinter(out, options.report_api);

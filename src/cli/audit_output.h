@@ -29,7 +29,7 @@ std::unique_ptr<AuditPrinter> MakeAuditPrinter(const AuditOptions& options, std:
 
 // The tools' formats, one file each (sarif_output.cc, junit_output.cc, github_output.cc,
 // policy_report_output.cc).
-std::unique_ptr<AuditPrinter> MakeSarifPrinter(std::ostream& out);
+std::unique_ptr<AuditPrinter> MakeSarifPrinter(std::ostream& out, const std::string& docs_url);
 // JUnit fails a test case for each finding at or above `fail_on`, as the exit code does.
 std::unique_ptr<AuditPrinter> MakeJunitPrinter(std::ostream& out, Severity fail_on);
 std::unique_ptr<AuditPrinter> MakeGithubPrinter(std::ostream& out);

@@ -1,5 +1,6 @@
 // -o sarif: SARIF 2.1.0 (OASIS, sarif-v2.1.0-os), as code-scanning views read it: the catalogue
-// as the driver's rules (their help names each check's section of docs/checks.md), one result
+// as the driver's rules (their help names each check's section of docs/checks.md, and with
+// --docs-url their helpUri links to it), one result
 // per finding with its file, line and column and a fingerprint that survives edits elsewhere in
 // the file, exempted findings with a suppression.
 #include <nlohmann/json.hpp>
@@ -49,7 +50,7 @@ json ArtifactLocation(const std::string& file) {
 
 class SarifPrinter : public AuditPrinter {
  public:
-  explicit SarifPrinter(std::ostream& out) : out_(out) {}
+  SarifPrinter(std::ostream& out, std::string docs_url) : out_(out), docs_url_(std::move(docs_url)) {}
   void Document(const io::Document&, const std::vector<AuditRecord>& records) override {
     for (const auto& r : records) {
       const bool prefix = PrefixPods(r);
@@ -99,16 +100,18 @@ class SarifPrinter : public AuditPrinter {
                         {{"text", "shmguard's docs/checks.md, section " + std::string(c.id) +
                                       ", says when it is reported, what it means and what to change."}}},
                        {"defaultConfiguration", {{"level", Level(c.severity)}}}});
+      if (!docs_url_.empty()) rules.back()["helpUri"] = docs_url_ + "#" + std::string(c.id);
     }
+    json driver = {{"name", "shmguard"}, {"semanticVersion", SHMGUARD_VERSION}, {"rules", rules}};
+    if (!docs_url_.empty()) driver["informationUri"] = docs_url_;
     json sarif = {
         {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
         {"version", "2.1.0"},
         {"runs",
-         json::array(
-             {{{"tool", {{"driver", {{"name", "shmguard"}, {"semanticVersion", SHMGUARD_VERSION}, {"rules", rules}}}}},
-               {"originalUriBaseIds", {{"%SRCROOT%", {{"description", {{"text", "where the audit ran"}}}}}}},
-               {"columnKind", "unicodeCodePoints"},
-               {"results", results_}}})}};
+         json::array({{{"tool", {{"driver", driver}}},
+                       {"originalUriBaseIds", {{"%SRCROOT%", {{"description", {{"text", "where the audit ran"}}}}}}},
+                       {"columnKind", "unicodeCodePoints"},
+                       {"results", results_}}})}};
     out_ << sarif.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   }
 
@@ -135,11 +138,14 @@ class SarifPrinter : public AuditPrinter {
     return out;
   }
   std::ostream& out_;
+  const std::string docs_url_;
   json results_ = json::array();
 };
 
 }  // namespace
 
-std::unique_ptr<AuditPrinter> MakeSarifPrinter(std::ostream& out) { return std::make_unique<SarifPrinter>(out); }
+std::unique_ptr<AuditPrinter> MakeSarifPrinter(std::ostream& out, const std::string& docs_url) {
+  return std::make_unique<SarifPrinter>(out, docs_url);
+}
 
 }  // namespace shmguard::cli

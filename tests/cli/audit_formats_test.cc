@@ -25,7 +25,7 @@ struct Out {
 
 // `shmguard audit -o FORMAT PATHS` from the repository's root.
 Out Audit(const std::string& format, std::vector<std::string> paths, Severity fail_on = Severity::kError,
-          std::vector<Check> ignore = {}, ReportApi api = ReportApi::kWgPolicy) {
+          std::vector<Check> ignore = {}, ReportApi api = ReportApi::kWgPolicy, std::string docs_url = "") {
   const std::filesystem::path was = std::filesystem::current_path();
   std::filesystem::current_path(SOURCE_DIR);
   std::istringstream in;
@@ -37,6 +37,7 @@ Out Audit(const std::string& format, std::vector<std::string> paths, Severity fa
   o.jobs = 1;
   o.ignore.checks = std::move(ignore);
   o.report_api = api;
+  o.docs_url = std::move(docs_url);
   ExitCode code = RunAudit(o, Policy{}, in, out, err);
   std::filesystem::current_path(was);
   return {out.str(), code};
@@ -57,7 +58,7 @@ std::vector<std::string> JsonFindings(const std::vector<std::string>& paths, boo
   return out;
 }
 
-TEST_CASE("-o sarif: the catalogue as rules, every finding as a result at its line", "[audit_formats]") {
+TEST_CASE("audit -o sarif: the catalogue as rules, every finding as a result at its line", "[audit_formats]") {
   json sarif = json::parse(Audit("sarif", {"examples"}).text);
   CHECK(sarif["version"] == "2.1.0");
   REQUIRE(sarif["runs"].size() == 1);
@@ -95,7 +96,24 @@ TEST_CASE("-o sarif: the catalogue as rules, every finding as a result at its li
   CHECK(suppressed == 1);
 }
 
-TEST_CASE("-o github: a workflow command per warning and error, at its line", "[audit_formats]") {
+// Without --docs-url no rule links anywhere (shmguard knows no address of its docs); with it,
+// every rule links to its check's section.
+TEST_CASE("audit -o sarif --docs-url: each rule's helpUri is its section of docs/checks.md", "[audit_formats]") {
+  const json plain = json::parse(Audit("sarif", {"examples/pod-denied.yaml"}).text)["runs"][0]["tool"]["driver"];
+  CHECK_FALSE(plain.contains("informationUri"));
+  for (const auto& rule : plain["rules"]) CHECK_FALSE(rule.contains("helpUri"));
+  const std::string url = "https://github.com/example/shmguard/blob/v1.0.0/docs/checks.md";
+  const json linked =
+      json::parse(Audit("sarif", {"examples/pod-denied.yaml"}, Severity::kError, {}, ReportApi::kWgPolicy, url)
+                      .text)["runs"][0]["tool"]["driver"];
+  CHECK(linked["informationUri"] == url);
+  REQUIRE(linked["rules"].size() == Catalogue().size());
+  for (size_t i = 0; i < Catalogue().size(); ++i) {
+    CHECK(linked["rules"][i]["helpUri"] == url + "#" + std::string(Catalogue()[i].id));
+  }
+}
+
+TEST_CASE("audit -o github: a workflow command per warning and error, at its line", "[audit_formats]") {
   const std::vector<std::string> paths = {"examples/pod-denied.yaml", "examples/pod-needs-patch.yaml"};
   std::istringstream lines(Audit("github", paths).text);
   std::vector<std::string> got;
@@ -115,7 +133,7 @@ TEST_CASE("-o github: a workflow command per warning and error, at its line", "[
   CHECK_THAT(text, Catch::Contains("a%2Cb%3Ac.yaml,line="));
 }
 
-TEST_CASE("-o junit: a test case per pod, failing at --fail-on", "[audit_formats]") {
+TEST_CASE("audit -o junit: a test case per pod, failing at --fail-on", "[audit_formats]") {
   const std::vector<std::string> paths = {"examples/pod-denied.yaml", "examples/pod-needs-patch.yaml",
                                           "examples/pod-already-right.yaml"};
   auto count = [](const std::string& xml, const std::string& what) {
@@ -138,7 +156,7 @@ TEST_CASE("-o junit: a test case per pod, failing at --fail-on", "[audit_formats
   CHECK_THAT(Audit("junit", {"examples/argo-workflow.yaml"}).text, !Catch::Contains("<failure"));
 }
 
-TEST_CASE("-o policyreport: a report per namespace, a result per warning and error", "[audit_formats]") {
+TEST_CASE("audit -o policyreport: a report per namespace, a result per warning and error", "[audit_formats]") {
   const std::string yaml = Audit("policyreport", {"examples"}).text;
   std::vector<json> reports;
   for (const auto& doc : test::YamlDocuments(yaml)) reports.push_back(doc);

@@ -60,6 +60,8 @@ TEST_CASE("shmguard refuses a missing subcommand, an unknown flag or a value out
            Case{"plan --num-workers many", "--num-workers"},
            Case{"audit --ignore shm-plan,no-such-check examples", "\"no-such-check\" is not a check ID"},
            Case{"audit -o policyreport --report-api kyverno examples", "--report-api"},
+           Case{"audit -o sarif --docs-url docs/checks.md examples", "--docs-url: an absolute http(s) URL"},
+           Case{"audit -o sarif --docs-url https://example.com/my#checks examples", "--docs-url"},
        }) {
     INFO(c.args);
     Run r = Shmguard(c.args);
