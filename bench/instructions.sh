@@ -29,12 +29,8 @@ trap 'rm -rf "$out"' EXIT
 names=(tree)
 dirs=("$PWD/build-bench")
 for rev in "$@"; do
-  wt=${TMPDIR:-/tmp}/shmguard-bench-$rev
-  [[ -d $wt ]] || git worktree add -f "$wt" "$rev" >/dev/null
-  (cd "$wt" && BUILD_DIR=build-bench BUILD_TYPE=Release ./scripts/build.sh -DSHMGUARD_BUILD_TESTS=OFF \
-    -DSHMGUARD_BUILD_BENCH=ON >/dev/null)
   names+=("$rev")
-  dirs+=("$wt/build-bench")
+  dirs+=("$(bench_build_rev "$rev")")
 done
 
 echo "| build | body | per HandleAdmission | per request | TLS read | HTTP head | body framing | JSON | decision | patch | response | TLS write | log+metrics | rest |"

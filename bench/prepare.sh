@@ -18,6 +18,16 @@ bench_prepare() {
   g++ -O2 -std=c++20 -o build-bench/tls_load bench/tls_load.cc -lssl -lcrypto -pthread
 }
 
+# bench_build_rev REV: builds commit REV's Release binaries in a worktree outside the tree
+# (${TMPDIR:-/tmp}/shmguard-bench-REV, kept for the next run) and prints their directory.
+bench_build_rev() {
+  local wt=${TMPDIR:-/tmp}/shmguard-bench-$1
+  [[ -d $wt ]] || git worktree add -f "$wt" "$1" >/dev/null
+  (cd "$wt" && BUILD_DIR=build-bench BUILD_TYPE=Release ./scripts/build.sh -DSHMGUARD_BUILD_TESTS=OFF \
+    -DSHMGUARD_BUILD_BENCH=ON >/dev/null)
+  echo "$wt/build-bench"
+}
+
 # wait_ready METRICS_PORT [SECONDS]: waits until `shmguard serve` answers /readyz there (default
 # 10 s, longer under valgrind); fails, saying so, when it does not.
 wait_ready() {

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Turns bench/run.sh's CSVs into the markdown tables of bench/README.md (medians of rounds).
 
-Usage: report.py RUNS.csv AUDIT.csv TLS.csv SHMGUARD_RSS_KIB GO_RSS_KIB
+Usage: report.py RUNS.csv AUDIT.csv TLS.csv SHMGUARD_RSS_KIB GO_RSS_KIB [BEFORE_RSS_KIB BEFORE_REV]
+With BEFORE_REV (bench/run.sh's BEFORE=REV), that commit's server is a column of its own and
+every shmguard rate is also given as a ratio to it.
 """
 import csv
 import statistics
@@ -15,6 +17,8 @@ BODIES = [("pod-10k", "10 KB pod (generated)"), ("pod-200k", "200 KB pod (genera
 
 def main():
     runs, audit, tls, rss_kib, go_rss_kib = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+    before_rss_kib = int(sys.argv[6]) if len(sys.argv) > 6 else 0
+    before = sys.argv[7] if len(sys.argv) > 7 else ""
     closed = defaultdict(list)
     open_loop = defaultdict(list)
     for r in csv.DictReader(open(runs)):
@@ -25,25 +29,36 @@ def main():
     print("### Admission throughput (closed loop, wrk, TLS 1.3 keep-alive; medians of %d rounds)\n"
           % len(next(iter(closed.values()))))
     print("nginx's own rate is beside every ratio: a slow host lifts ratios.\n")
-    print("| body | conns | shmguard req/s | p50 ms | p99 ms | nginx req/s | Go req/s | × nginx | × Go |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    head = "| body | conns | shmguard req/s | p50 ms | p99 ms | nginx req/s | Go req/s | × nginx | × Go |"
+    rule = "|---|---|---|---|---|---|---|---|---|"
+    if before:
+        print("`%s` is the same server at commit %s, run in the same rounds.\n" % ("before", before))
+        head += " %s req/s | × %s |" % (before, before)
+        rule += "---|---|"
+    print(head)
+    print(rule)
     for body, _ in BODIES:
         for conns in (1, 8, 32):
-            s, n, g = (closed.get((t, body, conns)) for t in ("shmguard", "nginx", "go"))
+            s, n, g, b = (closed.get((t, body, conns)) for t in ("shmguard", "nginx", "go", "before"))
             if not s:
                 continue
             errors = sum(x[3] for x in s)
-            print("| %s | %d | %.0f | %.2f | %.2f | %.0f | %.0f | **%.2f** | **%.1f**%s |" % (
+            line = "| %s | %d | %.0f | %.2f | %.2f | %.0f | %.0f | **%.2f** | **%.1f**%s |" % (
                 body, conns, med(s, 0), med(s, 1) / 1000, med(s, 2) / 1000, med(n, 0), med(g, 0),
-                med(s, 0) / med(n, 0), med(s, 0) / med(g, 0), " (%d errors)" % errors if errors else ""))
+                med(s, 0) / med(n, 0), med(s, 0) / med(g, 0), " (%d errors)" % errors if errors else "")
+            if before and b:
+                line += " %.0f | **%.2f** |" % (med(b, 0), med(s, 0) / med(b, 0))
+            print(line)
     print("\nBodies: " + "; ".join("`%s` %s" % b for b in BODIES) + ".")
     print("\n### Fixed rate 2,000 req/s, 10 KB pod, 8 connections (open loop: latency from the scheduled send)\n")
     print("| target | p50 ms | p99 ms | errors |")
     print("|---|---|---|---|")
-    for target in ("shmguard", "nginx", "go"):
+    for target in ("shmguard", "nginx", "go") + (("before",) if before else ()):
         rows = open_loop[(target, "pod-10k", 8)]
-        print("| %s | %.2f | %.2f | %d |" % (target, med(rows, 1) / 1000, med(rows, 2) / 1000, sum(x[3] for x in rows)))
-    print("\nPeak RSS over the whole run: shmguard %.1f MiB, Go peer %.1f MiB\n" % (rss_kib / 1024, go_rss_kib / 1024))
+        label = "shmguard at %s" % before if target == "before" else target
+        print("| %s | %.2f | %.2f | %d |" % (label, med(rows, 1) / 1000, med(rows, 2) / 1000, sum(x[3] for x in rows)))
+    print("\nPeak RSS over the whole run: shmguard %.1f MiB, Go peer %.1f MiB%s\n" % (
+        rss_kib / 1024, go_rss_kib / 1024, ", shmguard at %s %.1f MiB" % (before, before_rss_kib / 1024) if before else ""))
 
     tls_runs = defaultdict(list)
     for r in csv.DictReader(open(tls)):

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # One command, fresh Debian 12 machine (as root) -> the shmguard benchmark:
 #   bench/run.sh [ROUNDS] [SECONDS]        (defaults: 3 rounds of 5 s per measurement)
+#   BEFORE=REV bench/run.sh ...           also commit REV's `shmguard serve` (built in a worktree,
+#                                         bench/prepare.sh), in the same rounds: before and after
 # Builds a Release binary and the Go peer (bench/gopeer, from the Go toolchain), generates the
 # request bodies and audit streams (bench/make_bodies.py; the API server's own reviews are in
 # bench/bodies), makes certificates, and runs three servers pinned to CPU 0 while wrk,
@@ -8,6 +10,7 @@
 #   shmguard  `shmguard serve`, as deployed (JSON decision logs)
 #   nginx     the ceiling: a fixed AdmissionReview over TLS
 #   go        the peer: a webhook written with net/http and the Kubernetes API types
+#   before    with BEFORE=REV: that commit's `shmguard serve`, flags as above
 # Rounds are interleaved (shmguard, nginx, go, shmguard, ...) and medians reported, since the
 # machine is shared and noisy; every ratio is printed beside nginx's own rate, since a slow
 # host lifts ratios. Then TLS: 1.3 against 1.2, keep-alive and full handshakes, and mutual TLS.
@@ -19,6 +22,11 @@ seconds=${2:-5}
 source bench/prepare.sh
 bench_prepare wrk nginx-light time
 bin=build-bench/shmguard
+targets=(shmguard nginx go)
+if [[ -n ${BEFORE:-} ]]; then
+  before_bin=$(bench_build_rev "$BEFORE")/shmguard
+  targets+=(before)
+fi
 data=build-bench/bench-data
 [[ -f $data/audit-100000.json ]] || python3 bench/make_bodies.py "$data" --audit
 python3 bench/make_bodies.py "$data"  # the request bodies, always fresh
@@ -32,7 +40,7 @@ work=$(mktemp -d)
 csv=$results/latest.csv
 echo "kind,target,body,connections,round,rps,p50_us,p99_us,errors" > "$csv"
 cleanup() {
-  for pid in ${nginx_pid:-} ${shmguard_pid:-} ${go_pid:-} ${tls_pid:-}; do kill "$pid" 2>/dev/null || true; done
+  for pid in ${nginx_pid:-} ${shmguard_pid:-} ${go_pid:-} ${before_pid:-} ${tls_pid:-}; do kill "$pid" 2>/dev/null || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -46,15 +54,21 @@ shmguard_pid=$!
 taskset -c 0 build-bench/gopeer --cert "$work/tls.crt" --key "$work/tls.key" --addr 127.0.0.1:20443 &
 go_pid=$!
 wait_ready 18080
+if [[ -n ${BEFORE:-} ]]; then
+  taskset -c 0 "$before_bin" serve --tls-cert-file "$work/tls.crt" --tls-key-file "$work/tls.key" --port 21443 \
+    --metrics-port 18082 --bind-address 127.0.0.1 --log-format json 2>"$work/before.log" &
+  before_pid=$!
+  wait_ready 18082
+fi
 sleep 1
 
-declare -A port=([shmguard]=18443 [nginx]=19443 [go]=20443)
+declare -A port=([shmguard]=18443 [nginx]=19443 [go]=20443 [before]=21443)
 for round in $(seq "$rounds"); do
   for body in pod-10k pod-200k jobset api-pod api-jobset; do
     conn_counts="1 8 32"
     [[ $body == api-* ]] && conn_counts=8
     for conns in $conn_counts; do
-      for target in shmguard nginx go; do
+      for target in "${targets[@]}"; do
         line=$(BODY_FILE=$data/$body.json taskset -c 1 wrk -t1 -c"$conns" -d"${seconds}s" -s bench/post.lua \
                "https://127.0.0.1:${port[$target]}/mutate" | grep RESULT)
         eval "${line#RESULT }"
@@ -63,7 +77,7 @@ for round in $(seq "$rounds"); do
       done
     done
   done
-  for target in shmguard nginx go; do
+  for target in "${targets[@]}"; do
     line=$(taskset -c 1 build-bench/open_loop "${port[$target]}" /mutate "$data/pod-10k.json" 2000 $((seconds * 2)) 8)
     eval "${line#RESULT }"
     echo "open,$target,pod-10k,8,$round,$rate,$p50_us,$p99_us,$errors" >> "$csv"
@@ -72,6 +86,11 @@ for round in $(seq "$rounds"); do
 done
 rss_kib=$(awk '/VmHWM/{print $2}' /proc/$shmguard_pid/status)
 go_rss_kib=$(awk '/VmHWM/{print $2}' /proc/$go_pid/status)
+before_rss_kib=0
+if [[ -n ${BEFORE:-} ]]; then
+  before_rss_kib=$(awk '/VmHWM/{print $2}' /proc/$before_pid/status)
+  kill -TERM "$before_pid"; wait "$before_pid" || true; before_pid=
+fi
 kill -TERM "$shmguard_pid"; wait "$shmguard_pid" || true; shmguard_pid=
 kill "$nginx_pid" "$go_pid"; wait "$nginx_pid" "$go_pid" 2>/dev/null || true; nginx_pid= go_pid=
 
@@ -125,4 +144,4 @@ for round in $(seq "$rounds"); do  # rounds over all inputs, so that a noisy str
     done
   done
 done
-python3 bench/report.py "$csv" "$audit_csv" "$tls_csv" "$rss_kib" "$go_rss_kib" | tee "$results/latest.md"
+python3 bench/report.py "$csv" "$audit_csv" "$tls_csv" "$rss_kib" "$go_rss_kib" "$before_rss_kib" "${BEFORE:-}" | tee "$results/latest.md"
