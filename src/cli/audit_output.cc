@@ -53,10 +53,8 @@ class TablePrinter : public AuditPrinter {
       if (!r.workload && r.verdict == AuditVerdict::kSkip) continue;  // counted in the summary
       std::string where = r.file + ":" + std::to_string(r.document);
       if (r.item) where.append("[").append(std::to_string(*r.item)).append("]");
-      std::string object = !r.service.empty() ? "service " + r.service
-                           : r.kind.empty()
-                               ? "-"
-                               : r.kind + " " + (r.namespace_name.empty() ? "" : r.namespace_name + "/") + r.name;
+      std::string object = ObjectName(r);
+      if (object.empty()) object = "-";
       out_ << std::left << std::setw(34) << TailCell(where, 34) << " " << std::setw(44) << Cell(object, 44) << " "
            << std::setw(7) << AuditVerdictName(r.verdict) << " " << std::setw(9)
            << (r.required_bytes > 0 ? FormatBytes(r.required_bytes) : "-") << " " << std::setw(9)

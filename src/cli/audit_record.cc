@@ -59,6 +59,12 @@ std::optional<Severity> WorstSeverity(const AuditRecord& r) {
 
 bool PrefixPods(const AuditRecord& r) { return r.pods.size() > 1; }
 
+std::string ObjectName(const AuditRecord& r) {
+  if (!r.service.empty()) return "service " + r.service;
+  if (r.kind.empty()) return "";
+  return r.kind + " " + (r.namespace_name.empty() ? "" : r.namespace_name + "/") + r.name;
+}
+
 AuditRecord UnreadableRecord(const std::string& file, const Error& e, int line) {
   AuditRecord r;
   r.file = file;

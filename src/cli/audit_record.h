@@ -78,6 +78,10 @@ struct AuditSummary {
 // Whether a record's findings name their pod: the record stands for several pods.
 bool PrefixPods(const AuditRecord& r);
 
+// What the record is about, for people: "service trainer" (Compose), "Pod ns/name", "Job name";
+// "" for a document with no kind.
+std::string ObjectName(const AuditRecord& r);
+
 // The most severe finding of `r` that is not suppressed; nullopt when it has none.
 std::optional<Severity> WorstSeverity(const AuditRecord& r);
 

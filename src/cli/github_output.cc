@@ -29,16 +29,14 @@ class GithubPrinter : public AuditPrinter {
   void Document(const io::Document&, const std::vector<AuditRecord>& records) override {
     for (const auto& r : records) {
       const bool prefix = PrefixPods(r);
-      const std::string object = !r.service.empty()
-                                     ? "service " + r.service
-                                     : r.kind + " " + (r.namespace_name.empty() ? "" : r.namespace_name + "/") + r.name;
+      const std::string object = ObjectName(r);
       for (const auto& f : r.findings) {
         const Finding& x = f.finding;
         if (x.suppressed || x.severity == Severity::kInfo) continue;
         out_ << "::" << (x.severity == Severity::kError ? "error" : "warning") << " file=" << Escape(r.file, true);
         if (f.line > 0) out_ << ",line=" << f.line << ",col=" << f.column;
         out_ << ",title=" << Escape(std::string(x.id()), true)
-             << "::" << Escape(object + ": " + io::FindingLine(x, prefix), false) << "\n";
+             << "::" << Escape((object.empty() ? "" : object + ": ") + io::FindingLine(x, prefix), false) << "\n";
       }
     }
   }

@@ -43,10 +43,8 @@ class JunitPrinter : public AuditPrinter {
       if (!r.workload && r.verdict == AuditVerdict::kSkip) continue;  // not a workload: no test
       kept_.push_back(r);
       const AuditRecord& k = kept_.back();
-      const std::string object = !k.service.empty() ? "service " + k.service
-                                 : k.kind.empty()
-                                     ? k.file + ":" + std::to_string(k.document)
-                                     : k.kind + " " + (k.namespace_name.empty() ? "" : k.namespace_name + "/") + k.name;
+      std::string object = ObjectName(k);
+      if (object.empty()) object = k.file + ":" + std::to_string(k.document);
       std::vector<std::string> pods;
       for (const auto& p : k.pods) pods.push_back(p.label);
       if (pods.empty()) pods.push_back("");

@@ -54,16 +54,14 @@ class SarifPrinter : public AuditPrinter {
   void Document(const io::Document&, const std::vector<AuditRecord>& records) override {
     for (const auto& r : records) {
       const bool prefix = PrefixPods(r);
-      const std::string object = !r.service.empty()
-                                     ? "service " + r.service
-                                     : r.kind + " " + (r.namespace_name.empty() ? "" : r.namespace_name + "/") + r.name;
+      const std::string object = ObjectName(r);
       for (const auto& f : r.findings) {
         const Finding& x = f.finding;
         json location = {{"physicalLocation", {{"artifactLocation", ArtifactLocation(r.file)}}}};
         // Not located (a file that cannot be read): the file as a whole, from its first line.
         location["physicalLocation"]["region"] = {{"startLine", std::max(1, f.line)},
                                                   {"startColumn", std::max(1, f.column)}};
-        if (!r.kind.empty() || !r.service.empty()) {
+        if (!object.empty()) {
           location["logicalLocations"] =
               json::array({{{"fullyQualifiedName", object + (x.pod.empty() ? "" : " " + x.pod)}, {"kind", "object"}}});
         }
@@ -116,13 +114,8 @@ class SarifPrinter : public AuditPrinter {
   }
 
  private:
-  static int RuleIndex(Check c) {
-    auto all = Catalogue();
-    for (size_t i = 0; i < all.size(); ++i) {
-      if (all[i].check == c) return static_cast<int>(i);
-    }
-    return 0;
-  }
+  // The rules are the catalogue in its order, which is the enum's (checks.cc asserts it).
+  static int RuleIndex(Check c) { return static_cast<int>(c); }
   // "shm-over-memory-limit" -> "ShmOverMemoryLimit" (SARIF's rule names are identifiers).
   static std::string Name(std::string_view id) {
     std::string out;

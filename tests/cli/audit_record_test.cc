@@ -157,6 +157,23 @@ spec:
   CHECK(s.checks.at("shm-over-memory-limit") == 1);
 }
 
+TEST_CASE("ObjectName: a Compose service, a namespaced object, a cluster-scoped one, none", "[audit_record]") {
+  AuditRecord service;
+  service.service = "trainer";
+  service.kind = "Pod";  // a service is named as one, whatever else is set
+  CHECK(ObjectName(service) == "service trainer");
+  AuditRecord pod;
+  pod.kind = "Pod";
+  pod.namespace_name = "ml";
+  pod.name = "p";
+  CHECK(ObjectName(pod) == "Pod ml/p");
+  AuditRecord runtime;
+  runtime.kind = "ClusterTrainingRuntime";
+  runtime.name = "torch";
+  CHECK(ObjectName(runtime) == "ClusterTrainingRuntime torch");
+  CHECK(ObjectName(AuditRecord{}).empty());
+}
+
 TEST_CASE("AuditVerdictName and AuditVerdictOf name every verdict once", "[audit_record]") {
   std::set<std::string> names;
   for (AuditVerdict v : kAuditVerdicts) names.insert(AuditVerdictName(v));
