@@ -25,48 +25,12 @@
 #include <thread>
 #include <vector>
 
+#include "tls_client.h"
+
 using Clock = std::chrono::steady_clock;
 
-namespace {
-
-SSL* Connect(SSL_CTX* ctx, int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return nullptr;
-  SSL* ssl = SSL_new(ctx);
-  SSL_set_fd(ssl, fd);
-  if (SSL_connect(ssl) != 1) return nullptr;
-  return ssl;
-}
-
-// Reads one response (headers + Content-Length body); false on error.
-bool ReadResponse(SSL* ssl, std::string& buf) {
-  size_t head_end;
-  char tmp[65536];
-  while ((head_end = buf.find("\r\n\r\n")) == std::string::npos) {
-    int n = SSL_read(ssl, tmp, sizeof tmp);
-    if (n <= 0) return false;
-    buf.append(tmp, static_cast<size_t>(n));
-  }
-  size_t cl = buf.find("Content-Length: ");
-  if (cl == std::string::npos || cl > head_end) cl = buf.find("content-length: ");
-  size_t len = cl == std::string::npos ? 0 : std::strtoul(buf.c_str() + cl + 16, nullptr, 10);
-  bool ok = buf.compare(9, 3, "200") == 0;
-  while (buf.size() < head_end + 4 + len) {
-    int n = SSL_read(ssl, tmp, sizeof tmp);
-    if (n <= 0) return false;
-    buf.append(tmp, static_cast<size_t>(n));
-  }
-  buf.erase(0, head_end + 4 + len);
-  return ok;
-}
-
-}  // namespace
+using bench::Connect;
+using bench::ReadResponse;
 
 int main(int argc, char** argv) {
   if (argc != 7) {

@@ -24,6 +24,8 @@
 #include <thread>
 #include <vector>
 
+#include "tls_client.h"
+
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -37,33 +39,8 @@ struct Options {
   std::string cert, key;
 };
 
-SSL* Connect(SSL_CTX* ctx, int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    close(fd);
-    return nullptr;
-  }
-  SSL* ssl = SSL_new(ctx);
-  SSL_set_fd(ssl, fd);
-  if (SSL_connect(ssl) != 1) {
-    SSL_free(ssl);
-    close(fd);
-    return nullptr;
-  }
-  return ssl;
-}
-
-void Close(SSL* ssl) {
-  int fd = SSL_get_fd(ssl);
-  SSL_free(ssl);
-  close(fd);
-}
+using bench::Close;
+using bench::Connect;
 
 // Sends the request and reads one response (Content-Length body): true on a 200.
 bool Exchange(SSL* ssl, const std::string& request) {
@@ -71,22 +48,7 @@ bool Exchange(SSL* ssl, const std::string& request) {
     return false;
   }
   std::string buf;
-  char tmp[65536];
-  size_t head_end;
-  while ((head_end = buf.find("\r\n\r\n")) == std::string::npos) {
-    int n = SSL_read(ssl, tmp, sizeof tmp);
-    if (n <= 0) return false;
-    buf.append(tmp, static_cast<size_t>(n));
-  }
-  size_t cl = buf.find("ontent-Length: ");
-  if (cl == std::string::npos) cl = buf.find("ontent-length: ");
-  size_t len = cl == std::string::npos || cl > head_end ? 0 : std::strtoul(buf.c_str() + cl + 15, nullptr, 10);
-  while (buf.size() < head_end + 4 + len) {
-    int n = SSL_read(ssl, tmp, sizeof tmp);
-    if (n <= 0) return false;
-    buf.append(tmp, static_cast<size_t>(n));
-  }
-  return buf.compare(9, 3, "200") == 0;
+  return bench::ReadResponse(ssl, buf);
 }
 
 }  // namespace
