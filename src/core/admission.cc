@@ -1,7 +1,7 @@
 // ParseReview, Decide and FixedByPatch.
 #include "shmguard/admission.h"
 
-#include <set>
+#include <iterator>
 #include <string_view>
 
 #include "shmguard/compose.h"
@@ -99,29 +99,30 @@ Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face
   const bool enforce = ev.rule.mode == NamespaceMode::kEnforce || labels.enforce;
 
   // What is wrong: errors, and (on /validate, which sees the object after mutation) what a patch
-  // should have fixed; then what only warrants a warning.
+  // should have fixed; then what only warrants a warning. Moved out of `ev`, which ends here.
   std::vector<Finding> problems, warnings;
-  auto sort = [&](const Finding& f, Verdict pod_verdict) {
+  auto sort = [&](Finding& f, Verdict pod_verdict) {
     if (f.suppressed) return;
     // A denial cites the arithmetic it refuses.
-    if (f.check == Check::kShmPlan && pod_verdict == Verdict::kDeny) return problems.push_back(f);
+    if (f.check == Check::kShmPlan && pod_verdict == Verdict::kDeny) return problems.push_back(std::move(f));
     if (f.severity == Severity::kInfo) return;
-    if (f.severity == Severity::kError) return problems.push_back(f);
+    if (f.severity == Severity::kError) return problems.push_back(std::move(f));
     const bool patched_part =
         pod_verdict == Verdict::kPatch && (FixedByPatch(f) || f.check == Check::kSizedWithoutAnnotations);
-    if (face == Face::kValidate && patched_part) return problems.push_back(f);
+    if (face == Face::kValidate && patched_part) return problems.push_back(std::move(f));
     if (face == Face::kMutate && pod_verdict == Verdict::kPatch && FixedByPatch(f)) return;  // the patch fixes it
-    warnings.push_back(f);
+    warnings.push_back(std::move(f));
   };
-  for (const auto& f : ev.findings) sort(f, ev.verdict);
-  for (const auto& p : ev.pods) {
-    for (const auto& f : p.findings) sort(f, p.verdict);
+  for (auto& f : ev.findings) sort(f, ev.verdict);
+  for (auto& p : ev.pods) {
+    for (auto& f : p.findings) sort(f, p.verdict);
   }
 
   if (face == Face::kMutate) {
     if (ev.verdict == Verdict::kPatch) d.patch = std::move(ev.patch);
     d.findings = std::move(problems);
-    d.findings.insert(d.findings.end(), warnings.begin(), warnings.end());
+    d.findings.insert(d.findings.end(), std::make_move_iterator(warnings.begin()),
+                      std::make_move_iterator(warnings.end()));
     return d;
   }
   if (enforce && !problems.empty()) {
@@ -131,7 +132,8 @@ Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face
     return d;
   }
   d.findings = std::move(problems);
-  d.findings.insert(d.findings.end(), warnings.begin(), warnings.end());
+  d.findings.insert(d.findings.end(), std::make_move_iterator(warnings.begin()),
+                    std::make_move_iterator(warnings.end()));
   return d;
 }
 
