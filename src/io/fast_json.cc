@@ -4,6 +4,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "io/json_list_scan.h"
@@ -139,12 +140,11 @@ Result<bool> ForEachJsonObjectPruned(
     size_t counted = 0, line_start = 0;
     int line = 1;
     for (auto [begin, end] : list.items) {
-      for (; counted < begin; ++counted) {
-        if (text[counted] == '\n') {
-          ++line;
-          line_start = counted + 1;
-        }
+      while (const void* nl = std::memchr(text.data() + counted, '\n', begin - counted)) {
+        ++line;
+        counted = line_start = static_cast<size_t>(static_cast<const char*>(nl) - text.data()) + 1;
       }
+      counted = begin;
       const ObjectText where{text.substr(begin, end - begin), line, static_cast<int>(begin - line_start) + 1};
       each(
           index++,
