@@ -4,6 +4,7 @@
 // written at the edges (io/finding_text.h).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -15,7 +16,18 @@
 namespace shmguard {
 
 // Ordered: a check at or above --fail-on counts.
+// The one of `values` whose `name` is `text` ("enforce" -> NamespaceMode::kEnforce), or nullopt:
+// how every enum of the core is read back from its name.
+template <typename E, size_t N>
+std::optional<E> FindByName(const E (&values)[N], const char* (*name)(E), std::string_view text) {
+  for (E v : values) {
+    if (text == name(v)) return v;
+  }
+  return std::nullopt;
+}
+
 enum class Severity { kInfo, kWarning, kError };
+inline constexpr Severity kSeverities[] = {Severity::kInfo, Severity::kWarning, Severity::kError};
 const char* SeverityName(Severity s);  // "info", "warning", "error"
 // "info", "warning", "error" -> the severity; nullopt for anything else.
 std::optional<Severity> ParseSeverity(std::string_view name);

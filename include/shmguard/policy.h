@@ -120,13 +120,4 @@ const char* PodSecurityLevelName(PodSecurityLevel l);
 std::optional<PodSecurityLevel> ParsePodSecurityLevel(std::string_view name);
 const char* UnannotatedModeName(UnannotatedMode m);
 
-// The one of `values` whose `name` is `text` ("enforce" -> NamespaceMode::kEnforce), or nullopt.
-template <typename E, size_t N>
-std::optional<E> FindByName(const E (&values)[N], const char* (*name)(E), std::string_view text) {
-  for (E v : values) {
-    if (text == name(v)) return v;
-  }
-  return std::nullopt;
-}
-
 }  // namespace shmguard

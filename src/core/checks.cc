@@ -69,12 +69,7 @@ const char* SeverityName(Severity s) {
   return "error";
 }
 
-std::optional<Severity> ParseSeverity(std::string_view name) {
-  for (Severity s : {Severity::kInfo, Severity::kWarning, Severity::kError}) {
-    if (name == SeverityName(s)) return s;
-  }
-  return std::nullopt;
-}
+std::optional<Severity> ParseSeverity(std::string_view name) { return FindByName(kSeverities, SeverityName, name); }
 
 std::span<const CheckInfo> Catalogue() { return kChecks; }
 
