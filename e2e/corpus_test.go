@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -25,8 +24,8 @@ func droppedPaths(want, got map[string]any) map[string]bool {
 // silently lose the fields their schema does not define.
 func TestCorpusPatchesSurviveTheAPIServer(t *testing.T) {
 	requireCRDs(t)
-	if _, err := os.Stat(corpusDir()); err != nil {
-		t.Skipf("SKIPPED: the corpus is not at %s", corpusDir())
+	if !haveCorpus(t, "the whole test") {
+		t.SkipNow()
 	}
 	ns := newNamespace(t, nil)
 	var items []any

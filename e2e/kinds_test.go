@@ -44,7 +44,7 @@ func registered(t *testing.T) (mutated, validated map[schema.GroupResource]bool)
 func requireCRDs(t *testing.T) {
 	t.Helper()
 	if cp.CRDDir == "" {
-		t.Skip("SKIPPED: the control plane has no CRDs (../shared/crds was not found when it came up)")
+		t.Skip("SKIPPED: the control plane has no CRDs (none were at SHMGUARD_CRD_DIR, by default ../shared/crds, when it came up)")
 	}
 }
 

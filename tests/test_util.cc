@@ -48,14 +48,22 @@ bool Eventually(const std::function<bool()>& check, double seconds) {
   return check();
 }
 
+// The environment's SHMGUARD_CORPUS_DIR wins over the directory the build was configured with, so
+// one build can also run as a clone without ../shared does.
+static std::string CorpusDir() {
+  const char* dir = std::getenv("SHMGUARD_CORPUS_DIR");
+  return dir && *dir ? dir : CORPUS_DIR;
+}
+
 std::string CorpusPath(const std::string& relative) {
-  return relative.empty() ? std::string(CORPUS_DIR) : std::string(CORPUS_DIR) + "/" + relative;
+  return relative.empty() ? CorpusDir() : CorpusDir() + "/" + relative;
 }
 
 bool HaveCorpus() {
   std::error_code ec;
-  if (std::filesystem::is_directory(CORPUS_DIR, ec)) return true;
-  WARN("shmguard corpus not found at " << CORPUS_DIR << ": skipped; configure with -DSHMGUARD_CORPUS_DIR=DIR");
+  if (!std::filesystem::is_empty(CorpusDir(), ec) && !ec) return true;
+  WARN("shmguard corpus not found at " << CorpusDir()
+                                        << ": skipped; set SHMGUARD_CORPUS_DIR or configure with -DSHMGUARD_CORPUS_DIR=DIR");
   return false;
 }
 

@@ -93,6 +93,11 @@ func (s *State) installCRDs(ctx context.Context, logf func(string, ...any)) erro
 	if err != nil {
 		return err
 	}
+	if len(crds) == 0 {
+		logf("no CRDs in %s: only built-in kinds will be served", s.CRDDir)
+		s.CRDDir = ""
+		return nil
+	}
 	cfg, err := s.RestConfig()
 	if err != nil {
 		return err
