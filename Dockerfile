@@ -4,13 +4,13 @@
 FROM debian:12 AS build
 WORKDIR /src
 COPY scripts/install-deps.sh scripts/build.sh scripts/
-RUN ./scripts/install-deps.sh && rm -rf /var/lib/apt/lists/*
+RUN ./scripts/install-deps.sh --build && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN BUILD_DIR=/build BUILD_TYPE=Release ./scripts/build.sh -DSHMGUARD_BUILD_TESTS=OFF \
  && strip /build/shmguard
 
 # Runtime stage: Debian 12 slim with only the shared libraries shmguard links
-# (tests/deploy/dockerfile_test.cc checks this list against `ldd` of the binary).
+# (tests/deploy/deploy_test.cc checks this list against `ldd` of the binary).
 FROM debian:12-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \

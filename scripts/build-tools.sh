@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds the control plane's components from their Go modules at the versions pinned in
-# e2e/tools/*/go.mod — kube-apiserver, kube-controller-manager and kubectl (k8s.io/kubernetes),
-# etcd (go.etcd.io/etcd/server/v3), helm (helm.sh/helm/v3) — installs the SARIF Multitool
-# (npm), and prints the directory that holds them all. The cluster's components are built, not
+# Builds the cluster's components from their Go modules at the versions pinned in
+# e2e/tools/*/go.mod — kube-apiserver, kube-controller-manager, kubectl, kubelet, kube-scheduler
+# and kube-proxy (k8s.io/kubernetes), etcd (go.etcd.io/etcd/server/v3), helm (helm.sh/helm/v3),
+# containerd with its runc shim and ctr (github.com/containerd/containerd/v2), runc with seccomp
+# (github.com/opencontainers/runc) — installs the SARIF Multitool (npm), and prints the directory
+# that holds them all. The cluster's components are built, not
 # downloaded: modules come from the Go module proxy and are checked against go.sum; the
 # Multitool, a .NET program, comes prebuilt from the npm registry, checked against
 # e2e/tools/sarif/package-lock.json.
@@ -22,21 +24,21 @@ say() { printf 'build-tools: %s\n' "$*" >&2; }
 # module_version DIR MODULE: the version DIR's go.mod requires of MODULE.
 module_version() { (cd "$1" && go list -m -f '{{.Version}}' "$2"); }
 
-# build NAME MODULE LDFLAGS PACKAGE...: builds the packages of e2e/tools/NAME into a cached
-# directory and prints it.
+# [cgo=1] [tags=T] build NAME MODULE LDFLAGS PACKAGE...: builds the packages of e2e/tools/NAME
+# into a cached directory and prints it; pure Go unless cgo=1.
 build() {
   local name=$1 module=$2 ldflags=$3
   shift 3
   local dir=$root/e2e/tools/$name version key out
   version=$(module_version "$dir" "$module")
-  key=$(cat "$dir/go.mod" "$dir/go.sum" "$0" <(echo "$go_version $ldflags $*") | sha256sum | cut -c1-12)
+  key=$(cat "$dir/go.mod" "$dir/go.sum" "$0" <(echo "$go_version ${cgo:-0} ${tags:-} $ldflags $*") | sha256sum | cut -c1-12)
   out=$cache/$name-$version-$key
   if [[ ! -f $out/.complete ]]; then
     say "building $name $version ($*) into $out"
     local start=$SECONDS
     rm -rf "$out.tmp"
     mkdir -p "$out.tmp"
-    (cd "$dir" && go build -trimpath -ldflags "$ldflags" -o "$out.tmp/" "$@")
+    (cd "$dir" && CGO_ENABLED=${cgo:-0} go build -trimpath -tags "${tags:-}" -ldflags "$ldflags" -o "$out.tmp/" "$@")
     touch "$out.tmp/.complete"
     rm -rf "$out"
     mv "$out.tmp" "$out"
@@ -59,7 +61,8 @@ for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
   k8s_ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$k8s_date"
 done
 k8s=$(build kubernetes k8s.io/kubernetes "$k8s_ldflags" \
-  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl)
+  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl \
+  k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-proxy)
 
 etcd=$(build etcd go.etcd.io/etcd/server/v3 "-s -w" .)
 
@@ -74,6 +77,18 @@ for pkg in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
   helm_ldflags+=" -X $pkg.k8sVersionMajor=1 -X $pkg.k8sVersionMinor=${BASH_REMATCH[1]}"
 done
 helm=$(build helm helm.sh/helm/v3 "$helm_ldflags" helm.sh/helm/v3/cmd/helm)
+
+# The node's runtime. containerd stamps its version as its Makefile does; without cgo it has no
+# btrfs snapshotter, which the node (overlayfs) does not use. runc needs cgo for its nsenter and,
+# with the seccomp tag, libseccomp (Debian's libseccomp-dev, from install-deps.sh).
+containerd_version=$(module_version "$root/e2e/tools/containerd" github.com/containerd/containerd/v2)
+containerd=$(build containerd github.com/containerd/containerd/v2 \
+  "-s -w -X github.com/containerd/containerd/v2/version.Version=$containerd_version" \
+  github.com/containerd/containerd/v2/cmd/containerd github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
+  github.com/containerd/containerd/v2/cmd/ctr)
+runc_version=$(module_version "$root/e2e/tools/runc" github.com/opencontainers/runc)
+runc=$(cgo=1 tags=seccomp build runc github.com/opencontainers/runc "-s -w -X main.version=${runc_version#v}" \
+  github.com/opencontainers/runc)
 
 # The SARIF Multitool (Microsoft's SARIF SDK), which validates `shmguard audit -o sarif` against
 # the SARIF 2.1.0 schema and its rules, and GitHub code scanning's: installed with `npm ci` from
@@ -95,10 +110,10 @@ if [[ ! -f $sarif/.complete ]]; then
 fi
 
 # One directory with every component, keyed by the builds it links to.
-bin=$cache/bin-$(echo "$k8s $etcd $helm $sarif" | sha256sum | cut -c1-12)
+bin=$cache/bin-$(echo "$k8s $etcd $helm $sarif $containerd $runc" | sha256sum | cut -c1-12)
 if [[ ! -d $bin ]]; then
   mkdir -p "$bin.tmp"
-  for f in "$k8s"/kube-apiserver "$k8s"/kube-controller-manager "$k8s"/kubectl "$helm"/helm; do
+  for f in "$k8s"/* "$helm"/helm "$containerd"/* "$runc"/runc; do
     ln -sf "$f" "$bin.tmp/"
   done
   ln -sf "$etcd"/etcd "$bin.tmp/etcd"

@@ -1,20 +1,34 @@
 #!/usr/bin/env bash
-# Installs shmguard's build, test and demo dependencies from Debian 12's archive (run as root).
-# The same list as the Dockerfile's build stage and README.
+# Installs shmguard's dependencies from Debian 12's archive (run as root).
+#   install-deps.sh          what README command (b) needs: the build, the tests, and the
+#                            end-to-end suite's node
+#   install-deps.sh --build  only what the build needs (the Dockerfile's build stage)
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
-packages=(
+build=(
   g++ cmake ninja-build pkg-config
   libcpp-httplib-dev libssl-dev libyaml-dev nlohmann-json3-dev libspdlog-dev libcli11-dev libsimdjson-dev libjemalloc-dev catch2
-  openssl curl python3 python3-yaml python3-jsonpatch clang-format
 )
+tests=(openssl curl python3 python3-yaml python3-jsonpatch clang-format)
+# The end-to-end suite's node (scripts/control-plane.sh up --node): runc's seccomp, the CNI
+# plugins, the tools the kubelet, kube-proxy and the node's set-up call, and what builds the
+# images (mmdebstrap makes the Debian base images, buildah builds the Dockerfiles).
+node=(
+  libseccomp-dev containernetworking-plugins iptables iproute2 conntrack util-linux mount
+  mmdebstrap debian-archive-keyring buildah
+)
+case ${1:-} in
+--build) packages=("${build[@]}") ;;
+"") packages=("${build[@]}" "${tests[@]}" "${node[@]}") ;;
+*) echo "usage: install-deps.sh [--build]" >&2; exit 2 ;;
+esac
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 # npm installs the SARIF validator the end-to-end suite runs (e2e/tools/sarif); any Node with npm
 # will do, Debian's only when there is none.
-command -v npm >/dev/null || missing+=(nodejs npm)
+[[ ${1:-} == --build ]] || command -v npm >/dev/null || missing+=(nodejs npm)
 if ((${#missing[@]})); then
   apt-get update
   apt-get install -y --no-install-recommends "${missing[@]}"
