@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Builds the images the end-to-end suite's node runs, with nothing pulled from a registry, and
+# prints the directory that holds them as image archives (docker-archive tars, which
+# `ctr images import` takes) with images.env naming each:
+#   - debian:12 and debian:12-slim, made by mmdebstrap from Debian's archive (the host's apt
+#     sources), the bases the Dockerfiles name;
+#   - shmguard, built by buildah from the project's own Dockerfile;
+#   - the training image, Debian's python3-torch and e2e/images/train/dataloader.py
+#     (e2e/images/train/Dockerfile);
+#   - the pause image, built from k8s.io/kubernetes's build/pause/linux/pause.c as its
+#     Makefile does.
+# Each is cached outside the tree (${SHMGUARD_TOOLS_CACHE:-~/.cache/shmguard-tools}/images), keyed
+# by its inputs, so a second run only checks that they are there. buildah keeps its storage
+# there too, not under /var.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache=${SHMGUARD_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/shmguard-tools}/images
+mkdir -p "$cache"
+export PATH=/usr/local/go/bin:$PATH
+say() { printf 'build-images: %s\n' "$*" >&2; }
+buildah=(buildah --root "$cache/storage" --runroot "$cache/run" --storage-driver overlay)
+script_key=$(sha256sum "$0" | cut -c1-12)
+
+# hash FILE|DIR...: one key for the contents of files (sorted by name).
+hash() { find "$@" -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-12; }
+
+# archive NAME REF: pushes the image REF from buildah's storage to NAME.tar in the cache.
+archive() {
+  rm -f "$cache/$1.tar.tmp"
+  "${buildah[@]}" push --quiet "$2" "docker-archive:$cache/$1.tar.tmp:$2" >/dev/null
+  mv "$cache/$1.tar.tmp" "$cache/$1.tar"
+}
+
+# fresh NAME KEY: true when NAME was built from KEY already.
+fresh() { [[ -f $cache/$1.tar && $(cat "$cache/$1.key" 2>/dev/null) == "$2" ]]; }
+done_with() { echo "$2" >"$cache/$1.key"; }
+
+# The Debian base images. mmdebstrap writes the host's apt sources into each, so the
+# Dockerfiles' apt-get reaches the archive the host does.
+sources=$(mktemp)
+trap 'rm -f "$sources"' EXIT
+for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+  [[ -f $f ]] || continue
+  if [[ $f == *.sources ]]; then cat "$f"; else grep -E '^deb ' "$f" || true; fi
+  echo
+done >"$sources"
+base_key=$(cat "$sources" | sha256sum | cut -c1-12)-$script_key
+# base NAME REF VARIANT [MMDEBSTRAP ARGS...]
+base() {
+  local name=$1 ref=$2 variant=$3
+  shift 3
+  fresh "$name" "$base_key" && return
+  say "making $ref with mmdebstrap ($variant)"
+  local start=$SECONDS rootfs="$cache/$name-rootfs.tar" sourcesfile="$cache/$name.sources"
+  cp "$sources" "$sourcesfile"
+  mmdebstrap --quiet --variant="$variant" --format=tar "$@" bookworm "$rootfs" "$sourcesfile"
+  local c
+  c=$("${buildah[@]}" from scratch)
+  "${buildah[@]}" add --quiet "$c" "$rootfs" / >/dev/null
+  "${buildah[@]}" config --cmd bash --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$c"
+  "${buildah[@]}" commit --quiet --rm "$c" "$ref" >/dev/null
+  rm -f "$rootfs" "$sourcesfile"
+  archive "$name" "$ref"
+  done_with "$name" "$base_key"
+  say "made $ref in $((SECONDS - start)) s"
+}
+# debian:12 is Debian's minbase; -slim also drops documentation, man pages and locales, as the
+# official slim images do.
+base debian docker.io/library/debian:12 minbase
+base debian-slim docker.io/library/debian:12-slim minbase \
+  --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
+  --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
+  --dpkgopt='path-exclude=/usr/share/info/*'
+
+# bud NAME REF CONTEXT DOCKERFILE KEY: builds a Dockerfile with buildah, never pulling.
+bud() {
+  local name=$1 ref=$2 context=$3 dockerfile=$4 key=$5
+  fresh "$name" "$key" && return
+  say "building $ref from $dockerfile"
+  local start=$SECONDS
+  "${buildah[@]}" bud --quiet --pull-never --isolation chroot --layers=false \
+    -f "$dockerfile" -t "$ref" "$context" >/dev/null
+  archive "$name" "$ref"
+  done_with "$name" "$key"
+  say "built $ref in $((SECONDS - start)) s"
+}
+
+# shmguard: the context is what .dockerignore lets through, and so is the key.
+version=$(sed -nE 's/^appVersion: *"?([^"]+)"?/\1/p' "$root/charts/shmguard/Chart.yaml")
+shmguard_ref=docker.io/library/shmguard:$version
+shmguard_key=$base_key-$(cd "$root" && hash Dockerfile .dockerignore CMakeLists.txt include src scripts/install-deps.sh scripts/build.sh)
+bud shmguard "$shmguard_ref" "$root" "$root/Dockerfile" "$shmguard_key"
+
+train_key=$base_key-$(hash "$root/e2e/images/train")
+train_ref=docker.io/shmguard-e2e/train:$train_key
+bud train "$train_ref" "$root/e2e/images/train" "$root/e2e/images/train/Dockerfile" "$train_key"
+
+# The pause image every pod's sandbox runs, from the kubernetes module the node is built from.
+k8s_dir=$root/e2e/tools/kubernetes
+k8s_version=$(cd "$k8s_dir" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
+k8s_src=$(cd "$k8s_dir" && go mod download -json "k8s.io/kubernetes@$k8s_version" |
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')
+pause_tag=$(sed -nE 's/^TAG \?= *//p' "$k8s_src/build/pause/Makefile")
+pause_ref=registry.k8s.io/pause:$pause_tag
+pause_key=$k8s_version-$script_key
+if ! fresh pause "$pause_key"; then
+  say "building $pause_ref from $k8s_src/build/pause/linux/pause.c"
+  work=$(mktemp -d)
+  gcc -Os -Wall -Werror -static "-DVERSION=v$pause_tag-$k8s_version" -o "$work/pause" "$k8s_src/build/pause/linux/pause.c"
+  c=$("${buildah[@]}" from scratch)
+  "${buildah[@]}" copy --quiet "$c" "$work/pause" /pause >/dev/null
+  "${buildah[@]}" config --entrypoint '["/pause"]' --user 65535:65535 "$c"
+  "${buildah[@]}" commit --quiet --rm "$c" "$pause_ref" >/dev/null
+  rm -rf "$work"
+  archive pause "$pause_ref"
+  done_with pause "$pause_key"
+fi
+
+cat >"$cache/images.env.tmp" <<ENV
+SHMGUARD_IMAGE=$shmguard_ref
+SHMGUARD_TRAIN_IMAGE=$train_ref
+SHMGUARD_PAUSE_IMAGE=$pause_ref
+ENV
+mv "$cache/images.env.tmp" "$cache/images.env"
+echo "$cache"
