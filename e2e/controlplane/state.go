@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Ports are the loopback ports of the control plane's processes.
@@ -37,6 +38,9 @@ type State struct {
 	// ShmguardArgs are the arguments `shmguard serve` runs with: the chart's Deployment's, with
 	// files and ports moved to this machine.
 	ShmguardArgs []string `json:"shmguardArgs"`
+	// Node is the node, when the control plane has one (node.go); shmguard then runs as the
+	// chart installs it, not on loopback.
+	Node *Node `json:"node,omitempty"`
 }
 
 const (
@@ -107,10 +111,50 @@ func (s *State) save() error {
 }
 
 // Env is what a shell needs to use the control plane: the admin kubeconfig, and the built
-// kubectl and helm first on PATH.
+// kubectl and helm first on PATH; with a node, the training image's reference too.
 func (s *State) Env() string {
-	return fmt.Sprintf("export KUBECONFIG=%s\nexport PATH=%s:$PATH\n", s.Kubeconfig(), s.BinDir)
+	env := fmt.Sprintf("export KUBECONFIG=%s\nexport PATH=%s:$PATH\n", s.Kubeconfig(), s.BinDir)
+	if s.Node != nil {
+		env += fmt.Sprintf("export SHMGUARD_TRAIN_IMAGE=%s\n", s.Node.Images["SHMGUARD_TRAIN_IMAGE"])
+	}
+	return env
 }
 
 // processes are the control plane's processes, in start order.
-var processes = []string{"etcd", "kube-apiserver", "kube-controller-manager", shmguardName}
+func (s *State) processes() []string {
+	if s == nil || s.Node == nil {
+		return []string{"etcd", "kube-apiserver", "kube-controller-manager", shmguardName}
+	}
+	return []string{"forward", "etcd", "kube-apiserver", "kube-controller-manager", "containerd",
+		"kube-scheduler", "kube-proxy", "kubelet", "gpu-device-plugin"}
+}
+
+// start starts a process of the cluster, inside the node's network namespace when there is one.
+func (s *State) start(name, bin string, args, env []string) (int, error) {
+	netns := ""
+	if s.Node != nil {
+		netns = s.Node.Netns
+	}
+	bin, args = inNetns(netns, bin, args)
+	return startProcess(s.Dir, name, bin, args, env)
+}
+
+// readImagesEnv reads NAME=VALUE lines (scripts/build-images.sh's images.env).
+func readImagesEnv(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("the images: %w (scripts/build-images.sh makes them)", err)
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok {
+			out[k] = v
+		}
+	}
+	for _, k := range []string{"SHMGUARD_IMAGE", "SHMGUARD_TRAIN_IMAGE", "SHMGUARD_PAUSE_IMAGE"} {
+		if out[k] == "" {
+			return nil, fmt.Errorf("%s names no %s", path, k)
+		}
+	}
+	return out, nil
+}

@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -26,7 +28,12 @@ type Options struct {
 	Shmguard string // the shmguard binary
 	Chart    string // charts/shmguard
 	CRDDir   string // the upstream CRDs (their SOURCES.md beside them); "" or missing: none
-	Log      func(format string, args ...any)
+	// Node adds a node (node.go) in a network namespace of its own, and installs shmguard on it
+	// with helm from its image instead of running it on loopback.
+	Node      bool
+	ImagesDir string // with Node: scripts/build-images.sh's directory (images.env and archives)
+	GPUPlugin string // with Node: the GPU device plugin's binary
+	Log       func(format string, args ...any)
 }
 
 // Running reports whether every process of the control plane in dir runs.
@@ -34,7 +41,8 @@ func Running(dir string) bool {
 	if _, err := Load(dir); err != nil {
 		return false
 	}
-	for _, name := range processes {
+	s, _ := Load(dir)
+	for _, name := range s.processes() {
 		if !alive(processPid(dir, name)) {
 			return false
 		}
@@ -62,27 +70,50 @@ func Up(ctx context.Context, o Options) (*State, error) {
 			return nil, err
 		}
 	}
-	for _, port := range []*int{&s.Ports.Etcd, &s.Ports.EtcdPeer, &s.Ports.APIServer, &s.Ports.ControllerManager,
-		&s.Ports.Webhook, &s.Ports.Metrics} {
+	ports := []*int{&s.Ports.Etcd, &s.Ports.EtcdPeer, &s.Ports.APIServer, &s.Ports.ControllerManager,
+		&s.Ports.Webhook, &s.Ports.Metrics}
+	if o.Node {
+		images, err := readImagesEnv(filepath.Join(o.ImagesDir, "images.env"))
+		if err != nil {
+			return nil, err
+		}
+		s.Node = &Node{Netns: netnsName(o.Dir), ImagesDir: o.ImagesDir, Images: images, GPUPlugin: o.GPUPlugin}
+		np := &s.Node.Ports
+		ports = append(ports, &np.KubeletHealthz, &np.Scheduler, &np.ProxyHealthz, &np.ProxyMetrics)
+	}
+	for _, port := range ports {
 		p, err := FreePort()
 		if err != nil {
 			return nil, err
 		}
 		*port = p
 	}
-	steps := []struct {
+	type step struct {
 		what string
 		run  func() error
-	}{
+	}
+	steps := []step{
 		{"certificates", s.writePKI},
 		{"etcd", s.startEtcd},
 		{"kube-apiserver", s.startAPIServer},
 		{"kube-controller-manager", s.startControllerManager},
-		{"shmguard", func() error { return s.prepareShmguard(ctx) }},
 		{"CRDs", func() error { return s.installCRDs(ctx, logf) }},
-		{"webhooks", func() error { return s.RegisterWebhooks(ctx) }},
-		{"probe pod", func() error { return s.probe(ctx) }},
 	}
+	if s.Node == nil {
+		steps = append(steps,
+			step{"shmguard", func() error { return s.prepareShmguard(ctx) }},
+			step{"webhooks", func() error { return s.RegisterWebhooks(ctx) }})
+	} else {
+		steps = append(append([]step{steps[0], {"network namespace", s.prepareNode}}, steps[1:]...),
+			step{"containerd and images", func() error { return s.startContainerd(ctx) }},
+			step{"kube-scheduler", s.startScheduler},
+			step{"kubelet", s.startKubelet},
+			step{"kube-proxy", s.startProxy}, // healthy once its node exists
+			step{"GPU device plugin", s.startGPUPlugin},
+			step{"node Ready", func() error { return s.waitNodeReady(ctx) }},
+			step{"shmguard (helm install)", func() error { return s.installShmguard(ctx) }})
+	}
+	steps = append(steps, step{"probe pod", func() error { return s.probe(ctx) }})
 	for _, step := range steps {
 		start := time.Now()
 		if err := step.run(); err != nil {
@@ -99,12 +130,25 @@ func Up(ctx context.Context, o Options) (*State, error) {
 // Down stops every process of the control plane in dir and removes the directory. A directory
 // that holds no control plane is left alone.
 func Down(dir string) error {
-	if _, err := os.Stat(filepath.Join(dir, stateFile)); err != nil {
+	s, err := Load(dir)
+	if err != nil {
 		return nil
 	}
 	var first error
-	for i := len(processes) - 1; i >= 0; i-- {
-		if err := stopProcess(dir, processes[i], 15*time.Second); err != nil && first == nil {
+	procs := s.processes()
+	for i := len(procs) - 1; i >= 0; i-- {
+		if procs[i] == "forward" {
+			continue // the last to go: it stops nothing and is needed by nothing below
+		}
+		if err := stopProcess(dir, procs[i], 15*time.Second); err != nil && first == nil {
+			first = err
+		}
+	}
+	if s.Node != nil {
+		if err := s.cleanNode(); err != nil && first == nil {
+			first = err
+		}
+		if err := stopProcess(dir, "forward", 5*time.Second); err != nil && first == nil {
 			first = err
 		}
 	}
@@ -120,19 +164,34 @@ func (s *State) writePKI() error {
 		return err
 	}
 	loopback := []net.IP{net.ParseIP("127.0.0.1")}
-	certs := []struct {
+	type cert struct {
 		spec CertSpec
 		name string
-	}{
+	}
+	certs := []cert{
 		{CertSpec{CommonName: "kube-apiserver", Server: true,
 			DNSNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
-			IPs:      []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.0.0.1")}}, "apiserver"},
+			IPs:      []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.0.0.1"), net.ParseIP(nodeIP)}}, "apiserver"},
 		{CertSpec{CommonName: "shmguard-e2e-admin", Organization: []string{"system:masters"}}, "admin"},
 		{CertSpec{CommonName: "system:kube-controller-manager"}, "controller-manager"},
 		// What the API server shows webhooks (AdmissionConfiguration below).
 		{CertSpec{CommonName: "kube-apiserver"}, "webhook-client"},
 		{CertSpec{CommonName: "kube-controller-manager", Server: true, DNSNames: []string{"localhost"}, IPs: loopback},
 			"controller-manager-serving"},
+	}
+	kubeconfigs := []struct{ file, user string }{
+		{s.Kubeconfig(), "admin"}, {s.Path("controller-manager.kubeconfig"), "controller-manager"},
+	}
+	if s.Node != nil {
+		// The node's components, as the API server's Node and RBAC authorizers know them.
+		certs = append(certs,
+			cert{CertSpec{CommonName: "system:node:" + NodeName, Organization: []string{"system:nodes"}}, "kubelet"},
+			cert{CertSpec{CommonName: "system:kube-scheduler"}, "scheduler"},
+			cert{CertSpec{CommonName: "system:kube-proxy"}, "proxy"},
+			cert{CertSpec{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"system:masters"}}, "apiserver-kubelet-client"})
+		for _, u := range []string{"kubelet", "scheduler", "proxy"} {
+			kubeconfigs = append(kubeconfigs, struct{ file, user string }{s.Path(u + ".kubeconfig"), u})
+		}
 	}
 	for _, c := range certs {
 		if err := ca.Issue(c.spec, s.Path("pki", c.name+".crt"), s.Path("pki", c.name+".key")); err != nil {
@@ -145,9 +204,7 @@ func (s *State) writePKI() error {
 	if err := s.RotateWebhookCert(); err != nil {
 		return err
 	}
-	for _, kc := range []struct{ file, user string }{
-		{s.Kubeconfig(), "admin"}, {s.Path("controller-manager.kubeconfig"), "controller-manager"},
-	} {
+	for _, kc := range kubeconfigs {
 		if err := s.writeKubeconfig(kc.file, kc.user); err != nil {
 			return err
 		}
@@ -199,8 +256,11 @@ func (s *State) writeKubeconfig(file, user string) error {
 func (s *State) writeAdmissionConfig() error {
 	cfg := clientcmdapi.NewConfig()
 	host := net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Ports.Webhook))
-	cfg.AuthInfos[host] = &clientcmdapi.AuthInfo{
+	client := &clientcmdapi.AuthInfo{
 		ClientCertificate: s.Path("pki", "webhook-client.crt"), ClientKey: s.Path("pki", "webhook-client.key")}
+	cfg.AuthInfos[host] = client
+	// With a node the API server calls shmguard through its Service (name.namespace.svc:port).
+	cfg.AuthInfos[shmguardName+"."+ReleaseNamespace+".svc:443"] = client
 	if err := clientcmd.WriteToFile(*cfg, s.Path("webhook-client.kubeconfig")); err != nil {
 		return err
 	}
@@ -227,7 +287,7 @@ func (s *State) startEtcd() error {
 		"--initial-cluster=shmguard-e2e=" + peer,
 		"--unsafe-no-fsync=true", "--quota-backend-bytes=4294967296", "--log-level=warn",
 	}
-	if _, err := startProcess(s.Dir, "etcd", s.Bin("etcd"), args, nil); err != nil {
+	if _, err := s.start("etcd", s.Bin("etcd"), args, nil); err != nil {
 		return err
 	}
 	return waitHealthy(s.Dir, "etcd", client+"/health", nil, 30*time.Second)
@@ -253,7 +313,21 @@ func (s *State) startAPIServer() error {
 		"--admission-control-config-file=" + s.admissionConfig(),
 		"--profiling=false",
 	}
-	if _, err := startProcess(s.Dir, "kube-apiserver", s.Bin("kube-apiserver"), args, nil); err != nil {
+	if s.Node != nil {
+		// As a cluster's API server: reachable from the pods at the node's address, the
+		// kubernetes Service pointing at it, nodes authorized as nodes, and a client
+		// certificate for the kubelet's API (logs, exec).
+		args = replaceArgs(args, map[string]string{
+			"--bind-address": "0.0.0.0", "--advertise-address": nodeIP,
+			"--authorization-mode":              "Node,RBAC",
+			"--enable-admission-plugins":        "PodSecurity,NodeRestriction,MutatingAdmissionWebhook,ValidatingAdmissionWebhook",
+			"--endpoint-reconciler-type":        "",
+			"--kubelet-client-certificate":      s.Path("pki", "apiserver-kubelet-client.crt"),
+			"--kubelet-client-key":              s.Path("pki", "apiserver-kubelet-client.key"),
+			"--kubelet-preferred-address-types": "InternalIP",
+		})
+	}
+	if _, err := s.start("kube-apiserver", s.Bin("kube-apiserver"), args, nil); err != nil {
 		return err
 	}
 	client, err := s.adminHTTPClient()
@@ -277,11 +351,44 @@ func (s *State) startControllerManager() error {
 		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
 		"--leader-elect=false",
 	}
-	if _, err := startProcess(s.Dir, "kube-controller-manager", s.Bin("kube-controller-manager"), args, nil); err != nil {
+	if _, err := s.start("kube-controller-manager", s.Bin("kube-controller-manager"), args, nil); err != nil {
 		return err
 	}
 	return waitHealthy(s.Dir, "kube-controller-manager",
 		fmt.Sprintf("https://127.0.0.1:%d/healthz", s.Ports.ControllerManager), nil, 60*time.Second)
+}
+
+// replaceArgs sets each --flag of set to its value in args (appending the ones args lacks);
+// an empty value removes the flag.
+func replaceArgs(args []string, set map[string]string) []string {
+	var out []string
+	done := map[string]bool{}
+	for _, a := range args {
+		flag, _, _ := strings.Cut(a, "=")
+		v, ok := set[flag]
+		switch {
+		case !ok:
+			out = append(out, a)
+		case v != "":
+			out = append(out, flag+"="+v)
+		}
+		done[flag] = true
+	}
+	for _, flag := range sortedKeys(set) {
+		if !done[flag] && set[flag] != "" {
+			out = append(out, flag+"="+set[flag])
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // RestConfig is the admin's client configuration.

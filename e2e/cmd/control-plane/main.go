@@ -2,8 +2,10 @@
 // controlplane; scripts/control-plane.sh builds its parts and calls it.
 //
 //	control-plane up   --dir DIR --bin DIR --shmguard FILE --chart DIR [--crds DIR]
+//	                   [--node --images DIR --gpu-plugin FILE]
 //	control-plane env  --dir DIR
 //	control-plane down --dir DIR
+//	control-plane forward --netns PATH --ports P,P,...   (up starts it with a node)
 package main
 
 import (
@@ -12,6 +14,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -30,14 +34,34 @@ func main() {
 	fs.StringVar(&o.Shmguard, "shmguard", "", "the shmguard binary")
 	fs.StringVar(&o.Chart, "chart", "", "charts/shmguard")
 	fs.StringVar(&o.CRDDir, "crds", "", "the upstream CRDs")
+	fs.BoolVar(&o.Node, "node", false, "add a node, and install shmguard on it with helm")
+	fs.StringVar(&o.ImagesDir, "images", "", "with --node: the images scripts/build-images.sh built")
+	fs.StringVar(&o.GPUPlugin, "gpu-plugin", "", "with --node: the GPU device plugin's binary")
+	netns := fs.String("netns", "", "forward: the network namespace to forward into")
+	ports := fs.String("ports", "", "forward: the loopback ports to forward")
 	_ = fs.Parse(os.Args[2:])
+	if verb == "forward" {
+		var list []int
+		for _, p := range strings.Split(*ports, ",") {
+			n, err := strconv.Atoi(p)
+			if err != nil {
+				usage()
+			}
+			list = append(list, n)
+		}
+		if err := controlplane.Forward(*netns, list); err != nil {
+			fmt.Fprintf(os.Stderr, "control-plane forward: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *dir == "" {
 		usage()
 	}
 	o.Dir = *dir
 	switch verb {
 	case "up":
-		if o.BinDir == "" || o.Shmguard == "" || o.Chart == "" {
+		if o.BinDir == "" || o.Shmguard == "" || o.Chart == "" || (o.Node && (o.ImagesDir == "" || o.GPUPlugin == "")) {
 			usage()
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -70,6 +94,6 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: control-plane up|env|down --dir DIR [--bin DIR --shmguard FILE --chart DIR --crds DIR]")
+	fmt.Fprintln(os.Stderr, "usage: control-plane up|env|down --dir DIR [--bin DIR --shmguard FILE --chart DIR --crds DIR [--node --images DIR --gpu-plugin FILE]]")
 	os.Exit(2)
 }
