@@ -1,0 +1,259 @@
+// Package node checks what shmguard's patch does to pods that run: on the node of
+// `scripts/control-plane.sh up --node` (kubelet, containerd, runc, a GPU device plugin), with
+// shmguard installed by helm from its own image and called by the API server through its
+// Service, and PyTorch's DataLoader in the training image. Without a node the package is skipped,
+// saying so.
+package node
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"shmguard.io/e2e/controlplane"
+)
+
+var (
+	cp         *controlplane.State
+	client     *kubernetes.Clientset
+	trainImage string
+)
+
+func TestMain(m *testing.M) {
+	dir := os.Getenv("SHMGUARD_CONTROL_PLANE_DIR")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "shmguard-control-plane")
+	}
+	s, err := controlplane.Load(dir)
+	if err != nil || s.Node == nil || !controlplane.Running(dir) {
+		fmt.Printf("SKIPPED the node suite: no control plane with a node in %s (scripts/control-plane.sh up --node)\n", dir)
+		os.Exit(0)
+	}
+	cp = s
+	if client, err = cp.Clientset(); err != nil {
+		fmt.Fprintf(os.Stderr, "node: %v\n", err)
+		os.Exit(1)
+	}
+	trainImage = cp.Node.Images["SHMGUARD_TRAIN_IMAGE"]
+	os.Exit(m.Run())
+}
+
+func ctxFor(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// newNamespace creates a namespace with labels, deleted when the test ends, and waits for its
+// default service account.
+func newNamespace(t *testing.T, labels map[string]string) string {
+	t.Helper()
+	ctx := ctxFor(t, time.Minute)
+	ns, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		GenerateName: "node-", Labels: labels}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = client.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
+	})
+	wait(t, 30*time.Second, "the default service account", func() error {
+		_, err := client.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
+		return err
+	})
+	return ns.Name
+}
+
+// off is the label that keeps shmguard away from a namespace (the chart's enabledLabel).
+var off = map[string]string{"shmguard.io/enabled": "false"}
+
+// wait polls f every 200 ms until it returns nil or d passes.
+func wait(t *testing.T, d time.Duration, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = f(); err == nil {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("%s: not within %s: %v", what, d, err)
+}
+
+// trainPod is a one-shot pod of the training image asking for gpus GPUs and memory, running the
+// DataLoader with args (or command, when given).
+func trainPod(name string, gpus int64, memory string, args ...string) *corev1.Pod {
+	limits := corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(memory)}
+	if gpus > 0 {
+		limits[controlplane.GPUResource] = *resource.NewQuantity(gpus, resource.DecimalSI)
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{
+				Name: "train", Image: trainImage, ImagePullPolicy: corev1.PullNever, Args: args,
+				Resources:                corev1.ResourceRequirements{Limits: limits},
+				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+			}},
+		},
+	}
+}
+
+// shell makes the pod run a shell script instead of the DataLoader.
+func shell(p *corev1.Pod, script string) *corev1.Pod {
+	p.Spec.Containers[0].Command = []string{"sh", "-c", script}
+	p.Spec.Containers[0].Args = nil
+	return p
+}
+
+func annotate(p *corev1.Pod, kv ...string) *corev1.Pod {
+	if p.Annotations == nil {
+		p.Annotations = map[string]string{}
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		p.Annotations[kv[i]] = kv[i+1]
+	}
+	return p
+}
+
+// ran is a pod that ran to its end: the pod as stored when it ended, and its container's output.
+type ran struct {
+	pod     *corev1.Pod
+	logs    string
+	created time.Time
+	running time.Duration // from create to Running (or to its end, if it never was seen Running)
+}
+
+// run creates the pod in ns and waits until it has succeeded or failed.
+func run(t *testing.T, ns string, p *corev1.Pod, timeout time.Duration) ran {
+	t.Helper()
+	ctx := ctxFor(t, timeout+time.Minute)
+	start := time.Now()
+	created, err := client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating pod %s: %v", p.Name, err)
+	}
+	r := ran{created: start}
+	wait(t, timeout, "pod "+p.Name+" ends", func() error {
+		got, err := client.CoreV1().Pods(ns).Get(ctx, created.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if r.running == 0 && got.Status.Phase != corev1.PodPending {
+			r.running = time.Since(start)
+		}
+		switch got.Status.Phase {
+		case corev1.PodSucceeded, corev1.PodFailed:
+			r.pod = got
+			return nil
+		}
+		return fmt.Errorf("phase %s", got.Status.Phase)
+	})
+	b, err := client.CoreV1().Pods(ns).GetLogs(created.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("logs of %s: %v", p.Name, err)
+	}
+	r.logs = string(b)
+	return r
+}
+
+// succeeded fails the test unless the pod succeeded.
+func (r ran) succeeded(t *testing.T) ran {
+	t.Helper()
+	if r.pod.Status.Phase != corev1.PodSucceeded {
+		t.Fatalf("pod %s %s, want Succeeded; its output:\n%s", r.pod.Name, r.pod.Status.Phase, tail(r.logs, 20))
+	}
+	return r
+}
+
+// result is the DataLoader's last line.
+type result struct {
+	Peak int64 `json:"peak_shm_bytes"`
+	Size int64 `json:"shm_size_bytes"`
+}
+
+func (r ran) result(t *testing.T) result {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(r.logs), "\n")
+	var res result
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil || res.Size == 0 {
+		t.Fatalf("pod %s: the last line is not the DataLoader's result (%v):\n%s", r.pod.Name, err, tail(r.logs, 10))
+	}
+	return res
+}
+
+// shmVolume is the size of the memory emptyDir the pod mounts at /dev/shm (0: none).
+func shmVolume(p *corev1.Pod) int64 {
+	for _, v := range p.Spec.Volumes {
+		if v.EmptyDir == nil || v.EmptyDir.Medium != corev1.StorageMediumMemory || v.EmptyDir.SizeLimit == nil {
+			continue
+		}
+		for _, m := range p.Spec.Containers[0].VolumeMounts {
+			if m.Name == v.Name && m.MountPath == "/dev/shm" {
+				return v.EmptyDir.SizeLimit.Value()
+			}
+		}
+	}
+	return 0
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// audit runs `shmguard audit -o json` over the pod as a manifest and returns the IDs of its
+// findings.
+func audit(t *testing.T, p *corev1.Pod) []string {
+	t.Helper()
+	p = p.DeepCopy()
+	p.APIVersion, p.Kind = "v1", "Pod"
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(cp.Shmguard, "audit", "-o", "json", "-")
+	cmd.Stdin = bytes.NewReader(b)
+	out, _ := cmd.Output() // exit 1 with findings
+	var res struct {
+		Records []struct {
+			Findings []struct {
+				ID string `json:"id"`
+			} `json:"findings"`
+		} `json:"records"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil || len(res.Records) != 1 {
+		t.Fatalf("shmguard audit: %v\n%s", err, out)
+	}
+	var ids []string
+	for _, f := range res.Records[0].Findings {
+		ids = append(ids, f.ID)
+	}
+	return ids
+}
+
+func has(ids []string, id string) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
