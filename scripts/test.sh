@@ -4,12 +4,19 @@
 # (scripts/check-layers.sh), builds with warnings as errors, runs every Catch2 test through
 # CTest, then the end-to-end suite (e2e/) against a real control plane (scripts/control-plane.sh:
 # etcd, kube-apiserver, kube-controller-manager, kubectl and helm built from their Go modules,
-# cached outside the tree), then the suite under ASan + UBSan and the server's tests (and
-# `shmguard serve`'s) under TSan.
+# cached outside the tree), then the node suite (e2e/node) on a real node with shmguard installed
+# from its own image (control-plane.sh up --node; the images are built by
+# scripts/build-images.sh, in the background from the start), then the suite under ASan + UBSan
+# and the server's tests (and `shmguard serve`'s) under TSan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 export PATH=/usr/local/go/bin:$PATH
+# The node's images take minutes, much of it waiting on Debian's archive: built beside the rest.
+images_log=$(mktemp)
+./scripts/build-images.sh >"$images_log" 2>&1 &
+images_pid=$!
+cleanup() { kill "$images_pid" 2>/dev/null || true; ./scripts/control-plane.sh down; }
 ./scripts/format.sh --check
 ./scripts/check-layers.sh
 (cd e2e && test -z "$(gofmt -l .)" && go vet ./...) || { echo "e2e: gofmt -l or go vet found problems" >&2; exit 1; }
@@ -20,9 +27,17 @@ ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j2
 # The end-to-end suite, in front of a real kube-apiserver: a control plane of its own (stopped
 # and removed on exit, whatever happens), with the binary just built.
 export SHMGUARD_CONTROL_PLANE_DIR=${TMPDIR:-/tmp}/shmguard-e2e-$$
-trap './scripts/control-plane.sh down' EXIT
+trap cleanup EXIT
 SHMGUARD_BINARY="$PWD/${BUILD_DIR:-build}/shmguard" ./scripts/control-plane.sh up >/dev/null
 (cd e2e && go test -count=1 -timeout 20m ./...)
+./scripts/control-plane.sh down
+
+# The node suite: pods that run, on a node in a network namespace of its own, with shmguard
+# installed by helm from the image its Dockerfile builds (down on exit, mounts and all).
+wait "$images_pid" || { cat "$images_log" >&2; exit 1; }
+export SHMGUARD_CONTROL_PLANE_DIR=${TMPDIR:-/tmp}/shmguard-e2e-node-$$
+SHMGUARD_BINARY="$PWD/${BUILD_DIR:-build}/shmguard" ./scripts/control-plane.sh up --node >/dev/null
+(cd e2e && go test -count=1 -timeout 20m -v ./node/ | grep -E '^(=== RUN|--- |ok|FAIL|PASS|SKIPPED)|_test.go')
 ./scripts/control-plane.sh down
 trap - EXIT
 

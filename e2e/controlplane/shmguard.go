@@ -107,15 +107,6 @@ func kindOf(doc []byte) string {
 // the client certificate of its AdmissionConfiguration (CN kube-apiserver, signed by the
 // cluster CA), and shmguard accepts nothing else.
 func (s *State) prepareShmguard(ctx context.Context) error {
-	cs, err := s.Clientset()
-	if err != nil {
-		return err
-	}
-	v, err := cs.Discovery().ServerVersion()
-	if err != nil {
-		return err
-	}
-	s.KubeVersion = v.GitVersion
 	docs, err := s.RenderChart("webhook.clientAuth.enabled=true", "webhook.clientAuth.caSecretName=cluster-ca")
 	if err != nil {
 		return err

@@ -334,7 +334,20 @@ func (s *State) startAPIServer() error {
 	if err != nil {
 		return err
 	}
-	return waitHealthy(s.Dir, "kube-apiserver", s.APIServerURL()+"/readyz", client, 90*time.Second)
+	if err := waitHealthy(s.Dir, "kube-apiserver", s.APIServerURL()+"/readyz", client, 90*time.Second); err != nil {
+		return err
+	}
+	// The chart is rendered for this version (helm's --kube-version).
+	cs, err := s.Clientset()
+	if err != nil {
+		return err
+	}
+	v, err := cs.Discovery().ServerVersion()
+	if err != nil {
+		return err
+	}
+	s.KubeVersion = v.GitVersion
+	return nil
 }
 
 func (s *State) startControllerManager() error {
