@@ -62,8 +62,8 @@ std::string CorpusPath(const std::string& relative) {
 bool HaveCorpus() {
   std::error_code ec;
   if (!std::filesystem::is_empty(CorpusDir(), ec) && !ec) return true;
-  WARN("shmguard corpus not found at " << CorpusDir()
-                                        << ": skipped; set SHMGUARD_CORPUS_DIR or configure with -DSHMGUARD_CORPUS_DIR=DIR");
+  WARN("shmguard corpus not found at "
+       << CorpusDir() << ": skipped; set SHMGUARD_CORPUS_DIR or configure with -DSHMGUARD_CORPUS_DIR=DIR");
   return false;
 }
 

@@ -33,15 +33,16 @@ std::string ReadTestdata(const std::string& relative);
 std::string ReadText(const std::string& path);
 
 // The corpus: real third-party manifests (the environment's SHMGUARD_CORPUS_DIR, else CMake's
-// SHMGUARD_CORPUS_DIR, ../shared/testdata beside the checkout), never committed. CorpusPath("world") names a file or directory in it.
+// SHMGUARD_CORPUS_DIR, ../shared/testdata beside the checkout), never committed. CorpusPath("world") names a file or
+// directory in it.
 std::string CorpusPath(const std::string& relative = "");
 
 // Polls `check` every 20 ms until it is true or `seconds` pass; returns its last answer. For
 // effects that land asynchronously (a file reloaded, a counter moved).
 bool Eventually(const std::function<bool()>& check, double seconds = 5);
 
-// True when the corpus is there: a directory with something in it. Otherwise warns "shmguard corpus not found at DIR", which CTest
-// reports as a skipped test (SKIP_REGULAR_EXPRESSION in CMakeLists.txt).
+// True when the corpus is there: a directory with something in it. Otherwise warns "shmguard corpus not found at DIR",
+// which CTest reports as a skipped test (SKIP_REGULAR_EXPRESSION in CMakeLists.txt).
 bool HaveCorpus();
 
 // Reads a corpus file; fails the test when it cannot be read. REQUIRES: HaveCorpus().
