@@ -185,7 +185,7 @@ state = %q
 	}
 	// The shim is found on PATH.
 	env := []string{"PATH=" + s.BinDir + ":" + os.Getenv("PATH")}
-	if _, err := s.start("containerd", s.Bin("containerd"), []string{"--config", s.Path("containerd", "config.toml")}, env); err != nil {
+	if err := s.start("containerd", s.Bin("containerd"), []string{"--config", s.Path("containerd", "config.toml")}, env); err != nil {
 		return err
 	}
 	deadline := time.Now().Add(30 * time.Second)
@@ -223,10 +223,7 @@ func (s *State) startScheduler() error {
 		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", s.Node.Ports.Scheduler),
 		"--leader-elect=false",
 	}
-	if _, err := s.start("kube-scheduler", s.Bin("kube-scheduler"), args, nil); err != nil {
-		return err
-	}
-	return waitHealthy(s.Dir, "kube-scheduler", fmt.Sprintf("https://127.0.0.1:%d/healthz", s.Node.Ports.Scheduler), nil, 60*time.Second)
+	return s.startHealthy("kube-scheduler", args, fmt.Sprintf("https://127.0.0.1:%d/healthz", s.Node.Ports.Scheduler), time.Minute)
 }
 
 func (s *State) startProxy() error {
@@ -250,10 +247,8 @@ conntrack:
 	if err := os.WriteFile(s.Path("kube-proxy.yaml"), []byte(config), 0o644); err != nil {
 		return err
 	}
-	if _, err := s.start("kube-proxy", s.Bin("kube-proxy"), []string{"--config=" + s.Path("kube-proxy.yaml")}, nil); err != nil {
-		return err
-	}
-	return waitHealthy(s.Dir, "kube-proxy", fmt.Sprintf("http://127.0.0.1:%d/livez", s.Node.Ports.ProxyHealthz), nil, 60*time.Second)
+	return s.startHealthy("kube-proxy", []string{"--config=" + s.Path("kube-proxy.yaml")},
+		fmt.Sprintf("http://127.0.0.1:%d/livez", s.Node.Ports.ProxyHealthz), time.Minute)
 }
 
 func (s *State) startKubelet() error {
@@ -292,10 +287,7 @@ featureGates:
 		"--config=" + s.Path("kubelet.yaml"), "--kubeconfig=" + s.Path("kubelet.kubeconfig"),
 		"--hostname-override=" + NodeName, "--node-ip=" + nodeIP, "--root-dir=" + kubeletRoot, "--v=1",
 	}
-	if _, err := s.start("kubelet", s.Bin("kubelet"), args, nil); err != nil {
-		return err
-	}
-	return waitHealthy(s.Dir, "kubelet", fmt.Sprintf("http://127.0.0.1:%d/healthz", s.Node.Ports.KubeletHealthz), nil, 60*time.Second)
+	return s.startHealthy("kubelet", args, fmt.Sprintf("http://127.0.0.1:%d/healthz", s.Node.Ports.KubeletHealthz), time.Minute)
 }
 
 func (s *State) startGPUPlugin() error {

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Ports are the loopback ports of the control plane's processes.
@@ -130,13 +131,23 @@ func (s *State) processes() []string {
 }
 
 // start starts a process of the cluster, inside the node's network namespace when there is one.
-func (s *State) start(name, bin string, args, env []string) (int, error) {
+func (s *State) start(name, bin string, args, env []string) error {
 	netns := ""
 	if s.Node != nil {
 		netns = s.Node.Netns
 	}
 	bin, args = inNetns(netns, bin, args)
-	return startProcess(s.Dir, name, bin, args, env)
+	_, err := startProcess(s.Dir, name, bin, args, env)
+	return err
+}
+
+// startHealthy starts the built component name with args (start) and waits until url answers
+// 200 (waitHealthy, without client credentials).
+func (s *State) startHealthy(name string, args []string, url string, timeout time.Duration) error {
+	if err := s.start(name, s.Bin(name), args, nil); err != nil {
+		return err
+	}
+	return waitHealthy(s.Dir, name, url, nil, timeout)
 }
 
 // readImagesEnv reads NAME=VALUE lines (scripts/build-images.sh's images.env).

@@ -287,10 +287,7 @@ func (s *State) startEtcd() error {
 		"--initial-cluster=shmguard-e2e=" + peer,
 		"--unsafe-no-fsync=true", "--quota-backend-bytes=4294967296", "--log-level=warn",
 	}
-	if _, err := s.start("etcd", s.Bin("etcd"), args, nil); err != nil {
-		return err
-	}
-	return waitHealthy(s.Dir, "etcd", client+"/health", nil, 30*time.Second)
+	return s.startHealthy("etcd", args, client+"/health", 30*time.Second)
 }
 
 func (s *State) startAPIServer() error {
@@ -327,7 +324,7 @@ func (s *State) startAPIServer() error {
 			"--kubelet-preferred-address-types": "InternalIP",
 		})
 	}
-	if _, err := s.start("kube-apiserver", s.Bin("kube-apiserver"), args, nil); err != nil {
+	if err := s.start("kube-apiserver", s.Bin("kube-apiserver"), args, nil); err != nil {
 		return err
 	}
 	client, err := s.adminHTTPClient()
@@ -364,11 +361,8 @@ func (s *State) startControllerManager() error {
 		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
 		"--leader-elect=false",
 	}
-	if _, err := s.start("kube-controller-manager", s.Bin("kube-controller-manager"), args, nil); err != nil {
-		return err
-	}
-	return waitHealthy(s.Dir, "kube-controller-manager",
-		fmt.Sprintf("https://127.0.0.1:%d/healthz", s.Ports.ControllerManager), nil, 60*time.Second)
+	return s.startHealthy("kube-controller-manager", args,
+		fmt.Sprintf("https://127.0.0.1:%d/healthz", s.Ports.ControllerManager), time.Minute)
 }
 
 // replaceArgs sets each --flag of set to its value in args (appending the ones args lacks);

@@ -125,20 +125,32 @@ func TestEveryPodIsPatchedThroughAnUpgradeAndAnEvictedReplica(t *testing.T) {
 		t.Errorf("helm upgrade: %v\n%s", err, out)
 	}
 	t.Logf("helm upgrade --wait took %.1fs", time.Since(upgrade).Seconds())
-	refused := 0
-	wait(t, 2*time.Minute, "one of shmguard's replicas evicted", func() error {
-		pods, err := client.CoreV1().Pods(controlplane.ReleaseNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=shmguard"})
-		if err != nil || len(pods.Items) == 0 {
-			return fmt.Errorf("shmguard's pods: %v", err)
+	// One replica evicted, once the PodDisruptionBudget allows it; the other then cannot be:
+	// with its peer gone and the replacement not yet ready, evicting it would leave none.
+	sg := client.CoreV1().Pods(controlplane.ReleaseNamespace)
+	evict := func(name string) error {
+		return sg.EvictV1(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: controlplane.ReleaseNamespace}})
+	}
+	var replicas []string
+	wait(t, 2*time.Minute, "one of shmguard's two replicas evicted", func() error {
+		pods, err := sg.List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=shmguard"})
+		if err != nil {
+			return err
 		}
-		err = client.CoreV1().Pods(controlplane.ReleaseNamespace).EvictV1(ctx, &policyv1.Eviction{
-			ObjectMeta: metav1.ObjectMeta{Name: pods.Items[0].Name, Namespace: controlplane.ReleaseNamespace}})
-		if apierrors.IsTooManyRequests(err) {
-			refused++ // the PodDisruptionBudget: too few replicas ready yet
+		replicas = nil
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp == nil {
+				replicas = append(replicas, p.Name)
+			}
 		}
-		return err
+		if len(replicas) != 2 {
+			return fmt.Errorf("%d replicas", len(replicas))
+		}
+		return evict(replicas[0])
 	})
-	t.Logf("the eviction was refused %d times by the PodDisruptionBudget first", refused)
+	if err := evict(replicas[1]); !apierrors.IsTooManyRequests(err) {
+		t.Errorf("evicting the last ready replica %s: %v, want the PodDisruptionBudget's refusal (429)", replicas[1], err)
+	}
 	time.Sleep(3 * time.Second) // creates go on while the evicted replica is replaced
 	disrupted.Store(true)
 	wg.Wait()

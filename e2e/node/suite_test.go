@@ -132,29 +132,23 @@ func annotate(p *corev1.Pod, kv ...string) *corev1.Pod {
 
 // ran is a pod that ran to its end: the pod as stored when it ended, and its container's output.
 type ran struct {
-	pod     *corev1.Pod
-	logs    string
-	created time.Time
-	running time.Duration // from create to Running (or to its end, if it never was seen Running)
+	pod  *corev1.Pod
+	logs string
 }
 
 // run creates the pod in ns and waits until it has succeeded or failed.
 func run(t *testing.T, ns string, p *corev1.Pod, timeout time.Duration) ran {
 	t.Helper()
 	ctx := ctxFor(t, timeout+time.Minute)
-	start := time.Now()
 	created, err := client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("creating pod %s: %v", p.Name, err)
 	}
-	r := ran{created: start}
+	var r ran
 	wait(t, timeout, "pod "+p.Name+" ends", func() error {
 		got, err := client.CoreV1().Pods(ns).Get(ctx, created.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
-		}
-		if r.running == 0 && got.Status.Phase != corev1.PodPending {
-			r.running = time.Since(start)
 		}
 		switch got.Status.Phase {
 		case corev1.PodSucceeded, corev1.PodFailed:
