@@ -1,0 +1,101 @@
+// FindShmVolumes, WorkloadOf and ShmWatch: the node agent's reading of a pod and of its samples.
+#include "shmguard/shm_watch.h"
+
+#include <catch2/catch.hpp>
+
+namespace shmguard {
+namespace {
+
+using nlohmann::json;
+
+TEST_CASE("FindShmVolumes finds the memory emptyDirs mounted at /dev/shm", "[shm_watch]") {
+  struct Case {
+    const char* name;
+    const char* pod;
+    std::vector<std::string> volumes;
+  };
+  const Case cases[] = {
+      {"dshm in the container",
+       R"({"spec":{"volumes":[{"name":"dshm","emptyDir":{"medium":"Memory","sizeLimit":"1Gi"}}],
+           "containers":[{"name":"t","volumeMounts":[{"name":"dshm","mountPath":"/dev/shm"}]}]}})",
+       {"dshm"}},
+      {"only an init container mounts it",
+       R"({"spec":{"volumes":[{"name":"s","emptyDir":{"medium":"Memory"}}],
+           "initContainers":[{"name":"i","volumeMounts":[{"name":"s","mountPath":"/dev/shm"}]}],
+           "containers":[{"name":"t"}]}})",
+       {"s"}},
+      {"a disk emptyDir at /dev/shm",
+       R"({"spec":{"volumes":[{"name":"dshm","emptyDir":{}}],
+           "containers":[{"name":"t","volumeMounts":[{"name":"dshm","mountPath":"/dev/shm"}]}]}})",
+       {}},
+      {"a memory emptyDir elsewhere",
+       R"({"spec":{"volumes":[{"name":"cache","emptyDir":{"medium":"Memory"}}],
+           "containers":[{"name":"t","volumeMounts":[{"name":"cache","mountPath":"/cache"}]}]}})",
+       {}},
+      {"no spec", R"({"metadata":{"name":"p"}})", {}},
+      {"volumes of the wrong type", R"({"spec":{"volumes":{"dshm":1},"containers":"x"}})", {}},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    std::vector<std::string> got;
+    for (const auto& v : FindShmVolumes(json::parse(c.pod))) got.push_back(v.name);
+    CHECK(got == c.volumes);
+  }
+}
+
+TEST_CASE("WorkloadOf keys a pod by its profile, else its controller, else itself", "[shm_watch]") {
+  struct Case {
+    const char* pod;
+    const char* workload;
+  };
+  const Case cases[] = {
+      {R"({"metadata":{"name":"p","annotations":{"shmguard.io/profile":"llm-ft"},
+          "ownerReferences":[{"kind":"Job","name":"j","controller":true}]}})",
+       "profile/llm-ft"},
+      {R"({"metadata":{"name":"j-abcde","ownerReferences":[{"kind":"Job","name":"j","controller":true}]}})", "Job/j"},
+      {R"({"metadata":{"name":"serve-7d9f-x","labels":{"pod-template-hash":"7d9f"},
+          "ownerReferences":[{"kind":"ReplicaSet","name":"serve-7d9f","controller":true}]}})",
+       "Deployment/serve"},
+      {R"({"metadata":{"name":"rs-x","ownerReferences":[{"kind":"ReplicaSet","name":"rs","controller":true}]}})",
+       "ReplicaSet/rs"},
+      {R"({"metadata":{"name":"w-0","ownerReferences":[{"kind":"Node","name":"n"},
+          {"kind":"StatefulSet","name":"w","controller":true}]}})",
+       "StatefulSet/w"},
+      {R"({"metadata":{"name":"alone"}})", "Pod/alone"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.pod);
+    CHECK(WorkloadOf(json::parse(c.pod)) == c.workload);
+  }
+}
+
+TEST_CASE("ShmWatch warns once per crossing of the threshold and keeps the peak", "[shm_watch]") {
+  ShmWatch w(0.9);
+  struct Step {
+    uint64_t used, size;
+    bool warns;
+  };
+  const Step steps[] = {
+      {0, 0, false},     // not mounted yet: ignored
+      {10, 100, false},  // 10%
+      {89, 100, false},  // just below
+      {90, 100, true},   // crosses
+      {99, 100, false},  // still above: said once
+      {87, 100, false},  // below, but within the re-arm margin
+      {91, 100, false},  // so no second warning
+      {84, 100, false},  // below 85%: re-armed
+      {95, 100, true},   // crosses again
+  };
+  for (size_t i = 0; i < std::size(steps); ++i) {
+    CAPTURE(i);
+    CHECK(w.Observe(steps[i].used, steps[i].size) == steps[i].warns);
+  }
+  CHECK(w.peak() == 99);
+  CHECK(w.used() == 95);
+  CHECK(w.size() == 100);
+  ShmWatch first(0.9);
+  CHECK(first.Observe(95, 100));  // above on its first sample
+}
+
+}  // namespace
+}  // namespace shmguard
