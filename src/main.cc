@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "cli/agent_command.h"
 #include "cli/audit_command.h"
 #include "cli/exit_code.h"
 #include "cli/plan_command.h"
@@ -111,6 +112,11 @@ int main(int argc, char** argv) {
   std::string log_format = "text";
   auto* serve_cmd = shmguard::cli::AddServeCommand(app, serve, log_format);
   serve_cmd->callback([&] { code = ToInt(shmguard::cli::RunServe(serve, log_format)); });
+
+  shmguard::server::AgentOptions agent;
+  std::string agent_log_format = "json";
+  auto* agent_cmd = shmguard::cli::AddAgentCommand(app, agent, agent_log_format);
+  agent_cmd->callback([&] { code = ToInt(shmguard::cli::RunAgent(agent, agent_log_format)); });
 
   app.add_subcommand("version", "Print the version")->callback([] {
     std::cout << "shmguard " << SHMGUARD_VERSION << "\n";

@@ -5,10 +5,8 @@
 #include <sstream>
 
 namespace shmguard::server {
-namespace {
 
-// Label values escape backslash, double quote and newline (Prometheus text format).
-std::string Label(const std::string& v) {
+std::string PrometheusLabel(const std::string& v) {
   std::string out;
   for (char c : v) {
     if (c == '\\' || c == '"') out += '\\';
@@ -21,14 +19,16 @@ std::string Label(const std::string& v) {
   return out;
 }
 
+void PrometheusHeader(std::ostringstream& out, const char* name, const char* type, const char* help) {
+  out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
+}
+
+namespace {
+
 std::string Number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.9g", v);
   return buf;
-}
-
-void Header(std::ostringstream& out, const char* name, const char* type, const char* help) {
-  out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
 }
 
 }  // namespace
@@ -53,52 +53,56 @@ void Metrics::CountHttpError(int status) {
 std::string Metrics::Render(const std::string& version) const {
   std::ostringstream out;
   std::lock_guard<std::mutex> lock(mu_);
-  Header(out, "shmguard_admission_requests_total", "counter",
-         "Admission requests by endpoint, object kind and decision.");
+  PrometheusHeader(out, "shmguard_admission_requests_total", "counter",
+                   "Admission requests by endpoint, object kind and decision.");
   for (const auto& [key, n] : requests_) {
     const auto& [endpoint, kind, decision] = key;
-    out << "shmguard_admission_requests_total{endpoint=\"" << Label(endpoint) << "\",kind=\"" << Label(kind)
-        << "\",decision=\"" << Label(decision) << "\"} " << n << "\n";
+    out << "shmguard_admission_requests_total{endpoint=\"" << PrometheusLabel(endpoint) << "\",kind=\""
+        << PrometheusLabel(kind) << "\",decision=\"" << PrometheusLabel(decision) << "\"} " << n << "\n";
   }
-  Header(out, "shmguard_admission_duration_seconds", "histogram", "Time from request body to response, by endpoint.");
+  PrometheusHeader(out, "shmguard_admission_duration_seconds", "histogram",
+                   "Time from request body to response, by endpoint.");
   for (const auto& [endpoint, h] : latency_) {
     for (size_t i = 0; i < kLatencyBuckets.size(); ++i) {
-      out << "shmguard_admission_duration_seconds_bucket{endpoint=\"" << Label(endpoint) << "\",le=\""
+      out << "shmguard_admission_duration_seconds_bucket{endpoint=\"" << PrometheusLabel(endpoint) << "\",le=\""
           << Number(kLatencyBuckets[i]) << "\"} " << h.buckets[i] << "\n";
     }
-    out << "shmguard_admission_duration_seconds_bucket{endpoint=\"" << Label(endpoint) << "\",le=\"+Inf\"} " << h.count
+    out << "shmguard_admission_duration_seconds_bucket{endpoint=\"" << PrometheusLabel(endpoint) << "\",le=\"+Inf\"} "
+        << h.count << "\n";
+    out << "shmguard_admission_duration_seconds_sum{endpoint=\"" << PrometheusLabel(endpoint) << "\"} " << Number(h.sum)
         << "\n";
-    out << "shmguard_admission_duration_seconds_sum{endpoint=\"" << Label(endpoint) << "\"} " << Number(h.sum) << "\n";
-    out << "shmguard_admission_duration_seconds_count{endpoint=\"" << Label(endpoint) << "\"} " << h.count << "\n";
+    out << "shmguard_admission_duration_seconds_count{endpoint=\"" << PrometheusLabel(endpoint) << "\"} " << h.count
+        << "\n";
   }
-  Header(out, "shmguard_patches_total", "counter", "Mutations answered with a JSON patch.");
+  PrometheusHeader(out, "shmguard_patches_total", "counter", "Mutations answered with a JSON patch.");
   out << "shmguard_patches_total " << patches_.load() << "\n";
-  Header(out, "shmguard_denials_total", "counter", "Validations answered allowed=false.");
+  PrometheusHeader(out, "shmguard_denials_total", "counter", "Validations answered allowed=false.");
   out << "shmguard_denials_total " << denials_.load() << "\n";
-  Header(out, "shmguard_http_errors_total", "counter",
-         "Requests answered with an HTTP error status (bad input 4xx, internal 5xx).");
+  PrometheusHeader(out, "shmguard_http_errors_total", "counter",
+                   "Requests answered with an HTTP error status (bad input 4xx, internal 5xx).");
   for (const auto& [code, n] : http_errors_) {
     out << "shmguard_http_errors_total{code=\"" << code << "\"} " << n << "\n";
   }
-  Header(out, "shmguard_config_reloads_total", "counter", "Policy reloads by result.");
+  PrometheusHeader(out, "shmguard_config_reloads_total", "counter", "Policy reloads by result.");
   out << "shmguard_config_reloads_total{result=\"ok\"} " << config_reloads_ok_.load() << "\n";
   out << "shmguard_config_reloads_total{result=\"failed\"} " << config_reloads_failed_.load() << "\n";
-  Header(out, "shmguard_certificate_reloads_total", "counter", "Serving certificate reloads by result.");
+  PrometheusHeader(out, "shmguard_certificate_reloads_total", "counter", "Serving certificate reloads by result.");
   out << "shmguard_certificate_reloads_total{result=\"ok\"} " << cert_reloads_ok_.load() << "\n";
   out << "shmguard_certificate_reloads_total{result=\"failed\"} " << cert_reloads_failed_.load() << "\n";
-  Header(out, "shmguard_client_ca_reloads_total", "counter", "Client CA file reloads (mutual TLS) by result.");
+  PrometheusHeader(out, "shmguard_client_ca_reloads_total", "counter",
+                   "Client CA file reloads (mutual TLS) by result.");
   out << "shmguard_client_ca_reloads_total{result=\"ok\"} " << client_ca_reloads_ok_.load() << "\n";
   out << "shmguard_client_ca_reloads_total{result=\"failed\"} " << client_ca_reloads_failed_.load() << "\n";
-  Header(out, "shmguard_tls_handshake_failures_total", "counter",
-         "Refused TLS handshakes on the webhook port: client_cert (missing, untrusted, expired or another "
-         "client's certificate) or tls (protocol version, cipher suite, not TLS).");
+  PrometheusHeader(out, "shmguard_tls_handshake_failures_total", "counter",
+                   "Refused TLS handshakes on the webhook port: client_cert (missing, untrusted, expired or another "
+                   "client's certificate) or tls (protocol version, cipher suite, not TLS).");
   out << "shmguard_tls_handshake_failures_total{reason=\"client_cert\"} " << handshake_client_cert_.load() << "\n";
   out << "shmguard_tls_handshake_failures_total{reason=\"tls\"} " << handshake_tls_.load() << "\n";
-  Header(out, "shmguard_certificate_not_after_seconds", "gauge",
-         "Expiry of the serving certificate in use, seconds since the Unix epoch.");
+  PrometheusHeader(out, "shmguard_certificate_not_after_seconds", "gauge",
+                   "Expiry of the serving certificate in use, seconds since the Unix epoch.");
   out << "shmguard_certificate_not_after_seconds " << cert_not_after_.load() << "\n";
-  Header(out, "shmguard_build_info", "gauge", "Always 1; the version is a label.");
-  out << "shmguard_build_info{version=\"" << Label(version) << "\"} 1\n";
+  PrometheusHeader(out, "shmguard_build_info", "gauge", "Always 1; the version is a label.");
+  out << "shmguard_build_info{version=\"" << PrometheusLabel(version) << "\"} 1\n";
   return out.str();
 }
 

@@ -7,10 +7,16 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <tuple>
 
 namespace shmguard::server {
+
+// A label value for the text format: backslash, double quote and newline escaped.
+std::string PrometheusLabel(const std::string& value);
+// The "# HELP" and "# TYPE" lines of a metric.
+void PrometheusHeader(std::ostringstream& out, const char* name, const char* type, const char* help);
 
 class Metrics {
  public:

@@ -1,0 +1,69 @@
+// RunAgent: signal mask, in-cluster client, agent start, sigwait, stop.
+#include "cli/agent_command.h"
+
+#include <csignal>
+#include <cstdlib>
+
+#include "server/decision_log.h"
+
+namespace shmguard::cli {
+
+CLI::App* AddAgentCommand(CLI::App& app, server::AgentOptions& o, std::string& log_format) {
+  auto* cmd = app.add_subcommand("agent",
+                                 "Watch the /dev/shm of this node's pods (a DaemonSet): metrics, "
+                                 "ShmNearFull Events");
+  if (const char* node = std::getenv("NODE_NAME")) o.node_name = node;
+  cmd->add_option("--node-name", o.node_name, "this node's name (default: $NODE_NAME)");
+  cmd->add_option("--kubelet-dir", o.kubelet_dir, "the kubelet's root directory as mounted here")
+      ->capture_default_str();
+  int interval_ms = static_cast<int>(o.interval.count());
+  cmd->add_option_function<int>(
+         "--interval-ms", [&o](int ms) { o.interval = std::chrono::milliseconds(ms); },
+         "time between two samples of every volume")
+      ->default_val(interval_ms)
+      ->check(CLI::Range(100, 600000));
+  cmd->add_option("--threshold", o.threshold, "a volume's use, as a fraction of its size, that records ShmNearFull")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 1.0));
+  cmd->add_option("--metrics-port", o.metrics_port, "plain HTTP port for /healthz, /readyz, /metrics")
+      ->capture_default_str();
+  cmd->add_option("--bind-address", o.bind_address, "address the metrics port listens on")->capture_default_str();
+  cmd->add_option("--log-format", log_format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  return cmd;
+}
+
+ExitCode RunAgent(server::AgentOptions options, const std::string& log_format) {
+  auto format = log_format == "json" ? server::LogFormat::kJson : server::LogFormat::kText;
+  auto log = server::MakeLogger(format);
+  auto fail = [&](const std::string& why) {
+    server::LogEvent(*log, format, spdlog::level::critical, "cannot start", {{"error", why}});
+    log->flush();
+    return ExitCode::kUsage;
+  };
+  if (options.node_name.empty()) return fail("no node name: give --node-name or set NODE_NAME");
+  auto config = server::KubeConfig::InCluster();
+  if (!config) return fail(config.error().ToString());
+
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  server::ShmAgent agent(options, std::make_shared<server::KubeClient>(*config));
+  auto started = agent.Start();
+  if (!started) return fail(started.error().ToString());
+  server::LogEvent(*log, format, spdlog::level::info, "watching /dev/shm",
+                   {{"node", options.node_name},
+                    {"kubelet_dir", options.kubelet_dir},
+                    {"metrics_port", std::to_string(agent.metrics_port())}});
+  int sig = 0;
+  sigwait(&signals, &sig);
+  server::LogEvent(*log, format, spdlog::level::info, "stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+  agent.Stop();
+  log->flush();
+  return ExitCode::kOk;
+}
+
+}  // namespace shmguard::cli
