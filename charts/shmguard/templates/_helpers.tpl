@@ -16,6 +16,25 @@ app.kubernetes.io/name: {{ include "shmguard.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
+{{/* The node agent's: another name, so that no selector of the webhook's (Deployment, Service,
+PodDisruptionBudget, the webhooks' objectSelector) matches its pods. */}}
+{{- define "shmguard.agentSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "shmguard.name" . }}-agent
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: agent
+{{- end -}}
+
+{{- define "shmguard.agentLabels" -}}
+{{ include "shmguard.agentSelectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{- define "shmguard.agentNamespace" -}}
+{{- default .Release.Namespace .Values.agent.namespace -}}
+{{- end -}}
+
 {{- define "shmguard.labels" -}}
 {{ include "shmguard.selectorLabels" . }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}

@@ -1,0 +1,129 @@
+package node
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+)
+
+const agentNamespace = "shmguard-agent"
+
+// agentPod is the node agent's pod once it is Ready.
+func agentPod(t *testing.T) *corev1.Pod {
+	t.Helper()
+	var pod *corev1.Pod
+	wait(t, 2*time.Minute, "the node agent Ready", func() error {
+		pods, err := client.CoreV1().Pods(agentNamespace).List(ctxFor(t, time.Minute), metav1.ListOptions{
+			LabelSelector: "app.kubernetes.io/component=agent"})
+		if err != nil {
+			return err
+		}
+		for i := range pods.Items {
+			for _, c := range pods.Items[i].Status.Conditions {
+				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+					pod = &pods.Items[i]
+					return nil
+				}
+			}
+		}
+		return fmt.Errorf("%d agent pods, none Ready", len(pods.Items))
+	})
+	return pod
+}
+
+// agentMetrics is the agent's /metrics, through the API server's pod proxy (its port named
+// metrics).
+func agentMetrics(t *testing.T, agent *corev1.Pod) string {
+	t.Helper()
+	b, err := client.CoreV1().Pods(agentNamespace).ProxyGet("http", agent.Name, "metrics", "/metrics", nil).
+		DoRaw(ctxFor(t, time.Minute))
+	if err != nil {
+		t.Fatalf("the agent's metrics: %v", err)
+	}
+	return string(b)
+}
+
+// gauge reads one shmguard_pod_shm_*_bytes sample of a pod's volume.
+func gauge(metrics, name, ns, pod string) (int64, bool) {
+	re := regexp.MustCompile(`(?m)^` + name + `\{namespace="` + regexp.QuoteMeta(ns) + `",pod="` +
+		regexp.QuoteMeta(pod) + `",volume="[^"]+",workload="[^"]*"\} (\d+)$`)
+	m := re.FindStringSubmatch(metrics)
+	if m == nil {
+		return 0, false
+	}
+	n, _ := strconv.ParseInt(m[1], 10, 64)
+	return n, true
+}
+
+func shmEvents(t *testing.T, ns, pod string) []corev1.Event {
+	t.Helper()
+	list, err := client.CoreV1().Events(ns).List(ctxFor(t, time.Minute), metav1.ListOptions{
+		FieldSelector: fields.Set{"involvedObject.name": pod, "reason": "ShmNearFull"}.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+// A DataLoader whose annotations understate its batches (3500Ki where they are 12Mi) gets a
+// /dev/shm just above its peak: the agent sees it pass 90 % and records ShmNearFull on the pod,
+// before any Bus error, and its metrics keep the peak. A pod that uses little of its /dev/shm,
+// in the same namespace, gets no Event.
+func TestAgentWarnsOfAFillingShmAndKeepsItsPeak(t *testing.T) {
+	agent := agentPod(t)
+	ns := newNamespace(t, nil)
+	args := []string{"--workers", "4", "--prefetch", "2", "--batch-bytes", strconv.Itoa(12 << 20),
+		"--batches", "100", "--step-seconds", "0.1"}
+	p := annotate(trainPod("understated", 1, "2Gi", args...),
+		"shmguard.io/num-workers", "4", "shmguard.io/prefetch-factor", "2", "shmguard.io/batch-bytes", "3500Ki")
+	quiet := annotate(shell(trainPod("quiet", 1, "2Gi"), "sleep 8"),
+		"shmguard.io/num-workers", "4", "shmguard.io/batch-bytes", "64Mi")
+	if _, err := client.CoreV1().Pods(ns).Create(ctxFor(t, time.Minute), quiet, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, ns, p, 3*time.Minute).succeeded(t)
+	res := r.result(t)
+	size := shmVolume(r.pod)
+	t.Logf("planned %s from understated annotations; the DataLoader's peak %s (%.0f%%)", mib(size), mib(res.Peak),
+		100*float64(res.Peak)/float64(size))
+	var events []corev1.Event
+	wait(t, 30*time.Second, "a ShmNearFull Event on "+r.pod.Name, func() error {
+		if events = shmEvents(t, ns, r.pod.Name); len(events) == 0 {
+			return fmt.Errorf("none")
+		}
+		return nil
+	})
+	e := events[0]
+	if e.Type != corev1.EventTypeWarning || !strings.Contains(e.Message, "/dev/shm (volume dshm) is ") ||
+		e.Source.Host != "shmguard-node" {
+		t.Errorf("the Event: type %s, source %+v, message %q", e.Type, e.Source, e.Message)
+	}
+	t.Logf("Event: %s", e.Message)
+	if len(events) != 1 {
+		t.Errorf("%d ShmNearFull Events for one crossing, want 1", len(events))
+	}
+	metrics := agentMetrics(t, agent)
+	peak, ok := gauge(metrics, "shmguard_pod_shm_peak_bytes", ns, r.pod.Name)
+	sized, _ := gauge(metrics, "shmguard_pod_shm_size_bytes", ns, r.pod.Name)
+	if !ok || sized != size || float64(peak) < 0.9*float64(size) || peak > size {
+		t.Errorf("the agent's peak %d and size %d bytes; the plan %d, the DataLoader's own peak %d", peak, sized, size, res.Peak)
+	}
+	t.Logf("the agent's sampled peak %s is %.1f%% below the DataLoader's own (sampled every 2 ms)", mib(peak),
+		100*(1-float64(peak)/float64(res.Peak)))
+	if !strings.Contains(metrics, `workload="Pod/understated"`) {
+		t.Errorf("no workload label Pod/understated in the agent's metrics")
+	}
+	if ev := shmEvents(t, ns, "quiet"); len(ev) != 0 {
+		t.Errorf("a pod that uses little of its /dev/shm got %d ShmNearFull Events", len(ev))
+	}
+	if _, ok := gauge(metrics, "shmguard_pod_shm_size_bytes", ns, "quiet"); !ok {
+		t.Errorf("the quiet pod's /dev/shm is not in the agent's metrics")
+	}
+}
