@@ -5,11 +5,13 @@
 package controlplane
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -186,4 +189,20 @@ func pipe(c net.Conn, dial func() (net.Conn, error)) {
 	go half(u, c)
 	go half(c, u)
 	wg.Wait()
+}
+
+// PodHTTPClient is an HTTP client whose connections start inside the node's network namespace,
+// so it reaches pods at their own addresses, as a Prometheus on the node scrapes them.
+func (s *State) PodHTTPClient() (*http.Client, error) {
+	if s.Node == nil {
+		return nil, fmt.Errorf("the control plane in %s has no node", s.Dir)
+	}
+	d, err := NewNetnsDialer(netnsPath(s.Node.Netns))
+	if err != nil {
+		return nil, err
+	}
+	transport := &http.Transport{DialContext: func(_ context.Context, _, addr string) (net.Conn, error) {
+		return d.Dial(addr)
+	}}
+	return &http.Client{Transport: transport, Timeout: 30 * time.Second}, nil
 }

@@ -2,6 +2,8 @@ package node
 
 import (
 	"fmt"
+	"io"
+	"net"
 	"regexp"
 	"strconv"
 	"strings"
@@ -38,14 +40,31 @@ func agentPod(t *testing.T) *corev1.Pod {
 	return pod
 }
 
-// agentMetrics is the agent's /metrics, through the API server's pod proxy (its port named
-// metrics).
+// agentMetrics is the agent's /metrics, scraped at the pod's address on its port named metrics,
+// as Prometheus does.
 func agentMetrics(t *testing.T, agent *corev1.Pod) string {
 	t.Helper()
-	b, err := client.CoreV1().Pods(agentNamespace).ProxyGet("http", agent.Name, "metrics", "/metrics", nil).
-		DoRaw(ctxFor(t, time.Minute))
+	var port int32
+	for _, p := range agent.Spec.Containers[0].Ports {
+		if p.Name == "metrics" {
+			port = p.ContainerPort
+		}
+	}
+	if port == 0 {
+		t.Fatalf("the agent's pod names no port metrics: %+v", agent.Spec.Containers[0].Ports)
+	}
+	hc, err := cp.PodHTTPClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := hc.Get(fmt.Sprintf("http://%s/metrics", net.JoinHostPort(agent.Status.PodIP, strconv.Itoa(int(port)))))
 	if err != nil {
 		t.Fatalf("the agent's metrics: %v", err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("the agent's metrics: HTTP %d, %v", res.StatusCode, err)
 	}
 	return string(b)
 }
@@ -105,9 +124,10 @@ func TestAgentWarnsOfAFillingShmAndKeepsItsPeak(t *testing.T) {
 		e.Source.Host != "shmguard-node" {
 		t.Errorf("the Event: type %s, source %+v, message %q", e.Type, e.Source, e.Message)
 	}
-	t.Logf("Event: %s", e.Message)
-	if len(events) != 1 {
-		t.Errorf("%d ShmNearFull Events for one crossing, want 1", len(events))
+	t.Logf("Event (count %d): %s", e.Count, e.Message)
+	if len(events) != 1 || e.Count < 1 {
+		t.Errorf("%d ShmNearFull Events (the first counted %d) for one pod's volume, want 1 counting its crossings",
+			len(events), e.Count)
 	}
 	metrics := agentMetrics(t, agent)
 	peak, ok := gauge(metrics, "shmguard_pod_shm_peak_bytes", ns, r.pod.Name)

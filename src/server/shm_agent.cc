@@ -108,6 +108,7 @@ void ShmAgent::Upsert(const nlohmann::json& pod, std::map<std::string, Pod>& int
   p.name = Str(pod, "metadata", "name");
   p.workload = WorkloadOf(pod);
   auto old = from.find(uid);
+  if (old != from.end()) p.events = old->second.events;
   for (const auto& v : volumes) {
     ShmWatch w(options_.threshold);
     if (old != from.end()) {
@@ -153,7 +154,7 @@ std::vector<VolumeUse> ShmAgent::SampleOnce() {
         auto use = statfs_(options_.kubelet_dir + "/pods/" + uid + "/volumes/kubernetes.io~empty-dir/" + name);
         if (!use || !use->tmpfs) continue;  // not mounted yet, or already gone
         if (watch.Observe(use->used, use->size)) {
-          Pod copy{pod.namespace_, pod.name, pod.uid, pod.workload, {}};
+          Pod copy{pod.namespace_, pod.name, pod.uid, pod.workload, {}, pod.events};
           crossed.push_back({std::move(copy), name, watch});
           out.push_back({pod.namespace_, pod.name, name, pod.workload, watch.used(), watch.size(), watch.peak()});
         }
@@ -172,24 +173,44 @@ void ShmAgent::RecordEvent(const Pod& pod, const std::string& volume, const ShmW
   message << "/dev/shm (volume " << volume << ") is " << percent << "% full: " << Bytes(w.used()) << " of "
           << Bytes(w.size()) << " used, peak " << Bytes(w.peak()) << ". A DataLoader worker that needs more dies "
           << "with a Bus error: raise the size (shmguard.io/batch-bytes, num-workers, prefetch-factor).";
-  nlohmann::json event = {
-      {"apiVersion", "v1"},
-      {"kind", "Event"},
-      {"metadata", {{"generateName", pod.name + ".shm-"}, {"namespace", pod.namespace_}}},
-      {"involvedObject",
-       {{"apiVersion", "v1"}, {"kind", "Pod"}, {"name", pod.name}, {"namespace", pod.namespace_}, {"uid", pod.uid}}},
-      {"reason", "ShmNearFull"},
-      {"message", message.str()},
-      {"type", "Warning"},
-      {"source", {{"component", "shmguard-agent"}, {"host", options_.node_name}}},
-      {"reportingComponent", "shmguard.io/agent"},
-      {"reportingInstance", options_.node_name},
-      {"firstTimestamp", Now()},
-      {"lastTimestamp", Now()},
-      {"count", 1},
-  };
-  auto res = client_->Request("POST", "/api/v1/namespaces/" + pod.namespace_ + "/events", event.dump());
-  ((res && res->ok()) ? events_ : event_failures_)++;
+  const std::string now = Now();
+  auto known = pod.events.find(volume);
+  Result<KubeResponse> res = MakeError(Code::kInternal, "not sent");
+  EventRecord record;
+  if (known != pod.events.end() && !known->second.name.empty()) {
+    // A repeat: the same Event, counted (a JSON merge patch, RFC 7386).
+    record = known->second;
+    record.count++;
+    nlohmann::json patch = {{"count", record.count}, {"lastTimestamp", now}, {"message", message.str()}};
+    res = client_->Request("PATCH", "/api/v1/namespaces/" + pod.namespace_ + "/events/" + record.name, patch.dump(),
+                           "application/merge-patch+json");
+  } else {
+    nlohmann::json event = {
+        {"apiVersion", "v1"},
+        {"kind", "Event"},
+        {"metadata", {{"generateName", pod.name + ".shm-"}, {"namespace", pod.namespace_}}},
+        {"involvedObject",
+         {{"apiVersion", "v1"}, {"kind", "Pod"}, {"name", pod.name}, {"namespace", pod.namespace_}, {"uid", pod.uid}}},
+        {"reason", "ShmNearFull"},
+        {"message", message.str()},
+        {"type", "Warning"},
+        {"source", {{"component", "shmguard-agent"}, {"host", options_.node_name}}},
+        {"reportingComponent", "shmguard.io/agent"},
+        {"reportingInstance", options_.node_name},
+        {"firstTimestamp", now},
+        {"lastTimestamp", now},
+        {"count", 1},
+    };
+    res = client_->Request("POST", "/api/v1/namespaces/" + pod.namespace_ + "/events", event.dump());
+    if (res && res->ok()) record = {Str(res->body, "metadata", "name"), 1};
+  }
+  if (!res || !res->ok()) {
+    event_failures_++;
+    return;
+  }
+  events_++;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = pods_.find(pod.uid); it != pods_.end()) it->second.events[volume] = record;
 }
 
 std::vector<VolumeUse> ShmAgent::Uses() const {
@@ -229,9 +250,9 @@ std::string ShmAgent::RenderMetrics() const {
   }
   PrometheusHeader(out, "shmguard_agent_samples_total", "counter", "Rounds of samples of every watched volume.");
   out << "shmguard_agent_samples_total " << samples_.load() << "\n";
-  PrometheusHeader(
-      out, "shmguard_agent_events_total", "counter",
-      "ShmNearFull Events recorded, by result (ok, or failed when the API refused or could not be reached).");
+  PrometheusHeader(out, "shmguard_agent_events_total", "counter",
+                   "ShmNearFull Events recorded or counted again, by result (ok, or failed when the API refused or "
+                   "could not be reached).");
   out << "shmguard_agent_events_total{result=\"ok\"} " << events_.load() << "\n";
   out << "shmguard_agent_events_total{result=\"failed\"} " << event_failures_.load() << "\n";
   {

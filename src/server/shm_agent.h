@@ -2,8 +2,9 @@
 // list+watch (KubeClient), finds each one's memory-backed volumes at /dev/shm (FindShmVolumes),
 // statfs's their tmpfs under the kubelet's pod directory every interval, exports use, size and
 // peak as Prometheus gauges, and records a ShmNearFull Warning Event on a pod whose /dev/shm
-// crosses the threshold (ShmWatch). statfs on a tmpfs is exact and costs one system call; the
-// kubelet's Summary API refreshes every 1–2 minutes, too slow to see a DataLoader's peak.
+// crosses the threshold (ShmWatch): one Event per volume, its count raised on each later
+// crossing. statfs on a tmpfs is exact and costs one system call; the kubelet's Summary API
+// refreshes every 1–2 minutes, too slow to see a DataLoader's peak.
 #pragma once
 
 #include <atomic>
@@ -73,9 +74,16 @@ class ShmAgent {
   std::string RenderMetrics() const;
 
  private:
+  // The ShmNearFull Event of one volume: a later crossing counts on it (count, lastTimestamp,
+  // message), as client-go's EventCorrelator folds repeats, instead of adding an Event.
+  struct EventRecord {
+    std::string name;
+    int count = 0;
+  };
   struct Pod {
     std::string namespace_, name, uid, workload;
-    std::map<std::string, ShmWatch> volumes;  // by volume name
+    std::map<std::string, ShmWatch> volumes;    // by volume name
+    std::map<std::string, EventRecord> events;  // by volume name
   };
   void Upsert(const nlohmann::json& pod, std::map<std::string, Pod>& into, std::map<std::string, Pod>& from);
   void RecordEvent(const Pod& pod, const std::string& volume, const ShmWatch& w);

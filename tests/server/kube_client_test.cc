@@ -31,10 +31,10 @@ TEST_CASE("RateLimiter lets a burst through and then holds to its rate", "[kube_
     double at_ms, wait_ms;
   };
   const Case cases[] = {
-      {0, 0}, {0, 0}, {0, 0},  // the burst
-      {0, 5}, {0, 10},         // owed: each waits for its own token
-      {20, 0}, {20, 0},        // 20 ms refill 4 tokens: the debt of 2 is paid, 2 are left
-      {20, 5},                 // ... and no third
+      {0, 0},  {0, 0},  {0, 0},  // the burst
+      {0, 5},  {0, 10},          // owed: each waits for its own token
+      {20, 0}, {20, 0},          // 20 ms refill 4 tokens: the debt of 2 is paid, 2 are left
+      {20, 5},                   // ... and no third
   };
   for (const auto& c : cases) {
     CAPTURE(c.at_ms, c.wait_ms);
