@@ -113,10 +113,9 @@ int main(int argc, char** argv) {
   auto* serve_cmd = shmguard::cli::AddServeCommand(app, serve, log_format);
   serve_cmd->callback([&] { code = ToInt(shmguard::cli::RunServe(serve, log_format)); });
 
-  shmguard::server::AgentOptions agent;
-  std::string agent_log_format = "json";
-  auto* agent_cmd = shmguard::cli::AddAgentCommand(app, agent, agent_log_format);
-  agent_cmd->callback([&] { code = ToInt(shmguard::cli::RunAgent(agent, agent_log_format)); });
+  shmguard::cli::AgentCommand agent;
+  auto* agent_cmd = shmguard::cli::AddAgentCommand(app, agent);
+  agent_cmd->callback([&] { code = ToInt(shmguard::cli::RunAgent(agent)); });
 
   app.add_subcommand("version", "Print the version")->callback([] {
     std::cout << "shmguard " << SHMGUARD_VERSION << "\n";

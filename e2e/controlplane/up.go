@@ -432,3 +432,13 @@ func (s *State) adminHTTPClient() (*http.Client, error) {
 	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{Certificates: []tls.Certificate{pair}, RootCAs: pool}}}, nil
 }
+
+// RestartAPIServer stops kube-apiserver and starts it again with the same flags and state,
+// returning once it is ready: what a client's watch meets when the API server is restarted or
+// upgraded.
+func (s *State) RestartAPIServer() error {
+	if err := stopProcess(s.Dir, "kube-apiserver", 60*time.Second); err != nil {
+		return err
+	}
+	return s.startAPIServer()
+}

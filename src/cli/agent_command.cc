@@ -1,4 +1,4 @@
-// RunAgent: signal mask, in-cluster client, agent start, sigwait, stop.
+// RunAgent: signal mask, the API client (in-cluster, or --api-server), agent start, sigwait, stop.
 #include "cli/agent_command.h"
 
 #include <csignal>
@@ -8,7 +8,8 @@
 
 namespace shmguard::cli {
 
-CLI::App* AddAgentCommand(CLI::App& app, server::AgentOptions& o, std::string& log_format) {
+CLI::App* AddAgentCommand(CLI::App& app, AgentCommand& command) {
+  auto& o = command.agent;
   auto* cmd = app.add_subcommand("agent",
                                  "Watch the /dev/shm of this node's pods (a DaemonSet): metrics, "
                                  "ShmNearFull Events");
@@ -28,12 +29,22 @@ CLI::App* AddAgentCommand(CLI::App& app, server::AgentOptions& o, std::string& l
   cmd->add_option("--metrics-port", o.metrics_port, "plain HTTP port for /healthz, /readyz, /metrics")
       ->capture_default_str();
   cmd->add_option("--bind-address", o.bind_address, "address the metrics port listens on")->capture_default_str();
-  cmd->add_option("--log-format", log_format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--log-format", command.log_format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  auto* server = cmd->add_option("--api-server", command.api.server,
+                                 "the API server's URL, for an agent outside a pod (default: in-cluster)");
+  cmd->add_option("--api-ca-file", command.api.ca_file, "with --api-server: the CA bundle of its certificate")
+      ->needs(server)
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--api-token-file", command.api.token_file,
+                  "with --api-server: the bearer token's file, re-read when it changes")
+      ->needs(server)
+      ->check(CLI::ExistingFile);
   return cmd;
 }
 
-ExitCode RunAgent(server::AgentOptions options, const std::string& log_format) {
-  auto format = log_format == "json" ? server::LogFormat::kJson : server::LogFormat::kText;
+ExitCode RunAgent(const AgentCommand& command) {
+  const auto& options = command.agent;
+  auto format = command.log_format == "json" ? server::LogFormat::kJson : server::LogFormat::kText;
   auto log = server::MakeLogger(format);
   auto fail = [&](const std::string& why) {
     server::LogEvent(*log, format, spdlog::level::critical, "cannot start", {{"error", why}});
@@ -41,7 +52,12 @@ ExitCode RunAgent(server::AgentOptions options, const std::string& log_format) {
     return ExitCode::kUsage;
   };
   if (options.node_name.empty()) return fail("no node name: give --node-name or set NODE_NAME");
-  auto config = server::KubeConfig::InCluster();
+  Result<server::KubeConfig> config = command.api;
+  if (command.api.server.empty()) {
+    config = server::KubeConfig::InCluster();
+  } else if (command.api.ca_file.empty() || command.api.token_file.empty()) {
+    return fail("--api-server needs --api-ca-file and --api-token-file");
+  }
   if (!config) return fail(config.error().ToString());
 
   sigset_t signals;
@@ -57,6 +73,7 @@ ExitCode RunAgent(server::AgentOptions options, const std::string& log_format) {
   server::LogEvent(*log, format, spdlog::level::info, "watching /dev/shm",
                    {{"node", options.node_name},
                     {"kubelet_dir", options.kubelet_dir},
+                    {"api_server", config->server},
                     {"metrics_port", std::to_string(agent.metrics_port())}});
   int sig = 0;
   sigwait(&signals, &sig);

@@ -9,12 +9,23 @@
 
 namespace shmguard::cli {
 
-// Adds the `agent` subcommand's flags to `app`, writing into `options` and `log_format`. The
-// node's name defaults to $NODE_NAME (the DaemonSet sets it from spec.nodeName).
-CLI::App* AddAgentCommand(CLI::App& app, server::AgentOptions& options, std::string& log_format);
+// What `shmguard agent` runs with.
+struct AgentCommand {
+  server::AgentOptions agent;
+  // The API server. Default: the pod's in-cluster configuration (KubeConfig::InCluster). With
+  // `server` set (--api-server, for an agent outside a pod, as the end-to-end suite runs one),
+  // `ca_file` and `token_file` must be set too.
+  server::KubeConfig api;
+  std::string log_format = "json";  // text or json
+};
 
-// Runs the agent until SIGTERM or SIGINT. kUsage when the node's name is missing, the pod has no
-// in-cluster configuration, or the metrics port cannot be bound (the message says which).
-ExitCode RunAgent(server::AgentOptions options, const std::string& log_format);
+// Adds the `agent` subcommand's flags to `app`, writing into `command`. The node's name
+// defaults to $NODE_NAME (the DaemonSet sets it from spec.nodeName).
+CLI::App* AddAgentCommand(CLI::App& app, AgentCommand& command);
+
+// Runs the agent until SIGTERM or SIGINT. kUsage when the node's name is missing, there is no
+// API configuration (not in a pod, and no --api-server), or the metrics port cannot be bound
+// (the message says which).
+ExitCode RunAgent(const AgentCommand& command);
 
 }  // namespace shmguard::cli

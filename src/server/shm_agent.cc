@@ -264,6 +264,9 @@ std::string ShmAgent::RenderMetrics() const {
     PrometheusHeader(out, "shmguard_agent_lists_total", "counter",
                      "Lists of the node's pods (the first and each relist).");
     out << "shmguard_agent_lists_total " << client_->lists() << "\n";
+    PrometheusHeader(out, "shmguard_agent_watches_total", "counter",
+                     "Watches of the node's pods opened (each resumes from the last resourceVersion seen).");
+    out << "shmguard_agent_watches_total " << client_->watches() << "\n";
   }
   PrometheusHeader(out, "shmguard_build_info", "gauge", "Always 1; the version is a label.");
   out << "shmguard_build_info{version=\"" << PrometheusLabel(SHMGUARD_VERSION) << "\"} 1\n";

@@ -2,8 +2,16 @@
 // configuration outside a pod. The client against a real API server is in e2e/.
 #include "server/kube_client.h"
 
+#include <fcntl.h>
+#include <httplib.h>
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <fstream>
+#include <thread>
+
+#include "tls_fixture.h"
 
 namespace shmguard::server {
 namespace {
@@ -50,6 +58,108 @@ TEST_CASE("KubeConfig::InCluster fails outside a pod, naming what is missing", "
   REQUIRE_FALSE(c);
   CHECK(c.error().code == Code::kIo);
   CHECK(c.error().message.find("KUBERNETES_SERVICE_HOST") != std::string::npos);
+}
+
+// A fake API server's pods collection: the list answers `lists` in turn, each watch answers the
+// next of `watches` (a stream of event lines) and then ends.
+struct FakeApi {
+  std::mutex mu;
+  std::vector<std::string> lists, watches;
+  std::vector<std::string> seen;  // "list" or "watch rv=N", with the bearer token
+  size_t next_list = 0, next_watch = 0;
+};
+
+void WriteFile(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+// A new token, its file's modification time a second later than before (the client re-reads the
+// file when that time moves).
+void RotateToken(const std::string& path, const std::string& token) {
+  struct stat st {};
+  ::stat(path.c_str(), &st);
+  WriteFile(path, token + "\n");
+  struct timespec times[2] = {{st.st_mtim.tv_sec + 1, 0}, {st.st_mtim.tv_sec + 1, 0}};
+  ::utimensat(AT_FDCWD, path.c_str(), times, 0);
+}
+
+TEST_CASE("KubeClient::ListWatch resumes from bookmarks, relists on 410 Gone, and re-reads its token",
+          "[kube_client][net]") {
+  test::TempDir dir;
+  test::MakeCa(dir.path());
+  test::IssueCert(dir.path(), "localhost", dir.File("tls.crt"), dir.File("tls.key"));
+  httplib::SSLServer server(dir.File("tls.crt").c_str(), dir.File("tls.key").c_str());
+  FakeApi api;
+  api.lists = {
+      R"({"metadata":{"resourceVersion":"100"},"items":[{"metadata":{"name":"a"}}]})",
+      R"({"metadata":{"resourceVersion":"200"},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]})"};
+  api.watches = {
+      // An event, then the version is too old: relist.
+      R"({"type":"ADDED","object":{"metadata":{"name":"b","resourceVersion":"101"}}})"
+      "\n"
+      R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})"
+      "\n",
+      // A bookmark moves the version on; the watch ends as the API server's timeout ends it.
+      R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"250"}}})"
+      "\n",
+  };
+  server.Get("/api/v1/pods", [&](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(api.mu);
+    std::string who = " " + req.get_header_value("Authorization");
+    if (req.get_param_value("watch") != "1") {
+      api.seen.push_back("list" + who);
+      res.set_content(api.lists[std::min(api.next_list++, api.lists.size() - 1)], "application/json");
+      return;
+    }
+    api.seen.push_back("watch rv=" + req.get_param_value("resourceVersion") + who);
+    std::string body = api.next_watch < api.watches.size() ? api.watches[api.next_watch] : "";
+    if (++api.next_watch == 2) RotateToken(dir.File("token"), "second");  // the kubelet rotates it
+    if (body.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    res.set_content(body, "application/json");
+  });
+  int port = server.bind_to_any_port("127.0.0.1");
+  std::thread serving([&] { server.listen_after_bind(); });
+
+  WriteFile(dir.File("token"), "first\n");
+  KubeClient client({"https://localhost:" + std::to_string(port), dir.File("ca.crt"), dir.File("token")}, 1000, 100);
+  std::atomic<bool> stop{false};
+  std::vector<size_t> listed;
+  std::vector<std::string> events;
+  std::thread watching([&] {
+    client.ListWatch(
+        "/api/v1/pods", [&](const nlohmann::json& items) { listed.push_back(items.size()); },
+        [&](const std::string& type, const nlohmann::json& o) {
+          events.push_back(type + " " + o["metadata"].value("name", ""));
+        },
+        stop, 5);
+  });
+  auto seen = [&](size_t n) {
+    for (int i = 0; i < 500; ++i) {
+      {
+        std::lock_guard<std::mutex> lock(api.mu);
+        if (api.seen.size() >= n) return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  };
+  REQUIRE(seen(5));
+  stop = true;
+  watching.join();
+  server.stop();
+  serving.join();
+
+  std::lock_guard<std::mutex> lock(api.mu);
+  const std::vector<std::string> want = {
+      "list Bearer first",
+      "watch rv=100 Bearer first",
+      "list Bearer first",
+      "watch rv=200 Bearer first",
+  };
+  REQUIRE(api.seen.size() >= 5);
+  CHECK(std::vector<std::string>(api.seen.begin(), api.seen.begin() + 4) == want);
+  CHECK(api.seen[4] == "watch rv=250 Bearer second");  // from the bookmark, with the new token
+  CHECK(listed == std::vector<size_t>{1, 2});
+  CHECK(events == std::vector<std::string>{"ADDED b"});
+  CHECK(client.lists() == 2);
 }
 
 }  // namespace
