@@ -110,4 +110,38 @@ void HttpsServer::Stop() {
   for (int fd : wake_fds_) ::close(fd);
 }
 
+HttpsServerOptions MetricsPortOptions(const std::string& bind_address, int port) {
+  HttpsServerOptions h;
+  h.bind_address = bind_address;
+  h.port = port;
+  h.max_body_bytes = 0;
+  h.max_header_bytes = 8 << 10;
+  h.max_connections = 4096;
+  h.keep_alive_seconds = 5;
+  h.request_timeout_seconds = 5;
+  h.threads = 1;
+  return h;
+}
+
+void ServeMetricsPort(const HttpRequest& req, HttpResponse& res, const std::string& not_ready,
+                      const std::function<std::string()>& render_metrics) {
+  res.content_type = "text/plain; charset=utf-8";
+  if (req.method != "GET" && req.method != "HEAD") {
+    res.status = 405;
+    res.headers.emplace_back("Allow", "GET");
+    res.body = "use GET\n";
+  } else if (req.path == "/healthz") {
+    res.body = "ok\n";
+  } else if (req.path == "/readyz") {
+    res.status = not_ready.empty() ? 200 : 503;
+    res.body = not_ready.empty() ? "ready\n" : "not ready: " + not_ready + "\n";
+  } else if (req.path == "/metrics") {
+    res.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    res.body = render_metrics();
+  } else {
+    res.status = 404;
+    res.body = "not found: this port serves GET /healthz, /readyz and /metrics\n";
+  }
+}
+
 }  // namespace shmguard::server

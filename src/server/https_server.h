@@ -43,6 +43,17 @@ struct HttpsServerOptions {
   std::function<void(SSL*)> on_handshake_failure;
 };
 
+// A probe and metrics port's options (plain HTTP, with nullptr for the SSL_CTX): small requests
+// only, one event loop, so idle and slow clients cost no thread and cannot starve the kubelet's
+// probes; an idle connection is closed after 5 s, and a request must arrive whole within 5 s.
+HttpsServerOptions MetricsPortOptions(const std::string& bind_address, int port);
+
+// Answers one request of such a port: GET /healthz (200 while the process serves), /readyz (200,
+// or 503 with `not_ready` when that is not empty), /metrics (the Prometheus text that
+// `render_metrics` makes); 405 for another method, 404 for another path.
+void ServeMetricsPort(const HttpRequest& req, HttpResponse& res, const std::string& not_ready,
+                      const std::function<std::string()>& render_metrics);
+
 class HttpsServer {
  public:
   // `ctx` is borrowed and must outlive the server (certificates are set per handshake on it);

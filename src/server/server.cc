@@ -14,22 +14,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The probe and metrics port: plain HTTP on the same event loop as the webhook, so idle and
-// slow clients cost no thread and cannot starve the kubelet's probes. Small requests only; an
-// idle connection is closed after a few seconds, a request must arrive whole within 5 s.
-HttpsServerOptions MetricsPortOptions(const ServerOptions& o) {
-  HttpsServerOptions h;
-  h.bind_address = o.bind_address;
-  h.port = o.metrics_port;
-  h.max_body_bytes = 0;
-  h.max_header_bytes = 8 << 10;
-  h.max_connections = 4096;
-  h.keep_alive_seconds = 5;
-  h.request_timeout_seconds = 5;
-  h.threads = 1;
-  return h;
-}
-
 void WriteError(HttpResponse& res, int status, const std::string& message) {
   res = HttpResponse{};
   res.status = status;
@@ -94,7 +78,7 @@ WebhookServer::WebhookServer(ServerOptions options, std::shared_ptr<spdlog::logg
   https_ = std::make_unique<HttpsServer>(
       h, ssl_ctx_, [this](const HttpRequest& req, HttpResponse& res) { HandleWebhook(req, res); });
   metrics_http_ =
-      std::make_unique<HttpsServer>(MetricsPortOptions(options_), nullptr,
+      std::make_unique<HttpsServer>(MetricsPortOptions(options_.bind_address, options_.metrics_port), nullptr,
                                     [this](const HttpRequest& req, HttpResponse& res) { HandleMetricsPort(req, res); });
 }
 
@@ -166,24 +150,8 @@ void WebhookServer::HandleAdmissionRoute(const HttpRequest& req, HttpResponse& r
 }
 
 void WebhookServer::HandleMetricsPort(const HttpRequest& req, HttpResponse& res) {
-  res.content_type = "text/plain";
-  if (req.method != "GET" && req.method != "HEAD") {
-    res.status = 405;
-    res.headers.emplace_back("Allow", "GET");
-    res.body = "use GET\n";
-  } else if (req.path == "/healthz") {
-    res.body = "ok\n";
-  } else if (req.path == "/readyz") {
-    std::string why = NotReadyReason();
-    res.status = why.empty() ? 200 : 503;
-    res.body = why.empty() ? "ready\n" : "not ready: " + why + "\n";
-  } else if (req.path == "/metrics") {
-    res.content_type = "text/plain; version=0.0.4; charset=utf-8";
-    res.body = metrics_.Render(SHMGUARD_VERSION);
-  } else {
-    res.status = 404;
-    res.body = "not found: this port serves GET /healthz, /readyz and /metrics\n";
-  }
+  ServeMetricsPort(req, res, req.path == "/readyz" ? NotReadyReason() : std::string(),
+                   [this] { return metrics_.Render(SHMGUARD_VERSION); });
 }
 
 void WebhookServer::ReloadConfig() {

@@ -46,17 +46,9 @@ std::optional<FsUse> StatFsPath(const std::string& path) {
 
 ShmAgent::ShmAgent(AgentOptions options, std::shared_ptr<KubeClient> client, StatFs statfs)
     : options_(std::move(options)), client_(std::move(client)), statfs_(std::move(statfs)) {
-  HttpsServerOptions h;
-  h.bind_address = options_.bind_address;
-  h.port = options_.metrics_port;
-  h.max_body_bytes = 0;
-  h.max_header_bytes = 8 << 10;
-  h.max_connections = 1024;
-  h.keep_alive_seconds = 5;
-  h.request_timeout_seconds = 5;
-  h.threads = 1;
-  metrics_http_ = std::make_unique<HttpsServer>(
-      h, nullptr, [this](const HttpRequest& req, HttpResponse& res) { HandleMetricsPort(req, res); });
+  metrics_http_ =
+      std::make_unique<HttpsServer>(MetricsPortOptions(options_.bind_address, options_.metrics_port), nullptr,
+                                    [this](const HttpRequest& req, HttpResponse& res) { HandleMetricsPort(req, res); });
 }
 
 ShmAgent::~ShmAgent() { Stop(); }
@@ -274,24 +266,12 @@ std::string ShmAgent::RenderMetrics() const {
 }
 
 void ShmAgent::HandleMetricsPort(const HttpRequest& req, HttpResponse& res) {
-  res.content_type = "text/plain; charset=utf-8";
-  if (req.method != "GET" && req.method != "HEAD") {
-    res.status = 405;
-    res.headers.emplace_back("Allow", "GET");
-    res.body = "use GET\n";
-  } else if (req.path == "/healthz") {
-    res.body = "ok\n";
-  } else if (req.path == "/readyz") {
+  std::string not_ready;
+  if (req.path == "/readyz" && client_) {
     std::lock_guard<std::mutex> lock(mu_);
-    res.status = synced_ || !client_ ? 200 : 503;
-    res.body = res.status == 200 ? "ready\n" : "not ready: the node's pods are not listed yet\n";
-  } else if (req.path == "/metrics") {
-    res.content_type = "text/plain; version=0.0.4; charset=utf-8";
-    res.body = RenderMetrics();
-  } else {
-    res.status = 404;
-    res.body = "not found: this port serves GET /healthz, /readyz and /metrics\n";
+    if (!synced_) not_ready = "the node's pods are not listed yet";
   }
+  ServeMetricsPort(req, res, not_ready, [this] { return RenderMetrics(); });
 }
 
 }  // namespace shmguard::server
