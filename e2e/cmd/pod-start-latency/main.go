@@ -18,10 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -52,23 +49,16 @@ func main() {
 }
 
 func run(dir string, n, rounds, burst int) error {
-	s, err := controlplane.Load(dir)
-	if err != nil {
-		return err
-	}
-	if s.Node == nil {
-		return fmt.Errorf("the control plane in %s has no node (scripts/control-plane.sh up --node)", dir)
-	}
-	cs, err := s.Clientset()
+	s, cs, err := controlplane.LoadNode(dir)
 	if err != nil {
 		return err
 	}
 	image := s.Node.Images["SHMGUARD_TRAIN_IMAGE"]
-	with, err := namespace(cs, nil)
+	with, err := controlplane.NewNamespace(context.Background(), cs, "pod-start", nil)
 	if err != nil {
 		return err
 	}
-	without, err := namespace(cs, map[string]string{"shmguard.io/enabled": "false"})
+	without, err := controlplane.NewNamespace(context.Background(), cs, "pod-start", map[string]string{"shmguard.io/enabled": "false"})
 	if err != nil {
 		return err
 	}
@@ -111,29 +101,14 @@ func run(dir string, n, rounds, burst int) error {
 	fmt.Println("|---|---|---|---|---|")
 	for name, a := range after {
 		b := before[name]
-		cpu := time.Duration(a.cpuNanos - b.cpuNanos)
+		cpu := time.Duration(a.CPUNanos - b.CPUNanos)
 		fmt.Printf("| %s | %s | %s | %.1f MiB | %.1f MiB |\n", name, ms(cpu), fmt.Sprintf("%.0f µs", float64(cpu.Microseconds())/float64(burst)),
-			float64(a.memory)/(1<<20), float64(a.peak)/(1<<20))
+			float64(a.Memory)/(1<<20), float64(a.Peak)/(1<<20))
 	}
 	for _, ns := range []string{with, without} {
 		_ = cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
 	}
 	return nil
-}
-
-func namespace(cs *kubernetes.Clientset, labels map[string]string) (string, error) {
-	ctx := context.Background()
-	ns, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "pod-start-", Labels: labels}}, metav1.CreateOptions{})
-	if err != nil {
-		return "", err
-	}
-	for { // pods are refused until the namespace's default service account exists
-		if _, err := cs.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{}); err == nil {
-			return ns.Name, nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 func gpuPod(name, image string) *corev1.Pod {
@@ -195,47 +170,25 @@ func createBurst(cs *kubernetes.Clientset, ns string, n int, image string) error
 	return <-errs
 }
 
-type use struct{ cpuNanos, memory, peak int64 }
-
-// usage reads each shmguard pod's cgroup on the node (cgroup v1, the kubelet's cgroupfs layout:
-// kubepods/<qos>/pod<uid>): cpuacct.usage, memory.usage_in_bytes, memory.max_usage_in_bytes.
-func usage(cs *kubernetes.Clientset) (map[string]use, error) {
+// usage reads each running shmguard pod's cgroup on the node.
+func usage(cs *kubernetes.Clientset) (map[string]controlplane.PodUsage, error) {
 	pods, err := cs.CoreV1().Pods(controlplane.ReleaseNamespace).List(context.Background(),
 		metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=shmguard"})
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]use{}
-	for _, p := range pods.Items {
+	out := map[string]controlplane.PodUsage{}
+	for i, p := range pods.Items {
 		if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
 			continue
 		}
-		dir := filepath.Join("kubepods", strings.ToLower(string(p.Status.QOSClass)), "pod"+string(p.UID))
-		if p.Status.QOSClass == corev1.PodQOSGuaranteed {
-			dir = filepath.Join("kubepods", "pod"+string(p.UID))
-		}
-		var u use
-		var err error
-		if u.cpuNanos, err = readInt("/sys/fs/cgroup/cpuacct", dir, "cpuacct.usage"); err != nil {
-			return nil, err
-		}
-		if u.memory, err = readInt("/sys/fs/cgroup/memory", dir, "memory.usage_in_bytes"); err != nil {
-			return nil, err
-		}
-		if u.peak, err = readInt("/sys/fs/cgroup/memory", dir, "memory.max_usage_in_bytes"); err != nil {
+		u, err := controlplane.PodCgroupUsage(&pods.Items[i])
+		if err != nil {
 			return nil, err
 		}
 		out[p.Name] = u
 	}
 	return out, nil
-}
-
-func readInt(parts ...string) (int64, error) {
-	b, err := os.ReadFile(filepath.Join(parts...))
-	if err != nil {
-		return 0, err
-	}
-	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 }
 
 func pct(d []time.Duration, q float64) time.Duration { return d[int(q*float64(len(d)-1))] }
