@@ -3,9 +3,11 @@ package e2e
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -304,5 +306,46 @@ func TestHelmClientAuth(t *testing.T) {
 	_, err = cp.RenderChart("webhook.clientAuth.enabled=true", "certManager.enabled=false", "tls.caBundle=eA==")
 	if err == nil || !strings.Contains(err.Error(), "webhook.clientAuth.enabled needs webhook.clientAuth.caSecretName") {
 		t.Errorf("helm rendered clientAuth with no CA to mount: %v", err)
+	}
+}
+
+// The monitoring the chart offers: the dashboard's ConfigMap carries the JSON file as it is,
+// with the sidecar's label, and the agents get a PodMonitor that keeps their pod labels.
+func TestHelmMonitoring(t *testing.T) {
+	docs, err := cp.RenderChart("grafana.dashboard.enabled=true", "serviceMonitor.enabled=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects := objectsByKey(t, docs, nil)
+	cm := objects["ConfigMap/shmguard-dashboard"]
+	if cm == nil {
+		t.Fatal("no ConfigMap/shmguard-dashboard rendered")
+	}
+	if v, _, _ := unstructured.NestedString(cm, "metadata", "labels", "grafana_dashboard"); v != "1" {
+		t.Errorf("the dashboard's ConfigMap lacks the sidecar's label grafana_dashboard=1: %v", cm["metadata"])
+	}
+	text, _, _ := unstructured.NestedString(cm, "data", "shmguard.json")
+	file, err := os.ReadFile(filepath.Join(chartDir(), "dashboards", "shmguard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rendered, want any
+	if err := json.Unmarshal([]byte(text), &rendered); err != nil {
+		t.Fatalf("the dashboard in the ConfigMap is not JSON: %v", err)
+	}
+	if err := json.Unmarshal(file, &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(rendered, want) {
+		t.Error("the dashboard in the ConfigMap differs from dashboards/shmguard.json")
+	}
+	pm := objects["PodMonitor/shmguard-agent"]
+	endpoints, _, _ := unstructured.NestedSlice(pm, "spec", "podMetricsEndpoints")
+	if pm == nil || len(endpoints) != 1 || endpoints[0].(map[string]any)["honorLabels"] != true ||
+		endpoints[0].(map[string]any)["port"] != "metrics" {
+		t.Errorf("the agents' PodMonitor: %v", pm)
+	}
+	if objects["ServiceMonitor/shmguard"] == nil {
+		t.Error("no ServiceMonitor/shmguard rendered")
 	}
 }
