@@ -97,6 +97,11 @@ int main(int argc, char** argv) {
   audit_cmd->add_option("--config", config, "policy YAML; built-in defaults without it");
   audit_cmd->add_option("-j,--jobs", audit.jobs, "threads parsing and evaluating documents (default: one per CPU)")
       ->check(CLI::Range(1, 256));
+  audit_cmd
+      ->add_option("--max-file-bytes", audit.max_file_bytes,
+                   "a file (or stdin) holding more is an error; the other paths are still read")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{1} << 40));
   audit_cmd->callback([&] {
     audit.output = *shmguard::cli::ParseAuditFormat(format);  // one of them: checked above
     audit.fail_on = *shmguard::cli::ParseFailOn(fail_on);

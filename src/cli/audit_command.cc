@@ -26,6 +26,14 @@ bool IsList(const json& obj) {
          obj["items"].is_array();
 }
 
+// The record of a document or List item that is not a mapping (`where`: "file:line", or
+// "file: /items/3"): an error, since it is no object at all, not a policy "no".
+AuditRecord NotAnObject(const json& value, const std::string& where, int line) {
+  std::string what = value.is_array() ? "a list" : std::string("a ") + value.type_name();
+  return UnreadableRecord(
+      "", MakeError(Code::kInvalidInput, "a Kubernetes object must be a mapping, not " + what, where), line);
+}
+
 // The records of an item of a List, as of any object. Items of an API list ("PodList") carry no
 // kind: it is in the list's name.
 std::vector<AuditRecord> EvaluateListItem(const json& item, int index, const std::string& list_kind,
@@ -45,11 +53,23 @@ std::vector<AuditRecord> EvaluateListItem(const json& item, int index, const std
   return records;
 }
 
-// Standard input ("-"), read whole.
-Result<io::FileText> ReadAll(std::istream& in) {
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return io::FileText(ss.str());
+// Standard input ("-"), read whole: at most `max_bytes`.
+Result<io::FileText> ReadAll(std::istream& in, size_t max_bytes) {
+  std::string text;
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    auto n = static_cast<size_t>(in.gcount());
+    if (n > max_bytes - text.size()) {
+      return MakeError(Code::kIo, "larger than the limit of " + std::to_string(max_bytes) + " bytes", "-");
+    }
+    text.append(buf, n);
+  }
+  return io::FileText(std::move(text));
+}
+
+// Any file: stdin for "-", at most `max_bytes`.
+Result<io::FileText> ReadInput(const std::string& file, std::istream& in, size_t max_bytes) {
+  return file == "-" ? ReadAll(in, max_bytes) : io::FileText::Read(file, max_bytes);
 }
 
 // "~" or a bare "---": a document with nothing in it, neither counted nor shown.
@@ -107,15 +127,21 @@ std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy&
     add({UnreadableRecord(doc.file, *doc.error, LineOf(*doc.error))});
     return records;
   }
+  auto item = [&](const json& object, int index, const std::string& kind, const std::string& api_version) {
+    if (!object.is_object()) {
+      return add({NotAnObject(object, doc.file + ": /items/" + std::to_string(index), doc.line)});
+    }
+    add(EvaluateListItem(object, index, kind, api_version, policy, runtimes, exemptions));
+  };
   if (doc.item) {  // one item of a List, handed out alone
-    add(EvaluateListItem(*doc.object, *doc.item, doc.list_kind, doc.list_api_version, policy, runtimes, exemptions));
+    item(*doc.object, *doc.item, doc.list_kind, doc.list_api_version);
   } else if (IsList(*doc.object)) {
     const JsonNode list = *doc.object;
     const std::string kind(list.StringMember("kind")), api_version(list.StringMember("apiVersion"));
     const json& items = (*doc.object)["items"];
-    for (size_t i = 0; i < items.size(); ++i) {
-      add(EvaluateListItem(items[i], static_cast<int>(i), kind, api_version, policy, runtimes, exemptions));
-    }
+    for (size_t i = 0; i < items.size(); ++i) item(items[i], static_cast<int>(i), kind, api_version);
+  } else if (!doc.object->is_object()) {
+    add({NotAnObject(*doc.object, doc.file + ":" + std::to_string(doc.line), doc.line)});
   } else {
     add(RecordsOf(*doc.object, policy, runtimes, exemptions));
   }
@@ -125,16 +151,19 @@ std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy&
 
 // The Trainer runtimes anywhere in the input, for the TrainJobs that name them, whatever the
 // order of files. Only files that mention one are parsed; what cannot be read twice (stdin, a
-// pipe) is kept in `kept` for the audit itself. Unreadable files are left to it to report.
+// pipe), or why it could not be read, is kept in `kept` for the audit itself to use or report.
 RuntimeCatalog CollectRuntimes(const std::vector<Result<std::vector<std::string>>>& expanded, std::istream& in,
-                               std::map<std::string, io::FileText>& kept) {
+                               size_t max_bytes, std::map<std::string, Result<io::FileText>>& kept) {
   RuntimeCatalog catalog;
   for (const auto& files : expanded) {
     if (!files) continue;
     for (const auto& file : *files) {
       if (kept.count(file)) continue;
-      Result<io::FileText> text = file == "-" ? ReadAll(in) : io::FileText::Read(file);
-      if (!text) continue;
+      Result<io::FileText> text = ReadInput(file, in, max_bytes);
+      if (!text) {
+        kept.emplace(file, std::move(text));
+        continue;
+      }
       if (text->view().find("TrainingRuntime") != std::string_view::npos) {
         for (const auto& doc : io::ParseManifests(text->view(), file)) {
           if (!doc.object) continue;
@@ -144,7 +173,7 @@ RuntimeCatalog CollectRuntimes(const std::vector<Result<std::vector<std::string>
           }
         }
       }
-      if (!text->mapped()) kept.emplace(file, std::move(*text));
+      if (!text->mapped()) kept.emplace(file, std::move(text));
     }
   }
   return catalog;
@@ -175,10 +204,12 @@ std::optional<Severity> ParseFailOn(std::string_view name) {
   return ParseSeverity(name);
 }
 
-AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& policy, std::istream& in,
-                         io::Fidelity fidelity, unsigned jobs,
-                         const std::function<void(const io::Document&, std::vector<AuditRecord>&&)>& each,
-                         const Exemptions& exemptions, bool locate) {
+AuditSummary StreamAudit(const AuditOptions& o, const Policy& policy, std::istream& in, io::Fidelity fidelity,
+                         bool locate,
+                         const std::function<void(const io::Document&, std::vector<AuditRecord>&&)>& each) {
+  const std::vector<std::string>& paths = o.paths;
+  const Exemptions& exemptions = o.ignore;
+  const unsigned jobs = o.jobs > 0 ? static_cast<unsigned>(o.jobs) : std::max(1u, std::thread::hardware_concurrency());
   AuditSummary summary;
   struct Evaluated {
     io::Document doc;
@@ -203,8 +234,8 @@ AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& po
   // Each path is expanded once: the runtimes' pass and the audit walk the same files.
   std::vector<Result<std::vector<std::string>>> expanded;
   for (const auto& p : paths) expanded.push_back(io::ExpandPaths({p}));
-  std::map<std::string, io::FileText> kept;
-  const RuntimeCatalog runtimes = CollectRuntimes(expanded, in, kept);
+  std::map<std::string, Result<io::FileText>> kept;
+  const RuntimeCatalog runtimes = CollectRuntimes(expanded, in, o.max_file_bytes, kept);
   for (size_t i = 0; i < paths.size(); ++i) {
     const auto& files = expanded[i];
     if (!files) {
@@ -215,9 +246,8 @@ AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& po
       ++summary.files;
       // What the runtimes' pass read and cannot be read twice (stdin, a pipe) is taken from it.
       auto cached = kept.find(file);
-      Result<io::FileText> text = cached != kept.end() ? std::move(cached->second)
-                                  : file == "-"        ? ReadAll(in)
-                                                       : io::FileText::Read(file);
+      Result<io::FileText> text =
+          cached != kept.end() ? std::move(cached->second) : ReadInput(file, in, o.max_file_bytes);
       if (cached != kept.end()) kept.erase(cached);
       if (!text) {
         fail(file, text.error());
@@ -245,13 +275,15 @@ AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& po
 AuditResult CollectAudit(const std::vector<std::string>& paths, const Policy& policy, std::istream& in,
                          const Exemptions& exemptions) {
   AuditResult result;
-  result.summary = StreamAudit(
-      paths, policy, in, io::Fidelity::kFull, 1,
-      [&](const io::Document& doc, std::vector<AuditRecord>&& records) {
-        if (doc.object || doc.error) result.documents.push_back(doc);
-        for (auto& r : records) result.records.push_back(std::move(r));
-      },
-      exemptions, true);
+  AuditOptions o;
+  o.paths = paths;
+  o.jobs = 1;
+  o.ignore = exemptions;
+  result.summary = StreamAudit(o, policy, in, io::Fidelity::kFull, true,
+                               [&](const io::Document& doc, std::vector<AuditRecord>&& records) {
+                                 if (doc.object || doc.error) result.documents.push_back(doc);
+                                 for (auto& r : records) result.records.push_back(std::move(r));
+                               });
   return result;
 }
 
@@ -264,19 +296,18 @@ ExitCode RunAudit(const AuditOptions& o, const Policy& policy, std::istream& in,
   bool findings = false;
   // Only -o patched prints objects back, so only it needs every field of a JSON document.
   io::Fidelity fidelity = o.output == AuditFormat::kPatched ? io::Fidelity::kFull : io::Fidelity::kPruned;
-  unsigned jobs = o.jobs > 0 ? static_cast<unsigned>(o.jobs) : std::max(1u, std::thread::hardware_concurrency());
-  AuditSummary summary = StreamAudit(
-      o.paths, policy, in, fidelity, jobs,
-      [&](const io::Document& doc, std::vector<AuditRecord>&& records) {
-        for (const auto& r : records) {
-          if (r.verdict == AuditVerdict::kError) {
-            err << "shmguard audit: " << r.findings.front().finding.Value("error") << "\n";
-          }
-          if (auto worst = WorstSeverity(r); worst && *worst >= o.fail_on) findings = true;
-        }
-        printer->Document(doc, records);
-      },
-      o.ignore, LocatesFindings(o.output));
+  AuditSummary summary = StreamAudit(o, policy, in, fidelity, LocatesFindings(o.output),
+                                     [&](const io::Document& doc, std::vector<AuditRecord>&& records) {
+                                       for (const auto& r : records) {
+                                         if (r.verdict == AuditVerdict::kError) {
+                                           err << "shmguard audit: " << r.findings.front().finding.Value("error")
+                                               << "\n";
+                                         }
+                                         if (auto worst = WorstSeverity(r); worst && *worst >= o.fail_on)
+                                           findings = true;
+                                       }
+                                       printer->Document(doc, records);
+                                     });
   printer->Finish(summary);
   if (summary.Count(AuditVerdict::kError)) return ExitCode::kUsage;
   return findings ? ExitCode::kFindings : ExitCode::kOk;

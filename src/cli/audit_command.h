@@ -47,17 +47,19 @@ struct AuditOptions {
   // --docs-url: where this version's docs/checks.md is published (an absolute http(s) URL);
   // SARIF rules then link to their sections (helpUri URL#id). "": the rules' help names the file.
   std::string docs_url = {};
+  // --max-file-bytes: a file, or stdin, holding more is an error (that path only; the others are
+  // still read). Default: 256 MiB.
+  size_t max_file_bytes = size_t{256} << 20;
 };
 
-// Evaluates everything under `paths` (stdin from `in`), calling `each` with every document and
-// the records it produced, in input order, on the calling thread; `jobs` threads parse and
-// evaluate (1: all on the calling thread). An unreadable path gives one "error" record with an
-// empty document. kPruned is faster, and `each` then gets documents without text or object.
-// `exemptions`: checks exempted everywhere; `locate`: fill each finding's line and column.
-AuditSummary StreamAudit(const std::vector<std::string>& paths, const Policy& policy, std::istream& in,
-                         io::Fidelity fidelity, unsigned jobs,
-                         const std::function<void(const io::Document&, std::vector<AuditRecord>&&)>& each,
-                         const Exemptions& exemptions = {}, bool locate = false);
+// Evaluates everything under `o.paths` (stdin from `in`), calling `each` with every document and
+// the records it produced, in input order, on the calling thread; `o.jobs` threads parse and
+// evaluate (1: all on the calling thread; 0: one per CPU). An unreadable path gives one "error"
+// record with an empty document. kPruned is faster, and `each` then gets documents without text
+// or object. `o.ignore`: checks exempted everywhere; `locate`: fill each finding's line and
+// column.
+AuditSummary StreamAudit(const AuditOptions& o, const Policy& policy, std::istream& in, io::Fidelity fidelity,
+                         bool locate, const std::function<void(const io::Document&, std::vector<AuditRecord>&&)>& each);
 
 struct AuditResult {
   std::vector<io::Document> documents;

@@ -31,9 +31,13 @@ class Fd {
   int fd_;
 };
 
+Error TooLarge(const std::string& path, size_t max_bytes) {
+  return MakeError(Code::kIo, "larger than the limit of " + std::to_string(max_bytes) + " bytes", path);
+}
+
 }  // namespace
 
-Result<FileText> FileText::Read(const std::string& path) {
+Result<FileText> FileText::Read(const std::string& path, size_t max_bytes) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return OsError("cannot open", path);
   struct stat st {};
@@ -44,6 +48,7 @@ Result<FileText> FileText::Read(const std::string& path) {
   }
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     auto size = static_cast<size_t>(st.st_size);
+    if (size > max_bytes) return TooLarge(path, max_bytes);
     void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
     if (map == MAP_FAILED) return OsError("cannot map", path);
     FileText f;
@@ -53,16 +58,21 @@ Result<FileText> FileText::Read(const std::string& path) {
     return f;
   }
   // A pipe, a FIFO, a character device, or a file whose size the kernel does not know (/proc).
+  return ReadFd(fd.get(), path, max_bytes);
+}
+
+Result<FileText> FileText::ReadFd(int fd, const std::string& name, size_t max_bytes) {
   std::string text;
   char buf[1 << 16];
   while (true) {
-    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    ssize_t n = ::read(fd, buf, sizeof buf);
     if (n > 0) {
+      if (static_cast<size_t>(n) > max_bytes - text.size()) return TooLarge(name, max_bytes);
       text.append(buf, static_cast<size_t>(n));
     } else if (n == 0) {
       break;
     } else if (errno != EINTR) {
-      return OsError("cannot read", path);
+      return OsError("cannot read", name);
     }
   }
   return FileText(std::move(text));

@@ -14,9 +14,18 @@ namespace shmguard::io {
 
 class FileText {
  public:
-  // Fails with kIo naming the path and the OS reason. A mapped file must not be truncated while
-  // it is read (the process would get SIGBUS), as with any mapped file.
-  static Result<FileText> Read(const std::string& path);
+  // No limit on what is read.
+  static constexpr size_t kUnlimited = static_cast<size_t>(-1);
+
+  // Fails with kIo naming the path and the OS reason, or when the file holds more than
+  // `max_bytes` (a regular file by its size, before anything is read; anything else once that
+  // much has been read, so /dev/zero or an endless pipe costs at most `max_bytes`). A mapped file
+  // must not be truncated while it is read (the process would get SIGBUS), as with any mapped
+  // file.
+  static Result<FileText> Read(const std::string& path, size_t max_bytes = kUnlimited);
+  // What the file descriptor `fd` gives until its end (stdin), at most `max_bytes`; `name` names
+  // it in errors. Does not close `fd`.
+  static Result<FileText> ReadFd(int fd, const std::string& name, size_t max_bytes = kUnlimited);
   explicit FileText(std::string text) : owned_(std::move(text)), view_(owned_) {}
 
   FileText(FileText&& other) noexcept;

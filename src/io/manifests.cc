@@ -176,9 +176,19 @@ Result<std::vector<std::string>> ExpandPaths(const std::vector<std::string>& pat
     if (ec || !fs::exists(status)) {
       return MakeError(Code::kIo, "no such file or directory", p);
     }
-    if (!fs::is_directory(status)) {
+    if (fs::is_regular_file(status)) {
       out.push_back(p);
       continue;
+    }
+    if (!fs::is_directory(status)) {
+      // A device or a FIFO may never end (/dev/zero): only files, directories and stdin are read.
+      const char* what = fs::is_character_file(status) ? "a character device"
+                         : fs::is_block_file(status)   ? "a block device"
+                         : fs::is_fifo(status)         ? "a FIFO"
+                         : fs::is_socket(status)       ? "a socket"
+                                                       : "not a file";
+      return MakeError(
+          Code::kIo, std::string("not a regular file or a directory (") + what + "); give - to read standard input", p);
     }
     std::vector<std::string> found;
     for (auto it = fs::recursive_directory_iterator(p, fs::directory_options::skip_permission_denied, ec);

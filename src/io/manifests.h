@@ -62,8 +62,9 @@ std::vector<Document> ParseManifests(std::string_view text, const std::string& n
 // "file:N" for a parser's where = "line N" (ParseYaml, a List item), "file" for anything else.
 std::string FileAndLine(const std::string& file, const std::string& where);
 
-// The files to read for `paths`: a file as given; a directory's *.yaml, *.yml and *.json files
-// recursively, sorted; "-" as is. Fails with kIo naming the path when it does not exist.
+// The files to read for `paths`: a regular file as given; a directory's *.yaml, *.yml and *.json
+// files recursively, sorted; "-" as is. Fails with kIo naming the path when it does not exist or
+// is something else (a device, a FIFO, a socket: /dev/zero would be read without end).
 Result<std::vector<std::string>> ExpandPaths(const std::vector<std::string>& paths);
 
 // The whole content of `path` (FileText, copied). Fails with kIo naming the path and the OS reason.

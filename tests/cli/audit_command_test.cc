@@ -138,6 +138,34 @@ TEST_CASE("RunAudit keeps going past unreadable files and broken documents", "[a
   CHECK_THAT(r.err, Catch::Contains("-:6: YAML"));
 }
 
+TEST_CASE("RunAudit bounds its input: devices and FIFOs refused, files and stdin over --max-file-bytes",
+          "[audit_command]") {
+  std::istringstream big(std::string(5000, '#'));
+  std::ostringstream out, err;
+  AuditOptions o{{"/dev/zero", Examples() + "/pod-denied.yaml", "-"}, AuditFormat::kJson};
+  o.max_file_bytes = 4096;
+  CHECK(RunAudit(o, Policy{}, big, out, err) == ExitCode::kUsage);
+  json j = json::parse(out.str());
+  CHECK(j["summary"]["error"] == 2);
+  CHECK(j["summary"]["deny"] == 1);  // the file between them is still read
+  CHECK_THAT(err.str(), Catch::Contains("/dev/zero: not a regular file or a directory (a character device)"));
+  CHECK_THAT(err.str(), Catch::Contains("-: larger than the limit of 4096 bytes"));
+}
+
+TEST_CASE("RunAudit gives a document or List item that is not a mapping the verdict error, naming its line",
+          "[audit_command]") {
+  Run r = Audit({"-"}, "json", "error",
+                "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: []}\n---\n- a\n- b\n---\n"
+                "kind: PodList\napiVersion: v1\nitems:\n- 3\n");
+  CHECK(r.code == ExitCode::kUsage);
+  json j = json::parse(r.out);
+  CHECK(j["summary"]["error"] == 2);
+  CHECK(j["summary"]["deny"] == 0);
+  CHECK(j["summary"]["ok"] == 1);
+  CHECK_THAT(r.err, Catch::Contains("-:5: a Kubernetes object must be a mapping, not a list"));
+  CHECK_THAT(r.err, Catch::Contains("-: /items/0: a Kubernetes object must be a mapping, not a number"));
+}
+
 TEST_CASE("RunAudit reads kind: List and API lists whose items have no kind", "[audit_command]") {
   json list = {{"apiVersion", "v1"},
                {"kind", "PodList"},

@@ -65,5 +65,34 @@ TEST_CASE("FileText names the file and the reason when it cannot read it", "[fil
   CHECK(directory.error().message == "cannot read: Is a directory");
 }
 
+TEST_CASE("FileText::Read stops at its limit: a regular file by its size, a pipe once read past it", "[file_text]") {
+  test::TempDir dir;
+  Write(dir.File("f"), std::string(1000, 'x'));
+  CHECK(FileText::Read(dir.File("f"), 1000)->view().size() == 1000);
+  auto big = FileText::Read(dir.File("f"), 999);
+  REQUIRE_FALSE(big);
+  CHECK(big.error().code == Code::kIo);
+  CHECK(big.error().where == dir.File("f"));
+  CHECK(big.error().message == "larger than the limit of 999 bytes");
+
+  // A character device with no end: read only up to the limit.
+  auto zero = FileText::Read("/dev/zero", 1 << 20);
+  REQUIRE_FALSE(zero);
+  CHECK(zero.error().message == "larger than the limit of 1048576 bytes");
+
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  std::thread writer([&] {
+    std::string bytes(300000, 'y');
+    (void)!::write(fds[1], bytes.data(), bytes.size());
+    ::close(fds[1]);
+  });
+  auto piped = FileText::ReadFd(fds[0], "stdin", 200000);
+  writer.join();
+  ::close(fds[0]);
+  REQUIRE_FALSE(piped);
+  CHECK(piped.error().where == "stdin");
+}
+
 }  // namespace
 }  // namespace shmguard::io

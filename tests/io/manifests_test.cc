@@ -1,6 +1,8 @@
 // ParseManifests: kubectl-style document splitting, per-document errors with lines, JSON.
 #include "io/manifests.h"
 
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -87,6 +89,30 @@ TEST_CASE("ExpandPaths walks directories in order and names missing paths", "[ma
   REQUIRE_FALSE(missing.has_value());
   CHECK(missing.error().code == Code::kIo);
   CHECK_THAT(missing.error().ToString(), Catch::Contains("nope: no such file or directory"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("ExpandPaths refuses what is neither a regular file nor a directory, naming what it is", "[manifests]") {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / "shmguard-expand-special";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  REQUIRE(::mkfifo((dir / "fifo").c_str(), 0600) == 0);
+  struct Case {
+    std::string path, what;
+  };
+  const Case cases[] = {
+      {"/dev/zero", "a character device"},
+      {(dir / "fifo").string(), "a FIFO"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.path);
+    auto paths = ExpandPaths({c.path});
+    REQUIRE_FALSE(paths.has_value());
+    CHECK(paths.error().code == Code::kIo);
+    CHECK(paths.error().where == c.path);
+    CHECK_THAT(paths.error().message, Catch::Contains("not a regular file or a directory (" + c.what + ")"));
+  }
   fs::remove_all(dir);
 }
 
