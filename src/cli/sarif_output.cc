@@ -50,7 +50,16 @@ json ArtifactLocation(const std::string& file) {
 
 class SarifPrinter : public AuditPrinter {
  public:
-  SarifPrinter(std::ostream& out, std::string docs_url) : out_(out), docs_url_(std::move(docs_url)) {}
+  // The log is written as results come, not held: the rules and everything else are known
+  // before the first result (they are the catalogue), so only the results stream. The text is
+  // the one dump(2) of the whole log would give, byte for byte.
+  SarifPrinter(std::ostream& out, std::string docs_url) : out_(out), docs_url_(std::move(docs_url)) {
+    const std::string text = Log().dump(2, ' ', false, json::error_handler_t::replace);
+    const std::string mark = "\"" + std::string(kResultsMark) + "\"";
+    const size_t at = text.find(mark);
+    head_ = text.substr(0, at);
+    tail_ = text.substr(at + mark.size());
+  }
   void Document(const io::Document&, const std::vector<AuditRecord>& records) override {
     for (const auto& r : records) {
       const bool prefix = PrefixPods(r);
@@ -82,11 +91,37 @@ class SarifPrinter : public AuditPrinter {
               json::array({{{"kind", "external"},
                             {"justification", "exempted by shmguard.io/ignore, --ignore or the policy's ignore"}}});
         }
-        results_.push_back(std::move(result));
+        Write(result);
       }
     }
   }
   void Finish(const AuditSummary&) override {
+    out_ << head_ << (results_ == 0 ? "[]" : "\n" + std::string(kResultsIndent - 2, ' ') + "]") << tail_ << "\n";
+  }
+
+ private:
+  static constexpr const char* kResultsMark = "@@shmguard-sarif-results@@";
+  // runs[0].results' items are four levels deep in the log: 8 spaces at dump(2).
+  static constexpr int kResultsIndent = 8;
+
+  void Write(const json& result) {
+    std::string text = result.dump(2, ' ', false, json::error_handler_t::replace);
+    if (results_++ == 0) {
+      out_ << head_ << "[\n";
+    } else {
+      out_ << ",\n";
+    }
+    const std::string indent(kResultsIndent, ' ');
+    size_t start = 0;
+    for (size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1) {
+      out_ << indent << std::string_view(text).substr(start, nl + 1 - start);
+    }
+    out_ << indent << std::string_view(text).substr(start);
+    head_.clear();
+  }
+
+  // The log with a mark where the results go.
+  json Log() const {
     json rules = json::array();
     for (const CheckInfo& c : Catalogue()) {
       rules.push_back({{"id", c.id},
@@ -109,11 +144,9 @@ class SarifPrinter : public AuditPrinter {
          json::array({{{"tool", {{"driver", driver}}},
                        {"originalUriBaseIds", {{"%SRCROOT%", {{"description", {{"text", "where the audit ran"}}}}}}},
                        {"columnKind", "unicodeCodePoints"},
-                       {"results", results_}}})}};
-    out_ << sarif.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+                       {"results", kResultsMark}}})}};
+    return sarif;
   }
-
- private:
   // The rules are the catalogue in its order, which is the enum's (checks.cc asserts it).
   static int RuleIndex(Check c) { return static_cast<int>(c); }
   // "shm-over-memory-limit" -> "ShmOverMemoryLimit" (SARIF's rule names are identifiers).
@@ -132,7 +165,8 @@ class SarifPrinter : public AuditPrinter {
   }
   std::ostream& out_;
   const std::string docs_url_;
-  json results_ = json::array();
+  std::string head_, tail_;  // the log before and after the results; head_ is cleared once written
+  size_t results_ = 0;
 };
 
 }  // namespace
