@@ -3,11 +3,11 @@
 
 #include <sys/statfs.h>
 
+#include <cstdio>
 #include <ctime>
 #include <sstream>
 
 #include "server/metrics.h"
-#include "shmguard/quantity.h"
 
 namespace shmguard::server {
 namespace {
@@ -30,7 +30,12 @@ std::string Now() {
   return buf;
 }
 
-std::string Bytes(uint64_t n) { return FormatBytes(static_cast<int64_t>(n)); }
+// Bytes in use are rarely a round quantity ("110672Ki"): MiB with one decimal reads better.
+std::string Bytes(uint64_t n) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(n) / (1 << 20));
+  return buf;
+}
 
 }  // namespace
 
