@@ -54,33 +54,37 @@ class PolicyReportPrinter : public AuditPrinter {
         if (!x.pointer.empty()) res["fieldPath"] = FieldPath(x.pointer);
         json properties = {{"pointer", x.pointer}, {"pod", x.pod}};
         for (const auto& [name, v] : x.numbers) properties[std::string(name)] = std::to_string(v);
-        report.push_back(
-            Result(std::string(x.id()), result, x.severity, io::FindingLine(x, PrefixPods(r)), res, properties));
+        report.Add(Result(std::string(x.id()), result, x.severity, io::FindingLine(x, PrefixPods(r)), res, properties));
         said = said || !x.suppressed;
       }
       if (!said) {
-        report.push_back(Result("shmguard", "pass", Severity::kInfo,
-                                std::string("/dev/shm is right (") + AuditVerdictName(r.verdict) + ")", resource,
-                                json::object()));
+        report.Add(Result("shmguard", "pass", Severity::kInfo,
+                          std::string("/dev/shm is right (") + AuditVerdictName(r.verdict) + ")", resource,
+                          json::object()));
       }
     }
   }
   void Finish(const AuditSummary&) override {
     const bool open = api_ == ReportApi::kOpenReports;
     bool first = true;
-    for (auto& [ns, results] : reports_) {
+    for (const auto& [ns, pending] : reports_) {
       json summary = {{"pass", 0}, {"fail", 0}, {"warn", 0}, {"error", 0}, {"skip", 0}};
-      for (const auto& r : results)
-        summary[r["result"].get<std::string>()] = summary[r["result"].get<std::string>()].get<int>() + 1;
+      for (const auto& [result, n] : pending.counts) summary[result] = n;
       json report = {
           {"apiVersion", open ? "openreports.io/v1alpha1" : "wgpolicyk8s.io/v1alpha2"},
           {"kind", ns.empty() ? (open ? "ClusterReport" : "ClusterPolicyReport") : (open ? "Report" : "PolicyReport")},
           {"metadata", {{"name", "shmguard"}, {"labels", {{"app.kubernetes.io/managed-by", "shmguard"}}}}},
           {"summary", summary},
-          {"results", std::move(results)}};  // moved, not copied: a namespace's results can be most of the input
+          {"results", kResultsMark}};
       if (!ns.empty()) report["metadata"]["namespace"] = ns;
       if (open) report["source"] = "shmguard";
-      out_ << (first ? "" : "---\n") << io::JsonToYaml(report);
+      // The report as one JsonToYaml of it would print it, its results spliced in where the mark is.
+      const std::string text = io::JsonToYaml(report);
+      std::string line = "results: ";
+      line.append(kResultsMark).push_back('\n');
+      const size_t at = text.find(line);
+      out_ << (first ? "" : "---\n") << std::string_view(text).substr(0, at) << "results:\n"
+           << pending.results_yaml << std::string_view(text).substr(at + line.size());
       first = false;
     }
   }
@@ -106,7 +110,18 @@ class PolicyReportPrinter : public AuditPrinter {
   std::ostream& out_;
   ReportApi api_;
   int64_t now_ = 0;
-  std::map<std::string, std::vector<json>> reports_;  // by namespace; "" for cluster-scoped objects
+  // A report's results as YAML sequence items, as they come: a few bytes of text where a JSON
+  // tree took ten times that, and the whole input's results may land in one namespace.
+  struct Pending {
+    std::string results_yaml;
+    std::map<std::string, int> counts;  // by result: pass, fail, warn, skip
+    void Add(const json& result) {
+      results_yaml += io::JsonToYaml(json::array({result}));
+      ++counts[result["result"].get<std::string>()];
+    }
+  };
+  static constexpr const char* kResultsMark = "shmguard-results-go-here";
+  std::map<std::string, Pending> reports_;  // by namespace; "" for cluster-scoped objects
 };
 
 }  // namespace
