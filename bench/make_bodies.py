@@ -132,6 +132,11 @@ def yaml_dump(obj):
 
 def main():
     out = sys.argv[1]
+    if "--stream-mb" in sys.argv:
+        mb = int(sys.argv[sys.argv.index("--stream-mb") + 1])
+        os.makedirs(out, exist_ok=True)
+        stream_of_size(os.path.join(out, "audit-%dmb.yaml" % mb), mb)
+        return
     os.makedirs(out, exist_ok=True)
     bodies = {"pod-10k.json": sized(10_000, 2), "pod-200k.json": sized(200_000, 24),
               "jobset.json": review(jobset(), "JobSet")}
@@ -149,6 +154,16 @@ def main():
             items = [p if i % 2 == 0 else j for i in range(n)]
             with open(os.path.join(out, "audit-%d.json" % n), "w") as f:
                 json.dump({"apiVersion": "v1", "kind": "List", "items": items}, f)
+
+def stream_of_size(path, megabytes):
+    """A YAML stream of pods and JobSets, alternating, of at least `megabytes` MB."""
+    docs = [yaml_dump(pod()), yaml_dump(jobset())]
+    size, i = 0, 0
+    with open(path, "w") as f:
+        while size < megabytes * 1_000_000:
+            f.write("---\n" + docs[i % 2])
+            size += 4 + len(docs[i % 2])
+            i += 1
 
 if __name__ == "__main__":
     main()
