@@ -1,25 +1,24 @@
-// ParsePolicy: the README's example, defaults, and errors that name the key and line.
+// ParsePolicy: the example of docs/policy.md, defaults, and errors that name the key and line.
 #include "io/config.h"
 
 #include <catch2/catch.hpp>
 
+#include "test_util.h"
+
 namespace shmguard::io {
 namespace {
 
-const char* kReadmeExample = R"(gpuResources: [nvidia.com/gpu, amd.com/gpu]
-hostIPC: auto            # auto | always | never
-ipcLock: gpu-containers  # gpu-containers | all | never
-maxFractionOfMemoryLimit: 0.5
-sizing: {prefetchFactor: 2, inFlightExtra: 2, safety: 1.2, base: 64Mi, multiGpuFloor: 1Gi,
-         ncclConnectionBytes: 9637892, ncclProxyPoolBytes: 34210180}
-namespaces:              # first match wins; glob patterns
-  - {match: ["kube-*"], mode: off}
-  - {match: ["ml-*", "train-*"], mode: enforce, requireAnnotations: true, podSecurity: privileged}
-  - {match: ["*"], mode: warn}
-)";
+// The example of docs/policy.md, as written there: its first yaml block.
+std::string DocumentedPolicy() {
+  std::string doc = test::ReadText(std::string(SOURCE_DIR) + "/docs/policy.md");
+  size_t start = doc.find("```yaml\n");
+  REQUIRE(start != std::string::npos);
+  start += 8;
+  return doc.substr(start, doc.find("```", start) - start);
+}
 
-TEST_CASE("ParsePolicy reads the README example into the built-in defaults", "[config]") {
-  auto p = ParsePolicy(kReadmeExample, "policy.yaml");
+TEST_CASE("ParsePolicy reads the example of docs/policy.md into the built-in defaults", "[config]") {
+  auto p = ParsePolicy(DocumentedPolicy(), "policy.yaml");
   INFO((p ? "" : p.error().ToString()));
   REQUIRE(p.has_value());
   Policy d;
