@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -304,5 +305,35 @@ func TestAgentClientFollowsTheAPIServer(t *testing.T) {
 	if lists != 1 || watches <= watchesBefore {
 		t.Errorf("lists %d, watches %d: want the one list and a watch resumed from its resourceVersion\nthe agent's log:\n%s",
 			lists, watches, agent.log)
+	}
+}
+
+// `shmguard top` reads a kubeconfig as kubectl does (here the control plane's: client
+// certificate files) and lists the agents through the API server; with no agent pod it says so.
+// Its table from running agents is checked on the node (e2e/node).
+func TestTopReadsTheKubeconfigAndNamesWhatIsMissing(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		env  string // KUBECONFIG
+		want string // on stderr
+	}{
+		{"no agent runs", []string{"top", "-A"}, cp.Kubeconfig(), "no node agent runs (pods labelled app.kubernetes.io/component=agent)"},
+		{"the flag wins", []string{"top", "--kubeconfig", cp.Kubeconfig(), "--node", "elsewhere"}, "/nonexistent", "no node agent runs on node elsewhere"},
+		{"a missing file", []string{"top"}, "/nonexistent/kubeconfig", "/nonexistent/kubeconfig: cannot open"},
+		{"a missing context", []string{"top", "--context", "nope"}, cp.Kubeconfig(), "no context named nope"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := exec.Command(cp.Shmguard, c.args...)
+			cmd.Env = append(os.Environ(), "KUBECONFIG="+c.env)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(stderr.String(), c.want) {
+				t.Errorf("shmguard %s: %v, stderr %q; want exit 2 and %q", strings.Join(c.args, " "), err, stderr.String(), c.want)
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@
 #include "cli/exit_code.h"
 #include "cli/plan_command.h"
 #include "cli/serve_command.h"
+#include "cli/top_command.h"
 #include "io/config.h"
 
 namespace {
@@ -121,6 +122,10 @@ int main(int argc, char** argv) {
   shmguard::cli::AgentCommand agent;
   auto* agent_cmd = shmguard::cli::AddAgentCommand(app, agent);
   agent_cmd->callback([&] { code = ToInt(shmguard::cli::RunAgent(agent)); });
+
+  shmguard::cli::TopOptions top;
+  shmguard::cli::AddTopCommand(app, top)->callback(
+      [&] { code = ToInt(shmguard::cli::RunTop(top, std::cout, std::cerr)); });
 
   app.add_subcommand("version", "Print the version")->callback([] {
     std::cout << "shmguard " << SHMGUARD_VERSION << "\n";

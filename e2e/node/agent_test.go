@@ -1,9 +1,12 @@
 package node
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -139,6 +142,34 @@ func TestAgentWarnsOfAFillingShmAndKeepsItsPeak(t *testing.T) {
 		100*(1-float64(peak)/float64(res.Peak)))
 	if !strings.Contains(metrics, `workload="Pod/understated"`) {
 		t.Errorf("no workload label Pod/understated in the agent's metrics")
+	}
+	// `shmguard top` shows the same numbers, read through the API server from the agent.
+	cmd := exec.Command(cp.Shmguard, "top", "-n", ns, "-o", "json")
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+cp.Kubeconfig())
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("shmguard top: %v\n%s", err, out)
+	}
+	var top struct {
+		Items []struct {
+			Pod       string `json:"pod"`
+			Workload  string `json:"workload"`
+			Node      string `json:"node"`
+			PeakBytes int64  `json:"peak_bytes"`
+			SizeBytes int64  `json:"size_bytes"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(out, &top); err != nil {
+		t.Fatalf("shmguard top -o json: %v\n%s", err, out)
+	}
+	found := false
+	for _, it := range top.Items {
+		if it.Pod == r.pod.Name {
+			found = it.PeakBytes >= peak && it.SizeBytes == size && it.Workload == "Pod/understated" && it.Node == "shmguard-node"
+		}
+	}
+	if !found {
+		t.Errorf("shmguard top -n %s does not show %s with the agent's peak %d and size %d:\n%s", ns, r.pod.Name, peak, size, out)
 	}
 	if ev := shmEvents(t, ns, "quiet"); len(ev) != 0 {
 		t.Errorf("a pod that uses little of its /dev/shm got %d ShmNearFull Events", len(ev))

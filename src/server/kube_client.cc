@@ -2,6 +2,9 @@
 #include "server/kube_client.h"
 
 #include <httplib.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
 #include <sys/stat.h>
 
 #include <cstdlib>
@@ -9,16 +12,54 @@
 #include <sstream>
 #include <thread>
 
+#include "io/manifests.h"
+#include "io/yaml_json.h"
+
 namespace shmguard::server {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr const char* kServiceAccount = "/var/run/secrets/kubernetes.io/serviceaccount";
 
-std::unique_ptr<httplib::Client> Connect(const KubeConfig& c, time_t read_timeout_seconds) {
-  auto client = std::make_unique<httplib::Client>(c.server);
-  client->set_ca_cert_path(c.ca_file);
-  client->enable_server_certificate_verification(true);
+template <typename T, void (*Free)(T*)>
+using OpenSslPtr = std::unique_ptr<T, decltype([](T* p) { Free(p); })>;
+
+// The host and port of "https://HOST:PORT" (443 without a port; an IPv6 host in brackets).
+std::pair<std::string, int> HostPort(const std::string& server) {
+  std::string rest = server.rfind("https://", 0) == 0 ? server.substr(8) : server;
+  rest = rest.substr(0, rest.find('/'));
+  size_t colon = rest.rfind(':');
+  if (colon == std::string::npos || (rest.front() == '[' && rest.back() == ']')) return {rest, 443};
+  std::string host = rest.substr(0, colon);
+  if (host.size() > 1 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  return {host, std::atoi(rest.c_str() + colon + 1)};
+}
+
+std::unique_ptr<httplib::SSLClient> Connect(const KubeConfig& c, time_t read_timeout_seconds) {
+  auto [host, port] = HostPort(c.server);
+  std::unique_ptr<httplib::SSLClient> client;
+  if (!c.client_cert_pem.empty()) {
+    OpenSslPtr<BIO, BIO_free_all> cert_bio(BIO_new_mem_buf(c.client_cert_pem.data(), -1));
+    OpenSslPtr<BIO, BIO_free_all> key_bio(BIO_new_mem_buf(c.client_key_pem.data(), -1));
+    OpenSslPtr<X509, X509_free> cert(PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr));
+    OpenSslPtr<EVP_PKEY, EVP_PKEY_free> key(PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr));
+    client = std::make_unique<httplib::SSLClient>(host, port, cert.get(), key.get());  // it takes references
+  } else {
+    client = std::make_unique<httplib::SSLClient>(host, port);
+  }
+  if (!c.ca_pem.empty()) {
+    X509_STORE* store = X509_STORE_new();  // the client's SSL_CTX owns it from here
+    OpenSslPtr<BIO, BIO_free_all> bio(BIO_new_mem_buf(c.ca_pem.data(), -1));
+    while (X509* ca = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+      X509_STORE_add_cert(store, ca);
+      X509_free(ca);
+    }
+    ERR_clear_error();  // the end of the bundle reads as an error
+    client->set_ca_cert_store(store);
+  } else if (!c.ca_file.empty()) {
+    client->set_ca_cert_path(c.ca_file);
+  }
+  client->enable_server_certificate_verification(!c.insecure);
   client->set_connection_timeout(5);
   client->set_read_timeout(read_timeout_seconds);
   client->set_write_timeout(10);
@@ -49,10 +90,108 @@ Result<KubeConfig> KubeConfig::InCluster() {
   }
   std::string h = host;
   if (h.find(':') != std::string::npos) h = "[" + h + "]";  // IPv6
-  KubeConfig c{"https://" + h + ":" + port, std::string(kServiceAccount) + "/ca.crt",
-               std::string(kServiceAccount) + "/token"};
+  KubeConfig c;
+  c.server = "https://" + h + ":" + port;
+  c.ca_file = std::string(kServiceAccount) + "/ca.crt";
+  c.token_file = std::string(kServiceAccount) + "/token";
   struct stat st {};
   if (::stat(c.token_file.c_str(), &st) != 0) return MakeError(Code::kIo, "no service account token", c.token_file);
+  return c;
+}
+
+namespace {
+
+// RFC 4648 base64, as kubeconfig's *-data fields hold PEM; nullopt when it is not base64.
+std::optional<std::string> DecodeBase64(std::string_view text) {
+  std::string in;
+  for (char c : text) {
+    if (c != '\n' && c != '\r' && c != ' ') in += c;
+  }
+  if (in.size() % 4 != 0) return std::nullopt;
+  std::string out(in.size() / 4 * 3, '\0');
+  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(in.data()), static_cast<int>(in.size()));
+  if (n < 0) return std::nullopt;
+  size_t padding = in.empty() ? 0 : (in.back() == '=') + (in.size() > 1 && in[in.size() - 2] == '=');
+  out.resize(static_cast<size_t>(n) - padding);
+  return out;
+}
+
+// The entry named `name` of a kubeconfig list (clusters, users, contexts): its `field` object.
+const nlohmann::json* Named(const nlohmann::json& config, const char* list, const std::string& name,
+                            const char* field) {
+  auto it = config.find(list);
+  if (it == config.end() || !it->is_array()) return nullptr;
+  for (const auto& entry : *it) {
+    if (entry.is_object() && entry.value("name", "") == name) {
+      auto f = entry.find(field);
+      return f != entry.end() && f->is_object() ? &*f : nullptr;
+    }
+  }
+  return nullptr;
+}
+
+std::string Str(const nlohmann::json& o, const char* key) {
+  auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+}  // namespace
+
+Result<KubeConfig> KubeConfig::FromKubeconfig(const std::string& path, const std::string& context) {
+  auto text = io::ReadFileText(path);
+  if (!text) return text.error();
+  auto parsed = io::ParseYaml(*text);
+  if (!parsed) return MakeError(Code::kInvalidInput, parsed.error().ToString(), path);
+  const nlohmann::json& config = *parsed;
+  if (!config.is_object()) return MakeError(Code::kInvalidInput, "not a kubeconfig (a mapping)", path);
+  const std::string name = context.empty() ? Str(config, "current-context") : context;
+  if (name.empty()) return MakeError(Code::kInvalidInput, "no current-context: give --context", path);
+  const nlohmann::json* ctx = Named(config, "contexts", name, "context");
+  if (!ctx) return MakeError(Code::kInvalidInput, "no context named " + name, path);
+  const nlohmann::json* cluster = Named(config, "clusters", Str(*ctx, "cluster"), "cluster");
+  if (!cluster) return MakeError(Code::kInvalidInput, "context " + name + ": no cluster " + Str(*ctx, "cluster"), path);
+  const nlohmann::json* user = Named(config, "users", Str(*ctx, "user"), "user");
+  static const nlohmann::json kNoUser = nlohmann::json::object();
+  if (!user) user = &kNoUser;  // anonymous
+  const std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
+  auto resolve = [&](const std::string& f) { return f.empty() || f[0] == '/' ? f : dir + "/" + f; };
+  // A PEM from `field`-data (base64) or the file `field` names.
+  auto pem = [&](const nlohmann::json& o, const std::string& field) -> Result<std::string> {
+    if (std::string data = Str(o, (field + "-data").c_str()); !data.empty()) {
+      auto decoded = DecodeBase64(data);
+      if (!decoded) return MakeError(Code::kInvalidInput, field + "-data is not base64", path);
+      return *decoded;
+    }
+    if (std::string file = Str(o, field.c_str()); !file.empty()) return io::ReadFileText(resolve(file));
+    return std::string();
+  };
+  KubeConfig c;
+  c.context_namespace = Str(*ctx, "namespace");
+  c.server = Str(*cluster, "server");
+  if (c.server.rfind("https://", 0) != 0) {
+    return MakeError(Code::kInvalidInput, "cluster " + Str(*ctx, "cluster") + ": server must be https://", path);
+  }
+  auto insecure = cluster->find("insecure-skip-tls-verify");
+  c.insecure = insecure != cluster->end() && insecure->is_boolean() && insecure->get<bool>();
+  auto ca = pem(*cluster, "certificate-authority");
+  if (!ca) return ca.error();
+  c.ca_pem = *ca;
+  if (user->contains("exec") || user->contains("auth-provider")) {
+    return MakeError(Code::kInvalidInput,
+                     "user " + Str(*ctx, "user") +
+                         ": exec and auth-provider credential plugins are not supported; use a token or a client "
+                         "certificate",
+                     path);
+  }
+  c.token = Str(*user, "token");
+  c.token_file = resolve(Str(*user, "tokenFile"));
+  auto cert = pem(*user, "client-certificate");
+  if (!cert) return cert.error();
+  auto key = pem(*user, "client-key");
+  if (!key) return key.error();
+  c.client_cert_pem = *cert;
+  c.client_key_pem = *key;
   return c;
 }
 
@@ -93,6 +232,7 @@ KubeClient::KubeClient(KubeConfig config, double qps, int burst) : config_(std::
 
 std::string KubeClient::Token() {
   std::lock_guard<std::mutex> lock(token_mu_);
+  if (config_.token_file.empty()) return config_.token;
   struct stat st {};
   if (::stat(config_.token_file.c_str(), &st) != 0) return token_;
   auto mtime = std::chrono::system_clock::time_point(std::chrono::seconds(st.st_mtim.tv_sec) +
@@ -115,7 +255,8 @@ Result<KubeResponse> KubeClient::Request(const std::string& method, const std::s
                                          const std::string& content_type) {
   limiter_.Wait();
   auto client = Connect(config_, 30);
-  httplib::Headers headers = {{"Authorization", "Bearer " + Token()}, {"Accept", "application/json"}};
+  httplib::Headers headers = {{"Accept", "application/json"}};
+  if (std::string token = Token(); !token.empty()) headers.emplace("Authorization", "Bearer " + token);
   auto send = [&]() -> std::optional<httplib::Result> {
     if (method == "GET") return client->Get(path.c_str(), headers);
     if (method == "POST") return client->Post(path.c_str(), headers, body, content_type.c_str());
@@ -130,6 +271,7 @@ Result<KubeResponse> KubeClient::Request(const std::string& method, const std::s
   if (!res) return MakeError(Code::kIo, method + " " + path + ": " + httplib::to_string(res.error()), config_.server);
   KubeResponse out;
   out.status = res->status;
+  out.text = res->body;
   out.body = nlohmann::json::parse(res->body, nullptr, false);
   if (out.body.is_discarded()) out.body = nullptr;
   return out;
@@ -142,7 +284,8 @@ std::string KubeClient::WatchOnce(const std::string& path, const std::string& ve
   // The read timeout outlasts the API server's own end of the watch; a bookmark arrives about
   // once a minute, so a longer silence is a dead connection.
   auto client = Connect(config_, watch_seconds + 30);
-  httplib::Headers headers = {{"Authorization", "Bearer " + Token()}, {"Accept", "application/json"}};
+  httplib::Headers headers = {{"Accept", "application/json"}};
+  if (std::string token = Token(); !token.empty()) headers.emplace("Authorization", "Bearer " + token);
   std::string query = "watch=1&allowWatchBookmarks=true&timeoutSeconds=" + std::to_string(watch_seconds) +
                       "&resourceVersion=" + version;
   std::string last = version, buffer;

@@ -2,8 +2,9 @@
 // pod — in-cluster configuration (the service account's token, re-read when the kubelet rotates
 // it, and CA), a client-side rate limit (client-go's default 5 QPS, burst 10), and list+watch
 // with resourceVersion, bookmarks and a relist on 410 Gone, reconnecting with jittered
-// exponential backoff (ListWatch). JSON in and out (nlohmann); HTTPS through cpp-httplib.
-// Not a general client: no kubeconfig files, no protobuf, no HTTP/2.
+// exponential backoff (ListWatch). A kubeconfig's token or client certificate, for a CLI run by a
+// person (`shmguard top`). JSON in and out (nlohmann); HTTPS through cpp-httplib. Not a general
+// client: no exec credential plugins, no protobuf, no HTTP/2.
 #pragma once
 
 #include <atomic>
@@ -22,16 +23,31 @@ struct KubeConfig {
   std::string server;      // https://HOST:PORT
   std::string ca_file;     // PEM bundle that signs the API server's certificate
   std::string token_file;  // the bearer token, re-read whenever its modification time changes
+  // From a kubeconfig instead of files: the CA bundle, a fixed bearer token, and a client
+  // certificate and its key, as PEM text. Empty: unused.
+  std::string ca_pem, token, client_cert_pem, client_key_pem;
+  bool insecure = false;  // insecure-skip-tls-verify: the server's certificate is not checked
 
   // From the pod's environment, as rest.InClusterConfig: KUBERNETES_SERVICE_HOST and _PORT, and
   // /var/run/secrets/kubernetes.io/serviceaccount/{token,ca.crt}. Fails with kIo when they are
   // not there (not in a pod).
   static Result<KubeConfig> InCluster();
+  // From the kubeconfig file at `path` (kubectl's), for `context` ("" = its current-context):
+  // the cluster's server and CA (certificate-authority[-data], insecure-skip-tls-verify) and the
+  // user's token, tokenFile or client certificate (client-certificate[-data], client-key[-data]);
+  // files are relative to the kubeconfig's directory. Fails with kIo when the file or a file it
+  // names cannot be read, kInvalidInput naming the field when the context, cluster or user is
+  // missing or the user has an exec or auth-provider plugin (not supported).
+  static Result<KubeConfig> FromKubeconfig(const std::string& path, const std::string& context = "");
+  // The namespace of that context ("" when it names none).
+  std::string context_namespace;
 };
 
-// An API response: the HTTP status and the body parsed as JSON (null when it is not JSON).
+// An API response: the HTTP status and the body, as text and parsed as JSON (null when it is not
+// JSON: a proxied /metrics).
 struct KubeResponse {
   int status = 0;
+  std::string text;
   nlohmann::json body;
   bool ok() const { return status >= 200 && status < 300; }
   // The API's Status message (body.message), else "HTTP <status>".

@@ -119,7 +119,11 @@ TEST_CASE("KubeClient::ListWatch resumes from bookmarks, relists on 410 Gone, an
   std::thread serving([&] { server.listen_after_bind(); });
 
   WriteFile(dir.File("token"), "first\n");
-  KubeClient client({"https://localhost:" + std::to_string(port), dir.File("ca.crt"), dir.File("token")}, 1000, 100);
+  KubeConfig config;
+  config.server = "https://localhost:" + std::to_string(port);
+  config.ca_file = dir.File("ca.crt");
+  config.token_file = dir.File("token");
+  KubeClient client(config, 1000, 100);
   std::atomic<bool> stop{false};
   std::vector<size_t> listed;
   std::vector<std::string> events;

@@ -1,0 +1,207 @@
+// ParseShmMetrics, PrintTop and RunTop: the agents' gauges read through the API server.
+#include "cli/top_command.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iomanip>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <tuple>
+
+#include "server/kube_client.h"
+
+namespace shmguard::cli {
+namespace {
+
+using nlohmann::json;
+
+// Reads `name="value",...}` from `s` at `i` (just after the '{') into `labels`; false when
+// the text is not that.
+bool ReadLabels(std::string_view s, size_t& i, std::map<std::string, std::string>& labels) {
+  while (i < s.size() && s[i] != '}') {
+    size_t eq = s.find('=', i);
+    if (eq == std::string_view::npos || eq + 1 >= s.size() || s[eq + 1] != '"') return false;
+    std::string name(s.substr(i, eq - i)), value;
+    for (i = eq + 2; i < s.size() && s[i] != '"'; ++i) {
+      if (s[i] == '\\' && i + 1 < s.size()) {
+        ++i;
+        value += s[i] == 'n' ? '\n' : s[i];
+      } else {
+        value += s[i];
+      }
+    }
+    if (i >= s.size()) return false;
+    labels[name] = std::move(value);
+    ++i;  // the closing quote
+    if (i < s.size() && s[i] == ',') ++i;
+  }
+  return i < s.size();
+}
+
+std::string Mi(uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1fMi", static_cast<double>(bytes) / (1 << 20));
+  return buf;
+}
+
+// kubectl's order of kubeconfig files: --kubeconfig, the first of $KUBECONFIG, ~/.kube/config.
+std::string KubeconfigPath(const TopOptions& o) {
+  if (!o.kubeconfig.empty()) return o.kubeconfig;
+  if (const char* env = std::getenv("KUBECONFIG"); env && *env) {
+    std::string first(env);
+    return first.substr(0, first.find(':'));
+  }
+  const char* home = std::getenv("HOME");
+  std::string path = std::string(home ? home : "") + "/.kube/config";
+  std::error_code ec;
+  return home && std::filesystem::exists(path, ec) ? path : "";
+}
+
+}  // namespace
+
+std::vector<ShmUse> ParseShmMetrics(std::string_view text) {
+  static constexpr std::pair<std::string_view, uint64_t ShmUse::*> kGauges[] = {
+      {"shmguard_pod_shm_used_bytes{", &ShmUse::used},
+      {"shmguard_pod_shm_size_bytes{", &ShmUse::size},
+      {"shmguard_pod_shm_peak_bytes{", &ShmUse::peak},
+  };
+  std::vector<ShmUse> rows;
+  std::map<std::tuple<std::string, std::string, std::string>, size_t> index;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    std::string_view line = text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    start = end == std::string_view::npos ? text.size() : end + 1;
+    for (const auto& [prefix, field] : kGauges) {
+      if (line.substr(0, prefix.size()) != prefix) continue;
+      size_t i = prefix.size();
+      std::map<std::string, std::string> labels;
+      if (!ReadLabels(line, i, labels)) break;
+      std::string_view value = line.substr(i + 1);
+      while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+      char* parse_end = nullptr;
+      std::string number(value);
+      double v = std::strtod(number.c_str(), &parse_end);
+      if (parse_end == number.c_str() || v < 0) break;
+      auto key = std::make_tuple(labels["namespace"], labels["pod"], labels["volume"]);
+      auto [it, added] = index.emplace(key, rows.size());
+      if (added) rows.push_back({labels["namespace"], labels["pod"], labels["volume"], labels["workload"], "", 0, 0, 0});
+      rows[it->second].*field = static_cast<uint64_t>(v);
+      break;
+    }
+  }
+  return rows;
+}
+
+void PrintTop(std::vector<ShmUse> rows, bool all_namespaces, std::ostream& out) {
+  if (rows.empty()) {
+    out << "No /dev/shm volumes: no pod here mounts a memory-backed emptyDir at /dev/shm\n";
+    return;
+  }
+  std::sort(rows.begin(), rows.end(), [](const ShmUse& a, const ShmUse& b) {
+    return std::tie(a.namespace_, a.pod, a.volume) < std::tie(b.namespace_, b.pod, b.volume);
+  });
+  std::vector<std::vector<std::string>> table;
+  std::vector<std::string> head = {"POD", "VOLUME", "USED", "PEAK", "SIZE", "PEAK%", "WORKLOAD", "NODE"};
+  if (all_namespaces) head.insert(head.begin(), "NAMESPACE");
+  table.push_back(head);
+  for (const auto& r : rows) {
+    std::string percent = r.size ? std::to_string((r.peak * 100 + r.size / 2) / r.size) + "%" : "-";
+    std::vector<std::string> row = {r.pod, r.volume, Mi(r.used), Mi(r.peak), Mi(r.size), percent, r.workload, r.node};
+    if (all_namespaces) row.insert(row.begin(), r.namespace_);
+    table.push_back(std::move(row));
+  }
+  std::vector<size_t> width(head.size(), 0);
+  for (const auto& row : table) {
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  for (const auto& row : table) {
+    for (size_t i = 0; i < row.size(); ++i) {
+      out << row[i];
+      if (i + 1 < row.size()) out << std::string(width[i] - row[i].size() + 3, ' ');
+    }
+    out << "\n";
+  }
+}
+
+CLI::App* AddTopCommand(CLI::App& app, TopOptions& o) {
+  auto* cmd = app.add_subcommand("top", "Show what pods use of their /dev/shm, as the node agents measure it");
+  cmd->add_option("-n,--namespace", o.namespace_, "the namespace (default: the kubeconfig context's, else default)");
+  cmd->add_flag("-A,--all-namespaces", o.all_namespaces, "every namespace");
+  cmd->add_option("--node", o.node, "only the pods of this node");
+  cmd->add_option("--kubeconfig", o.kubeconfig, "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)");
+  cmd->add_option("--context", o.context, "the kubeconfig context (default: its current-context)");
+  cmd->add_option("-o,--output", o.output, "table or json")->check(CLI::IsMember({"table", "json"}));
+  return cmd;
+}
+
+ExitCode RunTop(const TopOptions& o, std::ostream& out, std::ostream& err) {
+  const std::string path = KubeconfigPath(o);
+  auto config = path.empty() ? server::KubeConfig::InCluster() : server::KubeConfig::FromKubeconfig(path, o.context);
+  if (!config) {
+    err << "shmguard top: " << config.error().ToString() << "\n";
+    return ExitCode::kUsage;
+  }
+  const std::string ns = o.namespace_.empty() ? (config->context_namespace.empty() ? "default" : config->context_namespace)
+                                              : o.namespace_;
+  server::KubeClient client(*config, 50, 100);
+  std::string list = "/api/v1/pods?labelSelector=app.kubernetes.io%2Fcomponent%3Dagent";
+  if (!o.node.empty()) list += "&fieldSelector=spec.nodeName%3D" + o.node;
+  auto agents = client.Request("GET", list);
+  if (!agents || !agents->ok()) {
+    err << "shmguard top: listing the agents' pods: "
+        << (agents ? agents->Message() : agents.error().ToString()) << "\n";
+    return ExitCode::kUsage;
+  }
+  std::vector<ShmUse> rows;
+  int reached = 0, running = 0;
+  for (const auto& pod : agents->body.value("items", json::array())) {
+    const json& meta = pod.value("metadata", json::object());
+    const json& status = pod.value("status", json::object());
+    if (status.value("phase", "") != "Running") continue;
+    ++running;
+    const std::string name = meta.value("name", ""), agent_ns = meta.value("namespace", "");
+    const std::string node = pod.value("spec", json::object()).value("nodeName", "");
+    int port = 8080;
+    for (const auto& c : pod["spec"].value("containers", json::array())) {
+      for (const auto& p : c.value("ports", json::array())) {
+        if (p.value("name", "") == "metrics") port = p.value("containerPort", port);
+      }
+    }
+    // A numeric port: the pod proxy does not resolve a port's name.
+    auto metrics = client.Request("GET", "/api/v1/namespaces/" + agent_ns + "/pods/" + name + ":" +
+                                             std::to_string(port) + "/proxy/metrics");
+    if (!metrics || !metrics->ok()) {
+      err << "shmguard top: the agent " << agent_ns << "/" << name << " on node " << node << ": "
+          << (metrics ? metrics->Message() : metrics.error().ToString()) << "\n";
+      continue;
+    }
+    ++reached;
+    for (auto& r : ParseShmMetrics(metrics->text)) {
+      if (!o.all_namespaces && r.namespace_ != ns) continue;
+      r.node = node;
+      rows.push_back(std::move(r));
+    }
+  }
+  if (running == 0) {
+    err << "shmguard top: no node agent runs" << (o.node.empty() ? "" : " on node " + o.node)
+        << " (pods labelled app.kubernetes.io/component=agent): install the chart with agent.enabled\n";
+    return ExitCode::kUsage;
+  }
+  if (o.output == "json") {
+    json items = json::array();
+    for (const auto& r : rows) {
+      items.push_back({{"namespace", r.namespace_}, {"pod", r.pod}, {"volume", r.volume}, {"workload", r.workload},
+                       {"node", r.node}, {"used_bytes", r.used}, {"peak_bytes", r.peak}, {"size_bytes", r.size}});
+    }
+    out << json{{"items", items}, {"agents", running}, {"agents_read", reached}}.dump(2) << "\n";
+  } else {
+    PrintTop(std::move(rows), o.all_namespaces, out);
+  }
+  return reached > 0 ? ExitCode::kOk : ExitCode::kUsage;
+}
+
+}  // namespace shmguard::cli
