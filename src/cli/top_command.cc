@@ -88,7 +88,8 @@ std::vector<ShmUse> ParseShmMetrics(std::string_view text) {
       if (parse_end == number.c_str() || v < 0) break;
       auto key = std::make_tuple(labels["namespace"], labels["pod"], labels["volume"]);
       auto [it, added] = index.emplace(key, rows.size());
-      if (added) rows.push_back({labels["namespace"], labels["pod"], labels["volume"], labels["workload"], "", 0, 0, 0});
+      if (added)
+        rows.push_back({labels["namespace"], labels["pod"], labels["volume"], labels["workload"], "", 0, 0, 0});
       rows[it->second].*field = static_cast<uint64_t>(v);
       break;
     }
@@ -145,15 +146,15 @@ ExitCode RunTop(const TopOptions& o, std::ostream& out, std::ostream& err) {
     err << "shmguard top: " << config.error().ToString() << "\n";
     return ExitCode::kUsage;
   }
-  const std::string ns = o.namespace_.empty() ? (config->context_namespace.empty() ? "default" : config->context_namespace)
-                                              : o.namespace_;
+  const std::string ns =
+      o.namespace_.empty() ? (config->context_namespace.empty() ? "default" : config->context_namespace) : o.namespace_;
   server::KubeClient client(*config, 50, 100);
   std::string list = "/api/v1/pods?labelSelector=app.kubernetes.io%2Fcomponent%3Dagent";
   if (!o.node.empty()) list += "&fieldSelector=spec.nodeName%3D" + o.node;
   auto agents = client.Request("GET", list);
   if (!agents || !agents->ok()) {
-    err << "shmguard top: listing the agents' pods: "
-        << (agents ? agents->Message() : agents.error().ToString()) << "\n";
+    err << "shmguard top: listing the agents' pods: " << (agents ? agents->Message() : agents.error().ToString())
+        << "\n";
     return ExitCode::kUsage;
   }
   std::vector<ShmUse> rows;
@@ -172,8 +173,8 @@ ExitCode RunTop(const TopOptions& o, std::ostream& out, std::ostream& err) {
       }
     }
     // A numeric port: the pod proxy does not resolve a port's name.
-    auto metrics = client.Request("GET", "/api/v1/namespaces/" + agent_ns + "/pods/" + name + ":" +
-                                             std::to_string(port) + "/proxy/metrics");
+    auto metrics = client.Request(
+        "GET", "/api/v1/namespaces/" + agent_ns + "/pods/" + name + ":" + std::to_string(port) + "/proxy/metrics");
     if (!metrics || !metrics->ok()) {
       err << "shmguard top: the agent " << agent_ns << "/" << name << " on node " << node << ": "
           << (metrics ? metrics->Message() : metrics.error().ToString()) << "\n";
@@ -194,8 +195,14 @@ ExitCode RunTop(const TopOptions& o, std::ostream& out, std::ostream& err) {
   if (o.output == "json") {
     json items = json::array();
     for (const auto& r : rows) {
-      items.push_back({{"namespace", r.namespace_}, {"pod", r.pod}, {"volume", r.volume}, {"workload", r.workload},
-                       {"node", r.node}, {"used_bytes", r.used}, {"peak_bytes", r.peak}, {"size_bytes", r.size}});
+      items.push_back({{"namespace", r.namespace_},
+                       {"pod", r.pod},
+                       {"volume", r.volume},
+                       {"workload", r.workload},
+                       {"node", r.node},
+                       {"used_bytes", r.used},
+                       {"peak_bytes", r.peak},
+                       {"size_bytes", r.size}});
     }
     out << json{{"items", items}, {"agents", running}, {"agents_read", reached}}.dump(2) << "\n";
   } else {

@@ -17,7 +17,7 @@ namespace shmguard::cli {
 // One pod volume, as an agent reports it.
 struct ShmUse {
   std::string namespace_, pod, volume, workload;
-  std::string node;  // the node of the agent that reported it
+  std::string node;                       // the node of the agent that reported it
   uint64_t used = 0, size = 0, peak = 0;  // bytes
 };
 
@@ -31,11 +31,11 @@ std::vector<ShmUse> ParseShmMetrics(std::string_view text);
 void PrintTop(std::vector<ShmUse> rows, bool all_namespaces, std::ostream& out);
 
 struct TopOptions {
-  std::string namespace_;       // -n; default: the kubeconfig context's namespace, else "default"
-  bool all_namespaces = false;  // -A
-  std::string node;             // --node: only the agent of this node
-  std::string kubeconfig;       // default: $KUBECONFIG's first file, else ~/.kube/config, else in-cluster
-  std::string context;          // default: the kubeconfig's current-context
+  std::string namespace_;        // -n; default: the kubeconfig context's namespace, else "default"
+  bool all_namespaces = false;   // -A
+  std::string node;              // --node: only the agent of this node
+  std::string kubeconfig;        // default: $KUBECONFIG's first file, else ~/.kube/config, else in-cluster
+  std::string context;           // default: the kubeconfig's current-context
   std::string output = "table";  // table or json
 };
 

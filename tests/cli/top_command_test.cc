@@ -24,7 +24,8 @@ json Pod(const std::string& uid, const std::string& ns, const std::string& name,
   return pod;
 }
 
-TEST_CASE("ParseShmMetrics reads back every volume the agent's metrics show, escaped labels included", "[top_command]") {
+TEST_CASE("ParseShmMetrics reads back every volume the agent's metrics show, escaped labels included",
+          "[top_command]") {
   server::AgentOptions o;
   o.kubelet_dir = "/k";
   std::map<std::string, uint64_t> used = {{"u1", 30 << 20}, {"u2", 7 << 20}};
