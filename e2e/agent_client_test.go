@@ -185,7 +185,7 @@ func fill(t *testing.T, dir string, bytes int) {
 // The agent's client against the real API server: it lists and watches its node's pods with
 // the chart's RBAC and a service-account token, records ShmNearFull and counts a repeat on the
 // same Event, re-reads its token file when the token rotates, and keeps watching across an API
-// server restart, resuming from its resourceVersion instead of listing again.
+// server restart (resuming from its resourceVersion, or listing once more after a 410).
 func TestAgentClientFollowsTheAPIServer(t *testing.T) {
 	ctx := ctxFor(t)
 	ns := newNamespace(t, nil)
@@ -300,10 +300,13 @@ func TestAgentClientFollowsTheAPIServer(t *testing.T) {
 		}
 		return nil
 	})
+	// After a restart the API server's watch cache starts at etcd's current revision: a watch
+	// from the agent's version either resumes or is told 410 Gone (too old) and the agent lists
+	// again, as a client-go reflector does. Either way at most one more list, and a new watch.
 	lists, watches := agent.value(t, "shmguard_agent_lists_total"), agent.value(t, "shmguard_agent_watches_total")
 	t.Logf("after the restart: %d list(s), %d watches (%d before the restart)", lists, watches, watchesBefore)
-	if lists != 1 || watches <= watchesBefore {
-		t.Errorf("lists %d, watches %d: want the one list and a watch resumed from its resourceVersion\nthe agent's log:\n%s",
+	if lists < 1 || lists > 2 || watches <= watchesBefore {
+		t.Errorf("lists %d, watches %d: want a watch resumed from its resourceVersion, or one relist after a 410\nthe agent's log:\n%s",
 			lists, watches, agent.log)
 	}
 }
