@@ -139,7 +139,9 @@ CLI::App* AddTopCommand(CLI::App& app, TopOptions& o) {
   return cmd;
 }
 
-ExitCode RunTop(const TopOptions& o, std::ostream& out, std::ostream& err) {
+namespace {
+
+ExitCode ReadAgents(const TopOptions& o, std::ostream& out, std::ostream& err) {
   const std::string path = KubeconfigPath(o);
   auto config = path.empty() ? server::KubeConfig::InCluster() : server::KubeConfig::FromKubeconfig(path, o.context);
   if (!config) {
@@ -157,9 +159,14 @@ ExitCode RunTop(const TopOptions& o, std::ostream& out, std::ostream& err) {
         << "\n";
     return ExitCode::kUsage;
   }
+  if (!agents->body.is_object() || !agents->body.contains("items") || !agents->body.at("items").is_array()) {
+    err << "shmguard top: listing the agents' pods: the answer is not a pod list\n";
+    return ExitCode::kUsage;
+  }
   std::vector<ShmUse> rows;
   int reached = 0, running = 0;
-  for (const auto& pod : agents->body.value("items", json::array())) {
+  for (const auto& pod : agents->body.at("items")) {
+    if (!pod.is_object()) continue;
     const json& meta = pod.value("metadata", json::object());
     const json& status = pod.value("status", json::object());
     if (status.value("phase", "") != "Running") continue;
@@ -167,7 +174,7 @@ ExitCode RunTop(const TopOptions& o, std::ostream& out, std::ostream& err) {
     const std::string name = meta.value("name", ""), agent_ns = meta.value("namespace", "");
     const std::string node = pod.value("spec", json::object()).value("nodeName", "");
     int port = 8080;
-    for (const auto& c : pod["spec"].value("containers", json::array())) {
+    for (const auto& c : pod.value("spec", json::object()).value("containers", json::array())) {
       for (const auto& p : c.value("ports", json::array())) {
         if (p.value("name", "") == "metrics") port = p.value("containerPort", port);
       }
@@ -209,6 +216,17 @@ ExitCode RunTop(const TopOptions& o, std::ostream& out, std::ostream& err) {
     PrintTop(std::move(rows), o.all_namespaces, out);
   }
   return reached > 0 ? ExitCode::kOk : ExitCode::kUsage;
+}
+
+}  // namespace
+
+ExitCode RunTop(const TopOptions& o, std::ostream& out, std::ostream& err) {
+  try {
+    return ReadAgents(o, out, err);
+  } catch (const nlohmann::json::exception& e) {  // a field of the wrong type in the API's answer
+    err << "shmguard top: the API server's answer could not be read: " << e.what() << "\n";
+    return ExitCode::kUsage;
+  }
 }
 
 }  // namespace shmguard::cli

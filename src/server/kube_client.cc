@@ -304,16 +304,21 @@ std::string KubeClient::WatchOnce(const std::string& path, const std::string& ve
           auto event = nlohmann::json::parse(buffer.begin() + static_cast<long>(start),
                                              buffer.begin() + static_cast<long>(nl), nullptr, false);
           if (!event.is_object()) continue;
-          std::string type = event.value("type", "");
-          const auto& object = event["object"];
-          if (type == "ERROR") {
-            gone = object.is_object() && object.value("code", 0) == 410;
-            return false;
+          // A field of the wrong type (value() throws) makes the event unreadable: skipped.
+          try {
+            const std::string type = event.value("type", "");
+            const nlohmann::json& object = event.contains("object") ? event.at("object") : nlohmann::json();
+            if (type == "ERROR") {
+              gone = object.is_object() && object.value("code", 0) == 410;
+              return false;
+            }
+            if (object.is_object() && object.contains("metadata") && object.at("metadata").is_object()) {
+              last = object.at("metadata").value("resourceVersion", last);
+            }
+            if (type != "BOOKMARK") on_event(type, object);
+          } catch (const nlohmann::json::exception&) {
+            continue;
           }
-          if (object.is_object() && object.contains("metadata")) {
-            last = object["metadata"].value("resourceVersion", last);
-          }
-          if (type != "BOOKMARK") on_event(type, object);
         }
         buffer.erase(0, start);
         return !stop.load();
@@ -336,9 +341,18 @@ void KubeClient::ListWatch(const std::string& path, const std::function<void(con
         if (Stopping(stop, backoff.Next())) return;
         continue;
       }
+      const nlohmann::json& body = list->body;
+      const nlohmann::json* items = body.contains("items") ? &body.at("items") : nullptr;
+      const nlohmann::json* meta = body.contains("metadata") ? &body.at("metadata") : nullptr;
+      const nlohmann::json* rv =
+          meta && meta->is_object() && meta->contains("resourceVersion") ? &meta->at("resourceVersion") : nullptr;
+      if (!items || !items->is_array() || !rv || !rv->is_string()) {  // not a list: try again later
+        if (Stopping(stop, backoff.Next())) return;
+        continue;
+      }
       ++lists_;
-      on_list(list->body.value("items", nlohmann::json::array()));
-      version = list->body["metadata"].value("resourceVersion", "");
+      on_list(*items);
+      version = rv->get<std::string>();
       backoff.Reset();
       if (version.empty()) {
         if (Stopping(stop, backoff.Next())) return;

@@ -166,5 +166,64 @@ TEST_CASE("KubeClient::ListWatch resumes from bookmarks, relists on 410 Gone, an
   CHECK(client.lists() == 2);
 }
 
+TEST_CASE("KubeClient::ListWatch lists again when an answer is not a list, and skips unreadable events",
+          "[kube_client][net]") {
+  test::TempDir dir;
+  test::MakeCa(dir.path());
+  test::IssueCert(dir.path(), "localhost", dir.File("tls.crt"), dir.File("tls.key"));
+  httplib::SSLServer server(dir.File("tls.crt").c_str(), dir.File("tls.key").c_str());
+  FakeApi api;
+  api.lists = {R"({"items":[]})", R"({"metadata":{"resourceVersion":7},"items":[]})",
+               R"({"metadata":{"resourceVersion":"9"},"items":[{"metadata":{"name":"a"}}]})"};
+  api.watches = {R"({"type":3,"object":{}})"
+                 "\n"
+                 R"({"type":"ADDED","object":{"metadata":"x"}})"
+                 "\n"
+                 R"({"type":"ADDED","object":{"metadata":{"name":"b","resourceVersion":"10"}}})"
+                 "\n"};
+  server.Get("/api/v1/pods", [&](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(api.mu);
+    if (req.get_param_value("watch") != "1") {
+      api.seen.push_back("list");
+      res.set_content(api.lists[std::min(api.next_list++, api.lists.size() - 1)], "application/json");
+      return;
+    }
+    api.seen.push_back("watch rv=" + req.get_param_value("resourceVersion"));
+    res.set_content(api.next_watch < api.watches.size() ? api.watches[api.next_watch] : "", "application/json");
+    if (api.next_watch++ >= api.watches.size()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  });
+  int port = server.bind_to_any_port("127.0.0.1");
+  std::thread serving([&] { server.listen_after_bind(); });
+  WriteFile(dir.File("token"), "t\n");
+  KubeConfig config;
+  config.server = "https://localhost:" + std::to_string(port);
+  config.ca_file = dir.File("ca.crt");
+  config.token_file = dir.File("token");
+  KubeClient client(config, 1000, 100);
+  std::atomic<bool> stop{false};
+  std::vector<std::string> events;
+  std::thread watching([&] {
+    client.ListWatch(
+        "/api/v1/pods", [](const nlohmann::json&) {},
+        [&](const std::string& type, const nlohmann::json& o) {
+          events.push_back(type + " " + (o["metadata"].is_object() ? o["metadata"].value("name", "") : "?"));
+        },
+        stop, 5);
+  });
+  for (int i = 0; i < 500 && client.watches() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  stop = true;
+  watching.join();
+  server.stop();
+  serving.join();
+  std::lock_guard<std::mutex> lock(api.mu);
+  REQUIRE(api.seen.size() >= 5);
+  CHECK(std::vector<std::string>(api.seen.begin(), api.seen.begin() + 5) ==
+        std::vector<std::string>{"list", "list", "list", "watch rv=9", "watch rv=10"});
+  CHECK(client.lists() == 1);  // the two answers that were not lists are not counted
+  // The event whose type is not text is skipped; the one whose metadata is not an object is
+  // handed on (its version cannot be read, so the next watch starts from the last one).
+  CHECK(events == std::vector<std::string>{"ADDED ?", "ADDED b"});
+}
+
 }  // namespace
 }  // namespace shmguard::server
