@@ -9,6 +9,8 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <thread>
 
 #include "tls_fixture.h"
@@ -60,15 +62,6 @@ TEST_CASE("KubeConfig::InCluster fails outside a pod, naming what is missing", "
   CHECK(c.error().message.find("KUBERNETES_SERVICE_HOST") != std::string::npos);
 }
 
-// A fake API server's pods collection: the list answers `lists` in turn, each watch answers the
-// next of `watches` (a stream of event lines) and then ends.
-struct FakeApi {
-  std::mutex mu;
-  std::vector<std::string> lists, watches;
-  std::vector<std::string> seen;  // "list" or "watch rv=N", with the bearer token
-  size_t next_list = 0, next_watch = 0;
-};
-
 void WriteFile(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 // A new token, its file's modification time a second later than before (the client re-reads the
@@ -81,49 +74,94 @@ void RotateToken(const std::string& path, const std::string& token) {
   ::utimensat(AT_FDCWD, path.c_str(), times, 0);
 }
 
-TEST_CASE("KubeClient::ListWatch resumes from bookmarks, relists on 410 Gone, and re-reads its token",
-          "[kube_client][net]") {
-  test::TempDir dir;
-  test::MakeCa(dir.path());
-  test::IssueCert(dir.path(), "localhost", dir.File("tls.crt"), dir.File("tls.key"));
-  httplib::SSLServer server(dir.File("tls.crt").c_str(), dir.File("tls.key").c_str());
-  FakeApi api;
-  api.lists = {
-      R"({"metadata":{"resourceVersion":"100"},"items":[{"metadata":{"name":"a"}}]})",
-      R"({"metadata":{"resourceVersion":"200"},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]})"};
-  api.watches = {
-      // An event, then the version is too old: relist.
-      R"({"type":"ADDED","object":{"metadata":{"name":"b","resourceVersion":"101"}}})"
-      "\n"
-      R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})"
-      "\n",
-      // A bookmark moves the version on; the watch ends as the API server's timeout ends it.
-      R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"250"}}})"
-      "\n",
-  };
-  server.Get("/api/v1/pods", [&](const httplib::Request& req, httplib::Response& res) {
-    std::lock_guard<std::mutex> lock(api.mu);
+// A fake API server on loopback (TLS, its own CA): GET /api/v1/pods answers `lists` in turn, and
+// each watch the next of `watches` (event lines), then empty streams. `on_watch(n, token_file)`
+// runs as the n-th watch (from 1) is answered. Seen() is what was asked: "list Bearer T", "watch rv=N Bearer T".
+class FakeApi {
+ public:
+  FakeApi(std::vector<std::string> lists, std::vector<std::string> watches,
+          std::function<void(size_t, const std::string&)> on_watch = nullptr)
+      : lists_(std::move(lists)), watches_(std::move(watches)), on_watch_(std::move(on_watch)) {
+    test::MakeCa(dir_.path());
+    test::IssueCert(dir_.path(), "localhost", dir_.File("tls.crt"), dir_.File("tls.key"));
+    server_ = std::make_unique<httplib::SSLServer>(dir_.File("tls.crt").c_str(), dir_.File("tls.key").c_str());
+    server_->Get("/api/v1/pods", [this](const httplib::Request& req, httplib::Response& res) { Answer(req, res); });
+    port_ = server_->bind_to_any_port("127.0.0.1");
+    serving_ = std::thread([this] { server_->listen_after_bind(); });
+    WriteFile(File("token"), "first\n");
+  }
+  ~FakeApi() {
+    server_->stop();
+    serving_.join();
+  }
+  std::string File(const std::string& name) const { return dir_.File(name); }
+  KubeConfig Config() const {
+    KubeConfig c;
+    c.server = "https://localhost:" + std::to_string(port_);
+    c.ca_file = File("ca.crt");
+    c.token_file = File("token");
+    return c;
+  }
+  std::vector<std::string> Seen() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return seen_;
+  }
+  // Waits up to 5 s for `n` requests.
+  bool WaitFor(size_t n) {
+    for (int i = 0; i < 500; ++i) {
+      if (Seen().size() >= n) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+
+ private:
+  void Answer(const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(mu_);
     std::string who = " " + req.get_header_value("Authorization");
     if (req.get_param_value("watch") != "1") {
-      api.seen.push_back("list" + who);
-      res.set_content(api.lists[std::min(api.next_list++, api.lists.size() - 1)], "application/json");
+      seen_.push_back("list" + who);
+      res.set_content(lists_[std::min(next_list_++, lists_.size() - 1)], "application/json");
       return;
     }
-    api.seen.push_back("watch rv=" + req.get_param_value("resourceVersion") + who);
-    std::string body = api.next_watch < api.watches.size() ? api.watches[api.next_watch] : "";
-    if (++api.next_watch == 2) RotateToken(dir.File("token"), "second");  // the kubelet rotates it
+    seen_.push_back("watch rv=" + req.get_param_value("resourceVersion") + who);
+    std::string body = next_watch_ < watches_.size() ? watches_[next_watch_] : "";
+    ++next_watch_;
+    if (on_watch_) on_watch_(next_watch_, File("token"));
     if (body.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     res.set_content(body, "application/json");
-  });
-  int port = server.bind_to_any_port("127.0.0.1");
-  std::thread serving([&] { server.listen_after_bind(); });
+  }
 
-  WriteFile(dir.File("token"), "first\n");
-  KubeConfig config;
-  config.server = "https://localhost:" + std::to_string(port);
-  config.ca_file = dir.File("ca.crt");
-  config.token_file = dir.File("token");
-  KubeClient client(config, 1000, 100);
+  test::TempDir dir_;
+  std::vector<std::string> lists_, watches_;
+  std::function<void(size_t, const std::string&)> on_watch_;
+  std::mutex mu_;
+  std::vector<std::string> seen_;
+  size_t next_list_ = 0, next_watch_ = 0;
+  std::unique_ptr<httplib::SSLServer> server_;
+  int port_ = 0;
+  std::thread serving_;
+};
+
+TEST_CASE("KubeClient::ListWatch resumes from bookmarks, relists on 410 Gone, and re-reads its token",
+          "[kube_client][net]") {
+  FakeApi api(
+      {R"({"metadata":{"resourceVersion":"100"},"items":[{"metadata":{"name":"a"}}]})",
+       R"({"metadata":{"resourceVersion":"200"},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]})"},
+      {
+          // An event, then the version is too old: relist.
+          R"({"type":"ADDED","object":{"metadata":{"name":"b","resourceVersion":"101"}}})"
+          "\n"
+          R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})"
+          "\n",
+          // A bookmark moves the version on; the watch ends as the API server's timeout ends it.
+          R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"250"}}})"
+          "\n",
+      },
+      [](size_t n, const std::string& token_file) {
+        if (n == 2) RotateToken(token_file, "second");  // the kubelet rotates it
+      });
+  KubeClient client(api.Config(), 1000, 100);
   std::atomic<bool> stop{false};
   std::vector<size_t> listed;
   std::vector<std::string> events;
@@ -135,32 +173,19 @@ TEST_CASE("KubeClient::ListWatch resumes from bookmarks, relists on 410 Gone, an
         },
         stop, 5);
   });
-  auto seen = [&](size_t n) {
-    for (int i = 0; i < 500; ++i) {
-      {
-        std::lock_guard<std::mutex> lock(api.mu);
-        if (api.seen.size() >= n) return true;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return false;
-  };
-  REQUIRE(seen(5));
+  REQUIRE(api.WaitFor(5));
   stop = true;
   watching.join();
-  server.stop();
-  serving.join();
 
-  std::lock_guard<std::mutex> lock(api.mu);
+  auto seen = api.Seen();
   const std::vector<std::string> want = {
       "list Bearer first",
       "watch rv=100 Bearer first",
       "list Bearer first",
       "watch rv=200 Bearer first",
   };
-  REQUIRE(api.seen.size() >= 5);
-  CHECK(std::vector<std::string>(api.seen.begin(), api.seen.begin() + 4) == want);
-  CHECK(api.seen[4] == "watch rv=250 Bearer second");  // from the bookmark, with the new token
+  CHECK(std::vector<std::string>(seen.begin(), seen.begin() + 4) == want);
+  CHECK(seen[4] == "watch rv=250 Bearer second");  // from the bookmark, with the new token
   CHECK(listed == std::vector<size_t>{1, 2});
   CHECK(events == std::vector<std::string>{"ADDED b"});
   CHECK(client.lists() == 2);
@@ -168,38 +193,15 @@ TEST_CASE("KubeClient::ListWatch resumes from bookmarks, relists on 410 Gone, an
 
 TEST_CASE("KubeClient::ListWatch lists again when an answer is not a list, and skips unreadable events",
           "[kube_client][net]") {
-  test::TempDir dir;
-  test::MakeCa(dir.path());
-  test::IssueCert(dir.path(), "localhost", dir.File("tls.crt"), dir.File("tls.key"));
-  httplib::SSLServer server(dir.File("tls.crt").c_str(), dir.File("tls.key").c_str());
-  FakeApi api;
-  api.lists = {R"({"items":[]})", R"({"metadata":{"resourceVersion":7},"items":[]})",
-               R"({"metadata":{"resourceVersion":"9"},"items":[{"metadata":{"name":"a"}}]})"};
-  api.watches = {R"({"type":3,"object":{}})"
-                 "\n"
-                 R"({"type":"ADDED","object":{"metadata":"x"}})"
-                 "\n"
-                 R"({"type":"ADDED","object":{"metadata":{"name":"b","resourceVersion":"10"}}})"
-                 "\n"};
-  server.Get("/api/v1/pods", [&](const httplib::Request& req, httplib::Response& res) {
-    std::lock_guard<std::mutex> lock(api.mu);
-    if (req.get_param_value("watch") != "1") {
-      api.seen.push_back("list");
-      res.set_content(api.lists[std::min(api.next_list++, api.lists.size() - 1)], "application/json");
-      return;
-    }
-    api.seen.push_back("watch rv=" + req.get_param_value("resourceVersion"));
-    res.set_content(api.next_watch < api.watches.size() ? api.watches[api.next_watch] : "", "application/json");
-    if (api.next_watch++ >= api.watches.size()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  });
-  int port = server.bind_to_any_port("127.0.0.1");
-  std::thread serving([&] { server.listen_after_bind(); });
-  WriteFile(dir.File("token"), "t\n");
-  KubeConfig config;
-  config.server = "https://localhost:" + std::to_string(port);
-  config.ca_file = dir.File("ca.crt");
-  config.token_file = dir.File("token");
-  KubeClient client(config, 1000, 100);
+  FakeApi api({R"({"items":[]})", R"({"metadata":{"resourceVersion":7},"items":[]})",
+               R"({"metadata":{"resourceVersion":"9"},"items":[{"metadata":{"name":"a"}}]})"},
+              {R"({"type":3,"object":{}})"
+               "\n"
+               R"({"type":"ADDED","object":{"metadata":"x"}})"
+               "\n"
+               R"({"type":"ADDED","object":{"metadata":{"name":"b","resourceVersion":"10"}}})"
+               "\n"});
+  KubeClient client(api.Config(), 1000, 100);
   std::atomic<bool> stop{false};
   std::vector<std::string> events;
   std::thread watching([&] {
@@ -210,15 +212,13 @@ TEST_CASE("KubeClient::ListWatch lists again when an answer is not a list, and s
         },
         stop, 5);
   });
-  for (int i = 0; i < 500 && client.watches() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(api.WaitFor(5));
   stop = true;
   watching.join();
-  server.stop();
-  serving.join();
-  std::lock_guard<std::mutex> lock(api.mu);
-  REQUIRE(api.seen.size() >= 5);
-  CHECK(std::vector<std::string>(api.seen.begin(), api.seen.begin() + 5) ==
-        std::vector<std::string>{"list", "list", "list", "watch rv=9", "watch rv=10"});
+  auto seen = api.Seen();
+  CHECK(std::vector<std::string>(seen.begin(), seen.begin() + 5) ==
+        std::vector<std::string>{"list Bearer first", "list Bearer first", "list Bearer first",
+                                 "watch rv=9 Bearer first", "watch rv=10 Bearer first"});
   CHECK(client.lists() == 1);  // the two answers that were not lists are not counted
   // The event whose type is not text is skipped; the one whose metadata is not an object is
   // handed on (its version cannot be read, so the next watch starts from the last one).
