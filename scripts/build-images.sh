@@ -19,6 +19,10 @@ mkdir -p "$cache"
 export PATH=/usr/local/go/bin:$PATH
 say() { printf 'build-images: %s\n' "$*" >&2; }
 buildah=(buildah --root "$cache/storage" --runroot "$cache/run" --storage-driver overlay)
+# One run at a time over the cache: runs share buildah's storage, and each one's clean-up on exit
+# (below) takes down what is mounted there.
+exec 9>"$cache/.lock"
+flock 9
 script_key=$(sha256sum "$0" | cut -c1-12)
 
 # hash FILE|DIR...: one key for the contents of files (sorted by name).
@@ -38,7 +42,18 @@ done_with() { echo "$2" >"$cache/$1.key"; }
 # The Debian base images. mmdebstrap writes the host's apt sources into each, so the
 # Dockerfiles' apt-get reaches the archive the host does.
 sources=$(mktemp)
-trap 'rm -f "$sources"' EXIT
+# On exit, whatever happened: buildah's storage leaves mounts on the host — the overlay driver
+# mounts its directory privately on itself, and a build that was stopped keeps its working
+# container mounted — so they are taken down, as the host was before.
+cleanup() {
+  rm -f "$sources" "$cache"/*-rootfs.tar "$cache"/*.sources "$cache"/*.tar.tmp
+  "${buildah[@]}" rm --all >/dev/null 2>&1 || true
+  local m
+  for m in $(awk -v d="$cache/storage/" 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r); do
+    umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+  done
+}
+trap cleanup EXIT
 for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
   [[ -f $f ]] || continue
   if [[ $f == *.sources ]]; then cat "$f"; else grep -E '^deb ' "$f" || true; fi
