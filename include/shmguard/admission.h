@@ -60,7 +60,9 @@ struct NamespaceLabels {
   // policy turns the namespace off).
   bool enforce = false;
 };
-Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face, const NamespaceLabels& labels = {});
+// `observations`: the workloads' learned /dev/shm (EvaluateOptions::observations); nullptr: none.
+Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face, const NamespaceLabels& labels = {},
+                const ObservationIndex* observations = nullptr);
 
 // True for a finding the patch itself answers (the /dev/shm volume and mounts, IPC_LOCK,
 // hostIPC, a Compose shm_size): /mutate does not warn about what it fixes; /validate, which sees

@@ -17,6 +17,7 @@
 #include "shmguard/pod_templates.h"
 #include "shmguard/policy.h"
 #include "shmguard/shm_plan.h"
+#include "shmguard/shm_profile.h"
 
 namespace shmguard {
 
@@ -79,15 +80,26 @@ struct Exemptions {
   std::vector<Check> checks = {};  // the caller's (--ignore)
 };
 
-// Evaluates `object` as if created in namespace `namespace_name` (the object's own namespace
-// when empty, "default" when it has none). A TrainJob whose runtime is in `runtimes` is read
-// as that runtime's pods. `namespace_pod_security` is the namespace's own Pod Security level
-// (its pod-security.kubernetes.io/enforce label): the stricter of it and the policy rule's
-// applies. Never fails: malformed fields in an annotated pod are a kDeny whose
-// reason names the field; a non-workload is a kSkip saying why.
-Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view namespace_name = {},
-                    Detail detail = Detail::kAll, const RuntimeCatalog* runtimes = nullptr,
-                    PodSecurityLevel namespace_pod_security = PodSecurityLevel::kPrivileged,
-                    const Exemptions& exemptions = {});
+// How an object is evaluated, beyond the policy. Every field has the default an audit of a
+// manifest wants.
+struct EvaluateOptions {
+  // The namespace the object is created in: its own when empty, "default" when it has none.
+  std::string_view namespace_name = {};
+  Detail detail = Detail::kAll;
+  // A TrainJob whose runtime is here is read as that runtime's pods.
+  const RuntimeCatalog* runtimes = nullptr;
+  // The namespace's own Pod Security level (its pod-security.kubernetes.io/enforce label): the
+  // stricter of it and the policy rule's applies.
+  PodSecurityLevel namespace_pod_security = PodSecurityLevel::kPrivileged;
+  Exemptions exemptions = {};
+  // What the workloads' pods were seen to use (shm_profile.h): a pod template whose workload
+  // has a profile is sized max(the formula's size, peak × policy.observed.margin), with a
+  // sized-from-observation finding. nullptr: sized from the formula alone.
+  const ObservationIndex* observations = nullptr;
+};
+
+// Evaluates `object` under `policy`. Never fails: malformed fields in an annotated pod are a
+// kDeny whose reason names the field; a non-workload is a kSkip saying why.
+Evaluation Evaluate(JsonNode object, const Policy& policy, const EvaluateOptions& options = {});
 
 }  // namespace shmguard

@@ -66,6 +66,13 @@ struct UnannotatedRule {
   int64_t minimum_bytes = 1ll << 30;
 };
 
+// Sizes learned from what a workload's pods used (shm_profile.h).
+struct ObservedRule {
+  // The size an observed peak asks for: peak × margin, in millionths. Sampling every second can
+  // miss a burst between samples, and a Bus error ends the run. Default: 1500000 (×1.5).
+  int64_t margin_ppm = 1'500'000;
+};
+
 struct NamespaceRule {
   std::vector<std::string> match;  // fnmatch(3) globs on the namespace name, e.g. "ml-*"
   NamespaceMode mode = NamespaceMode::kWarn;
@@ -78,6 +85,9 @@ struct NamespaceRule {
   // Checks exempted in these namespaces (checks.h): reported as suppressed, never counted.
   // Default: none.
   std::vector<Check> ignore = {};
+  // The node agent may grow a running pod's /dev/shm in place (the pod's resize subresource) in
+  // these namespaces, as the namespace label shmguard.io/grow-in-place=true does. Default: false.
+  bool grow_in_place = false;
 };
 
 // The webhook port's TLS settings as the config file's `tls:` section gives them; unset fields
@@ -99,6 +109,7 @@ struct Policy {
   int64_t max_fraction_ppm = 500'000;
   SizingConstants sizing;
   UnannotatedRule unannotated;
+  ObservedRule observed;
   // First match wins; a namespace that matches nothing is treated as {mode: warn}.
   // Default: kube-* off; ml-*, train-* enforce + requireAnnotations; * warn (README "Policy").
   std::vector<NamespaceRule> namespaces = DefaultNamespaceRules();

@@ -1,7 +1,8 @@
 // The parts of a Kubernetes object that Evaluate never reads, so that a parser may drop them
 // while building the JSON tree (the server and the audit do, for speed). Dropping them must not
 // change any Evaluation: tests/io/fast_json_test.cc checks that over all test data.
-// Keep this in step with pod_facts.cc, shm_mount.cc, shm_patch.cc and pod_templates.cc.
+// Keep this in step with pod_facts.cc, shm_mount.cc, shm_patch.cc, pod_templates.cc and
+// shm_profile.cc (ownerReferences and labels name the workload a pod is learned under).
 #pragma once
 
 #include <algorithm>
@@ -38,7 +39,7 @@ inline constexpr std::string_view kIgnoredMembers[] = {
     "lifecycle", "stdinOnce", "subdomain", "finalizers", "generation", "workingDir", "defaultMode",
     "subPathExpr", "tolerations", "nodeSelector", "startupProbe", "livenessProbe", "managedFields",
     "schedulerName", "readinessGates", "readinessProbe", "serviceAccount", "imagePullPolicy",
-    "ownerReferences", "resourceVersion", "imagePullSecrets", "mountPropagation",
+    "resourceVersion", "imagePullSecrets", "mountPropagation",
     "preemptionPolicy", "runtimeClassName", "creationTimestamp", "priorityClassName",
     "setHostnameAsFQDN", "enableServiceLinks", "serviceAccountName", "shareProcessNamespace",
     "terminationMessagePath", "terminationMessagePolicy", "topologySpreadConstraints",

@@ -7,7 +7,11 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "shmguard/json_node.h"
+#include "shmguard/policy.h"
 
 namespace shmguard {
 
@@ -19,12 +23,6 @@ struct ShmVolume {
 // The memory emptyDirs `pod` (a Pod object) mounts at /dev/shm, in the order of spec.volumes.
 // Anything that is not such a volume, or a pod without spec, gives none.
 std::vector<ShmVolume> FindShmVolumes(const nlohmann::json& pod);
-
-// The workload a pod's /dev/shm use is kept for: the shmguard.io/profile annotation when set
-// ("profile/<value>"); else its controller, "Kind/name" — a ReplicaSet made by a Deployment
-// (its name is the Deployment's plus "-" and the pod's pod-template-hash label) as the
-// Deployment; else "Pod/<name>". Examples: "Job/resnet", "Deployment/serve", "profile/llm-ft".
-std::string WorkloadOf(const nlohmann::json& pod);
 
 // One volume's samples. Warns once per crossing: when use rises to `threshold` of the size or
 // above, having been below it (or on the first sample); it re-arms once use falls back below
@@ -51,5 +49,29 @@ class ShmWatch {
   uint64_t used_ = 0, size_ = 0, peak_ = 0;
   bool above_ = false;
 };
+
+// Growing a running pod's /dev/shm in place (the pod's resize subresource, Kubernetes 1.37's
+// InPlacePodVerticalScalingMemoryBackedVolumes): the new sizeLimit of volume `volume` of `pod`,
+// or why there is none. The size doubles, up to the policy's maxFractionOfMemoryLimit of the
+// pod's memory limit (the kubelet ignores a sizeLimit above the limit itself).
+enum class GrowthRefusal {
+  kNone,
+  kNoSizeLimit,    // the volume has no sizeLimit: it already is the memory limit, and a resize
+                   // may not add one
+  kNoMemoryLimit,  // nothing bounds the pages: growing would only move the risk to the node
+  kNoRoom,         // the sizeLimit is at the cap already
+  kUnreadable,     // the pod or the volume cannot be read
+};
+struct Growth {
+  GrowthRefusal refusal = GrowthRefusal::kNone;
+  int64_t from_bytes = 0, to_bytes = 0;       // the sizeLimit now, and the one asked for
+  int64_t cap_bytes = 0;                      // maxFractionOfMemoryLimit of the memory limit
+  std::optional<int64_t> memory_limit_bytes;  // the pod's, when it has one
+};
+Growth GrowthTarget(JsonNode pod, std::string_view volume, const Policy& policy);
+
+// The body of the resize (a strategic merge patch of the pod's resize subresource) that sets
+// volume `volume`'s sizeLimit to `bytes`.
+std::string ResizeVolumePatch(std::string_view volume, int64_t bytes);
 
 }  // namespace shmguard

@@ -78,7 +78,8 @@ bool FixedByPatch(const Finding& f) {
   }
 }
 
-Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face, const NamespaceLabels& labels) {
+Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face, const NamespaceLabels& labels,
+                const ObservationIndex* observations) {
   Decision d;
   if (request.operation != "CREATE") return d;  // pod fields are immutable after creation
   std::string api_version = request.group.empty() ? request.version : request.group + "/" + request.version;
@@ -89,8 +90,11 @@ Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face
   if (IsComposeDocument(request.object)) return d;
 
   // A /mutate answer carries warnings and denials only: info findings are not recorded.
-  Evaluation ev = Evaluate(request.object, policy, request.namespace_name,
-                           face == Face::kMutate ? Detail::kProblems : Detail::kAll, nullptr, labels.pod_security);
+  Evaluation ev = Evaluate(request.object, policy,
+                           {.namespace_name = request.namespace_name,
+                            .detail = face == Face::kMutate ? Detail::kProblems : Detail::kAll,
+                            .namespace_pod_security = labels.pod_security,
+                            .observations = observations});
   d.verdict = ev.verdict;
   d.required_bytes = ev.RequiredBytes();
   d.name = ev.name;

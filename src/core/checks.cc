@@ -10,9 +10,10 @@ using S = Severity;
 
 // One check per line. The IDs are stable: tools and exemptions name them.
 // clang-format off
-constexpr std::array<CheckInfo, 33> kChecks = {{
+constexpr std::array<CheckInfo, 34> kChecks = {{
     {Check::kShmPlan, "shm-plan", S::kInfo, "The /dev/shm size the pod needs, and the arithmetic behind it"},
     {Check::kSizedWithoutAnnotations, "sized-without-annotations", S::kWarning, "A GPU pod sized without DataLoader annotations: an estimate"},
+    {Check::kSizedFromObservation, "sized-from-observation", S::kInfo, "Sized from what the workload's pods used: the observed peak times the margin"},
     {Check::kShmOverMemoryLimit, "shm-over-memory-limit", S::kError, "The /dev/shm needed does not fit the memory limit"},
     {Check::kMemoryHeadroom, "memory-headroom", S::kInfo, "What the memory limit leaves the processes once /dev/shm is full"},
     {Check::kMemoryLimitMissing, "memory-limit-missing", S::kWarning, "No memory limit: /dev/shm pages are bounded only by the node"},

@@ -78,11 +78,12 @@ int64_t Evaluation::RequiredBytes() const {
   return out;
 }
 
-Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view namespace_name, Detail detail,
-                    const RuntimeCatalog* runtimes, PodSecurityLevel namespace_pod_security,
-                    const Exemptions& exemptions) {
+Evaluation Evaluate(JsonNode object, const Policy& policy, const EvaluateOptions& options) {
+  const std::string_view namespace_name = options.namespace_name;
+  const Detail detail = options.detail;
+  const Exemptions& exemptions = options.exemptions;
   Evaluation ev;
-  auto workload = FindPodTemplates(object, runtimes);
+  auto workload = FindPodTemplates(object, options.runtimes);
   if (!workload) {
     const Error& e = workload.error();
     ev.kind = object.StringMember("kind");
@@ -111,7 +112,7 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view name
   // rule that matches every namespace ("*"), if any, applies to it.
   if (w.separate_pods || w.cluster_scoped) ev.namespace_name.clear();
   ev.rule = w.separate_pods ? NamespaceRule{} : MatchNamespace(policy, ev.namespace_name);
-  ev.rule.pod_security = std::max(ev.rule.pod_security, namespace_pod_security);
+  ev.rule.pod_security = std::max(ev.rule.pod_security, options.namespace_pod_security);
   if (ev.rule.mode == NamespaceMode::kOff) {
     ev.verdict = Verdict::kSkip;
     if (detail == Detail::kAll) {
@@ -135,6 +136,14 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, std::string_view name
   bool object_error = SettleObject(ev.findings, exempt);
   for (const auto& t : w.templates) {
     PodContext ctx{detail, exempt};
+    if (options.observations && !w.separate_pods) {
+      auto profile = t.annotations.find(kProfileAnnotation);
+      std::vector<std::string> workloads =
+          profile != t.annotations.end() && profile->second.IsString() && !profile->second.String().empty()
+              ? std::vector<std::string>{"profile/" + std::string(profile->second.String())}
+              : WorkloadCandidates(object);
+      ctx.observed = options.observations->Find(ev.namespace_name, workloads);
+    }
     std::vector<Finding> ignore_findings;
     auto it = t.annotations.find(kIgnoreAnnotation);
     if (it != t.annotations.end()) {

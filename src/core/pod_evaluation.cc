@@ -13,6 +13,7 @@
 #include "shmguard/quantity.h"
 #include "shmguard/shm_estimate.h"
 #include "shmguard/shm_mount.h"
+#include "shmguard/shm_profile.h"
 
 namespace shmguard {
 namespace {
@@ -66,18 +67,50 @@ Result<SizingInputs> ReadSizing(const PodTemplate& t, const Policy& policy) {
 
 // The plan as compact JSON with sorted keys — what json::dump would write, built directly:
 // every value is a number or a quantity ([0-9A-Za-z.]), so nothing needs escaping.
-std::string PlanAnnotation(const SizingInputs& in, const PodFacts& f, const ShmPlan& plan) {
+// ',"observed":{...}' when the size was learned from a profile: the peak, the runs, when, and
+// the workload; else nothing. It sorts between "nodes" and the keys after it.
+std::string ObservedMember(const ObservedShm* o) {
+  if (!o) return {};
+  return R"(,"observed":{"last":)" + JsonQuoted(o->last_observed) + R"(,"peak":")" + FormatBytes(o->peak_bytes) +
+         R"(","runs":)" + std::to_string(o->runs) + R"(,"workload":)" + JsonQuoted(o->workload) + "}";
+}
+
+std::string PlanAnnotation(const SizingInputs& in, const PodFacts& f, int64_t required, const ObservedShm* o) {
   return R"({"batchBytes":")" + FormatBytes(in.batch_bytes) + R"(","gpus":)" + std::to_string(f.gpus) + R"(,"nodes":)" +
-         std::to_string(f.nodes) + R"(,"prefetchFactor":)" + std::to_string(in.prefetch) + R"(,"procs":)" +
-         std::to_string(f.procs) + R"(,"required":")" + FormatBytes(plan.required_bytes) + R"(","workers":)" +
+         std::to_string(f.nodes) + ObservedMember(o) + R"(,"prefetchFactor":)" + std::to_string(in.prefetch) +
+         R"(,"procs":)" + std::to_string(f.procs) + R"(,"required":")" + FormatBytes(required) + R"(","workers":)" +
          std::to_string(in.workers) + "}";
 }
 
 // The plan annotation of an estimated size: what it was estimated from, sorted keys.
-std::string EstimateAnnotation(const ShmEstimate& e, const PodFacts& f, int64_t required) {
+std::string EstimateAnnotation(const ShmEstimate& e, const PodFacts& f, int64_t required, const ObservedShm* o) {
   return R"({"estimated":)" + JsonQuoted(e.basis) + R"(,"floor":")" + FormatBytes(e.floor_bytes) + R"(","gpus":)" +
-         std::to_string(f.gpus) + R"(,"nodes":)" + std::to_string(f.nodes) + R"(,"procs":)" + std::to_string(f.procs) +
-         R"(,"required":")" + FormatBytes(required) + "\"}";
+         std::to_string(f.gpus) + R"(,"nodes":)" + std::to_string(f.nodes) + ObservedMember(o) + R"(,"procs":)" +
+         std::to_string(f.procs) + R"(,"required":")" + FormatBytes(required) + "\"}";
+}
+
+// The size the workload's profile asks for, `formula` bytes being what the formula gives
+// (the plan, or an unannotated pod's floor): max(formula, peak × margin), with its
+// sized-from-observation finding. nullopt without a profile.
+struct Learned {
+  int64_t required_bytes;
+  Finding finding;
+};
+std::optional<Learned> Learn(const PodTemplate& t, const PodContext& ctx, const Policy& policy, int64_t formula) {
+  const ObservedShm* o = ctx.observed;
+  if (!o || o->peak_bytes <= 0) return std::nullopt;
+  const int64_t learned = LearnedBytes(o->peak_bytes, policy.observed.margin_ppm);
+  Learned out{std::max(formula, learned), Finding(Check::kSizedFromObservation, AnnotationsPointer(t))};
+  out.finding.Num("required_bytes", out.required_bytes)
+      .Num("learned_bytes", learned)
+      .Num("formula_bytes", formula)
+      .Num("peak_bytes", o->peak_bytes)
+      .Num("margin_ppm", policy.observed.margin_ppm)
+      .Num("runs", o->runs)
+      .Val("workload", o->workload)
+      .Val("last_observed", o->last_observed)
+      .Val("last_pod", o->last_pod);
+  return out;
 }
 
 // What /dev/shm is named in findings: the volume shmguard adds, or a Compose service's.
@@ -126,8 +159,9 @@ void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule&
   auto plan = PlanShm(in, policy.sizing);
   if (!plan) return DenyWith(t, pe, plan.error());
   pe.plan = *plan;
-  pe.required_bytes = plan->required_bytes;
-  const int64_t required = plan->required_bytes;
+  std::optional<Learned> learned = Learn(t, ctx, policy, plan->required_bytes);
+  const int64_t required = learned ? learned->required_bytes : plan->required_bytes;
+  pe.required_bytes = required;
   // The plan is a sized pod's first finding: recorded now when every finding is, else only
   // ahead of a denial's (a /mutate warning cites the arithmetic it refuses).
   const bool all = ctx.detail == Detail::kAll;
@@ -137,6 +171,7 @@ void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule&
     Settle(pe, ctx);
   };
   if (all) Add(pe, PlanFinding(t, *plan, policy.sizing, *facts));
+  if (learned && all) Add(pe, learned->finding);
   NoteLaunch(t, *facts, pe, all);
 
   if (mount->kind == ShmMountKind::kOther) {
@@ -159,7 +194,8 @@ void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule&
     }
     return;
   }
-  PatchTo(t, w, rule, policy, *facts, *mount, required, PlanAnnotation(*sizing, *facts, *plan), ctx, pe);
+  PatchTo(t, w, rule, policy, *facts, *mount, required, PlanAnnotation(*sizing, *facts, required, ctx.observed), ctx,
+          pe);
 }
 
 // True when every container requesting GPUs mounts /dev/shm (so none is left at 64Mi).
@@ -183,10 +219,14 @@ void EvaluateEstimated(const PodTemplate& t, const Workload& w, const NamespaceR
   if (!estimate) return DenyWith(t, pe, estimate.error());
   pe.plan = estimate->floor_plan;
   pe.estimated = true;
-  pe.required_bytes = estimate->floor_bytes;
+  // A profile replaces the estimate: the floor, raised to what the workload was seen to use.
+  std::optional<Learned> learned = Learn(t, ctx, policy, estimate->floor_bytes);
+  const int64_t floor = learned ? learned->required_bytes : estimate->floor_bytes;
+  pe.required_bytes = floor;
   NoteLaunch(t, facts, pe, all);
-  if (auto over = MemoryLimitDenial(estimate->floor_bytes, facts, policy, {ShmName(t), true, false})) {
+  if (auto over = MemoryLimitDenial(floor, facts, policy, {ShmName(t), true, false})) {
     FloorNumbers(*over, *estimate, policy);
+    if (learned) Add(pe, learned->finding);
     Add(pe, std::move(*over));
     return Settle(pe, ctx);
   }
@@ -200,9 +240,11 @@ void EvaluateEstimated(const PodTemplate& t, const Workload& w, const NamespaceR
     }
     return;
   }
+  if (learned && all) Add(pe, learned->finding);
   auto sufficient = [&] {
     Finding f(Check::kShmSufficient, volume);
     f.Val("current", pe.current_shm);
+    if (learned) f.Num("learned_bytes", floor);
     return std::move(FloorNumbers(f, *estimate, policy));
   };
   if (mount.kind == ShmMountKind::kNone && facts.host_ipc) {
@@ -210,23 +252,27 @@ void EvaluateEstimated(const PodTemplate& t, const Workload& w, const NamespaceR
     return;
   }
   const bool own_is_enough =
-      mount.kind == ShmMountKind::kMemoryEmptyDir && (!mount.size_limit || *mount.size_limit >= estimate->floor_bytes);
+      mount.kind == ShmMountKind::kMemoryEmptyDir && (!mount.size_limit || *mount.size_limit >= floor);
   if (own_is_enough && GpuContainersMountShm(facts, mount)) {
     if (all) Add(pe, sufficient());
     return;
   }
 
   // What it has is below the floor: a memory emptyDir of its own is raised only to the floor.
-  const int64_t size = mount.kind == ShmMountKind::kMemoryEmptyDir
-                           ? std::max(estimate->floor_bytes, mount.size_limit.value_or(0))
-                           : estimate->estimate_bytes;
+  // With a profile, the learned size is the floor and stands in for the estimate.
+  const int64_t size = mount.kind == ShmMountKind::kMemoryEmptyDir ? std::max(floor, mount.size_limit.value_or(0))
+                       : learned                                   ? floor
+                                                                   : estimate->estimate_bytes;
   pe.required_bytes = size;
-  if (!t.patchable) return JudgeUnpatched(t, w, mount, pe.current_shm, size, ctx, pe, estimate->floor_bytes);
-  Finding sized(Check::kSizedWithoutAnnotations, AnnotationsPointer(t));
-  sized.Num("required_bytes", size).Val("basis", estimate->basis);
-  if (mount.kind == ShmMountKind::kMemoryEmptyDir && !own_is_enough) sized.Num("from_bytes", *mount.size_limit);
-  Add(pe, std::move(FloorNumbers(sized, *estimate, policy)));
-  PatchTo(t, w, rule, policy, facts, mount, size, EstimateAnnotation(*estimate, facts, size), ctx, pe, &*estimate);
+  if (!t.patchable) return JudgeUnpatched(t, w, mount, pe.current_shm, size, ctx, pe, floor);
+  if (!learned) {
+    Finding sized(Check::kSizedWithoutAnnotations, AnnotationsPointer(t));
+    sized.Num("required_bytes", size).Val("basis", estimate->basis);
+    if (mount.kind == ShmMountKind::kMemoryEmptyDir && !own_is_enough) sized.Num("from_bytes", *mount.size_limit);
+    Add(pe, std::move(FloorNumbers(sized, *estimate, policy)));
+  }
+  PatchTo(t, w, rule, policy, facts, mount, size, EstimateAnnotation(*estimate, facts, size, ctx.observed), ctx, pe,
+          &*estimate);
 }
 
 void EvaluatePodInto(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,

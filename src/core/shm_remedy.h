@@ -20,6 +20,7 @@ namespace shmguard {
 struct PodContext {
   Detail detail = Detail::kAll;
   std::vector<Check> exempt;
+  const ObservedShm* observed = nullptr;  // the workload's profile, when it has one
   bool Exempt(Check c) const;
 };
 

@@ -1,7 +1,13 @@
-// FindShmVolumes, WorkloadOf and ShmWatch: a running pod's /dev/shm, as the node agent sees it.
+// FindShmVolumes and ShmWatch: a running pod's /dev/shm, as the node agent sees it.
 #include "shmguard/shm_watch.h"
 
 #include <algorithm>
+
+#include "shmguard/compact_json.h"
+#include "shmguard/int128.h"
+#include "shmguard/pod_facts.h"
+#include "shmguard/pod_templates.h"
+#include "shmguard/quantity.h"
 
 namespace shmguard {
 namespace {
@@ -49,30 +55,52 @@ std::vector<ShmVolume> FindShmVolumes(const nlohmann::json& pod) {
   return out;
 }
 
-std::string WorkloadOf(const nlohmann::json& pod) {
-  const auto* meta = Find(pod, "metadata");
-  if (!meta) return "Pod/";
-  if (const auto* annotations = Find(*meta, "annotations")) {
-    std::string profile = StringAt(*annotations, "shmguard.io/profile");
-    if (!profile.empty()) return "profile/" + profile;
+namespace {
+Growth Unreadable() {
+  Growth g;
+  g.refusal = GrowthRefusal::kUnreadable;
+  return g;
+}
+}  // namespace
+
+Growth GrowthTarget(JsonNode pod, std::string_view volume, const Policy& policy) {
+  Growth g;
+  auto workload = FindPodTemplates(pod);
+  if (!workload || workload->templates.size() != 1) return Unreadable();
+  const PodTemplate& t = workload->templates[0];
+  auto facts = ReadPodFacts(t, policy);
+  if (!facts) return Unreadable();
+  g.memory_limit_bytes = facts->memory_limit_bytes;
+  JsonNode size_limit;
+  bool found = false;
+  for (JsonNode v : t.spec.Find("volumes").Items()) {
+    if (v.StringMember("name") != volume) continue;
+    found = true;
+    size_limit = v.Find("emptyDir").Find("sizeLimit");
   }
-  if (const auto* owners = Find(*meta, "ownerReferences"); owners && owners->is_array()) {
-    for (const auto& o : *owners) {
-      const auto* controller = Find(o, "controller");
-      if (!controller || !controller->is_boolean() || !controller->get<bool>()) continue;
-      std::string kind = StringAt(o, "kind"), name = StringAt(o, "name");
-      if (kind == "ReplicaSet") {
-        const auto* labels = Find(*meta, "labels");
-        std::string hash = labels ? StringAt(*labels, "pod-template-hash") : std::string();
-        if (!hash.empty() && name.size() > hash.size() + 1 &&
-            name.compare(name.size() - hash.size() - 1, std::string::npos, "-" + hash) == 0) {
-          return "Deployment/" + name.substr(0, name.size() - hash.size() - 1);
-        }
-      }
-      return kind + "/" + name;
-    }
+  if (!found) return Unreadable();
+  if (!size_limit) {
+    g.refusal = GrowthRefusal::kNoSizeLimit;
+    return g;
   }
-  return "Pod/" + StringAt(*meta, "name");
+  auto from = ParseBytes(size_limit.IsString() ? std::string(size_limit.String()) : size_limit.Dump(), "sizeLimit");
+  if (!from) return Unreadable();
+  g.from_bytes = *from;
+  if (!g.memory_limit_bytes) {
+    g.refusal = GrowthRefusal::kNoMemoryLimit;
+    return g;
+  }
+  g.cap_bytes = static_cast<int64_t>(static_cast<Int128>(*g.memory_limit_bytes) * policy.max_fraction_ppm / 1'000'000);
+  constexpr int64_t kMi = 1 << 20;
+  g.cap_bytes -= g.cap_bytes % kMi;
+  g.to_bytes = std::min(g.cap_bytes, g.from_bytes > g.cap_bytes / 2 ? g.cap_bytes : 2 * g.from_bytes);
+  if (g.to_bytes <= g.from_bytes) g.refusal = GrowthRefusal::kNoRoom;
+  return g;
+}
+
+std::string ResizeVolumePatch(std::string_view volume, int64_t bytes) {
+  return R"({"spec":{"volumes":[{"name":)" + JsonQuoted(volume) + R"(,"emptyDir":{"medium":"Memory","sizeLimit":")" +
+         FormatBytes(bytes) + R"("}}]}})";
 }
 
 bool ShmWatch::Observe(uint64_t used, uint64_t size) {

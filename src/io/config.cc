@@ -44,6 +44,7 @@ class PolicyReader {
          [&](const Node& n) { return Decimal(n, "maxFractionOfMemoryLimit", 1, 1'000'000, p.max_fraction_ppm); }},
         {"sizing", [&](const Node& n) { return Sizing(n, p.sizing); }},
         {"unannotated", [&](const Node& n) { return Unannotated(n, p.unannotated); }},
+        {"observed", [&](const Node& n) { return Observed(n, p.observed); }},
         {"namespaces", [&](const Node& n) { return Namespaces(n, p.namespaces); }},
         {"tls", [&](const Node& n) { return Tls(n, p.tls); }},
     };
@@ -53,7 +54,7 @@ class PolicyReader {
       if (it == keys.end()) {
         return Fail(value, key,
                     "unknown key; known keys: gpuResources, hostIPC, ipcLock, "
-                    "initContainerMounts, maxFractionOfMemoryLimit, sizing, unannotated, namespaces, tls");
+                    "initContainerMounts, maxFractionOfMemoryLimit, sizing, unannotated, observed, namespaces, tls");
       }
       if (!it->second(value)) return *error_;
     }
@@ -247,6 +248,17 @@ class PolicyReader {
     return true;
   }
 
+  bool Observed(const Node& n, ObservedRule& o) {
+    if (!Expect(n, json::value_t::object, "observed", "a mapping")) return false;
+    for (const auto& [key, unused] : n.v.items()) {
+      std::string full = "observed." + key;
+      Node v = n.Member(key);
+      if (key != "margin") return FailB(v, full, "unknown key; known keys: margin");
+      if (!Decimal(v, full, 1'000'000, 10'000'000, o.margin_ppm)) return false;
+    }
+    return true;
+  }
+
   bool Tls(const Node& n, TlsPolicy& t) {
     if (!Expect(n, json::value_t::object, "tls", "a mapping")) return false;
     for (const auto& [key, unused] : n.v.items()) {
@@ -298,6 +310,8 @@ class PolicyReader {
           ok = Bool(value, full, rule.require_annotations);
         } else if (key == "podSecurity") {
           ok = Enum(value, full, rule.pod_security, kPodSecurityLevels, PodSecurityLevelName);
+        } else if (key == "growInPlace") {
+          ok = Bool(value, full, rule.grow_in_place);
         } else if (key == "ignore") {
           std::vector<std::string> ids;
           ok = StringList(value, full, ids, false);
@@ -307,7 +321,8 @@ class PolicyReader {
             rule.ignore.push_back(*check);
           }
         } else {
-          return FailB(value, full, "unknown key; known keys: match, mode, requireAnnotations, podSecurity, ignore");
+          return FailB(value, full,
+                       "unknown key; known keys: match, mode, requireAnnotations, podSecurity, ignore, growInPlace");
         }
         if (!ok) return false;
       }

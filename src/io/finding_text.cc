@@ -98,6 +98,18 @@ std::string FindingText(const Finding& f) {
                Floor(f) + kExact;
       }
       return "sized without DataLoader annotations: " + Bytes(f, "required_bytes") + " = " + f.Value("basis") + kExact;
+    case Check::kSizedFromObservation: {
+      const std::string source = " (" + f.Value("workload") + ", " + std::to_string(f.Number("runs")) +
+                                 (f.Number("runs") == 1 ? " run" : " runs") + ", last " + f.Value("last_observed") +
+                                 ")";
+      const std::string peak =
+          "the observed peak " + HumanBytes(f.Number("peak_bytes")) + " × " + FormatPpm(f.Number("margin_ppm"));
+      if (f.Number("formula_bytes") > f.Number("learned_bytes")) {
+        return "sized from use: " + peak + " = " + Bytes(f, "learned_bytes") + source + "; the formula's " +
+               Bytes(f, "formula_bytes") + " is larger and stays";
+      }
+      return "sized from use: " + Bytes(f, "required_bytes") + " = " + peak + source;
+    }
     case Check::kShmOverMemoryLimit: return OverMemoryLimit(f);
     case Check::kMemoryHeadroom:
       return "memory limit " + Bytes(f, "memory_limit_bytes") + " leaves " + HumanBytes(f.Number("left_bytes")) +

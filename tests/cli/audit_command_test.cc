@@ -367,7 +367,7 @@ TEST_CASE("Evaluate's patches over the real-world workloads apply and are idempo
     if (!obj["metadata"]["annotations"].is_object()) obj["metadata"]["annotations"] = json::object();
     obj["metadata"]["annotations"]["shmguard.io/num-workers"] = "4";
     obj["metadata"]["annotations"]["shmguard.io/batch-bytes"] = "16Mi";
-    Evaluation ev = Evaluate(obj, Policy{}, "team-a");
+    Evaluation ev = Evaluate(obj, Policy{}, {.namespace_name = "team-a"});
     if (!ev.workload) continue;
     CAPTURE(doc.file, doc.index, ev.kind);
     if (ev.verdict == Verdict::kDeny) {
@@ -378,7 +378,7 @@ TEST_CASE("Evaluate's patches over the real-world workloads apply and are idempo
     if (ev.verdict != Verdict::kPatch) continue;
     json out;
     REQUIRE_NOTHROW(out = obj.patch(ev.patch.ToJson()));
-    Evaluation again = Evaluate(out, Policy{}, "team-a");
+    Evaluation again = Evaluate(out, Policy{}, {.namespace_name = "team-a"});
     CHECK(again.patch.empty());
     CHECK(again.verdict == Verdict::kOk);
     ++patched;

@@ -92,7 +92,7 @@ TEST_CASE("CompactJson and JsonPatch write what dump writes over all test data a
     annotated["metadata"]["annotations"]["shmguard.io/num-workers"] = "4";
     annotated["metadata"]["annotations"]["shmguard.io/batch-bytes"] = "16Mi";
     for (const json* object : {&doc.object.value(), static_cast<const json*>(&annotated)}) {
-      Evaluation ev = Evaluate(*object, Policy{}, "ml-a");
+      Evaluation ev = Evaluate(*object, Policy{}, {.namespace_name = "ml-a"});
       CAPTURE(doc.file, doc.index, ev.patch.Text());
       CHECK(ev.patch.Text() == Dumped(ev.patch.ToJson()));
       patches += !ev.patch.empty();

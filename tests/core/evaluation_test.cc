@@ -33,16 +33,16 @@ TEST_CASE("Evaluate applies the namespace rules", "[evaluation]") {
   json gpu_pod = PodWith("{}", kGpuSpec);
   json cpu_pod = PodWith("{}", "  containers: [{name: t}]");
   Policy policy;  // built-in: kube-* off, ml-*/train-* enforce + requireAnnotations, * warn
-  CHECK(Evaluate(gpu_pod, policy, "kube-system").verdict == Verdict::kSkip);
-  CHECK_THAT(Reasons(Evaluate(gpu_pod, policy, "kube-system")), Catch::Contains("is off"));
-  Evaluation ml = Evaluate(gpu_pod, policy, "ml-vision");
+  CHECK(Evaluate(gpu_pod, policy, {.namespace_name = "kube-system"}).verdict == Verdict::kSkip);
+  CHECK_THAT(Reasons(Evaluate(gpu_pod, policy, {.namespace_name = "kube-system"})), Catch::Contains("is off"));
+  Evaluation ml = Evaluate(gpu_pod, policy, {.namespace_name = "ml-vision"});
   CHECK(ml.verdict == Verdict::kDeny);
   CHECK(ml.rule.mode == NamespaceMode::kEnforce);
   CHECK_THAT(Reasons(ml), Catch::Contains("must declare shmguard.io/num-workers"));
-  CHECK(Evaluate(cpu_pod, policy, "ml-vision").verdict == Verdict::kOk);   // no GPUs: not required
-  CHECK(Evaluate(gpu_pod, policy, "default").verdict == Verdict::kPatch);  // estimated
-  CHECK(Evaluate(cpu_pod, policy, "default").verdict == Verdict::kOk);
-  CHECK(Evaluate(gpu_pod, policy, "").namespace_name == "default");
+  CHECK(Evaluate(cpu_pod, policy, {.namespace_name = "ml-vision"}).verdict == Verdict::kOk);   // no GPUs: not required
+  CHECK(Evaluate(gpu_pod, policy, {.namespace_name = "default"}).verdict == Verdict::kPatch);  // estimated
+  CHECK(Evaluate(cpu_pod, policy, {.namespace_name = "default"}).verdict == Verdict::kOk);
+  CHECK(Evaluate(gpu_pod, policy, {.namespace_name = ""}).namespace_name == "default");
 }
 
 TEST_CASE("Evaluate gives a cluster-scoped object no namespace and the rule for every namespace", "[evaluation]") {
@@ -60,7 +60,7 @@ spec:
   Policy policy;                              // built-in: ml-* enforce + requireAnnotations, * warn
   for (const char* ns : {"", "ml-vision"}) {  // a namespace given for it is not its own
     CAPTURE(ns);
-    Evaluation ev = Evaluate(cwt, policy, ns);
+    Evaluation ev = Evaluate(cwt, policy, {.namespace_name = ns});
     CHECK(ev.namespace_name.empty());
     CHECK(ev.rule.mode == NamespaceMode::kWarn);  // the "*" rule, not ml-*'s
     CHECK(ev.verdict == Verdict::kPatch);         // sized as an unannotated GPU pod
@@ -72,7 +72,7 @@ spec:
   CHECK(Reasons(off) == "cluster-scoped objects are off in the policy (its \"*\" rule)\n");
   CHECK(test::Ids(off.findings) == std::vector<std::string>{"namespace-off"});
   // A namespaced kind still takes its namespace's rule.
-  CHECK(Evaluate(PodWith("{}", kGpuSpec), policy, "ml-a").rule.mode == NamespaceMode::kEnforce);
+  CHECK(Evaluate(PodWith("{}", kGpuSpec), policy, {.namespace_name = "ml-a"}).rule.mode == NamespaceMode::kEnforce);
 }
 
 TEST_CASE("Evaluate skips what is not a workload and denies broken workloads", "[evaluation]") {
@@ -125,7 +125,7 @@ spec:
           metadata: {annotations: {shmguard.io/num-workers: "x"}}
           spec: {containers: [{name: a}]}
 )");
-  Evaluation ev = Evaluate(js, Policy{}, "team-a");
+  Evaluation ev = Evaluate(js, Policy{}, {.namespace_name = "team-a"});
   REQUIRE(ev.pods.size() == 2);
   CHECK(ev.pods[0].verdict == Verdict::kOk);
   CHECK(ev.pods[1].verdict == Verdict::kDeny);
@@ -172,8 +172,8 @@ TEST_CASE("Detail changes what is recorded, never the verdict, warnings, denials
            {&doc.object.value(), static_cast<const json*>(&sized), static_cast<const json*>(&huge)}) {
         for (const char* ns : {"team-a", "ml-a"}) {
           CAPTURE(file, doc.index, ns);
-          Evaluation all = Evaluate(*object, Policy{}, ns, Detail::kAll);
-          Evaluation lean = Evaluate(*object, Policy{}, ns, Detail::kProblems);
+          Evaluation all = Evaluate(*object, Policy{}, {.namespace_name = ns, .detail = Detail::kAll});
+          Evaluation lean = Evaluate(*object, Policy{}, {.namespace_name = ns, .detail = Detail::kProblems});
           CHECK(lean.verdict == all.verdict);
           CHECK(lean.patch == all.patch);
           CHECK(Problems(lean.findings, false) == Problems(all.findings, false));
@@ -220,7 +220,7 @@ spec:
         metadata: {annotations: {shmguard.io/batch-bytes: 32Mi}}
         spec: {containers: [{name: pytorch, resources: {limits: {nvidia.com/gpu: 8, memory: 512Gi}}}]}
 )");
-  Evaluation ev = Evaluate(job, Policy{}, "team-a");
+  Evaluation ev = Evaluate(job, Policy{}, {.namespace_name = "team-a"});
   REQUIRE(ev.verdict == Verdict::kPatch);
   const std::string reasons = Reasons(ev);
   CHECK_THAT(reasons, Catch::Contains("Master: dshm needs"));
@@ -232,7 +232,7 @@ spec:
   CHECK(worker["metadata"]["annotations"]["shmguard.io/nodes"] == "4");           // 1 Master + 3 Workers
   CHECK(json::parse(worker["metadata"]["annotations"]["shmguard.io/plan"].get<std::string>())["procs"] == 8);
   CHECK(worker["spec"]["volumes"][0]["name"] == "dshm");
-  CHECK(Evaluate(out, Policy{}, "team-a").patch.empty());
+  CHECK(Evaluate(out, Policy{}, {.namespace_name = "team-a"}).patch.empty());
 }
 
 TEST_CASE("Evaluate counts KubeRay's own /dev/shm and never patches a Ray kind", "[evaluation]") {
@@ -244,21 +244,21 @@ TEST_CASE("Evaluate counts KubeRay's own /dev/shm and never patches a Ray kind",
                            : "{limits: {nvidia.com/gpu: 1}, requests: {memory: " + memory + "}") +
                       "}}]}}\n");
   };
-  Evaluation fits = Evaluate(ray("{}", "16Gi"), Policy{}, "team-a");
+  Evaluation fits = Evaluate(ray("{}", "16Gi"), Policy{}, {.namespace_name = "team-a"});
   CHECK(fits.verdict == Verdict::kOk);
   CHECK(fits.patch.empty());
   REQUIRE(fits.pods.size() == 1);
   CHECK(fits.pods[0].current_shm == "emptyDir Memory 16Gi (KubeRay's shared-mem: the Ray container's memory limit)");
   // No memory limit, a 8Gi request: KubeRay gives /dev/shm 8Gi, below the 12365Mi needed.
   Evaluation big = Evaluate(ray("{shmguard.io/num-workers: \"4\", shmguard.io/batch-bytes: 1Gi}", "8Gi", "requests"),
-                            Policy{}, "team-a");
+                            Policy{}, {.namespace_name = "team-a"});
   CHECK(big.verdict == Verdict::kDeny);
   CHECK(big.patch.empty());
   const std::string reasons = Reasons(big);
   CHECK_THAT(reasons, Catch::Contains("below the 12365Mi needed; shmguard does not patch a RayCluster: raise the Ray "
                                       "container's memory limit"));
-  Evaluation small =
-      Evaluate(ray("{shmguard.io/num-workers: \"2\", shmguard.io/batch-bytes: 256Mi}", "64Gi"), Policy{}, "team-a");
+  Evaluation small = Evaluate(ray("{shmguard.io/num-workers: \"2\", shmguard.io/batch-bytes: 256Mi}", "64Gi"), Policy{},
+                              {.namespace_name = "team-a"});
   CHECK(small.verdict == Verdict::kOk);
   CHECK(small.patch.empty());
 }
@@ -284,7 +284,7 @@ spec:
       command: [torchrun, --nproc_per_node=2, train.py]
       resources: {limits: {nvidia.com/gpu: 2, memory: 64Gi}}
 )");
-  Evaluation ev = Evaluate(wf, Policy{}, "team-a");
+  Evaluation ev = Evaluate(wf, Policy{}, {.namespace_name = "team-a"});
   REQUIRE(ev.pods.size() == 2);
   CHECK(ev.pods[0].label == "template mounted");
   CHECK(ev.pods[0].current_shm == "emptyDir Memory 8Gi");  // from the workflow's spec.volumes
@@ -304,7 +304,7 @@ spec:
   REQUIRE(no_host_ipc != nullptr);
   CHECK_THAT(io::FindingText(*no_host_ipc), Catch::Contains("a Workflow has no hostIPC field"));
   CHECK(out["spec"]["volumes"].size() == 1);
-  CHECK(Evaluate(out, Policy{}, "team-a").patch.empty());
+  CHECK(Evaluate(out, Policy{}, {.namespace_name = "team-a"}).patch.empty());
 }
 
 }  // namespace

@@ -147,7 +147,7 @@ TEST_CASE("Evaluate sizes GPU pods without annotations by the unannotated rule",
   };
   for (const auto& c : cases) {
     CAPTURE(c.name);
-    Evaluation ev = Evaluate(PodWith(c.spec, c.annotations), Policy{}, c.ns);
+    Evaluation ev = Evaluate(PodWith(c.spec, c.annotations), Policy{}, {.namespace_name = c.ns});
     CHECK(ev.verdict == c.verdict);
     CHECK_THAT(Words(ev), Catch::Contains(c.text));
     REQUIRE(ev.pods.size() == 1);
@@ -159,7 +159,7 @@ TEST_CASE("Evaluate sizes GPU pods without annotations by the unannotated rule",
 
 TEST_CASE("Evaluate: an estimated patch holds the usual operations and is idempotent", "[shm_estimate]") {
   json pod = PodWith(kFourGpus);
-  Evaluation ev = Evaluate(pod, Policy{}, "team-a");
+  Evaluation ev = Evaluate(pod, Policy{}, {.namespace_name = "team-a"});
   REQUIRE(ev.verdict == Verdict::kPatch);
   json out = pod.patch(ev.patch.ToJson());
   CHECK(out["spec"]["volumes"][0] ==
@@ -170,20 +170,20 @@ TEST_CASE("Evaluate: an estimated patch holds the usual operations and is idempo
   json plan = json::parse(out["metadata"]["annotations"]["shmguard.io/plan"].get<std::string>());
   CHECK(plan == json::parse(R"({"estimated":"25% of the 64Gi memory limit","floor":"1Gi","gpus":4,"nodes":1,
                                "procs":4,"required":"16Gi"})"));
-  Evaluation again = Evaluate(out, Policy{}, "team-a");
+  Evaluation again = Evaluate(out, Policy{}, {.namespace_name = "team-a"});
   CHECK(again.verdict == Verdict::kOk);
   CHECK(again.patch.empty());
 
   Policy leave;
   leave.unannotated.mode = UnannotatedMode::kLeave;
-  Evaluation left = Evaluate(pod, leave, "team-a");
+  Evaluation left = Evaluate(pod, leave, {.namespace_name = "team-a"});
   CHECK(left.verdict == Verdict::kOk);
   CHECK(left.patch.empty());
   CHECK_THAT(Words(left), Catch::Contains("the policy leaves such GPU pods as they are"));
 
   Policy restricted;
   restricted.namespaces = {{{"*"}, NamespaceMode::kWarn, false, PodSecurityLevel::kBaseline}};
-  Evaluation baseline = Evaluate(pod, restricted, "team-a");
+  Evaluation baseline = Evaluate(pod, restricted, {.namespace_name = "team-a"});
   json fixed = pod.patch(baseline.patch.ToJson());
   CHECK_FALSE(fixed["spec"].contains("hostIPC"));
   CHECK_FALSE(fixed["spec"]["containers"][0].contains("securityContext"));

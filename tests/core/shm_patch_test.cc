@@ -16,11 +16,11 @@ using test::Yaml;
 
 // Evaluates, applies the patch, checks idempotence; returns the patched object.
 json PatchAndRecheck(const json& object, const Policy& policy = Policy{}, const char* ns = "team-a") {
-  Evaluation ev = Evaluate(object, policy, ns);
+  Evaluation ev = Evaluate(object, policy, {.namespace_name = ns});
   INFO(ev.patch.Text());
   REQUIRE(ev.verdict == Verdict::kPatch);
   json patched = object.patch(ev.patch.ToJson());
-  Evaluation again = Evaluate(patched, policy, ns);
+  Evaluation again = Evaluate(patched, policy, {.namespace_name = ns});
   INFO(patched.dump(2));
   CHECK(again.patch.empty());
   CHECK(again.verdict == Verdict::kOk);
@@ -67,7 +67,7 @@ TEST_CASE("BuildPodPatch creates volumes, mounts, capabilities and hostIPC from 
 }
 
 TEST_CASE("BuildPodPatch escapes annotation keys as RFC 6901 tokens", "[shm_patch]") {
-  Evaluation ev = Evaluate(Yaml(kBarePod), Policy{}, "team-a");
+  Evaluation ev = Evaluate(Yaml(kBarePod), Policy{}, {.namespace_name = "team-a"});
   bool found = false;
   for (const auto& op : ev.patch.ToJson()) {
     if (op["path"] == "/metadata/annotations/shmguard.io~1plan") found = true;
@@ -240,7 +240,7 @@ TEST_CASE("BuildPodPatch adds neither hostIPC nor IPC_LOCK under baseline Pod Se
   Policy p;
   p.namespaces = {NamespaceRule{{"*"}, NamespaceMode::kWarn, false, PodSecurityLevel::kBaseline}};
   json pod = Yaml(kBarePod);
-  Evaluation ev = Evaluate(pod, p, "team-a");
+  Evaluation ev = Evaluate(pod, p, {.namespace_name = "team-a"});
   json out = PatchAndRecheck(pod, p);
   CHECK_FALSE(out["spec"].contains("hostIPC"));
   CHECK_FALSE(out["spec"]["containers"][0].contains("securityContext"));
@@ -298,7 +298,7 @@ spec:
   // The pods the JobSet creates carry their plan: the Pod webhook has nothing left to do.
   json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", worker["metadata"]}, {"spec", worker["spec"]}};
   pod["metadata"]["name"] = "js-workers-0-0";
-  Evaluation ev = Evaluate(pod, Policy{}, "team-a");
+  Evaluation ev = Evaluate(pod, Policy{}, {.namespace_name = "team-a"});
   CHECK(ev.verdict == Verdict::kOk);
   CHECK(ev.patch.empty());
 }

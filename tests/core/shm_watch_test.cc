@@ -1,4 +1,4 @@
-// FindShmVolumes, WorkloadOf and ShmWatch: the node agent's reading of a pod and of its samples.
+// FindShmVolumes and ShmWatch: the node agent's reading of a pod and of its samples.
 #include "shmguard/shm_watch.h"
 
 #include <catch2/catch.hpp>
@@ -40,32 +40,6 @@ TEST_CASE("FindShmVolumes finds the memory emptyDirs mounted at /dev/shm", "[shm
     std::vector<std::string> got;
     for (const auto& v : FindShmVolumes(json::parse(c.pod))) got.push_back(v.name);
     CHECK(got == c.volumes);
-  }
-}
-
-TEST_CASE("WorkloadOf keys a pod by its profile, else its controller, else itself", "[shm_watch]") {
-  struct Case {
-    const char* pod;
-    const char* workload;
-  };
-  const Case cases[] = {
-      {R"({"metadata":{"name":"p","annotations":{"shmguard.io/profile":"llm-ft"},
-          "ownerReferences":[{"kind":"Job","name":"j","controller":true}]}})",
-       "profile/llm-ft"},
-      {R"({"metadata":{"name":"j-abcde","ownerReferences":[{"kind":"Job","name":"j","controller":true}]}})", "Job/j"},
-      {R"({"metadata":{"name":"serve-7d9f-x","labels":{"pod-template-hash":"7d9f"},
-          "ownerReferences":[{"kind":"ReplicaSet","name":"serve-7d9f","controller":true}]}})",
-       "Deployment/serve"},
-      {R"({"metadata":{"name":"rs-x","ownerReferences":[{"kind":"ReplicaSet","name":"rs","controller":true}]}})",
-       "ReplicaSet/rs"},
-      {R"({"metadata":{"name":"w-0","ownerReferences":[{"kind":"Node","name":"n"},
-          {"kind":"StatefulSet","name":"w","controller":true}]}})",
-       "StatefulSet/w"},
-      {R"({"metadata":{"name":"alone"}})", "Pod/alone"},
-  };
-  for (const auto& c : cases) {
-    CAPTURE(c.pod);
-    CHECK(WorkloadOf(json::parse(c.pod)) == c.workload);
   }
 }
 

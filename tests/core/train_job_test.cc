@@ -62,7 +62,7 @@ TEST_CASE("A TrainJob with its runtime is that runtime's pods with the TrainJob'
   CHECK(facts->procs_source == "TrainJob spec.trainer.numProcPerNode 4");
   CHECK(w->templates[0].label == "replicatedJob dataset-initializer (ClusterTrainingRuntime torch-distributed)");
 
-  Evaluation ev = Evaluate(job, Policy{}, {}, Detail::kAll, &runtimes);
+  Evaluation ev = Evaluate(job, Policy{}, {.runtimes = &runtimes});
   CHECK(ev.verdict == Verdict::kOk);  // 64Mi today, but its pods are patched when created
   CHECK(ev.patch.empty());
   REQUIRE(ev.pods.size() == 2);
@@ -155,7 +155,7 @@ TEST_CASE("A Trainer v2.1 TrainJob's podTemplateOverrides and v2.0 podSpecOverri
                                "spec:\n  runtimeRef: {name: torch-distributed}\n"
                                "  trainer: {resourcesPerNode: {limits: {nvidia.com/gpu: 1, memory: 16Gi}}}\n  ") +
                    overrides + "\n");
-    Evaluation ev = Evaluate(job, Policy{}, {}, Detail::kAll, &runtimes);
+    Evaluation ev = Evaluate(job, Policy{}, {.runtimes = &runtimes});
     REQUIRE(ev.pods.size() == 2);
     CHECK(ev.pods[1].current_shm == "emptyDir Memory without sizeLimit");
     CHECK(ev.verdict == Verdict::kOk);

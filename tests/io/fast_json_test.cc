@@ -126,8 +126,8 @@ TEST_CASE("ParseJsonPruned rejects invalid and too deeply nested JSON", "[fast_j
 }
 
 void CheckSameEvaluation(const json& full, JsonNode pruned, const std::string& what) {
-  Evaluation a = Evaluate(full, Policy{}, "team-a");
-  Evaluation b = Evaluate(pruned, Policy{}, "team-a");
+  Evaluation a = Evaluate(full, Policy{}, {.namespace_name = "team-a"});
+  Evaluation b = Evaluate(pruned, Policy{}, {.namespace_name = "team-a"});
   CAPTURE(what);
   CHECK(a.verdict == b.verdict);
   CHECK(a.AllFindings() == b.AllFindings());

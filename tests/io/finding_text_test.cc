@@ -70,6 +70,27 @@ std::vector<Case> Cases() {
                      .Val("basis", "25% of the 64Gi memory limit")),
        "sized without DataLoader annotations: 16Gi = 25% of the 64Gi memory limit; set shmguard.io/num-workers and "
        "shmguard.io/batch-bytes for an exact size"},
+      {std::move(Finding(Check::kSizedFromObservation)
+                     .Num("required_bytes", 164 * kMi)
+                     .Num("learned_bytes", 164 * kMi)
+                     .Num("formula_bytes", 100 * kMi)
+                     .Num("peak_bytes", 109 * kMi)
+                     .Num("margin_ppm", 1'500'000)
+                     .Num("runs", 1)
+                     .Val("workload", "CronJob/nightly")
+                     .Val("last_observed", "2026-11-25T10:00:00Z")),
+       "sized from use: 164Mi = the observed peak 109Mi × 1.5 (CronJob/nightly, 1 run, last 2026-11-25T10:00:00Z)"},
+      {std::move(Finding(Check::kSizedFromObservation)
+                     .Num("required_bytes", kGi)
+                     .Num("learned_bytes", 164 * kMi)
+                     .Num("formula_bytes", kGi)
+                     .Num("peak_bytes", 109 * kMi)
+                     .Num("margin_ppm", 1'500'000)
+                     .Num("runs", 3)
+                     .Val("workload", "Job/train")
+                     .Val("last_observed", "2026-11-25T10:00:00Z")),
+       "sized from use: the observed peak 109Mi × 1.5 = 164Mi (Job/train, 3 runs, last 2026-11-25T10:00:00Z); the "
+       "formula's 1Gi is larger and stays"},
       {Floor(std::move(Finding(Check::kSizedWithoutAnnotations).Num("from_bytes", 256 * kMi))),
        "sized without DataLoader annotations: /dev/shm raised from 256Mi to the 1Gi floor (NCCL shm and base for 2 "
        "procs = 200Mi, at least the 1Gi minimum); set shmguard.io/num-workers and shmguard.io/batch-bytes for an exact "
