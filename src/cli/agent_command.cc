@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstdlib>
 
+#include "cli/api_flags.h"
 #include "server/decision_log.h"
 
 namespace shmguard::cli {
@@ -30,15 +31,7 @@ CLI::App* AddAgentCommand(CLI::App& app, AgentCommand& command) {
       ->capture_default_str();
   cmd->add_option("--bind-address", o.bind_address, "address the metrics port listens on")->capture_default_str();
   cmd->add_option("--log-format", command.log_format, "text or json")->check(CLI::IsMember({"text", "json"}));
-  auto* server = cmd->add_option("--api-server", command.api.server,
-                                 "the API server's URL, for an agent outside a pod (default: in-cluster)");
-  cmd->add_option("--api-ca-file", command.api.ca_file, "with --api-server: the CA bundle of its certificate")
-      ->needs(server)
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--api-token-file", command.api.token_file,
-                  "with --api-server: the bearer token's file, re-read when it changes")
-      ->needs(server)
-      ->check(CLI::ExistingFile);
+  AddApiFlags(cmd, command.api);
   return cmd;
 }
 
@@ -52,12 +45,7 @@ ExitCode RunAgent(const AgentCommand& command) {
     return ExitCode::kUsage;
   };
   if (options.node_name.empty()) return fail("no node name: give --node-name or set NODE_NAME");
-  Result<server::KubeConfig> config = command.api;
-  if (command.api.server.empty()) {
-    config = server::KubeConfig::InCluster();
-  } else if (command.api.ca_file.empty() || command.api.token_file.empty()) {
-    return fail("--api-server needs --api-ca-file and --api-token-file");
-  }
+  Result<server::KubeConfig> config = server::ResolveApi(command.api);
   if (!config) return fail(config.error().ToString());
 
   sigset_t signals;

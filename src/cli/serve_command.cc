@@ -4,6 +4,8 @@
 #include <csignal>
 #include <iostream>
 
+#include "cli/api_flags.h"
+
 namespace shmguard::cli {
 
 CLI::App* AddServeCommand(CLI::App& app, server::ServerOptions& o, std::string& log_format) {
@@ -56,6 +58,9 @@ CLI::App* AddServeCommand(CLI::App& app, server::ServerOptions& o, std::string& 
          "how often certificate and config files are checked for changes")
       ->default_val(reload_ms)
       ->check(CLI::Range(10, 600000));
+  cmd->add_flag("--observations", o.observations,
+                "size from the ShmProfiles the node agents record (list+watch of shmprofiles.shmguard.io)");
+  AddApiFlags(cmd, o.api);
   return cmd;
 }
 

@@ -50,8 +50,10 @@ struct AdmissionRoute {
 std::optional<AdmissionRoute> MatchAdmissionRoute(std::string_view path, std::string_view target);
 
 // `route.pod_security`: anything but privileged, baseline or restricted is a 400.
+// `observations`: the ShmProfiles the webhook keeps from its watch (Decide); nullptr: none.
 AdmissionExchange HandleAdmission(std::string_view body, std::string_view content_type, const Policy& policy,
-                                  const AdmissionRoute& route, bool body_padded = false);
+                                  const AdmissionRoute& route, bool body_padded = false,
+                                  const ObservationIndex* observations = nullptr);
 
 // The AdmissionReview every error answer carries, so the API server can show why: allowed
 // false, status.code and status.message.

@@ -195,6 +195,13 @@ Result<KubeConfig> KubeConfig::FromKubeconfig(const std::string& path, const std
   return c;
 }
 
+Result<KubeConfig> ResolveApi(const KubeConfig& flags) {
+  if (flags.server.empty()) return KubeConfig::InCluster();
+  if (flags.ca_file.empty()) return MakeError(Code::kInvalidInput, "--api-server needs --api-ca-file");
+  if (flags.token_file.empty()) return MakeError(Code::kInvalidInput, "--api-server needs --api-token-file");
+  return flags;
+}
+
 std::string KubeResponse::Message() const {
   if (body.is_object()) {
     auto it = body.find("message");

@@ -43,6 +43,11 @@ struct KubeConfig {
   std::string context_namespace;
 };
 
+// `flags` as a command's --api-server, --api-ca-file and --api-token-file give them: the pod's
+// in-cluster configuration when `server` is empty; else all three must be set (kInvalidInput
+// naming the missing flag).
+Result<KubeConfig> ResolveApi(const KubeConfig& flags);
+
 // An API response: the HTTP status and the body, as text and parsed as JSON (null when it is not
 // JSON: a proxied /metrics).
 struct KubeResponse {

@@ -6,6 +6,8 @@
 #include <openssl/ssl.h>
 #include <sys/socket.h>
 
+#include <sstream>
+
 #include "io/config.h"
 #include "server/admission_handler.h"
 
@@ -49,8 +51,14 @@ Result<std::unique_ptr<WebhookServer>> WebhookServer::Create(const ServerOptions
   if (!cert) return cert.error();
   auto handshakes = HandshakePolicy::Create(EffectiveTls(options, policy), options.client_auth);
   if (!handshakes) return handshakes.error();
+  ServerOptions resolved = options;
+  if (options.observations) {
+    auto api = ResolveApi(options.api);
+    if (!api) return MakeError(api.error().code, "--observations: " + api.error().message, api.error().where);
+    resolved.api = std::move(*api);
+  }
   return std::unique_ptr<WebhookServer>(
-      new WebhookServer(options, std::move(log), std::move(policy), *cert, std::move(*handshakes)));
+      new WebhookServer(std::move(resolved), std::move(log), std::move(policy), *cert, std::move(*handshakes)));
 }
 
 WebhookServer::WebhookServer(ServerOptions options, std::shared_ptr<spdlog::logger> log, Policy policy,
@@ -80,6 +88,7 @@ WebhookServer::WebhookServer(ServerOptions options, std::shared_ptr<spdlog::logg
   metrics_http_ =
       std::make_unique<HttpsServer>(MetricsPortOptions(options_.bind_address, options_.metrics_port), nullptr,
                                     [this](const HttpRequest& req, HttpResponse& res) { HandleMetricsPort(req, res); });
+  if (options_.observations) profiles_ = std::make_unique<ProfileWatch>(std::make_shared<KubeClient>(options_.api));
 }
 
 WebhookServer::~WebhookServer() {
@@ -138,7 +147,9 @@ void WebhookServer::HandleAdmissionRoute(const HttpRequest& req, HttpResponse& r
   auto start = Clock::now();
   const std::string endpoint = route.face == Face::kMutate ? "mutate" : "validate";
   auto policy = this->policy();
-  AdmissionExchange x = HandleAdmission(req.body, req.content_type, *policy, route, req.body_padded);
+  auto observations = profiles_ ? profiles_->Snapshot() : nullptr;
+  AdmissionExchange x =
+      HandleAdmission(req.body, req.content_type, *policy, route, req.body_padded, observations.get());
   res.status = x.status;
   res.body = std::move(x.body);
   auto latency = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
@@ -151,7 +162,26 @@ void WebhookServer::HandleAdmissionRoute(const HttpRequest& req, HttpResponse& r
 
 void WebhookServer::HandleMetricsPort(const HttpRequest& req, HttpResponse& res) {
   ServeMetricsPort(req, res, req.path == "/readyz" ? NotReadyReason() : std::string(),
-                   [this] { return metrics_.Render(SHMGUARD_VERSION); });
+                   [this] { return metrics_.Render(SHMGUARD_VERSION) + RenderProfileMetrics(); });
+}
+
+std::string WebhookServer::RenderProfileMetrics() const {
+  if (!profiles_) return {};
+  std::ostringstream out;
+  PrometheusHeader(out, "shmguard_observations_synced", "gauge",
+                   "1 once the ShmProfiles are listed (sizes are learned from them), else 0.");
+  out << "shmguard_observations_synced " << (profiles_->synced() ? 1 : 0) << "\n";
+  PrometheusHeader(out, "shmguard_observations_profiles", "gauge", "ShmProfiles the webhook sizes from.");
+  out << "shmguard_observations_profiles " << profiles_->Snapshot()->size() << "\n";
+  PrometheusHeader(out, "shmguard_observations_unreadable_total", "counter",
+                   "ShmProfiles skipped because a field has the wrong type.");
+  out << "shmguard_observations_unreadable_total " << profiles_->unreadable() << "\n";
+  PrometheusHeader(out, "shmguard_observations_lists_total", "counter",
+                   "Lists of the ShmProfiles (the first and each relist).");
+  out << "shmguard_observations_lists_total " << profiles_->client()->lists() << "\n";
+  PrometheusHeader(out, "shmguard_observations_watches_total", "counter", "Watches of the ShmProfiles opened.");
+  out << "shmguard_observations_watches_total " << profiles_->client()->watches() << "\n";
+  return out.str();
 }
 
 void WebhookServer::ReloadConfig() {
@@ -238,6 +268,7 @@ Result<bool> WebhookServer::Start() {
   metrics_port_ = *m;
   https_->Start();
   metrics_http_->Start();
+  if (profiles_) profiles_->Start();
   if (!options_.config_file.empty()) {
     config_watch_ = std::make_unique<io::FileWatcher>(std::vector<std::string>{options_.config_file},
                                                       options_.reload_interval, [this] { ReloadConfig(); });
@@ -258,7 +289,8 @@ Result<bool> WebhookServer::Start() {
             {"certificate", certs_.Current()->subject},
             {"tls_min_version", TlsVersionName(tls.min_version)},
             {"client_auth", handshakes_->requires_client_cert() ? options_.client_auth.ca_file + " (" + clients + ")"
-                                                                : std::string("off")}});
+                                                                : std::string("off")},
+            {"observations", profiles_ ? options_.api.server + kShmProfilesPath : std::string("off")}});
   return true;
 }
 
@@ -267,6 +299,7 @@ void WebhookServer::Stop() {
   config_watch_.reset();
   cert_watch_.reset();
   client_ca_watch_.reset();
+  if (profiles_) profiles_->Stop();
   https_->Stop();  // refuses new connections, answers requests in flight, joins
   metrics_http_->Stop();
   log_->flush();

@@ -23,6 +23,7 @@
 #include "server/handshake_policy.h"
 #include "server/https_server.h"
 #include "server/metrics.h"
+#include "server/profile_watch.h"
 #include "shmguard/policy.h"
 #include "shmguard/result.h"
 
@@ -46,6 +47,10 @@ struct ServerOptions {
   std::optional<TlsVersion> tls_min_version;
   std::vector<std::string> tls_cipher_suites;
   ClientAuth client_auth;  // --client-ca-file, --client-cn: mutual TLS when ca_file is set
+  // --observations: size from the ShmProfiles in the cluster (ProfileWatch), read through `api`
+  // (in-cluster when api.server is empty). Off: sized from the formula alone, no API access.
+  bool observations = false;
+  KubeConfig api;
 };
 
 // The TLS settings in force: the options' where set, else the policy's, else the defaults.
@@ -67,6 +72,7 @@ class WebhookServer {
   int port() const { return port_; }
   int metrics_port() const { return metrics_port_; }
   std::shared_ptr<const Policy> policy() const;
+  const ProfileWatch* profiles() const { return profiles_.get(); }
 
  private:
   WebhookServer(ServerOptions options, std::shared_ptr<spdlog::logger> log, Policy policy,
@@ -75,6 +81,7 @@ class WebhookServer {
   void HandleWebhook(const HttpRequest& req, HttpResponse& res);
   void HandleAdmissionRoute(const HttpRequest& req, HttpResponse& res, const AdmissionRoute& route);
   void ReloadConfig();
+  std::string RenderProfileMetrics() const;  // the observation metrics, with --observations
   void ReloadCertificate();
   void ReloadClientCa();
   // Counts a refused handshake and logs it, at most one line a second (a client retrying in a
@@ -94,6 +101,7 @@ class WebhookServer {
   std::unique_ptr<HttpsServer> https_;
   std::unique_ptr<HttpsServer> metrics_http_;  // plain HTTP: probes and metrics
   std::unique_ptr<io::FileWatcher> config_watch_, cert_watch_, client_ca_watch_;
+  std::unique_ptr<ProfileWatch> profiles_;  // with --observations
   std::atomic<int64_t> last_refusal_log_ms_{0};
   std::atomic<uint64_t> refusals_not_logged_{0};
   int port_ = 0, metrics_port_ = 0;

@@ -1,0 +1,14 @@
+// The flags of a command that talks to the API server from a pod (agent, serve --observations):
+// in-cluster by default, or --api-server with --api-ca-file and --api-token-file from outside
+// one (the end-to-end suite). ResolveApi (kube_client.h) turns them into a KubeConfig.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "server/kube_client.h"
+
+namespace shmguard::cli {
+
+void AddApiFlags(CLI::App* cmd, server::KubeConfig& api);
+
+}  // namespace shmguard::cli

@@ -1,0 +1,52 @@
+// ProfileWatch: the webhook's copy of every ShmProfile in the cluster (shm_profile.h), kept by
+// a list+watch (KubeClient) on a thread of its own. The admission path reads a snapshot
+// (an immutable ObservationIndex, replaced whole on each change) and makes no API call; until
+// the first list arrives, or when the API server cannot be reached, pods are sized from the
+// formula alone.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "server/kube_client.h"
+#include "shmguard/shm_profile.h"
+
+namespace shmguard::server {
+
+inline constexpr char kShmProfilesPath[] = "/apis/shmguard.io/v1alpha1/shmprofiles";
+
+class ProfileWatch {
+ public:
+  // `client` may be null (tests): profiles come from SetProfiles and UpdateProfile.
+  explicit ProfileWatch(std::shared_ptr<KubeClient> client) : client_(std::move(client)) {}
+  ~ProfileWatch();  // Stop()
+
+  void Start();
+  void Stop();
+
+  // The profiles known now; never null.
+  std::shared_ptr<const ObservationIndex> Snapshot() const;
+  bool synced() const { return synced_; }
+  // ShmProfiles skipped because they could not be read (ReadShmProfile), since the start.
+  uint64_t unreadable() const { return unreadable_; }
+  const KubeClient* client() const { return client_.get(); }
+
+  // A list's items, replacing what was known.
+  void SetProfiles(const nlohmann::json& items);
+  // A watch event: ADDED, MODIFIED or DELETED.
+  void UpdateProfile(const std::string& type, const nlohmann::json& object);
+
+ private:
+  std::shared_ptr<KubeClient> client_;
+  mutable std::mutex mu_;
+  std::shared_ptr<const ObservationIndex> index_ = std::make_shared<ObservationIndex>();
+  std::atomic<bool> synced_{false}, stop_{false};
+  std::atomic<uint64_t> unreadable_{0};
+  std::thread watcher_;
+};
+
+}  // namespace shmguard::server
