@@ -10,6 +10,7 @@
 #include "cli/serve_command.h"
 #include "cli/top_command.h"
 #include "io/config.h"
+#include "io/observations.h"
 
 namespace {
 
@@ -96,6 +97,11 @@ int main(int argc, char** argv) {
                                    "https://github.com/ORG/shmguard/blob/v1.0.0/docs/checks.md";
       });
   audit_cmd->add_option("--config", config, "policy YAML; built-in defaults without it");
+  std::string observations_file;
+  shmguard::ObservationIndex observations;
+  audit_cmd->add_option("--observations", observations_file,
+                        "ShmProfiles (kubectl get shmprofiles -A -o yaml): size each workload from what its pods "
+                        "used, as the webhook does");
   audit_cmd->add_option("-j,--jobs", audit.jobs, "threads parsing and evaluating documents (default: one per CPU)")
       ->check(CLI::Range(1, 256));
   audit_cmd
@@ -110,6 +116,16 @@ int main(int argc, char** argv) {
     audit.report_api =
         report_api == "openreports" ? shmguard::cli::ReportApi::kOpenReports : shmguard::cli::ReportApi::kWgPolicy;
     auto policy = LoadPolicyOrDefaults(config, "audit");
+    if (!observations_file.empty()) {
+      auto loaded = shmguard::io::LoadObservations(observations_file);
+      if (!loaded) {
+        std::cerr << "shmguard audit: --observations " << loaded.error().ToString() << "\n";
+        code = ToInt(ExitCode::kUsage);
+        return;
+      }
+      observations = std::move(*loaded);
+      audit.observations = &observations;
+    }
     code = policy ? ToInt(shmguard::cli::RunAudit(audit, *policy, std::cin, std::cout, std::cerr))
                   : ToInt(ExitCode::kUsage);
   });

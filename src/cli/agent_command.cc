@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "cli/api_flags.h"
+#include "io/config.h"
 #include "server/decision_log.h"
 
 namespace shmguard::cli {
@@ -13,7 +14,7 @@ CLI::App* AddAgentCommand(CLI::App& app, AgentCommand& command) {
   auto& o = command.agent;
   auto* cmd = app.add_subcommand("agent",
                                  "Watch the /dev/shm of this node's pods (a DaemonSet): metrics, "
-                                 "ShmNearFull Events");
+                                 "ShmNearFull Events, ShmProfiles, growth in place");
   if (const char* node = std::getenv("NODE_NAME")) o.node_name = node;
   cmd->add_option("--node-name", o.node_name, "this node's name (default: $NODE_NAME)");
   cmd->add_option("--kubelet-dir", o.kubelet_dir, "the kubelet's root directory as mounted here")
@@ -31,6 +32,17 @@ CLI::App* AddAgentCommand(CLI::App& app, AgentCommand& command) {
       ->capture_default_str();
   cmd->add_option("--bind-address", o.bind_address, "address the metrics port listens on")->capture_default_str();
   cmd->add_option("--log-format", command.log_format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--config", command.config_file,
+                  "policy YAML: its namespace rules' growInPlace and maxFractionOfMemoryLimit (built-in without it)");
+  cmd->add_option("--record-profiles", o.record_profiles,
+                  "write each workload's peak and runs to its ShmProfile (true or false)")
+      ->capture_default_str();
+  int record_ms = static_cast<int>(o.record_interval.count());
+  cmd->add_option_function<int>(
+         "--record-interval-ms", [&o](int ms) { o.record_interval = std::chrono::milliseconds(ms); },
+         "while a pod's peak grows, how often it is written")
+      ->default_val(record_ms)
+      ->check(CLI::Range(0, 3600000));
   AddApiFlags(cmd, command.api);
   return cmd;
 }
@@ -45,6 +57,12 @@ ExitCode RunAgent(const AgentCommand& command) {
     return ExitCode::kUsage;
   };
   if (options.node_name.empty()) return fail("no node name: give --node-name or set NODE_NAME");
+  server::AgentOptions agent_options = options;
+  if (!command.config_file.empty()) {
+    auto policy = io::LoadPolicy(command.config_file);
+    if (!policy) return fail(policy.error().ToString());
+    agent_options.policy = std::move(*policy);
+  }
   Result<server::KubeConfig> config = server::ResolveApi(command.api);
   if (!config) return fail(config.error().ToString());
 
@@ -55,7 +73,7 @@ ExitCode RunAgent(const AgentCommand& command) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
-  server::ShmAgent agent(options, std::make_shared<server::KubeClient>(*config));
+  server::ShmAgent agent(agent_options, std::make_shared<server::KubeClient>(*config));
   auto started = agent.Start();
   if (!started) return fail(started.error().ToString());
   server::LogEvent(*log, format, spdlog::level::info, "watching /dev/shm",

@@ -17,6 +17,7 @@ struct AgentCommand {
   // `ca_file` and `token_file` must be set too.
   server::KubeConfig api;
   std::string log_format = "json";  // text or json
+  std::string config_file;          // --config: the policy (growInPlace rules); read once at start
 };
 
 // Adds the `agent` subcommand's flags to `app`, writing into `command`. The node's name

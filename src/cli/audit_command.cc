@@ -38,16 +38,16 @@ AuditRecord NotAnObject(const json& value, const std::string& where, int line) {
 // kind: it is in the list's name.
 std::vector<AuditRecord> EvaluateListItem(const json& item, int index, const std::string& list_kind,
                                           const std::string& list_api_version, const Policy& policy,
-                                          const RuntimeCatalog& runtimes, const Exemptions& exemptions) {
+                                          const EvaluateOptions& eval) {
   std::string item_kind = list_kind.size() > 4 ? list_kind.substr(0, list_kind.size() - 4) : "";
   std::vector<AuditRecord> records;
   if (item.is_object() && !item.contains("kind") && !item_kind.empty()) {
     json filled = item;
     filled["kind"] = item_kind;
     filled["apiVersion"] = list_api_version;
-    records = RecordsOf(filled, policy, runtimes, exemptions);
+    records = RecordsOf(filled, policy, eval);
   } else {
-    records = RecordsOf(item, policy, runtimes, exemptions);
+    records = RecordsOf(item, policy, eval);
   }
   for (AuditRecord& r : records) r.item = index;
   return records;
@@ -111,8 +111,8 @@ void Locate(const io::Document& doc, std::vector<AuditRecord>& records) {
   }
 }
 
-std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy& policy, const RuntimeCatalog& runtimes,
-                                          const Exemptions& exemptions, bool locate) {
+std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy& policy, const EvaluateOptions& eval,
+                                          bool locate) {
   std::vector<AuditRecord> records;
   if (IsEmptyDocument(doc)) return records;
   auto add = [&](std::vector<AuditRecord>&& of_object) {
@@ -131,7 +131,7 @@ std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy&
     if (!object.is_object()) {
       return add({NotAnObject(object, doc.file + ": /items/" + std::to_string(index), doc.line)});
     }
-    add(EvaluateListItem(object, index, kind, api_version, policy, runtimes, exemptions));
+    add(EvaluateListItem(object, index, kind, api_version, policy, eval));
   };
   if (doc.item) {  // one item of a List, handed out alone
     item(*doc.object, *doc.item, doc.list_kind, doc.list_api_version);
@@ -143,7 +143,7 @@ std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy&
   } else if (!doc.object->is_object()) {
     add({NotAnObject(*doc.object, doc.file + ":" + std::to_string(doc.line), doc.line)});
   } else {
-    add(RecordsOf(*doc.object, policy, runtimes, exemptions));
+    add(RecordsOf(*doc.object, policy, eval));
   }
   if (locate) Locate(doc, records);
   return records;
@@ -208,7 +208,6 @@ AuditSummary StreamAudit(const AuditOptions& o, const Policy& policy, std::istre
                          bool locate,
                          const std::function<void(const io::Document&, std::vector<AuditRecord>&&)>& each) {
   const std::vector<std::string>& paths = o.paths;
-  const Exemptions& exemptions = o.ignore;
   const unsigned jobs = o.jobs > 0 ? static_cast<unsigned>(o.jobs) : std::max(1u, std::thread::hardware_concurrency());
   AuditSummary summary;
   struct Evaluated {
@@ -236,6 +235,7 @@ AuditSummary StreamAudit(const AuditOptions& o, const Policy& policy, std::istre
   for (const auto& p : paths) expanded.push_back(io::ExpandPaths({p}));
   std::map<std::string, Result<io::FileText>> kept;
   const RuntimeCatalog runtimes = CollectRuntimes(expanded, in, o.max_file_bytes, kept);
+  const EvaluateOptions eval{.runtimes = &runtimes, .exemptions = o.ignore, .observations = o.observations};
   for (size_t i = 0; i < paths.size(); ++i) {
     const auto& files = expanded[i];
     if (!files) {
@@ -254,10 +254,10 @@ AuditSummary StreamAudit(const AuditOptions& o, const Policy& policy, std::istre
         continue;
       }
       io::ForEachManifest(text->view(), file, fidelity, [&](io::Document&& doc) {
-        pool.Submit([doc = std::move(doc), &policy, &runtimes, &exemptions, fidelity, locate]() mutable {
+        pool.Submit([doc = std::move(doc), &policy, &eval, fidelity, locate]() mutable {
           io::ParseDocument(doc, fidelity);
           bool empty = IsEmptyDocument(doc);
-          auto records = EvaluateDocument(doc, policy, runtimes, exemptions, locate);
+          auto records = EvaluateDocument(doc, policy, eval, locate);
           doc.object_text = {};                     // it points into the file's text, which goes away after the file
           if (fidelity == io::Fidelity::kPruned) {  // nothing prints it: free it here, not on the printing thread
             doc.object.reset();

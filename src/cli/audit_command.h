@@ -50,6 +50,9 @@ struct AuditOptions {
   // --max-file-bytes: a file, or stdin, holding more is an error (that path only; the others are
   // still read). Default: 256 MiB.
   size_t max_file_bytes = size_t{256} << 20;
+  // --observations FILE: ShmProfiles (`kubectl get shmprofiles -A -o yaml`), each workload sized
+  // as the webhook would size its next pods. nullptr: from the formula alone.
+  const ObservationIndex* observations = nullptr;
 };
 
 // Evaluates everything under `o.paths` (stdin from `in`), calling `each` with every document and

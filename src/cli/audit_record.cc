@@ -114,9 +114,8 @@ AuditRecord RecordOf(const Evaluation& ev, const json& object, std::optional<siz
 
 }  // namespace
 
-std::vector<AuditRecord> RecordsOf(const json& object, const Policy& policy, const RuntimeCatalog& runtimes,
-                                   const Exemptions& exemptions) {
-  Evaluation ev = Evaluate(object, policy, {.runtimes = &runtimes, .exemptions = exemptions});
+std::vector<AuditRecord> RecordsOf(const json& object, const Policy& policy, const EvaluateOptions& eval) {
+  Evaluation ev = Evaluate(object, policy, eval);
   std::vector<AuditRecord> records;
   if (!ev.separate_pods || ev.pods.empty()) {
     records.push_back(RecordOf(ev, object, std::nullopt));

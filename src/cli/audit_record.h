@@ -89,11 +89,11 @@ std::optional<Severity> WorstSeverity(const AuditRecord& r);
 // record with a document-unreadable finding at `line` (0: unknown).
 AuditRecord UnreadableRecord(const std::string& file, const Error& e, int line);
 
-// Evaluates `object` (TrainJobs against `runtimes`) with every finding: one record, or one per
-// pod when its pods are separate applications (a Compose file's services). `exemptions`: the
-// caller's exempted checks (--ignore). Never fails, as Evaluate never does: a malformed field is
-// an error finding naming it, a non-workload a kSkip saying why.
-std::vector<AuditRecord> RecordsOf(const nlohmann::json& object, const Policy& policy, const RuntimeCatalog& runtimes,
-                                   const Exemptions& exemptions = {});
+// Evaluates `object` with every finding (`eval`: the TrainJobs' runtimes, the caller's
+// exempted checks, the observations; its detail is always kAll): one record, or one per pod when
+// its pods are separate applications (a Compose file's services). Never fails, as Evaluate never
+// does: a malformed field is an error finding naming it, a non-workload a kSkip saying why.
+std::vector<AuditRecord> RecordsOf(const nlohmann::json& object, const Policy& policy,
+                                   const EvaluateOptions& eval = {});
 
 }  // namespace shmguard::cli

@@ -7,6 +7,7 @@ ProfileWatch::~ProfileWatch() { Stop(); }
 
 void ProfileWatch::Start() {
   if (!client_ || watcher_.joinable()) return;
+  started_ = std::chrono::steady_clock::now();
   watcher_ = std::thread([this] {
     client_->ListWatch(
         kShmProfilesPath, [this](const nlohmann::json& items) { SetProfiles(items); },
@@ -18,6 +19,11 @@ void ProfileWatch::Stop() {
   stop_ = true;
   // A watch waits on its connection (a bookmark or the watch's end); it ends with the process.
   if (watcher_.joinable()) watcher_.detach();
+}
+
+std::string ProfileWatch::NotReadyReason() const {
+  if (synced_ || std::chrono::steady_clock::now() - started_ >= kSyncGrace) return {};
+  return "the ShmProfiles are not listed yet";
 }
 
 std::shared_ptr<const ObservationIndex> ProfileWatch::Snapshot() const {

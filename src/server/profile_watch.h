@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -31,6 +32,11 @@ class ProfileWatch {
   // The profiles known now; never null.
   std::shared_ptr<const ObservationIndex> Snapshot() const;
   bool synced() const { return synced_; }
+  // Why the webhook should not be called yet: the profiles are not listed, for at most
+  // kSyncGrace after Start (after that, or when the API server cannot be reached, pods are
+  // sized from the formula alone rather than not at all). Empty when ready.
+  static constexpr std::chrono::seconds kSyncGrace{5};
+  std::string NotReadyReason() const;
   // ShmProfiles skipped because they could not be read (ReadShmProfile), since the start.
   uint64_t unreadable() const { return unreadable_; }
   const KubeClient* client() const { return client_.get(); }
@@ -46,6 +52,7 @@ class ProfileWatch {
   std::shared_ptr<const ObservationIndex> index_ = std::make_shared<ObservationIndex>();
   std::atomic<bool> synced_{false}, stop_{false};
   std::atomic<uint64_t> unreadable_{0};
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::thread watcher_;
 };
 

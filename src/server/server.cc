@@ -111,6 +111,7 @@ std::string WebhookServer::NotReadyReason() const {
   if (!cert_error_.empty()) {
     return "the certificate files do not load (" + cert_error_ + "); still serving the previous certificate";
   }
+  if (profiles_) return profiles_->NotReadyReason();
   return {};
 }
 

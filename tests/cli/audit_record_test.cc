@@ -23,7 +23,7 @@ std::vector<std::string> Ids(const AuditRecord& r) {
 std::vector<AuditRecord> RecordsOfYaml(const std::string& yaml, const Exemptions& exemptions = {}) {
   static json kept;  // records hold no view into it, but keep it like the audit does
   kept = test::Yaml(yaml);
-  return RecordsOf(kept, Policy{}, RuntimeCatalog{}, exemptions);
+  return RecordsOf(kept, Policy{}, {.exemptions = exemptions});
 }
 
 TEST_CASE("RecordsOf gives a Pod one record with its verdict, sizes and patch", "[audit_record]") {

@@ -266,13 +266,22 @@ TEST_CASE("the Deployment's args start shmguard, as non-root on a read-only root
     if (flag == "--port") s = flag + "=" + std::to_string(port);
     if (flag == "--metrics-port") s = flag + "=" + std::to_string(metrics_port);
     args.push_back(s);
+    if (flag == "--observations") {
+      // Not in a pod: an API server that cannot be reached (port 1 on loopback refuses). The
+      // webhook serves all the same, sizing from the formula while its watch retries.
+      std::ofstream(dir.File("token")) << "t\n";
+      for (std::string extra : {std::string("--api-server=https://127.0.0.1:1"), "--api-ca-file=" + dir.File("ca.crt"),
+                                "--api-token-file=" + dir.File("token")}) {
+        args.push_back(extra);
+      }
+    }
   }
   args.push_back("--bind-address=127.0.0.1");
   // As the Deployment runs it: user 65532 (runAsUser) on a read-only root filesystem
   // (readOnlyRootFilesystem), in a private mount namespace of this test.
   fs::permissions(dir.path(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                   fs::perms::others_read | fs::perms::others_exec);
-  for (const char* f : {"tls.crt", "tls.key", "policy.yaml", "ca.crt"}) {
+  for (const char* f : {"tls.crt", "tls.key", "policy.yaml", "ca.crt", "token"}) {
     fs::permissions(dir.File(f),
                     fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
   }

@@ -1,0 +1,17 @@
+// LoadObservations: ShmProfiles from a file (`kubectl get shmprofiles -A -o yaml`, a List, or
+// one profile per document), for `shmguard audit --observations FILE`.
+#pragma once
+
+#include <string>
+
+#include "shmguard/result.h"
+#include "shmguard/shm_profile.h"
+
+namespace shmguard::io {
+
+// Fails with kIo when the file cannot be read, kInvalidInput with where = "file:line" (and the
+// field's pointer in the message) for a document or profile that cannot be read, or a profile
+// without metadata.namespace.
+Result<ObservationIndex> LoadObservations(const std::string& path);
+
+}  // namespace shmguard::io
