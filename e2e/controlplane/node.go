@@ -279,6 +279,7 @@ serializeImagePulls: false
 maxPods: 250
 featureGates:
   InPlacePodVerticalScaling: true
+  InPlacePodVerticalScalingMemoryBackedVolumes: true
 `, s.containerdSocket(), s.ClusterCA(), nodeIP, s.Node.Ports.KubeletHealthz)
 	if err := os.WriteFile(s.Path("kubelet.yaml"), []byte(config), 0o644); err != nil {
 		return err

@@ -25,10 +25,10 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// RenderChart runs `helm template` of the chart as release shmguard in shmguard-system for this
+// RenderChart runs `helm template --include-crds` of the chart as release shmguard in shmguard-system for this
 // API server's version, with extra `--set` values, and returns the documents it prints.
 func (s *State) RenderChart(sets ...string) ([][]byte, error) {
-	args := []string{"template", ReleaseName, s.Chart, "--namespace", ReleaseNamespace}
+	args := []string{"template", ReleaseName, s.Chart, "--namespace", ReleaseNamespace, "--include-crds"}
 	if s.KubeVersion != "" {
 		args = append(args, "--kube-version", s.KubeVersion)
 	}
@@ -120,7 +120,9 @@ func (s *State) prepareShmguard(ctx context.Context) error {
 			if err := yaml.UnmarshalStrict(doc, &cm); err != nil {
 				return fmt.Errorf("the chart's ConfigMap: %w", err)
 			}
-			policy = cm.Data["policy.yaml"]
+			if cm.Namespace == "" { // the webhook's (the agent's copy names its namespace)
+				policy = cm.Data["policy.yaml"]
+			}
 		case "Deployment":
 			var d struct {
 				Spec struct {
@@ -159,6 +161,13 @@ func (s *State) prepareShmguard(ctx context.Context) error {
 			a = flag + "=" + s.ClusterCA()
 		}
 		s.ShmguardArgs = append(s.ShmguardArgs, a)
+		if flag == "--observations" { // outside a pod: the chart's ServiceAccount's token, its RBAC applied
+			api, err := s.prepareObservations(ctx, docs)
+			if err != nil {
+				return err
+			}
+			s.ShmguardArgs = append(s.ShmguardArgs, api...)
+		}
 	}
 	s.ShmguardArgs = append(s.ShmguardArgs, "--bind-address=127.0.0.1")
 	return s.StartShmguard()

@@ -322,6 +322,9 @@ func (s *State) startAPIServer() error {
 			"--kubelet-client-certificate":      s.Path("pki", "apiserver-kubelet-client.crt"),
 			"--kubelet-client-key":              s.Path("pki", "apiserver-kubelet-client.key"),
 			"--kubelet-preferred-address-types": "InternalIP",
+			// Kubernetes 1.37's alpha growth of a memory-backed emptyDir through the pod's resize
+			// subresource (KEP-6030), on here and on the kubelet: the node agent's growth in place.
+			"--feature-gates": "InPlacePodVerticalScalingMemoryBackedVolumes=true",
 		})
 	}
 	if err := s.start("kube-apiserver", s.Bin("kube-apiserver"), args, nil); err != nil {

@@ -1,0 +1,343 @@
+package node
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/utils/ptr"
+
+	"shmguard.io/e2e/controlplane"
+)
+
+var shmProfiles = schema.GroupVersionResource{Group: "shmguard.io", Version: "v1alpha1", Resource: "shmprofiles"}
+
+// profile is a ShmProfile's status.
+type profile struct {
+	Workload string
+	Peak     int64
+	Size     int64
+	Runs     int64
+}
+
+func getProfile(t *testing.T, ns, name string) (profile, error) {
+	t.Helper()
+	cfg, err := cp.RestConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := dyn.Resource(shmProfiles).Namespace(ns).Get(ctxFor(t, time.Minute), name, metav1.GetOptions{})
+	if err != nil {
+		return profile{}, err
+	}
+	var p profile
+	p.Workload, _, _ = unstructured.NestedString(o.Object, "spec", "workload")
+	p.Peak, _, _ = unstructured.NestedInt64(o.Object, "status", "peakBytes")
+	p.Size, _, _ = unstructured.NestedInt64(o.Object, "status", "sizeBytes")
+	p.Runs, _, _ = unstructured.NestedInt64(o.Object, "status", "runs")
+	return p, nil
+}
+
+// understatedJob is a Job whose one DataLoader pod is annotated with 3500Ki batches where they
+// are 12Mi: planned just above its use, it passes 90 % of its /dev/shm.
+func understatedJob(name string, batches int) *batchv1.Job {
+	p := annotate(trainPod("", 1, "2Gi", "--workers", "4", "--prefetch", "2", "--batch-bytes", strconv.Itoa(12<<20),
+		"--batches", strconv.Itoa(batches), "--step-seconds", "0.1"),
+		"shmguard.io/num-workers", "4", "shmguard.io/prefetch-factor", "2", "shmguard.io/batch-bytes", "3500Ki")
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: batchv1.JobSpec{BackoffLimit: ptr.To[int32](0), Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Annotations: p.Annotations, Labels: map[string]string{"job": name}},
+			Spec:       p.Spec}},
+	}
+}
+
+// runJob creates the Job and waits for its pod to end; it returns the pod as it ended.
+func runJob(t *testing.T, ns string, job *batchv1.Job) ran {
+	t.Helper()
+	ctx := ctxFor(t, 5*time.Minute)
+	if _, err := client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var r ran
+	wait(t, 4*time.Minute, "the pod of Job "+job.Name+" ends", func() error {
+		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "job=" + job.Name})
+		if err != nil {
+			return err
+		}
+		for i := range pods.Items {
+			if p := &pods.Items[i]; p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+				r.pod = p
+				return nil
+			}
+		}
+		return fmt.Errorf("%d pods, none ended", len(pods.Items))
+	})
+	b, err := client.CoreV1().Pods(ns).GetLogs(r.pod.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.logs = string(b)
+	return r
+}
+
+func deleteJob(t *testing.T, ns, name string) {
+	t.Helper()
+	ctx := ctxFor(t, 2*time.Minute)
+	if err := client.BatchV1().Jobs(ns).Delete(ctx, name, metav1.DeleteOptions{
+		PropagationPolicy: ptr.To(metav1.DeletePropagationForeground)}); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, time.Minute, "Job "+name+" and its pods gone", func() error {
+		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "job=" + name})
+		if err != nil {
+			return err
+		}
+		if _, err := client.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{}); err == nil || len(pods.Items) > 0 {
+			return fmt.Errorf("still there (%d pods)", len(pods.Items))
+		}
+		return nil
+	})
+}
+
+// restartPods deletes the pods labelled selector in ns and waits until as many are Ready again.
+func restartPods(t *testing.T, ns, selector string) {
+	t.Helper()
+	ctx := ctxFor(t, 3*time.Minute)
+	old, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil || len(old.Items) == 0 {
+		t.Fatalf("pods %s in %s: %d, %v", selector, ns, len(old.Items), err)
+	}
+	gone := map[string]bool{}
+	for _, p := range old.Items {
+		gone[p.Name] = true
+		if err := client.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wait(t, 2*time.Minute, fmt.Sprintf("%d new %s pods Ready", len(old.Items), selector), func() error {
+		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return err
+		}
+		ready := 0
+		for _, p := range pods.Items {
+			for _, c := range p.Status.Conditions {
+				if !gone[p.Name] && p.DeletionTimestamp == nil && c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+					ready++
+				}
+			}
+		}
+		if ready < len(old.Items) {
+			return fmt.Errorf("%d Ready", ready)
+		}
+		return nil
+	})
+}
+
+type plan struct {
+	Required string `json:"required"`
+	Observed *struct {
+		Peak     string `json:"peak"`
+		Runs     int64  `json:"runs"`
+		Workload string `json:"workload"`
+	} `json:"observed"`
+}
+
+func planOf(t *testing.T, p *corev1.Pod) plan {
+	t.Helper()
+	var out plan
+	if err := json.Unmarshal([]byte(p.Annotations["shmguard.io/plan"]), &out); err != nil {
+		t.Fatalf("pod %s: shmguard.io/plan %q: %v", p.Name, p.Annotations["shmguard.io/plan"], err)
+	}
+	return out
+}
+
+// A Job whose annotations understate its batches is warned at the threshold and its peak is
+// recorded in its ShmProfile. The agent and the webhook are then restarted: the profile keeps
+// the peak. The next run of the same Job gets the learned size (the peak × 1.5) and completes
+// below the threshold; another Job in the namespace keeps its plan.
+func TestTheNextRunOfAJobGetsTheSizeItsLastRunUsed(t *testing.T) {
+	agentPod(t)
+	ns := newNamespace(t, nil)
+	first := runJob(t, ns, understatedJob("learn", 60)).succeeded(t)
+	planned := shmVolume(first.pod)
+	res := first.result(t)
+	wait(t, 30*time.Second, "a ShmNearFull Event on "+first.pod.Name, func() error {
+		if len(shmEvents(t, ns, first.pod.Name)) == 0 {
+			return fmt.Errorf("none")
+		}
+		return nil
+	})
+	var learned profile
+	wait(t, 60*time.Second, "the ShmProfile job.learn records the run", func() error {
+		var err error
+		if learned, err = getProfile(t, ns, "job.learn"); err != nil {
+			return err
+		}
+		if learned.Runs < 1 {
+			return fmt.Errorf("%+v", learned)
+		}
+		return nil
+	})
+	if learned.Workload != "Job/learn" || learned.Size != planned || float64(learned.Peak) < 0.9*float64(planned) ||
+		learned.Peak > planned {
+		t.Fatalf("the profile %+v; the plan %d", learned, planned)
+	}
+	t.Logf("run 1: planned %s, the DataLoader's own peak %s, recorded %s (%.1f%% below the DataLoader's)",
+		mib(planned), mib(res.Peak), mib(learned.Peak), 100*(1-float64(learned.Peak)/float64(res.Peak)))
+
+	// Restarts lose nothing: the profile is an object of the API server.
+	restartPods(t, agentNamespace, "app.kubernetes.io/component=agent")
+	restartPods(t, controlplane.ReleaseNamespace, "app.kubernetes.io/name=shmguard")
+	if again, err := getProfile(t, ns, "job.learn"); err != nil || again.Peak != learned.Peak || again.Runs != learned.Runs {
+		t.Fatalf("after the restarts the profile is %+v (%v), was %+v", again, err, learned)
+	}
+
+	deleteJob(t, ns, "learn")
+	other := runJob(t, ns, understatedJob("other", 10)) // another workload, the same annotations
+	second := runJob(t, ns, understatedJob("learn", 60)).succeeded(t)
+	want := int64(math.Ceil(float64(learned.Peak)*1.5/(1<<20))) << 20
+	if got := shmVolume(second.pod); got != want {
+		t.Errorf("run 2's /dev/shm is %s, want the peak %s × 1.5 = %s", mib(got), mib(learned.Peak), mib(want))
+	}
+	p := planOf(t, second.pod)
+	if p.Observed == nil || p.Observed.Workload != "Job/learn" || p.Observed.Runs != learned.Runs {
+		t.Errorf("run 2's plan annotation %q does not say it was sized from Job/learn's %d runs",
+			second.pod.Annotations["shmguard.io/plan"], learned.Runs)
+	}
+	res2 := second.result(t)
+	t.Logf("run 2: sized %s from use, the DataLoader's peak %s (%.0f%%)", mib(shmVolume(second.pod)), mib(res2.Peak),
+		100*float64(res2.Peak)/float64(shmVolume(second.pod)))
+	if n := len(shmEvents(t, ns, second.pod.Name)); n != 0 {
+		t.Errorf("run 2, sized from use, got %d ShmNearFull Events", n)
+	}
+	if got := shmVolume(other.pod); got != planned || planOf(t, other.pod).Observed != nil {
+		t.Errorf("Job other's /dev/shm is %s with plan %q: another workload's profile leaked into it", mib(got),
+			other.pod.Annotations["shmguard.io/plan"])
+	}
+}
+
+func podEvents(t *testing.T, ns, pod, reason string) []corev1.Event {
+	t.Helper()
+	list, err := client.CoreV1().Events(ns).List(ctxFor(t, time.Minute), metav1.ListOptions{
+		FieldSelector: fields.Set{"involvedObject.name": pod, "reason": reason}.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+func agentCounter(metrics, series string) int64 {
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(series) + ` (\d+)$`).FindStringSubmatch(metrics)
+	if m == nil {
+		return -1
+	}
+	n, _ := strconv.ParseInt(m[1], 10, 64)
+	return n
+}
+
+// In a namespace labelled shmguard.io/grow-in-place=true, a pod passing 90 % of its /dev/shm is
+// resized through its resize subresource: the API server (with
+// InPlacePodVerticalScalingMemoryBackedVolumes on) takes the new sizeLimit. This node is cgroup
+// v1, where the kubelet refuses: the agent reads the refusal from the pod's PodResizePending
+// condition, reports it, puts the sizeLimit back, does not ask again, and records the peak.
+func TestGrowthInPlaceIsAskedForAndTheKubeletsRefusalIsRead(t *testing.T) {
+	agent := agentPod(t)
+	before := agentMetrics(t, agent)
+	ns := newNamespace(t, map[string]string{"shmguard.io/grow-in-place": "true"})
+	p := annotate(trainPod("grow", 1, "2Gi", "--workers", "4", "--prefetch", "2", "--batch-bytes",
+		strconv.Itoa(12<<20), "--batches", "300", "--step-seconds", "0.1"),
+		"shmguard.io/num-workers", "4", "shmguard.io/prefetch-factor", "2", "shmguard.io/batch-bytes", "3500Ki")
+	ctx := ctxFor(t, 5*time.Minute)
+	created, err := client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	planned := shmVolume(created)
+	var near, refused []corev1.Event
+	wait(t, 2*time.Minute, "ShmNearFull then ShmGrowthRefused on "+p.Name, func() error {
+		near, refused = podEvents(t, ns, p.Name, "ShmNearFull"), podEvents(t, ns, p.Name, "ShmGrowthRefused")
+		if len(near) == 0 || len(refused) == 0 {
+			return fmt.Errorf("%d ShmNearFull, %d ShmGrowthRefused", len(near), len(refused))
+		}
+		return nil
+	})
+	msg := refused[0].Message
+	if !strings.Contains(msg, "the kubelet refused") || !strings.Contains(msg, "not supported on cgroups v1") {
+		t.Errorf("ShmGrowthRefused does not give the kubelet's reason: %q", msg)
+	}
+	t.Logf("crossing at %s, refusal read at %s: %s", near[0].FirstTimestamp.Format(time.RFC3339),
+		refused[0].FirstTimestamp.Format(time.RFC3339), msg)
+	wait(t, time.Minute, "the sizeLimit put back and no resize pending", func() error {
+		got, err := client.CoreV1().Pods(ns).Get(ctx, p.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if s := shmVolume(got); s != planned {
+			return fmt.Errorf("sizeLimit %d, planned %d", s, planned)
+		}
+		for _, c := range got.Status.Conditions {
+			if c.Type == corev1.PodResizePending && c.Status == corev1.ConditionTrue {
+				return fmt.Errorf("still %s: %s", c.Reason, c.Message)
+			}
+		}
+		return nil
+	})
+	wait(t, 3*time.Minute, "pod "+p.Name+" ends", func() error {
+		got, err := client.CoreV1().Pods(ns).Get(ctx, p.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if got.Status.Phase != corev1.PodSucceeded && got.Status.Phase != corev1.PodFailed {
+			return fmt.Errorf("phase %s", got.Status.Phase)
+		}
+		return nil
+	})
+	var recorded profile
+	wait(t, time.Minute, "the ShmProfile pod.grow records the peak", func() error {
+		var err error
+		if recorded, err = getProfile(t, ns, "pod.grow"); err != nil {
+			return err
+		}
+		if recorded.Peak < planned*9/10 {
+			return fmt.Errorf("%+v", recorded)
+		}
+		return nil
+	})
+	after := agentMetrics(t, agent)
+	delta := func(result string) int64 {
+		series := `shmguard_agent_resizes_total{result="` + result + `"}`
+		return agentCounter(after, series) - agentCounter(before, series)
+	}
+	// The agent may have restarted in between (another test restarts it): then its counters
+	// start again from 0 and count at least this pod.
+	if agentCounter(after, `shmguard_agent_samples_total`) < agentCounter(before, `shmguard_agent_samples_total`) {
+		delta = func(result string) int64 {
+			return agentCounter(after, `shmguard_agent_resizes_total{result="`+result+`"}`)
+		}
+	}
+	if delta("requested") != 1 || delta("refused") != 1 || delta("grown") != 0 {
+		t.Errorf("the agent's resizes: requested %d, refused %d, grown %d; want 1 asked, the kubelet's 1 refusal",
+			delta("requested"), delta("refused"), delta("grown"))
+	}
+	if n := len(podEvents(t, ns, p.Name, "ShmGrowthRefused")); n != 1 {
+		t.Errorf("%d ShmGrowthRefused Events, want 1: a refused resize is not asked again", n)
+	}
+}
