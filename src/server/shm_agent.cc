@@ -437,7 +437,8 @@ void ShmAgent::Settle(const GrowthOutcome& o) {
                      ResizeVolumePatch(o.volume, o.state.from), "application/strategic-merge-patch+json");
   }
   RecordEvent(o.pod, o.volume, "ShmGrowthRefused", "Warning",
-              "the kubelet refused to grow /dev/shm (volume " + o.volume + ") from " + sizes + ": " + o.message +
+              "the kubelet refused to grow /dev/shm (volume " + o.volume + ") from " + sizes + " (read " +
+                  std::to_string(ms) + " ms after the resize): " + o.message +
                   ". The sizeLimit is put back; the peak is recorded for the workload's next pods.");
   uint64_t peak = 0, size = 0;
   for (const auto& [name, w] : o.pod.volumes) {
