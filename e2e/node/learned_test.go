@@ -341,3 +341,75 @@ func TestGrowthInPlaceIsAskedForAndTheKubeletsRefusalIsRead(t *testing.T) {
 		t.Errorf("%d ShmGrowthRefused Events, want 1: a refused resize is not asked again", n)
 	}
 }
+
+// A CronJob's runs share one profile, CronJob/<name>: the agent reads each Job's owner, and the
+// webhook knows a scheduled Job's pods by the Job's name (the CronJob's and the minute). The run
+// after the first one to be recorded gets the learned size.
+func TestTheNextScheduledRunOfACronJobGetsTheLearnedSize(t *testing.T) {
+	agentPod(t)
+	ns := newNamespace(t, nil)
+	ctx := ctxFor(t, 6*time.Minute)
+	job := understatedJob("nightly", 40)
+	job.Spec.Template.Labels = map[string]string{"cron": "nightly"}
+	if _, err := client.BatchV1().CronJobs(ns).Create(ctx, &batchv1.CronJob{
+		ObjectMeta: metav1.ObjectMeta{Name: "nightly"},
+		Spec: batchv1.CronJobSpec{Schedule: "* * * * *", ConcurrencyPolicy: batchv1.ForbidConcurrent,
+			JobTemplate: batchv1.JobTemplateSpec{Spec: job.Spec}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ended := func() []corev1.Pod {
+		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "cron=nightly"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []corev1.Pod
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	var learned profile
+	wait(t, 3*time.Minute, "a run of the CronJob recorded in cronjob.nightly", func() error {
+		var err error
+		if learned, err = getProfile(t, ns, "cronjob.nightly"); err != nil {
+			return err
+		}
+		if learned.Runs < 1 {
+			return fmt.Errorf("%+v", learned)
+		}
+		return nil
+	})
+	if learned.Workload != "CronJob/nightly" {
+		t.Fatalf("the profile %+v", learned)
+	}
+	seen := map[string]bool{}
+	for _, p := range ended() {
+		seen[p.Name] = true
+	}
+	want := int64(math.Ceil(float64(learned.Peak)*1.5/(1<<20))) << 20
+	var next corev1.Pod
+	wait(t, 3*time.Minute, "the next scheduled run created after the profile", func() error {
+		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "cron=nightly"})
+		if err != nil {
+			return err
+		}
+		for _, p := range pods.Items {
+			if !seen[p.Name] && p.CreationTimestamp.After(time.Now().Add(-2*time.Minute)) && planOf(t, &p).Observed != nil {
+				next = p
+				return nil
+			}
+		}
+		return fmt.Errorf("%d pods, none sized from use yet", len(pods.Items))
+	})
+	if got := shmVolume(&next); got < want {
+		t.Errorf("the next run's /dev/shm is %s, want at least the peak %s × 1.5 = %s", mib(got), mib(learned.Peak), mib(want))
+	}
+	t.Logf("CronJob nightly: recorded %s over %d run(s); the next run %s got %s", mib(learned.Peak), learned.Runs,
+		next.Name, mib(shmVolume(&next)))
+	if err := client.BatchV1().CronJobs(ns).Delete(ctx, "nightly", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
