@@ -18,34 +18,71 @@ namespace {
 
 using nlohmann::json;
 
-// The AdmissionReview response, written directly: the base64 patch goes in as it is rather
-// than through the JSON string escaper, which was a tenth of a JobSet's decision.
-std::string Review(const std::string& uid, bool allowed, const std::string& patch_base64,
-                   const std::vector<std::string>& warnings, int code, const std::string& message, const char* reason) {
-  std::string out = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":)";
-  out += JsonQuoted(uid);
-  out += allowed ? R"(,"allowed":true)" : R"(,"allowed":false)";
-  if (!patch_base64.empty()) {
-    out += R"(,"patchType":"JSONPatch","patch":")";
-    out += patch_base64;  // [A-Za-z0-9+/=]: nothing to escape
-    out += '"';
+// The AdmissionReview response, as controller-runtime's admission.Response builds it: one
+// answer through named constructors — Allowed, Denied (a status code and message), Errored (no
+// uid: the request could not be read) — and the parts an answer may carry, Patched and
+// WithWarnings. Written directly: the base64 patch goes in as it is rather than through the JSON
+// string escaper, which was a tenth of a JobSet's decision.
+class Response {
+ public:
+  static Response Allowed(std::string_view uid) { return Response(uid, true); }
+  static Response Denied(std::string_view uid, int code, std::string_view message) {
+    Response r(uid, false);
+    r.code_ = code;
+    r.message_ = message;
+    r.reason_ = "Forbidden";
+    return r;
   }
-  if (!warnings.empty()) {
-    out += R"(,"warnings":[)";
-    for (size_t i = 0; i < warnings.size(); ++i) {
-      if (i) out += ',';
-      out += JsonQuoted(warnings[i]);
+  static Response Errored(int code, std::string_view message) {
+    Response r("", false);
+    r.code_ = code;
+    r.message_ = message;
+    return r;
+  }
+  // The RFC 6902 patch, base64 ([A-Za-z0-9+/=]); empty: none.
+  Response& Patched(std::string patch_base64) {
+    patch_ = std::move(patch_base64);
+    return *this;
+  }
+  Response& WithWarnings(std::vector<std::string> warnings) {
+    warnings_ = std::move(warnings);
+    return *this;
+  }
+  std::string Json() const {
+    std::string out = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":)";
+    out += JsonQuoted(uid_);
+    out += allowed_ ? R"(,"allowed":true)" : R"(,"allowed":false)";
+    if (!patch_.empty()) {
+      out += R"(,"patchType":"JSONPatch","patch":")";
+      out += patch_;  // nothing to escape
+      out += '"';
     }
-    out += ']';
+    if (!warnings_.empty()) {
+      out += R"(,"warnings":[)";
+      for (size_t i = 0; i < warnings_.size(); ++i) {
+        if (i) out += ',';
+        out += JsonQuoted(warnings_[i]);
+      }
+      out += ']';
+    }
+    if (code_ != 0) {
+      out += R"(,"status":{"code":)" + std::to_string(code_) + R"(,"message":)" + JsonQuoted(message_);
+      if (!reason_.empty()) out += R"(,"reason":")" + reason_ + '"';
+      out += '}';
+    }
+    out += "}}";
+    return out;
   }
-  if (code != 0) {
-    out += R"(,"status":{"code":)" + std::to_string(code) + R"(,"message":)" + JsonQuoted(message);
-    if (reason) out += std::string(R"(,"reason":")") + reason + '"';
-    out += '}';
-  }
-  out += "}}";
-  return out;
-}
+
+ private:
+  Response(std::string_view uid, bool allowed) : uid_(uid), allowed_(allowed) {}
+  std::string uid_;
+  bool allowed_;
+  std::string patch_;
+  std::vector<std::string> warnings_;
+  int code_ = 0;
+  std::string message_, reason_;
+};
 
 void Fail(AdmissionExchange& x, int status, std::string message) {
   x.status = status;
@@ -76,7 +113,7 @@ const char* OutcomeName(Outcome o) {
 }
 
 std::string ErrorReview(int status, std::string_view message) {
-  return Review("", false, "", {}, status, std::string(message), nullptr);
+  return Response::Errored(status, message).Json();
 }
 
 // RFC 4648 base64, twelve bits at a time from a table of character pairs. OpenSSL's
@@ -198,12 +235,12 @@ AdmissionExchange HandleAdmission(std::string_view body, std::string_view conten
   if (!d.allowed) {
     const std::string message =
         DenialMessage(d, request->kind, request->namespace_name, request->name.empty() ? d.name : request->name);
-    x.body = Review(request->uid, false, patch, {}, d.code, message, "Forbidden");
+    x.body = Response::Denied(request->uid, d.code, message).Patched(std::move(patch)).Json();
     return x;
   }
   const std::vector<std::string> warnings = DecisionWarnings(d);
   x.warnings = warnings.size();
-  x.body = Review(request->uid, true, patch, warnings, 0, "", "Forbidden");
+  x.body = Response::Allowed(request->uid).Patched(std::move(patch)).WithWarnings(warnings).Json();
   return x;
 }
 
