@@ -141,8 +141,10 @@ void NoteLaunch(const PodTemplate& t, const PodFacts& f, PodEvaluation& pe, bool
   }
 }
 
-void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
-                   const PodContext& ctx, PodEvaluation& pe) {
+void EvaluateSized(const PodStage& s, PodEvaluation& pe) {
+  const PodTemplate& t = s.t;
+  const Policy& policy = s.policy;
+  const PodContext& ctx = s.ctx;
   auto sizing = ReadSizing(t, policy);
   if (!sizing) return DenyWith(t, pe, sizing.error());
   auto facts = ReadPodFacts(t, policy);
@@ -185,7 +187,7 @@ void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule&
   if (limit.missing) Add(pe, std::move(*limit.missing));
   if (limit.headroom && all) Add(pe, std::move(*limit.headroom));
   if (!t.patchable) {
-    JudgeUnpatched(t, w, *mount, pe.current_shm, required, ctx, pe);
+    JudgeUnpatched(s, *mount, pe.current_shm, required, pe);
     // Denied, the plan goes ahead of the error, as for any denial.
     if (!all && pe.verdict == Verdict::kDeny) {
       Finding plan_finding = PlanFinding(t, *plan, policy.sizing, *facts);
@@ -194,8 +196,7 @@ void EvaluateSized(const PodTemplate& t, const Workload& w, const NamespaceRule&
     }
     return;
   }
-  PatchTo(t, w, rule, policy, *facts, *mount, required, PlanAnnotation(*sizing, *facts, required, ctx.observed), ctx,
-          pe);
+  PatchTo(s, *facts, *mount, {required, PlanAnnotation(*sizing, *facts, required, ctx.observed)}, pe);
 }
 
 // True when every container requesting GPUs mounts /dev/shm (so none is left at 64Mi).
@@ -212,8 +213,10 @@ bool GpuContainersMountShm(const PodFacts& facts, const ShmMount& mount) {
 // at least the floor; otherwise it gets the estimate (or, for a memory emptyDir it sized
 // itself, the floor).
 // REQUIRES: `mount` is what `t` has at /dev/shm (ReadShm).
-void EvaluateEstimated(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
-                       const PodContext& ctx, const PodFacts& facts, const ShmMount& mount, PodEvaluation& pe) {
+void EvaluateEstimated(const PodStage& s, const PodFacts& facts, const ShmMount& mount, PodEvaluation& pe) {
+  const PodTemplate& t = s.t;
+  const Policy& policy = s.policy;
+  const PodContext& ctx = s.ctx;
   const bool all = ctx.detail == Detail::kAll;
   auto estimate = EstimateShm(facts, policy);
   if (!estimate) return DenyWith(t, pe, estimate.error());
@@ -264,15 +267,14 @@ void EvaluateEstimated(const PodTemplate& t, const Workload& w, const NamespaceR
                        : learned                                   ? floor
                                                                    : estimate->estimate_bytes;
   pe.required_bytes = size;
-  if (!t.patchable) return JudgeUnpatched(t, w, mount, pe.current_shm, size, ctx, pe, floor);
+  if (!t.patchable) return JudgeUnpatched(s, mount, pe.current_shm, size, pe, floor);
   if (!learned) {
     Finding sized(Check::kSizedWithoutAnnotations, AnnotationsPointer(t));
     sized.Num("required_bytes", size).Val("basis", estimate->basis);
     if (mount.kind == ShmMountKind::kMemoryEmptyDir && !own_is_enough) sized.Num("from_bytes", *mount.size_limit);
     Add(pe, std::move(FloorNumbers(sized, *estimate, policy)));
   }
-  PatchTo(t, w, rule, policy, facts, mount, size, EstimateAnnotation(*estimate, facts, size, ctx.observed), ctx, pe,
-          &*estimate);
+  PatchTo(s, facts, mount, {size, EstimateAnnotation(*estimate, facts, size, ctx.observed), &*estimate}, pe);
 }
 
 void EvaluatePodInto(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
@@ -297,7 +299,7 @@ void EvaluatePodInto(const PodTemplate& t, const Workload& w, const NamespaceRul
     return Settle(pe, ctx);
   }
   if (Has(t.annotations, kNumWorkersAnnotation) || Has(t.annotations, kBatchBytesAnnotation)) {
-    return EvaluateSized(t, w, rule, policy, ctx, pe);
+    return EvaluateSized({t, w, rule, policy, ctx}, pe);
   }
   pe.verdict = Verdict::kOk;
   auto facts = ReadPodFacts(t, policy);
@@ -319,7 +321,7 @@ void EvaluatePodInto(const PodTemplate& t, const Workload& w, const NamespaceRul
     return;
   }
   if (!mount) return DenyWith(t, pe, mount.error());
-  EvaluateEstimated(t, w, rule, policy, ctx, *facts, *mount, pe);
+  EvaluateEstimated({t, w, rule, policy, ctx}, *facts, *mount, pe);
 }
 
 }  // namespace

@@ -22,8 +22,12 @@ std::string Join(const std::vector<std::string>& names) {
 }
 
 // The patch's options for a pod under `rule`, with the Pod Security findings they imply.
-PatchOptions PodPatchOptions(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
-                             const PodFacts& facts, const PodContext& ctx, PodEvaluation& pe) {
+PatchOptions PodPatchOptions(const PodStage& s, const PodFacts& facts, PodEvaluation& pe) {
+  const PodTemplate& t = s.t;
+  const Workload& w = s.w;
+  const NamespaceRule& rule = s.rule;
+  const Policy& policy = s.policy;
+  const PodContext& ctx = s.ctx;
   const bool privileged = rule.pod_security == PodSecurityLevel::kPrivileged;
   const bool want_host_ipc =
       policy.host_ipc == HostIpcMode::kAlways || (policy.host_ipc == HostIpcMode::kAuto && facts.gpus >= 2);
@@ -61,15 +65,17 @@ PatchOptions PodPatchOptions(const PodTemplate& t, const Workload& w, const Name
 
 // The findings of what a patch gives: /dev/shm (the volume, its size, the mounts), IPC_LOCK,
 // hostIPC.
-void NotePatchParts(const PodTemplate& t, const PodFacts& facts, const ShmMount& mount, int64_t required,
-                    const PodPatch& p, const ShmEstimate* estimate, const Policy& policy, PodEvaluation& pe) {
+void NotePatchParts(const PodStage& s, const PodFacts& facts, const ShmMount& mount, const PatchTarget& target,
+                    const PodPatch& p, PodEvaluation& pe) {
+  const PodTemplate& t = s.t;
+  const int64_t required = target.required_bytes;
   if (!p.shm_pointer.empty()) {
     const bool compose_default = t.compose_service && !mount.size_limit && !facts.host_ipc;
     Finding f(compose_default ? Check::kComposeShmDefault : Check::kShmBelowNeed, p.shm_pointer);
     f.Num("required_bytes", required).Val("current", pe.current_shm);
     if (mount.size_limit) f.Num("current_bytes", *mount.size_limit);
     if (!p.volume && !p.mounted.empty()) f.Val("containers", Join(p.mounted));
-    if (estimate) FloorNumbers(f, *estimate, policy);
+    if (target.estimate) FloorNumbers(f, *target.estimate, s.policy);
     Add(pe, std::move(f));
   }
   if (!p.locked.empty()) {
@@ -125,9 +131,10 @@ void DenyWith(const PodTemplate& t, PodEvaluation& pe, const Error& e) {
   pe.verdict = Verdict::kDeny;
 }
 
-void PatchTo(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
-             const PodFacts& facts, const ShmMount& mount, int64_t required, std::string plan_json,
-             const PodContext& ctx, PodEvaluation& pe, const ShmEstimate* estimate) {
+void PatchTo(const PodStage& s, const PodFacts& facts, const ShmMount& mount, PatchTarget target, PodEvaluation& pe) {
+  const PodTemplate& t = s.t;
+  const PodContext& ctx = s.ctx;
+  const int64_t required = target.required_bytes;
   const bool all = ctx.detail == Detail::kAll;
   if (facts.memory_limit_bytes && mount.size_limit && *mount.size_limit > *facts.memory_limit_bytes) {
     std::string at = t.compose_service ? t.spec_pointer + "/shm_size" : mount.volume_pointer + "/emptyDir/sizeLimit";
@@ -141,11 +148,11 @@ void PatchTo(const PodTemplate& t, const Workload& w, const NamespaceRule& rule,
     if (facts.host_ipc && all) {
       Add(pe, Finding(Check::kComposeIpcHost, t.spec_pointer + "/ipc").Num("required_bytes", required));
     }
-    options.ipc_lock = policy.ipc_lock;
+    options.ipc_lock = s.policy.ipc_lock;
     options.describe_changes = all;
   } else {
-    options = PodPatchOptions(t, w, rule, policy, facts, ctx, pe);
-    options.annotations[kPlanAnnotation] = std::move(plan_json);
+    options = PodPatchOptions(s, facts, pe);
+    options.annotations[kPlanAnnotation] = std::move(target.plan_json);
   }
   options.required_bytes = required;
   auto build = [&](const PatchOptions& o) {
@@ -153,7 +160,7 @@ void PatchTo(const PodTemplate& t, const Workload& w, const NamespaceRule& rule,
   };
   Result<PodPatch> patch = build(options);
   if (!patch) return DenyWith(t, pe, patch.error());
-  NotePatchParts(t, facts, mount, required, *patch, estimate, policy, pe);
+  NotePatchParts(s, facts, mount, target, *patch, pe);
   // Exempted parts are reported (suppressed) but not written.
   const bool shm_exempt =
       ctx.Exempt(Check::kShmBelowNeed) || (t.compose_service && ctx.Exempt(Check::kComposeShmDefault));
@@ -171,8 +178,11 @@ void PatchTo(const PodTemplate& t, const Workload& w, const NamespaceRule& rule,
   pe.changes = std::move(patch->changes);
 }
 
-void JudgeUnpatched(const PodTemplate& t, const Workload& w, const ShmMount& mount, const std::string& current,
-                    int64_t required, const PodContext& ctx, PodEvaluation& pe, int64_t floor) {
+void JudgeUnpatched(const PodStage& s, const ShmMount& mount, const std::string& current, int64_t required,
+                    PodEvaluation& pe, int64_t floor) {
+  const PodTemplate& t = s.t;
+  const Workload& w = s.w;
+  const PodContext& ctx = s.ctx;
   const bool all = ctx.detail == Detail::kAll;
   const std::string volume = mount.volume_pointer.empty() ? t.spec_pointer + "/volumes" : mount.volume_pointer;
   const int64_t needed = floor > 0 ? floor : required;

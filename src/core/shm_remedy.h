@@ -24,6 +24,24 @@ struct PodContext {
   bool Exempt(Check c) const;
 };
 
+// One pod template under evaluation: what every step of its evaluation reads (the template, its
+// workload, the namespace's rule, the policy, and how it is evaluated).
+struct PodStage {
+  const PodTemplate& t;
+  const Workload& w;
+  const NamespaceRule& rule;
+  const Policy& policy;
+  const PodContext& ctx;
+};
+
+// What PatchTo patches a pod to: `required_bytes` of /dev/shm, `plan_json` as its
+// shmguard.io/plan annotation, and for an unannotated pod the estimate the size came from.
+struct PatchTarget {
+  int64_t required_bytes = 0;
+  std::string plan_json;
+  const ShmEstimate* estimate = nullptr;
+};
+
 // The floor of an estimate, as a finding's numbers: floor_bytes, floor_plan_bytes (NCCL and
 // base), minimum_bytes (the policy's), procs, nccl_shm and nccl_proxy (1 when in the floor).
 Finding& FloorNumbers(Finding& f, const ShmEstimate& e, const Policy& policy);
@@ -39,8 +57,8 @@ void Settle(PodEvaluation& pe, const PodContext& ctx);
 void DenyWith(const PodTemplate& t, PodEvaluation& pe, const Error& e);
 
 // Sets `pe`'s verdict (kOk when nothing is left to change, else kPatch), patch, changes and
-// findings to give `t` a /dev/shm of `required` bytes, with `plan_json` as its shmguard.io/plan
-// annotation:
+// findings to give `s.t` a /dev/shm of `target.required_bytes`, with `target.plan_json` as its
+// shmguard.io/plan annotation:
 //   - a Compose service gets shm_size and ulimits.memlock (no Pod Security, no annotations);
 //   - a pod gets the volume, mounts and, where the namespace's Pod Security level is
 //     privileged, hostIPC and IPC_LOCK per `policy` (else pod-security-limits-patch says why
@@ -49,18 +67,16 @@ void DenyWith(const PodTemplate& t, PodEvaluation& pe, const Error& e);
 // Each part of the patch comes with its finding (shm-below-need, ipc-lock-missing,
 // host-ipc-missing, compose-shm-default); an exempted part is left out, and a patch with no part
 // left writes nothing. Notes an existing sizeLimit or shm_size above the memory limit.
-// `estimate`: the floor the size came from, for an unannotated pod. A patch that cannot be
+// `target.estimate`: the floor the size came from, for an unannotated pod. A patch that cannot be
 // built is an object-invalid naming the field.
-// REQUIRES: `mount` is what `t` has at /dev/shm (ReadShm); `t.patchable`.
-void PatchTo(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
-             const PodFacts& facts, const ShmMount& mount, int64_t required, std::string plan_json,
-             const PodContext& ctx, PodEvaluation& pe, const ShmEstimate* estimate = nullptr);
+// REQUIRES: `mount` is what `s.t` has at /dev/shm (ReadShm); `s.t.patchable`.
+void PatchTo(const PodStage& s, const PodFacts& facts, const ShmMount& mount, PatchTarget target, PodEvaluation& pe);
 
 // For a kind shmguard does not patch: shm-below-need (an error) when `mount` is below `required`
 // bytes and nothing else will fix it (a TrainJob's pods are patched when created, unless
 // /dev/shm is something shmguard never overwrites); else shm-sufficient, or
 // shm-patched-at-creation. `floor`: the floor an unannotated pod's size came from (0: a plan).
-void JudgeUnpatched(const PodTemplate& t, const Workload& w, const ShmMount& mount, const std::string& current,
-                    int64_t required, const PodContext& ctx, PodEvaluation& pe, int64_t floor = 0);
+void JudgeUnpatched(const PodStage& s, const ShmMount& mount, const std::string& current, int64_t required,
+                    PodEvaluation& pe, int64_t floor = 0);
 
 }  // namespace shmguard

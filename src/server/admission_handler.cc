@@ -112,9 +112,7 @@ const char* OutcomeName(Outcome o) {
   return "error";
 }
 
-std::string ErrorReview(int status, std::string_view message) {
-  return Response::Errored(status, message).Json();
-}
+std::string ErrorReview(int status, std::string_view message) { return Response::Errored(status, message).Json(); }
 
 // RFC 4648 base64, twelve bits at a time from a table of character pairs. OpenSSL's
 // EVP_EncodeBlock encodes in constant time, at ~10 instructions a byte: 7 % of a JobSet's

@@ -31,7 +31,7 @@ PodEvaluation Patched(const json& object, int64_t required, PodSecurityLevel lev
   PodEvaluation pe;
   pe.current_shm = DescribeShm(*mount, t, *facts);
   const PodContext ctx{Detail::kAll, std::move(exempt)};
-  PatchTo(t, w, rule, policy, *facts, *mount, required, "{}", ctx, pe);
+  PatchTo({t, w, rule, policy, ctx}, *facts, *mount, {required, "{}"}, pe);
   Settle(pe, ctx);  // as EvaluatePod ends: exempted findings marked
   return pe;
 }
@@ -158,7 +158,10 @@ TEST_CASE("PatchTo leaves out an exempted part, and writes nothing when every pa
 PodEvaluation Judged(const PodTemplate& t, const Workload& w, const ShmMount& mount, const std::string& current,
                      int64_t required) {
   PodEvaluation pe;
-  JudgeUnpatched(t, w, mount, current, required, PodContext{}, pe);
+  const NamespaceRule rule;
+  const Policy policy;
+  const PodContext ctx;
+  JudgeUnpatched({t, w, rule, policy, ctx}, mount, current, required, pe);
   return pe;
 }
 
