@@ -19,16 +19,74 @@ enum class Code {
 // Returns "invalid input", "unsupported kind", "i/o error" or "internal error".
 const char* CodeName(Code code);
 
+// Where an error is, typed: nothing reads a location back out of a string. Any part may be
+// unset (empty, 0).
+struct Location {
+  std::string file;        // the input file ("-" for stdin)
+  int line = 0;            // 1-based within the file (or the document, without a file)
+  int column = 0;          // 1-based
+  std::string pointer;     // an RFC 6901 JSON pointer into the object: "/spec/containers/0"
+  std::string annotation;  // the shmguard.io/ annotation the value came from
+  std::string field;       // anything else named: a flag, a policy key, a quantity's role
+
+  static Location Pointer(std::string p) {
+    Location l;
+    l.pointer = std::move(p);
+    return l;
+  }
+  static Location Annotation(std::string key) {
+    Location l;
+    l.annotation = std::move(key);
+    return l;
+  }
+  static Location File(std::string path) {
+    Location l;
+    l.file = std::move(path);
+    return l;
+  }
+  static Location Field(std::string name) {
+    Location l;
+    l.field = std::move(name);
+    return l;
+  }
+  static Location Line(int line, std::string file = {}) {
+    Location l;
+    l.file = std::move(file);
+    l.line = line;
+    return l;
+  }
+  bool empty() const { return file.empty() && line == 0 && pointer.empty() && annotation.empty() && field.empty(); }
+  // As people read it: "file:line[:column]", "line N", then the pointer, the annotation
+  // ("annotation KEY") or the field, joined by ": ".
+  std::string ToString() const {
+    std::string out;
+    auto add = [&out](const std::string& part) {
+      if (part.empty()) return;
+      if (!out.empty()) out += ": ";
+      out += part;
+    };
+    if (!file.empty()) {
+      add(line > 0 ? file + ":" + std::to_string(line) + (column > 0 ? ":" + std::to_string(column) : "") : file);
+    } else if (line > 0) {
+      add("line " + std::to_string(line));
+    }
+    add(pointer);
+    if (!annotation.empty()) add("annotation " + annotation);
+    add(field);
+    return out;
+  }
+};
+
 struct Error {
   Code code = Code::kInvalidInput;
   std::string message;  // what is wrong and what to do, for a person
-  std::string where;    // a JSON pointer ("/spec/containers/0") or "file:line"; may be empty
+  Location where;
 
-  // "where: message", or just the message when `where` is empty.
-  std::string ToString() const { return where.empty() ? message : where + ": " + message; }
+  // "where: message", or just the message when there is no location.
+  std::string ToString() const { return where.empty() ? message : where.ToString() + ": " + message; }
 };
 
-inline Error MakeError(Code code, std::string message, std::string where = {}) {
+inline Error MakeError(Code code, std::string message, Location where = {}) {
   return Error{code, std::move(message), std::move(where)};
 }
 

@@ -26,9 +26,9 @@ bool IsList(const json& obj) {
          obj["items"].is_array();
 }
 
-// The record of a document or List item that is not a mapping (`where`: "file:line", or
-// "file: /items/3"): an error, since it is no object at all, not a policy "no".
-AuditRecord NotAnObject(const json& value, const std::string& where, int line) {
+// The record of a document or List item that is not a mapping (`where`: its file and line, and
+// for an item its pointer, /items/3): an error, since it is no object at all, not a policy "no".
+AuditRecord NotAnObject(const json& value, const Location& where, int line) {
   std::string what = value.is_array() ? "a list" : std::string("a ") + value.type_name();
   return UnreadableRecord(
       "", MakeError(Code::kInvalidInput, "a Kubernetes object must be a mapping, not " + what, where), line);
@@ -60,7 +60,8 @@ Result<io::FileText> ReadAll(std::istream& in, size_t max_bytes) {
   while (in.read(buf, sizeof buf) || in.gcount() > 0) {
     auto n = static_cast<size_t>(in.gcount());
     if (n > max_bytes - text.size()) {
-      return MakeError(Code::kIo, "larger than the limit of " + std::to_string(max_bytes) + " bytes", "-");
+      return MakeError(Code::kIo, "larger than the limit of " + std::to_string(max_bytes) + " bytes",
+                       Location::File("-"));
     }
     text.append(buf, n);
   }
@@ -74,20 +75,6 @@ Result<io::FileText> ReadInput(const std::string& file, std::istream& in, size_t
 
 // "~" or a bare "---": a document with nothing in it, neither counted nor shown.
 bool IsEmptyDocument(const io::Document& doc) { return !doc.error && doc.object->is_null(); }
-
-// The line an error's where ("file:12", "line 12") names; 0 when none.
-int LineOf(const Error& e) {
-  size_t colon = e.where.rfind(':');
-  std::string_view n =
-      colon == std::string::npos ? std::string_view(e.where) : std::string_view(e.where).substr(colon + 1);
-  if (n.rfind("line ", 0) == 0) n.remove_prefix(5);
-  int line = 0;
-  for (char c : n) {
-    if (c < '0' || c > '9') return 0;
-    line = line * 10 + (c - '0');
-  }
-  return line;
-}
 
 // Fills the line and column of every finding of `records` (the objects of `doc`): a List's items
 // are found under /items/N of the document, or in their own text when handed out alone.
@@ -124,12 +111,14 @@ std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy&
     }
   };
   if (doc.error) {
-    add({UnreadableRecord(doc.file, *doc.error, LineOf(*doc.error))});
+    add({UnreadableRecord(doc.file, *doc.error, doc.error->where.line)});
     return records;
   }
   auto item = [&](const json& object, int index, const std::string& kind, const std::string& api_version) {
     if (!object.is_object()) {
-      return add({NotAnObject(object, doc.file + ": /items/" + std::to_string(index), doc.line)});
+      Location where = Location::Pointer("/items/" + std::to_string(index));
+      where.file = doc.file;
+      return add({NotAnObject(object, where, doc.line)});
     }
     add(EvaluateListItem(object, index, kind, api_version, policy, eval));
   };
@@ -141,7 +130,7 @@ std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy&
     const json& items = (*doc.object)["items"];
     for (size_t i = 0; i < items.size(); ++i) item(items[i], static_cast<int>(i), kind, api_version);
   } else if (!doc.object->is_object()) {
-    add({NotAnObject(*doc.object, doc.file + ":" + std::to_string(doc.line), doc.line)});
+    add({NotAnObject(*doc.object, Location::Line(doc.line, doc.file), doc.line)});
   } else {
     add(RecordsOf(*doc.object, policy, eval));
   }

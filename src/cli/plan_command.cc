@@ -29,7 +29,8 @@ Result<PlanInputs> ReadFlags(const PlanOptions& o, const Policy& policy) {
     if (v >= min && v <= max) return std::nullopt;
     return MakeError(
         Code::kInvalidInput,
-        std::to_string(v) + " must be a whole number from " + std::to_string(min) + " to " + std::to_string(max), flag);
+        std::to_string(v) + " must be a whole number from " + std::to_string(min) + " to " + std::to_string(max),
+        Location::Field(flag));
   };
   PlanInputs in;
   if (auto e = range("--num-workers", o.num_workers, 0, kMaxWorkers)) return *e;
@@ -61,7 +62,8 @@ Result<PlanInputs> ReadFlags(const PlanOptions& o, const Policy& policy) {
     in.shm.batch_bytes = *bytes;
   } else if (o.num_workers > 0) {
     return MakeError(Code::kInvalidInput,
-                     "is required when num-workers > 0: the bytes of one collated batch, e.g. 48Mi", "--batch-bytes");
+                     "is required when num-workers > 0: the bytes of one collated batch, e.g. 48Mi",
+                     Location::Field("--batch-bytes"));
   }
   return in;
 }

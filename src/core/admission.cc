@@ -13,14 +13,15 @@ namespace {
 Result<std::string> OptionalString(JsonNode obj, const char* key, const std::string& where) {
   JsonNode v = obj.Find(key);
   if (!v) return std::string();
-  if (!v.IsString()) return MakeError(Code::kInvalidInput, "must be a string", where + "/" + key);
+  if (!v.IsString()) return MakeError(Code::kInvalidInput, "must be a string", Location::Pointer(where + "/" + key));
   return std::string(v.String());
 }
 
 }  // namespace
 
 Result<AdmissionRequest> ParseReview(JsonNode review) {
-  if (!review.IsObject()) return MakeError(Code::kInvalidInput, "an AdmissionReview must be a JSON object", "/");
+  if (!review.IsObject())
+    return MakeError(Code::kInvalidInput, "an AdmissionReview must be a JSON object", Location::Pointer("/"));
   auto api = OptionalString(review, "apiVersion", "");
   if (!api) return api.error();
   if (*api != "admission.k8s.io/v1") {
@@ -28,22 +29,22 @@ Result<AdmissionRequest> ParseReview(JsonNode review) {
                      "apiVersion \"" + *api +
                          "\" is not supported: send admission.k8s.io/v1 "
                          "(admissionReviewVersions: [v1])",
-                     "/apiVersion");
+                     Location::Pointer("/apiVersion"));
   }
   auto kind = OptionalString(review, "kind", "");
   if (!kind) return kind.error();
   if (*kind != "AdmissionReview") {
-    return MakeError(Code::kInvalidInput, "kind must be AdmissionReview", "/kind");
+    return MakeError(Code::kInvalidInput, "kind must be AdmissionReview", Location::Pointer("/kind"));
   }
   JsonNode req = review.Find("request");
-  if (!req.IsObject()) return MakeError(Code::kInvalidInput, "must be an object", "/request");
+  if (!req.IsObject()) return MakeError(Code::kInvalidInput, "must be an object", Location::Pointer("/request"));
   AdmissionRequest r;
   auto uid = OptionalString(req, "uid", "/request");
   if (!uid) return uid.error();
-  if (uid->empty()) return MakeError(Code::kInvalidInput, "is required", "/request/uid");
+  if (uid->empty()) return MakeError(Code::kInvalidInput, "is required", Location::Pointer("/request/uid"));
   r.uid = *uid;
   if (JsonNode k = req.Find("kind")) {
-    if (!k.IsObject()) return MakeError(Code::kInvalidInput, "must be an object", "/request/kind");
+    if (!k.IsObject()) return MakeError(Code::kInvalidInput, "must be an object", Location::Pointer("/request/kind"));
     for (auto [field, out] :
          {std::pair{"group", &r.group}, std::pair{"version", &r.version}, std::pair{"kind", &r.kind}}) {
       auto v = OptionalString(k, field, "/request/kind");
@@ -58,12 +59,12 @@ Result<AdmissionRequest> ParseReview(JsonNode review) {
     *out = *v;
   }
   if (JsonNode dry = req.Find("dryRun")) {
-    if (!dry.IsBool()) return MakeError(Code::kInvalidInput, "must be a boolean", "/request/dryRun");
+    if (!dry.IsBool()) return MakeError(Code::kInvalidInput, "must be a boolean", Location::Pointer("/request/dryRun"));
     r.dry_run = dry.Bool();
   }
   r.object = req.Find("object");
   if (r.operation == "CREATE" && !r.object.IsObject()) {
-    return MakeError(Code::kInvalidInput, "must be an object for CREATE", "/request/object");
+    return MakeError(Code::kInvalidInput, "must be an object for CREATE", Location::Pointer("/request/object"));
   }
   return r;
 }

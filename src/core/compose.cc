@@ -17,7 +17,7 @@ using nlohmann::json;
 constexpr int64_t kMaxGpus = 1 << 20;  // more than any host has: a typo, not a count
 
 Error Invalid(const std::string& pointer, std::string message) {
-  return MakeError(Code::kInvalidInput, std::move(message), pointer);
+  return MakeError(Code::kInvalidInput, std::move(message), Location::Pointer(pointer));
 }
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }

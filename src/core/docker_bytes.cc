@@ -18,7 +18,7 @@ Result<int64_t> ParseDockerBytes(std::string_view text, std::string_view where) 
     return MakeError(Code::kInvalidInput,
                      "\"" + std::string(text) + "\" is not a size Docker reads (" + why +
                          "): write bytes, or a number with k, m, g, t or p (\"2g\", \"512m\")",
-                     std::string(where));
+                     Location::Field(std::string(where)));
   };
   // (?i)^(\d+(\.\d+)*) ?([kmgtp])?i?b?$ — go-units size.go — then strconv.ParseFloat.
   size_t i = 0;
@@ -57,11 +57,12 @@ Result<int64_t> ParseDockerBytes(std::string_view text, std::string_view where) 
 
 Result<int64_t> ReadComposeBytes(JsonNode value, const std::string& pointer) {
   if (value.IsInteger()) {
-    if (value.Integer() < 0) return MakeError(Code::kInvalidInput, "must not be negative", pointer);
+    if (value.Integer() < 0) return MakeError(Code::kInvalidInput, "must not be negative", Location::Pointer(pointer));
     return value.Integer();
   }
   if (value.IsString()) return ParseDockerBytes(value.String(), pointer);
-  return MakeError(Code::kInvalidInput, "must be a number of bytes or a size such as \"2g\"", pointer);
+  return MakeError(Code::kInvalidInput, "must be a number of bytes or a size such as \"2g\"",
+                   Location::Pointer(pointer));
 }
 
 std::string FormatDockerBytes(int64_t bytes) {

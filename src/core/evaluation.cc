@@ -92,9 +92,8 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, const EvaluateOptions
       if (detail == Detail::kAll) ev.findings.push_back(Finding(Check::kNotAWorkload, "/kind").Val("error", e.message));
       return ev;
     }
-    ev.findings.push_back(Finding(Check::kObjectInvalid, e.where.rfind('/', 0) == 0 ? e.where : "")
-                              .Val("where", e.where)
-                              .Val("error", e.message));
+    ev.findings.push_back(
+        Finding(Check::kObjectInvalid, e.where.pointer).Val("where", e.where.ToString()).Val("error", e.message));
     ev.verdict = SettleObject(ev.findings, exemptions.checks) ? Verdict::kDeny : Verdict::kOk;
     return ev;
   }

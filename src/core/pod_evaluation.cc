@@ -18,14 +18,6 @@
 namespace shmguard {
 namespace {
 
-// "annotation shmguard.io/...", where an input error says a value came from. Appended rather than
-// concatenated: GCC 12 at -O2 reports a false -Warray-bounds on string("...") + const char*.
-std::string AnnotationField(const char* key) {
-  std::string out = "annotation ";
-  out.append(key);
-  return out;
-}
-
 bool Has(const Annotations& a, const char* key) {
   auto it = a.find(key);
   return it != a.end() && it->second;
@@ -42,14 +34,14 @@ Result<SizingInputs> ReadSizing(const PodTemplate& t, const Policy& policy) {
   if (!*workers) {
     return MakeError(Code::kInvalidInput,
                      "is required with shmguard.io/batch-bytes (DataLoader num_workers per process)",
-                     AnnotationField(kNumWorkersAnnotation));
+                     Location::Annotation(kNumWorkersAnnotation));
   }
   in.workers = **workers;
   auto prefetch = ReadCountAnnotation(t.annotations, kPrefetchFactorAnnotation, 1, kMaxPrefetchFactor);
   if (!prefetch) return prefetch.error();
   in.prefetch = prefetch->value_or(policy.sizing.prefetch_factor);
   auto it = t.annotations.find(kBatchBytesAnnotation);
-  std::string where = AnnotationField(kBatchBytesAnnotation);
+  const Location where = Location::Annotation(kBatchBytesAnnotation);
   if (it == t.annotations.end() || !it->second) {
     if (in.workers == 0) return in;  // no workers: batches never touch /dev/shm
     return MakeError(Code::kInvalidInput,
@@ -59,8 +51,8 @@ Result<SizingInputs> ReadSizing(const PodTemplate& t, const Policy& policy) {
     return MakeError(Code::kInvalidInput, "annotation values must be strings: quote it (\"" + it->second.Dump() + "\")",
                      where);
   }
-  auto bytes = ParseBytes(it->second.String(), where);
-  if (!bytes) return bytes.error();
+  auto bytes = ParseBytes(it->second.String(), kBatchBytesAnnotation);
+  if (!bytes) return MakeError(bytes.error().code, bytes.error().message, where);
   in.batch_bytes = *bytes;
   return in;
 }

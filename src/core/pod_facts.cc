@@ -24,7 +24,7 @@ std::string Joined(std::initializer_list<std::string_view> pieces) {
 Result<int64_t> CheckedAdd(int64_t a, int64_t b, std::initializer_list<std::string_view> where) {
   int64_t r = 0;
   if (__builtin_add_overflow(a, b, &r)) {
-    return MakeError(Code::kInvalidInput, "sum overflows 2^63-1", Joined(where));
+    return MakeError(Code::kInvalidInput, "sum overflows 2^63-1", Location::Pointer(Joined(where)));
   }
   return r;
 }
@@ -41,12 +41,13 @@ Result<ContainerResources> ReadResources(JsonNode c, const std::string& pointer,
   ContainerResources r;
   JsonNode res = c.Find("resources");
   if (!res) return r;
-  if (!res.IsObject()) return MakeError(Code::kInvalidInput, "must be an object", pointer + "/resources");
+  if (!res.IsObject())
+    return MakeError(Code::kInvalidInput, "must be an object", Location::Pointer(pointer + "/resources"));
   JsonNode limits = res.Find("limits");
   JsonNode requests = res.Find("requests");
   for (const auto& [field, obj] : {std::pair{"limits", limits}, std::pair{"requests", requests}}) {
     if (obj && !obj.IsObject()) {
-      return MakeError(Code::kInvalidInput, "must be an object", pointer + "/resources/" + field);
+      return MakeError(Code::kInvalidInput, "must be an object", Location::Pointer(pointer + "/resources/" + field));
     }
   }
   for (const auto& name : policy.gpu_resources) {
@@ -59,7 +60,9 @@ Result<ContainerResources> ReadResources(JsonNode c, const std::string& pointer,
     if (!value) continue;
     auto n = ReadQuantityField(value, {pointer, "/resources/", from, name});
     if (!n) return n.error();
-    if (*n < 0) return MakeError(Code::kInvalidInput, "must not be negative", pointer + "/resources/" + from + name);
+    if (*n < 0)
+      return MakeError(Code::kInvalidInput, "must not be negative",
+                       Location::Pointer(pointer + "/resources/" + from + name));
     auto sum = CheckedAdd(r.gpus, *n, {pointer, "/resources/", from, name});
     if (!sum) return sum.error();
     r.gpus = *sum;
@@ -95,15 +98,16 @@ bool GrantsIpcLock(JsonNode cap) {
 Result<IpcLock> ReadIpcLock(JsonNode c, const std::string& pointer) {
   JsonNode sc = c.Find("securityContext");
   if (!sc) return IpcLock::kNoSecurityContext;
-  if (!sc.IsObject()) return MakeError(Code::kInvalidInput, "must be an object", pointer + "/securityContext");
+  if (!sc.IsObject())
+    return MakeError(Code::kInvalidInput, "must be an object", Location::Pointer(pointer + "/securityContext"));
   if (sc.Find("privileged").Bool()) return IpcLock::kGranted;  // has every capability
   JsonNode caps = sc.Find("capabilities");
   if (!caps) return IpcLock::kNoCapabilities;
   const std::string caps_ptr = pointer + "/securityContext/capabilities";
-  if (!caps.IsObject()) return MakeError(Code::kInvalidInput, "must be an object", caps_ptr);
+  if (!caps.IsObject()) return MakeError(Code::kInvalidInput, "must be an object", Location::Pointer(caps_ptr));
   JsonNode add = caps.Find("add");
   if (!add) return IpcLock::kNoAddList;
-  if (!add.IsArray()) return MakeError(Code::kInvalidInput, "must be a list", caps_ptr + "/add");
+  if (!add.IsArray()) return MakeError(Code::kInvalidInput, "must be a list", Location::Pointer(caps_ptr + "/add"));
   for (JsonNode cap : add.Items()) {
     if (GrantsIpcLock(cap)) return IpcLock::kGranted;
   }
@@ -137,12 +141,13 @@ Result<int64_t> ReadQuantityField(JsonNode value, std::initializer_list<std::str
     size_t e = text.find_last_not_of(" \t\r\n");
     text = b == std::string_view::npos ? std::string_view() : text.substr(b, e - b + 1);
   } else {
-    return MakeError(Code::kInvalidInput, "must be a quantity string such as \"16Gi\"", Joined(pointer));
+    return MakeError(Code::kInvalidInput, "must be a quantity string such as \"16Gi\"",
+                     Location::Pointer(Joined(pointer)));
   }
   auto q = ParseQuantity(text);
-  if (!q) return MakeError(Code::kInvalidInput, q.error().message, Joined(pointer));
+  if (!q) return MakeError(Code::kInvalidInput, q.error().message, Location::Pointer(Joined(pointer)));
   auto v = QuantityValue(*q);
-  if (!v) return MakeError(Code::kInvalidInput, v.error().message, Joined(pointer));
+  if (!v) return MakeError(Code::kInvalidInput, v.error().message, Location::Pointer(Joined(pointer)));
   return *v;
 }
 
@@ -160,7 +165,7 @@ Result<std::optional<int64_t>> ReadCountAnnotation(const Annotations& a, const s
                                                    int64_t max) {
   auto it = a.find(key);
   if (it == a.end() || !it->second) return std::optional<int64_t>();
-  std::string where = "annotation " + key;
+  const Location where = Location::Annotation(key);
   if (!it->second.IsString()) {
     return MakeError(Code::kInvalidInput, "annotation values must be strings: quote it (\"" + it->second.Dump() + "\")",
                      where);
@@ -184,7 +189,7 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
   std::vector<JsonNode> container_nodes;
   // One container at `pointer`; `fallback_name` names it when it has no name.
   auto add = [&](JsonNode c, const std::string& pointer, bool init, std::string fallback_name) -> Result<bool> {
-    if (!c.IsObject()) return MakeError(Code::kInvalidInput, "must be a container object", pointer);
+    if (!c.IsObject()) return MakeError(Code::kInvalidInput, "must be a container object", Location::Pointer(pointer));
     ContainerFacts cf;
     JsonNode name = c.Find("name");
     cf.name = name.IsString() ? std::string(name.String()) : std::move(fallback_name);
@@ -197,7 +202,8 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
     cf.memory_limit = res->memory_limit;
     cf.memory_request = res->memory_request;
     JsonNode mounts = c.Find("volumeMounts");
-    if (mounts && !mounts.IsArray()) return MakeError(Code::kInvalidInput, "must be a list", pointer + "/volumeMounts");
+    if (mounts && !mounts.IsArray())
+      return MakeError(Code::kInvalidInput, "must be a list", Location::Pointer(pointer + "/volumeMounts"));
     cf.has_volume_mounts = static_cast<bool>(mounts);
     for (JsonNode m : mounts.Items()) {
       if (!IsShmPath(m.Find("mountPath"))) continue;
@@ -243,7 +249,8 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
       if (!added) return added.error();
       continue;
     }
-    if (!at.IsArray()) return MakeError(Code::kInvalidInput, "must be a list of containers", pointer);
+    if (!at.IsArray())
+      return MakeError(Code::kInvalidInput, "must be a list of containers", Location::Pointer(pointer));
     size_t i = 0;
     for (JsonNode c : at.Items()) {
       auto added = add(c, pointer + "/" + std::to_string(i), slot.init, "#" + std::to_string(i));

@@ -173,7 +173,7 @@ Result<std::vector<Found>> FindParts(JsonNode object, const Part& part) {
 Result<bool> AddTemplate(JsonNode object, const Part& part, const Found& f, const Annotations& inherited, Workload& w) {
   const std::string& pointer = f.pointer;
   JsonNode tmpl = pointer.empty() ? object : FollowPointer(object, pointer);
-  if (!tmpl) return MakeError(Code::kInvalidInput, "is missing", pointer.empty() ? "/" : pointer);
+  if (!tmpl) return MakeError(Code::kInvalidInput, "is missing", Location::Pointer((pointer.empty() ? "/" : pointer)));
   if (!tmpl.IsObject()) return TypeError(pointer, "an object");
   PodTemplate t;
   t.label = f.label;
@@ -192,7 +192,7 @@ Result<bool> AddTemplate(JsonNode object, const Part& part, const Found& f, cons
   } else {
     t.spec = tmpl.Find("spec");
     t.spec_pointer = pointer + "/spec";
-    if (!t.spec) return MakeError(Code::kInvalidInput, "has no pod spec", t.spec_pointer);
+    if (!t.spec) return MakeError(Code::kInvalidInput, "has no pod spec", Location::Pointer(t.spec_pointer));
     if (!t.spec.IsObject()) return TypeError(t.spec_pointer, "an object");
   }
   JsonNode metadata = tmpl.Find("metadata");
@@ -223,7 +223,7 @@ const std::string& KindNames() {
 }  // namespace
 
 Error TypeError(const std::string& pointer, std::string_view expected) {
-  return MakeError(Code::kInvalidInput, "must be " + std::string(expected), pointer);
+  return MakeError(Code::kInvalidInput, "must be " + std::string(expected), Location::Pointer(pointer));
 }
 
 std::vector<KindInfo> KnownKinds() {
@@ -254,7 +254,7 @@ std::string AnnotationPointer(const PodTemplate& t, const std::string& key) {
 
 Result<Workload> FindPodTemplates(JsonNode object, const RuntimeCatalog* runtimes) {
   if (!object.IsObject()) {
-    return MakeError(Code::kInvalidInput, "a Kubernetes object must be a mapping", "/");
+    return MakeError(Code::kInvalidInput, "a Kubernetes object must be a mapping", Location::Pointer("/"));
   }
   Workload w;
   w.api_version = object.StringMember("apiVersion");
@@ -267,7 +267,7 @@ Result<Workload> FindPodTemplates(JsonNode object, const RuntimeCatalog* runtime
   if (w.kind.empty() && IsComposeDocument(object)) w.kind = "Compose";
   if (w.kind.empty()) {
     return MakeError(Code::kUnsupportedKind, "not a Kubernetes object (no kind) nor a Compose file (no services)",
-                     "/kind");
+                     Location::Pointer("/kind"));
   }
   const KindSpec* k = FindKind(w.api_version, w.kind);
   if (!k) {

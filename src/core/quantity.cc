@@ -387,11 +387,12 @@ Result<int64_t> QuantityValue(const Quantity& q) {
 
 Result<int64_t> ParseBytes(std::string_view text, std::string_view what) {
   auto q = ParseQuantity(text);
-  if (!q) return MakeError(Code::kInvalidInput, q.error().message, std::string(what));
+  if (!q) return MakeError(Code::kInvalidInput, q.error().message, Location::Field(std::string(what)));
   auto v = QuantityValue(*q);
-  if (!v) return MakeError(Code::kInvalidInput, v.error().message, std::string(what));
+  if (!v) return MakeError(Code::kInvalidInput, v.error().message, Location::Field(std::string(what)));
   if (*v < 0)
-    return MakeError(Code::kInvalidInput, "\"" + std::string(text) + "\" must not be negative", std::string(what));
+    return MakeError(Code::kInvalidInput, "\"" + std::string(text) + "\" must not be negative",
+                     Location::Field(std::string(what)));
   return *v;
 }
 

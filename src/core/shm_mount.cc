@@ -23,9 +23,9 @@ std::string JoinNames(const std::set<std::string, std::less<>>& names) {
 Result<ShmMount> ReadShmMount(const PodTemplate& t, PodFacts& f) {
   JsonNode volumes = t.spec.Find("volumes");
   if (volumes && !volumes.IsArray())
-    return MakeError(Code::kInvalidInput, "must be a list", t.spec_pointer + "/volumes");
+    return MakeError(Code::kInvalidInput, "must be a list", Location::Pointer(t.spec_pointer + "/volumes"));
   if (t.shared_volumes && !t.shared_volumes.IsArray()) {
-    return MakeError(Code::kInvalidInput, "must be a list", t.shared_volumes_pointer);
+    return MakeError(Code::kInvalidInput, "must be a list", Location::Pointer(t.shared_volumes_pointer));
   }
   f.has_volumes = static_cast<bool>(volumes);
   for (JsonNode list : {volumes, t.shared_volumes}) {
@@ -41,7 +41,7 @@ Result<ShmMount> ReadShmMount(const PodTemplate& t, PodFacts& f) {
     return MakeError(Code::kInvalidInput,
                      "containers mount different volumes at /dev/shm (" + JoinNames(names) +
                          "); all processes of a pod must share one /dev/shm",
-                     t.spec_pointer);
+                     Location::Pointer(t.spec_pointer));
   }
 
   ShmMount m;

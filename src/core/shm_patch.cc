@@ -118,7 +118,7 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
   // 5. Annotations on the pod template.
   JsonNode existing = t.metadata.Find("annotations");
   if (existing && !existing.IsObject()) {
-    return MakeError(Code::kInvalidInput, "must be a mapping", t.metadata_pointer + "/annotations");
+    return MakeError(Code::kInvalidInput, "must be a mapping", Location::Pointer(t.metadata_pointer + "/annotations"));
   }
   std::vector<std::string> keys;  // missing or different, in sorted order (a std::map's)
   std::string missing = "{";      // those annotations as a JSON object

@@ -78,16 +78,16 @@ std::string ProfileName(std::string_view workload) {
 }
 
 Result<ObservedShm> ReadShmProfile(JsonNode object) {
-  if (!object.IsObject()) return MakeError(Code::kInvalidInput, "is not an object", "");
+  if (!object.IsObject()) return MakeError(Code::kInvalidInput, "is not an object");
   if (JsonNode kind = object.Find("kind"); kind && !kind.Is(kShmProfileKind)) {
-    return MakeError(Code::kInvalidInput, "is not a ShmProfile", "/kind");
+    return MakeError(Code::kInvalidInput, "is not a ShmProfile", Location::Pointer("/kind"));
   }
   ObservedShm o;
   JsonNode meta = object.Find("metadata");
   o.namespace_name = meta.StringMember("namespace");
   JsonNode workload = object.Find("spec").Find("workload");
   if (!workload.IsString() || workload.String().find('/') == std::string_view::npos) {
-    return MakeError(Code::kInvalidInput, "must be a string \"Kind/name\"", "/spec/workload");
+    return MakeError(Code::kInvalidInput, "must be a string \"Kind/name\"", Location::Pointer("/spec/workload"));
   }
   o.workload = std::string(workload.String());
   JsonNode status = object.Find("status");
@@ -99,14 +99,16 @@ Result<ObservedShm> ReadShmProfile(JsonNode object) {
     JsonNode v = status.Find(c.key);
     if (!v) continue;
     if (!v.IsInteger() || v.Integer() < 0) {
-      return MakeError(Code::kInvalidInput, "must be a whole number >= 0", std::string("/status/") + c.key);
+      return MakeError(Code::kInvalidInput, "must be a whole number >= 0",
+                       Location::Pointer(std::string("/status/") + c.key));
     }
     *c.into = v.Integer();
   }
   for (auto [key, into] : {std::pair{"lastObserved", &o.last_observed}, std::pair{"lastPod", &o.last_pod}}) {
     JsonNode v = status.Find(key);
     if (!v) continue;
-    if (!v.IsString()) return MakeError(Code::kInvalidInput, "must be a string", std::string("/status/") + key);
+    if (!v.IsString())
+      return MakeError(Code::kInvalidInput, "must be a string", Location::Pointer(std::string("/status/") + key));
     *into = std::string(v.String());
   }
   return o;

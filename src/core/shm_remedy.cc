@@ -118,14 +118,13 @@ void Settle(PodEvaluation& pe, const PodContext& ctx) {
 }
 
 void DenyWith(const PodTemplate& t, PodEvaluation& pe, const Error& e) {
-  const std::string annotation = "annotation ";
-  if (e.where.rfind(annotation, 0) == 0) {
-    std::string key = e.where.substr(annotation.size());
+  if (!e.where.annotation.empty()) {
+    const std::string& key = e.where.annotation;
     Add(pe,
         Finding(Check::kAnnotationInvalid, AnnotationPointer(t, key)).Val("annotation", key).Val("error", e.message));
   } else {
-    Add(pe, Finding(Check::kObjectInvalid, e.where.rfind('/', 0) == 0 ? e.where : t.spec_pointer)
-                .Val("where", e.where)
+    Add(pe, Finding(Check::kObjectInvalid, !e.where.pointer.empty() ? e.where.pointer : t.spec_pointer)
+                .Val("where", e.where.ToString())
                 .Val("error", e.message));
   }
   pe.verdict = Verdict::kDeny;

@@ -67,7 +67,7 @@ class PolicyReader {
     return false;
   }
   Error Fail(const Node& n, const std::string& key, const std::string& msg) {
-    error_ = MakeError(Code::kInvalidInput, key + ": " + msg, name_ + ":" + std::to_string(doc_.Line(n.pointer)));
+    error_ = MakeError(Code::kInvalidInput, key + ": " + msg, Location::Line(doc_.Line(n.pointer), name_));
     return *error_;
   }
 
@@ -341,7 +341,7 @@ class PolicyReader {
 
 Result<Policy> ParsePolicy(std::string_view text, const std::string& name) {
   auto doc = ParseYamlAsText(text);
-  if (!doc) return MakeError(Code::kInvalidInput, doc.error().message, FileAndLine(name, doc.error().where));
+  if (!doc) return MakeError(Code::kInvalidInput, doc.error().message, InFile(name, doc.error().where));
   return PolicyReader(name, *doc).Read();
 }
 

@@ -151,7 +151,7 @@ Result<bool> ForEachJsonObjectPruned(
           [item = where.text, first_line = line]() -> Result<json> {
             auto out = Parse(item, Context::kRoot, 3);
             if (!out) {  // name the line the item starts on
-              return MakeError(Code::kInvalidInput, out.error().message, "line " + std::to_string(first_line));
+              return MakeError(Code::kInvalidInput, out.error().message, Location::Line(first_line));
             }
             return out;
           },

@@ -14,7 +14,7 @@ namespace shmguard::io {
 namespace {
 
 Error OsError(const std::string& what, const std::string& path) {
-  return MakeError(Code::kIo, what + ": " + std::strerror(errno), path);
+  return MakeError(Code::kIo, what + ": " + std::strerror(errno), Location::File(path));
 }
 
 class Fd {
@@ -32,7 +32,7 @@ class Fd {
 };
 
 Error TooLarge(const std::string& path, size_t max_bytes) {
-  return MakeError(Code::kIo, "larger than the limit of " + std::to_string(max_bytes) + " bytes", path);
+  return MakeError(Code::kIo, "larger than the limit of " + std::to_string(max_bytes) + " bytes", Location::File(path));
 }
 
 }  // namespace

@@ -69,7 +69,7 @@ void ParseYamlDocument(Document& d, Fidelity fidelity) {
   auto parsed = ParseYaml(d.text, d.line, fidelity == Fidelity::kPruned);
   if (!parsed) {
     const Error& e = parsed.error();
-    d.error = MakeError(Code::kInvalidInput, e.message + TemplateHint(d.text), FileAndLine(d.file, e.where));
+    d.error = MakeError(Code::kInvalidInput, e.message + TemplateHint(d.text), InFile(d.file, e.where));
     return;
   }
   d.object = std::move(*parsed);
@@ -107,7 +107,7 @@ void ForEachManifest(std::string_view text, const std::string& name, Fidelity fi
       d.object = nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
       d.error = MakeError(Code::kInvalidInput, std::string("JSON: ") + e.what(),
-                          name + ":" + std::to_string(LineOfOffset(text, e.byte)));
+                          Location::Line(LineOfOffset(text, e.byte), name));
     }
     return each(std::move(d));
   }
@@ -144,7 +144,7 @@ void ParseDocument(Document& d, Fidelity fidelity) {
     if (converted) {
       d.object = std::move(*converted);
     } else {
-      d.error = MakeError(Code::kInvalidInput, converted.error().message, FileAndLine(d.file, converted.error().where));
+      d.error = MakeError(Code::kInvalidInput, converted.error().message, InFile(d.file, converted.error().where));
     }
     return;
   }
@@ -160,8 +160,9 @@ std::vector<Document> ParseManifests(std::string_view text, const std::string& n
   return docs;
 }
 
-std::string FileAndLine(const std::string& file, const std::string& where) {
-  return where.rfind("line ", 0) == 0 ? file + ":" + where.substr(5) : file;
+Location InFile(const std::string& file, Location where) {
+  where.file = file;
+  return where;
 }
 
 Result<std::vector<std::string>> ExpandPaths(const std::vector<std::string>& paths) {
@@ -174,7 +175,7 @@ Result<std::vector<std::string>> ExpandPaths(const std::vector<std::string>& pat
     std::error_code ec;
     auto status = fs::status(p, ec);
     if (ec || !fs::exists(status)) {
-      return MakeError(Code::kIo, "no such file or directory", p);
+      return MakeError(Code::kIo, "no such file or directory", Location::File(p));
     }
     if (fs::is_regular_file(status)) {
       out.push_back(p);
@@ -187,8 +188,9 @@ Result<std::vector<std::string>> ExpandPaths(const std::vector<std::string>& pat
                          : fs::is_fifo(status)         ? "a FIFO"
                          : fs::is_socket(status)       ? "a socket"
                                                        : "not a file";
-      return MakeError(
-          Code::kIo, std::string("not a regular file or a directory (") + what + "); give - to read standard input", p);
+      return MakeError(Code::kIo,
+                       std::string("not a regular file or a directory (") + what + "); give - to read standard input",
+                       Location::File(p));
     }
     std::vector<std::string> found;
     for (auto it = fs::recursive_directory_iterator(p, fs::directory_options::skip_permission_denied, ec);
@@ -197,7 +199,7 @@ Result<std::vector<std::string>> ExpandPaths(const std::vector<std::string>& pat
       std::string ext = it->path().extension().string();
       if (ext == ".yaml" || ext == ".yml" || ext == ".json") found.push_back(it->path().string());
     }
-    if (ec) return MakeError(Code::kIo, ec.message(), p);
+    if (ec) return MakeError(Code::kIo, ec.message(), Location::File(p));
     std::sort(found.begin(), found.end());
     out.insert(out.end(), found.begin(), found.end());
   }

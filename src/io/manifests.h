@@ -59,8 +59,8 @@ void ParseDocument(Document& d, Fidelity fidelity);
 // parse to null, such as "~", are dropped).
 std::vector<Document> ParseManifests(std::string_view text, const std::string& name);
 
-// "file:N" for a parser's where = "line N" (ParseYaml, a List item), "file" for anything else.
-std::string FileAndLine(const std::string& file, const std::string& where);
+// A parser's location (ParseYaml's line, a List item's) in `file`.
+Location InFile(const std::string& file, Location where);
 
 // The files to read for `paths`: a regular file as given; a directory's *.yaml, *.yml and *.json
 // files recursively, sorted; "-" as is. Fails with kIo naming the path when it does not exist or

@@ -10,20 +10,26 @@ Result<ObservationIndex> LoadObservations(const std::string& path) {
   if (!text) return text.error();
   ObservationIndex index;
   for (const Document& doc : ParseManifests(*text, path)) {
-    const std::string where = path + ":" + std::to_string(doc.line);
+    const Location where = Location::Line(doc.line, path);
     if (doc.error) return *doc.error;
     if (!doc.object) continue;
     const nlohmann::json& o = *doc.object;
     auto add = [&](const nlohmann::json& profile, const std::string& pointer) -> std::optional<Error> {
       // Only a List's items may leave their kind out.
       if (pointer.empty() && (!profile.is_object() || !profile.contains("kind"))) {
-        return MakeError(Code::kInvalidInput, "/kind: is not a ShmProfile (nor a List of them)", where);
+        Location at = where;
+        at.pointer = "/kind";
+        return MakeError(Code::kInvalidInput, "is not a ShmProfile (nor a List of them)", at);
       }
       auto read = ReadShmProfile(profile);
-      if (!read)
-        return MakeError(Code::kInvalidInput, pointer + read.error().where + ": " + read.error().message, where);
+      Location at = where;
+      if (!read) {
+        at.pointer = pointer + read.error().where.pointer;
+        return MakeError(Code::kInvalidInput, read.error().message, at);
+      }
       if (read->namespace_name.empty()) {
-        return MakeError(Code::kInvalidInput, pointer + "/metadata/namespace: is required", where);
+        at.pointer = pointer + "/metadata/namespace";
+        return MakeError(Code::kInvalidInput, "is required", at);
       }
       index.Put(std::move(*read));
       return std::nullopt;

@@ -70,7 +70,7 @@ class Builder {
     std::vector<std::string> skipped;             // pruned keys, still checked for duplicates
   };
 
-  std::string Where(size_t line) const { return "line " + std::to_string(line + static_cast<size_t>(first_line_)); }
+  Location Where(size_t line) const { return Location::Line(static_cast<int>(line) + first_line_); }
 
   Error Fail(const std::string& message, size_t line) const {
     return MakeError(Code::kInvalidInput, message, Where(line));

@@ -31,7 +31,8 @@ Result<BioPtr> OpenFile(const std::string& path) {
   BioPtr bio(BIO_new_file(path.c_str(), "r"));
   if (!bio) {
     ERR_clear_error();
-    return MakeError(Code::kIo, std::string("cannot read: ") + std::strerror(errno ? errno : ENOENT), path);
+    return MakeError(Code::kIo, std::string("cannot read: ") + std::strerror(errno ? errno : ENOENT),
+                     Location::File(path));
   }
   return bio;
 }
@@ -50,7 +51,7 @@ Result<std::shared_ptr<const CertPair>> LoadCertPair(const std::string& cert_fil
   if (!cert_bio) return cert_bio.error();
   pair->cert = PEM_read_bio_X509(cert_bio->get(), nullptr, nullptr, nullptr);
   if (!pair->cert) {
-    return MakeError(Code::kInvalidInput, "no PEM certificate: " + OpenSslError(), cert_file);
+    return MakeError(Code::kInvalidInput, "no PEM certificate: " + OpenSslError(), Location::File(cert_file));
   }
   pair->chain = sk_X509_new_null();
   while (X509* extra = PEM_read_bio_X509(cert_bio->get(), nullptr, nullptr, nullptr)) {
@@ -61,12 +62,12 @@ Result<std::shared_ptr<const CertPair>> LoadCertPair(const std::string& cert_fil
   if (!key_bio) return key_bio.error();
   pair->key = PEM_read_bio_PrivateKey(key_bio->get(), nullptr, nullptr, nullptr);
   if (!pair->key) {
-    return MakeError(Code::kInvalidInput, "no PEM private key: " + OpenSslError(), key_file);
+    return MakeError(Code::kInvalidInput, "no PEM private key: " + OpenSslError(), Location::File(key_file));
   }
   if (X509_check_private_key(pair->cert, pair->key) != 1) {
     ERR_clear_error();
     return MakeError(Code::kInvalidInput, "the private key does not match the certificate (a rotation half written?)",
-                     key_file);
+                     Location::File(key_file));
   }
   struct tm tm {};
   if (ASN1_TIME_to_tm(X509_get0_notAfter(pair->cert), &tm) == 1) pair->not_after = timegm(&tm);

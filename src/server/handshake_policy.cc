@@ -78,15 +78,15 @@ Result<std::shared_ptr<const HandshakePolicy::Cas>> HandshakePolicy::LoadCas(con
   cas->store = X509_STORE_new();
   errno = 0;
   FILE* f = std::fopen(file.c_str(), "r");
-  if (!f) return MakeError(Code::kIo, std::string("cannot read: ") + std::strerror(errno), file);
+  if (!f) return MakeError(Code::kIo, std::string("cannot read: ") + std::strerror(errno), Location::File(file));
   std::fclose(f);
   if (X509_STORE_load_file(cas->store, file.c_str()) != 1) {
-    return MakeError(Code::kInvalidInput, "no PEM CA certificate: " + OpenSslError(), file);
+    return MakeError(Code::kInvalidInput, "no PEM CA certificate: " + OpenSslError(), Location::File(file));
   }
   cas->names = SSL_load_client_CA_file(file.c_str());
   ERR_clear_error();
   if (!cas->names || sk_X509_NAME_num(cas->names) == 0) {
-    return MakeError(Code::kInvalidInput, "no PEM CA certificate", file);
+    return MakeError(Code::kInvalidInput, "no PEM CA certificate", Location::File(file));
   }
   return std::shared_ptr<const Cas>(std::move(cas));
 }

@@ -95,7 +95,8 @@ Result<KubeConfig> KubeConfig::InCluster() {
   c.ca_file = std::string(kServiceAccount) + "/ca.crt";
   c.token_file = std::string(kServiceAccount) + "/token";
   struct stat st {};
-  if (::stat(c.token_file.c_str(), &st) != 0) return MakeError(Code::kIo, "no service account token", c.token_file);
+  if (::stat(c.token_file.c_str(), &st) != 0)
+    return MakeError(Code::kIo, "no service account token", Location::File(c.token_file));
   return c;
 }
 
@@ -142,15 +143,17 @@ Result<KubeConfig> KubeConfig::FromKubeconfig(const std::string& path, const std
   auto text = io::ReadFileText(path);
   if (!text) return text.error();
   auto parsed = io::ParseYaml(*text);
-  if (!parsed) return MakeError(Code::kInvalidInput, parsed.error().ToString(), path);
+  if (!parsed) return MakeError(Code::kInvalidInput, parsed.error().ToString(), Location::File(path));
   const nlohmann::json& config = *parsed;
-  if (!config.is_object()) return MakeError(Code::kInvalidInput, "not a kubeconfig (a mapping)", path);
+  if (!config.is_object()) return MakeError(Code::kInvalidInput, "not a kubeconfig (a mapping)", Location::File(path));
   const std::string name = context.empty() ? Str(config, "current-context") : context;
-  if (name.empty()) return MakeError(Code::kInvalidInput, "no current-context: give --context", path);
+  if (name.empty()) return MakeError(Code::kInvalidInput, "no current-context: give --context", Location::File(path));
   const nlohmann::json* ctx = Named(config, "contexts", name, "context");
-  if (!ctx) return MakeError(Code::kInvalidInput, "no context named " + name, path);
+  if (!ctx) return MakeError(Code::kInvalidInput, "no context named " + name, Location::File(path));
   const nlohmann::json* cluster = Named(config, "clusters", Str(*ctx, "cluster"), "cluster");
-  if (!cluster) return MakeError(Code::kInvalidInput, "context " + name + ": no cluster " + Str(*ctx, "cluster"), path);
+  if (!cluster)
+    return MakeError(Code::kInvalidInput, "context " + name + ": no cluster " + Str(*ctx, "cluster"),
+                     Location::File(path));
   const nlohmann::json* user = Named(config, "users", Str(*ctx, "user"), "user");
   static const nlohmann::json kNoUser = nlohmann::json::object();
   if (!user) user = &kNoUser;  // anonymous
@@ -160,7 +163,7 @@ Result<KubeConfig> KubeConfig::FromKubeconfig(const std::string& path, const std
   auto pem = [&](const nlohmann::json& o, const std::string& field) -> Result<std::string> {
     if (std::string data = Str(o, (field + "-data").c_str()); !data.empty()) {
       auto decoded = DecodeBase64(data);
-      if (!decoded) return MakeError(Code::kInvalidInput, field + "-data is not base64", path);
+      if (!decoded) return MakeError(Code::kInvalidInput, field + "-data is not base64", Location::File(path));
       return *decoded;
     }
     if (std::string file = Str(o, field.c_str()); !file.empty()) return io::ReadFileText(resolve(file));
@@ -170,7 +173,8 @@ Result<KubeConfig> KubeConfig::FromKubeconfig(const std::string& path, const std
   c.context_namespace = Str(*ctx, "namespace");
   c.server = Str(*cluster, "server");
   if (c.server.rfind("https://", 0) != 0) {
-    return MakeError(Code::kInvalidInput, "cluster " + Str(*ctx, "cluster") + ": server must be https://", path);
+    return MakeError(Code::kInvalidInput, "cluster " + Str(*ctx, "cluster") + ": server must be https://",
+                     Location::File(path));
   }
   auto insecure = cluster->find("insecure-skip-tls-verify");
   c.insecure = insecure != cluster->end() && insecure->is_boolean() && insecure->get<bool>();
@@ -182,7 +186,7 @@ Result<KubeConfig> KubeConfig::FromKubeconfig(const std::string& path, const std
                      "user " + Str(*ctx, "user") +
                          ": exec and auth-provider credential plugins are not supported; use a token or a client "
                          "certificate",
-                     path);
+                     Location::File(path));
   }
   c.token = Str(*user, "token");
   c.token_file = resolve(Str(*user, "tokenFile"));
@@ -275,7 +279,9 @@ Result<KubeResponse> KubeClient::Request(const std::string& method, const std::s
   auto sent = send();
   if (!sent) return MakeError(Code::kInternal, "unsupported method " + method);
   httplib::Result& res = *sent;
-  if (!res) return MakeError(Code::kIo, method + " " + path + ": " + httplib::to_string(res.error()), config_.server);
+  if (!res)
+    return MakeError(Code::kIo, method + " " + path + ": " + httplib::to_string(res.error()),
+                     Location::Field(config_.server));
   KubeResponse out;
   out.status = res->status;
   out.text = res->body;

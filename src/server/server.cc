@@ -189,7 +189,7 @@ void WebhookServer::ReloadConfig() {
   auto loaded = io::LoadPolicy(options_.config_file);
   if (loaded) {  // the file's tls: section, merged with the flags, must make a usable setting
     if (auto set = handshakes_->SetTls(EffectiveTls(options_, *loaded)); !set) {
-      loaded = MakeError(Code::kInvalidInput, "tls: " + set.error().message, options_.config_file);
+      loaded = MakeError(Code::kInvalidInput, "tls: " + set.error().message, Location::File(options_.config_file));
     }
   }
   metrics_.CountConfigReload(loaded.has_value());

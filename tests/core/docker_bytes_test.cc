@@ -57,7 +57,7 @@ TEST_CASE("ParseDockerBytes reads sizes as Docker's RAMInBytes does", "[docker_b
     CAPTURE(text);
     auto got = ParseDockerBytes(text, "/services/a/shm_size");
     REQUIRE_FALSE(got.has_value());
-    CHECK(got.error().where == "/services/a/shm_size");
+    CHECK(got.error().where.pointer == "/services/a/shm_size");
     CHECK_THAT(got.error().message, Catch::Contains("is not a size Docker reads"));
   }
   // Digits past a double's range: strconv.ParseFloat fails with ErrRange.
@@ -73,7 +73,7 @@ TEST_CASE("ReadComposeBytes takes integers and sizes, nothing else", "[docker_by
     CAPTURE(bad.dump());
     auto got = ReadComposeBytes(bad, "/services/a/mem_limit");
     REQUIRE_FALSE(got.has_value());
-    CHECK(got.error().where == "/services/a/mem_limit");
+    CHECK(got.error().where.pointer == "/services/a/mem_limit");
   }
 }
 

@@ -136,7 +136,7 @@ TEST_CASE("ReadPodFacts names the field of a malformed mount, volume or security
     CAPTURE(c.spec);
     auto f = test::ReadOnlyFacts(std::string("apiVersion: v1\nkind: Pod\nspec:\n  ") + c.spec + "\n");
     REQUIRE_FALSE(f.has_value());
-    CHECK(f.error().where == c.where);
+    CHECK(f.error().where.ToString() == c.where);
     CHECK_THAT(f.error().message, Catch::Contains(c.message));
   }
 }
@@ -160,10 +160,10 @@ TEST_CASE("ReadQuantityField accepts what the API server's JSON decoder accepts"
   CHECK(*ReadQuantityField(json(nullptr), {"/x"}) == 0);
   auto bad = ReadQuantityField(json::array(), {"/spec/x"});
   REQUIRE_FALSE(bad.has_value());
-  CHECK(bad.error().where == "/spec/x");
+  CHECK(bad.error().where.pointer == "/spec/x");
   auto pieces = ReadQuantityField(json("12 apples"), {"/spec/containers/0", "/resources/limits/", "memory"});
   REQUIRE_FALSE(pieces.has_value());
-  CHECK(pieces.error().where == "/spec/containers/0/resources/limits/memory");
+  CHECK(pieces.error().where.pointer == "/spec/containers/0/resources/limits/memory");
 }
 
 }  // namespace

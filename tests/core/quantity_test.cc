@@ -148,12 +148,12 @@ TEST_CASE("ParseBytes names the field and refuses negatives and overflow", "[qua
   CHECK(*ok == 48 << 20);
   auto neg = ParseBytes("-1Gi", "annotation x");
   REQUIRE_FALSE(neg.has_value());
-  CHECK(neg.error().where == "annotation x");
+  CHECK(neg.error().where.field == "annotation x");
   CHECK(neg.error().ToString() == "annotation x: \"-1Gi\" must not be negative");
   auto big = ParseBytes("1e19", "annotation x");
   REQUIRE_FALSE(big.has_value());
   CHECK_THAT(big.error().message, Catch::Contains("2^63-1"));
-  CHECK(big.error().where == "annotation x");
+  CHECK(big.error().where.field == "annotation x");
   auto bad = ParseBytes("64MB", "annotation x");
   REQUIRE_FALSE(bad.has_value());
   CHECK_THAT(bad.error().message, Catch::Contains("64MB"));

@@ -107,7 +107,7 @@ TEST_CASE("A malformed ShmProfile is an error naming the field", "[shm_profile]"
     json object = json::parse(c.object);
     auto r = ReadShmProfile(object);
     REQUIRE_FALSE(r);
-    CHECK(r.error().where == c.where);
+    CHECK(r.error().where.pointer == c.where);
   }
 }
 

@@ -93,7 +93,7 @@ TEST_CASE("ParsePolicy names the key and line of every error", "[config]") {
     auto p = ParsePolicy(c.yaml, "p.yaml");
     REQUIRE_FALSE(p.has_value());
     CHECK(p.error().code == Code::kInvalidInput);
-    CHECK(p.error().where == c.where);
+    CHECK(p.error().where.ToString() == c.where);
     CHECK_THAT(p.error().message, Catch::Contains(c.message));
   }
 }

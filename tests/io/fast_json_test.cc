@@ -224,7 +224,7 @@ TEST_CASE("ForEachJsonObjectPruned finds a List's items in the text, whatever is
   CHECK(items[4].object->is_null());
   CHECK(*items[5].object == json::parse("[1, [2]]"));
   REQUIRE_FALSE(items[6].object.has_value());  // fails alone, naming its line
-  CHECK(items[6].object.error().where == "line 5");
+  CHECK(items[6].object.error().where.line == 5);
   CHECK((*items[7].object)["metadata"]["name"] == "last");
   // Each item's text, line and column, for locating its findings.
   CHECK(items[0].at.line == 2);

@@ -58,7 +58,7 @@ TEST_CASE("FileText names the file and the reason when it cannot read it", "[fil
   auto missing = FileText::Read(dir.File("absent.yaml"));
   REQUIRE_FALSE(missing);
   CHECK(missing.error().code == Code::kIo);
-  CHECK(missing.error().where == dir.File("absent.yaml"));
+  CHECK(missing.error().where.file == dir.File("absent.yaml"));
   CHECK(missing.error().message == "cannot open: No such file or directory");
   auto directory = FileText::Read(dir.path());
   REQUIRE_FALSE(directory);
@@ -72,7 +72,7 @@ TEST_CASE("FileText::Read stops at its limit: a regular file by its size, a pipe
   auto big = FileText::Read(dir.File("f"), 999);
   REQUIRE_FALSE(big);
   CHECK(big.error().code == Code::kIo);
-  CHECK(big.error().where == dir.File("f"));
+  CHECK(big.error().where.file == dir.File("f"));
   CHECK(big.error().message == "larger than the limit of 999 bytes");
 
   // A character device with no end: read only up to the limit.
@@ -91,7 +91,7 @@ TEST_CASE("FileText::Read stops at its limit: a regular file by its size, a pipe
   writer.join();
   ::close(fds[0]);
   REQUIRE_FALSE(piped);
-  CHECK(piped.error().where == "stdin");
+  CHECK(piped.error().where.file == "stdin");
 }
 
 }  // namespace

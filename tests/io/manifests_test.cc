@@ -31,7 +31,8 @@ TEST_CASE("ParseManifests splits documents and keeps going past a broken one", "
   CHECK(docs[0].line == 2);
   REQUIRE(docs[1].error.has_value());
   CHECK(docs[1].index == 1);
-  CHECK(docs[1].error->where == "f.yaml:8");
+  CHECK(docs[1].error->where.file == "f.yaml");
+  CHECK(docs[1].error->where.line == 8);
   CHECK(docs[2].object->at("kind") == "C");
   CHECK(docs[2].index == 2);
   CHECK(docs[2].line == 9);
@@ -45,7 +46,8 @@ TEST_CASE("ParseManifests reads JSON and reports the line of a JSON error", "[ma
   auto bad = ParseManifests("{\n\"kind\": \"Pod\",\n\"spec\": {,}\n}", "x.json");
   REQUIRE(bad.size() == 1);
   REQUIRE(bad[0].error.has_value());
-  CHECK(bad[0].error->where == "x.json:3");
+  CHECK(bad[0].error->where.file == "x.json");
+  CHECK(bad[0].error->where.line == 3);
 }
 
 TEST_CASE("ParseManifests reports unrendered Helm templates with file and line", "[manifests]") {
@@ -110,7 +112,7 @@ TEST_CASE("ExpandPaths refuses what is neither a regular file nor a directory, n
     auto paths = ExpandPaths({c.path});
     REQUIRE_FALSE(paths.has_value());
     CHECK(paths.error().code == Code::kIo);
-    CHECK(paths.error().where == c.path);
+    CHECK(paths.error().where.file == c.path);
     CHECK_THAT(paths.error().message, Catch::Contains("not a regular file or a directory (" + c.what + ")"));
   }
   fs::remove_all(dir);

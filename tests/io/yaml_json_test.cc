@@ -32,11 +32,11 @@ alias: *base
 TEST_CASE("ParseYaml rejects duplicate and non-scalar keys with the line", "[yaml_json]") {
   auto r = ParseYaml("a: 1\nb: 2\na: 3\n", 11);
   REQUIRE_FALSE(r.has_value());
-  CHECK(r.error().where == "line 13");
+  CHECK(r.error().where.line == 13);
   CHECK_THAT(r.error().message, Catch::Contains("duplicate key \"a\""));
   auto t = ParseYaml("x: 1\nsecret: {{HF_TOKEN}}\n");
   REQUIRE_FALSE(t.has_value());
-  CHECK(t.error().where == "line 2");
+  CHECK(t.error().where.line == 2);
   CHECK_THAT(t.error().message, Catch::Contains("unrendered template"));
   auto alias_key = ParseYaml("a: &k x\n*k : 1\n");
   REQUIRE_FALSE(alias_key.has_value());
@@ -46,7 +46,7 @@ TEST_CASE("ParseYaml rejects duplicate and non-scalar keys with the line", "[yam
 TEST_CASE("ParseYaml reports syntax errors with the file's line and libyaml's words", "[yaml_json]") {
   auto r = ParseYaml("metadata:\n  name: x\n spec: y\n", 20);
   REQUIRE_FALSE(r.has_value());
-  CHECK(r.error().where == "line 22");
+  CHECK(r.error().where.line == 22);
   CHECK_THAT(r.error().message, Catch::StartsWith("YAML: "));
   auto unknown = ParseYaml("a: *nope\n");
   REQUIRE_FALSE(unknown.has_value());
@@ -75,7 +75,7 @@ TEST_CASE("ParseYaml rejects invalid UTF-8 with its line (fuzz/audit_fuzz)", "[y
 TEST_CASE("ParseYaml stops a cyclic alias and deep nesting", "[yaml_json]") {
   auto cyclic = ParseYaml("a: &x\n  b: *x\n");
   REQUIRE_FALSE(cyclic.has_value());
-  CHECK(cyclic.error().where == "line 2");
+  CHECK(cyclic.error().where.line == 2);
   CHECK_THAT(cyclic.error().message, Catch::Contains("inside its own anchor"));
   std::string deep;
   for (int i = 0; i < 200; ++i) deep += std::string(static_cast<size_t>(i) * 2, ' ') + "k:\n";
@@ -130,7 +130,7 @@ spec:
   // Errors inside skipped members are still errors.
   auto dup = ParseYaml("spec:\n  affinity: {}\n  affinity: {}\n", 1, true);
   REQUIRE_FALSE(dup.has_value());
-  CHECK(dup.error().where == "line 3");
+  CHECK(dup.error().where.line == 3);
   auto cycle = ParseYaml("spec:\n  affinity: &a\n    x: *a\n", 1, true);
   REQUIRE_FALSE(cycle.has_value());
   CHECK_THAT(cycle.error().message, Catch::Contains("inside its own anchor"));

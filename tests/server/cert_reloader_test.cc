@@ -36,12 +36,12 @@ TEST_CASE("LoadCertPair names the file and the problem of a pair that does not l
   auto missing = LoadCertPair(dir.File("none.crt"), dir.File("a.key"));
   REQUIRE_FALSE(missing.has_value());
   CHECK(missing.error().code == Code::kIo);
-  CHECK(missing.error().where == dir.File("none.crt"));
+  CHECK(missing.error().where.file == dir.File("none.crt"));
 
   auto empty = LoadCertPair(dir.File("empty.crt"), dir.File("a.key"));
   REQUIRE_FALSE(empty.has_value());
   CHECK(empty.error().code == Code::kInvalidInput);
-  CHECK(empty.error().where == dir.File("empty.crt"));
+  CHECK(empty.error().where.file == dir.File("empty.crt"));
 
   auto garbage = LoadCertPair(dir.File("a.crt"), dir.File("garbage.key"));
   REQUIRE_FALSE(garbage.has_value());
@@ -50,7 +50,7 @@ TEST_CASE("LoadCertPair names the file and the problem of a pair that does not l
   auto mismatched = LoadCertPair(dir.File("a.crt"), dir.File("b.key"));
   REQUIRE_FALSE(mismatched.has_value());
   CHECK_THAT(mismatched.error().message, Catch::Contains("does not match the certificate"));
-  CHECK(mismatched.error().where == dir.File("b.key"));
+  CHECK(mismatched.error().where.file == dir.File("b.key"));
 }
 
 TEST_CASE("CertReloader keeps the previous pair until a new one loads", "[cert_reloader][net]") {

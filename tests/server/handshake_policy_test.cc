@@ -55,7 +55,7 @@ TEST_CASE("HandshakePolicy::Create refuses unknown and insecure suites and unusa
   std::ofstream(dir.File("empty.crt")) << "not a certificate\n";
   auto p = HandshakePolicy::Create({}, {dir.File("empty.crt"), {}});
   REQUIRE_FALSE(p.has_value());
-  CHECK(p.error().where == dir.File("empty.crt"));
+  CHECK(p.error().where.file == dir.File("empty.crt"));
   test::MakeCa(dir.path());
   auto ok = HandshakePolicy::Create({}, {dir.File("ca.crt"), {}});
   REQUIRE(ok.has_value());
