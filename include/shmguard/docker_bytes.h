@@ -18,7 +18,7 @@ inline constexpr int64_t kDockerDefaultShmBytes = 64 * 1024 * 1024;
 // ".digits" groups, an optional single space, an optional unit k, m, g, t or p (binary: 1024^n),
 // an optional "i" and an optional "b", case-insensitive; the amount is read as a float, multiplied
 // and truncated: "2gb" and "2GiB" are 2 GiB, "1.5g" is 1.5 GiB, "10" is 10 bytes. Fails with
-// kInvalidInput naming `where` for anything else ("2 gigs", "-1g", "1.2.3g", "") and for values
+// kInvalidInput at the JSON pointer `where` for anything else ("2 gigs", "-1g", "1.2.3g", "") and for values
 // above 2^63-1 bytes.
 Result<int64_t> ParseDockerBytes(std::string_view text, std::string_view where);
 

@@ -18,7 +18,7 @@ Result<int64_t> ParseDockerBytes(std::string_view text, std::string_view where) 
     return MakeError(Code::kInvalidInput,
                      "\"" + std::string(text) + "\" is not a size Docker reads (" + why +
                          "): write bytes, or a number with k, m, g, t or p (\"2g\", \"512m\")",
-                     Location::Field(std::string(where)));
+                     Location::Pointer(std::string(where)));
   };
   // (?i)^(\d+(\.\d+)*) ?([kmgtp])?i?b?$ — go-units size.go — then strconv.ParseFloat.
   size_t i = 0;

@@ -119,7 +119,7 @@ TEST_CASE("ReadLaunchFacts names an annotation that is not a count in range", "[
                                  "}}\nspec: {containers: [{name: t}]}\n");
     REQUIRE_FALSE(f.has_value());
     CHECK(f.error().code == Code::kInvalidInput);
-    CHECK_THAT(f.error().where, Catch::StartsWith("annotation shmguard.io/"));
+    CHECK_THAT(f.error().where.annotation, Catch::StartsWith("shmguard.io/"));
     CHECK_THAT(f.error().message, Catch::Contains(c.says));
   }
 }

@@ -65,7 +65,7 @@ TEST_CASE("ParseYaml rejects invalid UTF-8 with its line (fuzz/audit_fuzz)", "[y
     auto r = ParseYaml(bad);
     REQUIRE_FALSE(r.has_value());
     CHECK_THAT(r.error().message, Catch::Contains("invalid UTF-8"));
-    CHECK_THAT(r.error().where, Catch::StartsWith("line "));
+    CHECK(r.error().where.line > 0);
   }
   CHECK(ParseYaml("a: \"h\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"\n").has_value());
   auto fuzzed = shmguard::test::ReadTestdata("fuzz-regressions/audit-invalid-utf8.yaml");
