@@ -1,10 +1,14 @@
 package e2e
 
 import (
+	"bytes"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func TestNamespaces(t *testing.T) {
@@ -137,4 +141,59 @@ func setNested(obj map[string]any, value any, fields ...string) error {
 	}
 	m[fields[len(fields)-1]] = value
 	return nil
+}
+
+// Where nothing can be denied (warn, the default), a GPU pod costs the API server one webhook
+// call: the mutating one, whose answer carries the warnings. In a namespace labelled for
+// enforcement, the validating webhook is called after it. A policy rule `mode: enforce`, which no
+// namespaceSelector can express, brings the validating call back everywhere.
+func TestOneWebhookCallPerGPUPodWhereNothingCanBeDenied(t *testing.T) {
+	calls := func(endpoint string) float64 {
+		return metric(t, "shmguard_admission_requests_total", map[string]string{"endpoint": endpoint, "kind": "Pod"})
+	}
+	for _, c := range []struct {
+		name      string
+		labels    map[string]string
+		validates bool
+	}{
+		{"warn", nil, false},
+		{"enforce", map[string]string{"shmguard.io/enforce": "true"}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ns := newNamespace(t, c.labels)
+			mutate, validate := calls("mutate"), calls("validate")
+			pod := readObjects(t, "testdata/pods/too-big.yaml")[0] // what shmguard would deny: warned, or denied
+			if _, warns, err := createObject(t, ns, pod, false); c.validates {
+				if err == nil {
+					t.Fatalf("a pod shmguard denies was admitted in an enforce namespace (warnings %q)", warns)
+				}
+			} else if err != nil || len(warns) == 0 {
+				t.Fatalf("in a warn namespace: %v, warnings %q", err, warns)
+			}
+			eventually(t, 5*time.Second, "the calls counted", func() error {
+				if got := calls("mutate") - mutate; got != 1 {
+					return fmt.Errorf("%v mutating calls", got)
+				}
+				return nil
+			})
+			if got, want := calls("validate")-validate, map[bool]float64{true: 1, false: 0}[c.validates]; got != want {
+				t.Errorf("%v validating calls, want %v", got, want)
+			}
+		})
+	}
+	docs, err := cp.RenderChart("policy.namespaces[0].match[0]=ml-*", "policy.namespaces[0].mode=enforce")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range parseObjects(t, bytes.Join(docs, []byte("\n---\n"))) {
+		if o.GetKind() != "ValidatingWebhookConfiguration" {
+			continue
+		}
+		hooks, _, _ := unstructured.NestedSlice(o.Object, "webhooks")
+		for _, h := range hooks {
+			if !strings.Contains(fmt.Sprint(h), "resources:[pods]") {
+				t.Errorf("with a policy rule mode: enforce, %v does not validate pods", h.(map[string]any)["name"])
+			}
+		}
+	}
 }

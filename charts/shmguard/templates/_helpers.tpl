@@ -60,13 +60,15 @@ server's client certificate cert-manager issues (certificate.yaml). */}}
 
 {{/* The parts every webhook entry shares: service, rules, matchConditions. Arguments: the root
 context, the route (/mutate, /validate, or /validate/enforce: denials as under a policy rule
-`mode: enforce`) and the namespace Pod Security level it serves ("" for
+`mode: enforce`), the namespace Pod Security level it serves ("" for
 privileged namespaces, else baseline or restricted: the path /FACE/pod-security/LEVEL, since the
-API server takes no query string in service.path). */}}
+API server takes no query string in service.path), and optionally "validate-only": only the
+kinds the mutating webhook never sees (KubeRay's, TrainJob). */}}
 {{- define "shmguard.webhookCommon" -}}
 {{- $root := index . 0 -}}
 {{- $path := index . 1 -}}
 {{- $level := index . 2 -}}
+{{- $validateOnly := and (gt (len .) 3) (eq (index . 3) "validate-only") -}}
 {{- /* A namespaceSelector never skips a cluster-scoped object, so those kinds go to the one
 entry of each face that serves privileged, unenforced namespaces; the policy's "*" rule then
 decides for them. */ -}}
@@ -85,6 +87,7 @@ clientConfig:
   caBundle: {{ required "tls.caBundle is required when certManager.enabled is false" $root.Values.tls.caBundle }}
   {{- end }}
 rules:
+  {{- if not $validateOnly }}
   - apiGroups: [""]
     apiVersions: [v1]
     operations: [CREATE]
@@ -148,6 +151,7 @@ rules:
     operations: [CREATE]
     resources: [clusterworkflowtemplates]
     scope: Cluster
+  {{- end }}
   {{- end }}
   {{- if hasPrefix "/validate" $path }}
   - apiGroups: [ray.io]
