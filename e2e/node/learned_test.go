@@ -265,17 +265,41 @@ func TestGrowthInPlaceIsAskedForAndTheKubeletsRefusalIsRead(t *testing.T) {
 	p := annotate(trainPod("grow", 1, "2Gi", "--workers", "4", "--prefetch", "2", "--batch-bytes",
 		strconv.Itoa(12<<20), "--batches", "300", "--step-seconds", "0.1"),
 		"shmguard.io/num-workers", "4", "shmguard.io/prefetch-factor", "2", "shmguard.io/batch-bytes", "3500Ki")
-	ctx := ctxFor(t, 5*time.Minute)
+	ctx := ctxFor(t, 10*time.Minute)
 	created, err := client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	planned := shmVolume(created)
+	t.Cleanup(func() {
+		if t.Failed() { // what the agent did meanwhile
+			out, _ := client.CoreV1().Pods(agentNamespace).GetLogs(agent.Name, &corev1.PodLogOptions{
+				TailLines: ptr.To[int64](30)}).DoRaw(ctxFor(t, time.Minute))
+			t.Logf("the agent %s's last lines:\n%s\nits metrics:\n%s", agent.Name, out, agentMetrics(t, agent))
+		}
+	})
+	// The node may still be stopping an earlier test's pods: the pod runs first, then the agent is
+	// timed.
+	wait(t, 4*time.Minute, "pod "+p.Name+" running", func() error {
+		got, err := client.CoreV1().Pods(ns).Get(ctx, p.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if got.Status.Phase != corev1.PodRunning && got.Status.Phase != corev1.PodSucceeded {
+			return fmt.Errorf("phase %s, conditions %v", got.Status.Phase, got.Status.Conditions)
+		}
+		return nil
+	})
 	var near, refused []corev1.Event
 	wait(t, 2*time.Minute, "ShmNearFull then ShmGrowthRefused on "+p.Name, func() error {
 		near, refused = podEvents(t, ns, p.Name, "ShmNearFull"), podEvents(t, ns, p.Name, "ShmGrowthRefused")
 		if len(near) == 0 || len(refused) == 0 {
-			return fmt.Errorf("%d ShmNearFull, %d ShmGrowthRefused", len(near), len(refused))
+			got, err := client.CoreV1().Pods(ns).Get(ctx, p.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			return fmt.Errorf("%d ShmNearFull, %d ShmGrowthRefused; the pod %s on %q, /dev/shm %d, conditions %v",
+				len(near), len(refused), got.Status.Phase, got.Spec.NodeName, shmVolume(got), got.Status.Conditions)
 		}
 		return nil
 	})
