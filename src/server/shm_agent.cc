@@ -114,10 +114,12 @@ void ShmAgent::Upsert(const nlohmann::json& pod, std::map<std::string, Pod>& int
     p.workload = p.candidates.empty() ? "Pod/" + p.name : p.candidates.front();
   }
   if (!volumes.empty()) {
-    p.object = pod;
-    // The items of a list carry no kind; GrowthTarget reads the object as a Pod.
-    p.object["apiVersion"] = "v1";
-    p.object["kind"] = "Pod";
+    // What GrowthTarget reads — the spec — as a Pod (a list's items carry no kind); not the
+    // managedFields and status, which are most of a pod's bytes.
+    p.object = {{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata", {{"name", p.name}, {"namespace", p.namespace_}}},
+                {"spec", pod.contains("spec") ? pod["spec"] : nlohmann::json::object()}};
   }
   for (const auto& v : volumes) {
     auto it = seen.find(v.name);
