@@ -206,6 +206,22 @@ func TestTheNextRunOfAJobGetsTheSizeItsLastRunUsed(t *testing.T) {
 	// Restarts lose nothing: the profile is an object of the API server.
 	restartPods(t, agentNamespace, "app.kubernetes.io/component=agent")
 	restartPods(t, controlplane.ReleaseNamespace, "app.kubernetes.io/name=shmguard")
+	// Both replicas were killed at once, without the chart's drain: until the Service routes to
+	// the new ones, creates pass unpatched (failurePolicy Ignore). The runs below start once the
+	// API server reaches shmguard again.
+	wait(t, time.Minute, "the API server reaching the restarted webhook", func() error {
+		probe := trainPod("", 1, "2Gi")
+		probe.GenerateName = "probe-"
+		got, err := client.CoreV1().Pods(ns).Create(ctxFor(t, time.Minute), probe,
+			metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			return err
+		}
+		if shmVolume(got) == 0 {
+			return fmt.Errorf("a GPU pod is created unpatched")
+		}
+		return nil
+	})
 	if again, err := getProfile(t, ns, "job.learn"); err != nil || again.Peak != learned.Peak || again.Runs != learned.Runs {
 		t.Fatalf("after the restarts the profile is %+v (%v), was %+v", again, err, learned)
 	}
