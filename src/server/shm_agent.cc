@@ -96,6 +96,20 @@ void ShmAgent::Stop() {
   metrics_http_->Stop();
 }
 
+std::pair<uint64_t, uint64_t> ShmAgent::Pod::Peak() const {
+  std::pair<uint64_t, uint64_t> out{0, 0};
+  for (const auto& [volume, w] : volumes) {
+    if (w.peak() > out.first) out = {w.peak(), w.size()};
+  }
+  return out;
+}
+
+ShmAgent::Pod ShmAgent::Pod::Summary() const {
+  Pod copy = *this;
+  copy.object = nullptr;
+  return copy;
+}
+
 void ShmAgent::Upsert(const nlohmann::json& pod, std::map<std::string, Pod>& into, std::map<std::string, Pod>& from) {
   std::string uid = Str(pod, "metadata", "uid");
   if (uid.empty()) return;
@@ -132,9 +146,7 @@ void ShmAgent::Upsert(const nlohmann::json& pod, std::map<std::string, Pod>& int
       if (!c.is_object() || c.value("type", "") != "PodResizePending" || c.value("reason", "") != "Infeasible")
         continue;
       g.settled = true;
-      Pod copy = p;
-      copy.object = nullptr;
-      outcomes_.push_back({std::move(copy), volume, c.value("message", ""), Outcome::kInfeasible, g});
+      outcomes_.push_back({p.Summary(), volume, c.value("message", ""), Outcome::kInfeasible, g});
     }
   }
   const std::string phase = Str(pod, "status", "phase");
@@ -150,9 +162,7 @@ void ShmAgent::EndRun(Pod& pod) {
   for (const auto& [name, w] : pod.volumes) sampled = sampled || w.size() > 0;
   if (!sampled) return;
   pod.ended = true;
-  Pod copy = pod;
-  copy.object = nullptr;
-  runs_.push_back(std::move(copy));
+  runs_.push_back(pod.Summary());
 }
 
 void ShmAgent::SetPods(const nlohmann::json& items) {
@@ -184,13 +194,8 @@ std::vector<VolumeUse> ShmAgent::SampleOnce() {
     std::string volume;
     ShmWatch watch;
   };
-  struct Peak {
-    Pod pod;
-    uint64_t peak, size;
-  };
   std::vector<Crossed> crossed;
-  std::vector<Peak> peaks;
-  std::vector<Pod> runs;
+  std::vector<Pod> peaks, runs;  // to write: a higher peak, a run
   std::vector<GrowthOutcome> outcomes;
   std::vector<VolumeUse> out;
   const auto now = std::chrono::steady_clock::now();
@@ -198,13 +203,11 @@ std::vector<VolumeUse> ShmAgent::SampleOnce() {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [uid, pod] : pods_) {
       bool pod_crossed = false;
-      uint64_t peak = 0, peak_size = 0;
       for (auto& [name, watch] : pod.volumes) {
         // The kubelet mounts each memory emptyDir as a tmpfs here (pkg/volume/emptydir).
         auto use = statfs_(options_.kubelet_dir + "/pods/" + uid + "/volumes/kubernetes.io~empty-dir/" + name);
         if (!use || !use->tmpfs) continue;  // not mounted yet, or already gone
         const bool now_crossed = watch.Observe(use->used, use->size);
-        if (watch.peak() > peak) peak = watch.peak(), peak_size = watch.size();
         if (auto g = pod.growth.find(name); g != pod.growth.end() && !g->second.settled) {
           if (static_cast<int64_t>(use->size) >= g->second.to) {
             g->second.settled = true;
@@ -220,13 +223,12 @@ std::vector<VolumeUse> ShmAgent::SampleOnce() {
           out.push_back({pod.namespace_, pod.name, name, pod.workload, watch.used(), watch.size(), watch.peak()});
         }
       }
+      const uint64_t peak = pod.Peak().first;
       if (peak > 0 && pod.recorded_at == std::chrono::steady_clock::time_point{}) pod.recorded_at = now;
       if (peak > pod.recorded_peak && (pod_crossed || now - pod.recorded_at >= options_.record_interval)) {
         pod.recorded_peak = peak;
         pod.recorded_at = now;
-        Pod copy = pod;
-        copy.object = nullptr;
-        peaks.push_back({std::move(copy), peak, peak_size});
+        peaks.push_back(pod.Summary());
       }
     }
     runs.swap(runs_);
@@ -241,13 +243,9 @@ std::vector<VolumeUse> ShmAgent::SampleOnce() {
   }
   for (const auto& o : outcomes) Settle(o);
   if (client_ && options_.record_profiles) {
-    for (const auto& p : peaks) RecordProfile(p.pod, p.peak, p.size, false);
+    for (const auto& p : peaks) RecordProfile(p, false);
     for (const auto& r : runs) {
-      uint64_t peak = 0, size = 0;
-      for (const auto& [name, w] : r.volumes) {
-        if (w.peak() > peak) peak = w.peak(), size = w.size();
-      }
-      if (RecordProfile(r, peak, size, true)) runs_recorded_++;
+      if (RecordProfile(r, true)) runs_recorded_++;
     }
   }
   return out;
@@ -279,7 +277,8 @@ std::string ShmAgent::ResolveWorkload(const Pod& pod) {
   return workload;
 }
 
-bool ShmAgent::RecordProfile(const Pod& pod, uint64_t peak, uint64_t size, bool run) {
+bool ShmAgent::RecordProfile(const Pod& pod, bool run) {
+  const auto [peak, size] = pod.Peak();
   if (!client_ || peak == 0) return false;
   const std::string workload = ResolveWorkload(pod);
   {
@@ -352,16 +351,6 @@ const char* RefusalText(GrowthRefusal r) {
   return "";
 }
 
-// The sizeLimit the API server kept for `volume` in a pod it returned.
-std::string SizeLimitOf(const nlohmann::json& pod, const std::string& volume) {
-  for (const auto& v : pod.value("spec", nlohmann::json::object()).value("volumes", nlohmann::json::array())) {
-    if (v.is_object() && v.value("name", "") == volume) {
-      return v.value("emptyDir", nlohmann::json::object()).value("sizeLimit", "");
-    }
-  }
-  return "";
-}
-
 }  // namespace
 
 void ShmAgent::Grow(const Pod& pod, const std::string& volume, const ShmWatch& w) {
@@ -393,7 +382,7 @@ void ShmAgent::Grow(const Pod& pod, const std::string& volume, const ShmWatch& w
     why = "the resize could not be sent: " + res.error().message;
   } else if (!res->ok()) {
     why = "the API server refused the resize: " + res->Message();
-  } else if (auto kept = ParseBytes(SizeLimitOf(res->body, volume), "sizeLimit"); !kept || *kept != g.to_bytes) {
+  } else if (GrowthTarget(res->body, volume, options_.policy).from_bytes != g.to_bytes) {  // the pod it returned
     // Without InPlacePodVerticalScalingMemoryBackedVolumes the API server drops volume changes
     // from a resize and answers 200 (podResizeStrategy).
     why = "the API server kept the old sizeLimit: InPlacePodVerticalScalingMemoryBackedVolumes is off there";
@@ -442,11 +431,7 @@ void ShmAgent::Settle(const GrowthOutcome& o) {
               "the kubelet refused to grow /dev/shm (volume " + o.volume + ") from " + sizes + " (read " +
                   std::to_string(ms) + " ms after the resize): " + o.message +
                   ". The sizeLimit is put back; the peak is recorded for the workload's next pods.");
-  uint64_t peak = 0, size = 0;
-  for (const auto& [name, w] : o.pod.volumes) {
-    if (w.peak() > peak) peak = w.peak(), size = w.size();
-  }
-  if (options_.record_profiles) RecordProfile(o.pod, peak, size, false);
+  if (options_.record_profiles) RecordProfile(o.pod, false);
 }
 
 void ShmAgent::RecordNearFull(const Pod& pod, const std::string& volume, const ShmWatch& w) {

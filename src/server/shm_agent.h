@@ -109,15 +109,20 @@ class ShmAgent {
   };
   struct Pod {
     std::string namespace_, name, uid, workload;
-    std::vector<std::string> candidates;        // WorkloadCandidates, until `workload` is resolved
-    bool resolved = false;                      // `workload` is the top owner (a Job's read)
-    nlohmann::json object;                      // the pod as last seen (growth reads its spec)
+    std::vector<std::string> candidates;  // WorkloadCandidates (ResolveWorkload reads a Job's owner)
+    nlohmann::json object;                // the pod's spec as last seen, for growth
+
     std::map<std::string, ShmWatch> volumes;    // by volume name
     std::map<std::string, EventRecord> events;  // by event reason and volume name
     std::map<std::string, GrowthState> growth;  // by volume name
     uint64_t recorded_peak = 0;                 // the peak last written to the profile
     std::chrono::steady_clock::time_point recorded_at{};
     bool ended = false;  // its run is recorded
+
+    // The largest peak of its volumes, and the size of the volume it was reached in.
+    std::pair<uint64_t, uint64_t> Peak() const;
+    // A copy without `object`, for the work done outside the lock that does not grow it.
+    Pod Summary() const;
   };
   // What the sampler does outside the lock.
   enum class Outcome { kGrown, kInfeasible, kTimedOut };
@@ -137,9 +142,9 @@ class ShmAgent {
   // The workload a pod's use is kept under: the top owner, reading a Job's owner (a CronJob, a
   // JobSet) from the API; else WorkloadCandidates' first.
   std::string ResolveWorkload(const Pod& pod);
-  // Writes `peak` (and a run, when `run`) to the workload's ShmProfile: read, raised, written
-  // back with its resourceVersion, read again on a conflict. False when it could not be.
-  bool RecordProfile(const Pod& pod, uint64_t peak, uint64_t size, bool run);
+  // Writes the pod's peak (and a run, when `run`) to its workload's ShmProfile: read, raised,
+  // written back with its resourceVersion, read again on a conflict. False when it could not be.
+  bool RecordProfile(const Pod& pod, bool run);
   bool GrowthEnabled(const std::string& namespace_name);
   void Grow(const Pod& pod, const std::string& volume, const ShmWatch& w);
   void Settle(const GrowthOutcome& o);

@@ -151,7 +151,7 @@ constexpr const char* kProfiles = "/apis/shmguard.io/v1alpha1/namespaces/ml/shmp
 
 json JobPod(const std::string& uid, const std::string& job, const std::string& size_limit = "100Mi",
             const std::string& memory = "1Gi") {
-  json pod = json::parse(R"({"metadata":{"namespace":"ml"},
+  json pod = json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"ml"},
       "spec":{"volumes":[{"name":"dshm","emptyDir":{"medium":"Memory"}}],
               "containers":[{"name":"t","resources":{"limits":{}},
                              "volumeMounts":[{"name":"dshm","mountPath":"/dev/shm"}]}]},
