@@ -22,39 +22,18 @@ const char* CodeName(Code code);
 // Where an error is, typed: nothing reads a location back out of a string. Any part may be
 // unset (empty, 0).
 struct Location {
-  std::string file;        // the input file ("-" for stdin)
-  int line = 0;            // 1-based within the file (or the document, without a file)
-  int column = 0;          // 1-based
-  std::string pointer;     // an RFC 6901 JSON pointer into the object: "/spec/containers/0"
-  std::string annotation;  // the shmguard.io/ annotation the value came from
-  std::string field;       // anything else named: a flag, a policy key, a quantity's role
+  std::string file = {};        // the input file ("-" for stdin)
+  int line = 0;                 // 1-based within the file (or the document, without a file)
+  int column = 0;               // 1-based
+  std::string pointer = {};     // an RFC 6901 JSON pointer into the object: "/spec/containers/0"
+  std::string annotation = {};  // the shmguard.io/ annotation the value came from
+  std::string field = {};       // anything else named: a flag, a policy key, a quantity's role
 
-  static Location Pointer(std::string p) {
-    Location l;
-    l.pointer = std::move(p);
-    return l;
-  }
-  static Location Annotation(std::string key) {
-    Location l;
-    l.annotation = std::move(key);
-    return l;
-  }
-  static Location File(std::string path) {
-    Location l;
-    l.file = std::move(path);
-    return l;
-  }
-  static Location Field(std::string name) {
-    Location l;
-    l.field = std::move(name);
-    return l;
-  }
-  static Location Line(int line, std::string file = {}) {
-    Location l;
-    l.file = std::move(file);
-    l.line = line;
-    return l;
-  }
+  static Location Pointer(std::string p) { return {.pointer = std::move(p)}; }
+  static Location Annotation(std::string key) { return {.annotation = std::move(key)}; }
+  static Location File(std::string path) { return {.file = std::move(path)}; }
+  static Location Field(std::string name) { return {.field = std::move(name)}; }
+  static Location Line(int line, std::string file = {}) { return {.file = std::move(file), .line = line}; }
   bool empty() const { return file.empty() && line == 0 && pointer.empty() && annotation.empty() && field.empty(); }
   // As people read it: "file:line[:column]", "line N", then the pointer, the annotation
   // ("annotation KEY") or the field, joined by ": ".

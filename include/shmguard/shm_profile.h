@@ -41,8 +41,10 @@ struct ObservedShm {
 // ["CronJob/c", "Job/j"] when the Job's name is a CronJob's ("c-" and the scheduled minute,
 // 8 or more digits); ["Pod/<name>"] without a controller. Any other object (a manifest: a Job, a
 // CronJob, a PyTorchJob) is its own workload, ["Kind/name"], unless it or a pod template has
-// the profile annotation. Empty for an object without a name.
-std::vector<std::string> WorkloadCandidates(JsonNode object);
+// the profile annotation. `profile`: the annotation's effective value when the caller knows it (a
+// pod template's, which overrides its workload's); absent: the object's own. Empty for an object
+// without a name.
+std::vector<std::string> WorkloadCandidates(JsonNode object, JsonNode profile = {});
 
 // The ShmProfile object's name for a workload: the kind in lower case, ".", the name
 // ("job.train", "cronjob.nightly", "profile.llm-ft"): a DNS subdomain when the name is one.

@@ -135,13 +135,10 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, const EvaluateOptions
   bool object_error = SettleObject(ev.findings, exempt);
   for (const auto& t : w.templates) {
     PodContext ctx{detail, exempt};
-    if (options.observations && !w.separate_pods) {
-      auto profile = t.annotations.find(kProfileAnnotation);
-      std::vector<std::string> workloads =
-          profile != t.annotations.end() && profile->second.IsString() && !profile->second.String().empty()
-              ? std::vector<std::string>{"profile/" + std::string(profile->second.String())}
-              : WorkloadCandidates(object);
-      ctx.observed = options.observations->Find(ev.namespace_name, workloads);
+    if (options.observations && options.observations->size() > 0 && !w.separate_pods) {
+      auto profile = t.annotations.find(kProfileAnnotation);  // the template's, else the workload's
+      ctx.observed = options.observations->Find(
+          ev.namespace_name, WorkloadCandidates(object, profile != t.annotations.end() ? profile->second : JsonNode()));
     }
     std::vector<Finding> ignore_findings;
     auto it = t.annotations.find(kIgnoreAnnotation);

@@ -33,11 +33,10 @@ std::string Join(std::string_view kind, std::string_view name) {
 
 }  // namespace
 
-std::vector<std::string> WorkloadCandidates(JsonNode object) {
+std::vector<std::string> WorkloadCandidates(JsonNode object, JsonNode profile) {
   JsonNode meta = object.Find("metadata");
-  if (JsonNode profile = meta.Find("annotations").Find(kProfileAnnotation); profile.IsString()) {
-    if (!profile.String().empty()) return {Join("profile", profile.String())};
-  }
+  if (!profile) profile = meta.Find("annotations").Find(kProfileAnnotation);
+  if (profile.IsString() && !profile.String().empty()) return {Join("profile", profile.String())};
   std::string_view kind = object.StringMember("kind"), name = meta.StringMember("name");
   if (!kind.empty() && kind != "Pod") {
     if (name.empty()) return {};

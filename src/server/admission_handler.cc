@@ -236,9 +236,9 @@ AdmissionExchange HandleAdmission(std::string_view body, std::string_view conten
     x.body = Response::Denied(request->uid, d.code, message).Patched(std::move(patch)).Json();
     return x;
   }
-  const std::vector<std::string> warnings = DecisionWarnings(d);
+  std::vector<std::string> warnings = DecisionWarnings(d);
   x.warnings = warnings.size();
-  x.body = Response::Allowed(request->uid).Patched(std::move(patch)).WithWarnings(warnings).Json();
+  x.body = Response::Allowed(request->uid).Patched(std::move(patch)).WithWarnings(std::move(warnings)).Json();
   return x;
 }
 
