@@ -22,10 +22,10 @@ var dataloaderArgs = []string{"--workers", "4", "--prefetch", "2", "--batch-byte
 func TestDataLoaderBusErrorWithoutShmguardIsFixedByThePatch(t *testing.T) {
 	bare := run(t, newNamespace(t, off), trainPod("dataloader", 1, "2Gi", dataloaderArgs...), 3*time.Minute)
 	if bare.pod.Status.Phase != corev1.PodFailed {
-		t.Fatalf("without shmguard the DataLoader %s; want it killed by a Bus error:\n%s", bare.pod.Status.Phase, tail(bare.logs, 10))
+		t.Fatalf("without shmguard the DataLoader %s; want it killed by a Bus error:\n%s", bare.outcome(), tail(bare.logs, 10))
 	}
 	if !strings.Contains(bare.logs, "is killed by signal: Bus error") || !strings.Contains(bare.logs, "DataLoader worker (pid") {
-		t.Fatalf("without shmguard: not PyTorch's Bus error:\n%s", tail(bare.logs, 10))
+		t.Fatalf("without shmguard: not PyTorch's Bus error (%s):\n%s", bare.outcome(), tail(bare.logs, 10))
 	}
 	t.Logf("without shmguard: %s", lastLineWith(bare.logs, "Bus error"))
 

@@ -66,14 +66,37 @@ func newNamespace(t *testing.T, labels map[string]string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_ = client.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
-	})
+	t.Cleanup(func() { deleteNamespace(t, ns.Name) })
 	wait(t, 30*time.Second, "the default service account", func() error {
 		_, err := client.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
 		return err
 	})
 	return ns.Name
+}
+
+// deleteNamespace deletes a test's namespace after its pods, and waits until those are gone.
+// Pods still ending hold the node's GPUs: a next test's pod that the scheduler places on GPUs the
+// kubelet has not yet released fails its admission (UnexpectedAdmissionError) with no output.
+// A graceful delete (1 s, not 0) keeps each pod in the API until the kubelet has stopped it.
+func deleteNamespace(t *testing.T, ns string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pods := client.CoreV1().Pods(ns)
+	grace := int64(1)
+	if err := pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &grace}, metav1.ListOptions{}); err != nil {
+		t.Logf("deleting the pods of %s: %v", ns, err)
+	}
+	wait(t, 2*time.Minute, "the pods of "+ns+" gone", func() error {
+		list, err := pods.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		if n := len(list.Items); n > 0 {
+			return fmt.Errorf("%d left", n)
+		}
+		return nil
+	})
+	_ = client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
 }
 
 // off is the label that keeps shmguard away from a namespace (the chart's enabledLabel).
@@ -169,7 +192,7 @@ func run(t *testing.T, ns string, p *corev1.Pod, timeout time.Duration) ran {
 func (r ran) succeeded(t *testing.T) ran {
 	t.Helper()
 	if r.pod.Status.Phase != corev1.PodSucceeded {
-		t.Fatalf("pod %s %s, want Succeeded; its output:\n%s", r.pod.Name, r.pod.Status.Phase, tail(r.logs, 20))
+		t.Fatalf("pod %s %s, want Succeeded; its output:\n%s", r.pod.Name, r.outcome(), tail(r.logs, 20))
 	}
 	return r
 }
@@ -203,6 +226,18 @@ func shmVolume(p *corev1.Pod) int64 {
 		}
 	}
 	return 0
+}
+
+// outcome says how a pod ended: its phase, reason and message, and each container's end.
+func (r ran) outcome() string {
+	s := r.pod.Status
+	out := fmt.Sprintf("%s %s %s", s.Phase, s.Reason, s.Message)
+	for _, c := range s.ContainerStatuses {
+		if e := c.State.Terminated; e != nil {
+			out += fmt.Sprintf("; %s exited %d (%s) %s", c.Name, e.ExitCode, e.Reason, e.Message)
+		}
+	}
+	return out
 }
 
 func tail(s string, n int) string {
