@@ -81,6 +81,12 @@ struct CheckInfo {
   Severity severity;       // the default; a finding may carry another (shm-below-need is an error
                            // for a kind shmguard does not patch, a warning where the patch fixes it)
   std::string_view title;  // one line, for SARIF rules and the docs' headings
+  // The names of the numbers and of the values its findings carry, space-separated; its section
+  // of docs/checks.md lists the same. Setting or reading any other is a bug (std::logic_error).
+  std::string_view numbers;
+  std::string_view values;
+  bool CarriesNumber(std::string_view name) const;
+  bool CarriesValue(std::string_view name) const;
 };
 
 // Every check, in the order above.
@@ -99,9 +105,11 @@ struct Finding {
   // a container's securityContext): a locator shows the nearest parent that is written.
   std::string pointer;
   // Exact numbers by name: "required_bytes", "memory_limit_bytes", "procs", "max_fraction_ppm"...
+  // Only those the check's CheckInfo::numbers names.
   std::vector<std::pair<std::string_view, int64_t>> numbers;
   // Texts by name, quoted from the object or naming a source: "current" ("emptyDir Memory 1Gi"),
-  // "procs_source" ("env PET_NPROC_PER_NODE=4"), "kind", "level", "error" (an input error's own message).
+  // "procs_source" ("env PET_NPROC_PER_NODE=4"), "kind", "level", "error" (an input error's own
+  // message). Only those the check's CheckInfo::values names.
   std::vector<std::pair<std::string_view, std::string>> values;
   bool suppressed = false;  // exempted (shmguard.io/ignore, --ignore, a rule's ignore): reported, not counted
 
@@ -110,7 +118,8 @@ struct Finding {
   Finding& Val(std::string_view name, std::string v);
   Finding& At(Severity s);
   const std::string_view id() const { return InfoOf(check).id; }
-  // The number or text of that name; 0 or "" when it was not set.
+  // The number or text of that name; 0 or "" when it was not set. Num, Val and these throw
+  // std::logic_error for a name the check does not carry.
   int64_t Number(std::string_view name) const;
   bool HasNumber(std::string_view name) const;
   const std::string& Value(std::string_view name) const;

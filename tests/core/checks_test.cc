@@ -1,9 +1,10 @@
 // The catalogue of checks: one row per Check, stable kebab-case IDs, a section of docs/checks.md
-// for each; Finding's accessors.
+// for each that names the row's numbers and values; Finding's accessors, which take no others.
 #include "shmguard/checks.h"
 
 #include <catch2/catch.hpp>
 #include <set>
+#include <stdexcept>
 
 #include "test_util.h"
 
@@ -52,6 +53,71 @@ TEST_CASE("docs/checks.md has a section for every check and none for a check tha
     CHECK(doc.compare(at + 6 + c.id.size(), severity.size(), severity) == 0);
   }
   CHECK(sections == ids);
+}
+
+// The backquoted names in text: "`a` (why), `b`" -> {a, b}; "none" -> {}.
+std::set<std::string> Quoted(std::string_view text) {
+  std::set<std::string> out;
+  for (size_t at = text.find('`'); at != std::string_view::npos; at = text.find('`', at + 1)) {
+    const size_t end = text.find('`', at + 1);
+    if (end == std::string_view::npos) break;
+    out.emplace(text.substr(at + 1, end - at - 1));
+    at = end;
+  }
+  return out;
+}
+
+std::set<std::string> Listed(std::string_view list) {
+  std::set<std::string> out;
+  for (size_t at = 0; at < list.size();) {
+    size_t end = list.find(' ', at);
+    if (end == std::string_view::npos) end = list.size();
+    out.emplace(list.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
+}
+
+TEST_CASE("docs/checks.md names each check's numbers and values as its row declares them", "[checks]") {
+  const std::string doc = test::ReadText(std::string(SOURCE_DIR) + "/docs/checks.md");
+  for (const CheckInfo& c : Catalogue()) {
+    CAPTURE(c.id);
+    const size_t at = doc.find("\n### " + std::string(c.id) + "\n");
+    REQUIRE(at != std::string::npos);
+    const size_t next = doc.find("\n##", at + 1);
+    const std::string section = doc.substr(at, next - at);
+    const size_t line = section.find("\nNumbers: ");
+    REQUIRE(line != std::string::npos);
+    const std::string text = section.substr(line + 1, section.find('\n', line + 1) - line - 1);
+    const size_t values = text.find(". Values: ");
+    REQUIRE(values != std::string::npos);
+    CHECK(Quoted(std::string_view(text).substr(0, values)) == Listed(c.numbers));
+    CHECK(Quoted(std::string_view(text).substr(values)) == Listed(c.values));
+  }
+}
+
+TEST_CASE("A finding sets and reads only the numbers and values its check declares", "[checks]") {
+  for (const CheckInfo& c : Catalogue()) {
+    CAPTURE(c.id);
+    for (const std::string& name : Listed(c.numbers)) {
+      CHECK(c.CarriesNumber(name));
+      CHECK_FALSE(c.CarriesValue(name));
+    }
+    for (const std::string& name : Listed(c.values)) CHECK(c.CarriesValue(name));
+    Finding f(c.check);
+    CHECK_THROWS_AS(f.Num("no_such_number", 1), std::logic_error);
+    CHECK_THROWS_AS(f.Val("no_such_value", "x"), std::logic_error);
+    CHECK_THROWS_AS(f.Number("no_such_number"), std::logic_error);
+    CHECK_THROWS_AS(f.HasNumber("no_such_number"), std::logic_error);
+    CHECK_THROWS_AS(f.Value("no_such_value"), std::logic_error);
+  }
+  // A prefix or a suffix of a declared name is another name.
+  CHECK(InfoOf(Check::kShmPlan).CarriesNumber("procs"));
+  CHECK_FALSE(InfoOf(Check::kShmPlan).CarriesNumber("proc"));
+  CHECK_FALSE(InfoOf(Check::kShmPlan).CarriesNumber("procs_source"));
+  CHECK_FALSE(InfoOf(Check::kShmPlan).CarriesNumber(""));
+  CHECK_THROWS_WITH(Finding(Check::kHostIpcMissing).Num("procs", 2),
+                    "check host-ipc-missing carries no number \"procs\" (its row in src/core/checks.cc)");
 }
 
 TEST_CASE("Severities are ordered and named", "[checks]") {
