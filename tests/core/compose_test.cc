@@ -25,7 +25,8 @@ TEST_CASE("A Compose document is recognised by its content", "[compose]") {
   CHECK_FALSE(IsComposeDocument(test::Yaml("version: '3'")));
   Evaluation bad = Evaluate(test::Yaml("version: '3'\nnetworks: {}"), Policy{});
   CHECK(bad.verdict == Verdict::kSkip);
-  CHECK_THAT(test::Words(bad.findings).at(0), Catch::Contains("nor a Compose file"));
+  CHECK(test::Ids(bad.findings) == std::vector<std::string>{"not-a-workload"});
+  CHECK_THAT(bad.findings.at(0).Value("error"), Catch::Contains("nor a Compose file"));
 }
 
 // Evaluate a Compose document; the pod of service `name`.
@@ -133,8 +134,13 @@ TEST_CASE("A sized service gets shm_size and unlimited memlock, ipc: host keeps 
   REQUIRE(sized.plan);
   CHECK(sized.verdict == Verdict::kPatch);
   CHECK(sized.current_shm == "shm_size 1g (1Gi)");
-  CHECK_THAT(test::Words(sized.findings).at(0), Catch::StartsWith("/dev/shm needs 4401Mi = (4 procs × (8 workers"));
-  CHECK_THAT(test::Words(sized.findings).at(0), Catch::EndsWith("(4 procs from --nproc_per_node=4)"));
+  const Finding& plan = sized.findings.at(0);
+  CHECK(plan.check == Check::kShmPlan);
+  CHECK(plan.Number("required_bytes") == 4401ll << 20);
+  CHECK(plan.Number("procs") == 4);
+  CHECK(plan.Number("workers") == 8);
+  CHECK(plan.Value("volume") == "/dev/shm");
+  CHECK(plan.Value("procs_source") == "--nproc_per_node=4");
   CHECK(sized.memory_limit_bytes == 64 * kGi);
   CHECK(sized.patch.ToJson() ==
         json::parse(R"([{"op":"replace","path":"/services/sized/shm_size","value":")" +
@@ -146,8 +152,10 @@ TEST_CASE("A sized service gets shm_size and unlimited memlock, ipc: host keeps 
   CAPTURE(Joined(test::Words(listed.findings)));
   CHECK(listed.verdict == Verdict::kPatch);
   CHECK(listed.memory_limit_bytes == 32 * kGi);
-  CHECK_THAT(Joined(test::Words(listed.findings)), Catch::Contains("2 procs from 2 GPUs"));
-  CHECK_THAT(Joined(test::Words(listed.findings)), Catch::Contains("(/dev/shm pages count against the limit)"));
+  CHECK(test::FindingOf(listed.findings, Check::kShmPlan)->Number("procs") == 2);
+  CHECK(test::FindingOf(listed.findings, Check::kShmPlan)->Value("procs_source") == "2 GPUs in the pod");
+  CHECK(test::FindingOf(listed.findings, Check::kMemoryHeadroom)->Number("memory_limit_bytes") == 32 * kGi);
+  CHECK(test::FindingOf(listed.findings, Check::kMemoryHeadroom)->Value("volume") == "/dev/shm");
   REQUIRE(listed.patch.size() == 1);  // memlock is already unlimited
   CHECK(listed.patch.ToJson()[0]["path"] == "/services/listed/shm_size");
   CHECK(listed.patch.ToJson()[0]["op"] == "add");
@@ -156,20 +164,21 @@ TEST_CASE("A sized service gets shm_size and unlimited memlock, ipc: host keeps 
   CAPTURE(Joined(test::Words(host.findings)));
   CHECK(host.current_shm == "the host's /dev/shm (ipc: host)");
   CHECK(host.verdict == Verdict::kPatch);
-  CHECK_THAT(Joined(test::Words(host.findings)), Catch::Contains("ipc: host: the service uses the host's /dev/shm"));
   CHECK(test::FindingOf(host.findings, Check::kComposeIpcHost) != nullptr);
   CHECK(host.patch.ToJson() == json::parse(R"([{"op":"add","path":"/services/host/ulimits","value":{"memlock":-1}}])"));
-  CHECK_THAT(Joined(test::Words(host.findings)), Catch::Contains("no memory limit (the service sets no mem_limit)"));
+  const Finding* unlimited = test::FindingOf(host.findings, Check::kMemoryLimitMissing);
+  REQUIRE(unlimited != nullptr);
+  CHECK(unlimited->Number("compose") == 1);
+  CHECK(unlimited->Value("limit_source") == "the service sets no mem_limit");
 
   const PodEvaluation& everything = Service(ev, "everything");
   CHECK(everything.estimated);
   CHECK(everything.verdict == Verdict::kPatch);
-  CHECK_THAT(test::Words(everything.findings).at(0), Catch::Contains("reserves every GPU of the host"));
   CHECK(everything.findings.at(0).check == Check::kComposeGpuCountUnknown);
 
   const PodEvaluation& new_gpus = Service(ev, "new-gpus");
   CHECK(new_gpus.verdict == Verdict::kPatch);
-  CHECK_THAT(Joined(test::Words(new_gpus.findings)), Catch::Contains("NCCL_P2P_DISABLE=1"));
+  CHECK(test::FindingOf(new_gpus.findings, Check::kNcclP2pDisabled) != nullptr);
   CHECK(new_gpus.patch.ToJson()[1] ==
         json::parse(R"({"op":"replace","path":"/services/new-gpus/ulimits/memlock","value":-1})"));
   CHECK(new_gpus.changes.at(1) == "set ulimits.memlock: -1 (unlimited locked memory, for pin_memory; was 1024)");
@@ -178,9 +187,9 @@ TEST_CASE("A sized service gets shm_size and unlimited memlock, ipc: host keeps 
   CHECK(broken.verdict == Verdict::kDeny);
   CHECK(broken.findings.back().check == Check::kObjectInvalid);
   CHECK(broken.findings.back().pointer == "/services/broken/shm_size");
-  CHECK(test::Words(broken.findings).back() ==
-        "/services/broken/shm_size: \"2 gigs\" is not a size Docker reads (unknown unit): write bytes, or a number "
-        "with k, m, g, t or p (\"2g\", \"512m\")");
+  CHECK(broken.findings.back().Value("error") ==
+        "\"2 gigs\" is not a size Docker reads (unknown unit): write bytes, or a number with k, m, g, t or p (\"2g\", "
+        "\"512m\")");
   CHECK(broken.patch.empty());
 
   const PodEvaluation& web = Service(ev, "web");
@@ -221,11 +230,16 @@ TEST_CASE("A Compose service's memory limit denies what does not fit, naming mem
                            Policy{});
   const PodEvaluation& small = Service(ev, "small");
   CHECK(small.verdict == Verdict::kDeny);
-  CHECK_THAT(Joined(test::Words(small.findings)), Catch::Contains("memory limit 4Gi (mem_limit) is below the"));
-  CHECK(test::Words(Service(ev, "bad-limit").findings).at(0) ==
-        "/services/bad-limit/mem_limit: must be a number of bytes or a size such as \"2g\"");
-  CHECK(test::Words(Service(ev, "bad-count").findings).at(0) ==
-        "/services/bad-count/deploy/resources/reservations/devices/0/count: must be a number or \"all\", not \"some\"");
+  const Finding* over = test::FindingOf(small.findings, Check::kShmOverMemoryLimit);
+  REQUIRE(over != nullptr);
+  CHECK(over->Number("memory_limit_bytes") == 4 * kGi);
+  CHECK(over->Value("limit_source") == "mem_limit");
+  const Finding& bad_limit = Service(ev, "bad-limit").findings.at(0);
+  CHECK(bad_limit.pointer == "/services/bad-limit/mem_limit");
+  CHECK(bad_limit.Value("error") == "must be a number of bytes or a size such as \"2g\"");
+  const Finding& bad_count = Service(ev, "bad-count").findings.at(0);
+  CHECK(bad_count.pointer == "/services/bad-count/deploy/resources/reservations/devices/0/count");
+  CHECK(bad_count.Value("error") == "must be a number or \"all\", not \"some\"");
 }
 
 TEST_CASE("The Compose files of the corpus agree with their facts", "[compose][corpus]") {

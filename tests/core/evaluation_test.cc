@@ -6,7 +6,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "io/finding_text.h"
 #include "io/manifests.h"
 #include "test_util.h"
 
@@ -20,11 +19,11 @@ json PodWith(const std::string& annotations, const std::string& spec) {
   return Yaml("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations: " + annotations + "\nspec:\n" + spec);
 }
 
-// Every finding in words, labelled by pod when there are several.
-std::string Reasons(const Evaluation& ev) {
-  std::string all;
-  for (const auto& r : io::FindingLines(ev, Severity::kInfo)) all += r + "\n";
-  return all;
+// The error of an object shmguard does not read (not-a-workload, object-invalid): the core's own
+// message, a value of the finding.
+std::string ErrorOf(const Evaluation& ev) {
+  const std::vector<Finding> all = ev.AllFindings();
+  return all.empty() ? std::string() : all.front().Value("error");
 }
 
 const char* kGpuSpec = "  containers: [{name: t, resources: {limits: {nvidia.com/gpu: 2, memory: 64Gi}}}]";
@@ -34,11 +33,13 @@ TEST_CASE("Evaluate applies the namespace rules", "[evaluation]") {
   json cpu_pod = PodWith("{}", "  containers: [{name: t}]");
   Policy policy;  // built-in: kube-* off, ml-*/train-* enforce + requireAnnotations, * warn
   CHECK(Evaluate(gpu_pod, policy, {.namespace_name = "kube-system"}).verdict == Verdict::kSkip);
-  CHECK_THAT(Reasons(Evaluate(gpu_pod, policy, {.namespace_name = "kube-system"})), Catch::Contains("is off"));
+  const Evaluation off = Evaluate(gpu_pod, policy, {.namespace_name = "kube-system"});
+  CHECK(test::Ids(off.AllFindings()) == std::vector<std::string>{"namespace-off"});
+  CHECK(test::FindingOf(off.findings, Check::kNamespaceOff)->Value("namespace") == "kube-system");
   Evaluation ml = Evaluate(gpu_pod, policy, {.namespace_name = "ml-vision"});
   CHECK(ml.verdict == Verdict::kDeny);
   CHECK(ml.rule.mode == NamespaceMode::kEnforce);
-  CHECK_THAT(Reasons(ml), Catch::Contains("must declare shmguard.io/num-workers"));
+  CHECK(test::FindingOf(ml.pods[0].findings, Check::kAnnotationsRequired)->severity == Severity::kError);
   CHECK(Evaluate(cpu_pod, policy, {.namespace_name = "ml-vision"}).verdict == Verdict::kOk);   // no GPUs: not required
   CHECK(Evaluate(gpu_pod, policy, {.namespace_name = "default"}).verdict == Verdict::kPatch);  // estimated
   CHECK(Evaluate(cpu_pod, policy, {.namespace_name = "default"}).verdict == Verdict::kOk);
@@ -69,7 +70,7 @@ spec:
                        {{"*"}, NamespaceMode::kOff, false, PodSecurityLevel::kPrivileged}};
   Evaluation off = Evaluate(cwt, policy);
   CHECK(off.verdict == Verdict::kSkip);
-  CHECK(Reasons(off) == "cluster-scoped objects are off in the policy (its \"*\" rule)\n");
+  CHECK(test::FindingOf(off.findings, Check::kNamespaceOff)->Number("cluster_scoped") == 1);
   CHECK(test::Ids(off.findings) == std::vector<std::string>{"namespace-off"});
   // A namespaced kind still takes its namespace's rule.
   CHECK(Evaluate(PodWith("{}", kGpuSpec), policy, {.namespace_name = "ml-a"}).rule.mode == NamespaceMode::kEnforce);
@@ -79,8 +80,8 @@ TEST_CASE("Evaluate skips what is not a workload and denies broken workloads", "
   Evaluation svc = Evaluate(Yaml("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n"), Policy{});
   CHECK(svc.verdict == Verdict::kSkip);
   CHECK_FALSE(svc.workload);
-  CHECK_THAT(Reasons(svc), Catch::Contains("v1 Service is not a workload shmguard sizes (Pod, Job, CronJob,"));
-  const std::string reasons = Reasons(svc);
+  const std::string reasons = ErrorOf(svc);
+  CHECK_THAT(reasons, Catch::StartsWith("v1 Service is not a workload shmguard sizes (Pod, Job, CronJob,"));
   const std::string list = ", " + reasons.substr(reasons.find('(') + 1);  // ", Pod, Job, ..., or a Compose file)"
   for (const KindInfo& k : KnownKinds()) {  // every kind of the table is named, and none twice
     CAPTURE(k.kind);
@@ -90,21 +91,23 @@ TEST_CASE("Evaluate skips what is not a workload and denies broken workloads", "
     CHECK(at != std::string::npos);
     CHECK(list.find(name, at + 1) == std::string::npos);
   }
-  CHECK_THAT(Reasons(svc), Catch::EndsWith(", or a Compose file)\n"));
+  CHECK_THAT(reasons, Catch::EndsWith(", or a Compose file)"));
   Evaluation old_jobset = Evaluate(Yaml("apiVersion: jobset.x-k8s.io/v1alpha1\nkind: JobSet\n"), Policy{});
   CHECK(old_jobset.verdict == Verdict::kSkip);
-  CHECK(Reasons(old_jobset) ==
+  CHECK(ErrorOf(old_jobset) ==
         "jobset.x-k8s.io/v1alpha1 JobSet is not a version shmguard reads: it reads JobSet as "
-        "jobset.x-k8s.io/v1alpha2\n");
+        "jobset.x-k8s.io/v1alpha2");
   Evaluation other_job = Evaluate(Yaml("apiVersion: batch/v2\nkind: Job\n"), Policy{});
-  CHECK_THAT(Reasons(other_job), Catch::Contains("it reads Job as batch/v1, batch.volcano.sh/v1alpha1"));
+  CHECK_THAT(ErrorOf(other_job), Catch::Contains("it reads Job as batch/v1, batch.volcano.sh/v1alpha1"));
   Evaluation no_kind = Evaluate(Yaml("foo: bar\n"), Policy{});
   CHECK(no_kind.verdict == Verdict::kSkip);
-  CHECK_THAT(Reasons(no_kind), Catch::Contains("no kind"));
+  CHECK_THAT(ErrorOf(no_kind), Catch::Contains("no kind"));
   Evaluation bad =
       Evaluate(Yaml("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nspec: {replicatedJobs: {a: 1}}\n"), Policy{});
   CHECK(bad.verdict == Verdict::kDeny);
-  CHECK_THAT(Reasons(bad), Catch::Contains("/spec/replicatedJobs: must be a list"));
+  const std::vector<Finding> bad_findings = bad.AllFindings();
+  CHECK(test::FindingOf(bad_findings, Check::kObjectInvalid)->pointer == "/spec/replicatedJobs");
+  CHECK(test::FindingOf(bad_findings, Check::kObjectInvalid)->Value("error") == "must be a list");
   CHECK(test::Ids(bad.AllFindings()) == std::vector<std::string>{"object-invalid"});
   CHECK(bad.AllFindings()[0].pointer == "/spec/replicatedJobs");
 }
@@ -130,7 +133,6 @@ spec:
   CHECK(ev.pods[0].verdict == Verdict::kOk);
   CHECK(ev.pods[1].verdict == Verdict::kDeny);
   CHECK(ev.verdict == Verdict::kDeny);
-  CHECK_THAT(Reasons(ev), Catch::Contains("replicatedJob bad: annotation shmguard.io/num-workers"));
   const Finding* invalid = test::FindingOf(ev.pods[1].findings, Check::kAnnotationInvalid);
   REQUIRE(invalid != nullptr);
   CHECK(invalid->pod == "replicatedJob bad");
@@ -222,9 +224,13 @@ spec:
 )");
   Evaluation ev = Evaluate(job, Policy{}, {.namespace_name = "team-a"});
   REQUIRE(ev.verdict == Verdict::kPatch);
-  const std::string reasons = Reasons(ev);
-  CHECK_THAT(reasons, Catch::Contains("Master: dshm needs"));
-  CHECK_THAT(reasons, Catch::Contains("(8 procs from spec.nprocPerNode gpu (8 GPUs))"));
+  for (const PodEvaluation& pod : ev.pods) {
+    const Finding* plan = test::FindingOf(pod.findings, Check::kShmPlan);
+    REQUIRE(plan != nullptr);
+    CHECK(plan->Number("procs") == 8);
+    CHECK(plan->Value("procs_source") == "spec.nprocPerNode gpu (8 GPUs)");
+  }
+  CHECK(ev.pods[0].findings.front().pod == "Master");
   json out = job.patch(ev.patch.ToJson());
   const json& worker = out["spec"]["pytorchReplicaSpecs"]["Worker"]["template"];
   CHECK(worker["metadata"]["annotations"]["shmguard.io/batch-bytes"] == "32Mi");  // the template's own wins
@@ -254,9 +260,13 @@ TEST_CASE("Evaluate counts KubeRay's own /dev/shm and never patches a Ray kind",
                             Policy{}, {.namespace_name = "team-a"});
   CHECK(big.verdict == Verdict::kDeny);
   CHECK(big.patch.empty());
-  const std::string reasons = Reasons(big);
-  CHECK_THAT(reasons, Catch::Contains("below the 12365Mi needed; shmguard does not patch a RayCluster: raise the Ray "
-                                      "container's memory limit"));
+  const Finding* below = test::FindingOf(big.pods[0].findings, Check::kShmBelowNeed);
+  REQUIRE(below != nullptr);
+  CHECK(below->severity == Severity::kError);
+  CHECK(below->Number("required_bytes") == 12365ll << 20);
+  CHECK(below->Number("unpatched") == 1);
+  CHECK(below->Number("operator_shm") == 1);  // the remedy is the Ray container's memory limit
+  CHECK(below->Value("kind") == "RayCluster");
   Evaluation small = Evaluate(ray("{shmguard.io/num-workers: \"2\", shmguard.io/batch-bytes: 256Mi}", "64Gi"), Policy{},
                               {.namespace_name = "team-a"});
   CHECK(small.verdict == Verdict::kOk);
@@ -302,7 +312,7 @@ spec:
   CHECK_FALSE(train.contains("hostIPC"));  // an Argo template has no such field
   const Finding* no_host_ipc = test::FindingOf(ev.pods[1].findings, Check::kHostIpcUnavailable);
   REQUIRE(no_host_ipc != nullptr);
-  CHECK_THAT(io::FindingText(*no_host_ipc), Catch::Contains("a Workflow has no hostIPC field"));
+  CHECK(no_host_ipc->Value("kind") == "Workflow");
   CHECK(out["spec"]["volumes"].size() == 1);
   CHECK(Evaluate(out, Policy{}, {.namespace_name = "team-a"}).patch.empty());
 }

@@ -5,7 +5,6 @@
 #include <catch2/catch.hpp>
 
 #include "core/shm_remedy.h"
-#include "io/finding_text.h"
 #include "test_util.h"
 
 namespace shmguard {
@@ -24,18 +23,16 @@ PodEvaluation EvaluateOnlyPod(const json& object, const Policy& policy = Policy{
   return EvaluatePod(w.templates[0], w, MatchNamespace(policy, "team-a"), policy, PodContext{});
 }
 
-std::string Reasons(const PodEvaluation& pe) {
-  std::string all;
-  for (const auto& r : test::Words(pe.findings)) all += r + "\n";
-  return all;
+// The first finding of the check with that ID; REQUIREd.
+const Finding& FindingWithId(const PodEvaluation& pe, std::string_view id) {
+  const Finding* f = test::FindingOf(pe.findings, *FindCheck(id));
+  REQUIRE(f != nullptr);
+  return *f;
 }
 
-// The ID of the first finding whose words contain `text`; "" when none does.
-std::string CheckSaying(const PodEvaluation& pe, const std::string& text) {
-  for (const auto& f : pe.findings) {
-    if (io::FindingText(f).find(text) != std::string::npos) return std::string(f.id());
-  }
-  return "";
+// A finding's number (in decimal) or value of that name.
+std::string Carried(const Finding& f, std::string_view key) {
+  return InfoOf(f.check).CarriesNumber(key) ? std::to_string(f.Number(key)) : f.Value(key);
 }
 
 struct VerdictCase {
@@ -43,86 +40,86 @@ struct VerdictCase {
   const char* annotations;
   const char* spec;
   Verdict verdict;
-  const char* reason;  // a substring of the findings' words
-  const char* check;   // the ID of the finding that says it
+  const char* check;  // the ID of the finding that says why
+  const char* key;    // one of its numbers or values ("": none)
+  const char* says;   // that number, or a substring of that value
 };
 
 const char* kGpuSpec = "  containers: [{name: t, resources: {limits: {nvidia.com/gpu: 2, memory: 64Gi}}}]";
 
 const VerdictCase kCases[] = {
-    {"no annotations", "{}", kGpuSpec, Verdict::kPatch, "/dev/shm is 64Mi (container default), below the 1Gi floor",
-     "shm-below-need"},
-    {"opted out", "{shmguard.io/mode: skip, shmguard.io/num-workers: \"8\"}", kGpuSpec, Verdict::kSkip, "opted out",
-     "opted-out"},
-    {"unknown mode", "{shmguard.io/mode: always}", kGpuSpec, Verdict::kDeny, "only value is \"skip\"",
-     "annotation-invalid"},
+    {"no annotations", "{}", kGpuSpec, Verdict::kPatch, "shm-below-need", "current", "64Mi (container default)"},
+    {"opted out", "{shmguard.io/mode: skip, shmguard.io/num-workers: \"8\"}", kGpuSpec, Verdict::kSkip, "opted-out", "",
+     ""},
+    {"unknown mode", "{shmguard.io/mode: always}", kGpuSpec, Verdict::kDeny, "annotation-invalid", "error",
+     "only value is \"skip\""},
     {"needs patch", "{shmguard.io/num-workers: \"4\", shmguard.io/batch-bytes: 64Mi}", kGpuSpec, Verdict::kPatch,
-     "dshm needs 1657Mi = (2 procs × (4 workers × 2 + 2) × 64Mi + 36.8Mi NCCL + 64Mi base) × 1.2", "shm-plan"},
-    {"workers zero needs no batch bytes", "{shmguard.io/num-workers: \"0\"}", kGpuSpec, Verdict::kPatch,
-     "dshm needs 1Gi = (36.8Mi NCCL + 64Mi base) × 1.2, raised to the 1Gi floor", "shm-plan"},
-    {"batch bytes without workers", "{shmguard.io/batch-bytes: 64Mi}", kGpuSpec, Verdict::kDeny,
-     "annotation shmguard.io/num-workers: is required", "annotation-invalid"},
-    {"workers without batch bytes", "{shmguard.io/num-workers: \"4\"}", kGpuSpec, Verdict::kDeny,
-     "annotation shmguard.io/batch-bytes: is required when num-workers > 0", "annotation-invalid"},
+     "shm-plan", "required_bytes", "1737490432"},
+    {"workers zero needs no batch bytes", "{shmguard.io/num-workers: \"0\"}", kGpuSpec, Verdict::kPatch, "shm-plan",
+     "floor_applied", "1"},
+    {"batch bytes without workers", "{shmguard.io/batch-bytes: 64Mi}", kGpuSpec, Verdict::kDeny, "annotation-invalid",
+     "annotation", "shmguard.io/num-workers"},
+    {"workers without batch bytes", "{shmguard.io/num-workers: \"4\"}", kGpuSpec, Verdict::kDeny, "annotation-invalid",
+     "error", "is required when num-workers > 0"},
     {"unquoted number", "{shmguard.io/num-workers: 4, shmguard.io/batch-bytes: 64Mi}", kGpuSpec, Verdict::kDeny,
-     "quote it (\"4\")", "annotation-invalid"},
+     "annotation-invalid", "error", "quote it (\"4\")"},
     {"negative workers", "{shmguard.io/num-workers: \"-1\", shmguard.io/batch-bytes: 64Mi}", kGpuSpec, Verdict::kDeny,
-     "must be a whole number from 0 to 4096", "annotation-invalid"},
+     "annotation-invalid", "error", "must be a whole number from 0 to 4096"},
     {"huge workers", "{shmguard.io/num-workers: \"99999999999999999999\", shmguard.io/batch-bytes: 1Mi}", kGpuSpec,
-     Verdict::kDeny, "must be a whole number", "annotation-invalid"},
+     Verdict::kDeny, "annotation-invalid", "error", "must be a whole number"},
     {"bad quantity", "{shmguard.io/num-workers: \"4\", shmguard.io/batch-bytes: 64MB}", kGpuSpec, Verdict::kDeny,
-     "annotation shmguard.io/batch-bytes: \"64MB\" is not a valid quantity", "annotation-invalid"},
+     "annotation-invalid", "error", "\"64MB\" is not a valid quantity"},
     {"negative batch", "{shmguard.io/num-workers: \"4\", shmguard.io/batch-bytes: \"-1Mi\"}", kGpuSpec, Verdict::kDeny,
-     "must not be negative", "annotation-invalid"},
+     "annotation-invalid", "error", "must not be negative"},
     {"overflow", "{shmguard.io/num-workers: \"4096\", shmguard.io/batch-bytes: 4Ei}", kGpuSpec, Verdict::kDeny,
-     "exceeds 2^63-1 bytes", "object-invalid"},
+     "object-invalid", "error", "exceeds 2^63-1 bytes"},
     {"quantity beyond int64", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: \"1e19\"}", kGpuSpec,
-     Verdict::kDeny, "larger than 2^63-1", "annotation-invalid"},
+     Verdict::kDeny, "annotation-invalid", "error", "larger than 2^63-1"},
     {"unquoted float", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1e19}", kGpuSpec, Verdict::kDeny,
-     "quote it (\"1e+19\")", "annotation-invalid"},
+     "annotation-invalid", "error", "quote it (\"1e+19\")"},
     {"prefetch zero",
      "{shmguard.io/num-workers: \"1\", shmguard.io/prefetch-factor: \"0\", shmguard.io/batch-bytes: 1Mi}", kGpuSpec,
-     Verdict::kDeny, "shmguard.io/prefetch-factor", "annotation-invalid"},
+     Verdict::kDeny, "annotation-invalid", "annotation", "shmguard.io/prefetch-factor"},
     {"above memory limit", "{shmguard.io/num-workers: \"16\", shmguard.io/batch-bytes: 1Gi}", kGpuSpec, Verdict::kDeny,
-     "memory limit 64Gi (sum of container limits) is below the", "shm-over-memory-limit"},
+     "shm-over-memory-limit", "limit_source", "sum of container limits"},
     {"above max fraction", "{shmguard.io/num-workers: \"4\", shmguard.io/batch-bytes: 2Gi}", kGpuSpec, Verdict::kDeny,
-     "is more than 0.5 of the memory limit 64Gi", "shm-over-memory-limit"},
+     "shm-over-memory-limit", "max_fraction_ppm", "500000"},
     {"hostPath /dev/shm", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1Mi}",
      "  volumes: [{name: shm, hostPath: {path: /dev/shm}}]\n"
      "  containers: [{name: t, volumeMounts: [{name: shm, mountPath: /dev/shm}]}]",
-     Verdict::kDeny, "/dev/shm is mounted from hostPath /dev/shm", "shm-not-memory-backed"},
+     Verdict::kDeny, "shm-not-memory-backed", "mount", "hostPath /dev/shm"},
     {"disk emptyDir at /dev/shm", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1Mi}",
      "  volumes: [{name: dshm, emptyDir: {}}]\n"
      "  containers: [{name: t, volumeMounts: [{name: dshm, mountPath: /dev/shm}]}]",
-     Verdict::kDeny, "on the node's disk", "shm-not-memory-backed"},
+     Verdict::kDeny, "shm-not-memory-backed", "mount", "on the node's disk"},
     {"two volumes at /dev/shm", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1Mi}",
      "  volumes: [{name: a, emptyDir: {medium: Memory}}, {name: b, emptyDir: {medium: Memory}}]\n"
      "  containers: [{name: t, volumeMounts: [{name: a, mountPath: /dev/shm}]},"
      " {name: u, volumeMounts: [{name: b, mountPath: /dev/shm}]}]",
-     Verdict::kDeny, "containers mount different volumes at /dev/shm (a, b)", "object-invalid"},
+     Verdict::kDeny, "object-invalid", "error", "containers mount different volumes at /dev/shm (a, b)"},
     {"undeclared volume", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1Mi}",
      "  containers: [{name: t, volumeMounts: [{name: ghost, mountPath: /dev/shm}]}]", Verdict::kDeny,
-     "not declared in spec.volumes", "shm-not-memory-backed"},
+     "shm-not-memory-backed", "mount", "not declared in spec.volumes"},
     {"containers as a mapping", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1Mi}",
-     "  containers: {name: t}", Verdict::kDeny, "/spec/containers: must be a list of containers", "object-invalid"},
+     "  containers: {name: t}", Verdict::kDeny, "object-invalid", "error", "must be a list of containers"},
     {"templated GPU count", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1Mi}",
-     "  containers: [{name: t, resources: {limits: {nvidia.com/gpu: $GPUS}}}]", Verdict::kDeny,
-     "/spec/containers/0/resources/limits/nvidia.com/gpu: \"$GPUS\" is not a valid quantity", "object-invalid"},
+     "  containers: [{name: t, resources: {limits: {nvidia.com/gpu: $GPUS}}}]", Verdict::kDeny, "object-invalid",
+     "error", "\"$GPUS\" is not a valid quantity"},
     {"null GPU count is zero", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1Mi}",
-     "  containers: [{name: t, resources: {limits: {nvidia.com/gpu: , memory: 1Gi}}}]", Verdict::kPatch,
-     "1 proc from default", "shm-plan"},
+     "  containers: [{name: t, resources: {limits: {nvidia.com/gpu: , memory: 1Gi}}}]", Verdict::kPatch, "shm-plan",
+     "procs_source", "default"},
     {"volumes not a list", "{shmguard.io/num-workers: \"1\", shmguard.io/batch-bytes: 1Mi}",
-     "  volumes: {dshm: {}}\n  containers: [{name: t}]", Verdict::kDeny, "/spec/volumes: must be a list",
-     "object-invalid"},
+     "  volumes: {dshm: {}}\n  containers: [{name: t}]", Verdict::kDeny, "object-invalid", "error", "must be a list"},
 };
 
-TEST_CASE("EvaluatePod gives each pod its verdict and a reason that names the field", "[pod_evaluation]") {
+TEST_CASE("EvaluatePod gives each pod its verdict and the finding that says why", "[pod_evaluation]") {
   for (const auto& c : kCases) {
     CAPTURE(c.name);
     PodEvaluation pe = EvaluateOnlyPod(PodWith(c.annotations, c.spec));
     CHECK(pe.verdict == c.verdict);
-    CHECK_THAT(Reasons(pe), Catch::Contains(c.reason));
-    CHECK(CheckSaying(pe, c.reason) == c.check);
+    CAPTURE(test::Ids(pe.findings));
+    const Finding& why = FindingWithId(pe, c.check);
+    if (*c.key) CHECK_THAT(Carried(why, c.key), Catch::Contains(c.says));
     CHECK(pe.path == "/spec");
     CHECK(pe.label == "pod");
   }
@@ -136,7 +133,9 @@ TEST_CASE("EvaluatePod reports the memory left for the processes", "[pod_evaluat
   CHECK(pe.memory_limit_bytes == 64ll << 30);
   CHECK(pe.required_bytes == 14078ll << 20);
   CHECK_FALSE(pe.estimated);
-  CHECK_THAT(Reasons(pe), Catch::Contains("memory limit 64Gi leaves 51458Mi for the processes"));
+  const Finding& headroom = FindingWithId(pe, "memory-headroom");
+  CHECK(headroom.Number("memory_limit_bytes") == 64ll << 30);
+  CHECK(headroom.Number("left_bytes") == 51458ll << 20);
 }
 
 TEST_CASE("EvaluatePod follows the rule's requireAnnotations and the policy's unannotated mode", "[pod_evaluation]") {
@@ -149,11 +148,11 @@ TEST_CASE("EvaluatePod follows the rule's requireAnnotations and the policy's un
   PodEvaluation left = EvaluateOnlyPod(gpu_pod, policy);
   CHECK(left.verdict == Verdict::kOk);
   CHECK(left.patch.empty());
-  CHECK_THAT(Reasons(left), Catch::Contains("the policy leaves such GPU pods as they are"));
+  CHECK(test::Ids(left.findings) == std::vector<std::string>{"unannotated-left"});
   policy.namespaces = {{{"*"}, NamespaceMode::kEnforce, true, PodSecurityLevel::kPrivileged}};
   PodEvaluation required = EvaluateOnlyPod(gpu_pod, policy);
   CHECK(required.verdict == Verdict::kDeny);
-  CHECK_THAT(Reasons(required), Catch::Contains("must declare shmguard.io/num-workers"));
+  CHECK(FindingWithId(required, "annotations-required").severity == Severity::kError);
   CHECK(EvaluateOnlyPod(PodWith("{}", "  containers: [{name: t}]"), policy).verdict == Verdict::kOk);  // no GPUs
 }
 

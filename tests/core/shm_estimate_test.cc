@@ -4,7 +4,6 @@
 
 #include <catch2/catch.hpp>
 
-#include "io/finding_text.h"
 #include "shmguard/admission.h"
 #include "shmguard/evaluation.h"
 #include "test_util.h"
@@ -83,16 +82,9 @@ struct EvalCase {
   const char* ns;
   Verdict verdict;
   int64_t required;     // PodEvaluation::required_bytes
-  const char* text;     // in the reasons or warnings
+  const char* check;    // the ID of the finding that says why
   const char* current;  // current_shm
 };
-
-std::string Words(const std::vector<Finding>& findings) {
-  std::string all;
-  for (const auto& line : test::Said(findings)) all += line + "\n";
-  return all;
-}
-std::string Words(const Evaluation& ev) { return Words(ev.AllFindings()); }
 
 TEST_CASE("Evaluate sizes GPU pods without annotations by the unannotated rule", "[shm_estimate]") {
   const std::string mem_dshm = "  volumes: [{name: dshm, emptyDir: {medium: Memory";
@@ -100,56 +92,56 @@ TEST_CASE("Evaluate sizes GPU pods without annotations by the unannotated rule",
       "  containers: [{name: t, volumeMounts: [{name: dshm, mountPath: /dev/shm}], "
       "resources: {limits: {nvidia.com/gpu: 4, memory: 64Gi}}}]\n";
   const EvalCase cases[] = {
-      {"limit known", kFourGpus, "{}", "team-a", Verdict::kPatch, 16 * kGiB,
-       "sized without DataLoader annotations: 16Gi = 25% of the 64Gi memory limit; set shmguard.io/num-workers",
+      {"limit known", kFourGpus, "{}", "team-a", Verdict::kPatch, 16 * kGiB, "sized-without-annotations",
        "64Mi (container default)"},
       {"limit unknown", "  containers: [{name: t, resources: {limits: {nvidia.com/gpu: 4}}}]\n", "{}", "team-a",
-       Verdict::kPatch, kGiB, "1Gi = the floor (no memory limit to take a share of)", "64Mi (container default)"},
+       Verdict::kPatch, kGiB, "sized-without-annotations", "64Mi (container default)"},
       {"floor above the limit", "  containers: [{name: t, resources: {limits: {nvidia.com/gpu: 1, memory: 512Mi}}}]\n",
-       "{}", "team-a", Verdict::kDeny, kGiB, "memory limit 512Mi (sum of container limits) is below the 1Gi floor",
-       "64Mi (container default)"},
+       "{}", "team-a", Verdict::kDeny, kGiB, "shm-over-memory-limit", "64Mi (container default)"},
       {"floor above the max fraction",
        "  containers: [{name: t, resources: {limits: {nvidia.com/gpu: 1, memory: 1536Mi}}}]\n", "{}", "team-a",
-       Verdict::kDeny, kGiB, "is more than 0.5 of the memory limit 1536Mi", "64Mi (container default)"},
+       Verdict::kDeny, kGiB, "shm-over-memory-limit", "64Mi (container default)"},
       {"hostIPC without a mount", std::string("  hostIPC: true\n") + kFourGpus, "{}", "team-a", Verdict::kOk, kGiB,
-       "uses the node's /dev/shm (hostIPC: true)", "the node's /dev/shm (hostIPC: true)"},
+       "shm-sufficient", "the node's /dev/shm (hostIPC: true)"},
       {"hostIPC with a small mount", "  hostIPC: true\n" + mem_dshm + ", sizeLimit: 256Mi}}]\n" + mounted, "{}",
-       "team-a", Verdict::kPatch, kGiB, "/dev/shm raised from 256Mi to the 1Gi floor", "emptyDir Memory 256Mi"},
+       "team-a", Verdict::kPatch, kGiB, "sized-without-annotations", "emptyDir Memory 256Mi"},
       {"own emptyDir larger than the floor", mem_dshm + ", sizeLimit: 2Gi}}]\n" + mounted, "{}", "team-a", Verdict::kOk,
-       kGiB, "/dev/shm emptyDir Memory 2Gi covers the 1Gi floor", "emptyDir Memory 2Gi"},
+       kGiB, "shm-sufficient", "emptyDir Memory 2Gi"},
       {"own emptyDir without sizeLimit", mem_dshm + "}}]\n" + mounted, "{}", "team-a", Verdict::kOk, kGiB,
-       "without sizeLimit covers the 1Gi floor", "emptyDir Memory without sizeLimit"},
+       "shm-sufficient", "emptyDir Memory without sizeLimit"},
       {"own emptyDir smaller: raised to the floor only", mem_dshm + ", sizeLimit: 512Mi}}]\n" + mounted, "{}", "team-a",
-       Verdict::kPatch, kGiB, "raised from 512Mi to the 1Gi floor", "emptyDir Memory 512Mi"},
+       Verdict::kPatch, kGiB, "sized-without-annotations", "emptyDir Memory 512Mi"},
       {"hostPath /dev/shm is left as it is",
        "  volumes: [{name: shm, hostPath: {path: /dev/shm}}]\n"
        "  containers: [{name: t, volumeMounts: [{name: shm, mountPath: /dev/shm}], resources: {limits: "
        "{nvidia.com/gpu: 1}}}]\n",
-       "{}", "team-a", Verdict::kOk, kGiB, "leaves it as it is",
+       "{}", "team-a", Verdict::kOk, kGiB, "shm-not-memory-backed",
        "hostPath /dev/shm (the node's shared memory, not bounded by the pod)"},
       {"NCCL_SHM_DISABLE",
        "  containers: [{name: t, env: [{name: NCCL_SHM_DISABLE, value: \"1\"}], "
        "resources: {limits: {nvidia.com/gpu: 4, memory: 64Gi}}}]\n",
-       "{}", "team-a", Verdict::kPatch, 16 * kGiB, "NCCL_SHM_DISABLE=1 (container \"t\")", "64Mi (container default)"},
+       "{}", "team-a", Verdict::kPatch, 16 * kGiB, "nccl-shm-disabled", "64Mi (container default)"},
       {"NCCL_P2P_DISABLE",
        "  containers: [{name: t, env: [{name: NCCL_P2P_DISABLE, value: \"1\"}], "
        "resources: {limits: {nvidia.com/gpu: 4, memory: 64Gi}}}]\n",
-       "{}", "team-a", Verdict::kPatch, 16 * kGiB, "intra-node traffic through /dev/shm", "64Mi (container default)"},
+       "{}", "team-a", Verdict::kPatch, 16 * kGiB, "nccl-p2p-disabled", "64Mi (container default)"},
       {"CPU-only", "  containers: [{name: t, resources: {limits: {memory: 64Gi}}}]\n", "{}", "team-a", Verdict::kOk, 0,
-       "no GPUs and no sizing annotations", "64Mi (container default)"},
+       "no-gpus", "64Mi (container default)"},
       {"init container GPU makes a GPU pod",
        "  initContainers: [{name: i, resources: {limits: {nvidia.com/gpu: 1}}}]\n  containers: [{name: t}]\n", "{}",
-       "team-a", Verdict::kPatch, kGiB, "1Gi = the floor", "64Mi (container default)"},
-      {"skip", kFourGpus, "{shmguard.io/mode: skip}", "team-a", Verdict::kSkip, 0, "opted out",
+       "team-a", Verdict::kPatch, kGiB, "sized-without-annotations", "64Mi (container default)"},
+      {"skip", kFourGpus, "{shmguard.io/mode: skip}", "team-a", Verdict::kSkip, 0, "opted-out",
        "64Mi (container default)"},
-      {"requireAnnotations", kFourGpus, "{}", "ml-a", Verdict::kDeny, 0, "must declare shmguard.io/num-workers",
+      {"requireAnnotations", kFourGpus, "{}", "ml-a", Verdict::kDeny, 0, "annotations-required",
        "64Mi (container default)"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.name);
     Evaluation ev = Evaluate(PodWith(c.spec, c.annotations), Policy{}, {.namespace_name = c.ns});
     CHECK(ev.verdict == c.verdict);
-    CHECK_THAT(Words(ev), Catch::Contains(c.text));
+    CAPTURE(test::Ids(ev.AllFindings()));
+    const std::vector<Finding> all = ev.AllFindings();
+    CHECK(test::FindingOf(all, *FindCheck(c.check)) != nullptr);
     REQUIRE(ev.pods.size() == 1);
     CHECK(ev.pods[0].required_bytes == c.required);
     CHECK(ev.pods[0].current_shm == c.current);
@@ -179,7 +171,7 @@ TEST_CASE("Evaluate: an estimated patch holds the usual operations and is idempo
   Evaluation left = Evaluate(pod, leave, {.namespace_name = "team-a"});
   CHECK(left.verdict == Verdict::kOk);
   CHECK(left.patch.empty());
-  CHECK_THAT(Words(left), Catch::Contains("the policy leaves such GPU pods as they are"));
+  CHECK(test::Ids(left.AllFindings()) == std::vector<std::string>{"unannotated-left"});
 
   Policy restricted;
   restricted.namespaces = {{{"*"}, NamespaceMode::kWarn, false, PodSecurityLevel::kBaseline}};
@@ -187,7 +179,11 @@ TEST_CASE("Evaluate: an estimated patch holds the usual operations and is idempo
   json fixed = pod.patch(baseline.patch.ToJson());
   CHECK_FALSE(fixed["spec"].contains("hostIPC"));
   CHECK_FALSE(fixed["spec"]["containers"][0].contains("securityContext"));
-  CHECK_THAT(Words(baseline), Catch::Contains("hostIPC not set: Pod Security baseline forbids it"));
+  const std::vector<Finding> said = baseline.AllFindings();
+  const Finding* kept_out = test::FindingOf(said, Check::kPodSecurityLimitsPatch);
+  REQUIRE(kept_out != nullptr);
+  CHECK(kept_out->Value("field") == "hostIPC");
+  CHECK(kept_out->Value("level") == "baseline");
 }
 
 TEST_CASE("Decide gives the same answer for an unannotated GPU pod on each face", "[shm_estimate]") {
@@ -211,15 +207,17 @@ TEST_CASE("Decide gives the same answer for an unannotated GPU pod on each face"
   CHECK(mutate.allowed);
   CHECK(mutate.verdict == Verdict::kPatch);
   CHECK(mutate.required_bytes == 16 * kGiB);
-  CHECK_THAT(
-      Words(mutate.findings),
-      Catch::Contains("sized-without-annotations: sized without DataLoader annotations: 16Gi = 25% of the 64Gi"));
+  const Finding* estimate = test::FindingOf(mutate.findings, Check::kSizedWithoutAnnotations);
+  REQUIRE(estimate != nullptr);
+  CHECK(estimate->Number("required_bytes") == 16 * kGiB);
+  CHECK(estimate->Value("basis") == "25% of the 64Gi memory limit");
 
   Decision warn = decide(pod, "team-a", Face::kValidate);
   CHECK(warn.allowed);
   const Finding* below = test::FindingOf(warn.findings, Check::kShmBelowNeed);
   REQUIRE(below != nullptr);
-  CHECK_THAT(io::FindingText(*below), Catch::Contains("/dev/shm is 64Mi (container default), below the 1Gi floor"));
+  CHECK(below->Value("current") == "64Mi (container default)");
+  CHECK(below->Number("floor_bytes") == kGiB);
 
   // An enforce namespace that does not require annotations: below the floor is a denial.
   Policy policy;
@@ -236,8 +234,9 @@ TEST_CASE("Decide gives the same answer for an unannotated GPU pod on each face"
   REQUIRE(request.has_value());
   Decision denied = Decide(*request, policy, Face::kValidate);
   CHECK_FALSE(denied.allowed);
-  CHECK_THAT(Words(denied.findings),
-             Catch::Contains("shm-below-need: /dev/shm is 64Mi (container default), below the 1Gi floor"));
+  const Finding* denial = test::FindingOf(denied.findings, Check::kShmBelowNeed);
+  REQUIRE(denial != nullptr);
+  CHECK(denial->Number("floor_bytes") == kGiB);
   // After /mutate the pod passes.
   json patched = pod.patch(Decide(*request, policy, Face::kMutate).patch.ToJson());
   review["request"]["object"] = patched;

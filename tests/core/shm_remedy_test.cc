@@ -4,7 +4,6 @@
 
 #include <catch2/catch.hpp>
 
-#include "io/finding_text.h"
 #include "shmguard/pod_facts.h"
 #include "shmguard/shm_mount.h"
 #include "test_util.h"
@@ -64,11 +63,14 @@ TEST_CASE("PatchTo adds hostIPC and IPC_LOCK only under Pod Security privileged,
     CAPTURE(name);
     PodEvaluation pe = Patched(pod, 2 * kGi, level);
     CHECK(pe.verdict == Verdict::kPatch);
-    CHECK(
-        test::Said(pe.findings) ==
-        std::vector<std::string>{"pod-security-limits-patch: hostIPC not set: Pod Security " + name + " forbids it",
-                                 "pod-security-limits-patch: IPC_LOCK not added: Pod Security " + name + " forbids it",
-                                 "shm-below-need: /dev/shm is 64Mi (container default), below the 2Gi needed"});
+    REQUIRE(test::Ids(pe.findings) ==
+            std::vector<std::string>{"pod-security-limits-patch", "pod-security-limits-patch", "shm-below-need"});
+    CHECK(pe.findings[0].Value("field") == "hostIPC");
+    CHECK(pe.findings[0].pointer == "/spec/hostIPC");
+    CHECK(pe.findings[1].Value("field") == "IPC_LOCK");
+    for (int i : {0, 1}) CHECK(pe.findings[i].Value("level") == name);
+    CHECK(pe.findings[2].Number("required_bytes") == 2 * kGi);
+    CHECK(pe.findings[2].Value("current") == "64Mi (container default)");
     CHECK_THAT(pe.patch.Text(), !Catch::Contains("hostIPC") && !Catch::Contains("IPC_LOCK"));
     CHECK_THAT(pe.patch.Text(), Catch::Contains(R"("sizeLimit":"2Gi")"));  // the volume still comes
   }
@@ -88,7 +90,7 @@ spec:
   CHECK(pe.verdict == Verdict::kPatch);
   const Finding* unavailable = test::FindingOf(pe.findings, Check::kHostIpcUnavailable);
   REQUIRE(unavailable != nullptr);
-  CHECK(io::FindingText(*unavailable) == "hostIPC not set: a Workflow has no hostIPC field for its pods");
+  CHECK(unavailable->Value("kind") == "Workflow");
   CHECK(test::FindingOf(pe.findings, Check::kHostIpcMissing) == nullptr);
   CHECK_THAT(pe.patch.Text(), !Catch::Contains("hostIPC"));
 }
@@ -131,12 +133,11 @@ spec:
                 volumeMounts: [{name: dshm, mountPath: /dev/shm}]}]
 )"),
                              2 * kGi);
-  CHECK_THAT(
-      test::Said(pe.findings),
-      Catch::VectorContains(std::string(
-          "sizelimit-over-memory-limit: sizeLimit 128Gi exceeds the memory limit 64Gi; the kubelet caps it at 64Gi")));
-  CHECK(test::FindingOf(pe.findings, Check::kSizeLimitOverMemoryLimit)->pointer ==
-        "/spec/volumes/0/emptyDir/sizeLimit");
+  const Finding* over = test::FindingOf(pe.findings, Check::kSizeLimitOverMemoryLimit);
+  REQUIRE(over != nullptr);
+  CHECK(over->pointer == "/spec/volumes/0/emptyDir/sizeLimit");
+  CHECK(over->Number("size_bytes") == 128 * kGi);
+  CHECK(over->Number("memory_limit_bytes") == 64 * kGi);
 }
 
 TEST_CASE("PatchTo leaves out an exempted part, and writes nothing when every part is", "[shm_remedy]") {
@@ -184,26 +185,27 @@ spec:
   PodEvaluation unknown = Judged(t, *w, none, "unknown", 4 * kGi);  // its pods are patched when created
   CHECK(unknown.verdict == Verdict::kOk);
   CHECK(test::Ids(unknown.findings) == std::vector<std::string>{"shm-patched-at-creation"});
-  CHECK_THAT(test::Words(unknown.findings)[0],
-             Catch::StartsWith("needs /dev/shm of 4Gi; what its pods have is unknown (") &&
-                 Catch::EndsWith("shmguard patches them when they are created if they have less"));
+  CHECK(unknown.findings[0].Number("required_bytes") == 4 * kGi);
+  CHECK(unknown.findings[0].Value("unknown") == t.shm_unknown);
   ShmMount host_path;
   host_path.kind = ShmMountKind::kOther;
   PodEvaluation denied = Judged(t, *w, host_path, "hostPath /dev/shm", 4 * kGi);  // never overwritten
   CHECK(denied.verdict == Verdict::kDeny);
   REQUIRE(test::Ids(denied.findings) == std::vector<std::string>{"shm-below-need"});
   CHECK(denied.findings[0].severity == Severity::kError);
-  CHECK(test::Words(denied.findings)[0] ==
-        "/dev/shm is hostPath /dev/shm, below the 4Gi needed; shmguard does not patch a TrainJob: mount an emptyDir "
-        "{medium: Memory} of that size at /dev/shm");
+  CHECK(denied.findings[0].Number("required_bytes") == 4 * kGi);
+  CHECK(denied.findings[0].Number("unpatched") == 1);
+  CHECK(denied.findings[0].Value("current") == "hostPath /dev/shm");
+  CHECK(denied.findings[0].Value("kind") == "TrainJob");
   ShmMount memory;
   memory.kind = ShmMountKind::kMemoryEmptyDir;
   memory.size_limit = 8 * kGi;
   PodEvaluation covered = Judged(t, *w, memory, "emptyDir Memory 8Gi", 4 * kGi);
   CHECK(covered.verdict == Verdict::kOk);
-  CHECK(test::Said(covered.findings) ==
-        std::vector<std::string>{
-            "shm-sufficient: /dev/shm emptyDir Memory 8Gi covers the 4Gi needed (shmguard does not patch a TrainJob)"});
+  REQUIRE(test::Ids(covered.findings) == std::vector<std::string>{"shm-sufficient"});
+  CHECK(covered.findings[0].Number("required_bytes") == 4 * kGi);
+  CHECK(covered.findings[0].Value("current") == "emptyDir Memory 8Gi");
+  CHECK(covered.findings[0].Value("kind") == "TrainJob");
 }
 
 }  // namespace
