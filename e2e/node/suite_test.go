@@ -74,13 +74,17 @@ func newNamespace(t *testing.T, labels map[string]string) string {
 	return ns.Name
 }
 
-// deleteNamespace deletes a test's namespace after its pods, and waits until those are gone.
+// deleteNamespace deletes a test's namespace and then its pods, and waits until those are gone.
 // Pods still ending hold the node's GPUs: a next test's pod that the scheduler places on GPUs the
 // kubelet has not yet released fails its admission (UnexpectedAdmissionError) with no output.
+// The namespace goes first: once it is terminating, no controller of it can create a pod again.
 // A graceful delete (1 s, not 0) keeps each pod in the API until the kubelet has stopped it.
 func deleteNamespace(t *testing.T, ns string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	if err := client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
+		t.Logf("deleting namespace %s: %v", ns, err)
+	}
 	pods := client.CoreV1().Pods(ns)
 	grace := int64(1)
 	if err := pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &grace}, metav1.ListOptions{}); err != nil {
@@ -96,7 +100,6 @@ func deleteNamespace(t *testing.T, ns string) {
 		}
 		return nil
 	})
-	_ = client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
 }
 
 // off is the label that keeps shmguard away from a namespace (the chart's enabledLabel).
