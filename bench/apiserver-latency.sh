@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# shmguard's latency as kube-apiserver measures it: N GPU pod creates (default 1,000), one at a
-# time, with shmguard's webhooks registered and then without them, on the loopback control plane
-# (scripts/control-plane.sh; started here if none runs in $SHMGUARD_CONTROL_PLANE_DIR). Prints
-# p50/p99 of apiserver_admission_webhook_admission_duration_seconds for shmguard's webhooks and of
-# apiserver_request_duration_seconds for pod creates, beside the latency the client measured.
-#   bench/apiserver-latency.sh [PODS]
+# GPU pod creates as kube-apiserver measures them, on the loopback control plane
+# (scripts/control-plane.sh; started here if none runs in $SHMGUARD_CONTROL_PLANE_DIR), with four
+# registrations in interleaved rounds of one run: shmguard as the chart registers it, shmguard's
+# /mutate alone, the Go peer (bench/gopeer) as the only mutating webhook, and no webhook.
+# Prints the client's p50/p90/p99 and, per webhook, the API server's calls per create and mean
+# duration per call (e2e/cmd/admission-latency). The chart's registration is restored at the end.
+#   bench/apiserver-latency.sh [PODS per registration and round, 500] [ROUNDS, 2]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 export PATH=/usr/local/go/bin:$PATH
@@ -12,5 +13,8 @@ dir=${SHMGUARD_CONTROL_PLANE_DIR:-${TMPDIR:-/tmp}/shmguard-control-plane}
 export SHMGUARD_CONTROL_PLANE_DIR=$dir
 "$root/scripts/control-plane.sh" up >/dev/null
 cache=${SHMGUARD_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/shmguard-tools}
-(cd "$root/e2e" && go build -o "$cache/admission-latency" ./cmd/admission-latency)
-"$cache/admission-latency" --dir "$dir" --pods "${1:-1000}"
+mkdir -p "$cache"
+(cd "$root/e2e" && GOFLAGS=-mod=readonly go build -o "$cache/admission-latency" ./cmd/admission-latency)
+(cd "$root/bench/gopeer" && GOFLAGS=-mod=readonly go build -o "$cache/gopeer" .)
+"$cache/admission-latency" --dir "$dir" --gopeer "$cache/gopeer" --pods "${1:-500}" --rounds "${2:-2}"
+echo "the control plane stays up for another run; take it down with: SHMGUARD_CONTROL_PLANE_DIR=$dir scripts/control-plane.sh down" >&2

@@ -1,11 +1,20 @@
-// Command admission-latency measures shmguard as the API server sees it: it creates N GPU pods
-// one after another on the control plane of package controlplane, first with shmguard's
-// webhooks registered, then without them, and prints the API server's own histograms —
-// apiserver_admission_webhook_admission_duration_seconds for shmguard's webhooks and
-// apiserver_request_duration_seconds for pod creates — as p50 and p99, beside the latency the
-// client measured for each create. bench/apiserver-latency.sh runs it.
+// Command admission-latency measures GPU pod creates as the API server sees them, with four
+// registrations of admission webhooks on the control plane of package controlplane:
 //
-//	admission-latency --dir DIR [--pods 1000]
+//   - shmguard as the chart registers it (its mutating and validating configurations);
+//   - shmguard's /mutate alone (the chart's mutating configuration only);
+//   - the Go peer (bench/gopeer) as the only mutating webhook, with the chart's rules,
+//     namespaceSelector and matchConditions;
+//   - no webhook.
+//
+// Each round creates, for each registration in turn, warm-up pods and then N annotated 4-GPU
+// pods one after another; the registrations take turns in every round and their order rotates,
+// so a slow minute of this shared machine falls on all of them. It prints, per registration and
+// over all rounds, the client's create latency (p50, p90, p99, exact) and, per webhook, the API
+// server's own count and mean duration of its calls
+// (apiserver_admission_webhook_admission_duration_seconds). bench/apiserver-latency.sh runs it.
+//
+//	admission-latency --dir DIR --gopeer BIN [--pods 500] [--warmup 20] [--rounds 2]
 package main
 
 import (
@@ -13,14 +22,15 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"math"
 	"os"
+	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -29,164 +39,208 @@ import (
 
 func main() {
 	dir := flag.String("dir", "", "the control plane's state directory")
-	pods := flag.Int("pods", 1000, "GPU pods to create in each round")
+	gopeer := flag.String("gopeer", "", "the Go peer's binary (bench/gopeer)")
+	pods := flag.Int("pods", 500, "GPU pods to create per registration and round")
+	warmup := flag.Int("warmup", 20, "creates before each measured series, not counted")
+	rounds := flag.Int("rounds", 2, "rounds; each registration takes a turn in every round")
 	flag.Parse()
-	if *dir == "" {
-		fmt.Fprintln(os.Stderr, "usage: admission-latency --dir DIR [--pods N]")
+	if *dir == "" || *gopeer == "" || *pods < 1 || *rounds < 1 {
+		fmt.Fprintln(os.Stderr, "usage: admission-latency --dir DIR --gopeer BIN [--pods N] [--warmup N] [--rounds N]")
 		os.Exit(2)
 	}
-	if err := run(*dir, *pods); err != nil {
+	if err := run(*dir, *gopeer, *pods, *warmup, *rounds); err != nil {
 		fmt.Fprintf(os.Stderr, "admission-latency: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-// histogram is a Prometheus histogram's cumulative buckets (upper bound -> count).
-type histogram map[float64]float64
+// peerConfig is the name of the Go peer's MutatingWebhookConfiguration.
+const peerConfig = "shmguard-bench-gopeer"
 
-// scrape reads the API server's /metrics and sums the buckets of name over the series whose
-// labels contain every one of match.
-func scrape(cs *kubernetes.Clientset, name string, match ...string) (histogram, error) {
-	body, err := cs.RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+// registration is one way of registering webhooks: apply makes it the only one.
+type registration struct {
+	name  string
+	apply func(ctx context.Context) error
+}
+
+type bench struct {
+	s        *controlplane.State
+	cs       *kubernetes.Clientset
+	peerHook *admissionv1.MutatingWebhookConfiguration
+}
+
+// clear deletes every webhook configuration this bench registers.
+func (b *bench) clear(ctx context.Context) error {
+	if err := b.s.UnregisterWebhooks(ctx); err != nil {
+		return err
+	}
+	err := b.cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, peerConfig, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return nil
+}
+
+func (b *bench) registrations() []registration {
+	return []registration{
+		{"shmguard, as the chart registers it", func(ctx context.Context) error {
+			if err := b.clear(ctx); err != nil {
+				return err
+			}
+			return b.s.RegisterWebhooks(ctx)
+		}},
+		{"shmguard, /mutate only", func(ctx context.Context) error {
+			if err := b.clear(ctx); err != nil {
+				return err
+			}
+			m, _, err := b.s.WebhookConfigurations()
+			if err != nil {
+				return err
+			}
+			_, err = b.cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, m, metav1.CreateOptions{})
+			return err
+		}},
+		{"Go peer, mutate only", func(ctx context.Context) error {
+			if err := b.clear(ctx); err != nil {
+				return err
+			}
+			_, err := b.cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, b.peerHook.DeepCopy(),
+				metav1.CreateOptions{})
+			return err
+		}},
+		{"no webhook", b.clear},
+	}
+}
+
+// peerRegistration is the chart's mutating webhook for pods, pointed at the Go peer.
+func peerRegistration(s *controlplane.State, port int) (*admissionv1.MutatingWebhookConfiguration, error) {
+	m, _, err := s.WebhookConfigurations()
 	if err != nil {
 		return nil, err
 	}
-	h := histogram{}
+	for _, w := range m.Webhooks {
+		for _, r := range w.Rules {
+			for _, res := range r.Resources {
+				if res != "pods" {
+					continue
+				}
+				url := fmt.Sprintf("https://127.0.0.1:%d/mutate", port)
+				w.Name = "gopeer.bench.shmguard.io"
+				w.ClientConfig.URL = &url
+				return &admissionv1.MutatingWebhookConfiguration{
+					ObjectMeta: metav1.ObjectMeta{Name: peerConfig},
+					Webhooks:   []admissionv1.MutatingWebhook{w},
+				}, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("the chart's MutatingWebhookConfiguration has no webhook for pods")
+}
+
+// webhookStats is the API server's count and total seconds of each webhook's calls.
+type webhookStats map[string][2]float64
+
+// scrapeWebhooks reads apiserver_admission_webhook_admission_duration_seconds' _count and _sum
+// per webhook name from the API server's /metrics.
+func scrapeWebhooks(ctx context.Context, cs *kubernetes.Clientset) (webhookStats, error) {
+	body, err := cs.RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, err
+	}
+	const metric = "apiserver_admission_webhook_admission_duration_seconds"
+	out := webhookStats{}
 	sc := bufio.NewScanner(strings.NewReader(string(body)))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, name+"_bucket{") {
+		field := -1
+		switch {
+		case strings.HasPrefix(line, metric+"_count{"):
+			field = 0
+		case strings.HasPrefix(line, metric+"_sum{"):
+			field = 1
+		default:
 			continue
 		}
-		ok := true
-		for _, m := range match {
-			ok = ok && strings.Contains(line, m)
-		}
-		if !ok {
+		i := strings.Index(line, `name="`)
+		if i < 0 {
 			continue
 		}
-		i := strings.Index(line, `le="`)
-		j := strings.Index(line[i+4:], `"`)
-		le, err := strconv.ParseFloat(line[i+4:i+4+j], 64)
-		if err != nil {
-			le = math.Inf(1)
-		}
+		name := line[i+6:]
+		name = name[:strings.IndexByte(name, '"')]
 		f := strings.Fields(line)
-		v, _ := strconv.ParseFloat(f[len(f)-1], 64)
-		h[le] += v
-	}
-	return h, sc.Err()
-}
-
-// quantile estimates the q-quantile of after-before as Prometheus' histogram_quantile does:
-// linear interpolation inside the bucket that holds it; it also returns that bucket's upper
-// bound (the API server's buckets are coarse: 5, 25, 50, 100 ms ...) and the sample count.
-func quantile(q float64, before, after histogram) (float64, float64, float64) {
-	var bounds []float64
-	for le := range after {
-		bounds = append(bounds, le)
-	}
-	sort.Float64s(bounds)
-	if len(bounds) == 0 {
-		return math.NaN(), math.NaN(), 0
-	}
-	total := after[bounds[len(bounds)-1]] - before[bounds[len(bounds)-1]]
-	if total == 0 {
-		return math.NaN(), math.NaN(), 0
-	}
-	rank := q * total
-	lower, prev := 0.0, 0.0
-	for _, le := range bounds {
-		count := after[le] - before[le]
-		if count >= rank {
-			if math.IsInf(le, 1) {
-				return lower, le, total
-			}
-			return lower + (le-lower)*(rank-prev)/(count-prev), le, total
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", line, err)
 		}
-		lower, prev = le, count
+		s := out[name]
+		s[field] += v
+		out[name] = s
 	}
-	return lower, math.Inf(1), total
+	return out, sc.Err()
 }
 
-// createPods creates n GPU pods in ns one after another and returns each create's latency.
-func createPods(cs *kubernetes.Clientset, ns string, n int) ([]time.Duration, error) {
-	var out []time.Duration
-	for i := 0; i < n; i++ {
-		pod := controlplane.GPUPod(fmt.Sprintf("gpu-%d", i), 4, "96Gi")
+// series is what one registration measured, over every round.
+type series struct {
+	client []time.Duration
+	hooks  webhookStats // calls and seconds during the measured creates
+}
+
+func (b *bench) measure(ctx context.Context, reg registration, pods, warmup int, into *series) error {
+	if err := reg.apply(ctx); err != nil {
+		return fmt.Errorf("registering %s: %w", reg.name, err)
+	}
+	time.Sleep(2 * time.Second) // the API server's webhook informer catches up; the warm-up covers the rest
+	ns, err := controlplane.NewNamespace(ctx, b.cs, "latency", nil)
+	if err != nil {
+		return err
+	}
+	defer b.cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+	create := func(name string) (time.Duration, error) {
+		pod := controlplane.GPUPod(name, 4, "96Gi")
+		pod.Annotations = map[string]string{"shmguard.io/num-workers": "8", "shmguard.io/batch-bytes": "64Mi"}
 		start := time.Now()
-		if _, err := cs.CoreV1().Pods(ns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
-			return nil, err
-		}
-		out = append(out, time.Since(start))
+		_, err := b.cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+		return time.Since(start), err
 	}
-	sort.Slice(out, func(a, b int) bool { return out[a] < out[b] })
-	return out, nil
+	for i := 0; i < warmup; i++ {
+		if _, err := create(fmt.Sprintf("warmup-%d", i)); err != nil {
+			return err
+		}
+	}
+	before, err := scrapeWebhooks(ctx, b.cs)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < pods; i++ {
+		d, err := create(fmt.Sprintf("gpu-%d", i))
+		if err != nil {
+			return err
+		}
+		into.client = append(into.client, d)
+	}
+	after, err := scrapeWebhooks(ctx, b.cs)
+	if err != nil {
+		return err
+	}
+	if into.hooks == nil {
+		into.hooks = webhookStats{}
+	}
+	for name, a := range after {
+		d := [2]float64{a[0] - before[name][0], a[1] - before[name][1]}
+		if d[0] > 0 {
+			s := into.hooks[name]
+			into.hooks[name] = [2]float64{s[0] + d[0], s[1] + d[1]}
+		}
+	}
+	return nil
 }
 
 func pct(d []time.Duration, q float64) time.Duration { return d[int(q*float64(len(d)-1))] }
 
-type round struct {
-	name              string
-	client            []time.Duration
-	request, webhooks [2][2]float64 // p50, p99: estimate and bucket bound, seconds
-	webhookCalls      float64
-}
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
 
-func measure(cs *kubernetes.Clientset, name string, n int) (round, error) {
-	r := round{name: name}
-	ns, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: "latency-"}}, metav1.CreateOptions{})
-	if err != nil {
-		return r, err
-	}
-	defer cs.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
-	for { // pods are refused until the namespace's default service account exists
-		if _, err := cs.CoreV1().ServiceAccounts(ns.Name).Get(context.Background(), "default", metav1.GetOptions{}); err == nil {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	const req = "apiserver_request_duration_seconds"
-	const hook = "apiserver_admission_webhook_admission_duration_seconds"
-	reqMatch := []string{`dry_run=""`, `verb="POST"`, `resource="pods"`, `subresource=""`}
-	reqBefore, err := scrape(cs, req, reqMatch...)
-	if err != nil {
-		return r, err
-	}
-	hookBefore, err := scrape(cs, hook, `.shmguard.io"`)
-	if err != nil {
-		return r, err
-	}
-	if r.client, err = createPods(cs, ns.Name, n); err != nil {
-		return r, err
-	}
-	reqAfter, _ := scrape(cs, req, reqMatch...)
-	hookAfter, _ := scrape(cs, hook, `.shmguard.io"`)
-	for i, q := range []float64{0.5, 0.99} {
-		r.request[i][0], r.request[i][1], _ = quantile(q, reqBefore, reqAfter)
-		r.webhooks[i][0], r.webhooks[i][1], r.webhookCalls = quantile(q, hookBefore, hookAfter)
-	}
-	return r, nil
-}
-
-func ms(s float64) string {
-	if math.IsNaN(s) {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f ms", s*1000)
-}
-
-// est writes a histogram quantile as its estimate and the bucket that holds it.
-func est(v [2]float64) string {
-	if math.IsNaN(v[0]) {
-		return "-"
-	}
-	return fmt.Sprintf("%s (≤ %.0f ms)", ms(v[0]), v[1]*1000)
-}
-
-func run(dir string, n int) error {
+func run(dir, gopeer string, pods, warmup, rounds int) error {
 	s, err := controlplane.Load(dir)
 	if err != nil {
 		return err
@@ -196,28 +250,60 @@ func run(dir string, n int) error {
 		return err
 	}
 	ctx := context.Background()
-	with, err := measure(cs, "with shmguard's webhooks", n)
+	port, err := controlplane.FreePort()
 	if err != nil {
 		return err
 	}
-	if err := s.UnregisterWebhooks(ctx); err != nil {
+	peer := exec.Command(gopeer, "--cert", s.WebhookCert(), "--key", s.WebhookKey(), "--addr", fmt.Sprintf("127.0.0.1:%d", port))
+	peer.Stderr = os.Stderr
+	if err := peer.Start(); err != nil {
 		return err
 	}
-	time.Sleep(2 * time.Second) // the API server's webhook informer catches up
-	without, err := measure(cs, "without them", n)
-	if rerr := s.RegisterWebhooks(ctx); rerr != nil && err == nil {
-		err = rerr
-	}
-	if err != nil {
+	defer func() { _ = peer.Process.Kill(); _ = peer.Wait() }()
+	b := &bench{s: s, cs: cs}
+	if b.peerHook, err = peerRegistration(s, port); err != nil {
 		return err
 	}
-	fmt.Printf("%d GPU pod creates per round, one at a time, kube-apiserver %s\n\n", n, s.KubeVersion)
-	fmt.Println("| round | pod create p50 / p99 (apiserver_request_duration_seconds) | client p50 / p99 | shmguard webhook calls | webhook p50 / p99 (apiserver_admission_webhook_admission_duration_seconds) |")
+	// Whatever happens, the control plane is left with the chart's registration, as it was.
+	defer func() {
+		if err := b.clear(ctx); err == nil {
+			_ = s.RegisterWebhooks(ctx)
+		}
+	}()
+	regs := b.registrations()
+	results := make([]series, len(regs))
+	for r := 0; r < rounds; r++ {
+		for k := range regs {
+			i := (k + r) % len(regs)
+			start := time.Now()
+			if err := b.measure(ctx, regs[i], pods, warmup, &results[i]); err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "round %d: %s, %d creates in %.1fs\n", r+1, regs[i].name, pods, time.Since(start).Seconds())
+		}
+	}
+	fmt.Printf("%d annotated 4-GPU pod creates per registration and round, one at a time, after %d warm-up creates; "+
+		"%d rounds, interleaved; kube-apiserver %s\n\n", pods, warmup, rounds, s.KubeVersion)
+	fmt.Println("| webhooks registered | client p50 | p90 | p99 | webhook calls per create, and the API server's mean per call |")
 	fmt.Println("|---|---|---|---|---|")
-	for _, r := range []round{with, without} {
-		fmt.Printf("| %s | %s / %s | %s / %s | %.0f | %s / %s |\n", r.name, est(r.request[0]), est(r.request[1]),
-			ms(pct(r.client, 0.5).Seconds()), ms(pct(r.client, 0.99).Seconds()), r.webhookCalls,
-			est(r.webhooks[0]), est(r.webhooks[1]))
+	for i, reg := range regs {
+		c := results[i].client
+		sort.Slice(c, func(a, b int) bool { return c[a] < c[b] })
+		var names []string
+		for name := range results[i].hooks {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		var hooks []string
+		for _, name := range names {
+			h := results[i].hooks[name]
+			hooks = append(hooks, fmt.Sprintf("%s %.2f × %.2f ms", name, h[0]/float64(len(c)), 1000*h[1]/h[0]))
+		}
+		if len(hooks) == 0 {
+			hooks = []string{"–"}
+		}
+		fmt.Printf("| %s | %s | %s | %s | %s |\n", reg.name, ms(pct(c, 0.5)), ms(pct(c, 0.9)), ms(pct(c, 0.99)),
+			strings.Join(hooks, "; "))
 	}
 	return nil
 }
