@@ -108,6 +108,24 @@ TEST_CASE("An unannotated pod's estimate gives way to its observed peak", "[lear
   }
 }
 
+TEST_CASE("An unannotated pod whose own /dev/shm covers its learned size keeps it, and says so", "[learned_size]") {
+  json pod = test::Yaml(
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: train-x\n  ownerReferences: [{apiVersion: batch/v1, kind: Job, "
+      "name: train, controller: true}]\nspec:\n  volumes: [{name: dshm, emptyDir: {medium: Memory, sizeLimit: 4Gi}}]\n"
+      "  containers: [{name: t, resources: {limits: {nvidia.com/gpu: 1, memory: 16Gi}}, volumeMounts: [{name: dshm, "
+      "mountPath: /dev/shm}]}]\n");
+  ObservationIndex index = Profiles({{"team-a", "Job/train", 2 * kGi, 2 * kGi, 1, "2026-11-25T10:00:00Z", "train-y"}});
+  Evaluation ev = Evaluate(pod, Policy{}, {.namespace_name = "team-a", .observations = &index});
+  CHECK(ev.verdict == Verdict::kOk);
+  CHECK(ev.patch.empty());
+  const auto findings = ev.AllFindings();
+  const Finding* sufficient = test::FindingOf(findings, Check::kShmSufficient);
+  REQUIRE(sufficient);
+  CHECK(sufficient->Number("learned_bytes") == 3 * kGi);  // the peak × 1.5
+  CHECK(sufficient->Value("current") == "emptyDir Memory 4Gi");
+  CHECK(test::FindingOf(findings, Check::kSizedFromObservation));
+}
+
 TEST_CASE("A learned size over the memory limit is denied like any other", "[learned_size]") {
   json pod = JobPod("train", "{}", "2Gi");
   ObservationIndex index = Profiles({{"team-a", "Job/train", 1800 * kMi, 0, 1, "t", "p"}});

@@ -80,6 +80,16 @@ TEST_CASE("CheckLimit says what the limit leaves, or warns when there is none", 
   CHECK(service.missing->Value("volume") == "/dev/shm");
 }
 
+TEST_CASE("CheckLimit says when the size is an unannotated pod's floor", "[memory_limit]") {
+  const ShmUse floor{"dshm", true, false};
+  LimitCheck fits = CheckLimit(kGi, WithLimit(64 * kGi), Policy{}, floor);
+  REQUIRE(fits.headroom);
+  CHECK(fits.headroom->Number("floor") == 1);
+  LimitCheck unlimited = CheckLimit(kGi, WithLimit(std::nullopt), Policy{}, floor);
+  REQUIRE(unlimited.missing);
+  CHECK(unlimited.missing->Number("floor") == 1);
+}
+
 TEST_CASE("MemoryLimitDenial takes the policy's fraction, and says when the size is a floor", "[memory_limit]") {
   Policy policy;
   policy.max_fraction_ppm = 250'000;  // a quarter
