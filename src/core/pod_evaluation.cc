@@ -114,23 +114,30 @@ Finding PlanFinding(const PodTemplate& t, const ShmPlan& p, const SizingConstant
 }
 
 // Findings for the NCCL settings and the process layout the pod states.
-void NoteLaunch(const PodTemplate& t, const PodFacts& f, PodEvaluation& pe, bool all) {
+std::vector<Finding> LaunchFindings(const PodTemplate& t, const PodFacts& f, bool all) {
+  std::vector<Finding> out;
   if (f.procs_stated && f.gpus > 0 && f.procs != f.gpus) {  // a warning: recorded for /mutate too
-    Add(pe, Finding(Check::kProcsGpusMismatch, f.procs_pointer)
-                .Num("procs", f.procs)
-                .Num("gpus", f.gpus)
-                .Val("procs_source", f.procs_source));
+    out.push_back(Finding(Check::kProcsGpusMismatch, f.procs_pointer)
+                      .Num("procs", f.procs)
+                      .Num("gpus", f.gpus)
+                      .Val("procs_source", f.procs_source));
   }
-  if (!all) return;
+  if (!all) return out;
   if (f.nccl_shm_disabled && f.procs >= 2) {
-    Add(pe, Finding(Check::kNcclShmDisabled, t.spec_pointer).Val("source", f.nccl_shm_disabled_source));
+    out.push_back(Finding(Check::kNcclShmDisabled, t.spec_pointer).Val("source", f.nccl_shm_disabled_source));
   }
   if (f.nccl_p2p_disabled) {
-    Add(pe, Finding(Check::kNcclP2pDisabled, t.spec_pointer).Val("source", f.nccl_p2p_disabled_source));
+    out.push_back(Finding(Check::kNcclP2pDisabled, t.spec_pointer).Val("source", f.nccl_p2p_disabled_source));
   }
   if (f.gpus == 1 && f.nodes > 1) {
-    Add(pe, Finding(Check::kSingleGpuPods, t.spec_pointer).Num("pods", f.nodes).Val("pods_source", f.nodes_source));
+    out.push_back(
+        Finding(Check::kSingleGpuPods, t.spec_pointer).Num("pods", f.nodes).Val("pods_source", f.nodes_source));
   }
+  return out;
+}
+
+void AddAll(PodEvaluation& pe, std::vector<Finding> findings) {
+  for (Finding& f : findings) Add(pe, std::move(f));
 }
 
 void EvaluateSized(const PodStage& s, PodEvaluation& pe) {
@@ -166,7 +173,7 @@ void EvaluateSized(const PodStage& s, PodEvaluation& pe) {
   };
   if (all) Add(pe, PlanFinding(t, *plan, policy.sizing, *facts));
   if (learned && all) Add(pe, learned->finding);
-  NoteLaunch(t, *facts, pe, all);
+  AddAll(pe, LaunchFindings(t, *facts, all));
 
   if (mount->kind == ShmMountKind::kOther) {
     return deny(
@@ -179,7 +186,8 @@ void EvaluateSized(const PodStage& s, PodEvaluation& pe) {
   if (limit.missing) Add(pe, std::move(*limit.missing));
   if (limit.headroom && all) Add(pe, std::move(*limit.headroom));
   if (!t.patchable) {
-    JudgeUnpatched(s, *mount, pe.current_shm, required, pe);
+    Apply(pe, JudgeUnpatched(s, *mount, pe.current_shm, required));
+    Settle(pe, ctx);
     // Denied, the plan goes ahead of the error, as for any denial.
     if (!all && pe.verdict == Verdict::kDeny) {
       Finding plan_finding = PlanFinding(t, *plan, policy.sizing, *facts);
@@ -188,7 +196,8 @@ void EvaluateSized(const PodStage& s, PodEvaluation& pe) {
     }
     return;
   }
-  PatchTo(s, *facts, *mount, {required, PlanAnnotation(*sizing, *facts, required, ctx.observed)}, pe);
+  Apply(pe, PatchTo(s, *facts, *mount,
+                    {required, PlanAnnotation(*sizing, *facts, required, ctx.observed), nullptr, pe.current_shm}));
 }
 
 // True when every container requesting GPUs mounts /dev/shm (so none is left at 64Mi).
@@ -218,7 +227,7 @@ void EvaluateEstimated(const PodStage& s, const PodFacts& facts, const ShmMount&
   std::optional<Learned> learned = Learn(t, ctx, policy, estimate->floor_bytes);
   const int64_t floor = learned ? learned->required_bytes : estimate->floor_bytes;
   pe.required_bytes = floor;
-  NoteLaunch(t, facts, pe, all);
+  AddAll(pe, LaunchFindings(t, facts, all));
   if (auto over = MemoryLimitDenial(floor, facts, policy, {ShmName(t), true, false})) {
     FloorNumbers(*over, *estimate, policy);
     if (learned) Add(pe, learned->finding);
@@ -259,14 +268,18 @@ void EvaluateEstimated(const PodStage& s, const PodFacts& facts, const ShmMount&
                        : learned                                   ? floor
                                                                    : estimate->estimate_bytes;
   pe.required_bytes = size;
-  if (!t.patchable) return JudgeUnpatched(s, mount, pe.current_shm, size, pe, floor);
+  if (!t.patchable) {
+    Apply(pe, JudgeUnpatched(s, mount, pe.current_shm, size, floor));
+    return Settle(pe, ctx);
+  }
   if (!learned) {
     Finding sized(Check::kSizedWithoutAnnotations, AnnotationsPointer(t));
     sized.Num("required_bytes", size).Val("basis", estimate->basis);
     if (mount.kind == ShmMountKind::kMemoryEmptyDir && !own_is_enough) sized.Num("from_bytes", *mount.size_limit);
     Add(pe, std::move(FloorNumbers(sized, *estimate, policy)));
   }
-  PatchTo(s, facts, mount, {size, EstimateAnnotation(*estimate, facts, size, ctx.observed), &*estimate}, pe);
+  Apply(pe, PatchTo(s, facts, mount,
+                    {size, EstimateAnnotation(*estimate, facts, size, ctx.observed), &*estimate, pe.current_shm}));
 }
 
 void EvaluatePodInto(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,

@@ -1,4 +1,5 @@
-// PatchTo, JudgeUnpatched, and the steps every pod's evaluation shares: Add, Settle, DenyWith.
+// PatchTo, JudgeUnpatched, and the steps every pod's evaluation shares: Add, Apply, Settle,
+// DenyWith.
 #include "shm_remedy.h"
 
 #include <algorithm>
@@ -22,7 +23,11 @@ std::string Join(const std::vector<std::string>& names) {
 }
 
 // The patch's options for a pod under `rule`, with the Pod Security findings they imply.
-PatchOptions PodPatchOptions(const PodStage& s, const PodFacts& facts, PodEvaluation& pe) {
+struct PodOptions {
+  PatchOptions options;
+  std::vector<Finding> findings;
+};
+PodOptions PodPatchOptions(const PodStage& s, const PodFacts& facts) {
   const PodTemplate& t = s.t;
   const Workload& w = s.w;
   const NamespaceRule& rule = s.rule;
@@ -31,24 +36,26 @@ PatchOptions PodPatchOptions(const PodStage& s, const PodFacts& facts, PodEvalua
   const bool privileged = rule.pod_security == PodSecurityLevel::kPrivileged;
   const bool want_host_ipc =
       policy.host_ipc == HostIpcMode::kAlways || (policy.host_ipc == HostIpcMode::kAuto && facts.gpus >= 2);
-  PatchOptions options;
+  PodOptions out;
+  PatchOptions& options = out.options;
   options.host_ipc = want_host_ipc && privileged && t.has_host_ipc;
   if (want_host_ipc && privileged && !t.has_host_ipc && ctx.detail == Detail::kAll) {
-    Add(pe, Finding(Check::kHostIpcUnavailable, t.spec_pointer).Val("kind", w.kind));
+    out.findings.push_back(Finding(Check::kHostIpcUnavailable, t.spec_pointer).Val("kind", w.kind));
   }
   options.ipc_lock = privileged ? policy.ipc_lock : ContainerSelection::kNever;
   options.init_container_mounts = policy.init_container_mounts;
   if (!privileged) {
     std::string level = PodSecurityLevelName(rule.pod_security);
     if (want_host_ipc) {
-      Add(pe, Finding(Check::kPodSecurityLimitsPatch, t.spec_pointer + "/hostIPC")
-                  .Val("level", level)
-                  .Val("field", "hostIPC"));
+      out.findings.push_back(Finding(Check::kPodSecurityLimitsPatch, t.spec_pointer + "/hostIPC")
+                                 .Val("level", level)
+                                 .Val("field", "hostIPC"));
     }
     bool any_lock = policy.ipc_lock == ContainerSelection::kAll ||
                     (policy.ipc_lock == ContainerSelection::kGpuContainers && facts.gpus > 0);
     if (any_lock) {
-      Add(pe, Finding(Check::kPodSecurityLimitsPatch, t.spec_pointer).Val("level", level).Val("field", "IPC_LOCK"));
+      out.findings.push_back(
+          Finding(Check::kPodSecurityLimitsPatch, t.spec_pointer).Val("level", level).Val("field", "IPC_LOCK"));
     }
   }
   if (!w.is_pod) {  // controller annotations do not reach the pods: copy the effective ones
@@ -60,28 +67,33 @@ PatchOptions PodPatchOptions(const PodStage& s, const PodFacts& facts, PodEvalua
     if (facts.nodes > 1) options.annotations[kNodesAnnotation] = std::to_string(facts.nodes);
   }
   options.describe_changes = ctx.detail == Detail::kAll;
-  return options;
+  return out;
 }
 
-// The findings of what a patch gives: /dev/shm (the volume, its size, the mounts), IPC_LOCK,
-// hostIPC.
-void NotePatchParts(const PodStage& s, const PodFacts& facts, const ShmMount& mount, const PatchTarget& target,
-                    const PodPatch& p, PodEvaluation& pe) {
+// The findings of what a patch gives, after `out`'s: /dev/shm (the volume, its size, the
+// mounts), IPC_LOCK, hostIPC.
+void PatchPartFindings(const PodStage& s, const PodFacts& facts, const ShmMount& mount, const PatchTarget& target,
+                       const PodPatch& p, std::vector<Finding>& out) {
   const PodTemplate& t = s.t;
-  const int64_t required = target.required_bytes;
   if (!p.shm_pointer.empty()) {
     const bool compose_default = t.compose_service && !mount.size_limit && !facts.host_ipc;
     Finding f(compose_default ? Check::kComposeShmDefault : Check::kShmBelowNeed, p.shm_pointer);
-    f.Num("required_bytes", required).Val("current", pe.current_shm);
+    f.Num("required_bytes", target.required_bytes).Val("current", target.current);
     if (mount.size_limit) f.Num("current_bytes", *mount.size_limit);
     if (!p.volume && !p.mounted.empty()) f.Val("containers", Join(p.mounted));
     if (target.estimate) FloorNumbers(f, *target.estimate, s.policy);
-    Add(pe, std::move(f));
+    out.push_back(std::move(f));
   }
   if (!p.locked.empty()) {
-    Add(pe, Finding(Check::kIpcLockMissing, p.lock_pointer).Val("containers", Join(p.locked)));
+    out.push_back(Finding(Check::kIpcLockMissing, p.lock_pointer).Val("containers", Join(p.locked)));
   }
-  if (p.host_ipc) Add(pe, Finding(Check::kHostIpcMissing, t.spec_pointer + "/hostIPC").Num("gpus", facts.gpus));
+  if (p.host_ipc) out.push_back(Finding(Check::kHostIpcMissing, t.spec_pointer + "/hostIPC").Num("gpus", facts.gpus));
+}
+
+// A remedy that denies: the findings so far and the input error.
+Remedy Denied(std::vector<Finding> findings, const PodTemplate& t, const Error& e) {
+  findings.push_back(InputError(t, e));
+  return {Verdict::kDeny, std::move(findings), {}, {}};
 }
 
 }  // namespace
@@ -104,6 +116,13 @@ void Add(PodEvaluation& pe, Finding f) {
   pe.findings.push_back(std::move(f));
 }
 
+void Apply(PodEvaluation& pe, Remedy r) {
+  for (Finding& f : r.findings) Add(pe, std::move(f));
+  pe.verdict = r.verdict;
+  pe.patch = std::move(r.patch);
+  pe.changes = std::move(r.changes);
+}
+
 void Settle(PodEvaluation& pe, const PodContext& ctx) {
   bool error = false;
   for (auto& f : pe.findings) {
@@ -117,40 +136,46 @@ void Settle(PodEvaluation& pe, const PodContext& ctx) {
   }
 }
 
-void DenyWith(const PodTemplate& t, PodEvaluation& pe, const Error& e) {
+Finding InputError(const PodTemplate& t, const Error& e) {
   if (!e.where.annotation.empty()) {
     const std::string& key = e.where.annotation;
-    Add(pe,
+    return std::move(
         Finding(Check::kAnnotationInvalid, AnnotationPointer(t, key)).Val("annotation", key).Val("error", e.message));
-  } else {
-    Add(pe, Finding(Check::kObjectInvalid, !e.where.pointer.empty() ? e.where.pointer : t.spec_pointer)
-                .Val("where", e.where.ToString())
-                .Val("error", e.message));
   }
+  return std::move(Finding(Check::kObjectInvalid, !e.where.pointer.empty() ? e.where.pointer : t.spec_pointer)
+                       .Val("where", e.where.ToString())
+                       .Val("error", e.message));
+}
+
+void DenyWith(const PodTemplate& t, PodEvaluation& pe, const Error& e) {
+  Add(pe, InputError(t, e));
   pe.verdict = Verdict::kDeny;
 }
 
-void PatchTo(const PodStage& s, const PodFacts& facts, const ShmMount& mount, PatchTarget target, PodEvaluation& pe) {
+Remedy PatchTo(const PodStage& s, const PodFacts& facts, const ShmMount& mount, PatchTarget target) {
   const PodTemplate& t = s.t;
   const PodContext& ctx = s.ctx;
   const int64_t required = target.required_bytes;
   const bool all = ctx.detail == Detail::kAll;
+  std::vector<Finding> findings;
   if (facts.memory_limit_bytes && mount.size_limit && *mount.size_limit > *facts.memory_limit_bytes) {
     std::string at = t.compose_service ? t.spec_pointer + "/shm_size" : mount.volume_pointer + "/emptyDir/sizeLimit";
-    Add(pe, Finding(Check::kSizeLimitOverMemoryLimit, at)
-                .Num("size_bytes", *mount.size_limit)
-                .Num("memory_limit_bytes", *facts.memory_limit_bytes)
-                .Num("compose", t.compose_service ? 1 : 0));
+    findings.push_back(Finding(Check::kSizeLimitOverMemoryLimit, at)
+                           .Num("size_bytes", *mount.size_limit)
+                           .Num("memory_limit_bytes", *facts.memory_limit_bytes)
+                           .Num("compose", t.compose_service ? 1 : 0));
   }
   PatchOptions options;
   if (t.compose_service) {  // no Pod Security, no hostIPC, no annotations: shm_size and ulimits
     if (facts.host_ipc && all) {
-      Add(pe, Finding(Check::kComposeIpcHost, t.spec_pointer + "/ipc").Num("required_bytes", required));
+      findings.push_back(Finding(Check::kComposeIpcHost, t.spec_pointer + "/ipc").Num("required_bytes", required));
     }
     options.ipc_lock = s.policy.ipc_lock;
     options.describe_changes = all;
   } else {
-    options = PodPatchOptions(s, facts, pe);
+    PodOptions pod = PodPatchOptions(s, facts);
+    for (Finding& f : pod.findings) findings.push_back(std::move(f));
+    options = std::move(pod.options);
     options.annotations[kPlanAnnotation] = std::move(target.plan_json);
   }
   options.required_bytes = required;
@@ -158,8 +183,8 @@ void PatchTo(const PodStage& s, const PodFacts& facts, const ShmMount& mount, Pa
     return t.compose_service ? BuildServicePatch(t, facts, mount, o) : BuildPodPatch(t, facts, mount, o);
   };
   Result<PodPatch> patch = build(options);
-  if (!patch) return DenyWith(t, pe, patch.error());
-  NotePatchParts(s, facts, mount, target, *patch, pe);
+  if (!patch) return Denied(std::move(findings), t, patch.error());
+  PatchPartFindings(s, facts, mount, target, *patch, findings);
   // Exempted parts are reported (suppressed) but not written.
   const bool shm_exempt =
       ctx.Exempt(Check::kShmBelowNeed) || (t.compose_service && ctx.Exempt(Check::kComposeShmDefault));
@@ -168,47 +193,48 @@ void PatchTo(const PodStage& s, const PodFacts& facts, const ShmMount& mount, Pa
     if (ctx.Exempt(Check::kIpcLockMissing)) options.ipc_lock = ContainerSelection::kNever;
     if (ctx.Exempt(Check::kHostIpcMissing)) options.host_ipc = false;
     patch = build(options);
-    if (!patch) return DenyWith(t, pe, patch.error());
+    if (!patch) return Denied(std::move(findings), t, patch.error());
     // Annotations alone (the plan) are no reason to patch a pod whose every part is exempted.
     if (patch->shm_pointer.empty() && patch->locked.empty() && !patch->host_ipc) *patch = PodPatch{};
   }
-  pe.verdict = patch->ops.empty() ? Verdict::kOk : Verdict::kPatch;
-  pe.patch = std::move(patch->ops);
-  pe.changes = std::move(patch->changes);
+  const Verdict verdict = patch->ops.empty() ? Verdict::kOk : Verdict::kPatch;
+  return {verdict, std::move(findings), std::move(patch->ops), std::move(patch->changes)};
 }
 
-void JudgeUnpatched(const PodStage& s, const ShmMount& mount, const std::string& current, int64_t required,
-                    PodEvaluation& pe, int64_t floor) {
+Remedy JudgeUnpatched(const PodStage& s, const ShmMount& mount, const std::string& current, int64_t required,
+                      int64_t floor) {
   const PodTemplate& t = s.t;
   const Workload& w = s.w;
   const PodContext& ctx = s.ctx;
   const bool all = ctx.detail == Detail::kAll;
   const std::string volume = mount.volume_pointer.empty() ? t.spec_pointer + "/volumes" : mount.volume_pointer;
   const int64_t needed = floor > 0 ? floor : required;
-  pe.verdict = Verdict::kOk;
+  Remedy out;
   if (!Covers(mount, needed) && !(t.pods_patched_at_creation && mount.kind != ShmMountKind::kOther)) {
-    Add(pe, Finding(Check::kShmBelowNeed, volume)
-                .At(Severity::kError)
-                .Num("required_bytes", needed)
-                .Num("unpatched", 1)
-                .Num("operator_shm", t.operator_shm ? 1 : 0)
-                .Val("current", current)
-                .Val("kind", w.kind));
-    return Settle(pe, ctx);
+    out.verdict = Verdict::kDeny;
+    out.findings.push_back(Finding(Check::kShmBelowNeed, volume)
+                               .At(Severity::kError)
+                               .Num("required_bytes", needed)
+                               .Num("unpatched", 1)
+                               .Num("operator_shm", t.operator_shm ? 1 : 0)
+                               .Val("current", current)
+                               .Val("kind", w.kind));
+    return out;
   }
-  if (!all) return;
+  if (!all) return out;
   if (Covers(mount, required)) {
-    Add(pe, Finding(Check::kShmSufficient, volume)
-                .Num("required_bytes", required)
-                .Val("current", current)
-                .Val("kind", w.kind));
-    return;
+    out.findings.push_back(Finding(Check::kShmSufficient, volume)
+                               .Num("required_bytes", required)
+                               .Val("current", current)
+                               .Val("kind", w.kind));
+    return out;
   }
-  Add(pe, Finding(Check::kShmPatchedAtCreation, volume)
-              .Num("required_bytes", required)
-              .Val("current", current)
-              .Val("kind", w.kind)
-              .Val("unknown", t.shm_unknown));
+  out.findings.push_back(Finding(Check::kShmPatchedAtCreation, volume)
+                             .Num("required_bytes", required)
+                             .Val("current", current)
+                             .Val("kind", w.kind)
+                             .Val("unknown", t.shm_unknown));
+  return out;
 }
 
 }  // namespace shmguard

@@ -36,10 +36,21 @@ struct PodStage {
 
 // What PatchTo patches a pod to: `required_bytes` of /dev/shm, `plan_json` as its
 // shmguard.io/plan annotation, and for an unannotated pod the estimate the size came from.
+// `current`: what the pod has at /dev/shm, in the findings' words (PodEvaluation::current_shm).
 struct PatchTarget {
   int64_t required_bytes = 0;
   std::string plan_json;
   const ShmEstimate* estimate = nullptr;
+  std::string current;
+};
+
+// What PatchTo or JudgeUnpatched decides for a pod: its verdict, the findings that say why, in
+// order, and for a patched pod its operations and their descriptions. Apply records it.
+struct Remedy {
+  Verdict verdict = Verdict::kOk;
+  std::vector<Finding> findings;
+  JsonPatch patch;
+  std::vector<std::string> changes;
 };
 
 // The floor of an estimate, as a finding's numbers: floor_bytes, floor_plan_bytes (NCCL and
@@ -48,16 +59,21 @@ Finding& FloorNumbers(Finding& f, const ShmEstimate& e, const Policy& policy);
 
 // Records `f` for `pe`'s pod.
 void Add(PodEvaluation& pe, Finding f);
+// Records a remedy for `pe`'s pod: its findings after those already recorded, its verdict, patch
+// and changes.
+void Apply(PodEvaluation& pe, Remedy r);
 // The verdict the findings leave: kDeny while an error is not suppressed; a pod whose every
 // error is exempted is kOk (and, denied, was never patched).
 void Settle(PodEvaluation& pe, const PodContext& ctx);
 
-// Records an input error: annotation-invalid for a shmguard.io/ annotation, else object-invalid
-// pointing at the field the error names; then settles the verdict.
+// An input error as a finding: annotation-invalid for a shmguard.io/ annotation, else
+// object-invalid pointing at the field the error names.
+Finding InputError(const PodTemplate& t, const Error& e);
+// Records InputError(t, e) and denies.
 void DenyWith(const PodTemplate& t, PodEvaluation& pe, const Error& e);
 
-// Sets `pe`'s verdict (kOk when nothing is left to change, else kPatch), patch, changes and
-// findings to give `s.t` a /dev/shm of `target.required_bytes`, with `target.plan_json` as its
+// The verdict (kOk when nothing is left to change, else kPatch), patch, changes and findings
+// that give `s.t` a /dev/shm of `target.required_bytes`, with `target.plan_json` as its
 // shmguard.io/plan annotation:
 //   - a Compose service gets shm_size and ulimits.memlock (no Pod Security, no annotations);
 //   - a pod gets the volume, mounts and, where the namespace's Pod Security level is
@@ -68,15 +84,16 @@ void DenyWith(const PodTemplate& t, PodEvaluation& pe, const Error& e);
 // host-ipc-missing, compose-shm-default); an exempted part is left out, and a patch with no part
 // left writes nothing. Notes an existing sizeLimit or shm_size above the memory limit.
 // `target.estimate`: the floor the size came from, for an unannotated pod. A patch that cannot be
-// built is an object-invalid naming the field.
+// built is an object-invalid naming the field, and kDeny.
 // REQUIRES: `mount` is what `s.t` has at /dev/shm (ReadShm); `s.t.patchable`.
-void PatchTo(const PodStage& s, const PodFacts& facts, const ShmMount& mount, PatchTarget target, PodEvaluation& pe);
+Remedy PatchTo(const PodStage& s, const PodFacts& facts, const ShmMount& mount, PatchTarget target);
 
-// For a kind shmguard does not patch: shm-below-need (an error) when `mount` is below `required`
-// bytes and nothing else will fix it (a TrainJob's pods are patched when created, unless
-// /dev/shm is something shmguard never overwrites); else shm-sufficient, or
-// shm-patched-at-creation. `floor`: the floor an unannotated pod's size came from (0: a plan).
-void JudgeUnpatched(const PodStage& s, const ShmMount& mount, const std::string& current, int64_t required,
-                    PodEvaluation& pe, int64_t floor = 0);
+// For a kind shmguard does not patch: shm-below-need (an error, kDeny) when `mount` is below
+// `required` bytes and nothing else will fix it (a TrainJob's pods are patched when created,
+// unless /dev/shm is something shmguard never overwrites); else kOk with shm-sufficient, or
+// shm-patched-at-creation. `current`: what it has, in words. `floor`: the floor an unannotated
+// pod's size came from (0: a plan).
+Remedy JudgeUnpatched(const PodStage& s, const ShmMount& mount, const std::string& current, int64_t required,
+                      int64_t floor = 0);
 
 }  // namespace shmguard

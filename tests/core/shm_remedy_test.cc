@@ -30,7 +30,7 @@ PodEvaluation Patched(const json& object, int64_t required, PodSecurityLevel lev
   PodEvaluation pe;
   pe.current_shm = DescribeShm(*mount, t, *facts);
   const PodContext ctx{Detail::kAll, std::move(exempt)};
-  PatchTo({t, w, rule, policy, ctx}, *facts, *mount, {required, "{}"}, pe);
+  Apply(pe, PatchTo({t, w, rule, policy, ctx}, *facts, *mount, {required, "{}", nullptr, pe.current_shm}));
   Settle(pe, ctx);  // as EvaluatePod ends: exempted findings marked
   return pe;
 }
@@ -162,7 +162,8 @@ PodEvaluation Judged(const PodTemplate& t, const Workload& w, const ShmMount& mo
   const NamespaceRule rule;
   const Policy policy;
   const PodContext ctx;
-  JudgeUnpatched({t, w, rule, policy, ctx}, mount, current, required, pe);
+  Apply(pe, JudgeUnpatched({t, w, rule, policy, ctx}, mount, current, required));
+  Settle(pe, ctx);  // as EvaluatePod ends
   return pe;
 }
 
