@@ -3,6 +3,7 @@
 #include "shm_remedy.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "shmguard/compose.h"
 #include "shmguard/json_patch.h"
@@ -78,7 +79,7 @@ void PatchPartFindings(const PodStage& s, const PodFacts& facts, const ShmMount&
   if (!p.shm_pointer.empty()) {
     const bool compose_default = t.compose_service && !mount.size_limit && !facts.host_ipc;
     Finding f(compose_default ? Check::kComposeShmDefault : Check::kShmBelowNeed, p.shm_pointer);
-    f.Num("required_bytes", target.required_bytes).Val("current", target.current);
+    f.Num("required_bytes", target.required_bytes).Val("current", std::string(target.current));
     if (mount.size_limit) f.Num("current_bytes", *mount.size_limit);
     if (!p.volume && !p.mounted.empty()) f.Val("containers", Join(p.mounted));
     if (target.estimate) FloorNumbers(f, *target.estimate, s.policy);
@@ -117,7 +118,13 @@ void Add(PodEvaluation& pe, Finding f) {
 }
 
 void Apply(PodEvaluation& pe, Remedy r) {
-  for (Finding& f : r.findings) Add(pe, std::move(f));
+  for (Finding& f : r.findings) f.pod = pe.label;
+  if (pe.findings.empty()) {
+    pe.findings = std::move(r.findings);
+  } else {
+    pe.findings.insert(pe.findings.end(), std::make_move_iterator(r.findings.begin()),
+                       std::make_move_iterator(r.findings.end()));
+  }
   pe.verdict = r.verdict;
   pe.patch = std::move(r.patch);
   pe.changes = std::move(r.changes);
@@ -158,6 +165,7 @@ Remedy PatchTo(const PodStage& s, const PodFacts& facts, const ShmMount& mount, 
   const int64_t required = target.required_bytes;
   const bool all = ctx.detail == Detail::kAll;
   std::vector<Finding> findings;
+  findings.reserve(4);  // most patches come with one to four
   if (facts.memory_limit_bytes && mount.size_limit && *mount.size_limit > *facts.memory_limit_bytes) {
     std::string at = t.compose_service ? t.spec_pointer + "/shm_size" : mount.volume_pointer + "/emptyDir/sizeLimit";
     findings.push_back(Finding(Check::kSizeLimitOverMemoryLimit, at)

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "shmguard/evaluation.h"
@@ -41,7 +42,7 @@ struct PatchTarget {
   int64_t required_bytes = 0;
   std::string plan_json;
   const ShmEstimate* estimate = nullptr;
-  std::string current;
+  std::string_view current;
 };
 
 // What PatchTo or JudgeUnpatched decides for a pod: its verdict, the findings that say why, in
