@@ -136,10 +136,6 @@ std::vector<Finding> LaunchFindings(const PodTemplate& t, const PodFacts& f, boo
   return out;
 }
 
-void AddAll(PodEvaluation& pe, std::vector<Finding> findings) {
-  for (Finding& f : findings) Add(pe, std::move(f));
-}
-
 void EvaluateSized(const PodStage& s, PodEvaluation& pe) {
   const PodTemplate& t = s.t;
   const Policy& policy = s.policy;

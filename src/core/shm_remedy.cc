@@ -1,5 +1,5 @@
-// PatchTo, JudgeUnpatched, and the steps every pod's evaluation shares: Add, Apply, Settle,
-// DenyWith.
+// PatchTo, JudgeUnpatched, and the steps every pod's evaluation shares: Add, AddAll, Apply,
+// Settle, DenyWith.
 #include "shm_remedy.h"
 
 #include <algorithm>
@@ -23,12 +23,9 @@ std::string Join(const std::vector<std::string>& names) {
   return out;
 }
 
-// The patch's options for a pod under `rule`, with the Pod Security findings they imply.
-struct PodOptions {
-  PatchOptions options;
-  std::vector<Finding> findings;
-};
-PodOptions PodPatchOptions(const PodStage& s, const PodFacts& facts) {
+// The patch's options for a pod under `rule`; the Pod Security findings they imply go after
+// `out`'s.
+PatchOptions PodPatchOptions(const PodStage& s, const PodFacts& facts, std::vector<Finding>& out) {
   const PodTemplate& t = s.t;
   const Workload& w = s.w;
   const NamespaceRule& rule = s.rule;
@@ -37,25 +34,24 @@ PodOptions PodPatchOptions(const PodStage& s, const PodFacts& facts) {
   const bool privileged = rule.pod_security == PodSecurityLevel::kPrivileged;
   const bool want_host_ipc =
       policy.host_ipc == HostIpcMode::kAlways || (policy.host_ipc == HostIpcMode::kAuto && facts.gpus >= 2);
-  PodOptions out;
-  PatchOptions& options = out.options;
+  PatchOptions options;
   options.host_ipc = want_host_ipc && privileged && t.has_host_ipc;
   if (want_host_ipc && privileged && !t.has_host_ipc && ctx.detail == Detail::kAll) {
-    out.findings.push_back(Finding(Check::kHostIpcUnavailable, t.spec_pointer).Val("kind", w.kind));
+    out.push_back(Finding(Check::kHostIpcUnavailable, t.spec_pointer).Val("kind", w.kind));
   }
   options.ipc_lock = privileged ? policy.ipc_lock : ContainerSelection::kNever;
   options.init_container_mounts = policy.init_container_mounts;
   if (!privileged) {
     std::string level = PodSecurityLevelName(rule.pod_security);
     if (want_host_ipc) {
-      out.findings.push_back(Finding(Check::kPodSecurityLimitsPatch, t.spec_pointer + "/hostIPC")
-                                 .Val("level", level)
-                                 .Val("field", "hostIPC"));
+      out.push_back(Finding(Check::kPodSecurityLimitsPatch, t.spec_pointer + "/hostIPC")
+                        .Val("level", level)
+                        .Val("field", "hostIPC"));
     }
     bool any_lock = policy.ipc_lock == ContainerSelection::kAll ||
                     (policy.ipc_lock == ContainerSelection::kGpuContainers && facts.gpus > 0);
     if (any_lock) {
-      out.findings.push_back(
+      out.push_back(
           Finding(Check::kPodSecurityLimitsPatch, t.spec_pointer).Val("level", level).Val("field", "IPC_LOCK"));
     }
   }
@@ -68,7 +64,7 @@ PodOptions PodPatchOptions(const PodStage& s, const PodFacts& facts) {
     if (facts.nodes > 1) options.annotations[kNodesAnnotation] = std::to_string(facts.nodes);
   }
   options.describe_changes = ctx.detail == Detail::kAll;
-  return out;
+  return options;
 }
 
 // The findings of what a patch gives, after `out`'s: /dev/shm (the volume, its size, the
@@ -117,14 +113,18 @@ void Add(PodEvaluation& pe, Finding f) {
   pe.findings.push_back(std::move(f));
 }
 
-void Apply(PodEvaluation& pe, Remedy r) {
-  for (Finding& f : r.findings) f.pod = pe.label;
+void AddAll(PodEvaluation& pe, std::vector<Finding> findings) {
+  for (Finding& f : findings) f.pod = pe.label;
   if (pe.findings.empty()) {
-    pe.findings = std::move(r.findings);
+    pe.findings = std::move(findings);
   } else {
-    pe.findings.insert(pe.findings.end(), std::make_move_iterator(r.findings.begin()),
-                       std::make_move_iterator(r.findings.end()));
+    pe.findings.insert(pe.findings.end(), std::make_move_iterator(findings.begin()),
+                       std::make_move_iterator(findings.end()));
   }
+}
+
+void Apply(PodEvaluation& pe, Remedy r) {
+  AddAll(pe, std::move(r.findings));
   pe.verdict = r.verdict;
   pe.patch = std::move(r.patch);
   pe.changes = std::move(r.changes);
@@ -181,9 +181,7 @@ Remedy PatchTo(const PodStage& s, const PodFacts& facts, const ShmMount& mount, 
     options.ipc_lock = s.policy.ipc_lock;
     options.describe_changes = all;
   } else {
-    PodOptions pod = PodPatchOptions(s, facts);
-    for (Finding& f : pod.findings) findings.push_back(std::move(f));
-    options = std::move(pod.options);
+    options = PodPatchOptions(s, facts, findings);
     options.annotations[kPlanAnnotation] = std::move(target.plan_json);
   }
   options.required_bytes = required;

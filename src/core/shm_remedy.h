@@ -60,6 +60,8 @@ Finding& FloorNumbers(Finding& f, const ShmEstimate& e, const Policy& policy);
 
 // Records `f` for `pe`'s pod.
 void Add(PodEvaluation& pe, Finding f);
+// Records `findings`, in order, after those already recorded.
+void AddAll(PodEvaluation& pe, std::vector<Finding> findings);
 // Records a remedy for `pe`'s pod: its findings after those already recorded, its verdict, patch
 // and changes.
 void Apply(PodEvaluation& pe, Remedy r);
