@@ -87,6 +87,9 @@ struct CheckInfo {
   std::string_view values;
   bool CarriesNumber(std::string_view name) const;
   bool CarriesValue(std::string_view name) const;
+  // Those names, one each: {"required_bytes", "procs", ...}.
+  std::vector<std::string_view> NumberNames() const;
+  std::vector<std::string_view> ValueNames() const;
 };
 
 // Every check, in the order above.

@@ -1,6 +1,7 @@
 // The catalogue of checks (one table) and Finding's accessors.
 #include "shmguard/checks.h"
 
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 
@@ -96,15 +97,26 @@ static_assert(InEnumOrder(), "kChecks must list the checks in the order of enum 
 
 const std::string kEmpty;
 
+// The first name of a space-separated list, taken off `rest`.
+std::string_view NextName(std::string_view& rest) {
+  const size_t end = std::min(rest.find(' '), rest.size());
+  const std::string_view name = rest.substr(0, end);
+  rest.remove_prefix(std::min(end + 1, rest.size()));
+  return name;
+}
+
 // Whether the space-separated list names name.
 bool Names(std::string_view list, std::string_view name) {
   while (!list.empty()) {
-    const size_t end = list.find(' ');
-    if (list.substr(0, end) == name) return true;
-    if (end == std::string_view::npos) break;
-    list.remove_prefix(end + 1);
+    if (NextName(list) == name) return true;
   }
   return false;
+}
+
+std::vector<std::string_view> Split(std::string_view list) {
+  std::vector<std::string_view> out;
+  while (!list.empty()) out.push_back(NextName(list));
+  return out;
 }
 
 // name must be one of the check's numbers (or values): a finding that sets or reads another is a
@@ -120,6 +132,8 @@ void Require(Check c, bool number, std::string_view name) {
 
 bool CheckInfo::CarriesNumber(std::string_view name) const { return Names(numbers, name); }
 bool CheckInfo::CarriesValue(std::string_view name) const { return Names(values, name); }
+std::vector<std::string_view> CheckInfo::NumberNames() const { return Split(numbers); }
+std::vector<std::string_view> CheckInfo::ValueNames() const { return Split(values); }
 
 const char* SeverityName(Severity s) {
   switch (s) {

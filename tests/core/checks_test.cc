@@ -67,15 +67,8 @@ std::set<std::string> Quoted(std::string_view text) {
   return out;
 }
 
-std::set<std::string> Listed(std::string_view list) {
-  std::set<std::string> out;
-  for (size_t at = 0; at < list.size();) {
-    size_t end = list.find(' ', at);
-    if (end == std::string_view::npos) end = list.size();
-    out.emplace(list.substr(at, end - at));
-    at = end + 1;
-  }
-  return out;
+std::set<std::string> AsSet(const std::vector<std::string_view>& names) {
+  return std::set<std::string>(names.begin(), names.end());
 }
 
 TEST_CASE("docs/checks.md names each check's numbers and values as its row declares them", "[checks]") {
@@ -91,19 +84,19 @@ TEST_CASE("docs/checks.md names each check's numbers and values as its row decla
     const std::string text = section.substr(line + 1, section.find('\n', line + 1) - line - 1);
     const size_t values = text.find(". Values: ");
     REQUIRE(values != std::string::npos);
-    CHECK(Quoted(std::string_view(text).substr(0, values)) == Listed(c.numbers));
-    CHECK(Quoted(std::string_view(text).substr(values)) == Listed(c.values));
+    CHECK(Quoted(std::string_view(text).substr(0, values)) == AsSet(c.NumberNames()));
+    CHECK(Quoted(std::string_view(text).substr(values)) == AsSet(c.ValueNames()));
   }
 }
 
 TEST_CASE("A finding sets and reads only the numbers and values its check declares", "[checks]") {
   for (const CheckInfo& c : Catalogue()) {
     CAPTURE(c.id);
-    for (const std::string& name : Listed(c.numbers)) {
+    for (std::string_view name : c.NumberNames()) {
       CHECK(c.CarriesNumber(name));
       CHECK_FALSE(c.CarriesValue(name));
     }
-    for (const std::string& name : Listed(c.values)) CHECK(c.CarriesValue(name));
+    for (std::string_view name : c.ValueNames()) CHECK(c.CarriesValue(name));
     Finding f(c.check);
     CHECK_THROWS_AS(f.Num("no_such_number", 1), std::logic_error);
     CHECK_THROWS_AS(f.Val("no_such_value", "x"), std::logic_error);
@@ -111,6 +104,9 @@ TEST_CASE("A finding sets and reads only the numbers and values its check declar
     CHECK_THROWS_AS(f.HasNumber("no_such_number"), std::logic_error);
     CHECK_THROWS_AS(f.Value("no_such_value"), std::logic_error);
   }
+  CHECK(InfoOf(Check::kProcsGpusMismatch).NumberNames() == std::vector<std::string_view>{"procs", "gpus"});
+  CHECK(InfoOf(Check::kProcsGpusMismatch).ValueNames() == std::vector<std::string_view>{"procs_source"});
+  CHECK(InfoOf(Check::kNoGpus).NumberNames().empty());
   // A prefix or a suffix of a declared name is another name.
   CHECK(InfoOf(Check::kShmPlan).CarriesNumber("procs"));
   CHECK_FALSE(InfoOf(Check::kShmPlan).CarriesNumber("proc"));

@@ -255,25 +255,14 @@ TEST_CASE("FindingText words every check from its numbers and values", "[finding
   CHECK(worded.size() == Catalogue().size());  // every check, at least once
 }
 
-std::vector<std::string_view> Names(std::string_view list) {
-  std::vector<std::string_view> out;
-  for (size_t at = 0; at < list.size();) {
-    size_t end = list.find(' ', at);
-    if (end == std::string_view::npos) end = list.size();
-    out.push_back(list.substr(at, end - at));
-    at = end + 1;
-  }
-  return out;
-}
-
 // Whatever a check's findings carry, its wording reads only the names its row declares (a read of
 // another throws): with none of them set, with all, with each alone and with all but each.
 TEST_CASE("FindingText reads only the numbers and values a check declares", "[finding_text]") {
   for (const CheckInfo& c : Catalogue()) {
     CAPTURE(c.id);
-    std::vector<std::string_view> names = Names(c.numbers);
+    std::vector<std::string_view> names = c.NumberNames();
     const size_t numbers = names.size();
-    for (std::string_view v : Names(c.values)) names.push_back(v);
+    for (std::string_view v : c.ValueNames()) names.push_back(v);
     auto with = [&](auto set) {
       Finding f(c.check);
       for (size_t i = 0; i < names.size(); ++i) {
