@@ -316,16 +316,18 @@ func HasDshm(spec *corev1.PodSpec) bool {
 	return false
 }
 
-// probe creates a GPU pod (dry run) in namespace default until the API server returns it
-// patched by shmguard: the webhooks are registered, reachable and trusted.
-func (s *State) probe(ctx context.Context) error {
+// Probe creates GPU pods (dry runs) in namespace default until the API server has returned
+// `inARow` of them in a row patched by shmguard, within `timeout`: the webhooks are registered,
+// reachable and trusted. More than one in a row after a restart of several replicas: one good
+// answer can be the one good route among stale ones.
+func (s *State) Probe(ctx context.Context, inARow int, timeout time.Duration) error {
 	cs, err := s.Clientset()
 	if err != nil {
 		return err
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(timeout)
 	last := errors.New("not tried")
-	for time.Now().Before(deadline) {
+	for streak := 0; time.Now().Before(deadline); {
 		pod, err := cs.CoreV1().Pods("default").Create(ctx, GPUPod("shmguard-probe", 2, "16Gi"),
 			metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		switch {
@@ -334,9 +336,14 @@ func (s *State) probe(ctx context.Context) error {
 		case !HasDshm(&pod.Spec):
 			last = fmt.Errorf("the probe pod came back without shmguard's dshm volume")
 		default:
-			return nil
+			if streak++; streak == inARow {
+				return nil
+			}
+			continue
 		}
+		streak = 0
 		time.Sleep(250 * time.Millisecond)
 	}
-	return fmt.Errorf("no probe pod patched within 60s: %w\nshmguard's log:\n%s", last, logTail(s.Dir, shmguardName, 10))
+	return fmt.Errorf("not %d probe pods in a row patched within %s: %w\nshmguard's log:\n%s", inARow, timeout, last,
+		logTail(s.Dir, shmguardName, 10))
 }

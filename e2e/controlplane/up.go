@@ -113,7 +113,7 @@ func Up(ctx context.Context, o Options) (*State, error) {
 			step{"node Ready", func() error { return s.waitNodeReady(ctx) }},
 			step{"shmguard (helm install)", func() error { return s.installShmguard(ctx) }})
 	}
-	steps = append(steps, step{"probe pod", func() error { return s.probe(ctx) }})
+	steps = append(steps, step{"probe pod", func() error { return s.Probe(ctx, 1, time.Minute) }})
 	for _, step := range steps {
 		start := time.Now()
 		if err := step.run(); err != nil {
