@@ -1,6 +1,6 @@
 // libFuzzer target: bytes as a manifest document through the whole audit (YAML or JSON parse,
-// evaluation, all four output formats). Any patch the audit reports must apply to its object,
-// and the pruned parse (what the audit and the webhook use) must decide exactly as the full one.
+// evaluation, every output format). Any patch the audit reports must apply to its object, and a
+// JSON List read item by item (every format but patched) must decide exactly as read whole.
 #include <cstdlib>
 #include <sstream>
 #include <vector>
@@ -9,23 +9,24 @@
 
 namespace {
 
-// Pruning drops only what the evaluation never reads (shmguard/relevant_fields.h): the pruned
-// parse must give the records of the full one (`full`, from CollectAudit). Parse errors may be
-// worded differently by the two JSON parsers, so an error record only has to be an error in both.
-void CheckPrunedDecidesAsFull(const std::vector<shmguard::cli::AuditRecord>& full, const std::string& text,
-                              const shmguard::Policy& policy) {
-  std::vector<shmguard::cli::AuditRecord> pruned;
+// The records of a List read item by item must be those of the List read whole (`full`, from
+// CollectAudit), located at the same places. A List broken around its items fails whole either
+// way; an error record only has to be an error in both.
+void CheckItemsDecideAsWhole(const std::vector<shmguard::cli::AuditRecord>& full, const std::string& text,
+                             const shmguard::Policy& policy) {
+  std::vector<shmguard::cli::AuditRecord> items;
   std::istringstream in(text);
-  shmguard::cli::StreamAudit(
-      {"-"}, policy, in, shmguard::io::Fidelity::kPruned, 1,
-      [&](const shmguard::io::Document&, std::vector<shmguard::cli::AuditRecord>&& records) {
-        for (auto& r : records) pruned.push_back(std::move(r));
-      },
-      {}, true);  // located, as CollectAudit's: a List item's places must agree
-  if (full.size() != pruned.size()) std::abort();
+  shmguard::cli::AuditOptions o;
+  o.paths = {"-"};
+  o.jobs = 1;
+  shmguard::cli::StreamAudit(o, policy, in, shmguard::io::JsonLists::kItemByItem, true,
+                             [&](const shmguard::io::Document&, std::vector<shmguard::cli::AuditRecord>&& records) {
+                               for (auto& r : records) items.push_back(std::move(r));
+                             });
+  if (full.size() != items.size()) std::abort();
   for (size_t i = 0; i < full.size(); ++i) {
     const auto& a = full[i];
-    const auto& b = pruned[i];
+    const auto& b = items[i];
     if (a.verdict != b.verdict) std::abort();
     if (a.verdict == shmguard::cli::AuditVerdict::kError) continue;
     if (a.findings != b.findings || a.changes != b.changes || a.patch != b.patch ||
@@ -59,9 +60,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const auto& r : result.records) {
     if (r.patch.empty() || r.item) continue;
     for (const auto& d : result.documents) {
-      if (d.index == r.document && d.object) (void)d.object->patch(r.patch.ToJson());  // must apply
+      if (d.index == r.document && d.object) (void)d.object->ToJson().patch(r.patch.ToJson());  // must apply
     }
   }
-  CheckPrunedDecidesAsFull(result.records, text, policy);
+  CheckItemsDecideAsWhole(result.records, text, policy);
   return 0;
 }

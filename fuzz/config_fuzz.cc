@@ -7,7 +7,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   auto p = shmguard::io::ParsePolicy(text, "fuzz.yaml");
-  if (!p && (p.error().where.rfind("fuzz.yaml", 0) != 0 || p.error().message.empty())) std::abort();
+  if (!p && (p.error().where.file != "fuzz.yaml" || p.error().message.empty())) std::abort();
   if (p) (void)shmguard::MatchNamespace(*p, "ml-team");
   return 0;
 }

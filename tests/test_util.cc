@@ -79,7 +79,7 @@ nlohmann::json Yaml(const std::string& text) {
   REQUIRE(docs.size() == 1);
   INFO((docs[0].error ? docs[0].error->ToString() : ""));
   REQUIRE(docs[0].object.has_value());
-  return *docs[0].object;
+  return docs[0].object->ToJson();
 }
 
 std::vector<nlohmann::json> YamlDocuments(const std::string& text) {
@@ -87,7 +87,7 @@ std::vector<nlohmann::json> YamlDocuments(const std::string& text) {
   for (const auto& doc : io::ParseManifests(text, "stream")) {
     INFO(doc.text);
     REQUIRE_FALSE(doc.error);
-    if (doc.object) out.push_back(*doc.object);
+    if (doc.object) out.push_back(doc.object->ToJson());
   }
   return out;
 }

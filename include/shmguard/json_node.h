@@ -1,8 +1,10 @@
 // A read-only view of one value of a parsed JSON document: the core reads Kubernetes objects only
 // through JsonNode, never with at() or operator[] (they throw or insert). It views either
-//   - an nlohmann::json value, which converts to a view implicitly (YAML, the audit, the tests), or
-//   - a value on a tape in simdjson's documented layout (JsonTape), as the server's parser
-//     writes it: no tree is built per request, and reads are inline loops over 64-bit words.
+//   - a value on a tape in simdjson's documented layout (JsonTape), the one form every input is
+//     parsed to: a review in place in the server, a file's document from JSON or YAML (the io
+//     layer's Tape). No tree is built, and reads are inline loops over 64-bit words; or
+//   - an nlohmann::json value, which converts to a view implicitly (a tree the audit edits, the
+//     tests).
 // A view is valid while the document it views lives and is not changed.
 #pragma once
 

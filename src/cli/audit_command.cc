@@ -10,7 +10,6 @@
 #include "cli/audit_output.h"
 #include "cli/ordered_pool.h"
 #include "io/file_text.h"
-#include "io/locate.h"
 #include "io/manifests.h"
 #include "shmguard/json_node.h"
 
@@ -20,29 +19,39 @@ namespace {
 using nlohmann::json;
 
 // "PodList" items often lack apiVersion/kind (the API omits them); kubectl's "List" has them.
-bool IsList(const json& obj) {
-  std::string kind(JsonNode(obj).StringMember("kind"));
-  return kind.size() >= 4 && kind.compare(kind.size() - 4, 4, "List") == 0 && obj.contains("items") &&
-         obj["items"].is_array();
+bool IsList(JsonNode obj) {
+  std::string_view kind = obj.StringMember("kind");
+  return kind.size() >= 4 && kind.substr(kind.size() - 4) == "List" && obj.Find("items").IsArray();
+}
+
+// What a value that is not an object is, in JSON's words.
+std::string TypeName(JsonNode value) {
+  switch (value.type()) {
+    case JsonNode::Type::kArray: return "a list";
+    case JsonNode::Type::kBool: return "a boolean";
+    case JsonNode::Type::kInteger:
+    case JsonNode::Type::kFloat: return "a number";
+    case JsonNode::Type::kString: return "a string";
+    default: return "a null";
+  }
 }
 
 // The record of a document or List item that is not a mapping (`where`: its file and line, and
 // for an item its pointer, /items/3): an error, since it is no object at all, not a policy "no".
-AuditRecord NotAnObject(const json& value, const Location& where, int line) {
-  std::string what = value.is_array() ? "a list" : std::string("a ") + value.type_name();
+AuditRecord NotAnObject(JsonNode value, const Location& where, int line) {
   return UnreadableRecord(
-      "", MakeError(Code::kInvalidInput, "a Kubernetes object must be a mapping, not " + what, where), line);
+      "", MakeError(Code::kInvalidInput, "a Kubernetes object must be a mapping, not " + TypeName(value), where), line);
 }
 
 // The records of an item of a List, as of any object. Items of an API list ("PodList") carry no
 // kind: it is in the list's name.
-std::vector<AuditRecord> EvaluateListItem(const json& item, int index, const std::string& list_kind,
+std::vector<AuditRecord> EvaluateListItem(JsonNode item, int index, const std::string& list_kind,
                                           const std::string& list_api_version, const Policy& policy,
                                           const EvaluateOptions& eval) {
   std::string item_kind = list_kind.size() > 4 ? list_kind.substr(0, list_kind.size() - 4) : "";
   std::vector<AuditRecord> records;
-  if (item.is_object() && !item.contains("kind") && !item_kind.empty()) {
-    json filled = item;
+  if (item.IsObject() && !item.Find("kind") && !item_kind.empty()) {
+    json filled = item.Copy();
     filled["kind"] = item_kind;
     filled["apiVersion"] = list_api_version;
     records = RecordsOf(filled, policy, eval);
@@ -74,26 +83,17 @@ Result<io::FileText> ReadInput(const std::string& file, std::istream& in, size_t
 }
 
 // "~" or a bare "---": a document with nothing in it, neither counted nor shown.
-bool IsEmptyDocument(const io::Document& doc) { return !doc.error && doc.object->is_null(); }
+bool IsEmptyDocument(const io::Document& doc) { return !doc.error && doc.object->Root().IsNull(); }
 
 // Fills the line and column of every finding of `records` (the objects of `doc`): a List's items
-// are found under /items/N of the document, or in their own text when handed out alone.
+// are found under /items/N of the document unless they were handed out alone.
 void Locate(const io::Document& doc, std::vector<AuditRecord>& records) {
-  const bool own = !doc.object_text.empty();
-  std::string_view text = own ? doc.object_text : std::string_view(doc.text);
-  if (text.empty()) return;
-  std::vector<std::string> pointers;
-  for (const auto& r : records) {
-    std::string base = !own && r.item ? "/items/" + std::to_string(*r.item) : "";
-    for (const auto& f : r.findings) pointers.push_back(base + f.finding.pointer);
-  }
-  auto positions = io::LocatePointers(text, pointers, own ? doc.object_line : doc.line, own ? doc.object_column : 1);
-  size_t i = 0;
   for (auto& r : records) {
+    const std::string base = !doc.item && r.item ? "/items/" + std::to_string(*r.item) : "";
     for (auto& f : r.findings) {
-      f.line = positions[i].line;
-      f.column = positions[i].column;
-      ++i;
+      const io::TextPosition at = doc.object->Locate(base + f.finding.pointer);
+      f.line = at.line;
+      f.column = at.column;
     }
   }
 }
@@ -114,25 +114,25 @@ std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy&
     add({UnreadableRecord(doc.file, *doc.error, doc.error->where.line)});
     return records;
   }
-  auto item = [&](const json& object, int index, const std::string& kind, const std::string& api_version) {
-    if (!object.is_object()) {
+  auto item = [&](JsonNode object, int index, const std::string& kind, const std::string& api_version) {
+    if (!object.IsObject()) {
       Location where = Location::Pointer("/items/" + std::to_string(index));
       where.file = doc.file;
       return add({NotAnObject(object, where, doc.line)});
     }
     add(EvaluateListItem(object, index, kind, api_version, policy, eval));
   };
+  const JsonNode root = doc.object->Root();
   if (doc.item) {  // one item of a List, handed out alone
-    item(*doc.object, *doc.item, doc.list_kind, doc.list_api_version);
-  } else if (IsList(*doc.object)) {
-    const JsonNode list = *doc.object;
-    const std::string kind(list.StringMember("kind")), api_version(list.StringMember("apiVersion"));
-    const json& items = (*doc.object)["items"];
-    for (size_t i = 0; i < items.size(); ++i) item(items[i], static_cast<int>(i), kind, api_version);
-  } else if (!doc.object->is_object()) {
-    add({NotAnObject(*doc.object, Location::Line(doc.line, doc.file), doc.line)});
+    item(root, *doc.item, doc.list_kind, doc.list_api_version);
+  } else if (IsList(root)) {
+    const std::string kind(root.StringMember("kind")), api_version(root.StringMember("apiVersion"));
+    int i = 0;
+    for (JsonNode each : root.Find("items").Items()) item(each, i++, kind, api_version);
+  } else if (!root.IsObject()) {
+    add({NotAnObject(root, Location::Line(doc.line, doc.file), doc.line)});
   } else {
-    add(RecordsOf(*doc.object, policy, eval));
+    add(RecordsOf(root, policy, eval));
   }
   if (locate) Locate(doc, records);
   return records;
@@ -156,9 +156,10 @@ RuntimeCatalog CollectRuntimes(const std::vector<Result<std::vector<std::string>
       if (text->view().find("TrainingRuntime") != std::string_view::npos) {
         for (const auto& doc : io::ParseManifests(text->view(), file)) {
           if (!doc.object) continue;
-          catalog.Add(*doc.object);
-          if (IsList(*doc.object)) {
-            for (const auto& item : (*doc.object)["items"]) catalog.Add(item);
+          const JsonNode root = doc.object->Root();
+          catalog.Add(root);
+          if (IsList(root)) {
+            for (JsonNode item : root.Find("items").Items()) catalog.Add(item);
           }
         }
       }
@@ -193,7 +194,7 @@ std::optional<Severity> ParseFailOn(std::string_view name) {
   return ParseSeverity(name);
 }
 
-AuditSummary StreamAudit(const AuditOptions& o, const Policy& policy, std::istream& in, io::Fidelity fidelity,
+AuditSummary StreamAudit(const AuditOptions& o, const Policy& policy, std::istream& in, io::JsonLists lists,
                          bool locate,
                          const std::function<void(const io::Document&, std::vector<AuditRecord>&&)>& each) {
   const std::vector<std::string>& paths = o.paths;
@@ -201,7 +202,7 @@ AuditSummary StreamAudit(const AuditOptions& o, const Policy& policy, std::istre
   AuditSummary summary;
   struct Evaluated {
     io::Document doc;
-    bool empty = false;  // IsEmptyDocument, decided before a pruned document is freed
+    bool empty = false;  // IsEmptyDocument, decided before the document is freed
     std::vector<AuditRecord> records;
   };
   // Documents are parsed and evaluated on `jobs` threads, then counted and handed to `each` here,
@@ -242,20 +243,20 @@ AuditSummary StreamAudit(const AuditOptions& o, const Policy& policy, std::istre
         fail(file, text.error());
         continue;
       }
-      io::ForEachManifest(text->view(), file, fidelity, [&](io::Document&& doc) {
-        pool.Submit([doc = std::move(doc), &policy, &eval, fidelity, locate]() mutable {
-          io::ParseDocument(doc, fidelity);
+      io::ForEachManifest(text->view(), file, lists, [&](io::Document&& doc) {
+        pool.Submit([doc = std::move(doc), &policy, &eval, lists, locate]() mutable {
+          io::ParseDocument(doc);
           bool empty = IsEmptyDocument(doc);
           auto records = EvaluateDocument(doc, policy, eval, locate);
-          doc.object_text = {};                     // it points into the file's text, which goes away after the file
-          if (fidelity == io::Fidelity::kPruned) {  // nothing prints it: free it here, not on the printing thread
+          doc.object_text = {};                       // it points into the file's text, which goes away after the file
+          if (lists == io::JsonLists::kItemByItem) {  // nothing prints it: free it here, not on the printing thread
             doc.object.reset();
             std::string().swap(doc.text);
           }
           return Evaluated{std::move(doc), empty, std::move(records)};
         });
       });
-      pool.Finish();  // before the file's text goes away: pending JSON items point into it
+      pool.Finish();  // before the file's text goes away: JSON documents point into it
     }
   }
   return summary;
@@ -268,7 +269,7 @@ AuditResult CollectAudit(const std::vector<std::string>& paths, const Policy& po
   o.paths = paths;
   o.jobs = 1;
   o.ignore = exemptions;
-  result.summary = StreamAudit(o, policy, in, io::Fidelity::kFull, true,
+  result.summary = StreamAudit(o, policy, in, io::JsonLists::kWhole, true,
                                [&](const io::Document& doc, std::vector<AuditRecord>&& records) {
                                  if (doc.object || doc.error) result.documents.push_back(doc);
                                  for (auto& r : records) result.records.push_back(std::move(r));
@@ -283,9 +284,9 @@ ExitCode RunAudit(const AuditOptions& o, const Policy& policy, std::istream& in,
   }
   auto printer = MakeAuditPrinter(o, out);
   bool findings = false;
-  // Only -o patched prints objects back, so only it needs every field of a JSON document.
-  io::Fidelity fidelity = o.output == AuditFormat::kPatched ? io::Fidelity::kFull : io::Fidelity::kPruned;
-  AuditSummary summary = StreamAudit(o, policy, in, fidelity, LocatesFindings(o.output),
+  // Only -o patched prints objects back, so only it needs a JSON List whole.
+  const io::JsonLists lists = o.output == AuditFormat::kPatched ? io::JsonLists::kWhole : io::JsonLists::kItemByItem;
+  AuditSummary summary = StreamAudit(o, policy, in, lists, LocatesFindings(o.output),
                                      [&](const io::Document& doc, std::vector<AuditRecord>&& records) {
                                        for (const auto& r : records) {
                                          if (r.verdict == AuditVerdict::kError) {

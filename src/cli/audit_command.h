@@ -58,10 +58,10 @@ struct AuditOptions {
 // Evaluates everything under `o.paths` (stdin from `in`), calling `each` with every document and
 // the records it produced, in input order, on the calling thread; `o.jobs` threads parse and
 // evaluate (1: all on the calling thread; 0: one per CPU). An unreadable path gives one "error"
-// record with an empty document. kPruned is faster, and `each` then gets documents without text
+// record with an empty document. With JsonLists::kItemByItem, `each` gets documents without text
 // or object. `o.ignore`: checks exempted everywhere; `locate`: fill each finding's line and
 // column.
-AuditSummary StreamAudit(const AuditOptions& o, const Policy& policy, std::istream& in, io::Fidelity fidelity,
+AuditSummary StreamAudit(const AuditOptions& o, const Policy& policy, std::istream& in, io::JsonLists lists,
                          bool locate, const std::function<void(const io::Document&, std::vector<AuditRecord>&&)>& each);
 
 struct AuditResult {
@@ -70,7 +70,7 @@ struct AuditResult {
   AuditSummary summary;
 };
 
-// StreamAudit with kFull, everything kept and located (tests, small inputs).
+// StreamAudit with JsonLists::kWhole, everything kept and located (tests, small inputs).
 AuditResult CollectAudit(const std::vector<std::string>& paths, const Policy& policy, std::istream& in,
                          const Exemptions& exemptions = {});
 

@@ -180,7 +180,7 @@ class PatchedPrinter : public AuditPrinter {
       // The separator line stays with its document; add one where the source had none.
       if (!first_ && text.rfind("---", 0) != 0) out_ << "---\n";
     } else {
-      json object = *d.object;
+      json object = d.object->ToJson();
       for (const auto& r : records) {
         if (r.patch.empty()) continue;
         if (r.item) {

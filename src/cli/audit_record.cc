@@ -81,9 +81,9 @@ namespace {
 // and the service's name. With several pods and no `only`, each pod's changes start with its
 // label ("replicatedJob workers: ...").
 // REQUIRES: `only` < ev.pods.size().
-AuditRecord RecordOf(const Evaluation& ev, const json& object, std::optional<size_t> only) {
+AuditRecord RecordOf(const Evaluation& ev, JsonNode object, std::optional<size_t> only) {
   AuditRecord r;
-  r.api_version = ev.api_version.empty() ? std::string(JsonNode(object).StringMember("apiVersion")) : ev.api_version;
+  r.api_version = ev.api_version.empty() ? std::string(object.StringMember("apiVersion")) : ev.api_version;
   r.kind = ev.kind;
   r.namespace_name = ev.namespace_name;
   r.name = ev.name;
@@ -114,7 +114,7 @@ AuditRecord RecordOf(const Evaluation& ev, const json& object, std::optional<siz
 
 }  // namespace
 
-std::vector<AuditRecord> RecordsOf(const json& object, const Policy& policy, const EvaluateOptions& eval) {
+std::vector<AuditRecord> RecordsOf(JsonNode object, const Policy& policy, const EvaluateOptions& eval) {
   Evaluation ev = Evaluate(object, policy, eval);
   std::vector<AuditRecord> records;
   if (!ev.separate_pods || ev.pods.empty()) {

@@ -93,7 +93,6 @@ AuditRecord UnreadableRecord(const std::string& file, const Error& e, int line);
 // exempted checks, the observations; its detail is always kAll): one record, or one per pod when
 // its pods are separate applications (a Compose file's services). Never fails, as Evaluate never
 // does: a malformed field is an error finding naming it, a non-workload a kSkip saying why.
-std::vector<AuditRecord> RecordsOf(const nlohmann::json& object, const Policy& policy,
-                                   const EvaluateOptions& eval = {});
+std::vector<AuditRecord> RecordsOf(JsonNode object, const Policy& policy, const EvaluateOptions& eval = {});
 
 }  // namespace shmguard::cli

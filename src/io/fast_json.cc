@@ -1,4 +1,4 @@
-// ParseJsonView / ParseJsonPruned / ForEachJsonObjectPruned over simdjson's DOM API.
+// ParseJsonView, ParseJson and ScanValidList over simdjson's DOM API.
 #include "io/fast_json.h"
 
 #include <simdjson.h>
@@ -7,55 +7,89 @@
 #include <cstring>
 #include <string>
 
-#include "io/json_list_scan.h"
-#include "shmguard/relevant_fields.h"
+#include "io/yaml_json.h"
 
 namespace shmguard::io {
 namespace {
 
-using nlohmann::json;
 namespace dom = simdjson::dom;
 
-using Context = PruneContext;
+constexpr uint64_t kPayload = 0x00FFFFFFFFFFFFFF;
 
-bool RelevantEnv(dom::element item) {
-  dom::object obj;
-  std::string_view name;
-  if (item.get_object().get(obj) || obj["name"].get_string().get(name)) return true;  // malformed: keep
-  return IsRelevantEnvVar(name);
+bool IsNumber(char type) { return type == 'l' || type == 'u' || type == 'd'; }
+
+// The end of the strings the first `n` words of `doc`'s tape use (4 bytes of length, the
+// bytes, a NUL each), for a copy of them.
+size_t StringsEnd(const dom::document& doc, size_t n) {
+  size_t end = 0;
+  for (size_t i = 1; i + 1 < n; i += IsNumber(static_cast<char>(doc.tape[i] >> 56)) ? 2 : 1) {
+    if (static_cast<char>(doc.tape[i] >> 56) != '"') continue;
+    const uint64_t offset = doc.tape[i] & kPayload;
+    uint32_t size;
+    std::memcpy(&size, doc.string_buf.get() + offset, sizeof size);
+    end = std::max<size_t>(end, offset + sizeof size + size + 1);
+  }
+  return end;
 }
 
-// Converts the (already validated) DOM into nlohmann::json; false when nested too deep.
-bool Convert(dom::element v, Context ctx, int depth, json& out) {
-  if (depth > kMaxJsonNesting) return false;
-  switch (v.type()) {
-    case dom::element_type::OBJECT: {
-      out = json::object();
-      for (dom::key_value_pair field : dom::object(v)) {
-        if (!KeepMember(ctx, field.key)) continue;
-        if (!Convert(field.value, MemberContext(ctx, field.key), depth + 1, out[std::string(field.key)])) return false;
-      }
-      return true;
+// Line and column (1-based, the column in characters as libyaml counts them) of increasing byte
+// offsets of `text`, which starts at `first` in its file: once over the text however many
+// offsets are asked for, even on one long line.
+class Positions {
+ public:
+  Positions(std::string_view text, TextPosition first) : text_(text), line_(first.line), shift_(first.column - 1) {}
+  TextPosition At(size_t offset) {
+    while (const void* nl = std::memchr(text_.data() + counted_, '\n', offset - counted_)) {
+      ++line_;
+      counted_ = static_cast<size_t>(static_cast<const char*>(nl) - text_.data()) + 1;
+      chars_ = shift_ = 0;
     }
-    case dom::element_type::ARRAY: {
-      out = json::array();
-      for (dom::element item : dom::array(v)) {
-        if (ctx == Context::kEnv && !RelevantEnv(item)) continue;
-        out.push_back(json());
-        if (!Convert(item, ItemContext(ctx), depth + 1, out.back())) {
-          return false;
-        }
-      }
-      return true;
-    }
-    case dom::element_type::STRING: out = std::string(std::string_view(v)); return true;
-    case dom::element_type::INT64: out = int64_t(v); return true;
-    case dom::element_type::UINT64: out = uint64_t(v); return true;
-    case dom::element_type::DOUBLE: out = double(v); return true;
-    case dom::element_type::BOOL: out = bool(v); return true;
-    case dom::element_type::NULL_VALUE: out = nullptr; return true;
+    chars_ += CountChars(text_.substr(counted_, offset - counted_));
+    counted_ = offset;
+    return {line_, chars_ + 1 + shift_};
   }
-  return true;
+
+ private:
+  std::string_view text_;
+  int line_, shift_;  // shift_: the first line's column offset, 0 after it
+  size_t counted_ = 0;
+  int chars_ = 0;  // characters from the line's start to counted_
+};
+
+// Whether a tape word of `type` can be the value that starts with `c`.
+bool Starts(char type, char c) {
+  switch (type) {
+    case '{':
+    case '}':
+    case '[':
+    case ']':
+    case '"': return c == type;
+    case 't': return c == 't';
+    case 'f': return c == 'f';
+    case 'n': return c == 'n';
+    default: return c == '-' || (c >= '0' && c <= '9');
+  }
+}
+
+// Where each of the `n` words of a tape parsed from `text` starts. Each value and key is one
+// structural character of simdjson's stage 1, in order, once the commas and colons between
+// them are passed over (a string's is its opening quote). All unknown if they ever disagree.
+std::vector<TextPosition> Locate(std::string_view text, TextPosition first, const std::vector<uint64_t>& words,
+                                 const uint32_t* index, size_t count) {
+  const size_t n = words.size();
+  std::vector<TextPosition> at(n);
+  Positions positions(text, first);
+  for (size_t i = 1, s = 0; i + 1 < n; ++i) {
+    while (s < count && (text[index[s]] == ',' || text[index[s]] == ':')) ++s;
+    const char type = static_cast<char>(words[i] >> 56);
+    if (s >= count || !Starts(type, text[index[s]])) return std::vector<TextPosition>(n);
+    at[i] = positions.At(index[s++]);
+    if (IsNumber(type)) {  // its bits' word
+      at[i + 1] = at[i];
+      ++i;
+    }
+  }
+  return at;
 }
 
 Error ParseError(simdjson::error_code err) {
@@ -93,20 +127,6 @@ Result<dom::element> ParseDom(std::string_view text, bool padded = false) {
   return doc;
 }
 
-// The pruned tree of a parsed value. `depth`: how deep it sits in its document (a List item is
-// at 3), for the nesting limit.
-Result<json> ToPruned(dom::element doc, Context root, int depth) {
-  json out;
-  if (!Convert(doc, root, depth, out)) return ParseError(simdjson::DEPTH_ERROR);
-  return out;
-}
-
-Result<json> Parse(std::string_view text, Context root, int depth = 1) {
-  auto doc = ParseDom(text);
-  if (!doc) return doc.error();
-  return ToPruned(*doc, root, depth);
-}
-
 // The List without its items ("items": []) is valid JSON. The scanner only finds where values
 // end, and each item is validated when it is parsed: this is the rest — kind, metadata, keys.
 bool ValidOutsideItems(std::string_view text, const ListLayout& list) {
@@ -127,47 +147,27 @@ Result<JsonNode> ParseJsonView(std::string_view text, bool padded) {
   return JsonNode::Root(tape);
 }
 
-Result<json> ParseJsonPruned(std::string_view text) { return Parse(text, Context::kRoot); }
+bool ScanValidList(std::string_view text, ListLayout& out) {
+  return ScanList(text, out) && !out.items.empty() && ValidOutsideItems(text, out);
+}
 
-Result<bool> ForEachJsonObjectPruned(
-    std::string_view text,
-    const std::function<void(int, PendingObject&&, const std::string&, const std::string&, const ObjectText&)>& each) {
-  ListLayout list;
-  // An empty List has no item to hand out: it goes out whole below, so it is still a document.
-  if (ScanList(text, list) && !list.items.empty() && ValidOutsideItems(text, list)) {
-    int index = 0;
-    // Lines counted from one item to the next: once over the text, however many items.
-    size_t counted = 0, line_start = 0;
-    int line = 1;
-    for (auto [begin, end] : list.items) {
-      while (const void* nl = std::memchr(text.data() + counted, '\n', begin - counted)) {
-        ++line;
-        counted = line_start = static_cast<size_t>(static_cast<const char*>(nl) - text.data()) + 1;
-      }
-      counted = begin;
-      const ObjectText where{text.substr(begin, end - begin), line, static_cast<int>(begin - line_start) + 1};
-      each(
-          index++,
-          [item = where.text, first_line = line]() -> Result<json> {
-            auto out = Parse(item, Context::kRoot, 3);
-            if (!out) {  // name the line the item starts on
-              return MakeError(Code::kInvalidInput, out.error().message, Location::Line(first_line));
-            }
-            return out;
-          },
-          list.kind, list.api_version, where);
-    }
-    return true;
-  }
-  // Not a List, or one the scanner gave up on (a bracket that does not close, "items" twice,
-  // anything invalid around the items): simdjson parses it whole, and says what is wrong if
-  // anything is. The audit still finds a List's items in the one object it gets.
+Result<Tape> ParseJson(std::string_view text, TextPosition first) {
   auto doc = ParseDom(text);
-  if (!doc) return doc.error();
-  Result<json> out = ToPruned(*doc, Context::kRoot, 1);  // now, while this thread's parse holds
-  each(
-      -1, [out = std::move(out)]() mutable { return std::move(out); }, "", "", ObjectText{text, 1, 1});
-  return true;
+  if (!doc) {
+    // simdjson does not say where: libyaml, which reads JSON as YAML's flow style, finds the
+    // line of most faults.
+    auto yaml = ParseYaml(text, first.line);
+    Location where = yaml ? Location::Line(first.line) : yaml.error().where;
+    return MakeError(doc.error().code, doc.error().message, where);
+  }
+  const dom::parser& p = Parser();
+  const uint64_t* tape = p.doc.tape.get();
+  const size_t n = tape[0] & kPayload;  // the root word holds the index past the last one
+  std::vector<uint64_t> words(tape, tape + n);
+  std::vector<uint8_t> strings(p.doc.string_buf.get(), p.doc.string_buf.get() + StringsEnd(p.doc, n));
+  std::vector<TextPosition> at =
+      Locate(text, first, words, p.implementation->structural_indexes.get(), p.implementation->n_structural_indexes);
+  return Tape::Own(std::move(words), std::move(strings), std::move(at));
 }
 
 }  // namespace shmguard::io

@@ -1,15 +1,15 @@
 // JSON parsing with simdjson (its DOM API, which picks AVX2/AVX-512 kernels at run time; the
 // header-only On-Demand API builds to the scalar fallback without -march): viewed in place
-// through JsonNode (the server), or built into nlohmann::json keeping only what the evaluation
-// reads (shmguard/relevant_fields.h; the audit, whose patched output edits the tree).
-// nlohmann's own parser ran at ~60 MB/s and was most of a request's time (bench/README.md).
+// through JsonNode (the server), or as an owned Tape with each value's line and column (the
+// audit and every other reader of files). nlohmann's own parser ran at ~60 MB/s and was most of
+// a request's time (bench/README.md).
 #pragma once
 
-#include <functional>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
+#include "io/json_list_scan.h"
+#include "io/tape.h"
 #include "shmguard/json_node.h"
 #include "shmguard/result.h"
 
@@ -27,30 +27,15 @@ inline constexpr size_t kJsonReadAhead = 64;
 // or a document that is not one JSON value.
 Result<JsonNode> ParseJsonView(std::string_view text, bool padded = false);
 
-// Any JSON document (an object, a List...), pruned as above at every object level.
-Result<nlohmann::json> ParseJsonPruned(std::string_view text);
+// Parses `text` into a Tape of its own, each value and key located: `first` is where `text`
+// starts in its file (a List item handed out alone starts inside a line). Fails as
+// ParseJsonView does; the error's `where` is the line libyaml finds the fault on when it finds
+// one, else `first`'s.
+Result<Tape> ParseJson(std::string_view text, TextPosition first = {1, 1});
 
-// Builds the pruned tree of one object of a parsed document; may run on any thread.
-using PendingObject = std::function<Result<nlohmann::json>()>;
-
-// Where a handed-out object's text is in the document: a view into it, and the line and column
-// (1-based) its first byte is at. Valid while the document's text lives.
-struct ObjectText {
-  std::string_view text;
-  int line = 1, column = 1;
-};
-
-// Like ParseJsonPruned, but a List ({"kind": "...List", "items": [...]}) is handed out one item
-// at a time — `each(item_index, item, list_kind, list_api_version, where)` — so no tree of the whole
-// list is ever built; any other document is handed out whole with item_index -1. A List's items
-// are only located in the text (strings and brackets): each is parsed when its PendingObject
-// runs, on whichever thread runs it, so several threads can build the trees; an item that is
-// not valid JSON fails alone, with where = "line N" of its start. Any other document is parsed
-// and converted here. A PendingObject is valid while `text` lives. Fails, handing out nothing,
-// when `text` is not valid JSON around the items.
-Result<bool> ForEachJsonObjectPruned(
-    std::string_view text,
-    const std::function<void(int item, PendingObject&& object, const std::string& list_kind,
-                             const std::string& list_api_version, const ObjectText& where)>& each);
+// The items of a JSON `kind: ...List` located in `text` (ScanList) once the rest of the List —
+// kind, metadata, keys — is known to be valid JSON; false for any other document, or a List the
+// scanner gives up on. Each item is validated when it is parsed.
+bool ScanValidList(std::string_view text, ListLayout& out);
 
 }  // namespace shmguard::io

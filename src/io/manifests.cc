@@ -2,6 +2,7 @@
 #include "io/manifests.h"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 
 #include "io/fast_json.h"
@@ -37,11 +38,6 @@ bool HasContent(std::string_view text) {
   return false;
 }
 
-int LineOfOffset(std::string_view text, size_t offset) {
-  offset = std::min(offset, text.size());
-  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + offset, '\n'));
-}
-
 bool EndsWith(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
@@ -65,50 +61,51 @@ std::string TemplateHint(const std::string& text) {
              : "";
 }
 
-void ParseYamlDocument(Document& d, Fidelity fidelity) {
-  auto parsed = ParseYaml(d.text, d.line, fidelity == Fidelity::kPruned);
-  if (!parsed) {
-    const Error& e = parsed.error();
-    d.error = MakeError(Code::kInvalidInput, e.message + TemplateHint(d.text), InFile(d.file, e.where));
-    return;
+// The items of a JSON List, each handed out alone with the line and column it starts at.
+void ForEachListItem(std::string_view text, const std::string& name, const ListLayout& list,
+                     const std::function<void(Document&&)>& each) {
+  int index = 0;
+  // Lines and characters counted from one item to the next: once over the text, however many
+  // items, even on one line (the API's lists are).
+  size_t counted = 0;
+  int line = 1, column = 1;
+  for (auto [begin, end] : list.items) {
+    while (const void* nl = std::memchr(text.data() + counted, '\n', begin - counted)) {
+      ++line;
+      counted = static_cast<size_t>(static_cast<const char*>(nl) - text.data()) + 1;
+      column = 1;
+    }
+    column += CountChars(text.substr(counted, begin - counted));
+    counted = begin;
+    Document d;
+    d.file = name;
+    d.is_json = true;
+    d.item = index++;
+    d.list_kind = list.kind;
+    d.list_api_version = list.api_version;
+    d.object_text = text.substr(begin, end - begin);
+    d.object_line = line;
+    d.object_column = column;  // in characters, as libyaml counts a YAML document's
+    each(std::move(d));
   }
-  d.object = std::move(*parsed);
 }
 
 }  // namespace
 
-void ForEachManifest(std::string_view text, const std::string& name, Fidelity fidelity,
+void ForEachManifest(std::string_view text, const std::string& name, JsonLists lists,
                      const std::function<void(Document&&)>& each) {
   if (LooksLikeJson(text, name)) {
     if (!HasContent(text)) return;
-    if (fidelity == Fidelity::kPruned) {
-      auto ok = ForEachJsonObjectPruned(text, [&](int item, PendingObject&& object, const std::string& list_kind,
-                                                  const std::string& list_api, const ObjectText& where) {
-        Document d;
-        d.file = name;
-        d.is_json = true;
-        d.object_text = where.text;
-        d.object_line = where.line;
-        d.object_column = where.column;
-        if (item >= 0) d.item = item;
-        d.list_kind = list_kind;
-        d.list_api_version = list_api;
-        d.pending = std::move(object);
-        each(std::move(d));
-      });
-      if (ok) return;
-      // Errors take the slow path below, which knows the byte (and so the line) at fault.
+    if (ListLayout list; lists == JsonLists::kItemByItem && ScanValidList(text, list)) {
+      return ForEachListItem(text, name, list, each);
     }
+    // Not a List, or one the scanner gave up on (a bracket that does not close, "items" twice,
+    // anything invalid around the items): parsed whole, which says what is wrong if anything is.
     Document d;
     d.file = name;
     d.is_json = true;
-    d.text = std::string(text);
-    try {
-      d.object = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-      d.error = MakeError(Code::kInvalidInput, std::string("JSON: ") + e.what(),
-                          Location::Line(LineOfOffset(text, e.byte), name));
-    }
+    d.object_text = text;
+    if (lists == JsonLists::kWhole) d.text = std::string(text);
     return each(std::move(d));
   }
   size_t pos = 0, start = 0;
@@ -137,25 +134,25 @@ void ForEachManifest(std::string_view text, const std::string& name, Fidelity fi
   flush(text.size());
 }
 
-void ParseDocument(Document& d, Fidelity fidelity) {
-  if (d.pending) {
-    auto converted = d.pending();
-    d.pending = nullptr;
-    if (converted) {
-      d.object = std::move(*converted);
-    } else {
-      d.error = MakeError(Code::kInvalidInput, converted.error().message, InFile(d.file, converted.error().where));
-    }
+void ParseDocument(Document& d) {
+  if (d.object || d.error) return;
+  Result<Tape> parsed =
+      d.is_json ? ParseJson(d.object_text, {d.object_line, d.object_column}) : ParseYaml(d.text, d.line);
+  if (parsed) {
+    d.object = std::move(*parsed);
     return;
   }
-  if (!d.object && !d.error) ParseYamlDocument(d, fidelity);
+  const Error& e = parsed.error();
+  d.error =
+      MakeError(Code::kInvalidInput, e.message + (d.is_json ? "" : TemplateHint(d.text)), InFile(d.file, e.where));
 }
 
 std::vector<Document> ParseManifests(std::string_view text, const std::string& name) {
   std::vector<Document> docs;
-  ForEachManifest(text, name, Fidelity::kFull, [&](Document&& d) {
-    ParseDocument(d, Fidelity::kFull);
-    if (d.error || !d.object->is_null()) docs.push_back(std::move(d));
+  ForEachManifest(text, name, JsonLists::kWhole, [&](Document&& d) {
+    ParseDocument(d);
+    d.object_text = {};  // a view into `text`
+    if (d.error || !d.object->Root().IsNull()) docs.push_back(std::move(d));
   });
   return docs;
 }

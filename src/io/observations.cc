@@ -13,10 +13,10 @@ Result<ObservationIndex> LoadObservations(const std::string& path) {
     const Location where = Location::Line(doc.line, path);
     if (doc.error) return *doc.error;
     if (!doc.object) continue;
-    const nlohmann::json& o = *doc.object;
-    auto add = [&](const nlohmann::json& profile, const std::string& pointer) -> std::optional<Error> {
+    const JsonNode o = doc.object->Root();
+    auto add = [&](JsonNode profile, const std::string& pointer) -> std::optional<Error> {
       // Only a List's items may leave their kind out.
-      if (pointer.empty() && (!profile.is_object() || !profile.contains("kind"))) {
+      if (pointer.empty() && (!profile.IsObject() || !profile.Find("kind"))) {
         Location at = where;
         at.pointer = "/kind";
         return MakeError(Code::kInvalidInput, "is not a ShmProfile (nor a List of them)", at);
@@ -34,13 +34,13 @@ Result<ObservationIndex> LoadObservations(const std::string& path) {
       index.Put(std::move(*read));
       return std::nullopt;
     };
-    const bool list = o.is_object() && o.contains("items") && o["items"].is_array();
-    if (!list) {
+    if (!o.Find("items").IsArray()) {
       if (auto e = add(o, "")) return *e;
       continue;
     }
-    for (size_t i = 0; i < o["items"].size(); ++i) {
-      if (auto e = add(o["items"][i], "/items/" + std::to_string(i))) return *e;
+    int i = 0;
+    for (JsonNode item : o.Find("items").Items()) {
+      if (auto e = add(item, "/items/" + std::to_string(i++))) return *e;
     }
   }
   return index;

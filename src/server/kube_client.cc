@@ -119,23 +119,19 @@ std::optional<std::string> DecodeBase64(std::string_view text) {
 }
 
 // The entry named `name` of a kubeconfig list (clusters, users, contexts): its `field` object.
-const nlohmann::json* Named(const nlohmann::json& config, const char* list, const std::string& name,
-                            const char* field) {
-  auto it = config.find(list);
-  if (it == config.end() || !it->is_array()) return nullptr;
-  for (const auto& entry : *it) {
-    if (entry.is_object() && entry.value("name", "") == name) {
-      auto f = entry.find(field);
-      return f != entry.end() && f->is_object() ? &*f : nullptr;
+// The `field` of the entry of `list` named `name` (a kubeconfig's contexts, clusters, users);
+// absent when there is none.
+JsonNode Named(JsonNode config, const char* list, std::string_view name, const char* field) {
+  for (JsonNode entry : config.Find(list).Items()) {
+    if (entry.StringMember("name") == name) {
+      JsonNode f = entry.Find(field);
+      return f.IsObject() ? f : JsonNode();
     }
   }
-  return nullptr;
+  return {};
 }
 
-std::string Str(const nlohmann::json& o, const char* key) {
-  auto it = o.find(key);
-  return it != o.end() && it->is_string() ? it->get<std::string>() : "";
-}
+std::string Str(JsonNode o, const char* key) { return std::string(o.StringMember(key)); }
 
 }  // namespace
 
@@ -144,23 +140,21 @@ Result<KubeConfig> KubeConfig::FromKubeconfig(const std::string& path, const std
   if (!text) return text.error();
   auto parsed = io::ParseYaml(*text);
   if (!parsed) return MakeError(Code::kInvalidInput, parsed.error().ToString(), Location::File(path));
-  const nlohmann::json& config = *parsed;
-  if (!config.is_object()) return MakeError(Code::kInvalidInput, "not a kubeconfig (a mapping)", Location::File(path));
+  const JsonNode config = parsed->Root();
+  if (!config.IsObject()) return MakeError(Code::kInvalidInput, "not a kubeconfig (a mapping)", Location::File(path));
   const std::string name = context.empty() ? Str(config, "current-context") : context;
   if (name.empty()) return MakeError(Code::kInvalidInput, "no current-context: give --context", Location::File(path));
-  const nlohmann::json* ctx = Named(config, "contexts", name, "context");
+  const JsonNode ctx = Named(config, "contexts", name, "context");
   if (!ctx) return MakeError(Code::kInvalidInput, "no context named " + name, Location::File(path));
-  const nlohmann::json* cluster = Named(config, "clusters", Str(*ctx, "cluster"), "cluster");
+  const JsonNode cluster = Named(config, "clusters", Str(ctx, "cluster"), "cluster");
   if (!cluster)
-    return MakeError(Code::kInvalidInput, "context " + name + ": no cluster " + Str(*ctx, "cluster"),
+    return MakeError(Code::kInvalidInput, "context " + name + ": no cluster " + Str(ctx, "cluster"),
                      Location::File(path));
-  const nlohmann::json* user = Named(config, "users", Str(*ctx, "user"), "user");
-  static const nlohmann::json kNoUser = nlohmann::json::object();
-  if (!user) user = &kNoUser;  // anonymous
+  const JsonNode user = Named(config, "users", Str(ctx, "user"), "user");  // absent: anonymous
   const std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
   auto resolve = [&](const std::string& f) { return f.empty() || f[0] == '/' ? f : dir + "/" + f; };
   // A PEM from `field`-data (base64) or the file `field` names.
-  auto pem = [&](const nlohmann::json& o, const std::string& field) -> Result<std::string> {
+  auto pem = [&](JsonNode o, const std::string& field) -> Result<std::string> {
     if (std::string data = Str(o, (field + "-data").c_str()); !data.empty()) {
       auto decoded = DecodeBase64(data);
       if (!decoded) return MakeError(Code::kInvalidInput, field + "-data is not base64", Location::File(path));
@@ -170,29 +164,28 @@ Result<KubeConfig> KubeConfig::FromKubeconfig(const std::string& path, const std
     return std::string();
   };
   KubeConfig c;
-  c.context_namespace = Str(*ctx, "namespace");
-  c.server = Str(*cluster, "server");
+  c.context_namespace = Str(ctx, "namespace");
+  c.server = Str(cluster, "server");
   if (c.server.rfind("https://", 0) != 0) {
-    return MakeError(Code::kInvalidInput, "cluster " + Str(*ctx, "cluster") + ": server must be https://",
+    return MakeError(Code::kInvalidInput, "cluster " + Str(ctx, "cluster") + ": server must be https://",
                      Location::File(path));
   }
-  auto insecure = cluster->find("insecure-skip-tls-verify");
-  c.insecure = insecure != cluster->end() && insecure->is_boolean() && insecure->get<bool>();
-  auto ca = pem(*cluster, "certificate-authority");
+  c.insecure = cluster.Find("insecure-skip-tls-verify").Bool();
+  auto ca = pem(cluster, "certificate-authority");
   if (!ca) return ca.error();
   c.ca_pem = *ca;
-  if (user->contains("exec") || user->contains("auth-provider")) {
+  if (user.Find("exec") || user.Find("auth-provider")) {
     return MakeError(Code::kInvalidInput,
-                     "user " + Str(*ctx, "user") +
+                     "user " + Str(ctx, "user") +
                          ": exec and auth-provider credential plugins are not supported; use a token or a client "
                          "certificate",
                      Location::File(path));
   }
-  c.token = Str(*user, "token");
-  c.token_file = resolve(Str(*user, "tokenFile"));
-  auto cert = pem(*user, "client-certificate");
+  c.token = Str(user, "token");
+  c.token_file = resolve(Str(user, "tokenFile"));
+  auto cert = pem(user, "client-certificate");
   if (!cert) return cert.error();
-  auto key = pem(*user, "client-key");
+  auto key = pem(user, "client-key");
   if (!key) return key.error();
   c.client_cert_pem = *cert;
   c.client_key_pem = *key;

@@ -250,7 +250,7 @@ TEST_CASE("The Compose files of the corpus agree with their facts", "[compose][c
     if (entries.empty() || !entries[0]["kind"].is_null()) continue;
     auto docs = io::ParseManifests(test::ReadCorpus("world/" + file), file);
     REQUIRE(docs.size() == 1);
-    const json& object = *docs[0].object;
+    const json object = docs[0].object->ToJson();
     auto w = FindPodTemplates(object);
     REQUIRE(w.has_value());
     Evaluation ev = Evaluate(object, Policy{});

@@ -163,15 +163,15 @@ TEST_CASE("Detail changes what is recorded, never the verdict, warnings, denials
     std::stringstream text;
     text << in.rdbuf();
     for (const auto& doc : io::ParseManifests(text.str(), file)) {
-      if (!doc.object || !doc.object->is_object()) continue;
+      if (!doc.object || !doc.object->Root().IsObject()) continue;
       // As written; sized; and sized past any memory limit (denied wherever there is one).
-      json sized = *doc.object, huge = *doc.object;
+      const json written = doc.object->ToJson();
+      json sized = written, huge = written;
       sized["metadata"]["annotations"]["shmguard.io/num-workers"] = "4";
       sized["metadata"]["annotations"]["shmguard.io/batch-bytes"] = "16Mi";
       huge["metadata"]["annotations"]["shmguard.io/num-workers"] = "64";
       huge["metadata"]["annotations"]["shmguard.io/batch-bytes"] = "64Gi";
-      for (const json* object :
-           {&doc.object.value(), static_cast<const json*>(&sized), static_cast<const json*>(&huge)}) {
+      for (const json* object : {&written, static_cast<const json*>(&sized), static_cast<const json*>(&huge)}) {
         for (const char* ns : {"team-a", "ml-a"}) {
           CAPTURE(file, doc.index, ns);
           Evaluation all = Evaluate(*object, Policy{}, {.namespace_name = ns, .detail = Detail::kAll});

@@ -45,11 +45,12 @@ TEST_CASE("FindPodTemplates reads every JobSet example of kubernetes-sigs/jobset
   REQUIRE(files.has_value());
   for (const auto& file : *files) {
     for (const auto& doc : io::ParseManifests(*io::ReadFileText(file), file)) {
-      if (!doc.object || (*doc.object).value("kind", "") != "JobSet") continue;
+      if (!doc.object || doc.object->Root().StringMember("kind") != "JobSet") continue;
       CAPTURE(file);
-      auto w = FindPodTemplates(*doc.object);
+      const json object = doc.object->ToJson();
+      auto w = FindPodTemplates(object);
       REQUIRE(w.has_value());
-      CHECK(w->templates.size() == (*doc.object)["spec"]["replicatedJobs"].size());
+      CHECK(w->templates.size() == object["spec"]["replicatedJobs"].size());
       for (const auto& t : w->templates) {
         CHECK_THAT(t.spec_pointer, Catch::Matches("/spec/replicatedJobs/[0-9]+/template/spec/template/spec"));
         CHECK(t.spec.IsObject());
@@ -267,7 +268,7 @@ TEST_CASE("FindPodTemplates and Evaluate agree with the facts of the real-world 
     auto docs = io::ParseManifests(test::ReadCorpus("world/" + file), file);
     for (const auto& e : entries) {
       CAPTURE(file, e.dump());
-      const json& object = *docs.at(e["doc"].get<size_t>()).object;
+      const json object = docs.at(e["doc"].get<size_t>()).object->ToJson();
       auto w = FindPodTemplates(object);
       REQUIRE(w.has_value());
       const PodTemplate* t = nullptr;

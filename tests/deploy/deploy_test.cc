@@ -36,9 +36,10 @@ std::map<std::string, json> DeployObjects() {
     for (const auto& d : io::ParseManifests(*text, entry.path().string())) {
       INFO((d.error ? d.error->ToString() : ""));
       REQUIRE(d.object.has_value());
-      std::string key = (*d.object)["kind"].get<std::string>();
-      if (out.count(key)) key += "/" + (*d.object)["metadata"]["name"].get<std::string>();
-      out[key] = *d.object;
+      const json o = d.object->ToJson();
+      std::string key = o["kind"].get<std::string>();
+      if (out.count(key)) key += "/" + o["metadata"]["name"].get<std::string>();
+      out[key] = o;
     }
   }
   return out;
@@ -334,7 +335,7 @@ TEST_CASE("install-without-cert-manager.sh fills caBundle and the TLS Secret", "
     CHECK(text->find("cert-manager") == std::string::npos);
     for (const auto& d : io::ParseManifests(*text, entry.path().string())) {
       REQUIRE(d.object.has_value());
-      const json& o = *d.object;
+      const json o = d.object->ToJson();
       if (o["kind"] == "Secret") {
         CHECK(o["type"] == "kubernetes.io/tls");
         ca_pem = DecodeBase64(o["data"]["ca.crt"]);

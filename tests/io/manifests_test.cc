@@ -27,13 +27,13 @@ TEST_CASE("ParseManifests splits documents and keeps going past a broken one", "
       "...\n";
   auto docs = ParseManifests(text, "f.yaml");
   REQUIRE(docs.size() == 3);
-  CHECK(docs[0].object->at("kind") == "A");
+  CHECK(docs[0].object->Root().StringMember("kind") == "A");
   CHECK(docs[0].line == 2);
   REQUIRE(docs[1].error.has_value());
   CHECK(docs[1].index == 1);
   CHECK(docs[1].error->where.file == "f.yaml");
   CHECK(docs[1].error->where.line == 8);
-  CHECK(docs[2].object->at("kind") == "C");
+  CHECK(docs[2].object->Root().StringMember("kind") == "C");
   CHECK(docs[2].index == 2);
   CHECK(docs[2].line == 9);
 }
@@ -42,7 +42,7 @@ TEST_CASE("ParseManifests reads JSON and reports the line of a JSON error", "[ma
   auto ok = ParseManifests("{\"kind\": \"List\", \"items\": []}", "-");
   REQUIRE(ok.size() == 1);
   CHECK(ok[0].is_json);
-  CHECK(ok[0].object->at("kind") == "List");
+  CHECK(ok[0].object->Root().StringMember("kind") == "List");
   auto bad = ParseManifests("{\n\"kind\": \"Pod\",\n\"spec\": {,}\n}", "x.json");
   REQUIRE(bad.size() == 1);
   REQUIRE(bad[0].error.has_value());

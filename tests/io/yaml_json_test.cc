@@ -1,4 +1,4 @@
-// ParseYaml: typing, merge keys, errors with lines, hostile documents, pruning.
+// ParseYaml: typing, merge keys, errors with lines, hostile documents, positions.
 #include "io/yaml_json.h"
 
 #include <catch2/catch.hpp>
@@ -10,6 +10,13 @@ namespace shmguard::io {
 namespace {
 
 using nlohmann::json;
+
+json Parsed(std::string_view text) {
+  auto t = ParseYaml(text);
+  INFO(text);
+  REQUIRE(t.has_value());
+  return t->ToJson();
+}
 
 TEST_CASE("ParseYaml keeps quoted scalars as strings and expands merge keys", "[yaml_json]") {
   json j = test::Yaml(R"(
@@ -52,9 +59,9 @@ TEST_CASE("ParseYaml reports syntax errors with the file's line and libyaml's wo
   REQUIRE_FALSE(unknown.has_value());
   CHECK_THAT(unknown.error().message, Catch::Contains("unknown anchor *nope"));
   // Only the first document of the text is read, as go-yaml's Unmarshal does.
-  CHECK(*ParseYaml("a: 1\n...\nb: 2\n") == json({{"a", 1}}));
-  CHECK(ParseYaml("# only a comment\n")->is_null());
-  CHECK(*ParseYaml("b: !!str 8\nc: !!int \"8\"\nd: |\n  8\ne: !custom 8\n") ==
+  CHECK(Parsed("a: 1\n...\nb: 2\n") == json({{"a", 1}}));
+  CHECK(Parsed("# only a comment\n").is_null());
+  CHECK(Parsed("b: !!str 8\nc: !!int \"8\"\nd: |\n  8\ne: !custom 8\n") ==
         json({{"b", "8"}, {"c", 8}, {"d", "8\n"}, {"e", "8"}}));
 }
 
@@ -98,43 +105,61 @@ TEST_CASE("ParseYaml stops an alias bomb", "[yaml_json]") {
   CHECK_THAT(r.error().message, Catch::Contains("more than 5 million nodes"));
 }
 
-TEST_CASE("ParseYaml with prune skips what the evaluation never reads, and nothing else", "[yaml_json]") {
-  const char* pod = R"(kind: Pod
-status: {phase: Running}
+TEST_CASE("ParseYaml keeps a mapping's members in the document's order, merged ones after its own", "[yaml_json]") {
+  auto t = ParseYaml("base: &b {z: 1, a: 2}\nm:\n  y: 3\n  <<: *b\n  a: 4\n  <<: [{q: 5}]\n");
+  REQUIRE(t.has_value());
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : t->Root().Find("m").Members()) keys.emplace_back(key);
+  CHECK(keys == std::vector<std::string>{"y", "a", "z", "q"});
+  CHECK(t->Root().Find("m").Find("a").Integer() == 4);  // the explicit key wins
+  CHECK_FALSE(ParseYaml("m:\n  <<: [1]\n").has_value());
+}
+
+TEST_CASE("ParseYaml locates members at their keys, items at their first character, in the file's lines",
+          "[yaml_json]") {
+  const char* pod = R"(# a comment line
+apiVersion: v1
+kind: Pod
 metadata:
   name: p
-  labels: &labels {app: x}
-  managedFields: [{manager: kubectl}]
-  annotations: {team: a, shmguard.io/num-workers: "8"}
+  annotations:
+    shmguard.io/num-workers: "8"
 spec:
-  affinity: &aff {nodeAffinity: {}}
   containers:
-  - name: c
-    image: busybox
-    env:
-    - {name: NCCL_DEBUG, value: WARN}
-    - {value: "4", name: PET_NPROC_PER_NODE}
-    resources: {limits: {memory: 8Gi}}
+  - name: t
+    resources:
+      limits: {nvidia.com/gpu: 4, memory: 64Gi}
+  - {name: "\u00e9t\u00e9", image: x}
+  volumes: &v
+  - name: dshm
+  other: *v
 )";
-  auto pruned = ParseYaml(pod, 1, true);
-  REQUIRE(pruned.has_value());
-  CHECK(*pruned == json::parse(R"({"kind": "Pod", "metadata": {"name": "p", "labels": {"app": "x"},
-    "annotations": {"shmguard.io/num-workers": "8"}},
-    "spec": {"containers": [{"name": "c", "env": [{"name": "PET_NPROC_PER_NODE", "value": "4"}],
-    "resources": {"limits": {"memory": "8Gi"}}}]}})"));
-  // An alias in a kept field of an anchor inside a skipped one: parsed again, in full.
-  auto reused = ParseYaml(std::string(pod) + "  volumes:\n  - name: *aff\n", 1, true);
-  REQUIRE(reused.has_value());
-  CHECK((*reused)["spec"]["volumes"] == json::parse(R"([{"name": {"nodeAffinity": {}}}])"));
-  CHECK((*reused)["spec"].contains("affinity"));
-  // Errors inside skipped members are still errors.
-  auto dup = ParseYaml("spec:\n  affinity: {}\n  affinity: {}\n", 1, true);
-  REQUIRE_FALSE(dup.has_value());
-  CHECK(dup.error().where.line == 3);
-  auto cycle = ParseYaml("spec:\n  affinity: &a\n    x: *a\n", 1, true);
-  REQUIRE_FALSE(cycle.has_value());
-  CHECK_THAT(cycle.error().message, Catch::Contains("inside its own anchor"));
-  CHECK_FALSE(ParseYaml("spec:\n  affinity: *nope\n", 1, true).has_value());
+  auto t = ParseYaml(pod, 10);  // the text starts on line 10 of its file
+  REQUIRE(t.has_value());
+  struct Case {
+    const char* pointer;
+    int line, column;
+  };
+  const Case cases[] = {
+      {"", 11, 1},                                                     // the document: its first node
+      {"/kind", 12, 1},                                                // a member: its key
+      {"/metadata/annotations/shmguard.io~1num-workers", 16, 5},       // an escaped "/"
+      {"/spec/containers/0", 19, 5},                                   // an item: its first character
+      {"/spec/containers/0/resources/limits/memory", 21, 35},          // in flow style
+      {"/spec/containers/1/image", 22, 29},                            // after a quoted scalar
+      {"/spec/containers/0/securityContext/capabilities/add", 19, 5},  // missing: the nearest written parent
+      {"/spec/hostIPC", 17, 1},
+      {"/spec/containers/7", 18, 3},
+      {"/nothing/at/all", 11, 1},
+      {"/spec/other/0/name", 25, 3},  // inside an alias's copy: where the alias is written
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.pointer);
+    const TextPosition at = t->Locate(c.pointer);
+    CHECK(at.line == c.line);
+    CHECK(at.column == c.column);
+  }
+  CHECK(Tape().Locate("/kind").line == 0);  // no document
 }
 
 }  // namespace

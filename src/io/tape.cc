@@ -1,0 +1,195 @@
+// Tape::Locate and TapeBuilder: simdjson's tape layout (its doc/tape.md), written word by word.
+#include "io/tape.h"
+
+#include <cstring>
+
+namespace shmguard::io {
+namespace {
+
+constexpr uint64_t kPayload = 0x00FFFFFFFFFFFFFF;
+
+uint64_t TypeWord(char type) { return static_cast<uint64_t>(static_cast<uint8_t>(type)) << 56; }
+char TypeOf(uint64_t w) { return static_cast<char>(w >> 56); }
+
+// The word after the value at `i` (a number takes two; a container runs to its closing word).
+size_t AfterWord(const uint64_t* words, size_t i) {
+  switch (TypeOf(words[i])) {
+    case '{':
+    case '[': return static_cast<uint32_t>(words[i]);
+    case 'l':
+    case 'u':
+    case 'd': return i + 2;
+    default: return i + 1;
+  }
+}
+
+std::string_view StringAt(const std::vector<uint8_t>& strings, uint64_t w) {
+  const uint8_t* at = strings.data() + (w & kPayload);
+  uint32_t size;
+  std::memcpy(&size, at, sizeof size);
+  return {reinterpret_cast<const char*>(at + sizeof size), size};
+}
+
+// The token of a JSON pointer with "~1" and "~0" read back as "/" and "~".
+std::string Unescape(std::string_view token) {
+  std::string out;
+  for (size_t i = 0; i < token.size(); ++i) {
+    if (token[i] == '~' && i + 1 < token.size() && (token[i + 1] == '0' || token[i + 1] == '1')) {
+      out += token[++i] == '1' ? '/' : '~';
+    } else {
+      out += token[i];
+    }
+  }
+  return out;
+}
+
+// Moves the containers' indexes of words [from, to) by `delta`: an opening word holds the index
+// past its closing one, a closing word the index of its opening one.
+void Rebase(uint64_t* words, size_t from, size_t to, int64_t delta) {
+  for (size_t i = from; i < to; ++i) {
+    const char t = TypeOf(words[i]);
+    if (t == '{' || t == '[') {
+      words[i] = (words[i] & ~uint64_t{0xFFFFFFFF}) |
+                 static_cast<uint32_t>(static_cast<int64_t>(words[i] & 0xFFFFFFFF) + delta);
+    } else if (t == '}' || t == ']') {
+      words[i] = TypeWord(t) | static_cast<uint64_t>(static_cast<int64_t>(words[i] & kPayload) + delta);
+    } else if (t == 'l' || t == 'u' || t == 'd') {
+      ++i;  // the number's bits
+    }
+  }
+}
+
+}  // namespace
+
+Tape Tape::Own(std::vector<uint64_t>&& words, std::vector<uint8_t>&& strings, std::vector<TextPosition>&& at) {
+  auto data = std::make_shared<Data>();
+  data->words = std::move(words);
+  data->strings = std::move(strings);
+  data->at = std::move(at);
+  data->view = {data->words.data(), data->strings.data()};
+  Tape t;
+  t.data_ = std::move(data);
+  return t;
+}
+
+TextPosition Tape::Locate(std::string_view pointer) const {
+  if (!data_ || data_->words.size() < 3) return {};
+  const auto& words = data_->words;
+  const auto& at = data_->at;
+  auto position = [&](size_t i) { return i < at.size() ? at[i] : TextPosition{}; };
+  size_t cur = 1;
+  TextPosition found = position(cur);
+  while (!pointer.empty()) {
+    pointer.remove_prefix(1);  // the '/'
+    const size_t slash = pointer.find('/');
+    const std::string_view token = pointer.substr(0, slash);
+    pointer = slash == std::string_view::npos ? std::string_view() : pointer.substr(slash);
+    size_t next = 0;
+    if (TypeOf(words[cur]) == '{') {
+      const std::string key = Unescape(token);
+      for (size_t k = cur + 1; TypeOf(words[k]) != '}'; k = AfterWord(words.data(), k + 1)) {
+        if (StringAt(data_->strings, words[k]) == key) next = k;  // a key given twice: its last
+      }
+      if (!next) break;
+      found = position(next);
+      cur = next + 1;
+    } else if (TypeOf(words[cur]) == '[') {
+      size_t index = 0;
+      if (token.empty() || token.find_first_not_of("0123456789") != std::string_view::npos) break;
+      for (char c : token) index = index * 10 + static_cast<size_t>(c - '0');
+      for (size_t i = cur + 1; TypeOf(words[i]) != ']'; i = AfterWord(words.data(), i)) {
+        if (index-- == 0) {
+          next = i;
+          break;
+        }
+      }
+      if (!next) break;
+      found = position(next);
+      cur = next;
+    } else {
+      break;
+    }
+  }
+  return found;
+}
+
+TapeBuilder::TapeBuilder() : data_(std::make_shared<Tape::Data>()) { Word(TypeWord('r'), {}); }
+
+void TapeBuilder::Open(char type, TextPosition at) {
+  open_.push_back(size());
+  Word(TypeWord(type), at);
+}
+
+void TapeBuilder::End() {
+  const size_t open = open_.back();
+  open_.pop_back();
+  auto& words = data_->words;
+  const char close = TypeOf(words[open]) == '{' ? '}' : ']';
+  Word(TypeWord(close) | open, data_->at[open]);
+  words[open] |= static_cast<uint32_t>(size());
+}
+
+void TapeBuilder::String(std::string_view s, TextPosition at) {
+  auto& strings = data_->strings;
+  Word(TypeWord('"') | strings.size(), at);
+  const auto size = static_cast<uint32_t>(s.size());
+  const size_t start = strings.size();
+  strings.resize(start + sizeof size + s.size() + 1);
+  std::memcpy(strings.data() + start, &size, sizeof size);
+  std::memcpy(strings.data() + start + sizeof size, s.data(), s.size());
+  strings.back() = 0;
+}
+
+void TapeBuilder::Number(char type, const void* bits, TextPosition at) {
+  Word(TypeWord(type), at);
+  uint64_t w;
+  std::memcpy(&w, bits, sizeof w);
+  Word(w, at);
+}
+
+TapeFragment TapeBuilder::CopyOut(size_t begin) const {
+  TapeFragment f;
+  f.words.assign(data_->words.begin() + static_cast<std::ptrdiff_t>(begin), data_->words.end());
+  f.at.assign(data_->at.begin() + static_cast<std::ptrdiff_t>(begin), data_->at.end());
+  Rebase(f.words.data(), 0, f.words.size(), -static_cast<int64_t>(begin));
+  return f;
+}
+
+TapeFragment TapeBuilder::Cut(size_t begin) {
+  TapeFragment f = CopyOut(begin);
+  data_->words.resize(begin);
+  data_->at.resize(begin);
+  return f;
+}
+
+void TapeBuilder::Paste(const TapeFragment& f, size_t from, size_t to, TextPosition at) {
+  const size_t start = size();
+  auto& words = data_->words;
+  words.insert(words.end(), f.words.begin() + static_cast<std::ptrdiff_t>(from),
+               f.words.begin() + static_cast<std::ptrdiff_t>(to));
+  if (at.line) {
+    data_->at.resize(words.size(), at);
+  } else {
+    data_->at.insert(data_->at.end(), f.at.begin() + static_cast<std::ptrdiff_t>(from),
+                     f.at.begin() + static_cast<std::ptrdiff_t>(to));
+  }
+  Rebase(words.data(), start, words.size(), static_cast<int64_t>(start) - static_cast<int64_t>(from));
+}
+
+size_t TapeBuilder::After(const TapeFragment& f, size_t i) { return AfterWord(f.words.data(), i); }
+
+std::string_view TapeBuilder::StringOf(const TapeFragment& f, size_t i) const {
+  return StringAt(data_->strings, f.words[i]);
+}
+
+Tape TapeBuilder::Finish() {
+  auto& words = data_->words;
+  words[0] |= size() + 1;  // the root word holds the index past the last one
+  Word(TypeWord('r'), {});
+  data_->view = {words.data(), data_->strings.data()};
+  Tape t;
+  t.data_ = std::move(data_);
+  return t;
+}
+
+}  // namespace shmguard::io
