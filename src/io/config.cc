@@ -14,14 +14,27 @@
 namespace shmguard::io {
 namespace {
 
-using nlohmann::json;
+using Type = JsonNode::Type;
 
 // A node of the document: its value and JSON pointer (for its line).
 struct Node {
-  const json& v;
+  JsonNode v;
   std::string pointer;
-  Node Member(const std::string& key) const { return {v[key], pointer + "/" + EscapePointerToken(key)}; }
-  Node Item(size_t i) const { return {v[i], pointer + "/" + std::to_string(i)}; }
+  Node Member(std::string_view key) const {
+    return {v.Find(key), pointer + "/" + EscapePointerToken(std::string(key))};
+  }
+  // The keys of a mapping, in the document's order.
+  std::vector<std::string> Keys() const {
+    std::vector<std::string> out;
+    for (const auto& [key, value] : v.Members()) out.emplace_back(key);
+    return out;
+  }
+  // The items of a list, each with its pointer.
+  std::vector<Node> Items() const {
+    std::vector<Node> out;
+    for (JsonNode item : v.Items()) out.push_back({item, pointer + "/" + std::to_string(out.size())});
+    return out;
+  }
 };
 
 class PolicyReader {
@@ -30,9 +43,9 @@ class PolicyReader {
 
   Result<Policy> Read() {
     Policy p;
-    Node root{doc_.value, ""};
-    if (root.v.is_null()) return p;
-    if (!Expect(root, json::value_t::object, "policy", "a mapping")) return *error_;
+    Node root{doc_.Root(), ""};
+    if (root.v.IsNull()) return p;
+    if (!Expect(root, Type::kObject, "policy", "a mapping")) return *error_;
     using Handler = std::function<bool(const Node&)>;
     std::map<std::string, Handler> keys = {
         {"gpuResources", [&](const Node& n) { return StringList(n, "gpuResources", p.gpu_resources, false); }},
@@ -48,7 +61,7 @@ class PolicyReader {
         {"namespaces", [&](const Node& n) { return Namespaces(n, p.namespaces); }},
         {"tls", [&](const Node& n) { return Tls(n, p.tls); }},
     };
-    for (const auto& [key, unused] : root.v.items()) {
+    for (const std::string& key : root.Keys()) {
       Node value = root.Member(key);
       auto it = keys.find(key);
       if (it == keys.end()) {
@@ -71,7 +84,7 @@ class PolicyReader {
     return *error_;
   }
 
-  bool Expect(const Node& n, json::value_t type, const std::string& key, const char* what) {
+  bool Expect(const Node& n, Type type, const std::string& key, const char* what) {
     if (n.v.type() == type) return true;
     std::string msg = "must be ";
     msg.append(what);
@@ -79,8 +92,8 @@ class PolicyReader {
   }
 
   bool Scalar(const Node& n, const std::string& key, std::string& out) {
-    if (!Expect(n, json::value_t::string, key, "a single value")) return false;
-    out = n.v.get<std::string>();
+    if (!Expect(n, Type::kString, key, "a single value")) return false;
+    out = n.v.String();
     return true;
   }
 
@@ -107,11 +120,13 @@ class PolicyReader {
         n, key, out, kBools, +[](bool b) { return b ? "true" : "false"; });
   }
 
+  // A list of strings; with `globs`, of namespace globs, where one glob may also be written
+  // without brackets.
   bool StringList(const Node& n, const std::string& key, std::vector<std::string>& out, bool globs) {
-    if (!Expect(n, json::value_t::array, key, "a list")) return false;
+    const bool one = globs && n.v.IsString();
+    if (!one && !Expect(n, Type::kArray, key, "a list")) return false;
     out.clear();
-    for (size_t i = 0; i < n.v.size(); ++i) {
-      Node item = n.Item(i);
+    for (const Node& item : one ? std::vector<Node>{n} : n.Items()) {
       std::string s;
       if (!Scalar(item, key, s)) return false;
       if (s.empty()) return FailB(item, key, "entries must not be empty");
@@ -199,8 +214,8 @@ class PolicyReader {
   }
 
   bool Sizing(const Node& n, SizingConstants& k) {
-    if (!Expect(n, json::value_t::object, "sizing", "a mapping")) return false;
-    for (const auto& [key, unused] : n.v.items()) {
+    if (!Expect(n, Type::kObject, "sizing", "a mapping")) return false;
+    for (const std::string& key : n.Keys()) {
       std::string full = "sizing." + key;
       Node v = n.Member(key);
       bool ok = true;
@@ -229,8 +244,8 @@ class PolicyReader {
   }
 
   bool Unannotated(const Node& n, UnannotatedRule& u) {
-    if (!Expect(n, json::value_t::object, "unannotated", "a mapping")) return false;
-    for (const auto& [key, unused] : n.v.items()) {
+    if (!Expect(n, Type::kObject, "unannotated", "a mapping")) return false;
+    for (const std::string& key : n.Keys()) {
       std::string full = "unannotated." + key;
       Node v = n.Member(key);
       bool ok = true;
@@ -249,8 +264,8 @@ class PolicyReader {
   }
 
   bool Observed(const Node& n, ObservedRule& o) {
-    if (!Expect(n, json::value_t::object, "observed", "a mapping")) return false;
-    for (const auto& [key, unused] : n.v.items()) {
+    if (!Expect(n, Type::kObject, "observed", "a mapping")) return false;
+    for (const std::string& key : n.Keys()) {
       std::string full = "observed." + key;
       Node v = n.Member(key);
       if (key != "margin") return FailB(v, full, "unknown key; known keys: margin");
@@ -260,8 +275,8 @@ class PolicyReader {
   }
 
   bool Tls(const Node& n, TlsPolicy& t) {
-    if (!Expect(n, json::value_t::object, "tls", "a mapping")) return false;
-    for (const auto& [key, unused] : n.v.items()) {
+    if (!Expect(n, Type::kObject, "tls", "a mapping")) return false;
+    for (const std::string& key : n.Keys()) {
       std::string full = "tls." + key;
       Node v = n.Member(key);
       if (key == "minVersion") {
@@ -284,26 +299,22 @@ class PolicyReader {
   }
 
   bool Namespaces(const Node& n, std::vector<NamespaceRule>& rules) {
-    if (!Expect(n, json::value_t::array, "namespaces", "a list")) return false;
+    if (!Expect(n, Type::kArray, "namespaces", "a list")) return false;
     rules.clear();
-    for (size_t i = 0; i < n.v.size(); ++i) {
-      Node r = n.Item(i);
+    const std::vector<Node> items = n.Items();
+    for (size_t i = 0; i < items.size(); ++i) {
+      const Node& r = items[i];
       std::string base = "namespaces[" + std::to_string(i) + "]";
-      if (!Expect(r, json::value_t::object, base, "a mapping")) return false;
+      if (!Expect(r, Type::kObject, base, "a mapping")) return false;
       NamespaceRule rule;
       bool has_match = false;
-      for (const auto& [key, unused] : r.v.items()) {
+      for (const std::string& key : r.Keys()) {
         std::string full = base + "." + key;
         Node value = r.Member(key);
         bool ok = true;
         if (key == "match") {
           has_match = true;
-          if (value.v.is_string()) {  // one glob written without brackets
-            json one = json::array({value.v});
-            ok = StringList(Node{one, value.pointer}, full, rule.match, true);
-          } else {
-            ok = StringList(value, full, rule.match, true);
-          }
+          ok = StringList(value, full, rule.match, true);
         } else if (key == "mode") {
           ok = Enum(value, full, rule.mode, kNamespaceModes, NamespaceModeName);
         } else if (key == "requireAnnotations") {
@@ -317,7 +328,7 @@ class PolicyReader {
           ok = StringList(value, full, ids, false);
           for (size_t k = 0; ok && k < ids.size(); ++k) {
             auto check = FindCheck(ids[k]);
-            if (!check) return FailB(value.Item(k), full, "\"" + ids[k] + "\" is not a check ID (docs/checks.md)");
+            if (!check) return FailB(value.Items()[k], full, "\"" + ids[k] + "\" is not a check ID (docs/checks.md)");
             rule.ignore.push_back(*check);
           }
         } else {

@@ -277,10 +277,7 @@ class Builder {
 Result<YamlText> ParseYamlAsText(std::string_view text) {
   auto tape = Builder(text, 1, false).Run();
   if (!tape) return tape.error();
-  YamlText out;
-  out.value = tape->ToJson();
-  out.tape = std::move(*tape);
-  return out;
+  return YamlText{std::move(*tape)};
 }
 
 Result<Tape> ParseYaml(std::string_view text, int first_line) { return Builder(text, first_line, true).Run(); }

@@ -7,7 +7,6 @@
 #pragma once
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -28,8 +27,8 @@ Result<Tape> ParseYaml(std::string_view text, int first_line = 1);
 // A YAML document for strict readers of small files (the policy): every scalar as written — a
 // string, so "0.50" and "off" stay text — except empty values, "~" and "null", which are null.
 struct YamlText {
-  nlohmann::json value;
-  Tape tape;  // the same document, with the positions
+  Tape tape;
+  JsonNode Root() const { return tape.Root(); }
   // The line of the node at `pointer` ("" is the root; "/sizing/safety", "/namespaces/0"): a
   // member's is its key's; a missing one's is its nearest ancestor's.
   int Line(const std::string& pointer) const { return std::max(1, tape.Locate(pointer).line); }
