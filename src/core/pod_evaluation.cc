@@ -136,17 +136,17 @@ std::vector<Finding> LaunchFindings(const PodTemplate& t, const PodFacts& f, boo
   return out;
 }
 
-void EvaluateSized(const PodStage& s, PodEvaluation& pe) {
+PodEvaluation EvaluateSized(const PodStage& s, PodEvaluation pe) {
   const PodTemplate& t = s.t;
   const Policy& policy = s.policy;
   const PodContext& ctx = s.ctx;
   auto sizing = ReadSizing(t, policy);
-  if (!sizing) return DenyWith(t, pe, sizing.error());
+  if (!sizing) return Denied(t, std::move(pe), sizing.error());
   auto facts = ReadPodFacts(t, policy);
-  if (!facts) return DenyWith(t, pe, facts.error());
+  if (!facts) return Denied(t, std::move(pe), facts.error());
   pe.memory_limit_bytes = facts->memory_limit_bytes;
   auto mount = ReadShm(t, *facts);
-  if (!mount) return DenyWith(t, pe, mount.error());
+  if (!mount) return Denied(t, std::move(pe), mount.error());
   pe.current_shm = DescribeShm(*mount, t, *facts);
 
   ShmInputs in = PodShmInputs(*facts);
@@ -154,7 +154,7 @@ void EvaluateSized(const PodStage& s, PodEvaluation& pe) {
   in.prefetch_factor = sizing->prefetch;
   in.batch_bytes = sizing->batch_bytes;
   auto plan = PlanShm(in, policy.sizing);
-  if (!plan) return DenyWith(t, pe, plan.error());
+  if (!plan) return Denied(t, std::move(pe), plan.error());
   pe.plan = *plan;
   std::optional<Learned> learned = Learn(t, ctx, policy, plan->required_bytes);
   const int64_t required = learned ? learned->required_bytes : plan->required_bytes;
@@ -165,7 +165,7 @@ void EvaluateSized(const PodStage& s, PodEvaluation& pe) {
   auto deny = [&](Finding f) {
     if (!all) Add(pe, PlanFinding(t, *plan, policy.sizing, *facts));
     Add(pe, std::move(f));
-    Settle(pe, ctx);
+    return Settled(std::move(pe), ctx);
   };
   if (all) Add(pe, PlanFinding(t, *plan, policy.sizing, *facts));
   if (learned && all) Add(pe, learned->finding);
@@ -183,17 +183,18 @@ void EvaluateSized(const PodStage& s, PodEvaluation& pe) {
   if (limit.headroom && all) Add(pe, std::move(*limit.headroom));
   if (!t.patchable) {
     Apply(pe, JudgeUnpatched(s, *mount, pe.current_shm, required));
-    Settle(pe, ctx);
+    pe = Settled(std::move(pe), ctx);
     // Denied, the plan goes ahead of the error, as for any denial.
     if (!all && pe.verdict == Verdict::kDeny) {
       Finding plan_finding = PlanFinding(t, *plan, policy.sizing, *facts);
       plan_finding.pod = pe.label;
       pe.findings.insert(pe.findings.end() - 1, std::move(plan_finding));
     }
-    return;
+    return pe;
   }
   Apply(pe, PatchTo(s, *facts, *mount,
                     {required, PlanAnnotation(*sizing, *facts, required, ctx.observed), nullptr, pe.current_shm}));
+  return pe;
 }
 
 // True when every container requesting GPUs mounts /dev/shm (so none is left at 64Mi).
@@ -210,13 +211,13 @@ bool GpuContainersMountShm(const PodFacts& facts, const ShmMount& mount) {
 // at least the floor; otherwise it gets the estimate (or, for a memory emptyDir it sized
 // itself, the floor).
 // REQUIRES: `mount` is what `t` has at /dev/shm (ReadShm).
-void EvaluateEstimated(const PodStage& s, const PodFacts& facts, const ShmMount& mount, PodEvaluation& pe) {
+PodEvaluation EvaluateEstimated(const PodStage& s, const PodFacts& facts, const ShmMount& mount, PodEvaluation pe) {
   const PodTemplate& t = s.t;
   const Policy& policy = s.policy;
   const PodContext& ctx = s.ctx;
   const bool all = ctx.detail == Detail::kAll;
   auto estimate = EstimateShm(facts, policy);
-  if (!estimate) return DenyWith(t, pe, estimate.error());
+  if (!estimate) return Denied(t, std::move(pe), estimate.error());
   pe.plan = estimate->floor_plan;
   pe.estimated = true;
   // A profile replaces the estimate: the floor, raised to what the workload was seen to use.
@@ -228,7 +229,7 @@ void EvaluateEstimated(const PodStage& s, const PodFacts& facts, const ShmMount&
     FloorNumbers(*over, *estimate, policy);
     if (learned) Add(pe, learned->finding);
     Add(pe, std::move(*over));
-    return Settle(pe, ctx);
+    return Settled(std::move(pe), ctx);
   }
 
   pe.verdict = Verdict::kOk;
@@ -238,7 +239,7 @@ void EvaluateEstimated(const PodStage& s, const PodFacts& facts, const ShmMount&
     if (all) {
       Add(pe, Finding(Check::kShmNotMemoryBacked, volume).At(Severity::kInfo).Val("mount", mount.description));
     }
-    return;
+    return pe;
   }
   if (learned && all) Add(pe, learned->finding);
   auto sufficient = [&] {
@@ -249,13 +250,13 @@ void EvaluateEstimated(const PodStage& s, const PodFacts& facts, const ShmMount&
   };
   if (mount.kind == ShmMountKind::kNone && facts.host_ipc) {
     if (all) Add(pe, sufficient().Num("host_ipc", 1));
-    return;
+    return pe;
   }
   const bool own_is_enough =
       mount.kind == ShmMountKind::kMemoryEmptyDir && (!mount.size_limit || *mount.size_limit >= floor);
   if (own_is_enough && GpuContainersMountShm(facts, mount)) {
     if (all) Add(pe, sufficient());
-    return;
+    return pe;
   }
 
   // What it has is below the floor: a memory emptyDir of its own is raised only to the floor.
@@ -266,7 +267,7 @@ void EvaluateEstimated(const PodStage& s, const PodFacts& facts, const ShmMount&
   pe.required_bytes = size;
   if (!t.patchable) {
     Apply(pe, JudgeUnpatched(s, mount, pe.current_shm, size, floor));
-    return Settle(pe, ctx);
+    return Settled(std::move(pe), ctx);
   }
   if (!learned) {
     Finding sized(Check::kSizedWithoutAnnotations, AnnotationsPointer(t));
@@ -276,14 +277,16 @@ void EvaluateEstimated(const PodStage& s, const PodFacts& facts, const ShmMount&
   }
   Apply(pe, PatchTo(s, facts, mount,
                     {size, EstimateAnnotation(*estimate, facts, size, ctx.observed), &*estimate, pe.current_shm}));
+  return pe;
 }
 
-void EvaluatePodInto(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
-                     const PodContext& ctx, PodEvaluation& pe) {
+PodEvaluation EvaluateTemplate(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
+                               const PodContext& ctx) {
+  PodEvaluation pe;
   pe.label = t.label;
   pe.path = t.spec_pointer;
   pe.current_shm = t.compose_service ? "64Mi (Docker's default)" : "64Mi (container default)";
-  if (t.error) return DenyWith(t, pe, *t.error);
+  if (t.error) return Denied(t, std::move(pe), *t.error);
   for (const Finding& f : t.findings) {  // how the template was read (a Compose GPU count)
     if (ctx.detail == Detail::kAll || f.severity != Severity::kInfo) Add(pe, f);
   }
@@ -292,47 +295,44 @@ void EvaluatePodInto(const PodTemplate& t, const Workload& w, const NamespaceRul
     if (mode->second.Is("skip")) {
       pe.verdict = Verdict::kSkip;
       Add(pe, Finding(Check::kOptedOut, AnnotationPointer(t, kModeAnnotation)));
-      return;
+      return pe;
     }
     Add(pe, Finding(Check::kAnnotationInvalid, AnnotationPointer(t, kModeAnnotation))
                 .Val("annotation", kModeAnnotation)
                 .Val("error", mode->second.Dump() + " is not understood; the only value is \"skip\""));
-    return Settle(pe, ctx);
+    return Settled(std::move(pe), ctx);
   }
   if (Has(t.annotations, kNumWorkersAnnotation) || Has(t.annotations, kBatchBytesAnnotation)) {
-    return EvaluateSized({t, w, rule, policy, ctx}, pe);
+    return EvaluateSized({t, w, rule, policy, ctx}, std::move(pe));
   }
   pe.verdict = Verdict::kOk;
   auto facts = ReadPodFacts(t, policy);
-  if (!facts) return DenyWith(t, pe, facts.error());
+  if (!facts) return Denied(t, std::move(pe), facts.error());
   pe.memory_limit_bytes = facts->memory_limit_bytes;
   // What it has at /dev/shm, for every pod; a malformed mount only matters to a GPU pod.
   Result<ShmMount> mount = ReadShm(t, *facts);
   if (mount) pe.current_shm = DescribeShm(*mount, t, *facts);
   if (!facts->requests_gpus) {
     if (ctx.detail == Detail::kAll) Add(pe, Finding(Check::kNoGpus, t.spec_pointer));
-    return;
+    return pe;
   }
   if (rule.require_annotations) {
     Add(pe, Finding(Check::kAnnotationsRequired, AnnotationsPointer(t)));
-    return Settle(pe, ctx);
+    return Settled(std::move(pe), ctx);
   }
   if (policy.unannotated.mode == UnannotatedMode::kLeave) {
     if (ctx.detail == Detail::kAll) Add(pe, Finding(Check::kUnannotatedLeft, AnnotationsPointer(t)));
-    return;
+    return pe;
   }
-  if (!mount) return DenyWith(t, pe, mount.error());
-  EvaluateEstimated({t, w, rule, policy, ctx}, *facts, *mount, pe);
+  if (!mount) return Denied(t, std::move(pe), mount.error());
+  return EvaluateEstimated({t, w, rule, policy, ctx}, *facts, *mount, std::move(pe));
 }
 
 }  // namespace
 
 PodEvaluation EvaluatePod(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
                           const PodContext& ctx) {
-  PodEvaluation pe;
-  EvaluatePodInto(t, w, rule, policy, ctx, pe);
-  Settle(pe, ctx);
-  return pe;
+  return Settled(EvaluateTemplate(t, w, rule, policy, ctx), ctx);
 }
 
 }  // namespace shmguard

@@ -1,5 +1,5 @@
 // PatchTo, JudgeUnpatched, and the steps every pod's evaluation shares: Add, AddAll, Apply,
-// Settle, DenyWith.
+// Settled, Denied.
 #include "shm_remedy.h"
 
 #include <algorithm>
@@ -130,7 +130,7 @@ void Apply(PodEvaluation& pe, Remedy r) {
   pe.changes = std::move(r.changes);
 }
 
-void Settle(PodEvaluation& pe, const PodContext& ctx) {
+PodEvaluation Settled(PodEvaluation pe, const PodContext& ctx) {
   bool error = false;
   for (auto& f : pe.findings) {
     f.suppressed = ctx.Exempt(f.check);
@@ -141,6 +141,7 @@ void Settle(PodEvaluation& pe, const PodContext& ctx) {
   } else if (pe.verdict == Verdict::kDeny) {
     pe.verdict = Verdict::kOk;
   }
+  return pe;
 }
 
 Finding InputError(const PodTemplate& t, const Error& e) {
@@ -154,9 +155,10 @@ Finding InputError(const PodTemplate& t, const Error& e) {
                        .Val("error", e.message));
 }
 
-void DenyWith(const PodTemplate& t, PodEvaluation& pe, const Error& e) {
+PodEvaluation Denied(const PodTemplate& t, PodEvaluation pe, const Error& e) {
   Add(pe, InputError(t, e));
   pe.verdict = Verdict::kDeny;
+  return pe;
 }
 
 Remedy PatchTo(const PodStage& s, const PodFacts& facts, const ShmMount& mount, PatchTarget target) {
