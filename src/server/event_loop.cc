@@ -43,17 +43,16 @@ constexpr auto kDrainNewConnections = std::chrono::seconds(2);
 
 class EventLoop {
  public:
-  EventLoop(int epoll_fd, int listen_fd, int wake_fd, SSL_CTX* ctx, const HttpsServerOptions& o,
-            const HttpHandler& handler, const std::atomic<bool>& stopping, std::atomic<size_t>& count)
-      : epfd_(epoll_fd),
-        listen_fd_(listen_fd),
-        wake_fd_(wake_fd),
-        ctx_(ctx),
-        o_(o),
-        limits_{o.max_header_bytes, o.max_body_bytes},
-        handler_(handler),
-        stopping_(stopping),
-        count_(count) {}
+  explicit EventLoop(const EventLoopSetup& s)
+      : epfd_(s.epoll_fd),
+        listen_fd_(s.listen_fd),
+        wake_fd_(s.wake_fd),
+        ctx_(s.ctx),
+        o_(s.options),
+        limits_{s.options.max_header_bytes, s.options.max_body_bytes},
+        handler_(s.handler),
+        stopping_(s.stopping),
+        count_(s.connections) {}
 
   void Run() {
     std::array<epoll_event, 256> events;
@@ -333,7 +332,7 @@ class EventLoop {
 }  // namespace
 
 void RunEventLoop(const EventLoopSetup& s) {
-  EventLoop loop(s.epoll_fd, s.listen_fd, s.wake_fd, s.ctx, s.options, s.handler, s.stopping, s.connections);
+  EventLoop loop(s);
   loop.Run();
 }
 
