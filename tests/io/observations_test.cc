@@ -2,9 +2,12 @@
 // (`shmguard audit --observations FILE`).
 #include "io/observations.h"
 
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "cli/audit_command.h"
 #include "server/tls_fixture.h"
@@ -27,6 +30,19 @@ items:
   spec: {workload: Job/other}
   status: {peakBytes: 1048576, runs: 1}
 )";
+
+// `--observations <(kubectl get shmprofiles -A -o yaml)`: the profiles straight from the cluster
+// come through a pipe, which has no size to map.
+TEST_CASE("LoadObservations reads a pipe, as a shell's process substitution gives it", "[observations]") {
+  test::TempDir dir;
+  const std::string fifo = dir.File("profiles");
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  std::thread writer([&] { std::ofstream(fifo) << kList; });
+  auto index = LoadObservations(fifo);
+  writer.join();
+  REQUIRE(index);
+  CHECK(index->size() == 2);
+}
 
 TEST_CASE("LoadObservations reads a List of ShmProfiles, and single documents", "[observations]") {
   test::TempDir dir;
