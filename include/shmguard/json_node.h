@@ -62,7 +62,8 @@ class JsonNode {
   // The items of a list, in order, for a range-for (nothing is copied); none when this is not
   // a list.
   ItemRange Items() const;
-  // The members of an object, null ones included, in the document's order (nlohmann: sorted).
+  // The members of an object, null ones included, by key (as nlohmann and Go's encoding/json
+  // order them, whatever the text's order; a key given twice once, with its last value).
   std::vector<std::pair<std::string_view, JsonNode>> Members() const;
   // The text of a string; "" when this is not a string.
   std::string_view String() const {

@@ -1,6 +1,8 @@
 // JsonNode's reads of nlohmann values, and what is not on the hot path for tapes.
 #include "shmguard/json_node.h"
 
+#include <algorithm>
+
 namespace shmguard {
 namespace {
 
@@ -53,6 +55,17 @@ std::vector<std::pair<std::string_view, JsonNode>> JsonNode::Members() const {
   }
   for (uint64_t k = a_ + 1; TapeType(k) != '}'; k = TapeAfter(k + 1)) {
     out.emplace_back(TapeString(k), JsonNode(*tape_, k + 1));
+  }
+  // By key, as nlohmann's objects and Go's encoding/json order them, so that what the core
+  // makes of an object never depends on how its text ordered its keys; of a key given twice,
+  // its last value, as Find reads it.
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 0; i + 1 < out.size();) {
+    if (out[i].first == out[i + 1].first) {
+      out.erase(out.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
   }
   return out;
 }

@@ -20,8 +20,9 @@ namespace shmguard::io {
 // error's `where` is that line. Fails with kInvalidInput for a syntax error, bytes that are not
 // UTF-8 (or are control characters), a mapping or alias used as a key, a duplicate key, an
 // unknown anchor, an alias inside its own anchor, nesting deeper than 128, or more than 5
-// million nodes after aliases. A mapping's members are in the document's order, merged ones
-// after its own; whatever an alias copies is located where the alias is written.
+// million nodes after aliases. A mapping's members are written in the document's order, merged
+// ones after its own (JsonNode::Members reads them by key); whatever an alias copies is located
+// where the alias is written.
 Result<Tape> ParseYaml(std::string_view text, int first_line = 1);
 
 // A YAML document for strict readers of small files (the policy): every scalar as written — a
