@@ -105,7 +105,7 @@ TEST_CASE("ParseYaml stops an alias bomb", "[yaml_json]") {
   CHECK_THAT(r.error().message, Catch::Contains("more than 5 million nodes"));
 }
 
-TEST_CASE("ParseYaml merges keys after a mapping's own, which win; members read by key", "[yaml_json]") {
+TEST_CASE("ParseYaml merges keys after a mapping's own, which win, and members are read by key", "[yaml_json]") {
   auto t = ParseYaml("base: &b {z: 1, a: 2}\nm:\n  y: 3\n  <<: *b\n  a: 4\n  <<: [{q: 5}]\n");
   REQUIRE(t.has_value());
   std::vector<std::string> keys;
