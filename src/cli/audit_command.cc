@@ -245,7 +245,7 @@ AuditSummary StreamAudit(const AuditOptions& o, const Policy& policy, std::istre
       }
       io::ForEachManifest(text->view(), file, lists, [&](io::Document&& doc) {
         pool.Submit([doc = std::move(doc), &policy, &eval, lists, locate]() mutable {
-          io::ParseDocument(doc);
+          io::ParseDocument(doc, locate);
           bool empty = IsEmptyDocument(doc);
           auto records = EvaluateDocument(doc, policy, eval, locate);
           doc.object_text = {};                       // it points into the file's text, which goes away after the file

@@ -151,7 +151,7 @@ bool ScanValidList(std::string_view text, ListLayout& out) {
   return ScanList(text, out) && !out.items.empty() && ValidOutsideItems(text, out);
 }
 
-Result<Tape> ParseJson(std::string_view text, TextPosition first) {
+Result<Tape> ParseJson(std::string_view text, TextPosition first, bool locate) {
   auto doc = ParseDom(text);
   if (!doc) {
     // simdjson does not say where: libyaml, which reads JSON as YAML's flow style, finds the
@@ -165,8 +165,10 @@ Result<Tape> ParseJson(std::string_view text, TextPosition first) {
   const size_t n = tape[0] & kPayload;  // the root word holds the index past the last one
   std::vector<uint64_t> words(tape, tape + n);
   std::vector<uint8_t> strings(p.doc.string_buf.get(), p.doc.string_buf.get() + StringsEnd(p.doc, n));
-  std::vector<TextPosition> at =
-      Locate(text, first, words, p.implementation->structural_indexes.get(), p.implementation->n_structural_indexes);
+  std::vector<TextPosition> at;
+  if (locate) {
+    at = Locate(text, first, words, p.implementation->structural_indexes.get(), p.implementation->n_structural_indexes);
+  }
   return Tape::Own(std::move(words), std::move(strings), std::move(at));
 }
 

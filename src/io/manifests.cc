@@ -134,10 +134,10 @@ void ForEachManifest(std::string_view text, const std::string& name, JsonLists l
   flush(text.size());
 }
 
-void ParseDocument(Document& d) {
+void ParseDocument(Document& d, bool locate) {
   if (d.object || d.error) return;
   Result<Tape> parsed =
-      d.is_json ? ParseJson(d.object_text, {d.object_line, d.object_column}) : ParseYaml(d.text, d.line);
+      d.is_json ? ParseJson(d.object_text, {d.object_line, d.object_column}, locate) : ParseYaml(d.text, d.line);
   if (parsed) {
     d.object = std::move(*parsed);
     return;

@@ -46,8 +46,9 @@ void ForEachManifest(std::string_view text, const std::string& name, JsonLists l
                      const std::function<void(Document&&)>& each);
 
 // Parses a document ForEachManifest handed out, setting `object` or `error`; does nothing to a
-// document that is already parsed.
-void ParseDocument(Document& d);
+// document that is already parsed. Without `locate`, a JSON document keeps no positions (YAML's
+// come with libyaml's events).
+void ParseDocument(Document& d, bool locate = true);
 
 // ForEachManifest with JsonLists::kWhole, parsed and collected (every List is one document; documents that
 // parse to null, such as "~", are dropped).
