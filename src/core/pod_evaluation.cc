@@ -136,17 +136,17 @@ std::vector<Finding> LaunchFindings(const PodTemplate& t, const PodFacts& f, boo
   return out;
 }
 
-PodEvaluation EvaluateSized(const PodStage& s, PodEvaluation pe) {
+void EvaluateSized(const PodStage& s, PodEvaluation& pe) {
   const PodTemplate& t = s.t;
   const Policy& policy = s.policy;
   const PodContext& ctx = s.ctx;
   auto sizing = ReadSizing(t, policy);
-  if (!sizing) return Denied(t, std::move(pe), sizing.error());
+  if (!sizing) return DenyWith(t, pe, sizing.error());
   auto facts = ReadPodFacts(t, policy);
-  if (!facts) return Denied(t, std::move(pe), facts.error());
+  if (!facts) return DenyWith(t, pe, facts.error());
   pe.memory_limit_bytes = facts->memory_limit_bytes;
   auto mount = ReadShm(t, *facts);
-  if (!mount) return Denied(t, std::move(pe), mount.error());
+  if (!mount) return DenyWith(t, pe, mount.error());
   pe.current_shm = DescribeShm(*mount, t, *facts);
 
   ShmInputs in = PodShmInputs(*facts);
@@ -154,7 +154,7 @@ PodEvaluation EvaluateSized(const PodStage& s, PodEvaluation pe) {
   in.prefetch_factor = sizing->prefetch;
   in.batch_bytes = sizing->batch_bytes;
   auto plan = PlanShm(in, policy.sizing);
-  if (!plan) return Denied(t, std::move(pe), plan.error());
+  if (!plan) return DenyWith(t, pe, plan.error());
   pe.plan = *plan;
   std::optional<Learned> learned = Learn(t, ctx, policy, plan->required_bytes);
   const int64_t required = learned ? learned->required_bytes : plan->required_bytes;
@@ -165,7 +165,7 @@ PodEvaluation EvaluateSized(const PodStage& s, PodEvaluation pe) {
   auto deny = [&](Finding f) {
     if (!all) Add(pe, PlanFinding(t, *plan, policy.sizing, *facts));
     Add(pe, std::move(f));
-    return Settled(std::move(pe), ctx);
+    Settle(pe, ctx);
   };
   if (all) Add(pe, PlanFinding(t, *plan, policy.sizing, *facts));
   if (learned && all) Add(pe, learned->finding);
@@ -183,18 +183,17 @@ PodEvaluation EvaluateSized(const PodStage& s, PodEvaluation pe) {
   if (limit.headroom && all) Add(pe, std::move(*limit.headroom));
   if (!t.patchable) {
     Apply(pe, JudgeUnpatched(s, *mount, pe.current_shm, required));
-    pe = Settled(std::move(pe), ctx);
+    Settle(pe, ctx);
     // Denied, the plan goes ahead of the error, as for any denial.
     if (!all && pe.verdict == Verdict::kDeny) {
       Finding plan_finding = PlanFinding(t, *plan, policy.sizing, *facts);
       plan_finding.pod = pe.label;
       pe.findings.insert(pe.findings.end() - 1, std::move(plan_finding));
     }
-    return pe;
+    return;
   }
   Apply(pe, PatchTo(s, *facts, *mount,
                     {required, PlanAnnotation(*sizing, *facts, required, ctx.observed), nullptr, pe.current_shm}));
-  return pe;
 }
 
 // True when every container requesting GPUs mounts /dev/shm (so none is left at 64Mi).
@@ -211,13 +210,13 @@ bool GpuContainersMountShm(const PodFacts& facts, const ShmMount& mount) {
 // at least the floor; otherwise it gets the estimate (or, for a memory emptyDir it sized
 // itself, the floor).
 // REQUIRES: `mount` is what `t` has at /dev/shm (ReadShm).
-PodEvaluation EvaluateEstimated(const PodStage& s, const PodFacts& facts, const ShmMount& mount, PodEvaluation pe) {
+void EvaluateEstimated(const PodStage& s, const PodFacts& facts, const ShmMount& mount, PodEvaluation& pe) {
   const PodTemplate& t = s.t;
   const Policy& policy = s.policy;
   const PodContext& ctx = s.ctx;
   const bool all = ctx.detail == Detail::kAll;
   auto estimate = EstimateShm(facts, policy);
-  if (!estimate) return Denied(t, std::move(pe), estimate.error());
+  if (!estimate) return DenyWith(t, pe, estimate.error());
   pe.plan = estimate->floor_plan;
   pe.estimated = true;
   // A profile replaces the estimate: the floor, raised to what the workload was seen to use.
@@ -229,7 +228,7 @@ PodEvaluation EvaluateEstimated(const PodStage& s, const PodFacts& facts, const 
     FloorNumbers(*over, *estimate, policy);
     if (learned) Add(pe, learned->finding);
     Add(pe, std::move(*over));
-    return Settled(std::move(pe), ctx);
+    return Settle(pe, ctx);
   }
 
   pe.verdict = Verdict::kOk;
@@ -239,7 +238,7 @@ PodEvaluation EvaluateEstimated(const PodStage& s, const PodFacts& facts, const 
     if (all) {
       Add(pe, Finding(Check::kShmNotMemoryBacked, volume).At(Severity::kInfo).Val("mount", mount.description));
     }
-    return pe;
+    return;
   }
   if (learned && all) Add(pe, learned->finding);
   auto sufficient = [&] {
@@ -250,13 +249,13 @@ PodEvaluation EvaluateEstimated(const PodStage& s, const PodFacts& facts, const 
   };
   if (mount.kind == ShmMountKind::kNone && facts.host_ipc) {
     if (all) Add(pe, sufficient().Num("host_ipc", 1));
-    return pe;
+    return;
   }
   const bool own_is_enough =
       mount.kind == ShmMountKind::kMemoryEmptyDir && (!mount.size_limit || *mount.size_limit >= floor);
   if (own_is_enough && GpuContainersMountShm(facts, mount)) {
     if (all) Add(pe, sufficient());
-    return pe;
+    return;
   }
 
   // What it has is below the floor: a memory emptyDir of its own is raised only to the floor.
@@ -267,7 +266,7 @@ PodEvaluation EvaluateEstimated(const PodStage& s, const PodFacts& facts, const 
   pe.required_bytes = size;
   if (!t.patchable) {
     Apply(pe, JudgeUnpatched(s, mount, pe.current_shm, size, floor));
-    return Settled(std::move(pe), ctx);
+    return Settle(pe, ctx);
   }
   if (!learned) {
     Finding sized(Check::kSizedWithoutAnnotations, AnnotationsPointer(t));
@@ -277,16 +276,14 @@ PodEvaluation EvaluateEstimated(const PodStage& s, const PodFacts& facts, const 
   }
   Apply(pe, PatchTo(s, facts, mount,
                     {size, EstimateAnnotation(*estimate, facts, size, ctx.observed), &*estimate, pe.current_shm}));
-  return pe;
 }
 
-PodEvaluation EvaluateTemplate(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
-                               const PodContext& ctx) {
-  PodEvaluation pe;
+void EvaluatePodInto(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
+                     const PodContext& ctx, PodEvaluation& pe) {
   pe.label = t.label;
   pe.path = t.spec_pointer;
   pe.current_shm = t.compose_service ? "64Mi (Docker's default)" : "64Mi (container default)";
-  if (t.error) return Denied(t, std::move(pe), *t.error);
+  if (t.error) return DenyWith(t, pe, *t.error);
   for (const Finding& f : t.findings) {  // how the template was read (a Compose GPU count)
     if (ctx.detail == Detail::kAll || f.severity != Severity::kInfo) Add(pe, f);
   }
@@ -295,44 +292,47 @@ PodEvaluation EvaluateTemplate(const PodTemplate& t, const Workload& w, const Na
     if (mode->second.Is("skip")) {
       pe.verdict = Verdict::kSkip;
       Add(pe, Finding(Check::kOptedOut, AnnotationPointer(t, kModeAnnotation)));
-      return pe;
+      return;
     }
     Add(pe, Finding(Check::kAnnotationInvalid, AnnotationPointer(t, kModeAnnotation))
                 .Val("annotation", kModeAnnotation)
                 .Val("error", mode->second.Dump() + " is not understood; the only value is \"skip\""));
-    return Settled(std::move(pe), ctx);
+    return Settle(pe, ctx);
   }
   if (Has(t.annotations, kNumWorkersAnnotation) || Has(t.annotations, kBatchBytesAnnotation)) {
-    return EvaluateSized({t, w, rule, policy, ctx}, std::move(pe));
+    return EvaluateSized({t, w, rule, policy, ctx}, pe);
   }
   pe.verdict = Verdict::kOk;
   auto facts = ReadPodFacts(t, policy);
-  if (!facts) return Denied(t, std::move(pe), facts.error());
+  if (!facts) return DenyWith(t, pe, facts.error());
   pe.memory_limit_bytes = facts->memory_limit_bytes;
   // What it has at /dev/shm, for every pod; a malformed mount only matters to a GPU pod.
   Result<ShmMount> mount = ReadShm(t, *facts);
   if (mount) pe.current_shm = DescribeShm(*mount, t, *facts);
   if (!facts->requests_gpus) {
     if (ctx.detail == Detail::kAll) Add(pe, Finding(Check::kNoGpus, t.spec_pointer));
-    return pe;
+    return;
   }
   if (rule.require_annotations) {
     Add(pe, Finding(Check::kAnnotationsRequired, AnnotationsPointer(t)));
-    return Settled(std::move(pe), ctx);
+    return Settle(pe, ctx);
   }
   if (policy.unannotated.mode == UnannotatedMode::kLeave) {
     if (ctx.detail == Detail::kAll) Add(pe, Finding(Check::kUnannotatedLeft, AnnotationsPointer(t)));
-    return pe;
+    return;
   }
-  if (!mount) return Denied(t, std::move(pe), mount.error());
-  return EvaluateEstimated({t, w, rule, policy, ctx}, *facts, *mount, std::move(pe));
+  if (!mount) return DenyWith(t, pe, mount.error());
+  EvaluateEstimated({t, w, rule, policy, ctx}, *facts, *mount, pe);
 }
 
 }  // namespace
 
 PodEvaluation EvaluatePod(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
                           const PodContext& ctx) {
-  return Settled(EvaluateTemplate(t, w, rule, policy, ctx), ctx);
+  PodEvaluation pe;
+  EvaluatePodInto(t, w, rule, policy, ctx, pe);
+  Settle(pe, ctx);
+  return pe;
 }
 
 }  // namespace shmguard

@@ -1,5 +1,5 @@
 // PatchTo, JudgeUnpatched, and the steps every pod's evaluation shares: Add, AddAll, Apply,
-// Settled, Denied.
+// Settle, DenyWith.
 #include "shm_remedy.h"
 
 #include <algorithm>
@@ -130,7 +130,7 @@ void Apply(PodEvaluation& pe, Remedy r) {
   pe.changes = std::move(r.changes);
 }
 
-PodEvaluation Settled(PodEvaluation pe, const PodContext& ctx) {
+void Settle(PodEvaluation& pe, const PodContext& ctx) {
   bool error = false;
   for (auto& f : pe.findings) {
     f.suppressed = ctx.Exempt(f.check);
@@ -141,7 +141,6 @@ PodEvaluation Settled(PodEvaluation pe, const PodContext& ctx) {
   } else if (pe.verdict == Verdict::kDeny) {
     pe.verdict = Verdict::kOk;
   }
-  return pe;
 }
 
 Finding InputError(const PodTemplate& t, const Error& e) {
@@ -155,10 +154,9 @@ Finding InputError(const PodTemplate& t, const Error& e) {
                        .Val("error", e.message));
 }
 
-PodEvaluation Denied(const PodTemplate& t, PodEvaluation pe, const Error& e) {
+void DenyWith(const PodTemplate& t, PodEvaluation& pe, const Error& e) {
   Add(pe, InputError(t, e));
   pe.verdict = Verdict::kDeny;
-  return pe;
 }
 
 Remedy PatchTo(const PodStage& s, const PodFacts& facts, const ShmMount& mount, PatchTarget target) {

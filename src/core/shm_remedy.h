@@ -65,15 +65,15 @@ void AddAll(PodEvaluation& pe, std::vector<Finding> findings);
 // Records a remedy for `pe`'s pod: its findings after those already recorded, its verdict, patch
 // and changes.
 void Apply(PodEvaluation& pe, Remedy r);
-// `pe` with the verdict its findings leave: kDeny while an error is not suppressed; a pod whose
-// every error is exempted is kOk (and, denied, was never patched).
-PodEvaluation Settled(PodEvaluation pe, const PodContext& ctx);
+// The verdict the findings leave: kDeny while an error is not suppressed; a pod whose every
+// error is exempted is kOk (and, denied, was never patched).
+void Settle(PodEvaluation& pe, const PodContext& ctx);
 
 // An input error as a finding: annotation-invalid for a shmguard.io/ annotation, else
 // object-invalid pointing at the field the error names.
 Finding InputError(const PodTemplate& t, const Error& e);
-// `pe` with InputError(t, e) recorded, denied.
-PodEvaluation Denied(const PodTemplate& t, PodEvaluation pe, const Error& e);
+// Records InputError(t, e) and denies.
+void DenyWith(const PodTemplate& t, PodEvaluation& pe, const Error& e);
 
 // The verdict (kOk when nothing is left to change, else kPatch), patch, changes and findings
 // that give `s.t` a /dev/shm of `target.required_bytes`, with `target.plan_json` as its

@@ -31,7 +31,8 @@ PodEvaluation Patched(const json& object, int64_t required, PodSecurityLevel lev
   pe.current_shm = DescribeShm(*mount, t, *facts);
   const PodContext ctx{Detail::kAll, std::move(exempt)};
   Apply(pe, PatchTo({t, w, rule, policy, ctx}, *facts, *mount, {required, "{}", nullptr, pe.current_shm}));
-  return Settled(std::move(pe), ctx);  // as EvaluatePod ends: exempted findings marked
+  Settle(pe, ctx);  // as EvaluatePod ends: exempted findings marked
+  return pe;
 }
 
 const char* kTwoGpuPod = R"(
@@ -162,7 +163,8 @@ PodEvaluation Judged(const PodTemplate& t, const Workload& w, const ShmMount& mo
   const Policy policy;
   const PodContext ctx;
   Apply(pe, JudgeUnpatched({t, w, rule, policy, ctx}, mount, current, required));
-  return Settled(std::move(pe), ctx);  // as EvaluatePod ends
+  Settle(pe, ctx);  // as EvaluatePod ends
+  return pe;
 }
 
 TEST_CASE("JudgeUnpatched judges what a kind shmguard never patches has", "[shm_remedy]") {
