@@ -68,13 +68,11 @@ std::vector<std::pair<std::string_view, JsonNode>> JsonNode::Members() const {
   }
   if (sorted && unique) return out;
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (size_t i = 0; i + 1 < out.size();) {
-    if (out[i].first == out[i + 1].first) {
-      out.erase(out.begin() + static_cast<std::ptrdiff_t>(i));
-    } else {
-      ++i;
-    }
+  size_t kept = 0;  // of each run of one key, its last
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (i + 1 == out.size() || out[i].first != out[i + 1].first) out[kept++] = out[i];
   }
+  out.resize(kept);
   return out;
 }
 

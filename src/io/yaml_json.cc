@@ -54,7 +54,7 @@ class Builder {
     size_t key_line = 0;
     TextPosition key_at;                                  // where the pending key is
     std::string key;                                      // the pending key, for its errors
-    std::vector<std::string> keys;                        // a mapping's keys so far
+    std::set<std::string, std::less<>> keys;              // a mapping's keys so far
     std::vector<std::pair<TapeFragment, size_t>> merges;  // values of "<<" keys, with their lines
   };
   struct Anchor {
@@ -183,10 +183,7 @@ class Builder {
     f.key_line = mark.line;
     f.key_at = At(mark);
     if (merge) return true;
-    if (std::find(f.keys.begin(), f.keys.end(), f.key) != f.keys.end()) {
-      return Fail("duplicate key \"" + f.key + "\"", mark.line);
-    }
-    f.keys.push_back(f.key);
+    if (!f.keys.insert(f.key).second) return Fail("duplicate key \"" + f.key + "\"", mark.line);
     const size_t begin = tape_.size();
     tape_.Key(text, At(mark));
     if (!anchor.empty()) Remember(anchor, tape_.CopyOut(begin), 1);
@@ -252,9 +249,7 @@ class Builder {
       for (size_t s : sources) {
         if (TapeBuilder::Type(m, s) != '{') return Fail("merge key \"<<\" needs a mapping", line);
         for (size_t k = s + 1; TapeBuilder::Type(m, k) != '}'; k = TapeBuilder::After(m, k + 1)) {
-          std::string key(tape_.StringOf(m, k));
-          if (std::find(f.keys.begin(), f.keys.end(), key) != f.keys.end()) continue;
-          f.keys.push_back(std::move(key));
+          if (!f.keys.emplace(tape_.StringOf(m, k)).second) continue;
           tape_.Paste(m, k, TapeBuilder::After(m, k + 1), {});
         }
       }

@@ -84,6 +84,13 @@ TEST_CASE("ParseJsonView reads every kind of value in place", "[fast_json]") {
   CHECK_FALSE(root->Find("n"));  // null reads as absent
   CHECK_FALSE(root->Find("missing"));
   CHECK(root->Find("dup").Integer() == 2);  // the last of a key given twice, as nlohmann keeps
+  int dups = 0;
+  for (const auto& [key, value] : root->Members()) {
+    if (key != "dup") continue;
+    ++dups;
+    CHECK(value.Integer() == 2);  // listed once, with the value Find reads
+  }
+  CHECK(dups == 1);
   std::vector<JsonNode> items = ItemsOf(root->Find("l"));
   REQUIRE(items.size() == 3);
   CHECK(items[1].Is("x"));
