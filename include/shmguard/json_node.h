@@ -29,6 +29,28 @@ namespace shmguard {
 struct JsonTape {
   const uint64_t* words = nullptr;
   const uint8_t* strings = nullptr;
+
+  // Reading the layout, for the view and for what builds or copies a tape (io/tape.h).
+  static constexpr uint64_t kPayload = 0x00FFFFFFFFFFFFFF;
+  static char Type(uint64_t word) { return static_cast<char>(word >> 56); }
+  // The index of the word after the value at `words[i]`.
+  static uint64_t After(const uint64_t* words, uint64_t i) {
+    switch (Type(words[i])) {
+      case '{':
+      case '[': return static_cast<uint32_t>(words[i]);
+      case 'l':
+      case 'u':
+      case 'd': return i + 2;
+      default: return i + 1;
+    }
+  }
+  // The text of the string word `word`, in `strings`.
+  static std::string_view String(const uint8_t* strings, uint64_t word) {
+    const uint8_t* at = strings + (word & kPayload);
+    uint32_t size;
+    std::memcpy(&size, at, sizeof size);
+    return {reinterpret_cast<const char*>(at + sizeof size), size};
+  }
 };
 
 class JsonNode {
@@ -91,23 +113,9 @@ class JsonNode {
   JsonNode FindInJson(std::string_view key) const;
   JsonNode NextItem() const;
 
-  char TapeType(uint64_t i) const { return static_cast<char>(tape_->words[i] >> 56); }
-  uint64_t TapeAfter(uint64_t i) const {  // the word after the value at word i
-    switch (TapeType(i)) {
-      case '{':
-      case '[': return static_cast<uint32_t>(tape_->words[i]);
-      case 'l':
-      case 'u':
-      case 'd': return i + 2;
-      default: return i + 1;
-    }
-  }
-  std::string_view TapeString(uint64_t i) const {
-    const uint8_t* at = tape_->strings + (tape_->words[i] & 0x00FFFFFFFFFFFFFF);
-    uint32_t size;
-    std::memcpy(&size, at, sizeof size);
-    return {reinterpret_cast<const char*>(at + sizeof size), size};
-  }
+  char TapeType(uint64_t i) const { return JsonTape::Type(tape_->words[i]); }
+  uint64_t TapeAfter(uint64_t i) const { return JsonTape::After(tape_->words, i); }
+  std::string_view TapeString(uint64_t i) const { return JsonTape::String(tape_->strings, tape_->words[i]); }
   JsonNode FindOnTape(std::string_view key) const {
     uint64_t found = 0;
     for (uint64_t k = a_ + 1; TapeType(k) != '}'; k = TapeAfter(k + 1)) {

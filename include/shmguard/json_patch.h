@@ -12,6 +12,8 @@ namespace shmguard {
 // One reference token, escaped per RFC 6901 §3: "~" -> "~0", "/" -> "~1".
 // "shmguard.io/plan" -> "shmguard.io~1plan".
 std::string EscapePointerToken(std::string_view token);
+// The token read back: "~1" -> "/", "~0" -> "~".
+std::string UnescapePointerToken(std::string_view token);
 
 // A patch written as compact JSON text while it is built: the server sends the text as it is,
 // and only the audit's outputs make a tree of it. Each operation's members are in nlohmann's

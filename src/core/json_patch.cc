@@ -20,6 +20,19 @@ std::string EscapePointerToken(std::string_view token) {
   return out;
 }
 
+std::string UnescapePointerToken(std::string_view token) {
+  std::string out;
+  out.reserve(token.size());
+  for (size_t i = 0; i < token.size(); ++i) {
+    if (token[i] == '~' && i + 1 < token.size() && (token[i + 1] == '0' || token[i + 1] == '1')) {
+      out += token[++i] == '1' ? '/' : '~';
+    } else {
+      out += token[i];
+    }
+  }
+  return out;
+}
+
 void JsonPatch::Op(std::string_view op, std::string_view path, std::string_view value) {
   if (count_++ > 0) {
     ops_ += ',';

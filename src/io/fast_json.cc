@@ -14,20 +14,17 @@ namespace {
 
 namespace dom = simdjson::dom;
 
-constexpr uint64_t kPayload = 0x00FFFFFFFFFFFFFF;
-
 bool IsNumber(char type) { return type == 'l' || type == 'u' || type == 'd'; }
 
 // The end of the strings the first `n` words of `doc`'s tape use (4 bytes of length, the
 // bytes, a NUL each), for a copy of them.
 size_t StringsEnd(const dom::document& doc, size_t n) {
+  const uint64_t* words = doc.tape.get();
   size_t end = 0;
-  for (size_t i = 1; i + 1 < n; i += IsNumber(static_cast<char>(doc.tape[i] >> 56)) ? 2 : 1) {
-    if (static_cast<char>(doc.tape[i] >> 56) != '"') continue;
-    const uint64_t offset = doc.tape[i] & kPayload;
-    uint32_t size;
-    std::memcpy(&size, doc.string_buf.get() + offset, sizeof size);
-    end = std::max<size_t>(end, offset + sizeof size + size + 1);
+  for (size_t i = 1; i + 1 < n; i += IsNumber(JsonTape::Type(words[i])) ? 2 : 1) {
+    if (JsonTape::Type(words[i]) != '"') continue;
+    const size_t size = JsonTape::String(doc.string_buf.get(), words[i]).size();
+    end = std::max<size_t>(end, (words[i] & JsonTape::kPayload) + sizeof(uint32_t) + size + 1);
   }
   return end;
 }
@@ -81,7 +78,7 @@ std::vector<TextPosition> Locate(std::string_view text, TextPosition first, cons
   Positions positions(text, first);
   for (size_t i = 1, s = 0; i + 1 < n; ++i) {
     while (s < count && (text[index[s]] == ',' || text[index[s]] == ':')) ++s;
-    const char type = static_cast<char>(words[i] >> 56);
+    const char type = JsonTape::Type(words[i]);
     if (s >= count || !Starts(type, text[index[s]])) return std::vector<TextPosition>(n);
     at[i] = positions.At(index[s++]);
     if (IsNumber(type)) {  // its bits' word
@@ -162,7 +159,7 @@ Result<Tape> ParseJson(std::string_view text, TextPosition first, bool locate) {
   }
   const dom::parser& p = Parser();
   const uint64_t* tape = p.doc.tape.get();
-  const size_t n = tape[0] & kPayload;  // the root word holds the index past the last one
+  const size_t n = tape[0] & JsonTape::kPayload;  // the root word holds the index past the last one
   std::vector<uint64_t> words(tape, tape + n);
   std::vector<uint8_t> strings(p.doc.string_buf.get(), p.doc.string_buf.get() + StringsEnd(p.doc, n));
   std::vector<TextPosition> at;

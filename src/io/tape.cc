@@ -3,45 +3,15 @@
 
 #include <cstring>
 
+#include "shmguard/json_patch.h"
+
 namespace shmguard::io {
 namespace {
 
-constexpr uint64_t kPayload = 0x00FFFFFFFFFFFFFF;
+constexpr uint64_t kPayload = JsonTape::kPayload;
 
 uint64_t TypeWord(char type) { return static_cast<uint64_t>(static_cast<uint8_t>(type)) << 56; }
-char TypeOf(uint64_t w) { return static_cast<char>(w >> 56); }
-
-// The word after the value at `i` (a number takes two; a container runs to its closing word).
-size_t AfterWord(const uint64_t* words, size_t i) {
-  switch (TypeOf(words[i])) {
-    case '{':
-    case '[': return static_cast<uint32_t>(words[i]);
-    case 'l':
-    case 'u':
-    case 'd': return i + 2;
-    default: return i + 1;
-  }
-}
-
-std::string_view StringAt(const std::vector<uint8_t>& strings, uint64_t w) {
-  const uint8_t* at = strings.data() + (w & kPayload);
-  uint32_t size;
-  std::memcpy(&size, at, sizeof size);
-  return {reinterpret_cast<const char*>(at + sizeof size), size};
-}
-
-// The token of a JSON pointer with "~1" and "~0" read back as "/" and "~".
-std::string Unescape(std::string_view token) {
-  std::string out;
-  for (size_t i = 0; i < token.size(); ++i) {
-    if (token[i] == '~' && i + 1 < token.size() && (token[i + 1] == '0' || token[i + 1] == '1')) {
-      out += token[++i] == '1' ? '/' : '~';
-    } else {
-      out += token[i];
-    }
-  }
-  return out;
-}
+char TypeOf(uint64_t w) { return JsonTape::Type(w); }
 
 // Moves the containers' indexes of words [from, to) by `delta`: an opening word holds the index
 // past its closing one, a closing word the index of its opening one.
@@ -86,9 +56,9 @@ TextPosition Tape::Locate(std::string_view pointer) const {
     pointer = slash == std::string_view::npos ? std::string_view() : pointer.substr(slash);
     size_t next = 0;
     if (TypeOf(words[cur]) == '{') {
-      const std::string key = Unescape(token);
-      for (size_t k = cur + 1; TypeOf(words[k]) != '}'; k = AfterWord(words.data(), k + 1)) {
-        if (StringAt(data_->strings, words[k]) == key) next = k;  // a key given twice: its last
+      const std::string key = UnescapePointerToken(token);
+      for (size_t k = cur + 1; TypeOf(words[k]) != '}'; k = JsonTape::After(words.data(), k + 1)) {
+        if (JsonTape::String(data_->strings.data(), words[k]) == key) next = k;  // a key given twice: its last
       }
       if (!next) break;
       found = position(next);
@@ -97,7 +67,7 @@ TextPosition Tape::Locate(std::string_view pointer) const {
       size_t index = 0;
       if (token.empty() || token.find_first_not_of("0123456789") != std::string_view::npos) break;
       for (char c : token) index = index * 10 + static_cast<size_t>(c - '0');
-      for (size_t i = cur + 1; TypeOf(words[i]) != ']'; i = AfterWord(words.data(), i)) {
+      for (size_t i = cur + 1; TypeOf(words[i]) != ']'; i = JsonTape::After(words.data(), i)) {
         if (index-- == 0) {
           next = i;
           break;
@@ -176,10 +146,10 @@ void TapeBuilder::Paste(const TapeFragment& f, size_t from, size_t to, TextPosit
   Rebase(words.data(), start, words.size(), static_cast<int64_t>(start) - static_cast<int64_t>(from));
 }
 
-size_t TapeBuilder::After(const TapeFragment& f, size_t i) { return AfterWord(f.words.data(), i); }
+size_t TapeBuilder::After(const TapeFragment& f, size_t i) { return JsonTape::After(f.words.data(), i); }
 
 std::string_view TapeBuilder::StringOf(const TapeFragment& f, size_t i) const {
-  return StringAt(data_->strings, f.words[i]);
+  return JsonTape::String(data_->strings.data(), f.words[i]);
 }
 
 Tape TapeBuilder::Finish() {

@@ -99,7 +99,7 @@ class TapeBuilder {
   // The index just past the value (or key) at word `i` of `f`.
   static size_t After(const TapeFragment& f, size_t i);
   // The type byte of word `i` of `f`, and a string word's text (in this builder's strings).
-  static char Type(const TapeFragment& f, size_t i) { return static_cast<char>(f.words[i] >> 56); }
+  static char Type(const TapeFragment& f, size_t i) { return JsonTape::Type(f.words[i]); }
   std::string_view StringOf(const TapeFragment& f, size_t i) const;
 
   // The document: exactly one value must have been added, every container ended.
