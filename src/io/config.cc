@@ -20,13 +20,12 @@ using Type = JsonNode::Type;
 struct Node {
   JsonNode v;
   std::string pointer;
-  Node Member(std::string_view key) const {
-    return {v.Find(key), pointer + "/" + EscapePointerToken(std::string(key))};
-  }
-  // The keys of a mapping, in the document's order.
-  std::vector<std::string> Keys() const {
-    std::vector<std::string> out;
-    for (const auto& [key, value] : v.Members()) out.emplace_back(key);
+  // The members of a mapping, by key, each with its pointer.
+  std::vector<std::pair<std::string, Node>> Members() const {
+    std::vector<std::pair<std::string, Node>> out;
+    for (const auto& [key, value] : v.Members()) {
+      out.emplace_back(std::string(key), Node{value, pointer + "/" + EscapePointerToken(key)});
+    }
     return out;
   }
   // The items of a list, each with its pointer.
@@ -61,8 +60,7 @@ class PolicyReader {
         {"namespaces", [&](const Node& n) { return Namespaces(n, p.namespaces); }},
         {"tls", [&](const Node& n) { return Tls(n, p.tls); }},
     };
-    for (const std::string& key : root.Keys()) {
-      Node value = root.Member(key);
+    for (const auto& [key, value] : root.Members()) {
       auto it = keys.find(key);
       if (it == keys.end()) {
         return Fail(value, key,
@@ -215,9 +213,8 @@ class PolicyReader {
 
   bool Sizing(const Node& n, SizingConstants& k) {
     if (!Expect(n, Type::kObject, "sizing", "a mapping")) return false;
-    for (const std::string& key : n.Keys()) {
+    for (const auto& [key, v] : n.Members()) {
       std::string full = "sizing." + key;
-      Node v = n.Member(key);
       bool ok = true;
       if (key == "prefetchFactor")
         ok = Count(v, full, 1, kMaxPrefetchFactor, k.prefetch_factor);
@@ -245,9 +242,8 @@ class PolicyReader {
 
   bool Unannotated(const Node& n, UnannotatedRule& u) {
     if (!Expect(n, Type::kObject, "unannotated", "a mapping")) return false;
-    for (const std::string& key : n.Keys()) {
+    for (const auto& [key, v] : n.Members()) {
       std::string full = "unannotated." + key;
-      Node v = n.Member(key);
       bool ok = true;
       if (key == "mode") {
         ok = Enum(v, full, u.mode, kUnannotatedModes, UnannotatedModeName);
@@ -265,9 +261,8 @@ class PolicyReader {
 
   bool Observed(const Node& n, ObservedRule& o) {
     if (!Expect(n, Type::kObject, "observed", "a mapping")) return false;
-    for (const std::string& key : n.Keys()) {
+    for (const auto& [key, v] : n.Members()) {
       std::string full = "observed." + key;
-      Node v = n.Member(key);
       if (key != "margin") return FailB(v, full, "unknown key; known keys: margin");
       if (!Decimal(v, full, 1'000'000, 10'000'000, o.margin_ppm)) return false;
     }
@@ -276,9 +271,8 @@ class PolicyReader {
 
   bool Tls(const Node& n, TlsPolicy& t) {
     if (!Expect(n, Type::kObject, "tls", "a mapping")) return false;
-    for (const std::string& key : n.Keys()) {
+    for (const auto& [key, v] : n.Members()) {
       std::string full = "tls." + key;
-      Node v = n.Member(key);
       if (key == "minVersion") {
         std::string s;
         if (!Scalar(v, full, s)) return false;
@@ -308,9 +302,8 @@ class PolicyReader {
       if (!Expect(r, Type::kObject, base, "a mapping")) return false;
       NamespaceRule rule;
       bool has_match = false;
-      for (const std::string& key : r.Keys()) {
+      for (const auto& [key, value] : r.Members()) {
         std::string full = base + "." + key;
-        Node value = r.Member(key);
         bool ok = true;
         if (key == "match") {
           has_match = true;
