@@ -27,20 +27,19 @@ class Builder {
     if (!yaml_parser_initialize(&parser)) return MakeError(Code::kInternal, "libyaml: out of memory", Where(0));
     yaml_parser_set_input_string(&parser, reinterpret_cast<const unsigned char*>(text_.data()), text_.size());
     Result<bool> ok = true;
-    bool any = false;
     for (bool done = false; !done;) {
       yaml_event_t event;
       if (!yaml_parser_parse(&parser, &event)) {
         ok = SyntaxError(parser);
         break;
       }
-      ok = Handle(event, done, any);
+      ok = Handle(event, done);
       yaml_event_delete(&event);
       if (!ok) break;
     }
     yaml_parser_delete(&parser);
     if (!ok) return ok.error();
-    if (!any) tape_.Null({first_line_, 1});  // no document at all: null, as go-yaml reads it
+    if (tape_.size() == 1) tape_.Null({first_line_, 1});  // only the root word: no document, null as in go-yaml
     return tape_.Finish();
   }
 
@@ -89,7 +88,7 @@ class Builder {
 
   bool ExpectingKey() const { return !stack_.empty() && stack_.back().is_map && !stack_.back().has_key; }
 
-  Result<bool> Handle(const yaml_event_t& e, bool& done, bool& any) {
+  Result<bool> Handle(const yaml_event_t& e, bool& done) {
     size_t line = e.start_mark.line;
     switch (e.type) {
       case YAML_DOCUMENT_END_EVENT:  // only the first document of the text (as go-yaml's Unmarshal)
@@ -101,7 +100,6 @@ class Builder {
         bool plain = e.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
         auto counted = CountNode(line);
         if (!counted) return counted;
-        any = true;
         if (ExpectingKey()) return Key(text, plain && !tag && text == "<<", anchor, e.start_mark);
         const size_t begin = tape_.size();
         Scalar(text, tag, plain, At(e.start_mark));
@@ -119,7 +117,6 @@ class Builder {
         }
         auto counted = CountNode(line);
         if (!counted) return counted;
-        any = true;
         std::string_view anchor = Str(is_map ? e.data.mapping_start.anchor : e.data.sequence_start.anchor);
         Frame f;
         f.is_map = is_map;
@@ -160,7 +157,6 @@ class Builder {
         if (it == anchors_.end()) return Fail("unknown anchor *" + name, line);
         nodes_ += it->second.nodes;
         if (nodes_ > kMaxNodes) return Fail("document expands to more than 5 million nodes (alias bomb?)", line);
-        any = true;
         const size_t begin = tape_.size();
         // What is inside the copy is located where the alias is written: at its member's key, or
         // at the alias itself in a list or at the root.
