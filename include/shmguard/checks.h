@@ -1,7 +1,7 @@
 // The catalogue of checks: everything shmguard reports is a finding of one of these, with a
-// stable kebab-case ID, a default severity and a section in docs/checks.md. Findings are values
-// (Finding): the check, where (pod template, JSON pointer) and the numbers; the words are
-// written at the edges (io/finding_text.h).
+// stable kebab-case ID, a default severity, a section in docs/checks.md and its words, all in one
+// row. Findings are values (Finding): the check, where (pod template, JSON pointer) and the
+// numbers; the core never puts them in words, the edges do, through the row (io/finding_text.h).
 #pragma once
 
 #include <cstddef>
@@ -75,6 +75,8 @@ enum class Check {
   kDocumentUnreadable,
 };
 
+struct Finding;
+
 struct CheckInfo {
   Check check;
   std::string_view id;     // "shm-over-memory-limit": stable; docs/checks.md#shm-over-memory-limit
@@ -85,6 +87,9 @@ struct CheckInfo {
   // of docs/checks.md lists the same. Setting or reading any other is a bug (std::logic_error).
   std::string_view numbers;
   std::string_view values;
+  // Its words: the finding in one sentence, from its numbers and values and no others, e.g.
+  // "hostIPC is not set on a pod with 4 GPUs". For the edges; the core never calls it.
+  std::string (*words)(const Finding&);
   bool CarriesNumber(std::string_view name) const;
   bool CarriesValue(std::string_view name) const;
   // Those names, one each: {"required_bytes", "procs", ...}.

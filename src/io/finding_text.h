@@ -1,7 +1,7 @@
-// The words of findings (shmguard/checks.h): one sentence per check, written from the finding's
-// numbers and values, for every edge that speaks — the audit's outputs, the webhook's warnings
-// and denials, `shmguard plan`. The one place each check is put in words (its test is
-// tests/io/finding_text_test.cc).
+// The words of findings, for every edge that speaks — the audit's outputs, the webhook's
+// warnings and denials, `shmguard plan`: each check's row in the catalogue (src/core/
+// check_catalogue.cc) words its findings; these label them by pod and pick them by severity.
+// The one test that asserts a check's words is tests/core/check_catalogue_test.cc.
 #pragma once
 
 #include <string>
@@ -13,7 +13,7 @@
 
 namespace shmguard::io {
 
-// The finding in words, e.g. "memory limit 16Gi (sum of container limits) is below the 20Gi
+// The finding in words (its check's row words it), e.g. "memory limit 16Gi (sum of container limits) is below the 20Gi
 // dshm needs: raise the limit or lower num-workers/prefetch-factor/batch size".
 std::string FindingText(const Finding& f);
 

@@ -113,7 +113,7 @@ TEST_CASE("A finding sets and reads only the numbers and values its check declar
   CHECK_FALSE(InfoOf(Check::kShmPlan).CarriesNumber("procs_source"));
   CHECK_FALSE(InfoOf(Check::kShmPlan).CarriesNumber(""));
   CHECK_THROWS_WITH(Finding(Check::kHostIpcMissing).Num("procs", 2),
-                    "check host-ipc-missing carries no number \"procs\" (its row in src/core/checks.cc)");
+                    "check host-ipc-missing carries no number \"procs\" (its row in src/core/check_catalogue.cc)");
 }
 
 TEST_CASE("Severities are ordered and named", "[checks]") {
