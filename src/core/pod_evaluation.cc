@@ -136,17 +136,48 @@ std::vector<Finding> LaunchFindings(const PodTemplate& t, const PodFacts& f, boo
   return out;
 }
 
-void EvaluateSized(const PodStage& s, PodEvaluation& pe) {
+// A pod's evaluation as every stage opens it: its label, its spec's pointer and the container
+// default at /dev/shm.
+PodEvaluation Opened(const PodTemplate& t) {
+  PodEvaluation pe;
+  pe.label = t.label;
+  pe.path = t.spec_pointer;
+  pe.current_shm = t.compose_service ? "64Mi (Docker's default)" : "64Mi (container default)";
+  return pe;
+}
+
+// Opened, with the findings of how the template was read (a Compose GPU count).
+PodEvaluation Started(const PodStage& s) {
+  PodEvaluation pe = Opened(s.t);
+  for (const Finding& f : s.t.findings) {
+    if (s.ctx.detail == Detail::kAll || f.severity != Severity::kInfo) Add(pe, f);
+  }
+  return pe;
+}
+
+// A pod with DataLoader annotations: the plan, the memory limit, then the patch or, for a kind
+// shmguard does not patch, what it has.
+PodEvaluation EvaluateSized(const PodStage& s) {
   const PodTemplate& t = s.t;
   const Policy& policy = s.policy;
   const PodContext& ctx = s.ctx;
+  PodEvaluation pe = Started(s);
   auto sizing = ReadSizing(t, policy);
-  if (!sizing) return DenyWith(t, pe, sizing.error());
+  if (!sizing) {
+    DenyWith(t, pe, sizing.error());
+    return pe;
+  }
   auto facts = ReadPodFacts(t, policy);
-  if (!facts) return DenyWith(t, pe, facts.error());
+  if (!facts) {
+    DenyWith(t, pe, facts.error());
+    return pe;
+  }
   pe.memory_limit_bytes = facts->memory_limit_bytes;
   auto mount = ReadShm(t, *facts);
-  if (!mount) return DenyWith(t, pe, mount.error());
+  if (!mount) {
+    DenyWith(t, pe, mount.error());
+    return pe;
+  }
   pe.current_shm = DescribeShm(*mount, t, *facts);
 
   ShmInputs in = PodShmInputs(*facts);
@@ -154,7 +185,10 @@ void EvaluateSized(const PodStage& s, PodEvaluation& pe) {
   in.prefetch_factor = sizing->prefetch;
   in.batch_bytes = sizing->batch_bytes;
   auto plan = PlanShm(in, policy.sizing);
-  if (!plan) return DenyWith(t, pe, plan.error());
+  if (!plan) {
+    DenyWith(t, pe, plan.error());
+    return pe;
+  }
   pe.plan = *plan;
   std::optional<Learned> learned = Learn(t, ctx, policy, plan->required_bytes);
   const int64_t required = learned ? learned->required_bytes : plan->required_bytes;
@@ -165,20 +199,22 @@ void EvaluateSized(const PodStage& s, PodEvaluation& pe) {
   auto deny = [&](Finding f) {
     if (!all) Add(pe, PlanFinding(t, *plan, policy.sizing, *facts));
     Add(pe, std::move(f));
-    Settle(pe, ctx);
   };
   if (all) Add(pe, PlanFinding(t, *plan, policy.sizing, *facts));
   if (learned && all) Add(pe, learned->finding);
   AddAll(pe, LaunchFindings(t, *facts, all));
 
   if (mount->kind == ShmMountKind::kOther) {
-    return deny(
-        Finding(Check::kShmNotMemoryBacked, mount->volume_pointer.empty() ? t.spec_pointer : mount->volume_pointer)
-            .Val("mount", mount->description));
+    deny(Finding(Check::kShmNotMemoryBacked, mount->volume_pointer.empty() ? t.spec_pointer : mount->volume_pointer)
+             .Val("mount", mount->description));
+    return pe;
   }
   ShmUse use{ShmName(t), false, static_cast<bool>(t.compose_service)};
   LimitCheck limit = CheckLimit(required, *facts, policy, use);
-  if (limit.denial) return deny(std::move(*limit.denial));
+  if (limit.denial) {
+    deny(std::move(*limit.denial));
+    return pe;
+  }
   if (limit.missing) Add(pe, std::move(*limit.missing));
   if (limit.headroom && all) Add(pe, std::move(*limit.headroom));
   if (!t.patchable) {
@@ -190,10 +226,11 @@ void EvaluateSized(const PodStage& s, PodEvaluation& pe) {
       plan_finding.pod = pe.label;
       pe.findings.insert(pe.findings.end() - 1, std::move(plan_finding));
     }
-    return;
+    return pe;
   }
   Apply(pe, PatchTo(s, *facts, *mount,
                     {required, PlanAnnotation(*sizing, *facts, required, ctx.observed), nullptr, pe.current_shm}));
+  return pe;
 }
 
 // True when every container requesting GPUs mounts /dev/shm (so none is left at 64Mi).
@@ -209,14 +246,20 @@ bool GpuContainersMountShm(const PodFacts& facts, const ShmMount& mount) {
 // A GPU pod without DataLoader annotations (policy `unannotated`): what it has wins when it is
 // at least the floor; otherwise it gets the estimate (or, for a memory emptyDir it sized
 // itself, the floor).
-// REQUIRES: `mount` is what `t` has at /dev/shm (ReadShm).
-void EvaluateEstimated(const PodStage& s, const PodFacts& facts, const ShmMount& mount, PodEvaluation& pe) {
+// REQUIRES: `mount` is what `s.t` has at /dev/shm (ReadShm).
+PodEvaluation EvaluateEstimated(const PodStage& s, const PodFacts& facts, const ShmMount& mount) {
   const PodTemplate& t = s.t;
   const Policy& policy = s.policy;
   const PodContext& ctx = s.ctx;
   const bool all = ctx.detail == Detail::kAll;
+  PodEvaluation pe = Started(s);
+  pe.memory_limit_bytes = facts.memory_limit_bytes;
+  pe.current_shm = DescribeShm(mount, t, facts);
   auto estimate = EstimateShm(facts, policy);
-  if (!estimate) return DenyWith(t, pe, estimate.error());
+  if (!estimate) {
+    DenyWith(t, pe, estimate.error());
+    return pe;
+  }
   pe.plan = estimate->floor_plan;
   pe.estimated = true;
   // A profile replaces the estimate: the floor, raised to what the workload was seen to use.
@@ -228,17 +271,16 @@ void EvaluateEstimated(const PodStage& s, const PodFacts& facts, const ShmMount&
     FloorNumbers(*over, *estimate, policy);
     if (learned) Add(pe, learned->finding);
     Add(pe, std::move(*over));
-    return Settle(pe, ctx);
+    return pe;
   }
 
-  pe.verdict = Verdict::kOk;
   const std::string volume = mount.volume_pointer.empty() ? t.spec_pointer + "/volumes" : mount.volume_pointer;
   if (mount.kind == ShmMountKind::kOther) {
     // Without a plan, another volume at /dev/shm is the owner's choice: left as it is.
     if (all) {
       Add(pe, Finding(Check::kShmNotMemoryBacked, volume).At(Severity::kInfo).Val("mount", mount.description));
     }
-    return;
+    return pe;
   }
   if (learned && all) Add(pe, learned->finding);
   auto sufficient = [&] {
@@ -249,13 +291,13 @@ void EvaluateEstimated(const PodStage& s, const PodFacts& facts, const ShmMount&
   };
   if (mount.kind == ShmMountKind::kNone && facts.host_ipc) {
     if (all) Add(pe, sufficient().Num("host_ipc", 1));
-    return;
+    return pe;
   }
   const bool own_is_enough =
       mount.kind == ShmMountKind::kMemoryEmptyDir && (!mount.size_limit || *mount.size_limit >= floor);
   if (own_is_enough && GpuContainersMountShm(facts, mount)) {
     if (all) Add(pe, sufficient());
-    return;
+    return pe;
   }
 
   // What it has is below the floor: a memory emptyDir of its own is raised only to the floor.
@@ -266,7 +308,7 @@ void EvaluateEstimated(const PodStage& s, const PodFacts& facts, const ShmMount&
   pe.required_bytes = size;
   if (!t.patchable) {
     Apply(pe, JudgeUnpatched(s, mount, pe.current_shm, size, floor));
-    return Settle(pe, ctx);
+    return pe;
   }
   if (!learned) {
     Finding sized(Check::kSizedWithoutAnnotations, AnnotationsPointer(t));
@@ -276,61 +318,73 @@ void EvaluateEstimated(const PodStage& s, const PodFacts& facts, const ShmMount&
   }
   Apply(pe, PatchTo(s, facts, mount,
                     {size, EstimateAnnotation(*estimate, facts, size, ctx.observed), &*estimate, pe.current_shm}));
+  return pe;
 }
 
-void EvaluatePodInto(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
-                     const PodContext& ctx, PodEvaluation& pe) {
-  pe.label = t.label;
-  pe.path = t.spec_pointer;
-  pe.current_shm = t.compose_service ? "64Mi (Docker's default)" : "64Mi (container default)";
-  if (t.error) return DenyWith(t, pe, *t.error);
-  for (const Finding& f : t.findings) {  // how the template was read (a Compose GPU count)
-    if (ctx.detail == Detail::kAll || f.severity != Severity::kInfo) Add(pe, f);
+// A pod without DataLoader annotations: nothing to size without GPUs; with them, what the
+// namespace's rule and the policy's `unannotated` rule say (EvaluateEstimated).
+PodEvaluation EvaluateUnannotated(const PodStage& s) {
+  const PodTemplate& t = s.t;
+  auto facts = ReadPodFacts(t, s.policy);
+  // What it has at /dev/shm, for every pod; a malformed mount only matters to a GPU pod.
+  Result<ShmMount> mount = facts ? ReadShm(t, *facts) : Result<ShmMount>(facts.error());
+  const bool leave = s.policy.unannotated.mode == UnannotatedMode::kLeave;
+  if (facts && facts->requests_gpus && !s.rule.require_annotations && !leave && mount) {
+    return EvaluateEstimated(s, *facts, *mount);
   }
+  PodEvaluation pe = Started(s);
+  if (!facts) {
+    DenyWith(t, pe, facts.error());
+    return pe;
+  }
+  pe.memory_limit_bytes = facts->memory_limit_bytes;
+  if (mount) pe.current_shm = DescribeShm(*mount, t, *facts);
+  const bool all = s.ctx.detail == Detail::kAll;
+  if (!facts->requests_gpus) {
+    if (all) Add(pe, Finding(Check::kNoGpus, t.spec_pointer));
+  } else if (s.rule.require_annotations) {
+    Add(pe, Finding(Check::kAnnotationsRequired, AnnotationsPointer(t)));
+  } else if (leave) {
+    if (all) Add(pe, Finding(Check::kUnannotatedLeft, AnnotationsPointer(t)));
+  } else {
+    DenyWith(t, pe, mount.error());
+  }
+  return pe;
+}
+
+// One pod template's stage: an error in how it was read, its shmguard.io/mode, or sized with or
+// without DataLoader annotations.
+PodEvaluation EvaluateStage(const PodStage& s) {
+  const PodTemplate& t = s.t;
   auto mode = t.annotations.find(kModeAnnotation);
-  if (mode != t.annotations.end()) {
-    if (mode->second.Is("skip")) {
-      pe.verdict = Verdict::kSkip;
-      Add(pe, Finding(Check::kOptedOut, AnnotationPointer(t, kModeAnnotation)));
-      return;
+  if (!t.error && mode == t.annotations.end()) {
+    if (Has(t.annotations, kNumWorkersAnnotation) || Has(t.annotations, kBatchBytesAnnotation)) {
+      return EvaluateSized(s);
     }
+    return EvaluateUnannotated(s);
+  }
+  if (t.error) {
+    PodEvaluation pe = Opened(t);
+    DenyWith(t, pe, *t.error);
+    return pe;
+  }
+  PodEvaluation pe = Started(s);
+  if (mode->second.Is("skip")) {
+    pe.verdict = Verdict::kSkip;
+    Add(pe, Finding(Check::kOptedOut, AnnotationPointer(t, kModeAnnotation)));
+  } else {
     Add(pe, Finding(Check::kAnnotationInvalid, AnnotationPointer(t, kModeAnnotation))
                 .Val("annotation", kModeAnnotation)
                 .Val("error", mode->second.Dump() + " is not understood; the only value is \"skip\""));
-    return Settle(pe, ctx);
   }
-  if (Has(t.annotations, kNumWorkersAnnotation) || Has(t.annotations, kBatchBytesAnnotation)) {
-    return EvaluateSized({t, w, rule, policy, ctx}, pe);
-  }
-  pe.verdict = Verdict::kOk;
-  auto facts = ReadPodFacts(t, policy);
-  if (!facts) return DenyWith(t, pe, facts.error());
-  pe.memory_limit_bytes = facts->memory_limit_bytes;
-  // What it has at /dev/shm, for every pod; a malformed mount only matters to a GPU pod.
-  Result<ShmMount> mount = ReadShm(t, *facts);
-  if (mount) pe.current_shm = DescribeShm(*mount, t, *facts);
-  if (!facts->requests_gpus) {
-    if (ctx.detail == Detail::kAll) Add(pe, Finding(Check::kNoGpus, t.spec_pointer));
-    return;
-  }
-  if (rule.require_annotations) {
-    Add(pe, Finding(Check::kAnnotationsRequired, AnnotationsPointer(t)));
-    return Settle(pe, ctx);
-  }
-  if (policy.unannotated.mode == UnannotatedMode::kLeave) {
-    if (ctx.detail == Detail::kAll) Add(pe, Finding(Check::kUnannotatedLeft, AnnotationsPointer(t)));
-    return;
-  }
-  if (!mount) return DenyWith(t, pe, mount.error());
-  EvaluateEstimated({t, w, rule, policy, ctx}, *facts, *mount, pe);
+  return pe;
 }
 
 }  // namespace
 
 PodEvaluation EvaluatePod(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
                           const PodContext& ctx) {
-  PodEvaluation pe;
-  EvaluatePodInto(t, w, rule, policy, ctx, pe);
+  PodEvaluation pe = EvaluateStage({t, w, rule, policy, ctx});
   Settle(pe, ctx);
   return pe;
 }
