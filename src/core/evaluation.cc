@@ -149,7 +149,7 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, const EvaluateOptions
       auto own_ignore = ReadIgnore(it->second, AnnotationPointer(t, kIgnoreAnnotation), ignore_findings);
       ctx.exempt.insert(ctx.exempt.end(), own_ignore.begin(), own_ignore.end());
     }
-    PodEvaluation pe = EvaluatePod(t, w, ev.rule, policy, ctx);
+    PodEvaluation pe = EvaluatePod({t, w, ev.rule, policy, ctx});
     for (auto& f : ignore_findings) {
       f.pod = pe.label;
       pe.findings.insert(pe.findings.begin(), std::move(f));

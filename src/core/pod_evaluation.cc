@@ -382,10 +382,9 @@ PodEvaluation EvaluateStage(const PodStage& s) {
 
 }  // namespace
 
-PodEvaluation EvaluatePod(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
-                          const PodContext& ctx) {
-  PodEvaluation pe = EvaluateStage({t, w, rule, policy, ctx});
-  Settle(pe, ctx);
+PodEvaluation EvaluatePod(const PodStage& s) {
+  PodEvaluation pe = EvaluateStage(s);
+  Settle(pe, s.ctx);
   return pe;
 }
 

@@ -7,7 +7,7 @@
 
 namespace shmguard {
 
-// The verdict of `t`, one pod template of workload `w`, under `rule` and `policy`:
+// The verdict of `s.t`, one pod template of workload `s.w`, under `s.rule` and `s.policy`:
 //   - kSkip when annotated shmguard.io/mode: skip (kDeny for any other mode);
 //   - sized from shmguard.io/num-workers and batch-bytes when either is set (the plan, the
 //     memory limit, then the patch or, for a kind shmguard does not patch, what it has);
@@ -15,8 +15,7 @@ namespace shmguard {
 //     `unannotated` rule (the floor and estimate of EstimateShm);
 //   - else kOk: no GPUs and no sizing annotations.
 // Malformed fields are an error finding naming the field; never fails otherwise. Findings of
-// checks `ctx` exempts are kept, suppressed, and do not count toward the verdict.
-PodEvaluation EvaluatePod(const PodTemplate& t, const Workload& w, const NamespaceRule& rule, const Policy& policy,
-                          const PodContext& ctx);
+// checks `s.ctx` exempts are kept, suppressed, and do not count toward the verdict.
+PodEvaluation EvaluatePod(const PodStage& s);
 
 }  // namespace shmguard

@@ -20,7 +20,7 @@ json PodWith(const std::string& annotations, const std::string& spec) {
 // The verdict of the only pod template of `object` under the policy's rule for team-a.
 PodEvaluation EvaluateOnlyPod(const json& object, const Policy& policy = Policy{}) {
   Workload w = test::OnlyTemplate(object);
-  return EvaluatePod(w.templates[0], w, MatchNamespace(policy, "team-a"), policy, PodContext{});
+  return EvaluatePod({w.templates[0], w, MatchNamespace(policy, "team-a"), policy, PodContext{}});
 }
 
 // The first finding of the check with that ID; REQUIREd.
