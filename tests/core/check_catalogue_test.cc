@@ -246,6 +246,10 @@ std::vector<Case> Cases() {
 }
 
 TEST_CASE("A check's row words its findings from their numbers and values", "[checks]") {
+  for (const CheckInfo& c : Catalogue()) {
+    CAPTURE(c.id);
+    REQUIRE(c.words != nullptr);  // a row written without its words
+  }
   std::set<Check> worded;
   for (const auto& c : Cases()) {
     CAPTURE(c.finding.id());
