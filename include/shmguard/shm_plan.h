@@ -61,4 +61,8 @@ std::string HumanBytes(int64_t bytes);
 // A factor in millionths as a decimal: 1200000 -> "1.2", 500000 -> "0.5".
 std::string FormatPpm(int64_t ppm);
 
+// A count and its noun: (1, "proc") -> "1 proc", (4, "proc") -> "4 procs", and with `plural`
+// given, (2, "process", "processes") -> "2 processes".
+std::string Plural(int64_t n, const char* word, const char* plural = nullptr);
+
 }  // namespace shmguard

@@ -14,10 +14,6 @@ using F = Finding;
 
 // The phrases several checks' words share.
 
-std::string Plural(int64_t n, const char* word, const char* plural = nullptr) {
-  return std::to_string(n) + " " + (n == 1 ? word : plural ? plural : std::string(word) + "s");
-}
-
 std::string Bytes(const F& f, std::string_view name) { return FormatBytes(f.Number(name)); }
 
 // "the 1Gi floor (NCCL shm and base for 2 procs = 1Gi, at least the 1Gi minimum)".

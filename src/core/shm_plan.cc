@@ -87,6 +87,10 @@ std::string FormatPpm(int64_t ppm) {
   return s;
 }
 
+std::string Plural(int64_t n, const char* word, const char* plural) {
+  return std::to_string(n) + " " + (n == 1 ? word : plural ? plural : std::string(word) + "s");
+}
+
 Result<ShmPlan> PlanShm(const ShmInputs& in, const SizingConstants& k) {
   ShmPlan p;
   p.inputs = in;

@@ -5,13 +5,6 @@
 #include "shmguard/quantity.h"
 
 namespace shmguard::io {
-namespace {
-
-std::string Plural(int64_t n, const char* word, const char* plural = nullptr) {
-  return std::to_string(n) + " " + (n == 1 ? word : plural ? plural : std::string(word) + "s");
-}
-
-}  // namespace
 
 std::string FindingText(const Finding& f) { return InfoOf(f.check).words(f); }
 

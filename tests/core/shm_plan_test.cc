@@ -211,5 +211,22 @@ TEST_CASE("HumanBytes and FormatPpm", "[shm_plan]") {
   CHECK(FormatPpm(2'123'450) == "2.12345");
 }
 
+TEST_CASE("Plural puts the noun in the count's number", "[shm_plan]") {
+  struct Case {
+    int64_t n;
+    const char* word;
+    const char* plural;
+    const char* want;
+  };
+  for (const Case& c : std::vector<Case>{{1, "proc", nullptr, "1 proc"},
+                                         {4, "proc", nullptr, "4 procs"},
+                                         {0, "GPU", nullptr, "0 GPUs"},
+                                         {1, "process", "processes", "1 process"},
+                                         {2, "process", "processes", "2 processes"}}) {
+    CAPTURE(c.n, c.word);
+    CHECK(Plural(c.n, c.word, c.plural) == c.want);
+  }
+}
+
 }  // namespace
 }  // namespace shmguard
