@@ -19,15 +19,24 @@ import (
 var dataloaderArgs = []string{"--workers", "4", "--prefetch", "2", "--batch-bytes", strconv.Itoa(12 << 20),
 	"--batches", "40", "--step-seconds", "0.05"}
 
+// workerBusError is what PyTorch's SIGBUS handler in a DataLoader worker prints
+// (torch/csrc/DataLoader.cpp, handler_SIGBUS) before the signal kills the worker.
+const workerBusError = "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm)."
+
 func TestDataLoaderBusErrorWithoutShmguardIsFixedByThePatch(t *testing.T) {
 	bare := run(t, newNamespace(t, off), trainPod("dataloader", 1, "2Gi", dataloaderArgs...), 3*time.Minute)
 	if bare.pod.Status.Phase != corev1.PodFailed {
 		t.Fatalf("without shmguard the DataLoader %s; want it killed by a Bus error:\n%s", bare.outcome(), tail(bare.logs, 10))
 	}
-	if !strings.Contains(bare.logs, "is killed by signal: Bus error") || !strings.Contains(bare.logs, "DataLoader worker (pid") {
-		t.Fatalf("without shmguard: not PyTorch's Bus error (%s):\n%s", bare.outcome(), tail(bare.logs, 10))
+	// A worker that takes a SIGBUS writing a batch into a full /dev/shm prints workerBusError from
+	// PyTorch's own handler, then dies of the signal. The training process raises whichever failure
+	// it meets first: nine runs in ten "DataLoader worker (pid N) is killed by signal: Bus error",
+	// otherwise another worker's "No space left on device" or the dead worker's reset connection.
+	if !strings.Contains(bare.logs, workerBusError) {
+		t.Fatalf("without shmguard: no DataLoader worker died of a Bus error (%s):\n%s", bare.outcome(), tail(bare.logs, 10))
 	}
-	t.Logf("without shmguard: %s", lastLineWith(bare.logs, "Bus error"))
+	t.Logf("without shmguard: %d worker(s) died of a Bus error; the training process: %s",
+		strings.Count(bare.logs, workerBusError), lastLineWith(bare.logs, "Error"))
 
 	p := annotate(trainPod("dataloader", 1, "2Gi", dataloaderArgs...),
 		"shmguard.io/num-workers", "4", "shmguard.io/prefetch-factor", "2", "shmguard.io/batch-bytes", "12Mi")

@@ -8,9 +8,12 @@ through shared memory (torch.multiprocessing's file_descriptor strategy: a file 
 tensor). A training step that takes S seconds lets the prefetch queue fill, so W x P batches sit
 in /dev/shm at once, plus the ones being built and consumed. A thread samples /dev/shm with
 statvfs every 2 ms. When all N batches are consumed the last line printed is one JSON object:
-peak_shm_bytes, shm_size_bytes, and the settings. When /dev/shm is too small a worker dies with
-SIGBUS and PyTorch raises its own "DataLoader worker (pid N) is killed by signal: Bus error";
-that error is let through, and the exit status is not 0.
+peak_shm_bytes, shm_size_bytes, and the settings. When /dev/shm is too small a worker writing a
+batch takes a SIGBUS: PyTorch's handler prints "ERROR: Unexpected bus error encountered in
+worker" and the worker dies. The training process raises the first failure it meets, most often
+"DataLoader worker (pid N) is killed by signal: Bus error", sometimes another worker's "No space
+left on device" or a connection reset by the dead worker. That error is let through, and the
+exit status is not 0.
 """
 
 import argparse
