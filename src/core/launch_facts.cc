@@ -4,6 +4,7 @@
 #include "launch_facts.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "shmguard/json_patch.h"
 #include "shmguard/shm_plan.h"
@@ -50,34 +51,44 @@ std::string FindFlag(JsonNode container, std::initializer_list<std::string_view>
 }
 
 // The env values the launcher's side reads, from one pass over a container's env list: each
-// variable's first entry with a string value, as the kubelet would set it.
+// variable's first entry with a string value, as the kubelet would set it; "" when absent.
 struct LaunchEnv {
-  std::string_view nproc_per_node, nnodes;                    // PET_NPROC_PER_NODE, PET_NNODES; "" when absent
-  bool nccl_shm_disabled = false, nccl_p2p_disabled = false;  // NCCL_SHM_DISABLE=1, NCCL_P2P_DISABLE=1
+  std::string_view nproc_per_node, nnodes, nccl_shm_disable, nccl_p2p_disable;
 };
+
+// Each variable and where it goes: a new variable is a row here and a field above.
+struct LaunchEnvRow {
+  std::string_view name;
+  std::string_view LaunchEnv::*field;
+};
+constexpr LaunchEnvRow kLaunchEnv[] = {
+    {"PET_NPROC_PER_NODE", &LaunchEnv::nproc_per_node},
+    {"PET_NNODES", &LaunchEnv::nnodes},
+    {"NCCL_SHM_DISABLE", &LaunchEnv::nccl_shm_disable},
+    {"NCCL_P2P_DISABLE", &LaunchEnv::nccl_p2p_disable},
+};
+// A name shorter than every row's is none of them: most of an env list is passed over on this.
+constexpr size_t kShortestLaunchEnv =
+    std::min_element(std::begin(kLaunchEnv), std::end(kLaunchEnv),
+                     [](const auto& a, const auto& b) { return a.name.size() < b.name.size(); }) -> name.size();
 
 LaunchEnv ReadLaunchEnv(JsonNode container) {
   LaunchEnv out;
-  bool seen_nproc = false, seen_nnodes = false, seen_shm = false, seen_p2p = false;
+  unsigned seen = 0;  // bit i: row i's variable has its value
   for (JsonNode e : container.Find("env").Items()) {
     JsonNode name = e.Find("name");
     if (!name.IsString()) continue;
-    std::string_view n = name.String();
-    if (n.size() < 10 || (n[0] != 'P' && n[0] != 'N')) continue;  // none of the four: most env lists
-    bool* seen = n == "PET_NPROC_PER_NODE" ? &seen_nproc
-                 : n == "PET_NNODES"       ? &seen_nnodes
-                 : n == "NCCL_SHM_DISABLE" ? &seen_shm
-                 : n == "NCCL_P2P_DISABLE" ? &seen_p2p
-                                           : nullptr;
-    if (!seen || *seen) continue;
-    JsonNode v = e.Find("value");
-    if (!v.IsString()) continue;
-    *seen = true;
-    std::string_view value = v.String();
-    if (seen == &seen_nproc) out.nproc_per_node = value;
-    if (seen == &seen_nnodes) out.nnodes = value;
-    if (seen == &seen_shm) out.nccl_shm_disabled = value == "1";
-    if (seen == &seen_p2p) out.nccl_p2p_disabled = value == "1";
+    const std::string_view n = name.String();
+    if (n.size() < kShortestLaunchEnv) continue;
+    for (unsigned i = 0; i < std::size(kLaunchEnv); ++i) {
+      if ((seen >> i & 1) || n != kLaunchEnv[i].name) continue;
+      JsonNode v = e.Find("value");
+      if (v.IsString()) {
+        out.*kLaunchEnv[i].field = v.String();
+        seen |= 1u << i;
+      }
+      break;
+    }
   }
   return out;
 }
@@ -169,11 +180,11 @@ Result<bool> ReadLaunchFacts(const PodTemplate& t, const std::vector<JsonNode>& 
   for (size_t i = 0; i < container_nodes.size(); ++i) {
     const ContainerFacts& c = f.containers[i];
     if (c.init || (f.requests_gpus && c.gpus == 0)) continue;
-    if (!f.nccl_shm_disabled && env[i].nccl_shm_disabled) {
+    if (!f.nccl_shm_disabled && env[i].nccl_shm_disable == "1") {
       f.nccl_shm_disabled = true;
       f.nccl_shm_disabled_source = "container \"" + c.name + "\"";
     }
-    if (!f.nccl_p2p_disabled && env[i].nccl_p2p_disabled) {
+    if (!f.nccl_p2p_disabled && env[i].nccl_p2p_disable == "1") {
       f.nccl_p2p_disabled = true;
       f.nccl_p2p_disabled_source = "container \"" + c.name + "\"";
     }

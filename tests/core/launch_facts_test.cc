@@ -103,6 +103,32 @@ spec:
   CHECK(f.nodes_source == "--nnodes=3");
 }
 
+TEST_CASE("ReadLaunchFacts takes each env variable's first entry with a string value", "[launch_facts]") {
+  struct Case {
+    const char* name;
+    const char* env;
+    int64_t nodes;
+    const char* source;
+  };
+  const Case cases[] = {
+      {"the first of two entries", "[{name: PET_NNODES, value: \"2\"}, {name: PET_NNODES, value: \"3\"}]", 2,
+       "env PET_NNODES=2"},
+      {"an entry from a ConfigMap is passed over",
+       "[{name: PET_NNODES, valueFrom: {configMapKeyRef: {name: c, key: k}}}, {name: PET_NNODES, value: \"4\"}]", 4,
+       "env PET_NNODES=4"},
+      {"only the exact name", "[{name: PET_NNODES_MAX, value: \"5\"}, {name: PET_NNODE, value: \"6\"}]", 1, "default"},
+      {"an entry without a name", "[{value: \"7\"}, {name: PET_NNODES, value: \"8\"}]", 8, "env PET_NNODES=8"},
+  };
+  for (const Case& c : cases) {
+    SECTION(c.name) {
+      PodFacts f = test::OnlyFacts(std::string("apiVersion: v1\nkind: Pod\nspec:\n  containers: [{name: t, env: ") +
+                                   c.env + "}]\n");
+      CHECK(f.nodes == c.nodes);
+      CHECK(f.nodes_source == c.source);
+    }
+  }
+}
+
 TEST_CASE("ReadLaunchFacts names an annotation that is not a count in range", "[launch_facts]") {
   struct Case {
     const char* annotation;
