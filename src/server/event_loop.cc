@@ -37,9 +37,15 @@ struct Connection : HttpConnection {
 };
 
 constexpr auto kLinger = std::chrono::seconds(2);
-// On shutdown, a connection that has not sent its first request yet gets this long to send it
-// (as Go's http.Server.Shutdown does): its client has no reason to expect a close.
-constexpr auto kDrainNewConnections = std::chrono::seconds(2);
+// On shutdown, an idle connection gets this long to send one more request, answered with
+// `Connection: close`, before it is closed. Closing an idle keep-alive connection at once races
+// with a client already sending on it, and a client that loses a POST that way does not resend
+// it: Go's http.Transport, the API server's webhook client, resends on a reused connection only
+// what it never wrote or what is idempotent (net/http persistConn.shouldRetryRequest), and the
+// API server then admits the pod unpatched (failurePolicy: Ignore). A client under load
+// takes its pooled connections one after another, so within this window each is answered and
+// closed cleanly; only a connection its client left unused is closed by the server.
+constexpr auto kDrainIdle = std::chrono::seconds(2);
 
 class EventLoop {
  public:
@@ -78,24 +84,18 @@ class EventLoop {
         draining = true;
         drain_start_ = Clock::now();
         epoll_ctl(epfd_, EPOLL_CTL_DEL, listen_fd_, nullptr);
-        std::vector<int> idle;
+        std::vector<int> done;
         for (auto& [fd, c] : conns_) {
           // A request the client already sent may sit unread in the socket: read once more, so
-          // that it is answered (with Connection: close) rather than dropped.
-          if (c->handshaken && !c->lingering && !Progress(*c)) {
-            idle.push_back(fd);
-            continue;
-          }
-          // Idle after at least one answer: close now (clients retry a request on a keep-alive
-          // connection that closes before answering). New connections wait for their first
-          // request (see kDrainNewConnections).
-          if (IsIdle(*c) && c->served > 0) idle.push_back(fd);
+          // that it is answered (with Connection: close) rather than dropped. Idle connections
+          // stay open for kDrainIdle.
+          if (c->handshaken && !c->lingering && !Progress(*c)) done.push_back(fd);
         }
-        for (int fd : idle) Close(fd);
+        for (int fd : done) Close(fd);
       }
       if (draining && conns_.empty()) return;
       auto now = Clock::now();
-      if (draining && now - drain_start_ > kDrainNewConnections) {
+      if (draining && now - drain_start_ > kDrainIdle) {
         std::vector<int> late;
         for (auto& [fd, c] : conns_) {
           if (IsIdle(*c)) late.push_back(fd);
@@ -286,9 +286,6 @@ class EventLoop {
     if (!Flush(c)) return false;
     if (c.out_pos >= c.out.size()) {
       if (c.close_after_write) return eof ? false : StartLinger(c);
-      // Draining: a connection that has been answered is done; a new one may still send its
-      // first request (the loop closes it after kDrainNewConnections).
-      if (stopping_.load() && !c.request_started && c.served > 0) return false;
     }
     return !eof;
   }

@@ -169,27 +169,44 @@ TEST_CASE("event loop: a client that stops reading its response is dropped after
   CHECK(WaitForConnections(*s.server, 0));
 }
 
-TEST_CASE("event loop: Stop answers a request already started, closes idle connections and refuses new ones",
-          "[event_loop][net]") {
+TEST_CASE(
+    "event loop: Stop answers a request already started and the next one on an idle connection, "
+    "closes a connection left unused after the drain window, and refuses new ones",
+    "[event_loop][net]") {
   PlainServer s(HttpsServerOptions{});
-  Client idle(s.port), started(s.port);
-  REQUIRE(idle.Send(Post("abc")));
-  CHECK(idle.Response().rfind("HTTP/1.1 200", 0) == 0);
+  Client reused(s.port), unused(s.port), started(s.port);
+  for (Client* c : {&reused, &unused}) {
+    REQUIRE(c->Send(Post("abc")));
+    CHECK(c->Response().rfind("HTTP/1.1 200", 0) == 0);
+  }
   const std::string request = Post("0123456789");
   REQUIRE(started.Send(request.substr(0, request.size() - 4)));  // the head and part of the body
-  REQUIRE(WaitForConnections(*s.server, 2));
+  REQUIRE(WaitForConnections(*s.server, 3));
 
+  const auto stop = Clock::now();
   auto stopped = std::async(std::launch::async, [&] { s.server->Stop(); });
-  CHECK(idle.ClosedByServer());  // answered before and idle: closed at once
-  CHECK(stopped.wait_for(std::chrono::milliseconds(200)) == std::future_status::timeout);  // still draining
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // Stop wakes the loop at once
+  // An idle keep-alive connection is not closed under a client that may be sending on it: its
+  // next request is answered, with Connection: close.
+  REQUIRE(reused.Send(Post("abcd")));
+  std::string reply = reused.Response();
+  CHECK(reply.rfind("HTTP/1.1 200", 0) == 0);
+  CHECK(reply.find("Connection: close") != std::string::npos);
+  CHECK(reused.ClosedByServer());
   REQUIRE(started.Send(request.substr(request.size() - 4)));
-  const std::string reply = started.Response();
+  reply = started.Response();
   CHECK(reply.rfind("HTTP/1.1 200", 0) == 0);
   CHECK(reply.find("Connection: close") != std::string::npos);
   CHECK(reply.find("\r\n\r\n10") != std::string::npos);
   CHECK(started.ClosedByServer());
-  ::close(started.fd);  // the server's lingering close ends with the client's
-  started.fd = -1;
+  for (Client* c : {&reused, &started}) {
+    ::close(c->fd);  // the server's lingering close ends with the client's
+    c->fd = -1;
+  }
+  CHECK(stopped.wait_for(std::chrono::milliseconds(200)) == std::future_status::timeout);  // still draining
+  // The connection its client leaves unused is closed when the drain window ends.
+  CHECK(unused.ClosedByServer());
+  CHECK(Clock::now() - stop >= std::chrono::milliseconds(1900));
   CHECK(stopped.wait_for(std::chrono::seconds(5 * test::kSlowdown)) == std::future_status::ready);
   CHECK(s.server->connections() == 0);
   CHECK(test::ConnectLoopback(s.port) < 0);  // nothing listens any more
