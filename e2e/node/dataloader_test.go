@@ -36,7 +36,7 @@ func TestDataLoaderBusErrorWithoutShmguardIsFixedByThePatch(t *testing.T) {
 		t.Fatalf("without shmguard: no DataLoader worker died of a Bus error (%s):\n%s", bare.outcome(), tail(bare.logs, 10))
 	}
 	t.Logf("without shmguard: %d worker(s) died of a Bus error; the training process: %s",
-		strings.Count(bare.logs, workerBusError), lastLineWith(bare.logs, "Error"))
+		strings.Count(bare.logs, workerBusError), lastLineWith(bare.logs, "Error: "))
 
 	p := annotate(trainPod("dataloader", 1, "2Gi", dataloaderArgs...),
 		"shmguard.io/num-workers", "4", "shmguard.io/prefetch-factor", "2", "shmguard.io/batch-bytes", "12Mi")
