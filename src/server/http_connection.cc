@@ -39,7 +39,6 @@ void HttpConnection::Handle(const HttpLimits& limits, const HttpHandler& handler
     handler(req, res);
     bool close = !h.keep_alive || stopping;
     AppendResponse(out, res, close);
-    ++served;
     in.Consume(total, kKeepIdleBuffer);
     in_expected = 0;
     request_started = false;

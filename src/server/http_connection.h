@@ -41,7 +41,6 @@ struct HttpConnection {
   bool request_started = false;  // bytes of an unfinished request are buffered
   bool continue_sent = false;
   bool close_after_write = false;  // nothing more is read once `out` is written
-  int served = 0;                  // responses written on this connection
   std::string out;
   size_t out_pos = 0;  // how much of `out` the peer has been sent
   Clock::time_point request_start;
