@@ -8,21 +8,18 @@
 namespace shmguard::io {
 namespace {
 
-constexpr uint64_t kPayload = JsonTape::kPayload;
-
 uint64_t TypeWord(char type) { return static_cast<uint64_t>(static_cast<uint8_t>(type)) << 56; }
-char TypeOf(uint64_t w) { return JsonTape::Type(w); }
 
 // Moves the containers' indexes of words [from, to) by `delta`: an opening word holds the index
 // past its closing one, a closing word the index of its opening one.
 void Rebase(uint64_t* words, size_t from, size_t to, int64_t delta) {
   for (size_t i = from; i < to; ++i) {
-    const char t = TypeOf(words[i]);
+    const char t = JsonTape::Type(words[i]);
     if (t == '{' || t == '[') {
       words[i] = (words[i] & ~uint64_t{0xFFFFFFFF}) |
                  static_cast<uint32_t>(static_cast<int64_t>(words[i] & 0xFFFFFFFF) + delta);
     } else if (t == '}' || t == ']') {
-      words[i] = TypeWord(t) | static_cast<uint64_t>(static_cast<int64_t>(words[i] & kPayload) + delta);
+      words[i] = TypeWord(t) | static_cast<uint64_t>(static_cast<int64_t>(words[i] & JsonTape::kPayload) + delta);
     } else if (t == 'l' || t == 'u' || t == 'd') {
       ++i;  // the number's bits
     }
@@ -55,19 +52,19 @@ TextPosition Tape::Locate(std::string_view pointer) const {
     const std::string_view token = pointer.substr(0, slash);
     pointer = slash == std::string_view::npos ? std::string_view() : pointer.substr(slash);
     size_t next = 0;
-    if (TypeOf(words[cur]) == '{') {
+    if (JsonTape::Type(words[cur]) == '{') {
       const std::string key = UnescapePointerToken(token);
-      for (size_t k = cur + 1; TypeOf(words[k]) != '}'; k = JsonTape::After(words.data(), k + 1)) {
+      for (size_t k = cur + 1; JsonTape::Type(words[k]) != '}'; k = JsonTape::After(words.data(), k + 1)) {
         if (JsonTape::String(data_->strings.data(), words[k]) == key) next = k;  // a key given twice: its last
       }
       if (!next) break;
       found = position(next);
       cur = next + 1;
-    } else if (TypeOf(words[cur]) == '[') {
+    } else if (JsonTape::Type(words[cur]) == '[') {
       size_t index = 0;
       if (token.empty() || token.find_first_not_of("0123456789") != std::string_view::npos) break;
       for (char c : token) index = index * 10 + static_cast<size_t>(c - '0');
-      for (size_t i = cur + 1; TypeOf(words[i]) != ']'; i = JsonTape::After(words.data(), i)) {
+      for (size_t i = cur + 1; JsonTape::Type(words[i]) != ']'; i = JsonTape::After(words.data(), i)) {
         if (index-- == 0) {
           next = i;
           break;
@@ -94,7 +91,7 @@ void TapeBuilder::End() {
   const size_t open = open_.back();
   open_.pop_back();
   auto& words = data_->words;
-  const char close = TypeOf(words[open]) == '{' ? '}' : ']';
+  const char close = JsonTape::Type(words[open]) == '{' ? '}' : ']';
   Word(TypeWord(close) | open, data_->at[open]);
   words[open] |= static_cast<uint32_t>(size());
 }
