@@ -8,56 +8,59 @@ ProfileWatch::~ProfileWatch() { Stop(); }
 void ProfileWatch::Start() {
   if (!client_ || watcher_.joinable()) return;
   started_ = std::chrono::steady_clock::now();
-  watcher_ = std::thread([this] {
-    client_->ListWatch(
-        kShmProfilesPath, [this](const nlohmann::json& items) { SetProfiles(items); },
-        [this](const std::string& type, const nlohmann::json& object) { UpdateProfile(type, object); }, stop_);
+  // The thread owns what it touches (never `this`): it may outlive this object.
+  watcher_ = std::thread([client = client_, state = state_] {
+    client->ListWatch(
+        kShmProfilesPath, [&state](const nlohmann::json& items) { state->SetProfiles(items); },
+        [&state](const std::string& type, const nlohmann::json& object) { state->UpdateProfile(type, object); },
+        state->stop);
   });
 }
 
 void ProfileWatch::Stop() {
-  stop_ = true;
-  // A watch waits on its connection (a bookmark or the watch's end); it ends with the process.
+  state_->stop = true;
+  // A watch waits on its connection (a bookmark or the watch's end): it is not waited for, and
+  // ends when it next sees `stop`, or with the process.
   if (watcher_.joinable()) watcher_.detach();
 }
 
 std::string ProfileWatch::NotReadyReason() const {
-  if (synced_ || std::chrono::steady_clock::now() - started_ >= kSyncGrace) return {};
+  if (state_->synced || std::chrono::steady_clock::now() - started_ >= kSyncGrace) return {};
   return "the ShmProfiles are not listed yet";
 }
 
 std::shared_ptr<const ObservationIndex> ProfileWatch::Snapshot() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return index_;
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->index;
 }
 
-void ProfileWatch::SetProfiles(const nlohmann::json& items) {
+void ProfileWatch::State::SetProfiles(const nlohmann::json& items) {
   auto next = std::make_shared<ObservationIndex>();
   if (items.is_array()) {
     for (const auto& item : items) {
       auto o = ReadShmProfile(item);
       if (!o) {
-        unreadable_++;
+        unreadable++;
         continue;
       }
       next->Put(std::move(*o));
     }
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  index_ = std::move(next);
-  synced_ = true;
+  std::lock_guard<std::mutex> lock(mu);
+  index = std::move(next);
+  synced = true;
 }
 
-void ProfileWatch::UpdateProfile(const std::string& type, const nlohmann::json& object) {
+void ProfileWatch::State::UpdateProfile(const std::string& type, const nlohmann::json& object) {
   auto o = ReadShmProfile(object);
   if (!o) {
-    unreadable_++;
+    unreadable++;
     return;
   }
   // Copy on write: a request in flight keeps the snapshot it took. Profiles are one per
   // workload, and change when a pod's peak grows or a run ends: rarely.
-  std::lock_guard<std::mutex> lock(mu_);
-  auto next = std::make_shared<ObservationIndex>(*index_);
+  std::lock_guard<std::mutex> lock(mu);
+  auto next = std::make_shared<ObservationIndex>(*index);
   if (type == "DELETED") {
     next->Erase(o->namespace_name, o->workload);
   } else if (type == "ADDED" || type == "MODIFIED") {
@@ -65,7 +68,7 @@ void ProfileWatch::UpdateProfile(const std::string& type, const nlohmann::json& 
   } else {
     return;
   }
-  index_ = std::move(next);
+  index = std::move(next);
 }
 
 }  // namespace shmguard::server
