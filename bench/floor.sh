@@ -21,7 +21,7 @@ conns=${3:-8}
 source bench/prepare.sh
 bench_prepare wrk nginx-light
 data=build-bench/bench-data
-python3 bench/make_bodies.py "$data" >/dev/null
+bench_bodies
 
 work=$(mktemp -d)
 pids=()

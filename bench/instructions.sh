@@ -18,9 +18,7 @@ cd "$(dirname "$0")/.."
 source bench/prepare.sh
 bench_prepare valgrind
 data=build-bench/bench-data
-python3 bench/make_bodies.py "$data" >/dev/null
-cp bench/bodies/pod-jobset.json "$data/api-pod.json"
-cp bench/bodies/jobset.json "$data/api-jobset.json"
+bench_bodies
 bodies=(pod-10k jobset pod-200k api-pod api-jobset)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

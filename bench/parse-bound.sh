@@ -13,9 +13,7 @@ cd "$(dirname "$0")/.."
 source bench/prepare.sh
 bench_prepare valgrind
 data=build-bench/bench-data
-python3 bench/make_bodies.py "$data" >/dev/null
-cp bench/bodies/pod-jobset.json "$data/api-pod.json"
-cp bench/bodies/jobset.json "$data/api-jobset.json"
+bench_bodies
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 

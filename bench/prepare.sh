@@ -1,5 +1,5 @@
-# Sourced by the benchmark scripts (bench/run.sh, floor.sh, instructions.sh, scripts/soak.sh):
-# the steps each of them starts with. Run from the repository's top directory.
+# Sourced by the benchmark scripts (bench/run.sh, floor.sh, instructions.sh, parse-bound.sh,
+# scripts/soak.sh): the steps each of them starts with. Run from the repository's top directory.
 
 # bench_prepare [PACKAGE...]: installs the build's Debian packages and PACKAGE... when missing,
 # builds the Release binaries into build-bench/, and the load generators bench/open_loop.cc and
@@ -16,6 +16,15 @@ bench_prepare() {
   BUILD_DIR=build-bench BUILD_TYPE=Release ./scripts/build.sh -DSHMGUARD_BUILD_TESTS=OFF -DSHMGUARD_BUILD_BENCH=ON >/dev/null
   g++ -O2 -std=c++20 -o build-bench/open_loop bench/open_loop.cc -lssl -lcrypto -pthread
   g++ -O2 -std=c++20 -o build-bench/tls_load bench/tls_load.cc -lssl -lcrypto -pthread
+}
+
+# bench_bodies: the request bodies, always fresh, in build-bench/bench-data: the generated ones
+# (bench/make_bodies.py) and the API server's own reviews (bench/bodies, captured from the
+# end-to-end control plane by e2e/cmd/capture-reviews) as api-pod and api-jobset.
+bench_bodies() {
+  python3 bench/make_bodies.py build-bench/bench-data >/dev/null
+  cp bench/bodies/pod-jobset.json build-bench/bench-data/api-pod.json
+  cp bench/bodies/jobset.json build-bench/bench-data/api-jobset.json
 }
 
 # bench_build_rev REV: builds commit REV's Release binaries in a worktree outside the tree

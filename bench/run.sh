@@ -29,9 +29,7 @@ if [[ -n ${BEFORE:-} ]]; then
 fi
 data=build-bench/bench-data
 [[ -f $data/audit-100000.json ]] || python3 bench/make_bodies.py "$data" --audit
-python3 bench/make_bodies.py "$data"  # the request bodies, always fresh
-cp bench/bodies/pod-jobset.json "$data/api-pod.json"  # the API server's own (e2e/cmd/capture-reviews)
-cp bench/bodies/jobset.json "$data/api-jobset.json"
+bench_bodies
 (cd bench/gopeer && PATH=/usr/local/go/bin:$PATH GOFLAGS=-mod=readonly go build -o ../../build-bench/gopeer .)
 
 results=bench/results
