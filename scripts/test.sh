@@ -37,7 +37,7 @@ SHMGUARD_BINARY="$PWD/${BUILD_DIR:-build}/shmguard" ./scripts/control-plane.sh u
 wait "$images_pid" || { cat "$images_log" >&2; exit 1; }
 export SHMGUARD_CONTROL_PLANE_DIR=${TMPDIR:-/tmp}/shmguard-e2e-node-$$
 SHMGUARD_BINARY="$PWD/${BUILD_DIR:-build}/shmguard" ./scripts/control-plane.sh up --node >/dev/null
-(cd e2e && go test -count=1 -timeout 20m -v ./node/ | grep -a -E '^(=== RUN|--- |ok|FAIL|PASS|SKIPPED)|_test.go')
+(cd e2e && go test -count=1 -timeout 20m -v ./node/ | grep -a -E '^(=== RUN|--- |ok|FAIL|PASS|SKIPPED)|_test.go|^        ')
 ./scripts/control-plane.sh down
 trap - EXIT
 
