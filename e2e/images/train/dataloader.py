@@ -11,13 +11,13 @@ is asked for, so /dev/shm holds W x P + 1 batches at its peak, never more: a loo
 holds the previous batch while the next arrives also holds part of the batch a worker builds
 meanwhile, from none to most of it, as the scheduler has it (W=4, P=2, 12 MiB batches on a busy
 2-core machine: 9.2 to 9.5 batches over 12 runs, where this loop peaks at 9 batches and 16 KiB
-every time). A thread samples /dev/shm with statvfs every 2 ms. When all N batches are consumed the last line printed is one JSON object:
-peak_shm_bytes, shm_size_bytes, and the settings. When /dev/shm is too small a worker writing a
-batch takes a SIGBUS: PyTorch's handler prints "ERROR: Unexpected bus error encountered in
-worker" and the worker dies. The training process raises the first failure it meets, most often
-"DataLoader worker (pid N) is killed by signal: Bus error", sometimes another worker's "No space
-left on device" or a connection reset by the dead worker. That error is let through, and the
-exit status is not 0.
+every time). A thread samples /dev/shm with statvfs every 2 ms. When all N batches are consumed
+the last line printed is one JSON object: peak_shm_bytes, shm_size_bytes, and the settings. When
+/dev/shm is too small a worker writing a batch takes a SIGBUS: PyTorch's handler prints "ERROR:
+Unexpected bus error encountered in worker" and the worker dies. The training process raises the
+first failure it meets, most often "DataLoader worker (pid N) is killed by signal: Bus error",
+sometimes another worker's "No space left on device" or a connection reset by the dead worker.
+That error is let through, and the exit status is not 0.
 """
 
 import argparse
