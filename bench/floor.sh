@@ -20,7 +20,6 @@ seconds=${2:-5}
 conns=${3:-8}
 source bench/prepare.sh
 bench_prepare wrk nginx-light
-data=build-bench/bench-data
 bench_bodies
 
 work=$(mktemp -d)

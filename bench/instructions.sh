@@ -17,7 +17,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/prepare.sh
 bench_prepare valgrind
-data=build-bench/bench-data
 bench_bodies
 bodies=(pod-10k jobset pod-200k api-pod api-jobset)
 out=$(mktemp -d)

@@ -12,7 +12,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/prepare.sh
 bench_prepare valgrind
-data=build-bench/bench-data
 bench_bodies
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

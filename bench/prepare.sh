@@ -18,13 +18,16 @@ bench_prepare() {
   g++ -O2 -std=c++20 -o build-bench/tls_load bench/tls_load.cc -lssl -lcrypto -pthread
 }
 
-# bench_bodies: the request bodies, always fresh, in build-bench/bench-data: the generated ones
+# Where the request bodies and audit streams are: $data/pod-10k.json and the like.
+data=build-bench/bench-data
+
+# bench_bodies: the request bodies, always fresh, in $data: the generated ones
 # (bench/make_bodies.py) and the API server's own reviews (bench/bodies, captured from the
 # end-to-end control plane by e2e/cmd/capture-reviews) as api-pod and api-jobset.
 bench_bodies() {
-  python3 bench/make_bodies.py build-bench/bench-data >/dev/null
-  cp bench/bodies/pod-jobset.json build-bench/bench-data/api-pod.json
-  cp bench/bodies/jobset.json build-bench/bench-data/api-jobset.json
+  python3 bench/make_bodies.py "$data" >/dev/null
+  cp bench/bodies/pod-jobset.json "$data/api-pod.json"
+  cp bench/bodies/jobset.json "$data/api-jobset.json"
 }
 
 # bench_build_rev REV: builds commit REV's Release binaries in a worktree outside the tree

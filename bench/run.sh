@@ -27,7 +27,6 @@ if [[ -n ${BEFORE:-} ]]; then
   before_bin=$(bench_build_rev "$BEFORE")/shmguard
   targets+=(before)
 fi
-data=build-bench/bench-data
 [[ -f $data/audit-100000.json ]] || python3 bench/make_bodies.py "$data" --audit
 bench_bodies
 (cd bench/gopeer && PATH=/usr/local/go/bin:$PATH GOFLAGS=-mod=readonly go build -o ../../build-bench/gopeer .)
