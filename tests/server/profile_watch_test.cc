@@ -3,11 +3,10 @@
 #include "server/profile_watch.h"
 
 #include <catch2/catch.hpp>
-#include <chrono>
 #include <memory>
-#include <thread>
 
 #include "server/admission_handler.h"
+#include "test_util.h"
 #include "tls_fixture.h"
 
 namespace shmguard::server {
@@ -56,12 +55,7 @@ TEST_CASE("ProfileWatch's thread owns what it uses, outlives the watch, and ends
   }
   // The watch is gone and its thread, left to end on its own, reads only what it holds (a
   // sanitized build reports any read of the freed watch); it ends at its next look at `stop`.
-  bool ended = false;
-  for (int i = 0; i < 500 && !ended; ++i) {
-    ended = client.use_count() == 1;
-    if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  CHECK(ended);
+  CHECK(test::Eventually([&] { return client.use_count() == 1; }, 5));
 }
 
 TEST_CASE("HandleAdmission sizes a pod of a workload with a profile from its peak", "[profile_watch]") {
