@@ -47,6 +47,9 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--gpus", plan.gpus, "GPUs in the pod");
   plan_cmd->add_option("--nodes", plan.nodes, "pods training together (> 1: multi-node NCCL)");
   plan_cmd->add_option("--memory-limit", plan.memory_limit, "the pod's memory limit, a quantity: 64Gi");
+  plan_cmd->add_flag(
+      "--rdma", plan.rdma,
+      "the job registers host memory for RDMA (NCCL over InfiniBand/RoCE, EFA, UCX): raise locked memory");
   plan_cmd->add_option("-o,--output", plan.output, "text or json")->check(CLI::IsMember({"text", "json"}));
   plan_cmd->add_option("--config", config, "policy YAML (sizing constants); built-in defaults without it");
   plan_cmd->callback([&] {

@@ -28,6 +28,14 @@ enum class IpcLock {
   kNotAdded,           // an add list without it
 };
 
+// Whom a container runs as, as far as the spec says: the image's USER cannot be seen at
+// admission.
+enum class RunAs {
+  kRoot,     // runAsUser: 0 (the container's, else the pod's)
+  kUnknown,  // no runAsUser and no runAsNonRoot: true: the image's user, root unless it sets one
+  kNonRoot,  // runAsUser above 0, or runAsNonRoot: true
+};
+
 struct ContainerFacts {
   std::string name;
   std::string pointer;   // "/spec/containers/0"
@@ -41,12 +49,23 @@ struct ContainerFacts {
   bool mounts_shm = false;                         // something is mounted at /dev/shm (trailing slashes ignored)
   std::optional<std::string> shm_volume;           // the name of that volume, when it has one
   IpcLock ipc_lock = IpcLock::kNoSecurityContext;  // app containers only
+  RunAs run_as = RunAs::kUnknown;
+  // For people: "runAsUser 0", "runAsUser 1000 (pod)", "runAsNonRoot: true", "runAsUser unset".
+  std::string run_as_source;
+  // Why it registers host memory for RDMA: "requests rdma/hca_shared_devices_a" (a resource of
+  // the policy's rdmaResources), "env NCCL_NET=IB" (launch_facts.cc); "" when nothing says so.
+  std::string rdma;
+  // A resource of the policy's mpsResources it requests ("" none): its /dev/shm is the MPS daemon's.
+  std::string mps_resource;
 };
 
 struct PodFacts {
   std::vector<ContainerFacts> containers;  // app containers first, then init containers
   int64_t gpus = 0;                        // over app containers (docs/sources.md §2)
-  bool requests_gpus = false;              // some container or init container requests a GPU
+  // The first MPS resource a container requests, and that container: the device plugin mounts
+  // the MPS daemon's tmpfs at its /dev/shm. "" when none.
+  std::string mps_resource, mps_container, mps_pointer;  // mps_pointer: that container's resources
+  bool requests_gpus = false;                            // some container or init container requests a GPU
   // Pod-level spec.resources.limits.memory, else max(sum of app + sidecar limits, largest init
   // limit); nullopt when some container has no memory limit (then the cgroup has none either).
   std::optional<int64_t> memory_limit_bytes;

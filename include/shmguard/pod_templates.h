@@ -88,6 +88,9 @@ struct PodTemplate {
   // A Compose service as written (compose.h); `spec` is the one-container pod read from it.
   // Absent for Kubernetes kinds.
   JsonNode compose_service;
+  // How its first container reaches RDMA when `spec` cannot say it (a Compose service's
+  // /dev/infiniband devices): "devices /dev/infiniband"; "" otherwise.
+  std::string rdma;
   // Where the memory limit is written when it is not in `spec` (a Compose service's mem_limit).
   std::string memory_limit_source;
   std::string memory_limit_pointer;  // and where it is (or would be) written

@@ -15,7 +15,15 @@
 
 namespace shmguard {
 
-enum class HostIpcMode { kAuto, kAlways, kNever };  // auto: pods with >= 2 GPUs
+// hostIPC: kAuto never adds it for /dev/shm (a sized dshm replaces the node's /dev/shm, and
+// nothing NCCL does inside one pod uses the IPC namespace: docs/sources.md §4); kAlways adds it
+// to every pod shmguard patches; kNever never.
+enum class HostIpcMode { kAuto, kAlways, kNever };
+// IPC_LOCK: kAuto adds it to GPU containers that register host memory for RDMA and run as UID 0
+// (the only ones where it takes effect and is needed: docs/sources.md §4); kAlways to every GPU
+// container; kAll to every app container; kNever to none. The config also reads the older
+// name "gpu-containers" as kAlways.
+enum class IpcLockMode { kAuto, kAlways, kAll, kNever };
 enum class ContainerSelection { kGpuContainers, kAll, kNever };
 enum class NamespaceMode { kOff, kWarn, kEnforce };
 enum class PodSecurityLevel { kPrivileged, kBaseline, kRestricted };
@@ -27,6 +35,8 @@ enum class UnannotatedMode { kEstimate, kFloor, kLeave };
 // Every value of each enum, in the order messages list them; their names are the *Name
 // functions below, and nowhere else.
 inline constexpr HostIpcMode kHostIpcModes[] = {HostIpcMode::kAuto, HostIpcMode::kAlways, HostIpcMode::kNever};
+inline constexpr IpcLockMode kIpcLockModes[] = {IpcLockMode::kAuto, IpcLockMode::kAlways, IpcLockMode::kAll,
+                                                IpcLockMode::kNever};
 inline constexpr ContainerSelection kContainerSelections[] = {ContainerSelection::kGpuContainers,
                                                               ContainerSelection::kAll, ContainerSelection::kNever};
 inline constexpr NamespaceMode kNamespaceModes[] = {NamespaceMode::kOff, NamespaceMode::kWarn, NamespaceMode::kEnforce};
@@ -88,6 +98,10 @@ struct NamespaceRule {
   // The node agent may grow a running pod's /dev/shm in place (the pod's resize subresource) in
   // these namespaces, as the namespace label shmguard.io/grow-in-place=true does. Default: false.
   bool grow_in_place = false;
+  // The policy's hostIPC and ipcLock for these namespaces, when the rule sets them (a namespace
+  // whose pods relied on the old patch keeps it with hostIPC: always). Default: the policy's.
+  std::optional<HostIpcMode> host_ipc = std::nullopt;
+  std::optional<IpcLockMode> ipc_lock = std::nullopt;
 };
 
 // The webhook port's TLS settings as the config file's `tls:` section gives them; unset fields
@@ -99,10 +113,24 @@ struct TlsPolicy {
 };
 
 struct Policy {
-  // Extended resources that count as GPUs. Default: nvidia.com/gpu, amd.com/gpu.
-  std::vector<std::string> gpu_resources = {"nvidia.com/gpu", "amd.com/gpu"};
-  HostIpcMode host_ipc = HostIpcMode::kAuto;                         // Default: auto
-  ContainerSelection ipc_lock = ContainerSelection::kGpuContainers;  // Default: gpu-containers
+  // Extended resources that count as GPUs. nvidia.com/gpu.shared is what NVIDIA's device plugin
+  // names replicated GPUs (time-slicing or MPS) with renameByDefault (k8s-device-plugin
+  // api/config/v1/replicas.go). Default: nvidia.com/gpu, nvidia.com/gpu.shared, amd.com/gpu.
+  std::vector<std::string> gpu_resources = {"nvidia.com/gpu", "nvidia.com/gpu.shared", "amd.com/gpu"};
+  // GPU resources served through NVIDIA MPS: the device plugin mounts the MPS daemon's tmpfs at
+  // the container's /dev/shm (k8s-device-plugin internal/plugin/mps.go), so a pod requesting
+  // one gets no dshm, which would be mounted over it. The pod spec cannot tell MPS from
+  // time-slicing (both are nvidia.com/gpu.shared), the node can: the node agent reports it.
+  // Default: none.
+  std::vector<std::string> mps_resources = {};
+  // Device-plugin resources that bring RDMA into a container (fnmatch(3) globs): a GPU
+  // container requesting one registers host memory for RDMA, which RLIMIT_MEMLOCK bounds
+  // unless it has CAP_IPC_LOCK (docs/sources.md §4). Default: rdma/* (k8s-rdma-shared-dev-plugin's
+  // prefix), vpc.amazonaws.com/efa (AWS's EFA device plugin), mellanox.com/mlnx_sriov_rdma
+  // (sriov-network-device-plugin's RDMA example; SR-IOV names are the operator's choice).
+  std::vector<std::string> rdma_resources = {"rdma/*", "vpc.amazonaws.com/efa", "mellanox.com/mlnx_sriov_rdma"};
+  HostIpcMode host_ipc = HostIpcMode::kAuto;  // Default: auto (never added for /dev/shm)
+  IpcLockMode ipc_lock = IpcLockMode::kAuto;  // Default: auto (root GPU containers that use RDMA)
   // Which init containers get the /dev/shm mount. Default: gpu-containers (those requesting GPUs).
   ContainerSelection init_container_mounts = ContainerSelection::kGpuContainers;
   // Largest share of the memory limit the dshm volume may take, in millionths. Default: 500000.
@@ -121,8 +149,17 @@ struct Policy {
 // The first rule whose glob matches `ns`, or a {mode: warn} rule when none does.
 NamespaceRule MatchNamespace(const Policy& policy, std::string_view ns);
 
+// The hostIPC and ipcLock modes in force under `rule`: its own when it sets them, else the
+// policy's.
+HostIpcMode HostIpcIn(const Policy& policy, const NamespaceRule& rule);
+IpcLockMode IpcLockIn(const Policy& policy, const NamespaceRule& rule);
+
+// True when `resource` matches one of `globs` (fnmatch(3)): "rdma/hca_a" matches "rdma/*".
+bool MatchesResource(const std::vector<std::string>& globs, std::string_view resource);
+
 // Names as they appear in the config file: "auto", "gpu-containers", "enforce", "baseline"...
 const char* HostIpcModeName(HostIpcMode m);
+const char* IpcLockModeName(IpcLockMode m);
 const char* ContainerSelectionName(ContainerSelection s);
 const char* NamespaceModeName(NamespaceMode m);
 const char* PodSecurityLevelName(PodSecurityLevel l);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "shmguard/ipc_lock.h"
 #include "shmguard/json_patch.h"
 #include "shmguard/pod_facts.h"
 #include "shmguard/pod_templates.h"
@@ -18,9 +19,9 @@
 namespace shmguard {
 
 struct PatchOptions {
-  int64_t required_bytes = 0;                                        // the planned sizeLimit
-  bool host_ipc = false;                                             // set spec.hostIPC: true
-  ContainerSelection ipc_lock = ContainerSelection::kGpuContainers;  // kNever: no IPC_LOCK
+  int64_t required_bytes = 0;                 // the planned sizeLimit
+  bool host_ipc = false;                      // set spec.hostIPC: true
+  IpcLockMode ipc_lock = IpcLockMode::kAuto;  // which containers get IPC_LOCK (ipc_lock.h)
   ContainerSelection init_container_mounts = ContainerSelection::kGpuContainers;
   bool shm = true;               // write the volume, its size and the mounts (false: exempted)
   bool describe_changes = true;  // fill PodPatch::changes
@@ -37,6 +38,7 @@ struct PodPatch {
   std::string shm_pointer;                   // where /dev/shm falls short; "" when the patch leaves it
   std::vector<std::string> mounted, locked;  // containers given the /dev/shm mount, IPC_LOCK
   std::string lock_pointer;                  // the first container's capabilities that lack IPC_LOCK
+  std::string lock_reason, lock_user;        // why the first of `locked` gets it, whom it runs as
   bool host_ipc = false;                     // hostIPC: true set
 };
 

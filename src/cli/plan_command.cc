@@ -8,6 +8,7 @@
 #include "cli/audit_output.h"
 #include "io/finding_text.h"
 #include "shmguard/docker_bytes.h"
+#include "shmguard/ipc_lock.h"
 #include "shmguard/memory_limit.h"
 #include "shmguard/pod_facts.h"
 #include "shmguard/quantity.h"
@@ -101,15 +102,19 @@ ExitCode RunPlan(const PlanOptions& o, const Policy& policy, std::ostream& out, 
   }
   const std::vector<std::string> arithmetic = io::ExplainPlan(plan, policy.sizing);
   // The same answer in the three places /dev/shm is set: a pod's volume, docker run, Compose.
-  // Locked memory goes wherever a pod would get IPC_LOCK (what pin_memory needs).
-  const bool lock = policy.ipc_lock == ContainerSelection::kAll ||
-                    (policy.ipc_lock == ContainerSelection::kGpuContainers && o.gpus > 0);
+  // Locked memory by the webhook's rules (ipc_lock.h) for a container whose user is the image's:
+  // IPC_LOCK in a pod (where it runs as root), an unlimited memlock ulimit for Docker.
+  ContainerFacts container;
+  container.gpus = o.gpus;
+  container.rdma = o.rdma ? "--rdma" : "";
+  const bool lock = AddsIpcLock(container, policy.ipc_lock);
+  const bool ulimit = AddsMemlockUlimit(container, policy.ipc_lock);
   const std::string docker_size = FormatDockerBytes(plan.required_bytes);
-  const std::string docker_run = "docker run --shm-size=" + docker_size + (lock ? " --ulimit memlock=-1:-1" : "");
+  const std::string docker_run = "docker run --shm-size=" + docker_size + (ulimit ? " --ulimit memlock=-1:-1" : "");
   json volume = {{"name", kShmVolumeName},
                  {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", FormatBytes(plan.required_bytes)}}}};
   json compose = {{"shm_size", docker_size}};
-  if (lock) compose["ulimits"] = {{"memlock", -1}};
+  if (ulimit) compose["ulimits"] = {{"memlock", -1}};
   if (o.output == "json") {
     json j = {{"required_bytes", plan.required_bytes},
               {"required", FormatBytes(plan.required_bytes)},
@@ -145,10 +150,10 @@ ExitCode RunPlan(const PlanOptions& o, const Policy& policy, std::ostream& out, 
     out << "set it:\n"
         << "  Kubernetes: volume " << kShmVolumeName
         << ": emptyDir {medium: Memory, sizeLimit: " << FormatBytes(plan.required_bytes) << "} mounted at " << kShmPath
-        << (lock ? ", capability IPC_LOCK" : "") << "\n"
+        << (lock ? ", capability IPC_LOCK (it takes effect when the container runs as root)" : "") << "\n"
         << "  docker run: " << docker_run << " ...\n"
         << "  Compose:    shm_size: " << docker_size << "\n";
-    if (lock) out << "              ulimits: {memlock: -1}\n";
+    if (ulimit) out << "              ulimits: {memlock: -1}\n";
   }
   return denied ? ExitCode::kFindings : ExitCode::kOk;
 }

@@ -23,6 +23,9 @@ struct PlanOptions {
   int64_t nodes = 1;                        // 1..kMaxNodes
   std::optional<std::string> memory_limit;  // a quantity; none = unknown
   std::string output = "text";              // text | json
+  // The job registers host memory for RDMA (NCCL over InfiniBand or RoCE, EFA, UCX): locked
+  // memory is then raised where the policy's ipcLock says (ipc_lock.h). Default: false.
+  bool rdma = false;
 };
 
 // Prints the plan to `out`. Returns kOk when it fits, kFindings when it would be denied,

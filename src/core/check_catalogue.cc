@@ -189,18 +189,43 @@ extern constexpr std::array<CheckInfo, kCheckCount> kChecks = {{
        return "/dev/shm is " + f.Value("current") + ", below the " + Bytes(f, "required_bytes") +
               " needed: shmguard does not patch a " + f.Value("kind") + "; its pods are patched when they are created";
      }},
-    {Check::kIpcLockMissing, "ipc-lock-missing", S::kWarning, "A GPU container cannot lock memory for pin_memory (no IPC_LOCK)",
-     "", "containers",
+    {Check::kMpsShm, "mps-shm", S::kInfo, "An MPS client: its /dev/shm is the MPS daemon's, and no dshm is added over it",
+     "required_bytes", "resource containers",
      [](const F& f) -> std::string {
-       if (std::string_view(f.pointer).ends_with("/ulimits/memlock")) {
-         return "locked memory of " + f.Value("containers") +
-                " is limited (ulimits.memlock): pin_memory cannot lock its buffers";
-       }
-       return "no IPC_LOCK in " + f.Value("containers") + ": pin_memory cannot lock its buffers";
+       return f.Value("containers") + " requests " + f.Value("resource") +
+              ", served through MPS (policy mpsResources): the device plugin mounts the MPS daemon's /dev/shm there "
+              "and a dshm would hide it, so none is added (the pod needs " + Bytes(f, "required_bytes") + ")";
      }},
-    {Check::kHostIpcMissing, "host-ipc-missing", S::kWarning, "A multi-GPU pod without hostIPC",
+    {Check::kIpcLockMissing, "ipc-lock-missing", S::kWarning, "A GPU container that registers host memory for RDMA as root has no IPC_LOCK",
+     "", "containers reason user",
+     [](const F& f) -> std::string {
+       const std::string& reason = f.Value("reason");
+       const bool policy = reason.rfind("policy ", 0) == 0;
+       if (std::string_view(f.pointer).ends_with("/ulimits/memlock")) {
+         return "locked memory of " + f.Value("containers") + " is limited (ulimits.memlock)" +
+                (policy ? " and " + reason + " raises it"
+                        : ", and it registers host memory for RDMA (" + reason + "), which fails past that limit");
+       }
+       if (policy) return "no IPC_LOCK in " + f.Value("containers") + " (" + reason + ")";
+       const std::string as = f.Value("user") == "runAsUser unset" ? "root unless its image sets a user (runAsUser unset)"
+                                                                    : "root (" + f.Value("user") + ")";
+       return "no IPC_LOCK in " + f.Value("containers") + ", which registers host memory for RDMA (" + reason +
+              ") as " + as + ": registration fails past RLIMIT_MEMLOCK";
+     }},
+    {Check::kIpcLockNonRoot, "ipc-lock-non-root", S::kWarning, "A non-root GPU container registers host memory for RDMA: IPC_LOCK would not take effect",
+     "", "containers reason user",
+     [](const F& f) -> std::string {
+       return f.Value("containers") + " registers host memory for RDMA (" + f.Value("reason") + ") as non-root (" +
+              f.Value("user") +
+              "), where IPC_LOCK never takes effect: raise RLIMIT_MEMLOCK instead (the node's container runtime "
+              "with LimitMEMLOCK=infinity; securityContext.ulimits is in no Kubernetes release through 1.37)";
+     }},
+    {Check::kHostIpcMissing, "host-ipc-missing", S::kInfo, "hostIPC added because the policy says always",
      "gpus", "",
-     [](const F& f) -> std::string { return "hostIPC is not set on a pod with " + std::to_string(f.Number("gpus")) + " GPUs"; }},
+     [](const F&) -> std::string {
+       return "hostIPC: true (policy hostIPC: always): the pod joins the node's IPC namespace (System V IPC, POSIX "
+              "message queues), which NCCL does not use; its /dev/shm stays the pod's own";
+     }},
     {Check::kHostIpcUnavailable, "host-ipc-unavailable", S::kInfo, "The kind has no hostIPC field for its pods",
      "", "kind",
      [](const F& f) -> std::string { return "hostIPC not set: a " + f.Value("kind") + " has no hostIPC field for its pods"; }},

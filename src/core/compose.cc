@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "shmguard/compact_json.h"
+#include "shmguard/ipc_lock.h"
 #include "shmguard/json_patch.h"
 #include "shmguard/quantity.h"
 
@@ -183,6 +184,21 @@ Result<ServiceMemory> ReadMemory(JsonNode service, const std::string& at) {
   return m;
 }
 
+// How a service reaches RDMA through its `devices` (the RDMA verbs devices under
+// /dev/infiniband, short "HOST[:CONTAINER[:PERMS]]" or long {source, target}): "devices
+// /dev/infiniband/uverbs0", else "".
+std::string RdmaDevices(JsonNode service) {
+  constexpr std::string_view kVerbs = "/dev/infiniband";
+  for (JsonNode d : service.Find("devices").Items()) {
+    std::string_view path = d.IsString() ? d.String() : d.Find("source").String();
+    path = path.substr(0, path.find(':'));
+    if (path.substr(0, kVerbs.size()) == kVerbs && (path.size() == kVerbs.size() || path[kVerbs.size()] == '/')) {
+      return "devices " + std::string(path.substr(0, 64));
+    }
+  }
+  return {};
+}
+
 // The pod spec shmguard reads a service as: one container with its GPUs, memory limit, command
 // and environment; hostIPC for `ipc: host`. Also fills the template's annotations (labels),
 // memory source and notes.
@@ -213,6 +229,7 @@ Result<json> ServicePodSpec(JsonNode service, const std::string& name, const std
   container["resources"] = {{"limits", std::move(limits)}};
   t.memory_limit_source = memory->source;
   t.memory_limit_pointer = memory->pointer;
+  t.rdma = RdmaDevices(service);
   return json{{"containers", json::array({std::move(container)})}, {"hostIPC", service.Find("ipc").Is("host")}};
 }
 
@@ -310,15 +327,14 @@ Result<PodPatch> BuildServicePatch(const PodTemplate& t, const PodFacts& facts, 
                           ")");
     }
   }
-  const bool lock = options.ipc_lock == ContainerSelection::kAll ||
-                    (options.ipc_lock == ContainerSelection::kGpuContainers && facts.gpus > 0);
-  if (!lock) return p;
+  if (facts.containers.empty() || !AddsMemlockUlimit(facts.containers[0], options.ipc_lock)) return p;
   JsonNode ulimits = service.Find("ulimits");
   JsonNode memlock = ulimits.Find("memlock");
   auto unlimited = [](JsonNode v) { return v.IsInteger() && v.Integer() == -1; };
   if (unlimited(memlock) || (unlimited(memlock.Find("soft")) && unlimited(memlock.Find("hard")))) return p;
   p.locked.push_back(t.label.substr(t.label.find(' ') + 1));  // the service's name
   p.lock_pointer = at + "/ulimits/memlock";
+  p.lock_reason = IpcLockReason(facts.containers[0], options.ipc_lock);
   if (!ulimits) {
     p.ops.Add(at + "/ulimits", R"({"memlock":-1})");
   } else if (!ulimits.IsObject()) {
@@ -329,7 +345,7 @@ Result<PodPatch> BuildServicePatch(const PodTemplate& t, const PodFacts& facts, 
     p.ops.Replace(at + "/ulimits/memlock", "-1");
   }
   if (options.describe_changes) {
-    p.changes.push_back("set ulimits.memlock: -1 (unlimited locked memory, for pin_memory; " +
+    p.changes.push_back("set ulimits.memlock: -1 (unlimited locked memory, for RDMA registration; " +
                         (memlock ? "was " + memlock.Dump() : std::string("was the host's default")) + ")");
   }
   return p;

@@ -4,6 +4,7 @@
 #include "launch_facts.h"
 
 #include <algorithm>
+#include <cctype>
 #include <iterator>
 
 #include "shmguard/json_patch.h"
@@ -54,6 +55,8 @@ std::string FindFlag(JsonNode container, std::initializer_list<std::string_view>
 // variable's first entry with a string value, as the kubelet would set it; "" when absent.
 struct LaunchEnv {
   std::string_view nproc_per_node, nnodes, nccl_shm_disable, nccl_p2p_disable;
+  // What selects an RDMA transport (RdmaFromEnv).
+  std::string_view nccl_net, nccl_ib_hca, nccl_ib_disable, nccl_net_plugin, fi_provider, ucx_net_devices;
 };
 
 // Each variable and where it goes: a new variable is a row here and a field above.
@@ -66,6 +69,12 @@ constexpr LaunchEnvRow kLaunchEnv[] = {
     {"PET_NNODES", &LaunchEnv::nnodes},
     {"NCCL_SHM_DISABLE", &LaunchEnv::nccl_shm_disable},
     {"NCCL_P2P_DISABLE", &LaunchEnv::nccl_p2p_disable},
+    {"NCCL_NET", &LaunchEnv::nccl_net},
+    {"NCCL_IB_HCA", &LaunchEnv::nccl_ib_hca},
+    {"NCCL_IB_DISABLE", &LaunchEnv::nccl_ib_disable},
+    {"NCCL_NET_PLUGIN", &LaunchEnv::nccl_net_plugin},
+    {"FI_PROVIDER", &LaunchEnv::fi_provider},
+    {"UCX_NET_DEVICES", &LaunchEnv::ucx_net_devices},
 };
 // A name shorter than every row's is none of them: most of an env list is passed over on this.
 constexpr size_t kShortestLaunchEnv =
@@ -91,6 +100,40 @@ LaunchEnv ReadLaunchEnv(JsonNode container) {
     }
   }
   return out;
+}
+
+bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  }
+  return true;
+}
+
+// "env NAME=VALUE", the value cut to 64 bytes: it goes into findings and warnings.
+std::string EnvReason(std::string_view name, std::string_view value) {
+  constexpr size_t kMax = 64;
+  std::string out = "env " + std::string(name) + "=" + std::string(value.substr(0, kMax));
+  if (value.size() > kMax) out += "...";
+  return out;
+}
+
+// Why the env has a container register host memory for RDMA, or "" (docs/sources.md §6):
+// NCCL's IB transport, chosen by NCCL_NET=IB (compared without case, NVIDIA/nccl
+// src/plugin/net.cc) or NCCL_IB_HCA, unless NCCL_IB_DISABLE=1 (src/transport/net_ib/init.cc);
+// an external NCCL net plugin (NCCL_NET_PLUGIN other than "none": aws-ofi-nccl for EFA, the
+// SHARP and gIB plugins); libfabric's EFA provider (FI_PROVIDER=efa); UCX given an RDMA device,
+// which UCX names DEVICE:PORT (openucx/ucx src/uct/ib/base/ib_device.c).
+std::string RdmaFromEnv(const LaunchEnv& e) {
+  const bool ib_disabled = e.nccl_ib_disable == "1";
+  if (!ib_disabled && EqualsIgnoringCase(e.nccl_net, "IB")) return EnvReason("NCCL_NET", e.nccl_net);
+  if (!ib_disabled && !e.nccl_ib_hca.empty()) return EnvReason("NCCL_IB_HCA", e.nccl_ib_hca);
+  if (!e.nccl_net_plugin.empty() && !EqualsIgnoringCase(e.nccl_net_plugin, "none")) {
+    return EnvReason("NCCL_NET_PLUGIN", e.nccl_net_plugin);
+  }
+  if (EqualsIgnoringCase(e.fi_provider, "efa")) return EnvReason("FI_PROVIDER", e.fi_provider);
+  if (e.ucx_net_devices.find(':') != std::string_view::npos) return EnvReason("UCX_NET_DEVICES", e.ucx_net_devices);
+  return {};
 }
 
 }  // namespace
@@ -178,7 +221,8 @@ Result<bool> ReadLaunchFacts(const PodTemplate& t, const std::vector<JsonNode>& 
   if (f.nodes_source.empty()) f.nodes_source = "default";
 
   for (size_t i = 0; i < container_nodes.size(); ++i) {
-    const ContainerFacts& c = f.containers[i];
+    ContainerFacts& c = f.containers[i];
+    if (!c.init && c.rdma.empty()) c.rdma = RdmaFromEnv(env[i]);
     if (c.init || (f.requests_gpus && c.gpus == 0)) continue;
     if (!f.nccl_shm_disabled && env[i].nccl_shm_disable == "1") {
       f.nccl_shm_disabled = true;

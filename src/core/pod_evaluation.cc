@@ -310,7 +310,7 @@ PodEvaluation EvaluateEstimated(const PodStage& s, const PodFacts& facts, const 
     Apply(pe, JudgeUnpatched(s, mount, pe.current_shm, size, floor));
     return pe;
   }
-  if (!learned) {
+  if (!learned && facts.mps_resource.empty()) {  // an MPS client gets no dshm: nothing was sized (mps-shm)
     Finding sized(Check::kSizedWithoutAnnotations, AnnotationsPointer(t));
     sized.Num("required_bytes", size).Val("basis", estimate->basis);
     if (mount.kind == ShmMountKind::kMemoryEmptyDir && !own_is_enough) sized.Num("from_bytes", *mount.size_limit);

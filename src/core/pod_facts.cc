@@ -29,11 +29,25 @@ Result<int64_t> CheckedAdd(int64_t a, int64_t b, std::initializer_list<std::stri
   return r;
 }
 
-// GPUs and memory of one container, as written (a zero memory limit included).
+// GPUs and memory of one container, as written (a zero memory limit included), and the first
+// RDMA and MPS resources it asks for ("" none).
 struct ContainerResources {
   int64_t gpus = 0;
   std::optional<int64_t> memory_limit, memory_request;
+  std::string rdma_resource, mps_resource;
 };
+
+// The first resource of `limits` or `requests` that one of `globs` matches. Only extended
+// resources (with a '/') can: cpu and memory are passed over without a match.
+std::string FindResource(JsonNode limits, JsonNode requests, const std::vector<std::string>& globs) {
+  if (globs.empty()) return {};
+  for (JsonNode list : {limits, requests}) {
+    for (const auto& [name, value] : list.Members()) {
+      if (name.find('/') != std::string_view::npos && MatchesResource(globs, name)) return std::string(name);
+    }
+  }
+  return {};
+}
 
 // `memory_request`: also read requests.memory (only KubeRay's sizing of its shared-mem needs it).
 Result<ContainerResources> ReadResources(JsonNode c, const std::string& pointer, const Policy& policy,
@@ -77,7 +91,50 @@ Result<ContainerResources> ReadResources(JsonNode c, const std::string& pointer,
     if (!m) return m.error();
     r.memory_request = *m;
   }
+  r.rdma_resource = FindResource(limits, requests, policy.rdma_resources);
+  if (r.gpus > 0) r.mps_resource = FindResource(limits, requests, policy.mps_resources);
   return r;
+}
+
+// runAsUser and runAsNonRoot of a securityContext, as far as it states them.
+struct RunAsFields {
+  std::optional<int64_t> user;
+  std::optional<bool> non_root;
+};
+
+Result<RunAsFields> ReadRunAsFields(JsonNode sc, const std::string& pointer) {
+  RunAsFields out;
+  if (!sc || !sc.IsObject()) return out;  // a wrong type is reported where the fields are used
+  if (JsonNode user = sc.Find("runAsUser"); user && !user.IsNull()) {
+    if (!user.IsInteger() || user.Integer() < 0) {
+      return MakeError(Code::kInvalidInput, "must be a user ID (a whole number, 0 or more)",
+                       Location::Pointer(pointer + "/securityContext/runAsUser"));
+    }
+    out.user = user.Integer();
+  }
+  if (JsonNode non_root = sc.Find("runAsNonRoot"); non_root.IsBool()) out.non_root = non_root.Bool();
+  return out;
+}
+
+// Whom a container runs as: its own runAsUser and runAsNonRoot, else the pod's (the
+// container's securityContext overrides the pod's, field by field).
+void ResolveRunAs(const RunAsFields& own, const RunAsFields& pod, ContainerFacts& cf) {
+  const std::optional<int64_t> user = own.user ? own.user : pod.user;
+  const bool non_root = own.non_root.value_or(pod.non_root.value_or(false));
+  const char* whose = own.user ? "" : " (pod)";
+  if (user && *user > 0) {
+    cf.run_as = RunAs::kNonRoot;
+    cf.run_as_source = "runAsUser " + std::to_string(*user) + whose;
+  } else if (non_root) {
+    cf.run_as = RunAs::kNonRoot;
+    cf.run_as_source = std::string("runAsNonRoot: true") + (own.non_root ? "" : " (pod)");
+  } else if (user) {
+    cf.run_as = RunAs::kRoot;
+    cf.run_as_source = std::string("runAsUser 0") + whose;
+  } else {
+    cf.run_as = RunAs::kUnknown;
+    cf.run_as_source = "runAsUser unset";
+  }
 }
 
 bool IsShmPath(JsonNode mount_path) {
@@ -187,6 +244,8 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
   std::string missing_memory, missing_memory_pointer, first_memory_pointer;
   // Each container beside its facts (same index), for ReadLaunchFacts.
   std::vector<JsonNode> container_nodes;
+  auto pod_run_as = ReadRunAsFields(spec.Find("securityContext"), t.spec_pointer);
+  if (!pod_run_as) return pod_run_as.error();
   // One container at `pointer`; `fallback_name` names it when it has no name.
   auto add = [&](JsonNode c, const std::string& pointer, bool init, std::string fallback_name) -> Result<bool> {
     if (!c.IsObject()) return MakeError(Code::kInvalidInput, "must be a container object", Location::Pointer(pointer));
@@ -214,7 +273,17 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
       auto lock = ReadIpcLock(c, pointer);
       if (!lock) return lock.error();
       cf.ipc_lock = *lock;
+      auto run_as = ReadRunAsFields(c.Find("securityContext"), pointer);
+      if (!run_as) return run_as.error();
+      ResolveRunAs(*run_as, *pod_run_as, cf);
     }
+    if (!res->rdma_resource.empty()) cf.rdma = "requests " + res->rdma_resource;
+    if (!res->mps_resource.empty() && f.mps_resource.empty()) {
+      f.mps_resource = res->mps_resource;
+      f.mps_container = cf.name;
+      f.mps_pointer = pointer + "/resources";
+    }
+    cf.mps_resource = res->mps_resource;
     f.requests_gpus = f.requests_gpus || cf.gpus > 0;
     if (!init) {
       auto sum = CheckedAdd(f.gpus, cf.gpus, {pointer});
@@ -236,6 +305,7 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
     } else {
       init_memory = std::max(init_memory, *memory);
     }
+    if (f.containers.empty() && !t.rdma.empty() && cf.rdma.empty()) cf.rdma = t.rdma;
     f.containers.push_back(std::move(cf));
     container_nodes.push_back(c);
     return true;

@@ -23,11 +23,37 @@ NamespaceRule MatchNamespace(const Policy& policy, std::string_view ns) {
   return NamespaceRule{{"*"}, NamespaceMode::kWarn, false, PodSecurityLevel::kPrivileged};
 }
 
+HostIpcMode HostIpcIn(const Policy& policy, const NamespaceRule& rule) {
+  return rule.host_ipc.value_or(policy.host_ipc);
+}
+
+IpcLockMode IpcLockIn(const Policy& policy, const NamespaceRule& rule) {
+  return rule.ipc_lock.value_or(policy.ipc_lock);
+}
+
+bool MatchesResource(const std::vector<std::string>& globs, std::string_view resource) {
+  std::string name(resource);
+  for (const auto& glob : globs) {
+    if (fnmatch(glob.c_str(), name.c_str(), 0) == 0) return true;
+  }
+  return false;
+}
+
 const char* HostIpcModeName(HostIpcMode m) {
   switch (m) {
     case HostIpcMode::kAuto: return "auto";
     case HostIpcMode::kAlways: return "always";
     case HostIpcMode::kNever: return "never";
+  }
+  return "auto";
+}
+
+const char* IpcLockModeName(IpcLockMode m) {
+  switch (m) {
+    case IpcLockMode::kAuto: return "auto";
+    case IpcLockMode::kAlways: return "always";
+    case IpcLockMode::kAll: return "all";
+    case IpcLockMode::kNever: return "never";
   }
   return "auto";
 }

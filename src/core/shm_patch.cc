@@ -83,7 +83,7 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
       mounted.push_back(c.name);
       if (p.shm_pointer.empty()) p.shm_pointer = c.pointer + "/volumeMounts";
     }
-    if (c.init || !Selected(o.ipc_lock, c)) continue;
+    if (c.init || !AddsIpcLock(c, o.ipc_lock)) continue;
     const std::string caps = c.pointer + "/securityContext/capabilities";
     switch (c.ipc_lock) {
       case IpcLock::kGranted: continue;
@@ -94,8 +94,12 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
       case IpcLock::kNoAddList: p.ops.Add(caps + "/add", R"(["IPC_LOCK"])"); break;
       case IpcLock::kNotAdded: p.ops.Add(caps + "/add/-", R"("IPC_LOCK")"); break;
     }
+    if (locked.empty()) {
+      p.lock_pointer = caps + "/add";
+      p.lock_reason = IpcLockReason(c, o.ipc_lock);
+      p.lock_user = c.run_as_source;
+    }
     locked.push_back(c.name);
-    if (p.lock_pointer.empty()) p.lock_pointer = caps + "/add";
   }
   if (o.describe_changes && !mounted.empty()) {
     p.changes.push_back("mount " + volume_name + " at /dev/shm in " + JoinNames(mounted));

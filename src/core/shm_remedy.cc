@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <iterator>
+#include <optional>
 
 #include "shmguard/compose.h"
+#include "shmguard/ipc_lock.h"
 #include "shmguard/json_patch.h"
 #include "shmguard/shm_patch.h"
 
@@ -32,24 +34,26 @@ PatchOptions PodPatchOptions(const PodStage& s, const PodFacts& facts, std::vect
   const Policy& policy = s.policy;
   const PodContext& ctx = s.ctx;
   const bool privileged = rule.pod_security == PodSecurityLevel::kPrivileged;
-  const bool want_host_ipc =
-      policy.host_ipc == HostIpcMode::kAlways || (policy.host_ipc == HostIpcMode::kAuto && facts.gpus >= 2);
+  const IpcLockMode lock = IpcLockIn(policy, rule);
+  // hostIPC only where the policy asks for it: nothing shmguard sizes needs it (docs/sources.md §6).
+  const bool want_host_ipc = HostIpcIn(policy, rule) == HostIpcMode::kAlways;
   PatchOptions options;
   options.host_ipc = want_host_ipc && privileged && t.has_host_ipc;
   if (want_host_ipc && privileged && !t.has_host_ipc && ctx.detail == Detail::kAll) {
     out.push_back(Finding(Check::kHostIpcUnavailable, t.spec_pointer).Val("kind", w.kind));
   }
-  options.ipc_lock = privileged ? policy.ipc_lock : ContainerSelection::kNever;
+  options.ipc_lock = privileged ? lock : IpcLockMode::kNever;
   options.init_container_mounts = policy.init_container_mounts;
   if (!privileged) {
     std::string level = PodSecurityLevelName(rule.pod_security);
-    if (want_host_ipc) {
+    if (want_host_ipc && !facts.host_ipc) {
       out.push_back(Finding(Check::kPodSecurityLimitsPatch, t.spec_pointer + "/hostIPC")
                         .Val("level", level)
                         .Val("field", "hostIPC"));
     }
-    bool any_lock = policy.ipc_lock == ContainerSelection::kAll ||
-                    (policy.ipc_lock == ContainerSelection::kGpuContainers && facts.gpus > 0);
+    const bool any_lock = std::any_of(facts.containers.begin(), facts.containers.end(), [&](const ContainerFacts& c) {
+      return !c.init && c.ipc_lock != IpcLock::kGranted && AddsIpcLock(c, lock);
+    });
     if (any_lock) {
       out.push_back(
           Finding(Check::kPodSecurityLimitsPatch, t.spec_pointer).Val("level", level).Val("field", "IPC_LOCK"));
@@ -67,6 +71,23 @@ PatchOptions PodPatchOptions(const PodStage& s, const PodFacts& facts, std::vect
   return options;
 }
 
+// ipc-lock-non-root: the GPU containers that register host memory for RDMA as non-root, where
+// IPC_LOCK would not take effect (ipc_lock.h). Nothing when there are none.
+std::optional<Finding> NonRootMemlockFinding(const PodFacts& facts) {
+  std::vector<std::string> names;
+  const ContainerFacts* first = nullptr;
+  for (const ContainerFacts& c : facts.containers) {
+    if (!NeedsMemlockAsNonRoot(c)) continue;
+    if (!first) first = &c;
+    names.push_back(c.name);
+  }
+  if (!first) return std::nullopt;
+  return std::move(Finding(Check::kIpcLockNonRoot, first->pointer + "/securityContext")
+                       .Val("containers", Join(names))
+                       .Val("reason", first->rdma)
+                       .Val("user", first->run_as_source));
+}
+
 // The findings of what a patch gives, after `out`'s: /dev/shm (the volume, its size, the
 // mounts), IPC_LOCK, hostIPC.
 void PatchPartFindings(const PodStage& s, const PodFacts& facts, const ShmMount& mount, const PatchTarget& target,
@@ -82,7 +103,10 @@ void PatchPartFindings(const PodStage& s, const PodFacts& facts, const ShmMount&
     out.push_back(std::move(f));
   }
   if (!p.locked.empty()) {
-    out.push_back(Finding(Check::kIpcLockMissing, p.lock_pointer).Val("containers", Join(p.locked)));
+    out.push_back(Finding(Check::kIpcLockMissing, p.lock_pointer)
+                      .Val("containers", Join(p.locked))
+                      .Val("reason", p.lock_reason)
+                      .Val("user", p.lock_user));
   }
   if (p.host_ipc) out.push_back(Finding(Check::kHostIpcMissing, t.spec_pointer + "/hostIPC").Num("gpus", facts.gpus));
 }
@@ -178,11 +202,21 @@ Remedy PatchTo(const PodStage& s, const PodFacts& facts, const ShmMount& mount, 
     if (facts.host_ipc && all) {
       findings.push_back(Finding(Check::kComposeIpcHost, t.spec_pointer + "/ipc").Num("required_bytes", required));
     }
-    options.ipc_lock = s.policy.ipc_lock;
+    options.ipc_lock = IpcLockIn(s.policy, s.rule);
     options.describe_changes = all;
   } else {
     options = PodPatchOptions(s, facts, findings);
     options.annotations[kPlanAnnotation] = std::move(target.plan_json);
+    if (auto non_root = NonRootMemlockFinding(facts)) findings.push_back(std::move(*non_root));
+  }
+  // An MPS client's /dev/shm is the MPS daemon's, mounted by the device plugin: no dshm over it.
+  const bool mps = !facts.mps_resource.empty() && !t.compose_service;
+  if (mps) {
+    options.shm = false;
+    findings.push_back(Finding(Check::kMpsShm, facts.mps_pointer)
+                           .Num("required_bytes", required)
+                           .Val("resource", facts.mps_resource)
+                           .Val("containers", facts.mps_container));
   }
   options.required_bytes = required;
   auto build = [&](const PatchOptions& o) {
@@ -195,14 +229,16 @@ Remedy PatchTo(const PodStage& s, const PodFacts& facts, const ShmMount& mount, 
   const bool shm_exempt =
       ctx.Exempt(Check::kShmBelowNeed) || (t.compose_service && ctx.Exempt(Check::kComposeShmDefault));
   if (shm_exempt || ctx.Exempt(Check::kIpcLockMissing) || ctx.Exempt(Check::kHostIpcMissing)) {
-    options.shm = !shm_exempt;
-    if (ctx.Exempt(Check::kIpcLockMissing)) options.ipc_lock = ContainerSelection::kNever;
+    options.shm = !shm_exempt && !mps;
+    if (ctx.Exempt(Check::kIpcLockMissing)) options.ipc_lock = IpcLockMode::kNever;
     if (ctx.Exempt(Check::kHostIpcMissing)) options.host_ipc = false;
     patch = build(options);
     if (!patch) return Denied(std::move(findings), t, patch.error());
     // Annotations alone (the plan) are no reason to patch a pod whose every part is exempted.
     if (patch->shm_pointer.empty() && patch->locked.empty() && !patch->host_ipc) *patch = PodPatch{};
   }
+  // An MPS client with no other part to patch keeps its spec as it is: no plan annotation alone.
+  if (mps && patch->locked.empty() && !patch->host_ipc) *patch = PodPatch{};
   const Verdict verdict = patch->ops.empty() ? Verdict::kOk : Verdict::kPatch;
   return {verdict, std::move(findings), std::move(patch->ops), std::move(patch->changes)};
 }

@@ -48,8 +48,10 @@ class PolicyReader {
     using Handler = std::function<bool(const Node&)>;
     std::map<std::string, Handler> keys = {
         {"gpuResources", [&](const Node& n) { return StringList(n, "gpuResources", p.gpu_resources, false); }},
+        {"mpsResources", [&](const Node& n) { return StringList(n, "mpsResources", p.mps_resources, false); }},
+        {"rdmaResources", [&](const Node& n) { return StringList(n, "rdmaResources", p.rdma_resources, false); }},
         {"hostIPC", [&](const Node& n) { return Enum(n, "hostIPC", p.host_ipc, kHostIpcModes, HostIpcModeName); }},
-        {"ipcLock", [&](const Node& n) { return Selection(n, "ipcLock", p.ipc_lock); }},
+        {"ipcLock", [&](const Node& n) { return IpcLock(n, "ipcLock", p.ipc_lock); }},
         {"initContainerMounts",
          [&](const Node& n) { return Selection(n, "initContainerMounts", p.init_container_mounts); }},
         {"maxFractionOfMemoryLimit",
@@ -64,7 +66,7 @@ class PolicyReader {
       auto it = keys.find(key);
       if (it == keys.end()) {
         return Fail(value, key,
-                    "unknown key; known keys: gpuResources, hostIPC, ipcLock, "
+                    "unknown key; known keys: gpuResources, mpsResources, rdmaResources, hostIPC, ipcLock, "
                     "initContainerMounts, maxFractionOfMemoryLimit, sizing, unannotated, observed, namespaces, tls");
       }
       if (!it->second(value)) return *error_;
@@ -106,6 +108,16 @@ class PolicyReader {
     std::string allowed;
     for (E v : values) allowed += (allowed.empty() ? "" : ", ") + std::string(name(v));
     return FailB(n, key, "must be one of " + allowed + ", got \"" + s + "\"");
+  }
+
+  // ipcLock: auto | always | all | never, and "gpu-containers", the name `always` had before
+  // `auto` existed (every GPU container), so older policies keep their meaning.
+  bool IpcLock(const Node& n, const std::string& key, IpcLockMode& out) {
+    if (n.v.Is("gpu-containers")) {
+      out = IpcLockMode::kAlways;
+      return true;
+    }
+    return Enum(n, key, out, kIpcLockModes, IpcLockModeName);
   }
 
   bool Selection(const Node& n, const std::string& key, ContainerSelection& out) {
@@ -316,6 +328,14 @@ class PolicyReader {
           ok = Enum(value, full, rule.pod_security, kPodSecurityLevels, PodSecurityLevelName);
         } else if (key == "growInPlace") {
           ok = Bool(value, full, rule.grow_in_place);
+        } else if (key == "hostIPC") {
+          HostIpcMode mode{};
+          ok = Enum(value, full, mode, kHostIpcModes, HostIpcModeName);
+          rule.host_ipc = mode;
+        } else if (key == "ipcLock") {
+          IpcLockMode mode{};
+          ok = IpcLock(value, full, mode);
+          rule.ipc_lock = mode;
         } else if (key == "ignore") {
           std::vector<std::string> ids;
           ok = StringList(value, full, ids, false);
@@ -326,7 +346,8 @@ class PolicyReader {
           }
         } else {
           return FailB(value, full,
-                       "unknown key; known keys: match, mode, requireAnnotations, podSecurity, ignore, growInPlace");
+                       "unknown key; known keys: match, mode, requireAnnotations, podSecurity, ignore, growInPlace, "
+                       "hostIPC, ipcLock");
         }
         if (!ok) return false;
       }

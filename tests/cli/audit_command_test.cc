@@ -264,6 +264,7 @@ TEST_CASE("RunAudit reads a Compose file by its content, one record per service,
     shm_size: 256m
     labels: {shmguard.io/num-workers: 4, shmguard.io/batch-bytes: 32Mi}
     gpus: [{count: 1}]
+    environment: [NCCL_IB_HCA=mlx5_0]
   bad:
     shm_size: -1g
     gpus: all

@@ -151,7 +151,7 @@ TEST_CASE("audit -o junit: a test case per pod, failing at --fail-on", "[audit_f
   // At --fail-on warning, the pod that needs a patch fails too, once per finding.
   const std::string warnings = Audit("junit", paths, Severity::kWarning).text;
   CHECK_THAT(warnings, Catch::Contains("tests=\"3\" failures=\"2\""));
-  CHECK(count(warnings, "<failure ") == 4);  // the error; shm-below-need, ipc-lock-missing, host-ipc-missing
+  CHECK(count(warnings, "<failure ") == 2);  // the error; shm-below-need (no RDMA: no IPC_LOCK, no hostIPC)
   CHECK(count(errors, "memory limit 64Gi leaves") == 0);  // info findings stay out
   CHECK_THAT(Audit("junit", {"examples/argo-workflow.yaml"}).text, !Catch::Contains("<failure"));
 }
@@ -177,11 +177,9 @@ TEST_CASE("audit -o policyreport: a report per namespace, a result per warning a
   for (const auto& r : vision["results"]) {
     results[r["resources"][0]["name"].get<std::string>() + " " + r["rule"].get<std::string>()] = r["result"];
   }
-  CHECK(results == std::map<std::string, std::string>{{"resnet-train host-ipc-missing", "warn"},
-                                                      {"resnet-train ipc-lock-missing", "warn"},
-                                                      {"resnet-train shm-below-need", "warn"},
+  CHECK(results == std::map<std::string, std::string>{{"resnet-train shm-below-need", "warn"},
                                                       {"vit-huge shm-over-memory-limit", "fail"}});
-  CHECK(vision["summary"] == json::parse(R"({"pass": 0, "fail": 1, "warn": 3, "error": 0, "skip": 0})"));
+  CHECK(vision["summary"] == json::parse(R"({"pass": 0, "fail": 1, "warn": 1, "error": 0, "skip": 0})"));
   for (const auto& r : vision["results"]) {
     if (r["rule"] == "shm-over-memory-limit") {
       CHECK(r["resources"][0]["fieldPath"] == "spec.containers[0].resources.limits.memory");

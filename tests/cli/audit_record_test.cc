@@ -56,7 +56,7 @@ spec:
   CHECK(r.current_shm == "64Mi (container default)");
   CHECK(r.memory_limit_bytes == 64 * kGi);
   // Its findings, in the order the evaluation gave them, each with its pod; none located yet.
-  CHECK(Ids(r) == std::vector<std::string>{"shm-plan", "memory-headroom", "shm-below-need", "ipc-lock-missing"});
+  CHECK(Ids(r) == std::vector<std::string>{"shm-plan", "memory-headroom", "shm-below-need"});
   for (const auto& f : r.findings) {
     CHECK(f.finding.pod == "pod");
     CHECK(f.line == 0);

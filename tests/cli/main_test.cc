@@ -99,7 +99,7 @@ TEST_CASE("shmguard audit --ignore takes IDs, comma-separated or repeated, and t
   // The denial exempted: the audit no longer fails; the finding is still there, suppressed.
   Run r = Shmguard(
       "audit -o json --ignore shm-plan,shm-over-memory-limit examples/pod-denied.yaml --ignore "
-      "host-ipc-missing examples/pod-needs-patch.yaml");
+      "memory-headroom examples/pod-needs-patch.yaml");
   CHECK(r.code == 0);
   const auto records = nlohmann::json::parse(r.out).at("records");
   REQUIRE(records.size() == 2);
@@ -109,7 +109,7 @@ TEST_CASE("shmguard audit --ignore takes IDs, comma-separated or repeated, and t
       if (f.at("suppressed").get<bool>()) suppressed.push_back(f.at("id"));
     }
   }
-  CHECK(suppressed == std::vector<std::string>{"shm-plan", "shm-over-memory-limit", "shm-plan", "host-ipc-missing"});
+  CHECK(suppressed == std::vector<std::string>{"shm-plan", "shm-over-memory-limit", "shm-plan", "memory-headroom"});
   CHECK(nlohmann::json::parse(r.out).at("summary").at("suppressed") == 4);
 }
 

@@ -46,10 +46,22 @@ TEST_CASE("RunPlan says how to set the size in a pod, with docker run and in Com
   std::ostringstream out, err;
   CHECK(RunPlan(o, Policy{}, out, err) == ExitCode::kOk);
   CHECK_THAT(out.str(), Catch::Contains("/dev/shm needs 4401Mi"));
+  // No RDMA: no locked memory anywhere (pin_memory needs none).
   CHECK_THAT(
       out.str(),
+      Catch::Contains("  Kubernetes: volume dshm: emptyDir {medium: Memory, sizeLimit: 4401Mi} mounted at /dev/shm\n"
+                      "  docker run: docker run --shm-size=4401m ...\n"
+                      "  Compose:    shm_size: 4401m\n"));
+  CHECK_THAT(out.str(), !Catch::Contains("memlock") && !Catch::Contains("IPC_LOCK"));
+
+  // With RDMA: the capability (for a root container) and the unlimited memlock ulimit.
+  o.rdma = true;
+  std::ostringstream rdma;
+  CHECK(RunPlan(o, Policy{}, rdma, err) == ExitCode::kOk);
+  CHECK_THAT(
+      rdma.str(),
       Catch::Contains("  Kubernetes: volume dshm: emptyDir {medium: Memory, sizeLimit: 4401Mi} mounted at /dev/shm, "
-                      "capability IPC_LOCK\n"
+                      "capability IPC_LOCK (it takes effect when the container runs as root)\n"
                       "  docker run: docker run --shm-size=4401m --ulimit memlock=-1:-1 ...\n"
                       "  Compose:    shm_size: 4401m\n"
                       "              ulimits: {memlock: -1}\n"));
@@ -60,6 +72,14 @@ TEST_CASE("RunPlan says how to set the size in a pod, with docker run and in Com
   CHECK(j["docker_run"] == "docker run --shm-size=4401m --ulimit memlock=-1:-1");
   CHECK(j["compose"] == json::parse(R"({"shm_size": "4401m", "ulimits": {"memlock": -1}})"));
   CHECK(j["kubernetes"]["ipc_lock"] == true);
+  // ipcLock: never keeps both out, RDMA or not.
+  Policy never;
+  never.ipc_lock = IpcLockMode::kNever;
+  std::ostringstream nout;
+  CHECK(RunPlan(o, never, nout, err) == ExitCode::kOk);
+  json n = json::parse(nout.str());
+  CHECK(n["kubernetes"]["ipc_lock"] == false);
+  CHECK(n["docker_run"] == "docker run --shm-size=4401m");
 }
 
 TEST_CASE("RunPlan verdict and exit code", "[plan_command]") {

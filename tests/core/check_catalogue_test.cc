@@ -175,11 +175,37 @@ std::vector<Case> Cases() {
                      .Val("unknown", "ClusterTrainingRuntime x is not in the input")),
        "needs /dev/shm of 4Gi; what its pods have is unknown (ClusterTrainingRuntime x is not in the input); shmguard "
        "patches them when they are created if they have less"},
-      {val(Check::kIpcLockMissing, {{"containers", "trainer"}}),
-       "no IPC_LOCK in trainer: pin_memory cannot lock its buffers"},
-      {Finding(Check::kIpcLockMissing, "/services/train/ulimits/memlock").Val("containers", "train"),
-       "locked memory of train is limited (ulimits.memlock): pin_memory cannot lock its buffers"},
-      {std::move(Finding(Check::kHostIpcMissing).Num("gpus", 8)), "hostIPC is not set on a pod with 8 GPUs"},
+      {val(Check::kMpsShm, {{"containers", "infer"}, {"resource", "nvidia.com/gpu.shared"}})
+           .Num("required_bytes", 2 * kGi),
+       "infer requests nvidia.com/gpu.shared, served through MPS (policy mpsResources): the device plugin mounts the "
+       "MPS daemon's /dev/shm there and a dshm would hide it, so none is added (the pod needs 2Gi)"},
+      {val(Check::kIpcLockMissing,
+           {{"containers", "trainer"}, {"reason", "requests rdma/hca_shared_devices_a"}, {"user", "runAsUser 0"}}),
+       "no IPC_LOCK in trainer, which registers host memory for RDMA (requests rdma/hca_shared_devices_a) as root "
+       "(runAsUser 0): registration fails past RLIMIT_MEMLOCK"},
+      {val(Check::kIpcLockMissing,
+           {{"containers", "a, b"}, {"reason", "env NCCL_NET=IB"}, {"user", "runAsUser unset"}}),
+       "no IPC_LOCK in a, b, which registers host memory for RDMA (env NCCL_NET=IB) as root unless its image sets a "
+       "user (runAsUser unset): registration fails past RLIMIT_MEMLOCK"},
+      {val(Check::kIpcLockMissing, {{"containers", "trainer"}, {"reason", "policy ipcLock: always"}}),
+       "no IPC_LOCK in trainer (policy ipcLock: always)"},
+      {Finding(Check::kIpcLockMissing, "/services/train/ulimits/memlock")
+           .Val("containers", "train")
+           .Val("reason", "devices /dev/infiniband/uverbs0"),
+       "locked memory of train is limited (ulimits.memlock), and it registers host memory for RDMA (devices "
+       "/dev/infiniband/uverbs0), which fails past that limit"},
+      {Finding(Check::kIpcLockMissing, "/services/train/ulimits/memlock")
+           .Val("containers", "train")
+           .Val("reason", "policy ipcLock: all"),
+       "locked memory of train is limited (ulimits.memlock) and policy ipcLock: all raises it"},
+      {val(Check::kIpcLockNonRoot,
+           {{"containers", "trainer"}, {"reason", "requests vpc.amazonaws.com/efa"}, {"user", "runAsUser 1000"}}),
+       "trainer registers host memory for RDMA (requests vpc.amazonaws.com/efa) as non-root (runAsUser 1000), where "
+       "IPC_LOCK never takes effect: raise RLIMIT_MEMLOCK instead (the node's container runtime with "
+       "LimitMEMLOCK=infinity; securityContext.ulimits is in no Kubernetes release through 1.37)"},
+      {std::move(Finding(Check::kHostIpcMissing).Num("gpus", 8)),
+       "hostIPC: true (policy hostIPC: always): the pod joins the node's IPC namespace (System V IPC, POSIX message "
+       "queues), which NCCL does not use; its /dev/shm stays the pod's own"},
       {val(Check::kHostIpcUnavailable, {{"kind", "Workflow"}}),
        "hostIPC not set: a Workflow has no hostIPC field for its pods"},
       {val(Check::kPodSecurityLimitsPatch, {{"field", "hostIPC"}, {"level", "baseline"}}),

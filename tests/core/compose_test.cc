@@ -55,6 +55,7 @@ services:
     shm_size: 1g
     mem_limit: 64g
     command: torchrun --nproc_per_node=4 train.py
+    devices: ["/dev/infiniband/uverbs0:/dev/infiniband/uverbs0"]
     labels:
       shmguard.io/num-workers: 8
       shmguard.io/batch-bytes: 48Mi
@@ -83,8 +84,9 @@ services:
   new-gpus:
     image: trainer
     gpus: [{driver: nvidia, count: 2}]
+    user: "1000"  # a ulimit holds for any user, where a capability would not
     ulimits: {nofile: 65536, memlock: 1024}
-    environment: {NCCL_P2P_DISABLE: 1}
+    environment: {NCCL_P2P_DISABLE: 1, FI_PROVIDER: efa}
   broken:
     image: trainer
     shm_size: 2 gigs
@@ -123,7 +125,8 @@ TEST_CASE("Every service of a Compose file is a pod of its own", "[compose]") {
                                                {"service web", 0}});
 }
 
-TEST_CASE("A sized service gets shm_size and unlimited memlock, ipc: host keeps the host's", "[compose]") {
+TEST_CASE("A sized service gets shm_size, unlimited memlock where it uses RDMA, ipc: host keeps the host's",
+          "[compose]") {
   json doc = test::Yaml(kServices);
   Evaluation ev = Evaluate(doc, Policy{});
   CHECK(ev.kind == "Compose");
@@ -147,6 +150,10 @@ TEST_CASE("A sized service gets shm_size and unlimited memlock, ipc: host keeps 
                     FormatDockerBytes(sized.plan->required_bytes) +
                     R"("},{"op":"add","path":"/services/sized/ulimits","value":{"memlock":-1}}])"));
   CHECK(sized.changes.at(0) == "set shm_size: " + FormatDockerBytes(sized.plan->required_bytes) + " (was 1g)");
+  const Finding* lock = test::FindingOf(sized.findings, Check::kIpcLockMissing);
+  REQUIRE(lock != nullptr);
+  CHECK(lock->pointer == "/services/sized/ulimits/memlock");
+  CHECK(lock->Value("reason") == "devices /dev/infiniband/uverbs0");
 
   const PodEvaluation& listed = Service(ev, "listed");
   CAPTURE(Joined(test::Words(listed.findings)));
@@ -163,9 +170,10 @@ TEST_CASE("A sized service gets shm_size and unlimited memlock, ipc: host keeps 
   const PodEvaluation& host = Service(ev, "host");
   CAPTURE(Joined(test::Words(host.findings)));
   CHECK(host.current_shm == "the host's /dev/shm (ipc: host)");
-  CHECK(host.verdict == Verdict::kPatch);
+  CHECK(host.verdict == Verdict::kOk);  // the host's /dev/shm, and no RDMA: no memlock to raise
   CHECK(test::FindingOf(host.findings, Check::kComposeIpcHost) != nullptr);
-  CHECK(host.patch.ToJson() == json::parse(R"([{"op":"add","path":"/services/host/ulimits","value":{"memlock":-1}}])"));
+  CHECK(test::FindingOf(host.findings, Check::kIpcLockMissing) == nullptr);
+  CHECK(host.patch.empty());
   const Finding* unlimited = test::FindingOf(host.findings, Check::kMemoryLimitMissing);
   REQUIRE(unlimited != nullptr);
   CHECK(unlimited->Number("compose") == 1);
@@ -181,7 +189,8 @@ TEST_CASE("A sized service gets shm_size and unlimited memlock, ipc: host keeps 
   CHECK(test::FindingOf(new_gpus.findings, Check::kNcclP2pDisabled) != nullptr);
   CHECK(new_gpus.patch.ToJson()[1] ==
         json::parse(R"({"op":"replace","path":"/services/new-gpus/ulimits/memlock","value":-1})"));
-  CHECK(new_gpus.changes.at(1) == "set ulimits.memlock: -1 (unlimited locked memory, for pin_memory; was 1024)");
+  CHECK(new_gpus.changes.at(1) == "set ulimits.memlock: -1 (unlimited locked memory, for RDMA registration; was 1024)");
+  CHECK(test::FindingOf(new_gpus.findings, Check::kIpcLockMissing)->Value("reason") == "env FI_PROVIDER=efa");
 
   const PodEvaluation& broken = Service(ev, "broken");
   CHECK(broken.verdict == Verdict::kDeny);

@@ -307,14 +307,18 @@ spec:
   CHECK(train["volumes"][0]["name"] == "dshm-1");
   CHECK(train["volumes"][0]["emptyDir"]["sizeLimit"] == "16Gi");  // 25% of 64Gi
   CHECK(train["container"]["volumeMounts"][0] == json({{"mountPath", "/dev/shm"}, {"name", "dshm-1"}}));
-  CHECK(train["container"]["securityContext"]["capabilities"]["add"][0] == "IPC_LOCK");
+  CHECK_FALSE(train["container"].contains("securityContext"));  // no RDMA: no IPC_LOCK
   CHECK(train["metadata"]["annotations"].contains("shmguard.io/plan"));
   CHECK_FALSE(train.contains("hostIPC"));  // an Argo template has no such field
-  const Finding* no_host_ipc = test::FindingOf(ev.pods[1].findings, Check::kHostIpcUnavailable);
-  REQUIRE(no_host_ipc != nullptr);
-  CHECK(no_host_ipc->Value("kind") == "Workflow");
   CHECK(out["spec"]["volumes"].size() == 1);
   CHECK(Evaluate(out, Policy{}, {.namespace_name = "team-a"}).patch.empty());
+  // Under hostIPC: always, a template without the field says why it has none.
+  Policy always;
+  always.host_ipc = HostIpcMode::kAlways;
+  Evaluation with_always = Evaluate(wf, always, {.namespace_name = "team-a"});
+  const Finding* no_host_ipc = test::FindingOf(with_always.pods[1].findings, Check::kHostIpcUnavailable);
+  REQUIRE(no_host_ipc != nullptr);
+  CHECK(no_host_ipc->Value("kind") == "Workflow");
 }
 
 }  // namespace

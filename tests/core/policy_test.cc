@@ -34,15 +34,55 @@ TEST_CASE("MatchNamespace takes the first rule whose glob matches", "[policy]") 
 
 TEST_CASE("Policy defaults are the documented ones", "[policy]") {
   Policy p;
-  CHECK(p.gpu_resources == std::vector<std::string>{"nvidia.com/gpu", "amd.com/gpu"});
+  CHECK(p.gpu_resources == std::vector<std::string>{"nvidia.com/gpu", "nvidia.com/gpu.shared", "amd.com/gpu"});
+  CHECK(p.mps_resources.empty());
+  CHECK(p.rdma_resources ==
+        std::vector<std::string>{"rdma/*", "vpc.amazonaws.com/efa", "mellanox.com/mlnx_sriov_rdma"});
   CHECK(p.host_ipc == HostIpcMode::kAuto);
-  CHECK(p.ipc_lock == ContainerSelection::kGpuContainers);
+  CHECK(p.ipc_lock == IpcLockMode::kAuto);
   CHECK(p.max_fraction_ppm == 500'000);
   CHECK(p.sizing.prefetch_factor == 2);
   CHECK(p.sizing.base_bytes == 64ll << 20);
   CHECK(p.sizing.nccl_connection_bytes == 4096 + 524288 + 4915200 + (4 << 20) + 4);
   CHECK(p.unannotated.mode == UnannotatedMode::kEstimate);
   CHECK(p.unannotated.fraction_ppm == 250'000);
+}
+
+TEST_CASE("HostIpcIn and IpcLockIn take a rule's own mode over the policy's", "[policy]") {
+  Policy p;
+  p.host_ipc = HostIpcMode::kNever;
+  p.ipc_lock = IpcLockMode::kAlways;
+  NamespaceRule plain;
+  CHECK(HostIpcIn(p, plain) == HostIpcMode::kNever);
+  CHECK(IpcLockIn(p, plain) == IpcLockMode::kAlways);
+  NamespaceRule legacy;
+  legacy.host_ipc = HostIpcMode::kAlways;
+  legacy.ipc_lock = IpcLockMode::kNever;
+  CHECK(HostIpcIn(p, legacy) == HostIpcMode::kAlways);
+  CHECK(IpcLockIn(p, legacy) == IpcLockMode::kNever);
+}
+
+TEST_CASE("MatchesResource matches resource names against fnmatch globs", "[policy]") {
+  const std::vector<std::string> globs = Policy().rdma_resources;
+  struct Case {
+    const char* resource;
+    bool matches;
+  };
+  const Case cases[] = {
+      {"rdma/hca_shared_devices_a", true},  // k8s-rdma-shared-dev-plugin's prefix
+      {"rdma/ib", true},
+      {"vpc.amazonaws.com/efa", true},
+      {"mellanox.com/mlnx_sriov_rdma", true},
+      {"vpc.amazonaws.com/efa2", false},  // a glob matches the whole name
+      {"nvidia.com/gpu", false},
+      {"rdma", false},
+      {"", false},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.resource);
+    CHECK(MatchesResource(globs, c.resource) == c.matches);
+  }
+  CHECK_FALSE(MatchesResource({}, "rdma/ib"));
 }
 
 TEST_CASE("Pod Security levels parse from their names and nothing else", "[policy]") {
@@ -61,6 +101,8 @@ TEST_CASE("Pod Security levels parse from their names and nothing else", "[polic
 TEST_CASE("enum names are the config file's words", "[policy]") {
   CHECK(std::string(HostIpcModeName(HostIpcMode::kNever)) == "never");
   CHECK(std::string(ContainerSelectionName(ContainerSelection::kGpuContainers)) == "gpu-containers");
+  CHECK(std::string(IpcLockModeName(IpcLockMode::kAuto)) == "auto");
+  CHECK(std::string(IpcLockModeName(IpcLockMode::kAll)) == "all");
   CHECK(std::string(NamespaceModeName(NamespaceMode::kEnforce)) == "enforce");
   CHECK(std::string(UnannotatedModeName(UnannotatedMode::kLeave)) == "leave");
 }
@@ -81,6 +123,7 @@ void CheckNamesRoundTrip(const E (&values)[N], const char* (*name)(E)) {
 TEST_CASE("FindByName reads back every value of every policy enum", "[policy]") {
   CheckNamesRoundTrip(kHostIpcModes, HostIpcModeName);
   CheckNamesRoundTrip(kContainerSelections, ContainerSelectionName);
+  CheckNamesRoundTrip(kIpcLockModes, IpcLockModeName);
   CheckNamesRoundTrip(kNamespaceModes, NamespaceModeName);
   CheckNamesRoundTrip(kPodSecurityLevels, PodSecurityLevelName);
   CheckNamesRoundTrip(kUnannotatedModes, UnannotatedModeName);

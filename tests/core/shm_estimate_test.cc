@@ -157,8 +157,8 @@ TEST_CASE("Evaluate: an estimated patch holds the usual operations and is idempo
   CHECK(out["spec"]["volumes"][0] ==
         json::parse(R"({"name":"dshm","emptyDir":{"medium":"Memory","sizeLimit":"16Gi"}})"));
   CHECK(out["spec"]["containers"][0]["volumeMounts"][0]["mountPath"] == "/dev/shm");
-  CHECK(out["spec"]["containers"][0]["securityContext"]["capabilities"]["add"][0] == "IPC_LOCK");
-  CHECK(out["spec"]["hostIPC"] == true);
+  CHECK_FALSE(out["spec"]["containers"][0].contains("securityContext"));  // no RDMA
+  CHECK_FALSE(out["spec"].contains("hostIPC"));                           // hostIPC auto
   json plan = json::parse(out["metadata"]["annotations"]["shmguard.io/plan"].get<std::string>());
   CHECK(plan == json::parse(R"({"estimated":"25% of the 64Gi memory limit","floor":"1Gi","gpus":4,"nodes":1,
                                "procs":4,"required":"16Gi"})"));
@@ -175,6 +175,7 @@ TEST_CASE("Evaluate: an estimated patch holds the usual operations and is idempo
 
   Policy restricted;
   restricted.namespaces = {{{"*"}, NamespaceMode::kWarn, false, PodSecurityLevel::kBaseline}};
+  restricted.host_ipc = HostIpcMode::kAlways;  // what baseline keeps out, it says
   Evaluation baseline = Evaluate(pod, restricted, {.namespace_name = "team-a"});
   json fixed = pod.patch(baseline.patch.ToJson());
   CHECK_FALSE(fixed["spec"].contains("hostIPC"));

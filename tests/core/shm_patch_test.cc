@@ -43,7 +43,7 @@ spec:
     image: y
 )";
 
-TEST_CASE("BuildPodPatch creates volumes, mounts, capabilities and hostIPC from nothing", "[shm_patch]") {
+TEST_CASE("BuildPodPatch creates the volume and mounts from nothing, and no privilege", "[shm_patch]") {
   json pod = Yaml(kBarePod);
   json out = PatchAndRecheck(pod);
   const json& spec = out["spec"];
@@ -51,10 +51,9 @@ TEST_CASE("BuildPodPatch creates volumes, mounts, capabilities and hostIPC from 
   CHECK(spec["volumes"][0] == json::parse(R"({"name":"dshm","emptyDir":{"medium":"Memory","sizeLimit":"14078Mi"}})"));
   for (const auto& c : spec["containers"]) {
     CHECK(c["volumeMounts"] == json::parse(R"([{"name":"dshm","mountPath":"/dev/shm"}])"));
+    CHECK_FALSE(c.contains("securityContext"));  // no RDMA: IPC_LOCK would serve nothing
   }
-  CHECK(spec["containers"][0]["securityContext"]["capabilities"]["add"] == json::array({"IPC_LOCK"}));
-  CHECK_FALSE(spec["containers"][1].contains("securityContext"));  // no GPU: no IPC_LOCK
-  CHECK(spec["hostIPC"] == true);
+  CHECK_FALSE(spec.contains("hostIPC"));  // 4 GPUs, and still nothing in the pod needs the node's IPC
   const std::string text = out["metadata"]["annotations"]["shmguard.io/plan"].get<std::string>();
   json plan = json::parse(text);
   CHECK(plan.dump() == text);  // compact, keys sorted
@@ -65,6 +64,32 @@ TEST_CASE("BuildPodPatch creates volumes, mounts, capabilities and hostIPC from 
   CHECK(plan["required"] == "14078Mi");
   CHECK(plan["procs"] == 4);
   CHECK(plan["workers"] == 8);
+}
+
+TEST_CASE("BuildPodPatch adds IPC_LOCK to a root GPU container that uses RDMA, and hostIPC only when told",
+          "[shm_patch]") {
+  json pod = Yaml(kBarePod);
+  pod["spec"]["containers"][0]["resources"]["limits"]["rdma/hca_shared_devices_a"] = 1;
+  SECTION("ipcLock auto: the RDMA container, whose user is the image's") {
+    json out = PatchAndRecheck(pod);
+    CHECK(out["spec"]["containers"][0]["securityContext"]["capabilities"]["add"] == json::array({"IPC_LOCK"}));
+    CHECK_FALSE(out["spec"]["containers"][1].contains("securityContext"));
+    CHECK_FALSE(out["spec"].contains("hostIPC"));
+  }
+  SECTION("hostIPC always") {
+    Policy p;
+    p.host_ipc = HostIpcMode::kAlways;
+    json out = PatchAndRecheck(pod, p);
+    CHECK(out["spec"]["hostIPC"] == true);
+  }
+  SECTION("a namespace rule's hostIPC always, beside the policy's auto") {
+    Policy p;
+    NamespaceRule legacy{{"legacy-*"}, NamespaceMode::kWarn, false, PodSecurityLevel::kPrivileged};
+    legacy.host_ipc = HostIpcMode::kAlways;
+    p.namespaces.insert(p.namespaces.begin(), legacy);
+    CHECK(PatchAndRecheck(pod, p, "legacy-a")["spec"]["hostIPC"] == true);
+    CHECK_FALSE(PatchAndRecheck(pod, p, "team-a")["spec"].contains("hostIPC"));
+  }
 }
 
 TEST_CASE("BuildPodPatch escapes annotation keys as RFC 6901 tokens", "[shm_patch]") {
@@ -90,7 +115,9 @@ spec:
     resources: {limits: {nvidia.com/gpu: "1", memory: 8Gi}}
     securityContext: {runAsUser: 1000, capabilities: {drop: [ALL]}}
 )");
-  json out = PatchAndRecheck(pod);
+  Policy always;  // the capability as every GPU container got it before `auto`
+  always.ipc_lock = IpcLockMode::kAlways;
+  json out = PatchAndRecheck(pod, always);
   CHECK(out["spec"]["volumes"].size() == 2);
   CHECK(out["spec"]["volumes"][0]["name"] == "data");
   CHECK(out["spec"]["containers"][0]["volumeMounts"].size() == 2);
@@ -98,7 +125,10 @@ spec:
   CHECK(sc["capabilities"]["drop"] == json::array({"ALL"}));
   CHECK(sc["capabilities"]["add"] == json::array({"IPC_LOCK"}));
   CHECK(sc["runAsUser"] == 1000);
-  CHECK_FALSE(out["spec"].contains("hostIPC"));  // 1 GPU: auto leaves hostIPC alone
+  CHECK_FALSE(out["spec"].contains("hostIPC"));
+  // Under auto the same pod keeps its securityContext as it is: no RDMA, and a non-root user.
+  CHECK(PatchAndRecheck(pod)["spec"]["containers"][0]["securityContext"] ==
+        pod["spec"]["containers"][0]["securityContext"]);
 }
 
 TEST_CASE("BuildPodPatch raises a small memory emptyDir instead of adding another", "[shm_patch]") {
@@ -187,11 +217,11 @@ kind: Pod
 metadata: {name: p, annotations: {shmguard.io/num-workers: "1", shmguard.io/batch-bytes: 1Mi}}
 spec:
   containers:
-  - {name: a, resources: {limits: {nvidia.com/gpu: 1}}, securityContext: {capabilities: {add: [ipc_lock]}}}
-  - {name: b, resources: {limits: {nvidia.com/gpu: 1}}, securityContext: {capabilities: {add: [CAP_IPC_LOCK]}}}
-  - {name: c, resources: {limits: {nvidia.com/gpu: 1}}, securityContext: {privileged: true}}
-  - {name: d, resources: {limits: {nvidia.com/gpu: 1}}, securityContext: {capabilities: {add: [SYS_PTRACE]}}}
-  - {name: e, resources: {limits: {nvidia.com/gpu: 1}}, securityContext: {capabilities: {add: [all]}}}
+  - {name: a, resources: {limits: {nvidia.com/gpu: 1, rdma/ib: 1}}, securityContext: {capabilities: {add: [ipc_lock]}}}
+  - {name: b, resources: {limits: {nvidia.com/gpu: 1, rdma/ib: 1}}, securityContext: {capabilities: {add: [CAP_IPC_LOCK]}}}
+  - {name: c, resources: {limits: {nvidia.com/gpu: 1, rdma/ib: 1}}, securityContext: {privileged: true}}
+  - {name: d, resources: {limits: {nvidia.com/gpu: 1, rdma/ib: 1}}, securityContext: {capabilities: {add: [SYS_PTRACE]}}}
+  - {name: e, resources: {limits: {nvidia.com/gpu: 1, rdma/ib: 1}}, securityContext: {capabilities: {add: [all]}}}
 )");
   json out = PatchAndRecheck(pod);
   const json& c = out["spec"]["containers"];
@@ -200,7 +230,46 @@ spec:
   CHECK_FALSE(c[2]["securityContext"].contains("capabilities"));
   CHECK(c[3]["securityContext"]["capabilities"]["add"] == json::array({"SYS_PTRACE", "IPC_LOCK"}));
   CHECK(c[4]["securityContext"]["capabilities"]["add"] == json::array({"all"}));
-  CHECK(out["spec"]["hostIPC"] == true);  // 5 GPUs
+  CHECK_FALSE(out["spec"].contains("hostIPC"));  // 5 GPUs, hostIPC auto
+}
+
+TEST_CASE("BuildPodPatch adds IPC_LOCK by the RDMA and user rules of ipcLock auto", "[shm_patch]") {
+  // Each container requests a GPU; whether it gets IPC_LOCK follows from its RDMA and its user.
+  json pod = Yaml(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p, annotations: {shmguard.io/num-workers: "1", shmguard.io/batch-bytes: 1Mi}}
+spec:
+  securityContext: {runAsUser: 0}
+  containers:
+  - {name: efa-root, resources: {limits: {nvidia.com/gpu: 1, vpc.amazonaws.com/efa: 1}}}
+  - {name: ib-env, resources: {limits: {nvidia.com/gpu: 1}}, env: [{name: NCCL_NET, value: ib}]}
+  - {name: hca-env, resources: {limits: {nvidia.com/gpu: 1}}, env: [{name: NCCL_IB_HCA, value: "mlx5_0,mlx5_1"}]}
+  - name: ib-disabled
+    resources: {limits: {nvidia.com/gpu: 1}}
+    env: [{name: NCCL_IB_HCA, value: mlx5_0}, {name: NCCL_IB_DISABLE, value: "1"}]
+  - {name: ofi, resources: {limits: {nvidia.com/gpu: 1}}, env: [{name: NCCL_NET_PLUGIN, value: aws-ofi}]}
+  - {name: plugin-none, resources: {limits: {nvidia.com/gpu: 1}}, env: [{name: NCCL_NET_PLUGIN, value: none}]}
+  - {name: fi-efa, resources: {limits: {nvidia.com/gpu: 1}}, env: [{name: FI_PROVIDER, value: efa}]}
+  - {name: ucx-ib, resources: {limits: {nvidia.com/gpu: 1}}, env: [{name: UCX_NET_DEVICES, value: "mlx5_0:1"}]}
+  - {name: ucx-tcp, resources: {limits: {nvidia.com/gpu: 1}}, env: [{name: UCX_NET_DEVICES, value: eth0}]}
+  - name: rdma-non-root
+    resources: {limits: {nvidia.com/gpu: 1, rdma/ib: 1}}
+    securityContext: {runAsUser: 1000}
+  - name: rdma-non-root-flag
+    resources: {limits: {nvidia.com/gpu: 1, rdma/ib: 1}}
+    securityContext: {runAsUser: null, runAsNonRoot: true}
+  - {name: rdma-no-gpu, resources: {limits: {rdma/ib: 1}}}
+  - {name: plain, resources: {limits: {nvidia.com/gpu: 1}}}
+)");
+  const std::set<std::string> want = {"efa-root", "ib-env", "hca-env", "ofi", "fi-efa", "ucx-ib"};
+  json out = PatchAndRecheck(pod);
+  for (const json& c : out["spec"]["containers"]) {
+    const std::string name = c["name"];
+    CAPTURE(name);
+    const bool locked = c.contains("securityContext") && c["securityContext"].contains("capabilities");
+    CHECK(locked == want.count(name) > 0);
+  }
 }
 
 TEST_CASE("BuildPodPatch follows the policy's hostIPC, ipcLock and init container choices", "[shm_patch]") {
@@ -217,18 +286,29 @@ spec:
   - {name: a, resources: {limits: {nvidia.com/gpu: 2}}}
   - {name: b}
 )");
-  SECTION("defaults: GPU init containers only, IPC_LOCK on GPU containers, hostIPC replaced") {
+  SECTION("defaults: GPU init containers only, no IPC_LOCK without RDMA, hostIPC left false") {
     json out = PatchAndRecheck(pod);
-    CHECK(out["spec"]["hostIPC"] == true);
+    CHECK(out["spec"]["hostIPC"] == false);
     CHECK(out["spec"]["initContainers"][0]["volumeMounts"][0]["mountPath"] == "/dev/shm");
     CHECK_FALSE(out["spec"]["initContainers"][1].contains("volumeMounts"));
     CHECK_FALSE(out["spec"]["initContainers"][0].contains("securityContext"));
+    CHECK_FALSE(out["spec"]["containers"][0].contains("securityContext"));
     CHECK_FALSE(out["spec"]["containers"][1].contains("securityContext"));
+  }
+  SECTION("always: hostIPC replaced, IPC_LOCK on the GPU containers") {
+    Policy p;
+    p.host_ipc = HostIpcMode::kAlways;
+    p.ipc_lock = IpcLockMode::kAlways;
+    json out = PatchAndRecheck(pod, p);
+    CHECK(out["spec"]["hostIPC"] == true);
+    CHECK(out["spec"]["containers"][0]["securityContext"]["capabilities"]["add"] == json::array({"IPC_LOCK"}));
+    CHECK_FALSE(out["spec"]["containers"][1].contains("securityContext"));
+    CHECK_FALSE(out["spec"]["initContainers"][0].contains("securityContext"));
   }
   SECTION("never / all") {
     Policy p;
     p.host_ipc = HostIpcMode::kNever;
-    p.ipc_lock = ContainerSelection::kAll;
+    p.ipc_lock = IpcLockMode::kAll;
     p.init_container_mounts = ContainerSelection::kAll;
     json out = PatchAndRecheck(pod, p);
     CHECK(out["spec"]["hostIPC"] == false);
@@ -240,7 +320,9 @@ spec:
 TEST_CASE("BuildPodPatch adds neither hostIPC nor IPC_LOCK under baseline Pod Security", "[shm_patch]") {
   Policy p;
   p.namespaces = {NamespaceRule{{"*"}, NamespaceMode::kWarn, false, PodSecurityLevel::kBaseline}};
+  p.host_ipc = HostIpcMode::kAlways;
   json pod = Yaml(kBarePod);
+  pod["spec"]["containers"][0]["env"] = json::array({{{"name", "NCCL_NET"}, {"value", "IB"}}});
   Evaluation ev = Evaluate(pod, p, {.namespace_name = "team-a"});
   json out = PatchAndRecheck(pod, p);
   CHECK_FALSE(out["spec"].contains("hostIPC"));
@@ -294,8 +376,8 @@ spec:
   json plan = json::parse(worker["metadata"]["annotations"]["shmguard.io/plan"].get<std::string>());
   CHECK(plan["nodes"] == 8);
   CHECK(plan["procs"] == 8);
-  CHECK(worker["spec"]["hostIPC"] == true);
-  CHECK_FALSE(driver["spec"].contains("hostIPC"));
+  CHECK_FALSE(worker["spec"].contains("hostIPC"));
+  CHECK_FALSE(worker["spec"]["containers"][0].contains("securityContext"));
 
   // The pods the JobSet creates carry their plan: the Pod webhook has nothing left to do.
   json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", worker["metadata"]}, {"spec", worker["spec"]}};

@@ -15,12 +15,18 @@ using nlohmann::json;
 
 constexpr int64_t kGi = 1ll << 30;
 
+// The built-in policy with hostIPC: always.
+Policy HostIpcAlways() {
+  Policy p;
+  p.host_ipc = HostIpcMode::kAlways;
+  return p;
+}
+
 // PatchTo on the only pod template of `object`, giving it `required` bytes.
 PodEvaluation Patched(const json& object, int64_t required, PodSecurityLevel level = PodSecurityLevel::kPrivileged,
-                      std::vector<Check> exempt = {}) {
+                      std::vector<Check> exempt = {}, const Policy& policy = Policy()) {
   Workload w = test::OnlyTemplate(object);
   const PodTemplate& t = w.templates[0];
-  Policy policy;
   auto facts = ReadPodFacts(t, policy);
   REQUIRE(facts.has_value());
   auto mount = ReadShm(t, *facts);
@@ -43,9 +49,28 @@ spec:
   containers: [{name: t, resources: {limits: {nvidia.com/gpu: 2, memory: 64Gi}}}]
 )";
 
+// Two GPUs, NCCL over InfiniBand, the image's user.
+const char* kTwoGpuIbPod = R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: t
+    resources: {limits: {nvidia.com/gpu: 2, memory: 64Gi}}
+    env: [{name: NCCL_NET, value: IB}]
+)";
+
+TEST_CASE("PatchTo adds neither hostIPC nor IPC_LOCK to a GPU pod that needs neither", "[shm_remedy]") {
+  PodEvaluation pe = Patched(test::Yaml(kTwoGpuPod), 2 * kGi);
+  CHECK(pe.verdict == Verdict::kPatch);
+  CHECK(test::Ids(pe.findings) == std::vector<std::string>{"shm-below-need"});
+  CHECK_THAT(pe.patch.Text(), !Catch::Contains("hostIPC") && !Catch::Contains("IPC_LOCK"));
+}
+
 TEST_CASE("PatchTo adds hostIPC and IPC_LOCK only under Pod Security privileged, saying why not", "[shm_remedy]") {
-  const json pod = test::Yaml(kTwoGpuPod);
-  PodEvaluation privileged = Patched(pod, 2 * kGi);
+  const json pod = test::Yaml(kTwoGpuIbPod);
+  PodEvaluation privileged = Patched(pod, 2 * kGi, PodSecurityLevel::kPrivileged, {}, HostIpcAlways());
   CHECK(privileged.verdict == Verdict::kPatch);
   // Each part of the patch with the finding it answers, pointing where the part goes.
   CHECK(test::Ids(privileged.findings) ==
@@ -54,14 +79,17 @@ TEST_CASE("PatchTo adds hostIPC and IPC_LOCK only under Pod Security privileged,
   CHECK(privileged.findings[0].Number("required_bytes") == 2 * kGi);
   CHECK(privileged.findings[1].pointer == "/spec/containers/0/securityContext/capabilities/add");
   CHECK(privileged.findings[1].Value("containers") == "t");
+  CHECK(privileged.findings[1].Value("reason") == "env NCCL_NET=IB");
+  CHECK(privileged.findings[1].Value("user") == "runAsUser unset");
   CHECK(privileged.findings[2].pointer == "/spec/hostIPC");  // not written: located at its parent
+  CHECK(privileged.findings[2].severity == Severity::kInfo);
   CHECK(privileged.findings[2].Number("gpus") == 2);
   CHECK_THAT(privileged.patch.Text(), Catch::Contains(R"("path":"/spec/hostIPC")"));
   CHECK_THAT(privileged.patch.Text(), Catch::Contains("IPC_LOCK"));
   for (PodSecurityLevel level : {PodSecurityLevel::kBaseline, PodSecurityLevel::kRestricted}) {
     const std::string name = PodSecurityLevelName(level);
     CAPTURE(name);
-    PodEvaluation pe = Patched(pod, 2 * kGi, level);
+    PodEvaluation pe = Patched(pod, 2 * kGi, level, {}, HostIpcAlways());
     CHECK(pe.verdict == Verdict::kPatch);
     REQUIRE(test::Ids(pe.findings) ==
             std::vector<std::string>{"pod-security-limits-patch", "pod-security-limits-patch", "shm-below-need"});
@@ -73,6 +101,60 @@ TEST_CASE("PatchTo adds hostIPC and IPC_LOCK only under Pod Security privileged,
     CHECK(pe.findings[2].Value("current") == "64Mi (container default)");
     CHECK_THAT(pe.patch.Text(), !Catch::Contains("hostIPC") && !Catch::Contains("IPC_LOCK"));
     CHECK_THAT(pe.patch.Text(), Catch::Contains(R"("sizeLimit":"2Gi")"));  // the volume still comes
+  }
+  // Under baseline without RDMA or hostIPC: always, there is nothing to keep out, and nothing is said.
+  PodEvaluation plain = Patched(test::Yaml(kTwoGpuPod), 2 * kGi, PodSecurityLevel::kBaseline);
+  CHECK(test::Ids(plain.findings) == std::vector<std::string>{"shm-below-need"});
+}
+
+TEST_CASE("PatchTo gives a non-root RDMA container no IPC_LOCK and says what works instead", "[shm_remedy]") {
+  json pod = test::Yaml(kTwoGpuIbPod);
+  pod["spec"]["securityContext"] = {{"runAsUser", 1000}};
+  pod["spec"]["containers"][0]["resources"]["limits"]["rdma/hca_shared_devices_a"] = 1;
+  PodEvaluation pe = Patched(pod, 2 * kGi);
+  CHECK(pe.verdict == Verdict::kPatch);
+  CHECK(test::Ids(pe.findings) == std::vector<std::string>{"ipc-lock-non-root", "shm-below-need"});
+  const Finding& f = pe.findings[0];
+  CHECK(f.severity == Severity::kWarning);
+  CHECK(f.pointer == "/spec/containers/0/securityContext");
+  CHECK(f.Value("containers") == "t");
+  CHECK(f.Value("reason") == "requests rdma/hca_shared_devices_a");  // a resource before the env
+  CHECK(f.Value("user") == "runAsUser 1000 (pod)");
+  CHECK_THAT(pe.patch.Text(), !Catch::Contains("IPC_LOCK"));
+  // The container's own runAsUser: 0 overrides the pod's: it runs as root, and gets the capability.
+  pod["spec"]["containers"][0]["securityContext"] = {{"runAsUser", 0}};
+  PodEvaluation root = Patched(pod, 2 * kGi);
+  CHECK(test::Ids(root.findings) == std::vector<std::string>{"shm-below-need", "ipc-lock-missing"});
+  CHECK(root.findings[1].Value("user") == "runAsUser 0");
+}
+
+TEST_CASE("PatchTo adds no dshm to an MPS client, and says what it needs", "[shm_remedy]") {
+  json pod = test::Yaml(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - {name: infer, resources: {limits: {nvidia.com/gpu.shared: 1, memory: 16Gi}}}
+  - {name: sidecar}
+)");
+  SECTION("the resource in mpsResources") {
+    Policy policy;
+    policy.mps_resources = {"nvidia.com/gpu.shared"};
+    PodEvaluation pe = Patched(pod, 2 * kGi, PodSecurityLevel::kPrivileged, {}, policy);
+    CHECK(pe.verdict == Verdict::kOk);
+    CHECK(pe.patch.empty());  // not even the plan annotation
+    REQUIRE(test::Ids(pe.findings) == std::vector<std::string>{"mps-shm"});
+    CHECK(pe.findings[0].pointer == "/spec/containers/0/resources");
+    CHECK(pe.findings[0].Value("resource") == "nvidia.com/gpu.shared");
+    CHECK(pe.findings[0].Value("containers") == "infer");
+    CHECK(pe.findings[0].Number("required_bytes") == 2 * kGi);
+  }
+  SECTION("a shared GPU is a GPU, time-sliced by default: it gets its dshm") {
+    PodEvaluation pe = Patched(pod, 2 * kGi);
+    CHECK(pe.verdict == Verdict::kPatch);
+    CHECK(test::Ids(pe.findings) == std::vector<std::string>{"shm-below-need"});
+    CHECK_THAT(pe.patch.Text(), Catch::Contains(R"("sizeLimit":"2Gi")"));
   }
 }
 
@@ -86,7 +168,7 @@ spec:
   - name: train
     container: {image: t, resources: {limits: {nvidia.com/gpu: 2, memory: 64Gi}}}
 )"),
-                             2 * kGi);
+                             2 * kGi, PodSecurityLevel::kPrivileged, {}, HostIpcAlways());
   CHECK(pe.verdict == Verdict::kPatch);
   const Finding* unavailable = test::FindingOf(pe.findings, Check::kHostIpcUnavailable);
   REQUIRE(unavailable != nullptr);
@@ -141,15 +223,16 @@ spec:
 }
 
 TEST_CASE("PatchTo leaves out an exempted part, and writes nothing when every part is", "[shm_remedy]") {
-  const json pod = test::Yaml(kTwoGpuPod);
-  PodEvaluation no_lock = Patched(pod, 2 * kGi, PodSecurityLevel::kPrivileged, {Check::kIpcLockMissing});
+  const json pod = test::Yaml(kTwoGpuIbPod);
+  const Policy always = HostIpcAlways();
+  PodEvaluation no_lock = Patched(pod, 2 * kGi, PodSecurityLevel::kPrivileged, {Check::kIpcLockMissing}, always);
   CHECK(no_lock.verdict == Verdict::kPatch);
   CHECK_THAT(no_lock.patch.Text(), !Catch::Contains("IPC_LOCK") && Catch::Contains("hostIPC"));
   const Finding* lock = test::FindingOf(no_lock.findings, Check::kIpcLockMissing);
   REQUIRE(lock != nullptr);
   CHECK(lock->suppressed);  // still reported
   PodEvaluation none = Patched(pod, 2 * kGi, PodSecurityLevel::kPrivileged,
-                               {Check::kShmBelowNeed, Check::kIpcLockMissing, Check::kHostIpcMissing});
+                               {Check::kShmBelowNeed, Check::kIpcLockMissing, Check::kHostIpcMissing}, always);
   CHECK(none.verdict == Verdict::kOk);
   CHECK(none.patch.empty());  // not even the plan annotation
   for (const auto& f : none.findings) CHECK(f.suppressed);

@@ -23,6 +23,10 @@ TEST_CASE("ParsePolicy reads the example of docs/policy.md into the built-in def
   REQUIRE(p.has_value());
   Policy d;
   CHECK(p->gpu_resources == d.gpu_resources);
+  CHECK(p->mps_resources == d.mps_resources);
+  CHECK(p->rdma_resources == d.rdma_resources);
+  CHECK(p->host_ipc == d.host_ipc);
+  CHECK(p->ipc_lock == d.ipc_lock);
   CHECK(p->max_fraction_ppm == 500'000);
   CHECK(p->sizing.safety_ppm == 1'200'000);
   CHECK(p->sizing.base_bytes == 64 << 20);
@@ -47,7 +51,50 @@ TEST_CASE("ParsePolicy keeps defaults for keys left out", "[config]") {
   CHECK(p->namespaces.size() == 3);
   auto empty = ParsePolicy("", "p.yaml");
   REQUIRE(empty.has_value());
-  CHECK(empty->ipc_lock == ContainerSelection::kGpuContainers);
+  CHECK(empty->ipc_lock == IpcLockMode::kAuto);
+  CHECK(empty->host_ipc == HostIpcMode::kAuto);
+}
+
+TEST_CASE("ParsePolicy reads ipcLock's modes and keeps the older names' meaning", "[config]") {
+  struct Case {
+    const char* value;
+    IpcLockMode mode;
+  };
+  const Case cases[] = {
+      {"auto", IpcLockMode::kAuto},
+      {"always", IpcLockMode::kAlways},
+      {"gpu-containers", IpcLockMode::kAlways},  // what every GPU container got before `auto`
+      {"all", IpcLockMode::kAll},
+      {"never", IpcLockMode::kNever},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.value);
+    auto p = ParsePolicy(std::string("ipcLock: ") + c.value + "\n", "p.yaml");
+    REQUIRE(p.has_value());
+    CHECK(p->ipc_lock == c.mode);
+  }
+  auto bad = ParsePolicy("ipcLock: sometimes\n", "p.yaml");
+  REQUIRE_FALSE(bad.has_value());
+  CHECK_THAT(bad.error().message, Catch::Contains("ipcLock: must be one of auto, always, all, never"));
+}
+
+TEST_CASE("ParsePolicy reads the RDMA and MPS resource lists and a rule's hostIPC and ipcLock", "[config]") {
+  auto p = ParsePolicy(R"(rdmaResources: [rdma/*, example.com/roce]
+mpsResources: [nvidia.com/gpu.shared]
+namespaces:
+  - {match: [legacy-*], hostIPC: always, ipcLock: gpu-containers}
+  - {match: ["*"]}
+)",
+                       "p.yaml");
+  REQUIRE(p.has_value());
+  CHECK(p->rdma_resources == std::vector<std::string>{"rdma/*", "example.com/roce"});
+  CHECK(p->mps_resources == std::vector<std::string>{"nvidia.com/gpu.shared"});
+  const NamespaceRule legacy = MatchNamespace(*p, "legacy-a");
+  CHECK(HostIpcIn(*p, legacy) == HostIpcMode::kAlways);
+  CHECK(IpcLockIn(*p, legacy) == IpcLockMode::kAlways);
+  const NamespaceRule other = MatchNamespace(*p, "team-a");
+  CHECK(HostIpcIn(*p, other) == HostIpcMode::kAuto);
+  CHECK(IpcLockIn(*p, other) == IpcLockMode::kAuto);
 }
 
 TEST_CASE("ParsePolicy names the key and line of every error", "[config]") {
@@ -75,6 +122,10 @@ TEST_CASE("ParsePolicy names the key and line of every error", "[config]") {
        "requireAnnotations: must be one of true, false"},
       {"namespaces:\n  - {match: [a], podSecurity: strict}\n", "p.yaml:2", "podSecurity: must be one of privileged"},
       {"namespaces:\n  - {match: [a], color: red}\n", "p.yaml:2", "namespaces[0].color: unknown key"},
+      {"namespaces:\n  - {match: [a], hostIPC: yes}\n", "p.yaml:2",
+       "namespaces[0].hostIPC: must be one of auto, always, never"},
+      {"rdmaResources: rdma/*\n", "p.yaml:1", "rdmaResources: must be a list"},
+      {"mpsResources: [\"\"]\n", "p.yaml:1", "mpsResources: entries must not be empty"},
       {"sizing: [1, 2]\n", "p.yaml:1", "sizing: must be a mapping"},
       {"hostIPC: [auto\n", "p.yaml:1", "YAML: "},  // the last line, not one past the end
       {"- a\n- b\n", "p.yaml:1", "policy: must be a mapping"},

@@ -13,24 +13,25 @@ namespace {
 constexpr int64_t kMi = 1 << 20;
 
 TEST_CASE("FindingLine names the pod when asked and the finding has one", "[finding_text]") {
-  Finding f = Finding(Check::kHostIpcMissing).Num("gpus", 4);
-  CHECK(FindingLine(f, true) == "hostIPC is not set on a pod with 4 GPUs");  // the object's own
+  Finding f = Finding(Check::kIpcLockMissing).Val("containers", "t").Val("reason", "policy ipcLock: always");
+  CHECK(FindingLine(f, true) == "no IPC_LOCK in t (policy ipcLock: always)");  // the object's own
   f.pod = "replicatedJob workers";
-  CHECK(FindingLine(f, false) == "hostIPC is not set on a pod with 4 GPUs");
-  CHECK(FindingLine(f, true) == "replicatedJob workers: hostIPC is not set on a pod with 4 GPUs");
+  CHECK(FindingLine(f, false) == "no IPC_LOCK in t (policy ipcLock: always)");
+  CHECK(FindingLine(f, true) == "replicatedJob workers: no IPC_LOCK in t (policy ipcLock: always)");
 }
 
 TEST_CASE("FindingLines keeps what is at least that severe and not exempted", "[finding_text]") {
   Evaluation ev;
   ev.pods.resize(2);
-  ev.pods[0].findings = {Finding(Check::kNoGpus), Finding(Check::kHostIpcMissing).Num("gpus", 2)};
+  ev.pods[0].findings = {Finding(Check::kNoGpus),
+                         Finding(Check::kIpcLockMissing).Val("containers", "t").Val("reason", "policy ipcLock: all")};
   ev.pods[0].findings[1].pod = "a";
   ev.pods[1].findings = {Finding(Check::kAnnotationsRequired)};
   ev.pods[1].findings[0].pod = "b";
   ev.pods[1].findings[0].suppressed = true;
   CHECK(FindingLines(ev, Severity::kInfo) ==
-        std::vector<std::string>{"no GPUs and no sizing annotations", "a: hostIPC is not set on a pod with 2 GPUs"});
-  CHECK(FindingLines(ev, Severity::kWarning) == std::vector<std::string>{"a: hostIPC is not set on a pod with 2 GPUs"});
+        std::vector<std::string>{"no GPUs and no sizing annotations", "a: no IPC_LOCK in t (policy ipcLock: all)"});
+  CHECK(FindingLines(ev, Severity::kWarning) == std::vector<std::string>{"a: no IPC_LOCK in t (policy ipcLock: all)"});
   CHECK(FindingLines(ev, Severity::kError).empty());
 }
 

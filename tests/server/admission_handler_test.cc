@@ -90,20 +90,21 @@ TEST_CASE("HandleAdmission answers an unknown Pod Security level with a 400 Admi
   const std::string pod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[
     {"name":"t","resources":{"limits":{"nvidia.com/gpu":4,"memory":"64Gi"}}}]}})";
   const std::string review = test::ReviewJson(pod, "team-a");
-  AdmissionExchange bad = HandleAdmission(review, "application/json", Policy{}, {Face::kMutate, false, "admin"});
+  Policy always;  // hostIPC: always, so that what baseline keeps out shows
+  always.host_ipc = HostIpcMode::kAlways;
+  AdmissionExchange bad = HandleAdmission(review, "application/json", always, {Face::kMutate, false, "admin"});
   CHECK(bad.status == 400);
   json body = json::parse(bad.body);
   CHECK(body["response"]["allowed"] == false);
   CHECK(body["response"]["status"]["message"] ==
         "unknown Pod Security level \"admin\": the route takes privileged, baseline or restricted");
 
-  AdmissionExchange baseline =
-      HandleAdmission(review, "application/json", Policy{}, {Face::kMutate, false, "baseline"});
+  AdmissionExchange baseline = HandleAdmission(review, "application/json", always, {Face::kMutate, false, "baseline"});
   CHECK(baseline.status == 200);
   CHECK(baseline.outcome == Outcome::kPatched);
   json patch = json::parse(test::DecodeBase64(json::parse(baseline.body)["response"]["patch"]));
   for (const auto& op : patch) CHECK(op["path"] != "/spec/hostIPC");
-  AdmissionExchange privileged = HandleAdmission(review, "application/json", Policy{}, {Face::kMutate});
+  AdmissionExchange privileged = HandleAdmission(review, "application/json", always, {Face::kMutate});
   CHECK(json::parse(test::DecodeBase64(json::parse(privileged.body)["response"]["patch"])).dump().find("hostIPC") !=
         std::string::npos);
 }

@@ -25,6 +25,10 @@ using test::TlsConnection;
 const char* kPod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","annotations":{
   "shmguard.io/num-workers":"8","shmguard.io/batch-bytes":"160Mi"}},"spec":{"containers":[{"name":"t",
   "resources":{"limits":{"nvidia.com/gpu":4,"memory":"64Gi"}}}]}})";
+// kPod with NCCL over InfiniBand: a root RDMA container, which ipcLock auto gives IPC_LOCK.
+const char* kIbPod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","annotations":{
+  "shmguard.io/num-workers":"8","shmguard.io/batch-bytes":"160Mi"}},"spec":{"containers":[{"name":"t",
+  "env":[{"name":"NCCL_NET","value":"IB"}],"resources":{"limits":{"nvidia.com/gpu":4,"memory":"64Gi"}}}]}})";
 const char* kTooBig = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"big","annotations":{
   "shmguard.io/num-workers":"8","shmguard.io/batch-bytes":"1Gi"}},"spec":{"containers":[{"name":"t",
   "resources":{"limits":{"nvidia.com/gpu":4,"memory":"64Gi"}}}]}})";
@@ -68,7 +72,8 @@ TEST_CASE("serve: /mutate answers a patch that applies to the request object", "
   CHECK(patched["spec"]["volumes"][0] ==
         json::parse(R"({"name":"dshm","emptyDir":{"medium":"Memory","sizeLimit":"14078Mi"}})"));
   CHECK(patched["spec"]["containers"][0]["volumeMounts"][0]["mountPath"] == "/dev/shm");
-  CHECK(patched["spec"]["hostIPC"] == true);
+  CHECK_FALSE(patched["spec"].contains("hostIPC"));  // nothing in one pod needs the node's IPC namespace
+  CHECK_FALSE(patched["spec"]["containers"][0].contains("securityContext"));  // no RDMA: no IPC_LOCK
 
   // The patched pod comes back with nothing to do.
   json again = f.Response("/mutate", test::ReviewJson(patched.dump(), "team-a"));
@@ -78,13 +83,13 @@ TEST_CASE("serve: /mutate answers a patch that applies to the request object", "
 
 TEST_CASE("serve: a namespace's Pod Security level, by query or by path, keeps hostIPC and IPC_LOCK out",
           "[server][net]") {
-  Fixture f;
+  Fixture f("hostIPC: always\n");  // and a root RDMA container: both would come under privileged
   for (const char* route : {"/mutate?timeout=10s&podSecurity=baseline", "/mutate/pod-security/baseline",
                             "/mutate?podSecurity=restricted", "/mutate/pod-security/restricted"}) {
     CAPTURE(route);
-    json response = f.Response(route, test::ReviewJson(kPod, "team-a"));
+    json response = f.Response(route, test::ReviewJson(kIbPod, "team-a"));
     CHECK(response["allowed"] == true);
-    json patched = json::parse(kPod).patch(json::parse(test::DecodeBase64(response["patch"])));
+    json patched = json::parse(kIbPod).patch(json::parse(test::DecodeBase64(response["patch"])));
     CHECK(patched["spec"]["volumes"][0]["emptyDir"]["sizeLimit"] == "14078Mi");  // the volume still comes
     CHECK(patched["spec"]["containers"][0]["volumeMounts"][0]["mountPath"] == "/dev/shm");
     CHECK_FALSE(patched["spec"].contains("hostIPC"));
@@ -99,9 +104,10 @@ TEST_CASE("serve: a namespace's Pod Security level, by query or by path, keeps h
     CHECK(checked["allowed"] == true);
   }
   // privileged is the policy's own rule: hostIPC and IPC_LOCK come.
-  json privileged = f.Response("/mutate/pod-security/privileged", test::ReviewJson(kPod, "team-a"));
-  json patched = json::parse(kPod).patch(json::parse(test::DecodeBase64(privileged["patch"])));
+  json privileged = f.Response("/mutate/pod-security/privileged", test::ReviewJson(kIbPod, "team-a"));
+  json patched = json::parse(kIbPod).patch(json::parse(test::DecodeBase64(privileged["patch"])));
   CHECK(patched["spec"]["hostIPC"] == true);
+  CHECK(patched["spec"]["containers"][0]["securityContext"]["capabilities"]["add"] == json::array({"IPC_LOCK"}));
   // Unknown levels are a 400 with an AdmissionReview saying why; unknown paths a 404.
   for (const char* route : {"/mutate?podSecurity=Baseline", "/validate/pod-security/none", "/mutate?podSecurity="}) {
     CAPTURE(route);
@@ -145,7 +151,7 @@ TEST_CASE("serve: an unannotated 4-GPU pod is sized on /mutate and checked on /v
   REQUIRE(mutated.contains("patch"));
   json patched = json::parse(pod).patch(json::parse(test::DecodeBase64(mutated["patch"])));
   CHECK(patched["spec"]["volumes"][0]["emptyDir"]["sizeLimit"] == "16Gi");
-  CHECK(patched["spec"]["hostIPC"] == true);
+  CHECK_FALSE(patched["spec"].contains("hostIPC"));
   std::string warnings = mutated["warnings"].dump();
   CHECK_THAT(warnings, Catch::Contains("sized without DataLoader annotations: 16Gi = 25% of the 64Gi memory"));
 
