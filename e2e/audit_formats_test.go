@@ -79,7 +79,7 @@ func TestSarifPassesTheSarifValidator(t *testing.T) {
 	write("examples", nil, "examples")
 	write("linked", nil, "--docs-url", "https://github.com/example/shmguard/blob/v1.0.0/docs/checks.md", "examples")
 	write("exempted", nil, "--ignore", "shm-over-memory-limit,ipc-lock-missing", "examples/pod-denied.yaml",
-		"examples/pod-needs-patch.yaml")
+		"examples/pod-needs-patch.yaml", "examples/jobset-multinode.yaml")
 	write("stdin", []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: t, resources: {limits: {nvidia.com/gpu: 2}}}]}\n---\nkind: [\n"), "-")
 	write("unreadable", nil, "examples/pod-denied.yaml", "does-not-exist.yaml")
 	if haveCorpus(t, "the corpus's SARIF") {

@@ -91,15 +91,30 @@ func expectPatchedLikeAudit(t *testing.T, file string, stored *unstructured.Unst
 func TestPods(t *testing.T) {
 	ns := newNamespace(t, nil)
 
-	t.Run("an unannotated 4-GPU pod is stored as shmguard audit -o patched gives it", func(t *testing.T) {
+	t.Run("an unannotated 4-GPU pod is stored as shmguard audit -o patched gives it, with no privilege", func(t *testing.T) {
 		stored, _ := createFile(t, ns, "testdata/pods/unannotated-4gpu.yaml")
 		expectPatchedLikeAudit(t, "testdata/pods/unannotated-4gpu.yaml", stored)
 		got := readShm(&asPod(t, stored).Spec)
-		if got.size == nil || !got.hostIPC || !got.ipcLock {
-			t.Errorf("stored pod: dshm %v, hostIPC %v, IPC_LOCK %v; want all three", got.size, got.hostIPC, got.ipcLock)
+		if got.size == nil || got.hostIPC || got.ipcLock {
+			t.Errorf("stored pod: dshm %v, hostIPC %v, IPC_LOCK %v; want dshm only (no RDMA, one pod)", got.size, got.hostIPC, got.ipcLock)
 		}
 		if stored.GetAnnotations()["shmguard.io/plan"] == "" {
 			t.Error("stored pod has no shmguard.io/plan annotation")
+		}
+	})
+
+	t.Run("a root container on RDMA gets IPC_LOCK; a non-root one gets none and a warning", func(t *testing.T) {
+		stored, _ := createFile(t, ns, "testdata/pods/rdma-root.yaml")
+		expectPatchedLikeAudit(t, "testdata/pods/rdma-root.yaml", stored)
+		if got := readShm(&asPod(t, stored).Spec); got.size == nil || !got.ipcLock || got.hostIPC {
+			t.Errorf("root RDMA pod: dshm %v, IPC_LOCK %v, hostIPC %v; want dshm and IPC_LOCK", got.size, got.ipcLock, got.hostIPC)
+		}
+		stored, warns := createFile(t, ns, "testdata/pods/rdma-non-root.yaml")
+		if got := readShm(&asPod(t, stored).Spec); got.size == nil || got.ipcLock || got.hostIPC {
+			t.Errorf("non-root RDMA pod: dshm %v, IPC_LOCK %v, hostIPC %v; want dshm only", got.size, got.ipcLock, got.hostIPC)
+		}
+		if !strings.Contains(strings.Join(warns, "\n"), "LimitMEMLOCK") {
+			t.Errorf("the API server relayed %q; want shmguard's ipc-lock-non-root warning naming LimitMEMLOCK", warns)
 		}
 	})
 
