@@ -19,19 +19,31 @@ import (
 // RepoRoot is the checkout the chart belongs to.
 func (s *State) RepoRoot() string { return filepath.Dir(filepath.Dir(s.Chart)) }
 
-// HelmValues are the `--set` values shmguard is installed with on the node: the built image,
-// and the certificate of install-without-cert-manager.sh instead of cert-manager's.
-func (s *State) HelmValues() ([]string, error) {
+// HostIPCNamespacePrefix names the namespaces whose policy rule keeps the patch of releases
+// before 0.2 (hostIPC: always, ipcLock: always): what a cluster that relied on it sets.
+const HostIPCNamespacePrefix = "hostipc-"
+
+// HelmValueArgs are the values shmguard is installed with on the node, as helm's flags: the
+// built image, the certificate of install-without-cert-manager.sh instead of cert-manager's, and
+// the chart's policy namespaces with one rule added for HostIPCNamespacePrefix.
+func (s *State) HelmValueArgs() ([]string, error) {
 	secret, err := s.tlsSecret()
 	if err != nil {
 		return nil, err
 	}
 	repo, tag := ImageTag(s.Node.Images["SHMGUARD_IMAGE"])
-	return []string{
+	var args []string
+	for _, v := range []string{
 		"image.repository=" + repo, "image.tag=" + tag, "image.pullPolicy=Never",
 		"certManager.enabled=false", "tls.secretName=" + secret.Name,
 		"tls.caBundle=" + base64.StdEncoding.EncodeToString(secret.Data["ca.crt"]),
-	}, nil
+	} {
+		args = append(args, "--set", v)
+	}
+	namespaces := `[{"match":["kube-*","` + ReleaseNamespace + `"],"mode":"off"},` +
+		`{"match":["` + HostIPCNamespacePrefix + `*"],"mode":"warn","hostIPC":"always","ipcLock":"always"},` +
+		`{"match":["*"],"mode":"warn"}]`
+	return append(args, "--set-json", "policy.namespaces="+namespaces), nil
 }
 
 // tlsSecret is the Secret install-without-cert-manager.sh wrote.
@@ -60,14 +72,12 @@ func (s *State) installShmguard(ctx context.Context) error {
 	if out, err := s.Run(nil, "kubectl", "apply", "-f", s.Path("shmguard-install", "45-secret-tls.yaml")); err != nil {
 		return fmt.Errorf("kubectl apply the Secret: %v: %s", err, out)
 	}
-	values, err := s.HelmValues()
+	values, err := s.HelmValueArgs()
 	if err != nil {
 		return err
 	}
-	args := []string{"install", ReleaseName, s.Chart, "--namespace", ReleaseNamespace, "--wait", "--timeout", "3m"}
-	for _, v := range values {
-		args = append(args, "--set", v)
-	}
+	args := append([]string{"install", ReleaseName, s.Chart, "--namespace", ReleaseNamespace, "--wait", "--timeout", "3m"},
+		values...)
 	if out, err := s.Run(nil, "helm", args...); err != nil {
 		return fmt.Errorf("helm install: %v: %s", err, out)
 	}

@@ -26,6 +26,28 @@ const (
 	GPUs        = 8
 )
 
+// The node's other device resources, each served by its own instance of the device plugin:
+// an RDMA resource as k8s-rdma-shared-dev-plugin names them, and replicated GPUs served the way
+// NVIDIA's plugin serves them through MPS, mounting MPSShmDir (State.Path) at each allocated
+// container's /dev/shm in place of the MPS daemon's tmpfs.
+const (
+	RDMAResource = "rdma/hca_shared_devices_a"
+	MPSResource  = "nvidia.com/gpu.shared"
+	MPSShmDir    = "mps-shm"
+)
+
+// devicePlugins are the device plugin's instances: process name, resource, devices, and the
+// directory (under the state's) mounted at /dev/shm, if any.
+var devicePlugins = []struct {
+	process, resource string
+	devices           int
+	shmDir            string
+}{
+	{"gpu-device-plugin", GPUResource, GPUs, ""},
+	{"rdma-device-plugin", RDMAResource, GPUs, ""},
+	{"mps-device-plugin", MPSResource, 4, MPSShmDir},
+}
+
 // Node is the part of State a node adds.
 type Node struct {
 	Netns string `json:"netns"` // the network namespace every process runs in
@@ -292,9 +314,21 @@ featureGates:
 }
 
 func (s *State) startGPUPlugin() error {
-	_, err := startProcess(s.Dir, "gpu-device-plugin", s.Node.GPUPlugin,
-		[]string{"--kubelet-dir=" + filepath.Join(kubeletRoot, "device-plugins"), fmt.Sprintf("--devices=%d", GPUs)}, nil)
-	return err
+	for _, p := range devicePlugins {
+		args := []string{"--kubelet-dir=" + filepath.Join(kubeletRoot, "device-plugins"),
+			fmt.Sprintf("--devices=%d", p.devices), "--resource=" + p.resource}
+		if p.shmDir != "" {
+			dir := s.Path(p.shmDir)
+			if err := os.MkdirAll(dir, 0o1777); err != nil {
+				return err
+			}
+			args = append(args, "--shm-mount="+dir)
+		}
+		if _, err := startProcess(s.Dir, p.process, s.Node.GPUPlugin, args, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // waitNodeReady waits until the node is Ready and offers the plugin's GPUs.
@@ -315,15 +349,20 @@ func (s *State) waitNodeReady(ctx context.Context) error {
 					last = "Ready=" + string(c.Status) + ": " + c.Message
 				}
 			}
-			gpus := node.Status.Allocatable[GPUResource]
-			if ready && gpus.Value() == GPUs {
+			missing := ""
+			for _, p := range devicePlugins {
+				if n := node.Status.Allocatable[corev1.ResourceName(p.resource)]; n.Value() != int64(p.devices) {
+					missing += fmt.Sprintf(" %s %s of %d", p.resource, n.String(), p.devices)
+				}
+			}
+			if ready && missing == "" {
 				return nil
 			}
 			if ready {
-				last = fmt.Sprintf("Ready, with %s %s allocatable", gpus.String(), GPUResource)
+				last = "Ready, with allocatable" + missing
 			}
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	return fmt.Errorf("node %s not ready with %d GPUs after 90s (%s):\n%s", NodeName, GPUs, last, logTail(s.Dir, "kubelet", 20))
+	return fmt.Errorf("node %s not ready with its devices after 90s (%s):\n%s", NodeName, last, logTail(s.Dir, "kubelet", 20))
 }

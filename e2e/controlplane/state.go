@@ -127,7 +127,7 @@ func (s *State) processes() []string {
 		return []string{"etcd", "kube-apiserver", "kube-controller-manager", shmguardName}
 	}
 	return []string{"forward", "etcd", "kube-apiserver", "kube-controller-manager", "containerd",
-		"kube-scheduler", "kube-proxy", "kubelet", "gpu-device-plugin"}
+		"kube-scheduler", "kube-proxy", "kubelet", "gpu-device-plugin", "rdma-device-plugin", "mps-device-plugin"}
 }
 
 // start starts a process of the cluster, inside the node's network namespace when there is one.

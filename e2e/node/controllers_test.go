@@ -111,15 +111,13 @@ func TestEveryPodIsPatchedThroughAnUpgradeAndAnEvictedReplica(t *testing.T) {
 		}(w)
 	}
 	// Meanwhile: a helm upgrade that restarts shmguard's pods, then one replica evicted.
-	values, err := cp.HelmValues()
+	values, err := cp.HelmValueArgs()
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"upgrade", controlplane.ReleaseName, cp.Chart, "--namespace", controlplane.ReleaseNamespace,
-		"--wait", "--timeout", "3m", "--set-string", "podAnnotations.restartedAt=" + time.Now().Format(time.RFC3339Nano)}
-	for _, v := range values {
-		args = append(args, "--set", v)
-	}
+	args := append([]string{"upgrade", controlplane.ReleaseName, cp.Chart, "--namespace", controlplane.ReleaseNamespace,
+		"--wait", "--timeout", "3m", "--set-string", "podAnnotations.restartedAt=" + time.Now().Format(time.RFC3339Nano)},
+		values...)
 	upgrade := time.Now()
 	if out, err := cp.Run(nil, "helm", args...); err != nil {
 		t.Errorf("helm upgrade: %v\n%s", err, out)

@@ -60,9 +60,15 @@ func ctxFor(t *testing.T, d time.Duration) context.Context {
 // default service account.
 func newNamespace(t *testing.T, labels map[string]string) string {
 	t.Helper()
+	return newNamespaceNamed(t, "node-", labels)
+}
+
+// newNamespaceNamed is newNamespace with the name starting with prefix (a policy rule's glob).
+func newNamespaceNamed(t *testing.T, prefix string, labels map[string]string) string {
+	t.Helper()
 	ctx := ctxFor(t, time.Minute)
 	ns, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		GenerateName: "node-", Labels: labels}}, metav1.CreateOptions{})
+		GenerateName: prefix, Labels: labels}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,7 +83,9 @@ Result<io::FileText> ReadInput(const std::string& file, std::istream& in, size_t
 }
 
 // "~" or a bare "---": a document with nothing in it, neither counted nor shown.
-bool IsEmptyDocument(const io::Document& doc) { return !doc.error && doc.object->Root().IsNull(); }
+// A document that holds nothing ("~", a bare "---"); a List's item is never empty: a null item is
+// an error, as it is when the List is read whole.
+bool IsEmptyDocument(const io::Document& doc) { return !doc.error && !doc.item && doc.object->Root().IsNull(); }
 
 // Fills the line and column of every finding of `records` (the objects of `doc`): a List's items
 // are found under /items/N of the document unless they were handed out alone.
@@ -141,12 +143,13 @@ std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy&
 // The Trainer runtimes anywhere in the input, for the TrainJobs that name them, whatever the
 // order of files. Only files that mention one are parsed; what cannot be read twice (stdin, a
 // pipe), or why it could not be read, is kept in `kept` for the audit itself to use or report.
-RuntimeCatalog CollectRuntimes(const std::vector<Result<std::vector<std::string>>>& expanded, std::istream& in,
-                               size_t max_bytes, std::map<std::string, Result<io::FileText>>& kept) {
+RuntimeCatalog CollectRuntimes(const std::vector<io::InputFile>& expanded, std::istream& in, size_t max_bytes,
+                               std::map<std::string, Result<io::FileText>>& kept) {
   RuntimeCatalog catalog;
-  for (const auto& files : expanded) {
-    if (!files) continue;
-    for (const auto& file : *files) {
+  for (const auto& input : expanded) {
+    if (input.error) continue;
+    {
+      const std::string& file = input.path;
       if (kept.count(file)) continue;
       Result<io::FileText> text = ReadInput(file, in, max_bytes);
       if (!text) {
@@ -220,19 +223,18 @@ AuditSummary StreamAudit(const AuditOptions& o, const Policy& policy, std::istre
     summary.Add(r);
     each(doc, {std::move(r)});
   };
-  // Each path is expanded once: the runtimes' pass and the audit walk the same files.
-  std::vector<Result<std::vector<std::string>>> expanded;
-  for (const auto& p : paths) expanded.push_back(io::ExpandPaths({p}));
+  // The paths are expanded once: the runtimes' pass and the audit walk the same files.
+  const std::vector<io::InputFile> expanded = io::ExpandPaths(paths);
   std::map<std::string, Result<io::FileText>> kept;
   const RuntimeCatalog runtimes = CollectRuntimes(expanded, in, o.max_file_bytes, kept);
   const EvaluateOptions eval{.runtimes = &runtimes, .exemptions = o.ignore, .observations = o.observations};
-  for (size_t i = 0; i < paths.size(); ++i) {
-    const auto& files = expanded[i];
-    if (!files) {
-      fail(paths[i], files.error());
+  for (const auto& input : expanded) {
+    if (input.error) {
+      fail(input.path, *input.error);
       continue;
     }
-    for (const auto& file : *files) {
+    {
+      const std::string& file = input.path;
       ++summary.files;
       // What the runtimes' pass read and cannot be read twice (stdin, a pipe) is taken from it.
       auto cached = kept.find(file);

@@ -5,6 +5,7 @@
 #include <iomanip>
 
 #include "io/finding_text.h"
+#include "io/printable.h"
 #include "io/yaml_emit.h"
 #include "shmguard/quantity.h"
 
@@ -15,12 +16,24 @@ using nlohmann::json;
 
 // A cell cut to `width` characters, the cut marked with "~": a name keeps its head, a location
 // (file:doc) its tail, where the file name and document index are.
-std::string Cell(std::string s, size_t width) {
-  if (s.size() > width) s = s.substr(0, width - 1) + "~";
-  return s;
+// A byte of `s` where a character starts (not a UTF-8 continuation byte).
+bool StartsCharacter(const std::string& s, size_t i) { return (static_cast<unsigned char>(s[i]) & 0xC0) != 0x80; }
+
+// A table cell: printable (io::Printable), cut to `width` bytes at a character with "~" at the
+// cut. TailCell keeps the end instead (a path's file name).
+std::string Cell(const std::string& text, size_t width) {
+  std::string s = io::Printable(text);
+  if (s.size() <= width) return s;
+  size_t end = width - 1;
+  while (end > 0 && !StartsCharacter(s, end)) --end;
+  return s.substr(0, end) + "~";
 }
-std::string TailCell(const std::string& s, size_t width) {
-  return s.size() > width ? "~" + s.substr(s.size() - (width - 1)) : s;
+std::string TailCell(const std::string& text, size_t width) {
+  std::string s = io::Printable(text);
+  if (s.size() <= width) return s;
+  size_t begin = s.size() - (width - 1);
+  while (begin < s.size() && !StartsCharacter(s, begin)) ++begin;
+  return "~" + s.substr(begin);
 }
 
 std::string Indent(const std::string& text, const std::string& prefix) {
@@ -59,7 +72,7 @@ class TablePrinter : public AuditPrinter {
            << std::setw(7) << AuditVerdictName(r.verdict) << " " << std::setw(9)
            << (r.required_bytes > 0 ? FormatBytes(r.required_bytes) : "-") << " " << std::setw(9)
            << (r.memory_limit_bytes ? FormatBytes(*r.memory_limit_bytes) : "-") << " "
-           << (r.current_shm.empty() ? "-" : r.current_shm) << "\n";
+           << (r.current_shm.empty() ? "-" : io::Printable(r.current_shm)) << "\n";
       if (r.verdict == AuditVerdict::kOk && r.findings.size() == 1 &&
           r.findings[0].finding.severity == Severity::kInfo && r.changes.empty() && r.required_bytes == 0) {
         continue;  // unannotated and fine: one line is enough
@@ -73,9 +86,9 @@ class TablePrinter : public AuditPrinter {
                            : x.severity == Severity::kWarning ? "! "
                                                               : "  ";
         out_ << "  " << mark << "[" << x.id() << "] " << (x.suppressed ? "(exempted) " : "")
-             << io::FindingLine(x, prefix) << "\n";
+             << io::Printable(io::FindingLine(x, prefix)) << "\n";
       }
-      for (const auto& c : r.changes) out_ << "    + " << c << "\n";
+      for (const auto& c : r.changes) out_ << "    + " << io::Printable(c) << "\n";
     }
   }
   void Finish(const AuditSummary& s) override {

@@ -4,11 +4,15 @@
 // "," and a message's "%", CR and LF are percent-encoded).
 #include "cli/audit_output.h"
 #include "io/finding_text.h"
+#include "io/printable.h"
 
 namespace shmguard::cli {
 namespace {
 
-std::string Escape(const std::string& s, bool property) {
+// A property's or message's text: a message printable (io::Printable: no terminal escapes), a
+// property valid UTF-8, then percent-encoded as the runner reads it.
+std::string Escape(const std::string& text, bool property) {
+  const std::string s = property ? io::ValidUtf8(text) : io::Printable(text);
   std::string out;
   for (char c : s) {
     switch (c) {

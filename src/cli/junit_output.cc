@@ -7,13 +7,16 @@
 
 #include "cli/audit_output.h"
 #include "io/finding_text.h"
+#include "io/printable.h"
 
 namespace shmguard::cli {
 namespace {
 
-// Text for an XML attribute or element: the five predefined entities, and control characters
-// XML 1.0 does not allow replaced by "?".
-std::string Xml(const std::string& s) {
+// Text for an XML attribute or element: valid UTF-8 (stray bytes as U+FFFD: a file's name need
+// not be UTF-8, an XML document must), the five predefined entities, and control characters XML
+// 1.0 does not allow replaced by "?".
+std::string Xml(const std::string& text) {
+  const std::string s = io::ValidUtf8(text);
   std::string out;
   out.reserve(s.size());
   for (char c : s) {

@@ -70,10 +70,12 @@ class Scanner {
           if (end == npos) return false;
           out.items.emplace_back(p, end);
           p = Space(end);
-          if (At(p, ','))
+          if (At(p, ',')) {
             p = Space(p + 1);
-          else if (!At(p, ']'))
+            if (At(p, ']')) return false;  // a trailing comma: not JSON, for the full parser to say
+          } else if (!At(p, ']')) {
             return false;
+          }
         }
         out.items_array = {v, p + 1};
         p = Space(p + 1);

@@ -15,25 +15,39 @@ namespace {
 namespace fs = std::filesystem;
 
 // kubectl's YAMLReader: a document separator is a line starting with "---" followed by
-// nothing, spaces or a comment. YAML also allows "--- " followed by content; we keep the
-// separator line in the next document so both parse.
+// nothing, spaces or a comment. YAML also allows "--- " followed by content (kustomize's kyaml
+// reads it; kubectl refuses it); we keep the separator line in the next document so both parse.
 bool IsSeparator(std::string_view line) {
   if (line.substr(0, 3) != "---") return false;
   return line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r' || line[3] == '\n';
 }
 
+// The end of the line starting at `pos` and where the next one starts. YAML's line breaks are
+// LF, CRLF and CR alone (YAML 1.2 §5.4), as libyaml reads them: a file written with CR line
+// endings has as many lines as one written with LF.
+std::pair<size_t, size_t> LineAt(std::string_view text, size_t pos) {
+  const size_t eol = text.find_first_of("\r\n", pos);
+  if (eol == std::string_view::npos) return {text.size(), text.size()};
+  const size_t next = text[eol] == '\r' && eol + 1 < text.size() && text[eol + 1] == '\n' ? eol + 2 : eol + 1;
+  return {eol, next};
+}
+
+// A line holds a document's content unless it is blank, a comment, "..." or a separator with
+// nothing after it but spaces or a comment ("--- {kind: Pod}" holds content).
+bool IsContentLine(std::string_view line) {
+  size_t first = line.find_first_not_of(" \t");
+  if (first == std::string_view::npos || line[first] == '#' || line.substr(first) == "...") return false;
+  std::string_view rest = line.substr(first);
+  if (!IsSeparator(rest)) return true;
+  size_t after = rest.find_first_not_of(" \t", 3);
+  return after != std::string_view::npos && rest[after] != '#';
+}
+
 bool HasContent(std::string_view text) {
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t eol = text.find('\n', pos);
-    std::string_view line = text.substr(pos, eol == std::string_view::npos ? text.npos : eol - pos);
-    size_t first = line.find_first_not_of(" \t\r");
-    if (first != std::string_view::npos && line[first] != '#' && !IsSeparator(line.substr(first)) &&
-        line.substr(first) != "...") {
-      return true;
-    }
-    if (eol == std::string_view::npos) break;
-    pos = eol + 1;
+  for (size_t pos = 0; pos < text.size();) {
+    auto [eol, next] = LineAt(text, pos);
+    if (IsContentLine(text.substr(pos, eol - pos))) return true;
+    pos = next;
   }
   return false;
 }
@@ -121,8 +135,7 @@ void ForEachManifest(std::string_view text, const std::string& name, JsonLists l
     each(std::move(d));
   };
   while (pos < text.size()) {
-    size_t eol = text.find('\n', pos);
-    size_t next = eol == std::string_view::npos ? text.size() : eol + 1;
+    size_t next = LineAt(text, pos).second;
     if (pos != 0 && IsSeparator(text.substr(pos, next - pos))) {
       flush(pos);
       start = pos;
@@ -162,43 +175,83 @@ Location InFile(const std::string& file, Location where) {
   return where;
 }
 
-Result<std::vector<std::string>> ExpandPaths(const std::vector<std::string>& paths) {
-  std::vector<std::string> out;
+namespace {
+
+// What a path that is neither a regular file nor a directory is, for its error.
+std::string NotAFile(const fs::file_status& status) {
+  const char* what = fs::is_character_file(status) ? "a character device"
+                     : fs::is_block_file(status)   ? "a block device"
+                     : fs::is_fifo(status)         ? "a FIFO"
+                     : fs::is_socket(status)       ? "a socket"
+                                                   : "not a file";
+  return std::string("not a regular file or a directory (") + what + ")";
+}
+
+bool IsManifestName(const fs::path& p) {
+  const std::string ext = p.extension().string();
+  return ext == ".yaml" || ext == ".yml" || ext == ".json";
+}
+
+// The manifests under `dir`, recursively (symbolic links to files followed, to directories not,
+// as `kubectl apply -R` walks), each with its error when it cannot be read: an unreadable
+// directory, a dangling link, a FIFO, a device or a socket named like a manifest.
+void Walk(const fs::path& dir, std::vector<InputFile>& out) {
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec), end;
+  if (ec) {
+    out.push_back({dir.string(),
+                   MakeError(Code::kIo, "cannot read the directory: " + ec.message(), Location::File(dir.string()))});
+    return;
+  }
+  for (; it != end; it.increment(ec)) {
+    if (ec) {
+      out.push_back({dir.string(),
+                     MakeError(Code::kIo, "cannot read the directory: " + ec.message(), Location::File(dir.string()))});
+      return;
+    }
+    const fs::path& path = it->path();
+    std::error_code lec, sec;
+    const fs::file_status link = it->symlink_status(lec);
+    if (fs::is_directory(link)) {
+      Walk(path, out);
+      continue;
+    }
+    if (!IsManifestName(path)) continue;
+    const fs::file_status status = it->status(sec);
+    if (fs::is_regular_file(status)) {
+      out.push_back({path.string(), std::nullopt});
+    } else if (fs::is_symlink(link) && (sec || !fs::exists(status))) {
+      out.push_back({path.string(), MakeError(Code::kIo, "a symbolic link to nothing", Location::File(path.string()))});
+    } else if (!fs::is_directory(status)) {
+      out.push_back({path.string(), MakeError(Code::kIo, NotAFile(status), Location::File(path.string()))});
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<InputFile> ExpandPaths(const std::vector<std::string>& paths) {
+  std::vector<InputFile> out;
   for (const auto& p : paths) {
     if (p == "-") {
-      out.push_back(p);
+      out.push_back({p, std::nullopt});
       continue;
     }
     std::error_code ec;
     auto status = fs::status(p, ec);
     if (ec || !fs::exists(status)) {
-      return MakeError(Code::kIo, "no such file or directory", Location::File(p));
-    }
-    if (fs::is_regular_file(status)) {
-      out.push_back(p);
-      continue;
-    }
-    if (!fs::is_directory(status)) {
+      out.push_back({p, MakeError(Code::kIo, "no such file or directory", Location::File(p))});
+    } else if (fs::is_regular_file(status)) {
+      out.push_back({p, std::nullopt});
+    } else if (!fs::is_directory(status)) {
       // A device or a FIFO may never end (/dev/zero): only files, directories and stdin are read.
-      const char* what = fs::is_character_file(status) ? "a character device"
-                         : fs::is_block_file(status)   ? "a block device"
-                         : fs::is_fifo(status)         ? "a FIFO"
-                         : fs::is_socket(status)       ? "a socket"
-                                                       : "not a file";
-      return MakeError(Code::kIo,
-                       std::string("not a regular file or a directory (") + what + "); give - to read standard input",
-                       Location::File(p));
+      out.push_back({p, MakeError(Code::kIo, NotAFile(status) + "; give - to read standard input", Location::File(p))});
+    } else {
+      std::vector<InputFile> found;
+      Walk(p, found);
+      std::sort(found.begin(), found.end(), [](const InputFile& a, const InputFile& b) { return a.path < b.path; });
+      out.insert(out.end(), std::make_move_iterator(found.begin()), std::make_move_iterator(found.end()));
     }
-    std::vector<std::string> found;
-    for (auto it = fs::recursive_directory_iterator(p, fs::directory_options::skip_permission_denied, ec);
-         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      if (!it->is_regular_file(ec)) continue;
-      std::string ext = it->path().extension().string();
-      if (ext == ".yaml" || ext == ".yml" || ext == ".json") found.push_back(it->path().string());
-    }
-    if (ec) return MakeError(Code::kIo, ec.message(), Location::File(p));
-    std::sort(found.begin(), found.end());
-    out.insert(out.end(), found.begin(), found.end());
   }
   return out;
 }

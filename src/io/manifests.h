@@ -57,10 +57,18 @@ std::vector<Document> ParseManifests(std::string_view text, const std::string& n
 // A parser's location (ParseYaml's line, a List item's) in `file`.
 Location InFile(const std::string& file, Location where);
 
-// The files to read for `paths`: a regular file as given; a directory's *.yaml, *.yml and *.json
-// files recursively, sorted; "-" as is. Fails with kIo naming the path when it does not exist or
-// is something else (a device, a FIFO, a socket: /dev/zero would be read without end).
-Result<std::vector<std::string>> ExpandPaths(const std::vector<std::string>& paths);
+// A file to read, or why a path cannot be read (kIo naming it).
+struct InputFile {
+  std::string path;
+  std::optional<Error> error;
+};
+
+// The files to read for `paths`, in order: a regular file as given; a directory's *.yaml, *.yml
+// and *.json files recursively, sorted by path; "-" as is. Nothing is passed over in silence:
+// a path that does not exist or is something else (a device, a FIFO, a socket: /dev/zero would
+// be read without end), a directory or subdirectory that cannot be read, and a dangling link or
+// a special file named like a manifest each come as an entry with its error.
+std::vector<InputFile> ExpandPaths(const std::vector<std::string>& paths);
 
 // The whole content of `path` (FileText, copied). Fails with kIo naming the path and the OS reason.
 Result<std::string> ReadFileText(const std::string& path);

@@ -4,8 +4,10 @@
 
 #include <yaml.h>
 
+#include <algorithm>
 #include <optional>
 
+#include "io/printable.h"
 #include "io/yaml_scalar.h"
 
 namespace shmguard::io {
@@ -50,15 +52,31 @@ class Emitter {
     return 1;
   }
 
-  void Emit(yaml_event_t& ev) {  // the emitter owns and frees the event, even on failure
+  // Emits an event its *_initialize call made; `made` is that call's result: 0 when it refused
+  // (libyaml checks a scalar's UTF-8), and the event is then not initialised and never emitted.
+  void Emit(yaml_event_t& ev, int made = 1) {  // the emitter owns and frees the event, even on failure
+    if (!made || !ok_) {
+      if (made) yaml_event_delete(&ev);
+      ok_ = false;
+      return;
+    }
     if (!yaml_emitter_emit(&e_, &ev)) ok_ = false;
   }
 
-  void Scalar(std::string_view text, yaml_scalar_style_t style) {
+  // A scalar; text that is not UTF-8 (a path, a name from a file) has its stray bytes replaced
+  // by U+FFFD, as the JSON output has them, so the document stays YAML.
+  void Scalar(std::string_view raw, yaml_scalar_style_t style) {
+    std::string fixed;
+    std::string_view text = raw;
+    if (std::any_of(raw.begin(), raw.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; })) {
+      fixed = ValidUtf8(raw);
+      text = fixed;
+    }
     yaml_event_t ev;
-    yaml_scalar_event_initialize(&ev, nullptr, nullptr, reinterpret_cast<yaml_char_t*>(const_cast<char*>(text.data())),
-                                 static_cast<int>(text.size()), 1, 1, style);
-    Emit(ev);
+    int made = yaml_scalar_event_initialize(&ev, nullptr, nullptr,
+                                            reinterpret_cast<yaml_char_t*>(const_cast<char*>(text.data())),
+                                            static_cast<int>(text.size()), 1, 1, style);
+    Emit(ev, made);
   }
 
   void String(const std::string& s) {

@@ -135,6 +135,9 @@ json ResolvePlainScalar(std::string_view s) {
 
 bool NeedsQuotes(const std::string& s) {
   if (s.empty()) return true;
+  // YAML 1.1's merge key and value key: go-yaml v2 (kubectl's reader) reads a plain "<<" key as a
+  // merge of the value below it, and other YAML 1.1 readers "=" as the default value.
+  if (s == "<<" || s == "=") return true;
   if (!ResolvePlainScalar(s).is_string()) return true;
   static const std::string kSpecialStart = "-?:,[]{}#&*!|>'\"%@` ";
   if (kSpecialStart.find(s[0]) != std::string::npos) return true;

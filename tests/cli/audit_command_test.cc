@@ -2,13 +2,17 @@
 // third-party corpus (test::CorpusPath, never committed).
 #include "cli/audit_command.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "cli/audit_output.h"
+#include "io/printable.h"
 #include "server/tls_fixture.h"
 #include "shmguard/compose.h"
 #include "shmguard/evaluation.h"
@@ -408,6 +412,87 @@ TEST_CASE("RunAudit reports a List that is broken outside its items in every for
     CHECK(r.code == ExitCode::kUsage);
     CHECK_THAT(r.err, Catch::Contains("-:1: not valid JSON"));
   }
+}
+
+// What kubectl, kustomize or Argo CD would read (or refuse) is never left out in silence: a
+// document written on its separator line, a file with CR line endings, a List with a trailing
+// comma or a null item get the same verdict whatever the output format.
+TEST_CASE("RunAudit reads or reports every document, whatever the format", "[audit_command]") {
+  const std::string pod =
+      "{apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{name: t, resources: "
+      "{limits: {nvidia.com/gpu: 1, memory: 8Gi}}}]}}";
+  struct Case {
+    const char* name;
+    std::string text;
+    int records, errors;
+  };
+  const Case cases[] = {
+      {"a document on its separator line", "--- " + pod + "\n", 1, 0},
+      {"two, the second on its separator line", "kind: ConfigMap\napiVersion: v1\n--- " + pod + "\n", 2, 0},
+      {"CR line endings after a comment",
+       "# pods\r---\rapiVersion: v1\rkind: Pod\rmetadata: {name: p}\rspec:\r"
+       "  containers: [{name: t, resources: {limits: {nvidia.com/gpu: 1}}}]\r",
+       1, 0},
+      {"CR line endings, two documents", "---\r" + pod + "\r---\r" + pod + "\r", 2, 0},
+      {"a List's trailing comma",
+       R"({"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "ConfigMap"},]})", 1, 1},
+      {"a List's null item",
+       R"({"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "ConfigMap"}, null]})", 2, 1},
+  };
+  for (const auto& c : cases) {
+    for (const char* format : {"json", "table"}) {
+      CAPTURE(c.name, format);
+      Run r = Audit({"-"}, format, "deny", c.text);
+      if (std::string(format) == "json") {
+        json j = json::parse(r.out);
+        CHECK(j["summary"]["error"] == c.errors);
+        CHECK(j["records"].size() == static_cast<size_t>(c.records));
+      } else {
+        CHECK(r.code == (c.errors ? ExitCode::kUsage : ExitCode::kOk));
+        if (!c.errors) CHECK_THAT(r.out, !Catch::Contains("0 objects"));
+      }
+    }
+    // -o patched prints every document it read, patched or as it was.
+    if (!c.errors) {
+      Run patched = Audit({"-"}, "patched", "deny", c.text);
+      CHECK(patched.code == ExitCode::kOk);
+      CHECK_THAT(patched.out, Catch::Contains("kind: Pod"));
+      CHECK_THAT(patched.out, Catch::Contains("dshm"));
+    }
+  }
+}
+
+// A directory that cannot be read, a dangling link or a FIFO named like a manifest is an error
+// of the audit (exit 2) naming it; the readable files beside it are audited.
+TEST_CASE("RunAudit names what a directory holds that it cannot read", "[audit_command]") {
+  test::TempDir dir;
+  std::ofstream(dir.File("pod.yaml")) << test::ReadTestdata("../../examples/pod-needs-patch.yaml");
+  std::filesystem::create_symlink(dir.File("gone.yaml"), dir.File("dangling.yaml"));
+  REQUIRE(::mkfifo(dir.File("pipe.yml").c_str(), 0600) == 0);
+  Run r = Audit({dir.path()}, "json", "deny");
+  CHECK(r.code == ExitCode::kUsage);
+  json j = json::parse(r.out);
+  CHECK(j["summary"]["patch"] == 1);
+  CHECK(j["summary"]["error"] == 2);
+  CHECK_THAT(r.err, Catch::Contains(dir.File("dangling.yaml") + ": a symbolic link to nothing"));
+  CHECK_THAT(r.err, Catch::Contains(dir.File("pipe.yml") + ": not a regular file or a directory (a FIFO)"));
+}
+
+// A path need not be UTF-8; every output that must be (YAML, JSON, XML) still is, and says it.
+TEST_CASE("RunAudit writes every format for a file whose name is not UTF-8", "[audit_command]") {
+  test::TempDir dir;
+  const std::string name = dir.File("a\xff.yaml");
+  std::ofstream(name) << test::ReadTestdata("../../examples/pod-needs-patch.yaml");
+  for (const char* format : {"yaml", "json", "junit", "sarif", "table", "github", "policyreport"}) {
+    CAPTURE(format);
+    Run r = Audit({dir.path()}, format, "deny");
+    CHECK(r.code == ExitCode::kOk);
+    CHECK_FALSE(r.out.empty());
+    CHECK(io::ValidUtf8(r.out) == r.out);
+  }
+  json yaml = test::Yaml(Audit({dir.path()}, "yaml", "deny").out);
+  CHECK(yaml["records"][0]["file"] == dir.File("a\xEF\xBF\xBD.yaml"));
+  CHECK(yaml["records"][0]["verdict"] == "patch");
 }
 
 // Inputs that crashed fuzz/audit_fuzz: every output format must still be produced, and JSON

@@ -155,10 +155,10 @@ std::vector<std::string> Problems(const std::vector<Finding>& findings, bool den
 
 TEST_CASE("Detail changes what is recorded, never the verdict, warnings, denials or patch", "[evaluation][corpus]") {
   SHMGUARD_REQUIRE_CORPUS();
-  auto files = io::ExpandPaths({test::CorpusPath(), std::string(SOURCE_DIR) + "/examples"});
-  REQUIRE(files.has_value());
   int compared = 0, denied = 0;
-  for (const auto& file : *files) {
+  for (const auto& input : io::ExpandPaths({test::CorpusPath(), std::string(SOURCE_DIR) + "/examples"})) {
+    REQUIRE_FALSE(input.error);
+    const std::string& file = input.path;
     std::ifstream in(file);
     std::stringstream text;
     text << in.rdbuf();

@@ -27,8 +27,8 @@ TEST_CASE("ReadPodFacts finds what brings RDMA into a container, a resource befo
       {"shared HCA resource", "    resources: {limits: {rdma/hca_shared_devices_a: 1}}\n",
        "requests rdma/hca_shared_devices_a"},
       {"EFA, in requests", "    resources: {requests: {vpc.amazonaws.com/efa: 4}}\n", "requests vpc.amazonaws.com/efa"},
-      {"resource before env",
-       "    resources: {limits: {rdma/ib: 1}}\n    env: [{name: NCCL_NET, value: IB}]\n", "requests rdma/ib"},
+      {"resource before env", "    resources: {limits: {rdma/ib: 1}}\n    env: [{name: NCCL_NET, value: IB}]\n",
+       "requests rdma/ib"},
       {"NCCL_NET=IB", "    env: [{name: NCCL_NET, value: IB}]\n", "env NCCL_NET=IB"},
       {"NCCL_NET compared without case", "    env: [{name: NCCL_NET, value: ib}]\n", "env NCCL_NET=ib"},
       {"NCCL_NET=Socket", "    env: [{name: NCCL_NET, value: Socket}]\n", ""},
@@ -42,8 +42,7 @@ TEST_CASE("ReadPodFacts finds what brings RDMA into a container, a resource befo
       {"UCX on an RDMA port", "    env: [{name: UCX_NET_DEVICES, value: \"mlx5_0:1,mlx5_1:1\"}]\n",
        "env UCX_NET_DEVICES=mlx5_0:1,mlx5_1:1"},
       {"UCX on an Ethernet device", "    env: [{name: UCX_NET_DEVICES, value: eth0}]\n", ""},
-      {"a long value is cut", "    env: [{name: NCCL_IB_HCA, value: " + std::string(100, 'x') + "}]\n",
-       nullptr},
+      {"a long value is cut", "    env: [{name: NCCL_IB_HCA, value: " + std::string(100, 'x') + "}]\n", nullptr},
       {"nothing", "    resources: {limits: {nvidia.com/gpu: 1}}\n", ""},
   };
   for (const auto& c : cases) {

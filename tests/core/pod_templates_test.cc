@@ -41,9 +41,9 @@ TEST_CASE("FindPodTemplates knows where each kind keeps its pod spec", "[pod_tem
 TEST_CASE("FindPodTemplates reads every JobSet example of kubernetes-sigs/jobset", "[pod_templates][corpus]") {
   SHMGUARD_REQUIRE_CORPUS();
   int jobsets = 0;
-  auto files = io::ExpandPaths({test::CorpusPath("jobset")});
-  REQUIRE(files.has_value());
-  for (const auto& file : *files) {
+  for (const auto& input : io::ExpandPaths({test::CorpusPath("jobset")})) {
+    REQUIRE_FALSE(input.error);
+    const std::string& file = input.path;
     for (const auto& doc : io::ParseManifests(*io::ReadFileText(file), file)) {
       if (!doc.object || doc.object->Root().StringMember("kind") != "JobSet") continue;
       CAPTURE(file);

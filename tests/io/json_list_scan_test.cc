@@ -86,6 +86,8 @@ TEST_CASE("ScanList locates the items and reads kind and apiVersion", "[json_lis
   CHECK_FALSE(ScanList(R"({"kind": "List", "items": [1], "items": [2]})", list));
   CHECK_FALSE(ScanList(R"({"kind": "List", "items": [{]})", list));
   CHECK_FALSE(ScanList(R"({"kind": "List", "items": []} extra)", list));
+  CHECK_FALSE(ScanList(R"({"kind": "List", "items": [{"a": 1},]})", list));  // a trailing comma
+  CHECK_FALSE(ScanList(R"({"kind": "List", "items": [{"a": 1}, ]})", list));
 }
 
 }  // namespace

@@ -2,10 +2,13 @@
 #include "io/manifests.h"
 
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "test_util.h"
 
@@ -81,17 +84,16 @@ TEST_CASE("ExpandPaths walks directories in order and names missing paths", "[ma
   fs::remove_all(dir);
   fs::create_directories(dir / "sub");
   for (const char* f : {"b.yaml", "a.yml", "sub/c.json", "notes.txt"}) std::ofstream(dir / f) << "x: 1\n";
-  auto paths = ExpandPaths({dir.string(), "-"});
-  REQUIRE(paths.has_value());
-  REQUIRE(paths->size() == 4);
-  CHECK((*paths)[0] == (dir / "a.yml").string());
-  CHECK((*paths)[1] == (dir / "b.yaml").string());
-  CHECK((*paths)[2] == (dir / "sub/c.json").string());
-  CHECK((*paths)[3] == "-");
-  auto missing = ExpandPaths({(dir / "nope").string()});
-  REQUIRE_FALSE(missing.has_value());
-  CHECK(missing.error().code == Code::kIo);
-  CHECK_THAT(missing.error().ToString(), Catch::Contains("nope: no such file or directory"));
+  auto paths = ExpandPaths({dir.string(), "-", (dir / "nope").string()});
+  REQUIRE(paths.size() == 5);
+  CHECK(paths[0].path == (dir / "a.yml").string());
+  CHECK(paths[1].path == (dir / "b.yaml").string());
+  CHECK(paths[2].path == (dir / "sub/c.json").string());
+  CHECK(paths[3].path == "-");
+  for (int i : {0, 1, 2, 3}) CHECK_FALSE(paths[i].error);
+  REQUIRE(paths[4].error);
+  CHECK(paths[4].error->code == Code::kIo);
+  CHECK_THAT(paths[4].error->ToString(), Catch::Contains("nope: no such file or directory"));
   fs::remove_all(dir);
 }
 
@@ -111,11 +113,71 @@ TEST_CASE("ExpandPaths refuses what is neither a regular file nor a directory, n
   for (const auto& c : cases) {
     CAPTURE(c.path);
     auto paths = ExpandPaths({c.path});
-    REQUIRE_FALSE(paths.has_value());
-    CHECK(paths.error().code == Code::kIo);
-    CHECK(paths.error().where.file == c.path);
-    CHECK_THAT(paths.error().message, Catch::Contains("not a regular file or a directory (" + c.what + ")"));
+    REQUIRE(paths.size() == 1);
+    REQUIRE(paths[0].error);
+    CHECK(paths[0].error->code == Code::kIo);
+    CHECK(paths[0].error->where.file == c.path);
+    CHECK_THAT(paths[0].error->message, Catch::Contains("not a regular file or a directory (" + c.what + ")"));
   }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("ExpandPaths names what a directory holds that cannot be read, and passes nothing over", "[manifests]") {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / "shmguard-expand-lost";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "locked");
+  fs::permissions(dir, fs::perms::all);  // the child below walks it as nobody
+  fs::create_directories(dir / "open");
+  std::ofstream(dir / "locked" / "pod.yaml") << "kind: Pod\n";
+  std::ofstream(dir / "open" / "pod.yaml") << "kind: Pod\n";
+  fs::create_symlink(dir / "gone.yaml", dir / "dangling.yaml");
+  REQUIRE(::mkfifo((dir / "pipe.yaml").c_str(), 0600) == 0);
+  REQUIRE(::mkfifo((dir / "pipe.txt").c_str(), 0600) == 0);  // not named like a manifest: not read
+  fs::create_directories(dir / "dir.yaml");                  // a directory named like one: walked
+  std::ofstream(dir / "dir.yaml" / "job.yml") << "kind: Job\n";
+  fs::permissions(dir / "locked", fs::perms::none);
+  // As a user without the DAC override root has, for whom the locked directory is locked: run
+  // in a child as nobody (65534) when the tests run as root.
+  int pipe_fds[2];
+  REQUIRE(::pipe(pipe_fds) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::close(pipe_fds[0]);
+    if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) ::_exit(2);
+    std::string out;
+    for (const auto& p : ExpandPaths({dir.string()})) out += p.path + "\t" + (p.error ? p.error->message : "") + "\n";
+    const bool written = ::write(pipe_fds[1], out.data(), out.size()) == static_cast<ssize_t>(out.size());
+    ::_exit(written ? 0 : 1);
+  }
+  ::close(pipe_fds[1]);
+  std::string listing;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(pipe_fds[0], buf, sizeof buf)) > 0;) listing.append(buf, static_cast<size_t>(n));
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  fs::permissions(dir / "locked", fs::perms::owner_all);
+  std::vector<InputFile> paths;
+  for (size_t pos = 0, eol; (eol = listing.find('\n', pos)) != std::string::npos; pos = eol + 1) {
+    std::string line = listing.substr(pos, eol - pos);
+    size_t tab = line.find('\t');
+    std::string error = line.substr(tab + 1);
+    paths.push_back(
+        {line.substr(0, tab), error.empty() ? std::nullopt : std::optional<Error>(MakeError(Code::kIo, error))});
+  }
+  std::map<std::string, std::string> got;  // path -> error ("" read)
+  for (const auto& p : paths) got[fs::path(p.path).lexically_relative(dir).string()] = p.error ? p.error->message : "";
+  CHECK(got["open/pod.yaml"] == "");
+  CHECK(got["dir.yaml/job.yml"] == "");
+  CHECK(got["dangling.yaml"] == "a symbolic link to nothing");
+  CHECK(got["pipe.yaml"] == "not a regular file or a directory (a FIFO)");
+  CHECK_FALSE(got.count("pipe.txt"));
+  CHECK_THAT(got["locked"], Catch::StartsWith("cannot read the directory: Permission denied"));
+  CHECK_FALSE(got.count("locked/pod.yaml"));
   fs::remove_all(dir);
 }
 

@@ -3,8 +3,13 @@
 // real ones: the kubelet counts them in the node's capacity, the scheduler places GPU pods by
 // them, and each container that requests some is allocated devices, which it sees as
 // NVIDIA_VISIBLE_DEVICES. So the node runs GPU pods the way a GPU node does, without a GPU.
+// The same binary advertises the other device resources GPU pods ask for: an RDMA resource
+// (rdma/hca_shared_devices_a, as k8s-rdma-shared-dev-plugin names them), and replicated GPUs
+// served as NVIDIA's plugin serves them through MPS, which mounts the MPS daemon's shared tmpfs
+// at the container's /dev/shm (--shm-mount: a host directory standing in for it).
 //
 //	gpu-device-plugin [--kubelet-dir /var/lib/kubelet/device-plugins] [--devices 8] [--resource nvidia.com/gpu]
+//	                  [--shm-mount HOSTDIR]
 //
 // It registers again whenever the kubelet restarts (its socket is made anew).
 package main
@@ -27,7 +32,8 @@ import (
 
 type plugin struct {
 	pluginapi.UnimplementedDevicePluginServer
-	devices []*pluginapi.Device
+	devices  []*pluginapi.Device
+	shmMount string // a host directory mounted at each allocated container's /dev/shm; "" none
 }
 
 func (p *plugin) GetDevicePluginOptions(context.Context, *pluginapi.Empty) (*pluginapi.DevicePluginOptions, error) {
@@ -44,13 +50,19 @@ func (p *plugin) ListAndWatch(_ *pluginapi.Empty, stream grpc.ServerStreamingSer
 }
 
 // Allocate tells the runtime which devices each container got, as NVIDIA's plugin does with its
-// default strategy (an environment variable the container toolkit reads).
+// default strategy (an environment variable the container toolkit reads), and with --shm-mount
+// mounts the directory at /dev/shm as its MPS strategy mounts the daemon's tmpfs
+// (k8s-device-plugin internal/plugin/mps.go).
 func (p *plugin) Allocate(_ context.Context, req *pluginapi.AllocateRequest) (*pluginapi.AllocateResponse, error) {
 	res := &pluginapi.AllocateResponse{}
 	for _, c := range req.ContainerRequests {
-		res.ContainerResponses = append(res.ContainerResponses, &pluginapi.ContainerAllocateResponse{
+		r := &pluginapi.ContainerAllocateResponse{
 			Envs: map[string]string{"NVIDIA_VISIBLE_DEVICES": strings.Join(c.DevicesIds, ",")},
-		})
+		}
+		if p.shmMount != "" {
+			r.Mounts = []*pluginapi.Mount{{ContainerPath: "/dev/shm", HostPath: p.shmMount}}
+		}
+		res.ContainerResponses = append(res.ContainerResponses, r)
 	}
 	return res, nil
 }
@@ -63,12 +75,14 @@ func main() {
 	dir := flag.String("kubelet-dir", pluginapi.DevicePluginPath, "the kubelet's device plugin directory")
 	n := flag.Int("devices", 8, "how many GPUs to advertise")
 	resource := flag.String("resource", "nvidia.com/gpu", "the extended resource name")
+	shm := flag.String("shm-mount", "", "a host directory to mount at each allocated container's /dev/shm")
 	flag.Parse()
-	p := &plugin{}
+	p := &plugin{shmMount: *shm}
 	for i := 0; i < *n; i++ {
 		p.devices = append(p.devices, &pluginapi.Device{ID: fmt.Sprintf("GPU-%d", i), Health: pluginapi.Healthy})
 	}
-	endpoint := "shmguard-e2e-gpu.sock"
+	// One socket per resource, so that several of these plugins serve one kubelet.
+	endpoint := "shmguard-e2e-" + strings.NewReplacer("/", "_", ".", "_").Replace(*resource) + ".sock"
 	kubeletSocket := filepath.Join(*dir, filepath.Base(pluginapi.KubeletSocket))
 	for {
 		if err := serve(p, *dir, endpoint, kubeletSocket, *resource); err != nil {
