@@ -2,6 +2,7 @@
 // overlong forms, no surrogates, nothing past U+10FFFF).
 #include "io/printable.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace shmguard::io {
@@ -82,6 +83,19 @@ std::string Printable(std::string_view text, size_t max_bytes) {
     }
     if (out.size() + piece.size() > max_bytes) return out + "...";
     out += piece;
+    i += n == 0 ? 1 : n;
+  }
+  return out;
+}
+
+std::string CutUtf8(std::string_view text, size_t max_bytes) {
+  std::string out;
+  out.reserve(std::min(text.size(), max_bytes) + 3);
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = SequenceAt(text, i);
+    const std::string_view piece = n == 0 ? kReplacement : text.substr(i, n);
+    if (out.size() + piece.size() > max_bytes) return out + "...";
+    out.append(piece);
     i += n == 0 ? 1 : n;
   }
   return out;

@@ -19,4 +19,9 @@ std::string ValidUtf8(std::string_view text);
 // inside a character) with "..." after it when it was longer.
 std::string Printable(std::string_view text, size_t max_bytes = std::string_view::npos);
 
+// `text` as ValidUtf8 gives it, cut to at most `max_bytes` bytes (never inside a character) with
+// "..." after it when it was longer: for fields of JSON lines, which escape control characters
+// themselves.
+std::string CutUtf8(std::string_view text, size_t max_bytes);
+
 }  // namespace shmguard::io

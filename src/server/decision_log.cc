@@ -6,6 +6,7 @@
 
 #include <mutex>
 
+#include "io/printable.h"
 #include "shmguard/compact_json.h"
 #include "shmguard/quantity.h"
 
@@ -14,15 +15,23 @@ namespace {
 
 using nlohmann::json;
 
-// A value of a text log line: as it is, or quoted when empty or holding a space, '"' or '='.
-std::string TextValue(const std::string& v) {
+// A value of a text log line: printable (a newline in a uid must not start a line of its own,
+// an ESC must not reach a terminal) and cut to kMaxLogFieldBytes; quoted when empty or holding
+// a space, '"' or '='.
+std::string TextValue(const std::string& value, size_t max = kMaxLogFieldBytes) {
+  std::string v = io::Printable(value, max);
   return v.empty() || v.find_first_of(" \"=") != std::string::npos ? JsonQuoted(v) : v;
+}
+
+// A value of a JSON log line: valid UTF-8 cut to `max` bytes, quoted (JSON escapes the rest).
+void AppendJsonField(const std::string& value, std::string& line, size_t max = kMaxLogFieldBytes) {
+  AppendJsonQuoted(value.size() <= max ? value : io::CutUtf8(value, max), line);
 }
 
 std::string TextFields(const json& fields) {
   std::string out;
   for (auto it = fields.begin(); it != fields.end(); ++it) {
-    out += " " + it.key() + "=" + TextValue(it->is_string() ? it->get<std::string>() : it->dump());
+    out += " " + it.key() + "=" + TextValue(it->is_string() ? it->get<std::string>() : it->dump(), kMaxLogErrorBytes);
   }
   return out;
 }
@@ -99,13 +108,13 @@ void LogDecision(spdlog::logger& log, LogFormat format, const std::string& endpo
     line += R"("msg":"admission","endpoint":")";
     line += endpoint;
     line += R"(","uid":)";
-    AppendJsonQuoted(x.uid, line);
+    AppendJsonField(x.uid, line);
     line += R"(,"kind":)";
-    AppendJsonQuoted(x.kind, line);
+    AppendJsonField(x.kind, line);
     line += R"(,"object":)";
-    AppendJsonQuoted(object, line);
+    AppendJsonField(object, line, kMaxLogObjectBytes);
     line += R"(,"operation":)";
-    AppendJsonQuoted(x.operation, line);
+    AppendJsonField(x.operation, line);
     line += R"(,"decision":")";
     line += OutcomeName(x.outcome);
     line += R"(","verdict":")";
@@ -119,7 +128,7 @@ void LogDecision(spdlog::logger& log, LogFormat format, const std::string& endpo
     if (x.dry_run) line += R"(,"dry_run":true)";
     if (!x.error.empty()) {
       line += R"(,"error":)";
-      AppendJsonQuoted(x.error, line);
+      AppendJsonField(x.error, line, kMaxLogErrorBytes);
     }
     log.log(level, std::string_view(line));
   } else {
@@ -127,9 +136,10 @@ void LogDecision(spdlog::logger& log, LogFormat format, const std::string& endpo
     log.log(level,
             "admission endpoint={} uid={} kind={} object={} operation={} decision={} verdict={} status={} "
             "required={} latency_us={}{}{}",
-            endpoint, v(x.uid), v(x.kind), v(object), v(x.operation), OutcomeName(x.outcome), VerdictName(x.verdict),
-            x.status, required, latency_us, x.dry_run ? " dry_run=true" : "",
-            x.error.empty() ? std::string() : " error=" + v(x.error));
+            endpoint, v(x.uid, kMaxLogFieldBytes), v(x.kind, kMaxLogFieldBytes), v(object, kMaxLogObjectBytes),
+            v(x.operation, kMaxLogFieldBytes), OutcomeName(x.outcome), VerdictName(x.verdict), x.status, required,
+            latency_us, x.dry_run ? " dry_run=true" : "",
+            x.error.empty() ? std::string() : " error=" + v(x.error, kMaxLogErrorBytes));
   }
 }
 

@@ -2,7 +2,10 @@
 #include "server/metrics.h"
 
 #include <cstdio>
+#include <set>
 #include <sstream>
+
+#include "shmguard/pod_templates.h"
 
 namespace shmguard::server {
 
@@ -33,10 +36,26 @@ std::string Number(double v) {
 
 }  // namespace
 
+const std::string& KindLabel(const std::string& kind) {
+  // The kinds of the table of kinds, each name once: a request's kind is whatever its sender
+  // wrote, and every distinct label value would be a series kept for as long as the process.
+  static const std::set<std::string, std::less<>> known = [] {
+    std::set<std::string, std::less<>> names;
+    for (const KindInfo& k : KnownKinds()) {
+      if (!k.kind.empty() && !k.resource.empty()) names.emplace(k.kind);
+    }
+    return names;
+  }();
+  static const std::string other = "other", none = "";
+  if (kind.empty()) return none;
+  auto it = known.find(kind);
+  return it != known.end() ? *it : other;
+}
+
 void Metrics::ObserveRequest(const std::string& endpoint, const std::string& kind, const std::string& decision,
                              double seconds) {
   std::lock_guard<std::mutex> lock(mu_);
-  ++requests_[{endpoint, kind, decision}];
+  ++requests_[{endpoint, KindLabel(kind), decision}];
   Histogram& h = latency_[endpoint];
   for (size_t i = 0; i < kLatencyBuckets.size(); ++i) {
     if (seconds <= kLatencyBuckets[i]) ++h.buckets[i];

@@ -15,6 +15,11 @@ namespace shmguard::server {
 
 // A label value for the text format: backslash, double quote and newline escaped.
 std::string PrometheusLabel(const std::string& value);
+
+// The kind label of an admission request: the kind's name when the table of kinds has it
+// (KnownKinds), "" when the request had none, else "other" — so that however many kinds callers
+// send, the requests counter has at most (kinds + 2) × endpoints × decisions series.
+const std::string& KindLabel(const std::string& kind);
 // The "# HELP" and "# TYPE" lines of a metric.
 void PrometheusHeader(std::ostringstream& out, const char* name, const char* type, const char* help);
 
@@ -24,8 +29,8 @@ class Metrics {
   static constexpr std::array<double, 12> kLatencyBuckets = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
                                                              0.01,   0.025,   0.05,   0.1,   0.5,    1.0};
 
-  // One admission request: endpoint "mutate"/"validate", kind "Pod"/"JobSet"/"" and decision
-  // "allowed", "patched", "denied", or "error" (HTTP 4xx/5xx).
+  // One admission request: endpoint "mutate"/"validate", kind "Pod"/"JobSet"/"" (counted under
+  // KindLabel) and decision "allowed", "patched", "denied", or "error" (HTTP 4xx/5xx).
   void ObserveRequest(const std::string& endpoint, const std::string& kind, const std::string& decision,
                       double seconds);
   void CountPatch() { patches_++; }

@@ -75,9 +75,35 @@ TEST_CASE("LogDecision's text lines quote values with spaces, quotes or =", "[de
   LogDecision(*c.log, LogFormat::kText, "mutate", Patched(), 321);
   const std::string line = c.out.str();
   CHECK_THAT(line, Catch::Contains(" info admission endpoint=mutate uid=u-1 kind=Pod "
-                                   "object=\"team-a/we\\\"ird name=\\n\" operation=CREATE decision=patched "
+                                   "object=\"team-a/we\\\"ird name=\\\\x0a\" operation=CREATE decision=patched "
                                    "verdict=patch status=200 required=14078Mi latency_us=321 dry_run=true\n"));
   CHECK(std::count(line.begin(), line.end(), '\n') == 1);  // the name's newline is escaped
+}
+
+// A caller chooses the uid, kind and name it sends: none of them may forge a line, drive a
+// terminal or make a line as long as the request.
+TEST_CASE("LogDecision bounds and escapes the fields a caller chose", "[decision_log]") {
+  AdmissionExchange x = Patched();
+  x.uid = "u\n2026-11-26T00:00:00.000Z info admission endpoint=mutate uid=forged";
+  x.kind = std::string(1 << 20, 'K');
+  x.name = "\x1b[2J" + std::string(5000, 'n');
+  x.error = std::string(100000, 'e');
+  for (LogFormat format : {LogFormat::kText, LogFormat::kJson}) {
+    Captured c(format);
+    LogDecision(*c.log, format, "mutate", x, 1);
+    const std::string out = c.out.str();
+    CAPTURE(format == LogFormat::kJson);
+    CHECK(std::count(out.begin(), out.end(), '\n') == 1);
+    CHECK(out.find('\x1b') == std::string::npos);
+    CHECK(out.size() < kMaxLogFieldBytes * 2 + kMaxLogObjectBytes + kMaxLogErrorBytes + 512);
+    CHECK(out.find(std::string(kMaxLogFieldBytes, 'K') + "...") != std::string::npos);
+    CHECK(out.find(std::string(kMaxLogFieldBytes + 1, 'K')) == std::string::npos);
+    if (format == LogFormat::kJson) {
+      json line = json::parse(c.Lines().at(0));
+      CHECK(line["uid"].get<std::string>().rfind("u\n2026", 0) == 0);  // escaped by JSON, whole
+      CHECK(line["error"].get<std::string>().size() == kMaxLogErrorBytes + 3);
+    }
+  }
 }
 
 TEST_CASE("LogEvent adds its fields after the message", "[decision_log]") {

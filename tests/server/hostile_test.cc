@@ -241,6 +241,34 @@ TEST_CASE("hostile: 512 idle and 256 slowloris connections on the metrics port n
   for (int fd : slow) ::close(fd);
 }
 
+// Every distinct request kind used to be a /metrics series kept for the life of the process:
+// 200 posts with 1 MB kinds made /metrics 200 MB. The kind label is now one of the table's kinds,
+// "" or "other".
+TEST_CASE("hostile: reviews with 200 distinct 64 KB kinds add one metric series, not 200", "[hostile][net]") {
+  Server s;
+  TlsConnection c(s.port(), s.ca);
+  REQUIRE(c.ok());
+  json unknown = json::parse(test::ReviewJson(kPod, "team-a"));
+  unknown["request"]["kind"]["kind"] = "Unknown";
+  REQUIRE(c.Post("/mutate", unknown.dump()).status == 200);  // the endpoint's series, and "other"'s
+  httplib::Client metrics("127.0.0.1", s.server->metrics_port());
+  auto before = metrics.Get("/metrics");
+  REQUIRE(before);
+  for (int i = 0; i < 200; ++i) {
+    json review = json::parse(test::ReviewJson(kPod, "team-a"));
+    review["request"]["kind"]["kind"] = std::to_string(i) + std::string(64 << 10, 'K');
+    auto reply = c.Post("/mutate", review.dump());
+    CHECK(reply.status == 200);
+  }
+  auto after = metrics.Get("/metrics");
+  REQUIRE(after);
+  CHECK(after->body.size() < before->body.size() + 64);  // the counts' digits
+  CHECK_THAT(
+      after->body,
+      Catch::Contains(R"(shmguard_admission_requests_total{endpoint="mutate",kind="other",decision="allowed"} 201)"));
+  CHECK(after->body.find("KKKK") == std::string::npos);
+}
+
 TEST_CASE("hostile: plaintext HTTP on the TLS port is dropped, the server stays up", "[hostile][net]") {
   Server s;
   int fd = test::ConnectLoopback(s.port());

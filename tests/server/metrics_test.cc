@@ -52,16 +52,28 @@ TEST_CASE("Metrics renders counters by label and a cumulative latency histogram"
 }
 
 TEST_CASE("Metrics escapes label values as the text format requires", "[metrics]") {
+  CHECK(PrometheusLabel("K\"ind\\\nX") == R"(K\"ind\\\nX)");
   Metrics m;
   m.ObserveRequest("mutate", "K\"ind\\\nX", "allowed", 0.001);
-  const std::string text = m.Render("v");
-  CHECK(text.find(R"(kind="K\"ind\\\nX")") != std::string::npos);
+  const std::string text = m.Render("v\"1\n");
+  CHECK(text.find(R"(kind="other")") != std::string::npos);  // a kind of no table row: KindLabel
+  CHECK(text.find(R"(version="v\"1\n")") != std::string::npos);
   // Every sample line is "name{labels} value" or "name value": nothing broke a line.
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
     CAPTURE(line);
     CHECK((line.rfind("# ", 0) == 0 || line.rfind("shmguard_", 0) == 0));
   }
+}
+
+TEST_CASE("KindLabel keeps the table's kinds and counts every other kind as one", "[metrics]") {
+  CHECK(KindLabel("Pod") == "Pod");
+  CHECK(KindLabel("JobSet") == "JobSet");
+  CHECK(KindLabel("Job") == "Job");  // batch/v1 and Volcano's: one name
+  CHECK(KindLabel("") == "");
+  CHECK(KindLabel("Compose") == "other");  // a row of the table, but no API kind
+  CHECK(KindLabel(std::string(1 << 20, 'K')) == "other");
+  CHECK(KindLabel("pod") == "other");
 }
 
 }  // namespace
