@@ -59,7 +59,7 @@ ExitCode RunAgent(const AgentCommand& command) {
   if (options.node_name.empty()) return fail("no node name: give --node-name or set NODE_NAME");
   server::AgentOptions agent_options = options;
   if (!command.config_file.empty()) {
-    auto policy = io::LoadPolicy(command.config_file);
+    auto policy = io::LoadPolicy(command.config_file, io::Readable::kRegularFiles);
     if (!policy) return fail(policy.error().ToString());
     agent_options.policy = std::move(*policy);
   }

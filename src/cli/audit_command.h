@@ -15,6 +15,7 @@
 
 #include "cli/audit_record.h"
 #include "cli/exit_code.h"
+#include "io/input_limits.h"
 #include "io/manifests.h"
 #include "shmguard/policy.h"
 
@@ -49,7 +50,7 @@ struct AuditOptions {
   std::string docs_url = {};
   // --max-file-bytes: a file, or stdin, holding more is an error (that path only; the others are
   // still read). Default: 256 MiB.
-  size_t max_file_bytes = size_t{256} << 20;
+  size_t max_file_bytes = io::kDefaultMaxManifestBytes;
   // --observations FILE: ShmProfiles (`kubectl get shmprofiles -A -o yaml`), each workload sized
   // as the webhook would size its next pods. nullptr: from the formula alone.
   const ObservationIndex* observations = nullptr;

@@ -370,8 +370,8 @@ Result<Policy> ParsePolicy(std::string_view text, const std::string& name) {
   return PolicyReader(name, *doc).Read();
 }
 
-Result<Policy> LoadPolicy(const std::string& path) {
-  auto text = ReadFileText(path);
+Result<Policy> LoadPolicy(const std::string& path, Readable readable) {
+  auto text = ReadFileText(path, kMaxPolicyBytes, readable);
   if (!text) return text.error();
   return ParsePolicy(*text, path);
 }

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "io/file_text.h"
 #include "shmguard/policy.h"
 #include "shmguard/result.h"
 
@@ -17,6 +18,8 @@ namespace shmguard::io {
 Result<Policy> ParsePolicy(std::string_view text, const std::string& name);
 
 // Reads and parses `path`. Fails with kIo when it cannot be read.
-Result<Policy> LoadPolicy(const std::string& path);
+// `readable`: kRegularFiles for what a server re-reads on its own (a FIFO or a device there is
+// an error, never a wait); the CLI takes pipes too (--config <(...)). At most kMaxPolicyBytes.
+Result<Policy> LoadPolicy(const std::string& path, Readable readable = Readable::kFilesAndPipes);
 
 }  // namespace shmguard::io

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 namespace shmguard::io {
@@ -31,25 +32,44 @@ class Fd {
   int fd_;
 };
 
+const char* KindOf(mode_t mode) {
+  return S_ISCHR(mode)    ? "a character device"
+         : S_ISBLK(mode)  ? "a block device"
+         : S_ISFIFO(mode) ? "a FIFO"
+         : S_ISSOCK(mode) ? "a socket"
+                          : "not a file";
+}
+
 Error TooLarge(const std::string& path, size_t max_bytes) {
   return MakeError(Code::kIo, "larger than the limit of " + std::to_string(max_bytes) + " bytes", Location::File(path));
 }
 
 }  // namespace
 
-Result<FileText> FileText::Read(const std::string& path, size_t max_bytes) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return OsError("cannot open", path);
+Result<FileText> FileText::Read(const std::string& path, size_t max_bytes, Readable readable) {
+  // Opened without blocking (a FIFO without a writer would hold open() for ever), then looked at.
+  std::optional<Fd> fd(std::in_place, ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (fd->get() < 0) return OsError("cannot open", path);
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return OsError("cannot read", path);
+  if (::fstat(fd->get(), &st) != 0) return OsError("cannot read", path);
   if (S_ISDIR(st.st_mode)) {
     errno = EISDIR;
+    return OsError("cannot read", path);
+  }
+  const bool pipe = S_ISFIFO(st.st_mode);
+  if (!S_ISREG(st.st_mode) && readable != Readable::kAnything && (readable == Readable::kRegularFiles || !pipe)) {
+    return MakeError(Code::kIo, std::string("not a regular file (") + KindOf(st.st_mode) + ")", Location::File(path));
+  }
+  if (pipe) {  // read as a reader of a FIFO does: once a writer has it open, until it closes it
+    fd.emplace(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd->get() < 0) return OsError("cannot open", path);
+  } else if (::fcntl(fd->get(), F_SETFL, 0) != 0) {
     return OsError("cannot read", path);
   }
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     auto size = static_cast<size_t>(st.st_size);
     if (size > max_bytes) return TooLarge(path, max_bytes);
-    void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+    void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd->get(), 0);
     if (map == MAP_FAILED) return OsError("cannot map", path);
     FileText f;
     f.map_ = map;
@@ -58,7 +78,7 @@ Result<FileText> FileText::Read(const std::string& path, size_t max_bytes) {
     return f;
   }
   // A pipe, a FIFO, a character device, or a file whose size the kernel does not know (/proc).
-  return ReadFd(fd.get(), path, max_bytes);
+  return ReadFd(fd->get(), path, max_bytes);
 }
 
 Result<FileText> FileText::ReadFd(int fd, const std::string& name, size_t max_bytes) {

@@ -12,17 +12,27 @@
 
 namespace shmguard::io {
 
+// What FileText::Read accepts besides a regular file.
+enum class Readable {
+  kAnything,       // devices and sockets too (the audit refuses those before, by name: ExpandPaths)
+  kFilesAndPipes,  // a pipe or FIFO as well (<(kubectl get ...) is one): read until its writer closes it
+  kRegularFiles,   // nothing else: what a server re-reads on its own must never block it
+};
+
 class FileText {
  public:
   // No limit on what is read.
   static constexpr size_t kUnlimited = static_cast<size_t>(-1);
 
-  // Fails with kIo naming the path and the OS reason, or when the file holds more than
-  // `max_bytes` (a regular file by its size, before anything is read; anything else once that
-  // much has been read, so /dev/zero or an endless pipe costs at most `max_bytes`). A mapped file
-  // must not be truncated while it is read (the process would get SIGBUS), as with any mapped
-  // file.
-  static Result<FileText> Read(const std::string& path, size_t max_bytes = kUnlimited);
+  // Fails with kIo naming the path and the OS reason, when the path is something `readable`
+  // does not take (naming what it is: "a character device", "a FIFO"), or when the file holds
+  // more than `max_bytes` (a regular file by its size, before anything is read; anything else
+  // once that much has been read, so /dev/zero or an endless pipe costs at most `max_bytes`).
+  // Opening never blocks unless `readable` takes FIFOs and the path is one (then it waits for
+  // its writer, as any reader of a FIFO does). A mapped file must not be truncated while it is
+  // read (the process would get SIGBUS), as with any mapped file.
+  static Result<FileText> Read(const std::string& path, size_t max_bytes = kUnlimited,
+                               Readable readable = Readable::kAnything);
   // What the file descriptor `fd` gives until its end (stdin), at most `max_bytes`; `name` names
   // it in errors. Does not close `fd`.
   static Result<FileText> ReadFd(int fd, const std::string& name, size_t max_bytes = kUnlimited);

@@ -256,8 +256,8 @@ std::vector<InputFile> ExpandPaths(const std::vector<std::string>& paths) {
   return out;
 }
 
-Result<std::string> ReadFileText(const std::string& path) {
-  auto file = FileText::Read(path);
+Result<std::string> ReadFileText(const std::string& path, size_t max_bytes, Readable readable) {
+  auto file = FileText::Read(path, max_bytes, readable);
   if (!file) return file.error();
   return std::string(file->view());
 }

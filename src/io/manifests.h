@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "io/file_text.h"
+#include "io/input_limits.h"
 #include "io/tape.h"
 #include "shmguard/result.h"
 
@@ -70,7 +72,10 @@ struct InputFile {
 // a special file named like a manifest each come as an entry with its error.
 std::vector<InputFile> ExpandPaths(const std::vector<std::string>& paths);
 
-// The whole content of `path` (FileText, copied). Fails with kIo naming the path and the OS reason.
-Result<std::string> ReadFileText(const std::string& path);
+// The whole content of `path` (FileText::Read, copied): at most `max_bytes`, of what `readable`
+// takes (io/input_limits.h has each input's limit). Fails with kIo naming the path and the
+// reason, as FileText::Read does.
+Result<std::string> ReadFileText(const std::string& path, size_t max_bytes = kDefaultMaxManifestBytes,
+                                 Readable readable = Readable::kFilesAndPipes);
 
 }  // namespace shmguard::io

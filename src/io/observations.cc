@@ -6,7 +6,7 @@
 namespace shmguard::io {
 
 Result<ObservationIndex> LoadObservations(const std::string& path) {
-  auto text = ReadFileText(path);
+  auto text = ReadFileText(path, kMaxObservationsBytes);
   if (!text) return text.error();
   ObservationIndex index;
   for (const Document& doc : ParseManifests(*text, path)) {

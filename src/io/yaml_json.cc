@@ -17,6 +17,20 @@ using nlohmann::json;
 constexpr size_t kMaxNodes = 5'000'000;
 constexpr size_t kMaxDepth = 128;  // as for JSON input; also stops an alias nested in its own anchor
 
+// go-yaml's limit on what aliases may add to a document (gopkg.in/yaml.v2 and v3 decode.go,
+// allowedAliasRatio; kubectl's reader refuses what it refuses): past 100 nodes from aliases and
+// 1,000 in all, the share from aliases may be 99% up to 400,000 nodes, falling evenly to 10% at
+// 4,000,000. So a document grows through aliases to at most 100 times the nodes it writes out
+// (and to 400,000 nodes, some 9 MB of tape, before that share falls), where the node cap alone
+// let a few hundred bytes reach 5 million nodes (110 MB per parsing thread).
+bool ExcessiveAliasing(size_t alias_nodes, size_t nodes) {
+  if (alias_nodes <= 100 || nodes <= 1000) return false;
+  constexpr double kLow = 400'000, kHigh = 4'000'000;
+  const double n = static_cast<double>(nodes);
+  const double allowed = n <= kLow ? 0.99 : n >= kHigh ? 0.10 : 0.99 - 0.89 * (n - kLow) / (kHigh - kLow);
+  return static_cast<double>(alias_nodes) / n > allowed;
+}
+
 // Builds the tape from libyaml's events.
 class Builder {
  public:
@@ -156,7 +170,13 @@ class Builder {
         auto it = anchors_.find(name);
         if (it == anchors_.end()) return Fail("unknown anchor *" + name, line);
         nodes_ += it->second.nodes;
+        alias_nodes_ += it->second.nodes;
         if (nodes_ > kMaxNodes) return Fail("document expands to more than 5 million nodes (alias bomb?)", line);
+        if (ExcessiveAliasing(alias_nodes_, nodes_)) {
+          return Fail("document contains excessive aliasing: " + std::to_string(alias_nodes_) + " of its " +
+                          std::to_string(nodes_) + " nodes come from aliases (kubectl refuses it too)",
+                      line);
+        }
         const size_t begin = tape_.size();
         // What is inside the copy is located where the alias is written: at its member's key, or
         // at the alias itself in a list or at the root.
@@ -261,6 +281,7 @@ class Builder {
   std::map<std::string, Anchor> anchors_;
   std::set<std::string> open_anchors_;
   size_t nodes_ = 0;
+  size_t alias_nodes_ = 0;  // of nodes_, those aliases copied
 };
 
 }  // namespace

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "io/manifests.h"
+
 namespace shmguard::server {
 namespace {
 
@@ -26,15 +28,23 @@ struct BioCloser {
 };
 using BioPtr = std::unique_ptr<BIO, BioCloser>;
 
-Result<BioPtr> OpenFile(const std::string& path) {
-  errno = 0;
-  BioPtr bio(BIO_new_file(path.c_str(), "r"));
-  if (!bio) {
-    ERR_clear_error();
-    return MakeError(Code::kIo, std::string("cannot read: ") + std::strerror(errno ? errno : ENOENT),
-                     Location::File(path));
-  }
-  return bio;
+// A PEM file's text and a memory BIO over it (the BIO views `text`, which must outlive it). Read
+// through FileText: a regular file of at most kMaxCredentialBytes, opened without waiting, so a
+// rotation that leaves a FIFO or a device at the path is an error of that reload, not a hang.
+struct PemFile {
+  std::string text;
+  BioPtr bio;
+  BIO* get() const { return bio.get(); }
+};
+
+Result<std::unique_ptr<PemFile>> OpenFile(const std::string& path) {
+  auto read = io::ReadFileText(path, io::kMaxCredentialBytes, io::Readable::kRegularFiles);
+  if (!read) return read.error();
+  auto pem = std::make_unique<PemFile>();
+  pem->text = std::move(*read);
+  pem->bio.reset(BIO_new_mem_buf(pem->text.data(), static_cast<int>(pem->text.size())));
+  if (!pem->bio) return MakeError(Code::kInternal, "cannot read: " + OpenSslError(), Location::File(path));
+  return pem;
 }
 
 }  // namespace
@@ -49,18 +59,18 @@ Result<std::shared_ptr<const CertPair>> LoadCertPair(const std::string& cert_fil
   auto pair = std::make_shared<CertPair>();
   auto cert_bio = OpenFile(cert_file);
   if (!cert_bio) return cert_bio.error();
-  pair->cert = PEM_read_bio_X509(cert_bio->get(), nullptr, nullptr, nullptr);
+  pair->cert = PEM_read_bio_X509((*cert_bio)->get(), nullptr, nullptr, nullptr);
   if (!pair->cert) {
     return MakeError(Code::kInvalidInput, "no PEM certificate: " + OpenSslError(), Location::File(cert_file));
   }
   pair->chain = sk_X509_new_null();
-  while (X509* extra = PEM_read_bio_X509(cert_bio->get(), nullptr, nullptr, nullptr)) {
+  while (X509* extra = PEM_read_bio_X509((*cert_bio)->get(), nullptr, nullptr, nullptr)) {
     sk_X509_push(pair->chain, extra);
   }
   ERR_clear_error();  // the loop ends on "no start line"
   auto key_bio = OpenFile(key_file);
   if (!key_bio) return key_bio.error();
-  pair->key = PEM_read_bio_PrivateKey(key_bio->get(), nullptr, nullptr, nullptr);
+  pair->key = PEM_read_bio_PrivateKey((*key_bio)->get(), nullptr, nullptr, nullptr);
   if (!pair->key) {
     return MakeError(Code::kInvalidInput, "no PEM private key: " + OpenSslError(), Location::File(key_file));
   }

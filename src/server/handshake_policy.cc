@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "io/manifests.h"
+
 namespace shmguard::server {
 
 struct HandshakePolicy::Compiled {
@@ -76,10 +78,11 @@ Result<std::shared_ptr<const HandshakePolicy::Compiled>> HandshakePolicy::Compil
 Result<std::shared_ptr<const HandshakePolicy::Cas>> HandshakePolicy::LoadCas(const std::string& file) {
   auto cas = std::make_shared<Cas>();
   cas->store = X509_STORE_new();
-  errno = 0;
-  FILE* f = std::fopen(file.c_str(), "r");
-  if (!f) return MakeError(Code::kIo, std::string("cannot read: ") + std::strerror(errno), Location::File(file));
-  std::fclose(f);
+  // OpenSSL reads the file by its path: it must be a regular file of a credential's size first,
+  // never a FIFO or a device that would hold the reload.
+  if (auto read = io::ReadFileText(file, io::kMaxCredentialBytes, io::Readable::kRegularFiles); !read) {
+    return read.error();
+  }
   if (X509_STORE_load_file(cas->store, file.c_str()) != 1) {
     return MakeError(Code::kInvalidInput, "no PEM CA certificate: " + OpenSslError(), Location::File(file));
   }

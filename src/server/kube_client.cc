@@ -136,7 +136,7 @@ std::string Str(JsonNode o, const char* key) { return std::string(o.StringMember
 }  // namespace
 
 Result<KubeConfig> KubeConfig::FromKubeconfig(const std::string& path, const std::string& context) {
-  auto text = io::ReadFileText(path);
+  auto text = io::ReadFileText(path, io::kMaxCredentialBytes);
   if (!text) return text.error();
   auto parsed = io::ParseYaml(*text);
   if (!parsed) return MakeError(Code::kInvalidInput, parsed.error().ToString(), Location::File(path));
@@ -160,7 +160,9 @@ Result<KubeConfig> KubeConfig::FromKubeconfig(const std::string& path, const std
       if (!decoded) return MakeError(Code::kInvalidInput, field + "-data is not base64", Location::File(path));
       return *decoded;
     }
-    if (std::string file = Str(o, field.c_str()); !file.empty()) return io::ReadFileText(resolve(file));
+    if (std::string file = Str(o, field.c_str()); !file.empty()) {
+      return io::ReadFileText(resolve(file), io::kMaxCredentialBytes);
+    }
     return std::string();
   };
   KubeConfig c;
@@ -242,10 +244,8 @@ std::string KubeClient::Token() {
   auto mtime = std::chrono::system_clock::time_point(std::chrono::seconds(st.st_mtim.tv_sec) +
                                                      std::chrono::nanoseconds(st.st_mtim.tv_nsec));
   if (token_.empty() || mtime != token_mtime_) {
-    std::ifstream in(config_.token_file);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::string t = ss.str();
+    auto read = io::ReadFileText(config_.token_file, io::kMaxCredentialBytes, io::Readable::kRegularFiles);
+    std::string t = read ? std::move(*read) : std::string();
     while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
     if (!t.empty()) {
       token_ = t;

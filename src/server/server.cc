@@ -39,7 +39,7 @@ Result<std::unique_ptr<WebhookServer>> WebhookServer::Create(const ServerOptions
                                                              std::shared_ptr<spdlog::logger> log) {
   Policy policy;
   if (!options.config_file.empty()) {
-    auto loaded = io::LoadPolicy(options.config_file);
+    auto loaded = io::LoadPolicy(options.config_file, io::Readable::kRegularFiles);
     if (!loaded) return loaded.error();
     policy = std::move(*loaded);
   }
@@ -185,8 +185,21 @@ std::string WebhookServer::RenderProfileMetrics() const {
   return out.str();
 }
 
+std::function<void()> WebhookServer::Guarded(const char* what, std::function<void()> reload) {
+  return [this, what, reload = std::move(reload)] {
+    try {
+      reload();
+    } catch (const std::exception& e) {
+      LogEvent(*log_, options_.log_format, spdlog::level::err, std::string(what) + " reload failed; keeping the last",
+               {{"error", e.what()}});
+    }
+  };
+}
+
 void WebhookServer::ReloadConfig() {
-  auto loaded = io::LoadPolicy(options_.config_file);
+  // A regular file only, opened without waiting: what the path became (a FIFO, a link to
+  // /dev/zero) is an error of this reload, never a thread stuck in open() or read().
+  auto loaded = io::LoadPolicy(options_.config_file, io::Readable::kRegularFiles);
   if (loaded) {  // the file's tls: section, merged with the flags, must make a usable setting
     if (auto set = handshakes_->SetTls(EffectiveTls(options_, *loaded)); !set) {
       loaded = MakeError(Code::kInvalidInput, "tls: " + set.error().message, Location::File(options_.config_file));
@@ -271,14 +284,17 @@ Result<bool> WebhookServer::Start() {
   metrics_http_->Start();
   if (profiles_) profiles_->Start();
   if (!options_.config_file.empty()) {
-    config_watch_ = std::make_unique<io::FileWatcher>(std::vector<std::string>{options_.config_file},
-                                                      options_.reload_interval, [this] { ReloadConfig(); });
+    config_watch_ =
+        std::make_unique<io::FileWatcher>(std::vector<std::string>{options_.config_file}, options_.reload_interval,
+                                          Guarded("config", [this] { ReloadConfig(); }));
   }
   cert_watch_ = std::make_unique<io::FileWatcher>(std::vector<std::string>{options_.cert_file, options_.key_file},
-                                                  options_.reload_interval, [this] { ReloadCertificate(); });
+                                                  options_.reload_interval,
+                                                  Guarded("certificate", [this] { ReloadCertificate(); }));
   if (handshakes_->requires_client_cert()) {
-    client_ca_watch_ = std::make_unique<io::FileWatcher>(std::vector<std::string>{options_.client_auth.ca_file},
-                                                         options_.reload_interval, [this] { ReloadClientCa(); });
+    client_ca_watch_ =
+        std::make_unique<io::FileWatcher>(std::vector<std::string>{options_.client_auth.ca_file},
+                                          options_.reload_interval, Guarded("client CA", [this] { ReloadClientCa(); }));
   }
   const TlsSettings tls = handshakes_->tls();
   std::string clients;

@@ -81,6 +81,9 @@ class WebhookServer {
   void HandleWebhook(const HttpRequest& req, HttpResponse& res);
   void HandleAdmissionRoute(const HttpRequest& req, HttpResponse& res, const AdmissionRoute& route);
   void ReloadConfig();
+  // `reload` for a FileWatcher's thread: an exception it throws (std::bad_alloc) is logged as a
+  // failed reload of `what` and the last good state stays, instead of ending the process.
+  std::function<void()> Guarded(const char* what, std::function<void()> reload);
   std::string RenderProfileMetrics() const;  // the observation metrics, with --observations
   void ReloadCertificate();
   void ReloadClientCa();

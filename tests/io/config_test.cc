@@ -2,7 +2,10 @@
 #include "io/config.h"
 
 #include <catch2/catch.hpp>
+#include <fstream>
 
+#include "io/input_limits.h"
+#include "server/tls_fixture.h"
 #include "test_util.h"
 
 namespace shmguard::io {
@@ -216,6 +219,17 @@ TEST_CASE("ParsePolicy reads the unannotated rule and names its errors", "[confi
     REQUIRE_FALSE(bad.has_value());
     CHECK_THAT(bad.error().ToString(), Catch::StartsWith(c.error));
   }
+}
+
+TEST_CASE("LoadPolicy reads at most 1 MiB, never from a device, and names the file", "[config]") {
+  auto zero = LoadPolicy("/dev/zero");
+  REQUIRE_FALSE(zero.has_value());
+  CHECK(zero.error().ToString() == "/dev/zero: not a regular file (a character device)");
+  test::TempDir dir;
+  std::ofstream(dir.File("big.yaml")) << "# " << std::string(kMaxPolicyBytes, 'x') << "\n";
+  auto big = LoadPolicy(dir.File("big.yaml"));
+  REQUIRE_FALSE(big.has_value());
+  CHECK(big.error().ToString() == dir.File("big.yaml") + ": larger than the limit of 1048576 bytes");
 }
 
 }  // namespace

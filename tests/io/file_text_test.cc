@@ -94,5 +94,42 @@ TEST_CASE("FileText::Read stops at its limit: a regular file by its size, a pipe
   CHECK(piped.error().where.file == "stdin");
 }
 
+TEST_CASE("FileText::Read takes what its caller reads: files, pipes, or regular files only", "[file_text]") {
+  test::TempDir dir;
+  Write(dir.File("f"), "x: 1\n");
+  const std::string fifo = dir.File("fifo");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  struct Case {
+    std::string path;
+    Readable readable;
+    const char* error;  // nullptr: read
+  };
+  const Case cases[] = {
+      {dir.File("f"), Readable::kRegularFiles, nullptr},
+      {"/dev/zero", Readable::kRegularFiles, "not a regular file (a character device)"},
+      {"/dev/zero", Readable::kFilesAndPipes, "not a regular file (a character device)"},
+      // No writer: refused at once, where a blocking open() would wait for ever.
+      {fifo, Readable::kRegularFiles, "not a regular file (a FIFO)"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.path, static_cast<int>(c.readable));
+    auto r = FileText::Read(c.path, 1 << 20, c.readable);
+    if (!c.error) {
+      CHECK(r.has_value());
+    } else {
+      REQUIRE_FALSE(r.has_value());
+      CHECK(r.error().code == Code::kIo);
+      CHECK(r.error().where.file == c.path);
+      CHECK(r.error().message == c.error);
+    }
+  }
+  // A FIFO with a writer, where pipes are taken: read until the writer closes it.
+  std::thread writer([&] { std::ofstream(fifo) << "piped"; });
+  auto piped = FileText::Read(fifo, 1 << 20, Readable::kFilesAndPipes);
+  writer.join();
+  REQUIRE(piped.has_value());
+  CHECK(piped->view() == "piped");
+}
+
 }  // namespace
 }  // namespace shmguard::io

@@ -136,5 +136,11 @@ spec:
   CHECK(has(observed, "shm-below-need"));  // 1200Mi × 1.5 = 1800Mi above the manifest's 1Gi
 }
 
+TEST_CASE("LoadObservations reads at most 64 MiB, never from a device", "[observations]") {
+  auto zero = LoadObservations("/dev/zero");
+  REQUIRE_FALSE(zero);
+  CHECK(zero.error().ToString() == "/dev/zero: not a regular file (a character device)");
+}
+
 }  // namespace
 }  // namespace shmguard::io

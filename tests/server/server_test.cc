@@ -3,6 +3,7 @@
 #include "server/server.h"
 
 #include <httplib.h>
+#include <sys/stat.h>
 
 #include <atomic>
 #include <catch2/catch.hpp>
@@ -357,6 +358,26 @@ TEST_CASE("serve: one connection carries many requests (no reconnect after 5)", 
     CHECK(json::parse(reply.body)["response"]["uid"] == "uid-" + std::to_string(i));
     CHECK(reply.headers["connection"] != "close");
   }
+}
+
+// The policy file is the server's own to re-read: whatever the path becomes — a FIFO nobody
+// writes, a link to /dev/zero — is a failed reload, never a stuck or dead watcher, and Stop
+// (SIGTERM) still ends the server at once.
+TEST_CASE("serve: a policy path that becomes a FIFO or /dev/zero is a failed reload", "[server][net]") {
+  Fixture f("namespaces:\n  - {match: [\"ml-*\"], mode: enforce}\n  - {match: [\"*\"], mode: warn}\n");
+  namespace fs = std::filesystem;
+  fs::remove(f.config);
+  REQUIRE(::mkfifo(f.config.c_str(), 0600) == 0);
+  CHECK(Eventually(
+      [&] { return f.Metrics().find("shmguard_config_reloads_total{result=\"failed\"} 1") != std::string::npos; }));
+  fs::remove(f.config);
+  fs::create_symlink("/dev/zero", f.config);
+  CHECK(Eventually(
+      [&] { return f.Metrics().find("shmguard_config_reloads_total{result=\"failed\"} 2") != std::string::npos; }));
+  CHECK(f.Response("/validate", test::ReviewJson(kTooBig, "ml-x"))["allowed"] == false);  // the last good policy
+  auto start = std::chrono::steady_clock::now();
+  f.server->Stop();
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
 }
 
 }  // namespace
