@@ -117,7 +117,7 @@ TEST_CASE("serve exits non-zero with a clear message when it cannot start", "[se
   std::vector<std::string> mismatched = args;
   mismatched[2] = dir.File("b.crt");
   const Case cases[] = {
-      {missing, "nope.crt: cannot read: No such file or directory"},
+      {missing, "nope.crt: cannot open: No such file or directory"},
       {mismatched, "the private key does not match the certificate"},
       {with({"--config", dir.File("bad.yaml")}), "bad.yaml:1: hostIPC: must be one of auto, always, never"},
       {with({"--config", dir.File("absent.yaml")}), "absent.yaml: cannot open"},

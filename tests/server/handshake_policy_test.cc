@@ -39,7 +39,7 @@ TEST_CASE("HandshakePolicy::Create refuses unknown and insecure suites and unusa
       {{TlsVersion::kTls12, {"TLS_RSA_WITH_3DES_EDE_CBC_SHA"}}, {}, "is insecure: a broken cipher"},
       {{TlsVersion::kTls12, {"ECDHE-RSA-AES128-GCM-SHA256"}}, {}, "is not a cipher suite shmguard knows"},
       {{TlsVersion::kTls12, {"TLS_AES_128_GCM_SHA256"}}, {}, "no TLS 1.2 suite is named"},
-      {{}, {"/nonexistent/ca.crt", {}}, "cannot read"},
+      {{}, {"/nonexistent/ca.crt", {}}, "cannot open: No such file or directory"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.error, c.tls.cipher_suites);
