@@ -11,6 +11,7 @@
 #include "cli/top_command.h"
 #include "io/config.h"
 #include "io/observations.h"
+#include "shmguard/pod_facts.h"
 
 namespace {
 
@@ -18,6 +19,14 @@ using shmguard::cli::ExitCode;
 using shmguard::cli::ToInt;
 
 // Built-in defaults when `path` is empty; the config's error on stderr otherwise.
+// A count as shmguard's flags take it: decimal digits, at most 18 (ParseCount); the error quotes
+// the text, not what CLI11 would have made of it.
+const CLI::Validator kCount(
+    [](std::string& text) -> std::string {
+      return shmguard::ParseCount(text) ? std::string() : "\"" + text + "\" is not a whole number of at most 18 digits";
+    },
+    "COUNT");
+
 std::optional<shmguard::Policy> LoadPolicyOrDefaults(const std::string& path, const char* command) {
   if (path.empty()) return shmguard::Policy{};
   auto policy = shmguard::io::LoadPolicy(path);
@@ -39,13 +48,17 @@ int main(int argc, char** argv) {
 
   shmguard::cli::PlanOptions plan;
   auto* plan_cmd = app.add_subcommand("plan", "Size /dev/shm for one job from its DataLoader settings");
-  // Ranges are RunPlan's to check (it names the flag), as for every other caller.
-  plan_cmd->add_option("--num-workers", plan.num_workers, "DataLoader num_workers per process")->required();
-  plan_cmd->add_option("--prefetch-factor", plan.prefetch_factor, "DataLoader prefetch_factor (default 2)");
+  // Ranges are RunPlan's to check (it names the flag), as for every other caller; a count too
+  // long for int64 is refused here, quoting what was typed (CLI11 would saturate it first).
+  plan_cmd->add_option("--num-workers", plan.num_workers, "DataLoader num_workers per process")
+      ->required()
+      ->check(kCount);
+  plan_cmd->add_option("--prefetch-factor", plan.prefetch_factor, "DataLoader prefetch_factor (default 2)")
+      ->check(kCount);
   plan_cmd->add_option("--batch-bytes", plan.batch_bytes, "bytes of one collated batch, a quantity: 48Mi, 5e7");
-  plan_cmd->add_option("--procs", plan.procs, "training processes per pod (default: GPUs, else 1)");
-  plan_cmd->add_option("--gpus", plan.gpus, "GPUs in the pod");
-  plan_cmd->add_option("--nodes", plan.nodes, "pods training together (> 1: multi-node NCCL)");
+  plan_cmd->add_option("--procs", plan.procs, "training processes per pod (default: GPUs, else 1)")->check(kCount);
+  plan_cmd->add_option("--gpus", plan.gpus, "GPUs in the pod")->check(kCount);
+  plan_cmd->add_option("--nodes", plan.nodes, "pods training together (> 1: multi-node NCCL)")->check(kCount);
   plan_cmd->add_option("--memory-limit", plan.memory_limit, "the pod's memory limit, a quantity: 64Gi");
   plan_cmd->add_flag(
       "--rdma", plan.rdma,

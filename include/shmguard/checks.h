@@ -45,6 +45,7 @@ enum class Check {
   kShmBelowNeed,
   kShmSufficient,
   kShmNotMemoryBacked,
+  kShmReadOnly,
   kShmPatchedAtCreation,
   kMpsShm,
   kIpcLockMissing,

@@ -47,6 +47,7 @@ struct ContainerFacts {
   std::optional<int64_t> memory_limit, memory_request;
   bool has_volume_mounts = false;                  // a volumeMounts list is written (maybe empty)
   bool mounts_shm = false;                         // something is mounted at /dev/shm (trailing slashes ignored)
+  bool shm_read_only = false;                      // that mount says readOnly: true
   std::optional<std::string> shm_volume;           // the name of that volume, when it has one
   IpcLock ipc_lock = IpcLock::kNoSecurityContext;  // app containers only
   RunAs run_as = RunAs::kUnknown;
@@ -128,5 +129,10 @@ Result<std::optional<int64_t>> ReadCountAnnotation(const Annotations& a, const s
 // field's pointer, given in pieces ({container, "/resources/limits/memory"}) that are joined only
 // for an error.
 Result<int64_t> ReadQuantityField(JsonNode value, std::initializer_list<std::string_view> pointer);
+
+// ReadQuantityField for a size (a memory limit or request, a sizeLimit): also fails with
+// kInvalidInput naming the field when it is negative, which the API server refuses and which
+// would otherwise read as "no limit".
+Result<int64_t> ReadSizeField(JsonNode value, std::initializer_list<std::string_view> pointer);
 
 }  // namespace shmguard

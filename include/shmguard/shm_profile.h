@@ -71,8 +71,13 @@ class ObservationIndex {
   std::map<std::string, ObservedShm, std::less<>> by_key_;  // "namespace/workload"
 };
 
+// The most bytes a ShmProfile's peakBytes or sizeBytes may say: 2^50 (1 PiB), past any node's
+// memory. ReadShmProfile refuses more, so a peak times any margin the policy allows (at most 10)
+// stays far inside int64.
+inline constexpr int64_t kMaxObservedBytes = int64_t{1} << 50;
+
 // The size a workload's observed peak asks for: `peak_bytes` × `margin_ppm` / 1e6, rounded up to
-// a whole MiB.
+// a whole MiB; at most the largest whole MiB of int64, never a wrapped number.
 int64_t LearnedBytes(int64_t peak_bytes, int64_t margin_ppm);
 
 }  // namespace shmguard

@@ -179,6 +179,12 @@ extern constexpr std::array<CheckInfo, kCheckCount> kChecks = {{
               (f.severity == Severity::kError ? "; shmguard only sizes an emptyDir {medium: Memory}: replace it"
                                               : "; without DataLoader annotations shmguard leaves it as it is");
      }},
+    {Check::kShmReadOnly, "shm-read-only", S::kError, "/dev/shm is mounted read-only",
+     "", "containers",
+     [](const F& f) -> std::string {
+       return "/dev/shm is mounted readOnly in " + f.Value("containers") +
+              ": DataLoader workers and NCCL cannot create their segments there (EROFS); remove readOnly";
+     }},
     {Check::kShmPatchedAtCreation, "shm-patched-at-creation", S::kInfo, "Not patched here: its pods are patched when they are created",
      "required_bytes", "current kind unknown",
      [](const F& f) -> std::string {

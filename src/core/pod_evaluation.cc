@@ -136,6 +136,19 @@ std::vector<Finding> LaunchFindings(const PodTemplate& t, const PodFacts& f, boo
   return out;
 }
 
+// shm-read-only: the containers that mount /dev/shm read-only, pointing at the first's mounts.
+// An error for a pod whose DataLoader is declared (it will write there), a warning otherwise.
+std::optional<Finding> ReadOnlyShm(const PodFacts& f, Severity severity) {
+  std::string names, pointer;
+  for (const ContainerFacts& c : f.containers) {
+    if (!c.shm_read_only) continue;
+    names += (names.empty() ? "" : ", ") + c.name;
+    if (pointer.empty()) pointer = c.pointer + "/volumeMounts";
+  }
+  if (names.empty()) return std::nullopt;
+  return std::move(Finding(Check::kShmReadOnly, pointer).At(severity).Val("containers", names));
+}
+
 // A pod's evaluation as every stage opens it: its label, its spec's pointer and the container
 // default at /dev/shm.
 PodEvaluation Opened(const PodTemplate& t) {
@@ -203,6 +216,7 @@ PodEvaluation EvaluateSized(const PodStage& s) {
   if (all) Add(pe, PlanFinding(t, *plan, policy.sizing, *facts));
   if (learned && all) Add(pe, learned->finding);
   AddAll(pe, LaunchFindings(t, *facts, all));
+  if (auto read_only = ReadOnlyShm(*facts, Severity::kError)) Add(pe, std::move(*read_only));
 
   if (mount->kind == ShmMountKind::kOther) {
     deny(Finding(Check::kShmNotMemoryBacked, mount->volume_pointer.empty() ? t.spec_pointer : mount->volume_pointer)
@@ -267,6 +281,7 @@ PodEvaluation EvaluateEstimated(const PodStage& s, const PodFacts& facts, const 
   const int64_t floor = learned ? learned->required_bytes : estimate->floor_bytes;
   pe.required_bytes = floor;
   AddAll(pe, LaunchFindings(t, facts, all));
+  if (auto read_only = ReadOnlyShm(facts, Severity::kWarning)) Add(pe, std::move(*read_only));
   if (auto over = MemoryLimitDenial(floor, facts, policy, {ShmName(t), true, false})) {
     FloorNumbers(*over, *estimate, policy);
     if (learned) Add(pe, learned->finding);

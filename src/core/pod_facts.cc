@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <limits>
 #include <string_view>
 
 #include "launch_facts.h"
+#include "shmguard/json_patch.h"
 #include "shmguard/quantity.h"
 #include "shmguard/shm_plan.h"
 
@@ -72,22 +74,23 @@ Result<ContainerResources> ReadResources(JsonNode c, const std::string& pointer,
       from = "requests/";
     }
     if (!value) continue;
-    auto n = ReadQuantityField(value, {pointer, "/resources/", from, name});
+    const std::string token = EscapePointerToken(name);  // "nvidia.com~1gpu" (RFC 6901)
+    auto n = ReadQuantityField(value, {pointer, "/resources/", from, token});
     if (!n) return n.error();
     if (*n < 0)
       return MakeError(Code::kInvalidInput, "must not be negative",
-                       Location::Pointer(pointer + "/resources/" + from + name));
-    auto sum = CheckedAdd(r.gpus, *n, {pointer, "/resources/", from, name});
+                       Location::Pointer(pointer + "/resources/" + from + token));
+    auto sum = CheckedAdd(r.gpus, *n, {pointer, "/resources/", from, token});
     if (!sum) return sum.error();
     r.gpus = *sum;
   }
   if (JsonNode memory = limits.Find("memory")) {
-    auto m = ReadQuantityField(memory, {pointer, "/resources/limits/memory"});
+    auto m = ReadSizeField(memory, {pointer, "/resources/limits/memory"});
     if (!m) return m.error();
     r.memory_limit = *m;
   }
   if (JsonNode memory = memory_request ? requests.Find("memory") : JsonNode()) {
-    auto m = ReadQuantityField(memory, {pointer, "/resources/requests/memory"});
+    auto m = ReadSizeField(memory, {pointer, "/resources/requests/memory"});
     if (!m) return m.error();
     r.memory_request = *m;
   }
@@ -189,6 +192,12 @@ Result<int64_t> ReadQuantityField(JsonNode value, std::initializer_list<std::str
     dumped = value.Dump();
     text = dumped;
   } else if (value.IsFloat()) {
+    // A number past a double's range (1e309) reads as infinity, which JSON writes as null: say
+    // what it is rather than quote a text the object does not hold.
+    if (const nlohmann::json copy = value.Copy(); !std::isfinite(copy.get<double>())) {
+      return MakeError(Code::kInvalidInput, "is a number out of range: write a quantity such as \"16Gi\"",
+                       Location::Pointer(Joined(pointer)));
+    }
     dumped = value.Dump();
     if (dumped.find_first_of(".eE") == std::string::npos) dumped += ".0";
     text = dumped;
@@ -206,6 +215,15 @@ Result<int64_t> ReadQuantityField(JsonNode value, std::initializer_list<std::str
   auto v = QuantityValue(*q);
   if (!v) return MakeError(Code::kInvalidInput, v.error().message, Location::Pointer(Joined(pointer)));
   return *v;
+}
+
+Result<int64_t> ReadSizeField(JsonNode value, std::initializer_list<std::string_view> pointer) {
+  auto bytes = ReadQuantityField(value, pointer);
+  if (bytes && *bytes < 0) {
+    return MakeError(Code::kInvalidInput, "must not be negative (the API server refuses it)",
+                     Location::Pointer(Joined(pointer)));
+  }
+  return bytes;
 }
 
 std::optional<int64_t> ParseCount(std::string_view s) {
@@ -267,6 +285,7 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
     for (JsonNode m : mounts.Items()) {
       if (!IsShmPath(m.Find("mountPath"))) continue;
       cf.mounts_shm = true;
+      cf.shm_read_only = cf.shm_read_only || m.Find("readOnly").Bool();
       if (JsonNode volume = m.Find("name"); volume.IsString() && !cf.shm_volume) cf.shm_volume = volume.String();
     }
     if (!init) {
@@ -330,7 +349,7 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
   }
 
   if (JsonNode pod_memory = spec.Find("resources").Find("limits").Find("memory")) {
-    auto m = ReadQuantityField(pod_memory, {t.spec_pointer, "/resources/limits/memory"});
+    auto m = ReadSizeField(pod_memory, {t.spec_pointer, "/resources/limits/memory"});
     if (!m) return m.error();
     f.memory_limit_bytes = *m;
     f.memory_limit_source = "pod-level limit";

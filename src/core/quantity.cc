@@ -240,8 +240,10 @@ Result<Quantity> ParseQuantity(std::string_view str) {
     return BadQuantity(str, "unknown suffix \"" + std::string(p.suffix) + "\"; " + std::string(kGrammar));
   }
 
-  // Fast path (quantity.go): small integers in int64, possibly keeping the input text.
-  int precision = 0, scale = 0;
+  // Fast path (quantity.go): small integers in int64, possibly keeping the input text. The scale
+  // is int64: an exponent at the int32 edge ("1e-2147483648") minus the fraction's digits.
+  int precision = 0;
+  int64_t scale = 0;
   int64_t multiplier = 1;
   const int num_digits = static_cast<int>(p.num.size() + p.denom.size());
   if (sfx.format == QuantityFormat::kBinarySI) {
@@ -256,14 +258,14 @@ Result<Quantity> ParseQuantity(std::string_view str) {
     precision = kMaxInt64Factors - num_digits;
   }
   if (precision >= 0) {
-    scale -= static_cast<int>(p.denom.size());
+    scale -= static_cast<int64_t>(p.denom.size());
     if (scale >= kNanoScale) {
       std::string shifted = std::string(p.num) + std::string(p.denom);
       int64_t value = 0;
       for (char c : shifted) value = value * 10 + (c - '0');  // <= 18 digits: fits
       i128 result = static_cast<i128>(value) * multiplier;
       if (result <= kMaxInt64) {
-        Quantity q{p.positive ? result : -result, scale, sfx.format, {}};
+        Quantity q{p.positive ? result : -result, static_cast<int>(scale), sfx.format, {}};
         bool canonical = sfx.format == QuantityFormat::kBinarySI
                              ? (sfx.exponent % 10 == 0 && (value & 0x07) != 0)
                              : (scale % 3 == 0 && !shifted.ends_with("000") && shifted[0] != '0');
@@ -273,14 +275,18 @@ Result<Quantity> ParseQuantity(std::string_view str) {
     }
   }
 
-  // Slow path (inf.Dec in apimachinery): exact decimal arithmetic.
+  // Slow path (inf.Dec in apimachinery): exact decimal arithmetic. The exponent is summed in
+  // int64 (the suffix's may be at the int32 edge) and kept within ±kExponentBound, past which a
+  // value is above 2^63-1 (refused by QuantityValue) or rounds up to 1n all the same.
   i128 m = 0;
-  int e = 0;
-  if (!ParseDecimal(p.value, m, e)) {
+  int digits_exponent = 0;
+  if (!ParseDecimal(p.value, m, digits_exponent)) {
     return BadQuantity(str, m == 0 ? std::string(kGrammar) : "too many significant digits");
   }
+  constexpr int64_t kExponentBound = 1000;
+  int64_t e = digits_exponent;
   if (sfx.base == 10) {
-    e += sfx.exponent;
+    e = std::clamp<int64_t>(e + sfx.exponent, -kExponentBound, kExponentBound);
   } else {
     for (int i = 0; i < sfx.exponent; ++i) {
       if (m >= kMantissaLimit || m <= -kMantissaLimit) {
@@ -311,7 +317,7 @@ Result<Quantity> ParseQuantity(std::string_view str) {
     format = QuantityFormat::kDecimalSI;
   }
   if (m >= kParsedMantissaLimit) return BadQuantity(str, "too many significant digits");
-  return Quantity{negative ? -m : m, e, format, {}};
+  return Quantity{negative ? -m : m, static_cast<int>(e), format, {}};
 }
 
 std::string FormatQuantity(const Quantity& q) {

@@ -75,7 +75,7 @@ Result<ShmMount> ReadShmMount(const PodTemplate& t, PodFacts& f) {
   if (empty_dir.Find("medium").Is("Memory")) {
     m.kind = ShmMountKind::kMemoryEmptyDir;
     if (JsonNode limit = empty_dir.Find("sizeLimit")) {
-      auto bytes = ReadQuantityField(limit, {m.volume_pointer, "/emptyDir/sizeLimit"});
+      auto bytes = ReadSizeField(limit, {m.volume_pointer, "/emptyDir/sizeLimit"});
       if (!bytes) return bytes.error();
       m.size_limit_written = true;
       if (*bytes > 0) m.size_limit = *bytes;

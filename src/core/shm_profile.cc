@@ -2,6 +2,7 @@
 #include "shmguard/shm_profile.h"
 
 #include <cctype>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "shmguard/int128.h"
@@ -97,9 +98,13 @@ Result<ObservedShm> ReadShmProfile(JsonNode object) {
   for (Count c : {Count{"peakBytes", &o.peak_bytes}, Count{"sizeBytes", &o.size_bytes}, Count{"runs", &o.runs}}) {
     JsonNode v = status.Find(c.key);
     if (!v) continue;
-    if (!v.IsInteger() || v.Integer() < 0) {
-      return MakeError(Code::kInvalidInput, "must be a whole number >= 0",
-                       Location::Pointer(std::string("/status/") + c.key));
+    // A byte count past any node's memory is no observation (and would overflow the margin).
+    const int64_t max = c.into == &o.runs ? std::numeric_limits<int64_t>::max() : kMaxObservedBytes;
+    if (!v.IsInteger() || v.Integer() < 0 || v.Integer() > max) {
+      return MakeError(
+          Code::kInvalidInput,
+          c.into == &o.runs ? "must be a whole number >= 0" : "must be a whole number of bytes from 0 to 2^50 (1 PiB)",
+          Location::Pointer(std::string("/status/") + c.key));
     }
     *c.into = v.Integer();
   }
@@ -154,10 +159,11 @@ const ObservedShm* ObservationIndex::Find(std::string_view namespace_name,
 
 int64_t LearnedBytes(int64_t peak_bytes, int64_t margin_ppm) {
   constexpr int64_t kMi = 1 << 20;
-  if (peak_bytes <= 0) return 0;
+  if (peak_bytes <= 0 || margin_ppm <= 0) return 0;
   const Int128 unit = static_cast<Int128>(kMi) * 1'000'000;  // 1 MiB, in millionths
-  Int128 mib = (static_cast<Int128>(peak_bytes) * margin_ppm + unit - 1) / unit;
-  return static_cast<int64_t>(mib) * kMi;
+  const Int128 bytes = (static_cast<Int128>(peak_bytes) * margin_ppm + unit - 1) / unit * kMi;
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max() / kMi * kMi;
+  return bytes > kMax ? kMax : static_cast<int64_t>(bytes);  // a ceiling, never a wrapped number
 }
 
 }  // namespace shmguard

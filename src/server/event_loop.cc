@@ -121,7 +121,7 @@ class EventLoop {
     while (true) {
       int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) return;  // EAGAIN, or another loop took it
-      if (count_.load() >= o_.max_connections) {
+      if (count_.load() >= o_.max_connections && !(o_.evict_idle && EvictIdlest())) {
         ::close(fd);
         continue;
       }
@@ -149,6 +149,23 @@ class EventLoop {
       conns_[fd] = std::move(c);
       if (!Progress(ref)) Close(fd);
     }
+  }
+
+  // Closes this loop's connection quiet the longest — idle, or reading a request slowly, never
+  // one with a response to send; false when there is none.
+  bool EvictIdlest() {
+    int idlest = -1;
+    Clock::time_point oldest = Clock::time_point::max();
+    for (const auto& [fd, c] : conns_) {
+      const bool answering = c->lingering || c->out_pos < c->out.size();
+      if (!answering && c->last_activity < oldest) {
+        oldest = c->last_activity;
+        idlest = fd;
+      }
+    }
+    if (idlest < 0) return false;
+    Close(idlest);
+    return true;
   }
 
   void Advance(int fd) {

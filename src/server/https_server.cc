@@ -117,6 +117,7 @@ HttpsServerOptions MetricsPortOptions(const std::string& bind_address, int port)
   h.max_body_bytes = 0;
   h.max_header_bytes = 8 << 10;
   h.max_connections = 4096;
+  h.evict_idle = true;
   h.keep_alive_seconds = 5;
   h.request_timeout_seconds = 5;
   h.threads = 1;

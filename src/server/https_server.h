@@ -30,10 +30,16 @@ namespace shmguard::server {
 
 struct HttpsServerOptions {
   std::string bind_address = "0.0.0.0";
-  int port = 8443;                       // 0 picks a free port
-  size_t max_body_bytes = 8 << 20;       // 413 above, before the body is read
-  size_t max_header_bytes = 16 << 10;    // 431 above
-  size_t max_connections = 10000;        // further connections are closed at once
+  int port = 8443;                     // 0 picks a free port
+  size_t max_body_bytes = 8 << 20;     // 413 above, before the body is read
+  size_t max_header_bytes = 16 << 10;  // 431 above
+  size_t max_connections = 10000;      // further connections are closed at once (see evict_idle)
+  // At max_connections, a new connection closes the connection quiet the longest (idle, or
+  // sending its request slowly; never one being answered) instead of being refused: for a probe
+  // port, where a client holding thousands of connections must not keep the kubelet's probes
+  // out. Not for the webhook port: an idle connection closed there may race a POST its client is
+  // sending. Default: false.
+  bool evict_idle = false;
   int keep_alive_seconds = 60;           // an idle connection is closed after this
   int request_timeout_seconds = 10;      // a handshake or a started request must complete in this
   int threads = 0;                       // event loops; 0 = the CPUs this process may run on (max 8)
@@ -45,7 +51,9 @@ struct HttpsServerOptions {
 
 // A probe and metrics port's options (plain HTTP, with nullptr for the SSL_CTX): small requests
 // only, one event loop, so idle and slow clients cost no thread and cannot starve the kubelet's
-// probes; an idle connection is closed after 5 s, and a request must arrive whole within 5 s.
+// probes; an idle connection is closed after 5 s, and a request must arrive whole within 5 s. At
+// most 4,096 connections; past that a new one closes the longest idle one (evict_idle), so
+// connections held open cannot turn a probe away.
 HttpsServerOptions MetricsPortOptions(const std::string& bind_address, int port);
 
 // Answers one request of such a port: GET /healthz (200 while the process serves), /readyz (200,

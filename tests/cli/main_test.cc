@@ -58,6 +58,10 @@ TEST_CASE("shmguard refuses a missing subcommand, an unknown flag or a value out
            Case{"plan --batch-bytes 48Mi", "--num-workers is required"},
            Case{"plan --num-workers 4 -o yaml", "--output"},
            Case{"plan --num-workers many", "--num-workers"},
+           // A count past int64 is quoted as typed, not as the largest int64 it would become.
+           Case{"plan --num-workers 99999999999999999999999 --batch-bytes 1Mi",
+                "--num-workers: \"99999999999999999999999\" is not a whole number of at most 18 digits"},
+           Case{"plan --num-workers 1 --batch-bytes 1Mi --gpus -3", "--gpus"},
            Case{"audit --ignore shm-plan,no-such-check examples", "\"no-such-check\" is not a check ID"},
            Case{"audit -o policyreport --report-api kyverno examples", "--report-api"},
            Case{"audit -o sarif --docs-url docs/checks.md examples", "--docs-url: an absolute http(s) URL"},

@@ -175,6 +175,10 @@ std::vector<Case> Cases() {
                      .Val("unknown", "ClusterTrainingRuntime x is not in the input")),
        "needs /dev/shm of 4Gi; what its pods have is unknown (ClusterTrainingRuntime x is not in the input); shmguard "
        "patches them when they are created if they have less"},
+      {val(Check::kShmReadOnly, {{"containers", "trainer, logger"}}),
+       "/dev/shm is mounted readOnly in trainer, logger: DataLoader workers and NCCL cannot create their segments "
+       "there "
+       "(EROFS); remove readOnly"},
       {val(Check::kMpsShm, {{"containers", "infer"}, {"resource", "nvidia.com/gpu.shared"}})
            .Num("required_bytes", 2 * kGi),
        "infer requests nvidia.com/gpu.shared, served through MPS (policy mpsResources): the device plugin mounts the "

@@ -156,5 +156,73 @@ TEST_CASE("EvaluatePod follows the rule's requireAnnotations and the policy's un
   CHECK(EvaluateOnlyPod(PodWith("{}", "  containers: [{name: t}]"), policy).verdict == Verdict::kOk);  // no GPUs
 }
 
+TEST_CASE("EvaluatePod flags a read-only /dev/shm: an error with DataLoader annotations, else a warning",
+          "[pod_evaluation]") {
+  const std::string spec = R"(
+  volumes: [{name: dshm, emptyDir: {medium: Memory}}]
+  containers:
+  - name: trainer
+    resources: {limits: {nvidia.com/gpu: 1, memory: 16Gi}}
+    volumeMounts: [{name: dshm, mountPath: /dev/shm, readOnly: true}]
+)";
+  Evaluation sized = Evaluate(test::Yaml("apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: "
+                                         "{shmguard.io/num-workers: '2', shmguard.io/batch-bytes: 8Mi}}\nspec:" +
+                                         spec),
+                              Policy{}, {.namespace_name = "team-a"});
+  const std::vector<Finding> all = sized.AllFindings();
+  const Finding* f = test::FindingOf(all, Check::kShmReadOnly);
+  REQUIRE(f != nullptr);
+  CHECK(f->severity == Severity::kError);
+  CHECK(f->pointer == "/spec/containers/0/volumeMounts");
+  CHECK(f->Value("containers") == "trainer");
+  CHECK(sized.verdict == Verdict::kDeny);
+  Evaluation plain = Evaluate(test::Yaml("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:" + spec), Policy{},
+                              {.namespace_name = "team-a"});
+  const std::vector<Finding> plain_all = plain.AllFindings();
+  REQUIRE(test::FindingOf(plain_all, Check::kShmReadOnly) != nullptr);
+  CHECK(test::FindingOf(plain_all, Check::kShmReadOnly)->severity == Severity::kWarning);
+  CHECK(plain.verdict != Verdict::kDeny);
+}
+
+TEST_CASE("EvaluatePod refuses a negative size and a number out of range, naming the field", "[pod_evaluation]") {
+  struct Case {
+    const char* container;
+    const char* pointer;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"{name: t, resources: {limits: {nvidia.com/gpu: 1, memory: -1Gi}}}",
+       "/spec/containers/0/resources/limits/memory", "must not be negative"},
+      {"{name: t, resources: {limits: {nvidia.com/gpu: 1e309}}}", "/spec/containers/0/resources/limits/nvidia.com~1gpu",
+       "is a number out of range"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.container);
+    Evaluation ev =
+        Evaluate(test::Yaml(std::string("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [") +
+                            c.container + "]\n"),
+                 Policy{}, {.namespace_name = "team-a"});
+    CHECK(ev.verdict == Verdict::kDeny);
+    const std::vector<Finding> all = ev.AllFindings();
+    const Finding* f = test::FindingOf(all, Check::kObjectInvalid);
+    REQUIRE(f != nullptr);
+    CHECK(f->pointer == c.pointer);
+    CHECK_THAT(f->Value("error"), Catch::Contains(c.message));
+    CHECK_THAT(f->Value("error"), !Catch::Contains("null"));
+  }
+  // A negative sizeLimit no longer reads as "no sizeLimit".
+  Evaluation limit = Evaluate(test::Yaml(R"(apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  volumes: [{name: dshm, emptyDir: {medium: Memory, sizeLimit: -1Gi}}]
+  containers: [{name: t, resources: {limits: {nvidia.com/gpu: 1}}, volumeMounts: [{name: dshm, mountPath: /dev/shm}]}]
+)"),
+                              Policy{}, {.namespace_name = "team-a"});
+  const std::vector<Finding> all = limit.AllFindings();
+  REQUIRE(test::FindingOf(all, Check::kObjectInvalid) != nullptr);
+  CHECK(test::FindingOf(all, Check::kObjectInvalid)->pointer == "/spec/volumes/0/emptyDir/sizeLimit");
+}
+
 }  // namespace
 }  // namespace shmguard

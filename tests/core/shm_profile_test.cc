@@ -2,6 +2,7 @@
 #include "shmguard/shm_profile.h"
 
 #include <catch2/catch.hpp>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 namespace shmguard {
@@ -100,6 +101,11 @@ TEST_CASE("A malformed ShmProfile is an error naming the field", "[shm_profile]"
       {R"({"kind":"ShmProfile","spec":{"workload":"nokind"}})", "/spec/workload"},
       {R"({"kind":"ShmProfile","spec":{"workload":"Job/j"},"status":{"peakBytes":"1Gi"}})", "/status/peakBytes"},
       {R"({"kind":"ShmProfile","spec":{"workload":"Job/j"},"status":{"runs":-1}})", "/status/runs"},
+      // Past any node's memory: 2^63 - 1, which × 1.5 used to print as -4Ei.
+      {R"({"kind":"ShmProfile","spec":{"workload":"Job/j"},"status":{"peakBytes":9223372036854775807}})",
+       "/status/peakBytes"},
+      {R"({"kind":"ShmProfile","spec":{"workload":"Job/j"},"status":{"sizeBytes":1125899906842625}})",
+       "/status/sizeBytes"},
       {R"({"kind":"ShmProfile","spec":{"workload":"Job/j"},"status":{"lastPod":3}})", "/status/lastPod"},
   };
   for (const auto& c : cases) {
@@ -134,6 +140,12 @@ TEST_CASE("LearnedBytes is the peak times the margin, rounded up to a MiB", "[sh
   CHECK(LearnedBytes(100 * kMi + 1, 1'000'000) == 101 * kMi);
   CHECK(LearnedBytes(109 * kMi, 1'500'000) == 164 * kMi);                // 163.5 MiB, rounded up
   CHECK(LearnedBytes(int64_t{1} << 50, 2'000'000) == int64_t{1} << 51);  // no overflow
+  // Past int64 (a peak ReadShmProfile refuses, a margin the policy refuses): the largest whole
+  // MiB, never a wrapped number — 2^62 × 10 once wrapped to a positive 1Mi.
+  const int64_t ceiling = std::numeric_limits<int64_t>::max() / kMi * kMi;
+  CHECK(LearnedBytes(std::numeric_limits<int64_t>::max(), 1'500'000) == ceiling);
+  CHECK(LearnedBytes(int64_t{1} << 62, 10'000'000) == ceiling);
+  CHECK(LearnedBytes(kMi, 0) == 0);
 }
 
 }  // namespace

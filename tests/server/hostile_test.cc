@@ -269,6 +269,41 @@ TEST_CASE("hostile: reviews with 200 distinct 64 KB kinds add one metric series,
   CHECK(after->body.find("KKKK") == std::string::npos);
 }
 
+// The metrics port takes at most 4,096 connections; a client that holds them all, idle or
+// dribbling a request, used to make the kubelet's probes fail (their connections refused) for
+// as long as it reconnected. Past the cap, a new connection closes the quietest one instead.
+TEST_CASE("hostile: 4,096 held connections on the metrics port never turn a probe away", "[hostile][net]") {
+  RaiseFdLimit();
+  Server s;
+  const int port = s.server->metrics_port();
+  std::vector<int> held;
+  for (int i = 0; i < 4096 + 64; ++i) {  // past the cap
+    int fd = test::ConnectLoopback(port);
+    REQUIRE(fd >= 0);
+    if (i % 2) (void)!::write(fd, "GET /metrics HTTP/1.1\r\n", 23);  // half of them mid-request
+    held.push_back(fd);
+  }
+  for (int round = 0; round < 5; ++round) {
+    for (const char* path : {"/healthz", "/readyz"}) {
+      CAPTURE(round, path);
+      int fd = test::ConnectLoopback(port);
+      REQUIRE(fd >= 0);
+      CHECK(PlainGet(fd, path) == 200);
+      ::close(fd);
+    }
+    // The holder reconnects what was closed, as a client that wants to keep them does.
+    for (int& fd : held) {
+      char byte;
+      if (::recv(fd, &byte, 1, MSG_DONTWAIT) == 0) {
+        ::close(fd);
+        fd = test::ConnectLoopback(port);
+        REQUIRE(fd >= 0);
+      }
+    }
+  }
+  for (int fd : held) ::close(fd);
+}
+
 TEST_CASE("hostile: plaintext HTTP on the TLS port is dropped, the server stays up", "[hostile][net]") {
   Server s;
   int fd = test::ConnectLoopback(s.port());
