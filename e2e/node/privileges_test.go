@@ -73,8 +73,8 @@ func hasCap(p *corev1.Pod, c corev1.Capability) bool {
 // follows — and shmguard gives it to a root container that requests an RDMA resource; without it
 // the lock fails.
 func TestIPCLockLetsAProcessLockMemory(t *testing.T) {
-	withPatch := run(t, newNamespace(t, nil), withRDMA(runAs(shell(trainPod("mlock", 1, "1Gi"), mlockScript), 0)), 2*time.Minute).succeeded(t)
-	without := run(t, newNamespace(t, off), withRDMA(runAs(shell(trainPod("mlock", 1, "1Gi"), mlockScript), 0)), 2*time.Minute).succeeded(t)
+	withPatch := run(t, newNamespace(t, nil), withRDMA(runAs(shell(trainPod("mlock", 1, "4Gi"), mlockScript), 0)), 2*time.Minute).succeeded(t)
+	without := run(t, newNamespace(t, off), withRDMA(runAs(shell(trainPod("mlock", 1, "4Gi"), mlockScript), 0)), 2*time.Minute).succeeded(t)
 	with, bare := readMlock(t, withPatch), readMlock(t, without)
 	t.Logf("root with IPC_LOCK: %+v; without: %+v", with, bare)
 	if !hasCap(withPatch.pod, "IPC_LOCK") || hasCap(without.pod, "IPC_LOCK") {
@@ -100,11 +100,11 @@ func TestIPCLockDoesNothingForANonRootContainer(t *testing.T) {
 		t.Errorf("uid 1000 with IPC_LOCK: mlock of 64 MiB over %d bytes returned %d, CapEff %s; want a failure and no effective capability", m.soft, m.r, m.capEff)
 	}
 
-	patched := run(t, newNamespace(t, nil), withRDMA(runAs(shell(trainPod("rdma-1000", 1, "1Gi"), mlockScript), 1000)), 2*time.Minute).succeeded(t)
+	patched := run(t, newNamespace(t, nil), withRDMA(runAs(shell(trainPod("rdma-1000", 1, "4Gi"), mlockScript), 1000)), 2*time.Minute).succeeded(t)
 	if hasCap(patched.pod, "IPC_LOCK") || shmVolume(patched.pod) == 0 {
 		t.Errorf("a non-root RDMA pod: IPC_LOCK %v, dshm %d bytes; want dshm and no capability", hasCap(patched.pod, "IPC_LOCK"), shmVolume(patched.pod))
 	}
-	if ids := audit(t, withRDMA(runAs(trainPod("rdma-1000", 1, "1Gi"), 1000))); !has(ids, "ipc-lock-non-root") {
+	if ids := audit(t, withRDMA(runAs(trainPod("rdma-1000", 1, "4Gi"), 1000))); !has(ids, "ipc-lock-non-root") {
 		t.Errorf("shmguard audit of a non-root RDMA pod: %v, want ipc-lock-non-root", ids)
 	}
 }

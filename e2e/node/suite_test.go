@@ -189,7 +189,8 @@ func run(t *testing.T, ns string, p *corev1.Pod, timeout time.Duration) ran {
 		}
 		return fmt.Errorf("phase %s", got.Status.Phase)
 	})
-	b, err := client.CoreV1().Pods(ns).GetLogs(created.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	// The first container's output (a pod of several needs a container named).
+	b, err := client.CoreV1().Pods(ns).GetLogs(created.Name, &corev1.PodLogOptions{Container: p.Spec.Containers[0].Name}).DoRaw(ctx)
 	if err != nil {
 		t.Fatalf("logs of %s: %v", p.Name, err)
 	}
