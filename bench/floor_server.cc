@@ -21,9 +21,9 @@
 #include <string_view>
 #include <utility>
 
+#include "http/https_server.h"
 #include "io/fast_json.h"
 #include "server/admission_handler.h"
-#include "server/https_server.h"
 #include "shmguard/policy.h"
 #include "spike_dom_decision.h"
 

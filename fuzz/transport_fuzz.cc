@@ -11,8 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "http/http_connection.h"
 #include "server/admission_handler.h"
-#include "server/http_connection.h"
 
 namespace {
 

@@ -50,5 +50,5 @@ sanitize_flags=(-DSHMGUARD_WERROR=OFF -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAG
 BUILD_DIR=build-asan ./scripts/build.sh -DSHMGUARD_SANITIZE=address "${sanitize_flags[@]}"
 ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j2
-BUILD_DIR=build-tsan ./scripts/build.sh -DSHMGUARD_SANITIZE=thread "-DSHMGUARD_TESTS=server/*.cc;cli/serve_command_test.cc" "${sanitize_flags[@]}"
+BUILD_DIR=build-tsan ./scripts/build.sh -DSHMGUARD_SANITIZE=thread "-DSHMGUARD_TESTS=http/*.cc;kube/*.cc;server/*.cc;agent/*.cc;cli/serve_command_test.cc" "${sanitize_flags[@]}"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir build-tsan --output-on-failure -j2

@@ -39,6 +39,12 @@ void CheckGolden(const std::string& name, const std::string& actual) {
   CHECK(actual == *expected);
 }
 
+void ReplaceFile(const std::string& path, const std::string& text) {
+  const std::string next = path + ".next";
+  std::ofstream(next) << text;
+  std::filesystem::rename(next, path);
+}
+
 bool Eventually(const std::function<bool()>& check, double seconds) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (std::chrono::steady_clock::now() < deadline) {

@@ -37,6 +37,10 @@ std::string ReadText(const std::string& path);
 // directory in it.
 std::string CorpusPath(const std::string& relative = "");
 
+// Replaces the file at `path` with `text` at once (written beside it, then renamed), as the
+// kubelet swaps a ConfigMap's files: a reader never sees it half written.
+void ReplaceFile(const std::string& path, const std::string& text);
+
 // Polls `check` every 20 ms until it is true or `seconds` pass; returns its last answer. For
 // effects that land asynchronously (a file reloaded, a counter moved).
 bool Eventually(const std::function<bool()>& check, double seconds = 5);

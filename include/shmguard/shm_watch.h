@@ -5,7 +5,7 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,7 +22,7 @@ struct ShmVolume {
 
 // The memory emptyDirs `pod` (a Pod object) mounts at /dev/shm, in the order of spec.volumes.
 // Anything that is not such a volume, or a pod without spec, gives none.
-std::vector<ShmVolume> FindShmVolumes(const nlohmann::json& pod);
+std::vector<ShmVolume> FindShmVolumes(JsonNode pod);
 
 // One volume's samples. Warns once per crossing: when use rises to `threshold` of the size or
 // above, having been below it (or on the first sample); it re-arms once use falls back below

@@ -6,7 +6,7 @@
 
 #include "cli/api_flags.h"
 #include "io/config.h"
-#include "server/decision_log.h"
+#include "io/log.h"
 
 namespace shmguard::cli {
 
@@ -49,21 +49,21 @@ CLI::App* AddAgentCommand(CLI::App& app, AgentCommand& command) {
 
 ExitCode RunAgent(const AgentCommand& command) {
   const auto& options = command.agent;
-  auto format = command.log_format == "json" ? server::LogFormat::kJson : server::LogFormat::kText;
-  auto log = server::MakeLogger(format);
+  auto format = command.log_format == "json" ? io::LogFormat::kJson : io::LogFormat::kText;
+  auto log = io::MakeLogger(format);
   auto fail = [&](const std::string& why) {
-    server::LogEvent(*log, format, spdlog::level::critical, "cannot start", {{"error", why}});
+    io::LogEvent(*log, format, spdlog::level::critical, "cannot start", {{"error", why}});
     log->flush();
     return ExitCode::kUsage;
   };
   if (options.node_name.empty()) return fail("no node name: give --node-name or set NODE_NAME");
-  server::AgentOptions agent_options = options;
+  agent::AgentOptions agent_options = options;
   if (!command.config_file.empty()) {
     auto policy = io::LoadPolicy(command.config_file, io::Readable::kRegularFiles);
     if (!policy) return fail(policy.error().ToString());
     agent_options.policy = std::move(*policy);
   }
-  Result<server::KubeConfig> config = server::ResolveApi(command.api);
+  Result<kube::KubeConfig> config = kube::ResolveApi(command.api);
   if (!config) return fail(config.error().ToString());
 
   sigset_t signals;
@@ -73,17 +73,17 @@ ExitCode RunAgent(const AgentCommand& command) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
-  server::ShmAgent agent(agent_options, std::make_shared<server::KubeClient>(*config));
+  agent::ShmAgent agent(agent_options, std::make_shared<kube::KubeClient>(*config));
   auto started = agent.Start();
   if (!started) return fail(started.error().ToString());
-  server::LogEvent(*log, format, spdlog::level::info, "watching /dev/shm",
-                   {{"node", options.node_name},
-                    {"kubelet_dir", options.kubelet_dir},
-                    {"api_server", config->server},
-                    {"metrics_port", std::to_string(agent.metrics_port())}});
+  io::LogEvent(*log, format, spdlog::level::info, "watching /dev/shm",
+               {{"node", options.node_name},
+                {"kubelet_dir", options.kubelet_dir},
+                {"api_server", config->server},
+                {"metrics_port", std::to_string(agent.metrics_port())}});
   int sig = 0;
   sigwait(&signals, &sig);
-  server::LogEvent(*log, format, spdlog::level::info, "stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+  io::LogEvent(*log, format, spdlog::level::info, "stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
   agent.Stop();
   log->flush();
   return ExitCode::kOk;

@@ -4,18 +4,19 @@
 
 #include <CLI/CLI.hpp>
 
+#include "agent/shm_agent.h"
 #include "cli/exit_code.h"
-#include "server/shm_agent.h"
+#include "kube/kube_config.h"
 
 namespace shmguard::cli {
 
 // What `shmguard agent` runs with.
 struct AgentCommand {
-  server::AgentOptions agent;
+  agent::AgentOptions agent;
   // The API server. Default: the pod's in-cluster configuration (KubeConfig::InCluster). With
   // `server` set (--api-server, for an agent outside a pod, as the end-to-end suite runs one),
   // `ca_file` and `token_file` must be set too.
-  server::KubeConfig api;
+  kube::KubeConfig api;
   std::string log_format = "json";  // text or json
   std::string config_file;          // --config: the policy (growInPlace rules); read once at start
 };

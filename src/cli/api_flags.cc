@@ -3,7 +3,7 @@
 
 namespace shmguard::cli {
 
-void AddApiFlags(CLI::App* cmd, server::KubeConfig& api) {
+void AddApiFlags(CLI::App* cmd, kube::KubeConfig& api) {
   auto* server =
       cmd->add_option("--api-server", api.server, "the API server's URL, when not in a pod (default: in-cluster)");
   cmd->add_option("--api-ca-file", api.ca_file, "with --api-server: the CA bundle of its certificate")

@@ -5,10 +5,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include "server/kube_client.h"
+#include "kube/kube_config.h"
 
 namespace shmguard::cli {
 
-void AddApiFlags(CLI::App* cmd, server::KubeConfig& api);
+void AddApiFlags(CLI::App* cmd, kube::KubeConfig& api);
 
 }  // namespace shmguard::cli

@@ -11,7 +11,7 @@
 #include <ostream>
 #include <tuple>
 
-#include "server/kube_client.h"
+#include "kube/kube_client.h"
 
 namespace shmguard::cli {
 namespace {
@@ -143,14 +143,14 @@ namespace {
 
 ExitCode ReadAgents(const TopOptions& o, std::ostream& out, std::ostream& err) {
   const std::string path = KubeconfigPath(o);
-  auto config = path.empty() ? server::KubeConfig::InCluster() : server::KubeConfig::FromKubeconfig(path, o.context);
+  auto config = path.empty() ? kube::KubeConfig::InCluster() : kube::KubeConfig::FromKubeconfig(path, o.context);
   if (!config) {
     err << "shmguard top: " << config.error().ToString() << "\n";
     return ExitCode::kUsage;
   }
   const std::string ns =
       o.namespace_.empty() ? (config->context_namespace.empty() ? "default" : config->context_namespace) : o.namespace_;
-  server::KubeClient client(*config, 50, 100);
+  kube::KubeClient client(*config, 50, 100);
   std::string list = "/api/v1/pods?labelSelector=app.kubernetes.io%2Fcomponent%3Dagent";
   if (!o.node.empty()) list += "&fieldSelector=spec.nodeName%3D" + o.node;
   auto agents = client.Request("GET", list);

@@ -12,27 +12,12 @@
 namespace shmguard {
 namespace {
 
-const nlohmann::json* Find(const nlohmann::json& j, const char* key) {
-  if (!j.is_object()) return nullptr;
-  auto it = j.find(key);
-  return it == j.end() ? nullptr : &*it;
-}
-
-std::string StringAt(const nlohmann::json& j, const char* key) {
-  const auto* v = Find(j, key);
-  return v && v->is_string() ? v->get<std::string>() : std::string();
-}
-
 // True when a container of `spec` mounts volume `name` at /dev/shm.
-bool MountedAtDevShm(const nlohmann::json& spec, const std::string& name) {
+bool MountedAtDevShm(JsonNode spec, std::string_view name) {
   for (const char* list : {"containers", "initContainers"}) {
-    const auto* containers = Find(spec, list);
-    if (!containers || !containers->is_array()) continue;
-    for (const auto& c : *containers) {
-      const auto* mounts = Find(c, "volumeMounts");
-      if (!mounts || !mounts->is_array()) continue;
-      for (const auto& m : *mounts) {
-        if (StringAt(m, "name") == name && StringAt(m, "mountPath") == "/dev/shm") return true;
+    for (JsonNode c : spec.Find(list).Items()) {
+      for (JsonNode m : c.Find("volumeMounts").Items()) {
+        if (m.StringMember("name") == name && m.StringMember("mountPath") == "/dev/shm") return true;
       }
     }
   }
@@ -41,16 +26,13 @@ bool MountedAtDevShm(const nlohmann::json& spec, const std::string& name) {
 
 }  // namespace
 
-std::vector<ShmVolume> FindShmVolumes(const nlohmann::json& pod) {
+std::vector<ShmVolume> FindShmVolumes(JsonNode pod) {
   std::vector<ShmVolume> out;
-  const auto* spec = Find(pod, "spec");
-  const auto* volumes = spec ? Find(*spec, "volumes") : nullptr;
-  if (!volumes || !volumes->is_array()) return out;
-  for (const auto& v : *volumes) {
-    const auto* empty_dir = Find(v, "emptyDir");
-    if (!empty_dir || StringAt(*empty_dir, "medium") != "Memory") continue;
-    std::string name = StringAt(v, "name");
-    if (!name.empty() && MountedAtDevShm(*spec, name)) out.push_back({name});
+  JsonNode spec = pod.Find("spec");
+  for (JsonNode v : spec.Find("volumes").Items()) {
+    if (!v.Find("emptyDir").Find("medium").Is("Memory")) continue;
+    std::string_view name = v.StringMember("name");
+    if (!name.empty() && MountedAtDevShm(spec, name)) out.push_back({std::string(name)});
   }
   return out;
 }

@@ -9,22 +9,8 @@
 
 namespace shmguard::server {
 
-std::string PrometheusLabel(const std::string& v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
-
-void PrometheusHeader(std::ostringstream& out, const char* name, const char* type, const char* help) {
-  out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
-}
+using http::PrometheusHeader;
+using http::PrometheusLabel;
 
 namespace {
 

@@ -11,17 +11,14 @@
 #include <string>
 #include <tuple>
 
-namespace shmguard::server {
+#include "http/prometheus_text.h"
 
-// A label value for the text format: backslash, double quote and newline escaped.
-std::string PrometheusLabel(const std::string& value);
+namespace shmguard::server {
 
 // The kind label of an admission request: the kind's name when the table of kinds has it
 // (KnownKinds), "" when the request had none, else "other" — so that however many kinds callers
 // send, the requests counter has at most (kinds + 2) × endpoints × decisions series.
 const std::string& KindLabel(const std::string& kind);
-// The "# HELP" and "# TYPE" lines of a metric.
-void PrometheusHeader(std::ostringstream& out, const char* name, const char* type, const char* help);
 
 class Metrics {
  public:

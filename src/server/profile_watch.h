@@ -1,8 +1,8 @@
-// ProfileWatch: the webhook's copy of every ShmProfile in the cluster (shm_profile.h), kept by
-// a list+watch (KubeClient) on a thread of its own. The admission path reads a snapshot
-// (an immutable ObservationIndex, replaced whole on each change) and makes no API call; until
-// the first list arrives, or when the API server cannot be reached, pods are sized from the
-// formula alone.
+// ProfileWatch: the webhook's copy of every ShmProfile in the cluster (shm_profile.h), kept by an
+// informer (kube/informer.h) on a thread of its own. The admission path reads a snapshot (an
+// immutable ObservationIndex, replaced whole on each change) and makes no API call; until the
+// first list arrives, or when the API server cannot be reached, pods are sized from the formula
+// alone. Stop closes the watch and joins its thread.
 #pragma once
 
 #include <atomic>
@@ -11,9 +11,8 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <thread>
 
-#include "server/kube_client.h"
+#include "kube/informer.h"
 #include "shmguard/shm_profile.h"
 
 namespace shmguard::server {
@@ -23,7 +22,7 @@ inline constexpr char kShmProfilesPath[] = "/apis/shmguard.io/v1alpha1/shmprofil
 class ProfileWatch {
  public:
   // `client` may be null (tests): profiles come from SetProfiles and UpdateProfile.
-  explicit ProfileWatch(std::shared_ptr<KubeClient> client) : client_(std::move(client)) {}
+  explicit ProfileWatch(std::shared_ptr<kube::KubeClient> client);
   ~ProfileWatch();  // Stop()
 
   void Start();
@@ -31,37 +30,31 @@ class ProfileWatch {
 
   // The profiles known now; never null.
   std::shared_ptr<const ObservationIndex> Snapshot() const;
-  bool synced() const { return state_->synced; }
+  bool synced() const { return informer_.HasSynced(); }
   // Why the webhook should not be called yet: the profiles are not listed, for at most
   // kSyncGrace after Start (after that, or when the API server cannot be reached, pods are
   // sized from the formula alone rather than not at all). Empty when ready.
   static constexpr std::chrono::seconds kSyncGrace{5};
   std::string NotReadyReason() const;
   // ShmProfiles skipped because they could not be read (ReadShmProfile), since the start.
-  uint64_t unreadable() const { return state_->unreadable; }
-  const KubeClient* client() const { return client_.get(); }
+  uint64_t unreadable() const { return unreadable_; }
+  const kube::ReflectorStats& stats() const { return informer_.stats(); }
 
-  // A list's items, replacing what was known.
-  void SetProfiles(const nlohmann::json& items) { state_->SetProfiles(items); }
-  // A watch event: ADDED, MODIFIED or DELETED.
-  void UpdateProfile(const std::string& type, const nlohmann::json& object) { state_->UpdateProfile(type, object); }
+  // A list's items, replacing what was known; a watch event (ADDED, MODIFIED or DELETED): what
+  // the informer is fed, for tests without an API server.
+  void SetProfiles(const nlohmann::json& items);
+  void UpdateProfile(const std::string& type, const nlohmann::json& object);
 
  private:
-  // What the watch writes and the admission path reads. The watch's thread holds it (and the
-  // client) as well: Stop leaves that thread to end with its connection, after this object.
-  struct State {
-    mutable std::mutex mu;
-    std::shared_ptr<const ObservationIndex> index = std::make_shared<ObservationIndex>();
-    std::atomic<bool> synced{false}, stop{false};
-    std::atomic<uint64_t> unreadable{0};
-    void SetProfiles(const nlohmann::json& items);
-    void UpdateProfile(const std::string& type, const nlohmann::json& object);
-  };
+  // Rebuilds the index from the informer's store.
+  void Rebuild();
 
-  std::shared_ptr<KubeClient> client_;
-  std::shared_ptr<State> state_ = std::make_shared<State>();
+  std::shared_ptr<kube::KubeClient> client_;
+  mutable std::mutex mu_;
+  std::shared_ptr<const ObservationIndex> index_ = std::make_shared<ObservationIndex>();
+  std::atomic<uint64_t> unreadable_{0};
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
-  std::thread watcher_;
+  kube::Informer informer_;
 };
 
 }  // namespace shmguard::server

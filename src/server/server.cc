@@ -74,7 +74,7 @@ WebhookServer::WebhookServer(ServerOptions options, std::shared_ptr<spdlog::logg
   SSL_CTX_set_options(ssl_ctx_, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_NO_COMPRESSION);
   certs_.Install(ssl_ctx_);        // every handshake takes the current certificate
   handshakes_->Install(ssl_ctx_);  // ... and the current versions, suites and client CAs
-  HttpsServerOptions h;
+  http::HttpsServerOptions h;
   h.bind_address = options_.bind_address;
   h.port = options_.port;
   h.max_body_bytes = options_.max_body_bytes;
@@ -86,9 +86,10 @@ WebhookServer::WebhookServer(ServerOptions options, std::shared_ptr<spdlog::logg
   https_ = std::make_unique<HttpsServer>(
       h, ssl_ctx_, [this](const HttpRequest& req, HttpResponse& res) { HandleWebhook(req, res); });
   metrics_http_ =
-      std::make_unique<HttpsServer>(MetricsPortOptions(options_.bind_address, options_.metrics_port), nullptr,
+      std::make_unique<HttpsServer>(http::MetricsPortOptions(options_.bind_address, options_.metrics_port), nullptr,
                                     [this](const HttpRequest& req, HttpResponse& res) { HandleMetricsPort(req, res); });
-  if (options_.observations) profiles_ = std::make_unique<ProfileWatch>(std::make_shared<KubeClient>(options_.api));
+  if (options_.observations)
+    profiles_ = std::make_unique<ProfileWatch>(std::make_shared<kube::KubeClient>(options_.api));
 }
 
 WebhookServer::~WebhookServer() {
@@ -169,19 +170,19 @@ void WebhookServer::HandleMetricsPort(const HttpRequest& req, HttpResponse& res)
 std::string WebhookServer::RenderProfileMetrics() const {
   if (!profiles_) return {};
   std::ostringstream out;
-  PrometheusHeader(out, "shmguard_observations_synced", "gauge",
-                   "1 once the ShmProfiles are listed (sizes are learned from them), else 0.");
+  http::PrometheusHeader(out, "shmguard_observations_synced", "gauge",
+                         "1 once the ShmProfiles are listed (sizes are learned from them), else 0.");
   out << "shmguard_observations_synced " << (profiles_->synced() ? 1 : 0) << "\n";
-  PrometheusHeader(out, "shmguard_observations_profiles", "gauge", "ShmProfiles the webhook sizes from.");
+  http::PrometheusHeader(out, "shmguard_observations_profiles", "gauge", "ShmProfiles the webhook sizes from.");
   out << "shmguard_observations_profiles " << profiles_->Snapshot()->size() << "\n";
-  PrometheusHeader(out, "shmguard_observations_unreadable_total", "counter",
-                   "ShmProfiles skipped because a field has the wrong type.");
+  http::PrometheusHeader(out, "shmguard_observations_unreadable_total", "counter",
+                         "ShmProfiles skipped because a field has the wrong type.");
   out << "shmguard_observations_unreadable_total " << profiles_->unreadable() << "\n";
-  PrometheusHeader(out, "shmguard_observations_lists_total", "counter",
-                   "Lists of the ShmProfiles (the first and each relist).");
-  out << "shmguard_observations_lists_total " << profiles_->client()->lists() << "\n";
-  PrometheusHeader(out, "shmguard_observations_watches_total", "counter", "Watches of the ShmProfiles opened.");
-  out << "shmguard_observations_watches_total " << profiles_->client()->watches() << "\n";
+  http::PrometheusHeader(out, "shmguard_observations_lists_total", "counter",
+                         "Lists of the ShmProfiles (the first and each relist).");
+  out << "shmguard_observations_lists_total " << profiles_->stats().lists << "\n";
+  http::PrometheusHeader(out, "shmguard_observations_watches_total", "counter", "Watches of the ShmProfiles opened.");
+  out << "shmguard_observations_watches_total " << profiles_->stats().watches << "\n";
   return out.str();
 }
 

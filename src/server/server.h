@@ -16,18 +16,23 @@
 #include <thread>
 #include <vector>
 
+#include "http/https_server.h"
 #include "io/file_watch.h"
 #include "server/admission_handler.h"
 #include "server/cert_reloader.h"
 #include "server/decision_log.h"
 #include "server/handshake_policy.h"
-#include "server/https_server.h"
 #include "server/metrics.h"
 #include "server/profile_watch.h"
 #include "shmguard/policy.h"
 #include "shmguard/result.h"
 
 namespace shmguard::server {
+
+using http::HttpRequest;
+using http::HttpResponse;
+using http::HttpsServer;
+using kube::KubeConfig;
 
 struct ServerOptions {
   std::string bind_address = "0.0.0.0";

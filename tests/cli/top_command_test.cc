@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "server/shm_agent.h"
+#include "agent/shm_agent.h"
 
 namespace shmguard::cli {
 namespace {
@@ -26,12 +26,12 @@ json Pod(const std::string& uid, const std::string& ns, const std::string& name,
 
 TEST_CASE("ParseShmMetrics reads back every volume the agent's metrics show, escaped labels included",
           "[top_command]") {
-  server::AgentOptions o;
+  agent::AgentOptions o;
   o.kubelet_dir = "/k";
   std::map<std::string, uint64_t> used = {{"u1", 30 << 20}, {"u2", 7 << 20}};
-  server::ShmAgent agent(o, nullptr, [&](const std::string& path) -> std::optional<server::FsUse> {
+  agent::ShmAgent agent(o, nullptr, [&](const std::string& path) -> std::optional<agent::FsUse> {
     for (const auto& [uid, bytes] : used) {
-      if (path.find("/pods/" + uid + "/") != std::string::npos) return server::FsUse{bytes, 64 << 20, true};
+      if (path.find("/pods/" + uid + "/") != std::string::npos) return agent::FsUse{bytes, 64 << 20, true};
     }
     return std::nullopt;
   });

@@ -7,8 +7,8 @@
 #include <regex>
 #include <set>
 
+#include "agent/shm_agent.h"
 #include "server/metrics.h"
-#include "server/shm_agent.h"
 #include "test_util.h"
 
 namespace shmguard::test {
@@ -39,9 +39,9 @@ std::map<std::string, std::set<std::string>> Families(const std::string& text) {
 }
 
 std::map<std::string, std::set<std::string>> Exported() {
-  server::AgentOptions o;
+  agent::AgentOptions o;
   o.kubelet_dir = "/k";
-  server::ShmAgent agent(o, nullptr, [](const std::string&) { return server::FsUse{1, 2, true}; });
+  agent::ShmAgent agent(o, nullptr, [](const std::string&) { return agent::FsUse{1, 2, true}; });
   agent.SetPods(json::parse(R"([{"metadata":{"uid":"u","namespace":"ml","name":"p"},
     "spec":{"volumes":[{"name":"dshm","emptyDir":{"medium":"Memory"}}],
             "containers":[{"name":"c","volumeMounts":[{"name":"dshm","mountPath":"/dev/shm"}]}]}}])"));

@@ -10,6 +10,9 @@
 namespace shmguard::server {
 namespace {
 
+using io::kMaxLogErrorBytes;
+using io::kMaxLogFieldBytes;
+using io::kMaxLogObjectBytes;
 using nlohmann::json;
 
 struct Captured {

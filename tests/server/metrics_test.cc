@@ -52,7 +52,6 @@ TEST_CASE("Metrics renders counters by label and a cumulative latency histogram"
 }
 
 TEST_CASE("Metrics escapes label values as the text format requires", "[metrics]") {
-  CHECK(PrometheusLabel("K\"ind\\\nX") == R"(K\"ind\\\nX)");
   Metrics m;
   m.ObserveRequest("mutate", "K\"ind\\\nX", "allowed", 0.001);
   const std::string text = m.Render("v\"1\n");

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <memory>
 
+#include "kube/fake_api.h"
 #include "server/admission_handler.h"
 #include "test_util.h"
 #include "tls_fixture.h"
@@ -24,8 +25,8 @@ TEST_CASE("ProfileWatch keeps the profiles of lists and events, and skips unread
   ProfileWatch watch(nullptr);
   CHECK_FALSE(watch.synced());
   CHECK(watch.Snapshot()->size() == 0);
-  watch.SetProfiles(
-      json::array({Profile("a", "Job/x", 100), Profile("b", "Job/y", 200), json::parse(R"({"spec":{"workload":7}})")}));
+  watch.SetProfiles(json::array({Profile("a", "Job/x", 100), Profile("b", "Job/y", 200),
+                                 json::parse(R"({"metadata":{"namespace":"a","name":"z"},"spec":{"workload":7}})")}));
   CHECK(watch.synced());
   CHECK(watch.unreadable() == 1);
   auto before = watch.Snapshot();
@@ -43,19 +44,37 @@ TEST_CASE("ProfileWatch keeps the profiles of lists and events, and skips unread
   CHECK(watch.Snapshot()->size() == 0);
 }
 
-TEST_CASE("ProfileWatch's thread owns what it uses, outlives the watch, and ends on stop", "[profile_watch]") {
-  KubeConfig c;
-  c.server = "https://127.0.0.1:1";  // nothing listens: each list fails and the watch backs off
-  c.token = "t";
-  auto client = std::make_shared<KubeClient>(c);
-  {
-    ProfileWatch watch(client);
-    watch.Start();
-    CHECK(client.use_count() == 3);  // this test, the watch, and the watch's thread
-  }
-  // The watch is gone and its thread, left to end on its own, reads only what it holds (a
-  // sanitized build reports any read of the freed watch); it ends at its next look at `stop`.
-  CHECK(test::Eventually([&] { return client.use_count() == 1; }, 5));
+TEST_CASE("ProfileWatch follows an API server's profiles, and Stop closes the watch and joins",
+          "[profile_watch][net]") {
+  test::FakeApi api(
+      [](const test::FakeRequest& r, size_t n) {
+        test::FakeAnswer a;
+        if (!r.watch) {
+          a.body = json{{"metadata", {{"resourceVersion", "5"}}}, {"items", json::array({Profile("a", "Job/x", 100)})}}
+                       .dump();
+        } else if (n == 1) {
+          json event = {{"type", "ADDED"}, {"object", Profile("b", "Job/y", 200)}};
+          event["object"]["metadata"]["resourceVersion"] = "6";
+          a.body = event.dump() + "\n";
+          a.silence = std::chrono::milliseconds(30000);  // then open and silent
+        } else {
+          a.silence = std::chrono::milliseconds(30000);
+        }
+        return a;
+      },
+      kShmProfilesPath);
+  auto client = std::make_shared<kube::KubeClient>(api.Config(), 1000, 100);
+  ProfileWatch watch(client);
+  CHECK_FALSE(watch.NotReadyReason().empty());
+  watch.Start();
+  REQUIRE(test::Eventually([&] { return watch.Snapshot()->size() == 2; }));
+  CHECK(watch.synced());
+  CHECK(watch.NotReadyReason().empty());
+  CHECK(watch.Snapshot()->Find("b", {"Job/y"})->peak_bytes == 200);
+  auto start = std::chrono::steady_clock::now();
+  watch.Stop();
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
+  CHECK(api.Seen().size() == 2);
 }
 
 TEST_CASE("HandleAdmission sizes a pod of a workload with a profile from its peak", "[profile_watch]") {

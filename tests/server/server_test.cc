@@ -300,9 +300,10 @@ TEST_CASE("serve: a half-written or missing pair keeps the previous certificate"
 TEST_CASE("serve: config reloads on change and a broken file keeps the last good one", "[server][net]") {
   Fixture f("namespaces:\n  - {match: [\"*\"], mode: warn}\n");
   CHECK(f.Response("/validate", test::ReviewJson(kTooBig, "ml-x"))["allowed"] == true);
-  std::ofstream(f.config) << "namespaces:\n  - {match: [\"ml-*\"], mode: enforce}\n  - {match: [\"*\"], mode: warn}\n";
+  test::ReplaceFile(f.config,
+                    "namespaces:\n  - {match: [\"ml-*\"], mode: enforce}\n  - {match: [\"*\"], mode: warn}\n");
   CHECK(Eventually([&] { return f.Response("/validate", test::ReviewJson(kTooBig, "ml-x"))["allowed"] == false; }));
-  std::ofstream(f.config) << "namespaces: [{match: [\"ml-*\"], mode: sometimes}]\n";
+  test::ReplaceFile(f.config, "namespaces: [{match: [\"ml-*\"], mode: sometimes}]\n");
   CHECK(Eventually(
       [&] { return f.Metrics().find("shmguard_config_reloads_total{result=\"failed\"} 1") != std::string::npos; }));
   CHECK(f.Response("/validate", test::ReviewJson(kTooBig, "ml-x"))["allowed"] == false);  // still enforcing

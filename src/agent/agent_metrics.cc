@@ -1,0 +1,87 @@
+// RenderAgentMetrics.
+#include "agent/agent_metrics.h"
+
+#include <sstream>
+
+#include "http/prometheus_text.h"
+
+namespace shmguard::agent {
+
+using http::PrometheusHeader;
+using http::PrometheusLabel;
+
+std::string RenderAgentMetrics(const std::vector<VolumeUse>& uses, const AgentCounters& c) {
+  std::ostringstream out;
+  struct Gauge {
+    const char* name;
+    const char* help;
+    uint64_t VolumeUse::*value;
+  };
+  const Gauge gauges[] = {
+      {"shmguard_pod_shm_used_bytes", "Bytes in use in a pod's memory-backed /dev/shm volume (statfs).",
+       &VolumeUse::used},
+      {"shmguard_pod_shm_size_bytes", "Size of a pod's memory-backed /dev/shm volume (its tmpfs).", &VolumeUse::size},
+      {"shmguard_pod_shm_peak_bytes", "Largest use seen of a pod's /dev/shm volume since the agent found it.",
+       &VolumeUse::peak},
+  };
+  for (const auto& g : gauges) {
+    PrometheusHeader(out, g.name, "gauge", g.help);
+    for (const auto& u : uses) {
+      out << g.name << "{namespace=\"" << PrometheusLabel(u.namespace_) << "\",pod=\"" << PrometheusLabel(u.pod)
+          << "\",volume=\"" << PrometheusLabel(u.volume) << "\",workload=\"" << PrometheusLabel(u.workload) << "\"} "
+          << u.*g.value << "\n";
+    }
+  }
+  PrometheusHeader(out, "shmguard_agent_samples_total", "counter", "Rounds of samples of every watched volume.");
+  out << "shmguard_agent_samples_total " << c.samples << "\n";
+  PrometheusHeader(out, "shmguard_agent_events_total", "counter",
+                   "ShmNearFull Events recorded or counted again, by result (ok, or failed when the API refused or "
+                   "could not be reached).");
+  out << "shmguard_agent_events_total{result=\"ok\"} " << c.events_ok << "\n";
+  out << "shmguard_agent_events_total{result=\"failed\"} " << c.events_failed << "\n";
+  PrometheusHeader(out, "shmguard_agent_profile_writes_total", "counter",
+                   "ShmProfile writes (a higher peak, or a run), by result.");
+  out << "shmguard_agent_profile_writes_total{result=\"ok\"} " << c.profile_writes << "\n";
+  out << "shmguard_agent_profile_writes_total{result=\"failed\"} " << c.profile_failures << "\n";
+  PrometheusHeader(out, "shmguard_agent_runs_recorded_total", "counter",
+                   "Pods whose end was recorded as a run of their workload.");
+  out << "shmguard_agent_runs_recorded_total " << c.runs << "\n";
+  if (c.growth) {
+    PrometheusHeader(out, "shmguard_agent_resizes_total", "counter",
+                     "Growth in place of a /dev/shm, by result: requested (the API server took it), grown (the "
+                     "tmpfs was remounted larger), refused (by the kubelet, or nothing to grow within), rejected "
+                     "(by the API server), timed_out.");
+    const GrowthCounts& g = *c.growth;
+    const std::pair<const char*, uint64_t> resizes[] = {{"requested", g.requested},
+                                                        {"grown", g.grown},
+                                                        {"refused", g.refused},
+                                                        {"rejected", g.rejected},
+                                                        {"timed_out", g.timed_out}};
+    for (const auto& [result, n] : resizes) out << "shmguard_agent_resizes_total{result=\"" << result << "\"} " << n << "\n";
+  }
+  PrometheusHeader(out, "shmguard_agent_pods", "gauge", "Pods of this node the agent knows (from its informer).");
+  out << "shmguard_agent_pods " << c.pods << "\n";
+  if (c.informer) {
+    PrometheusHeader(out, "shmguard_agent_lists_total", "counter",
+                     "Lists of the node's pods (the first and each relist), each of one or more pages.");
+    out << "shmguard_agent_lists_total " << c.informer->lists << "\n";
+    PrometheusHeader(out, "shmguard_agent_watches_total", "counter",
+                     "Watches of the node's pods opened (each resumes from the last resourceVersion seen).");
+    out << "shmguard_agent_watches_total " << c.informer->watches << "\n";
+    PrometheusHeader(out, "shmguard_agent_watch_failures_total", "counter",
+                     "Lists and watches that failed (refused, an ERROR event, a broken or silent connection), "
+                     "each followed by a backoff.");
+    out << "shmguard_agent_watch_failures_total " << c.informer->failures << "\n";
+    PrometheusHeader(out, "shmguard_agent_api_requests_total", "counter",
+                     "Requests the agent made to the API server (lists, watches, writes).");
+    out << "shmguard_agent_api_requests_total " << c.api_requests << "\n";
+    PrometheusHeader(out, "shmguard_agent_api_connections_total", "counter",
+                     "TLS connections the agent opened to the API server (kept alive and reused).");
+    out << "shmguard_agent_api_connections_total " << c.api_connections << "\n";
+  }
+  PrometheusHeader(out, "shmguard_build_info", "gauge", "Always 1; the version is a label.");
+  out << "shmguard_build_info{version=\"" << PrometheusLabel(SHMGUARD_VERSION) << "\"} 1\n";
+  return out.str();
+}
+
+}  // namespace shmguard::agent

@@ -1,0 +1,27 @@
+// The node agent's metrics, in Prometheus's text format: each volume's use, size and peak as
+// gauges labelled by namespace, pod, volume and workload, and the agent's own counters.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "agent/growth.h"
+#include "agent/pod_table.h"
+#include "kube/reflector.h"
+
+namespace shmguard::agent {
+
+// What the metrics say, read from the agent's parts.
+struct AgentCounters {
+  uint64_t samples = 0, pods = 0;
+  uint64_t events_ok = 0, events_failed = 0;
+  uint64_t profile_writes = 0, profile_failures = 0, runs = 0;
+  const GrowthCounts* growth = nullptr;
+  const kube::ReflectorStats* informer = nullptr;  // null without an API server
+  uint64_t api_requests = 0, api_connections = 0;
+};
+
+std::string RenderAgentMetrics(const std::vector<VolumeUse>& uses, const AgentCounters& c);
+
+}  // namespace shmguard::agent

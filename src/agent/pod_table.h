@@ -1,0 +1,96 @@
+// PodTable: the node agent's discovery — the pods of its node that mount a memory volume at
+// /dev/shm (FindShmVolumes, read through JsonNode), each with what the agent keeps of it: a
+// ShmWatch per volume, the Events it recorded, the resizes it asked for, the peak it last wrote,
+// and whether its run ended. Fed by the pod informer's handlers; read by the sampler, the
+// recorders and the metrics, each under the table's lock for as long as it reads.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "shmguard/json_node.h"
+#include "shmguard/shm_watch.h"
+
+namespace shmguard::agent {
+
+using Clock = std::chrono::steady_clock;
+
+// The Event recorded about one volume for one reason: a later crossing counts on it.
+struct EventRecord {
+  std::string name;
+  int count = 0;
+};
+
+// A resize asked for one volume: once per pod and volume, whatever the outcome.
+struct GrowthState {
+  int64_t from = 0, to = 0;
+  Clock::time_point requested;
+  bool settled = false;
+};
+
+struct AgentPod {
+  std::string namespace_, name, uid, workload;
+  std::vector<std::string> candidates;  // WorkloadCandidates (a Job's owner is read from the API)
+  nlohmann::json object;                // the pod's spec as a Pod, for growth; null without volumes
+  std::map<std::string, ShmWatch> volumes;     // by volume name
+  std::map<std::string, EventRecord> events;   // by event reason and volume name
+  std::map<std::string, GrowthState> growth;   // by volume name
+  uint64_t recorded_peak = 0;                  // the peak last written to the profile
+  Clock::time_point recorded_at{};
+  bool ended = false;  // its run is recorded
+
+  // The largest peak of its volumes, and the size of the volume it was reached in.
+  std::pair<uint64_t, uint64_t> Peak() const;
+  // A copy without `object`, for the work done outside the lock.
+  AgentPod Summary() const;
+};
+
+// A resize the kubelet refused, read off the pod (KEP-1287's PodResizePending, Infeasible).
+struct RefusedResize {
+  AgentPod pod;
+  std::string volume, message;
+  GrowthState state;
+};
+
+// A volume's use, as the metrics show it.
+struct VolumeUse {
+  std::string namespace_, pod, volume, workload;
+  uint64_t used = 0, size = 0, peak = 0;
+};
+
+class PodTable {
+ public:
+  explicit PodTable(double threshold) : threshold_(threshold) {}
+
+  // A pod added or changed: its volumes found again, keeping what was seen of those it still
+  // has; a pod that succeeded or failed ends its run.
+  void Upsert(JsonNode pod);
+  // A pod deleted (or gone from a relist): its run ends.
+  void Delete(JsonNode pod);
+
+  // Runs `f` on the pods, by UID, under the lock.
+  void With(const std::function<void(std::map<std::string, AgentPod>&)>& f);
+  // The runs ended since the last call, and the kubelet's refusals read since then.
+  std::vector<AgentPod> TakeRuns();
+  std::vector<RefusedResize> TakeRefusals();
+  // The volumes sampled at least once.
+  std::vector<VolumeUse> Uses() const;
+  size_t size() const;
+
+ private:
+  void EndRun(AgentPod& pod);
+
+  double threshold_;
+  mutable std::mutex mu_;
+  std::map<std::string, AgentPod> pods_;
+  std::vector<AgentPod> runs_;
+  std::vector<RefusedResize> refusals_;
+};
+
+}  // namespace shmguard::agent

@@ -1,0 +1,74 @@
+// ProfileRecorder: the workload's ShmProfile read, raised and written back.
+#include "agent/profile_recorder.h"
+
+#include "agent/event_recorder.h"
+#include "shmguard/shm_profile.h"
+
+namespace shmguard::agent {
+
+std::string ProfileRecorder::ResolveWorkload(const AgentPod& pod) {
+  if (pod.candidates.size() < 2 || pod.candidates.back().rfind("Job/", 0) != 0 || !client_) return pod.workload;
+  // A Job's pod: the Job's own controller (a CronJob, a JobSet) is the workload; the pod's name
+  // and labels only suggest it.
+  const std::string job = pod.candidates.back().substr(4);
+  const std::string key = pod.namespace_ + "/" + job;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = job_owner_.find(key); it != job_owner_.end()) return it->second;
+  }
+  auto res = client_->Request("GET", "/apis/batch/v1/namespaces/" + pod.namespace_ + "/jobs/" + job);
+  if (!res || (!res->ok() && res->status != 404)) return pod.workload;  // unknown for now: asked again later
+  std::string workload = pod.candidates.back();
+  const JsonNode job_object = res->ok() ? JsonNode(res->body) : JsonNode();
+  for (JsonNode o : job_object.Find("metadata").Find("ownerReferences").Items()) {
+    if (o.Find("controller").Bool() && !o.StringMember("kind").empty() && !o.StringMember("name").empty()) {
+      workload = std::string(o.StringMember("kind")) + "/" + std::string(o.StringMember("name"));
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  job_owner_[key] = workload;
+  return workload;
+}
+
+bool ProfileRecorder::Record(const AgentPod& pod, bool run) {
+  const auto [peak, size] = pod.Peak();
+  if (!client_ || peak == 0) return false;
+  const std::string workload = ResolveWorkload(pod);
+  table_.With([&](std::map<std::string, AgentPod>& pods) {
+    if (auto it = pods.find(pod.uid); it != pods.end()) it->second.workload = workload;
+  });
+  const std::string collection = "/apis/shmguard.io/v1alpha1/namespaces/" + pod.namespace_ + "/shmprofiles";
+  const std::string path = collection + "/" + ProfileName(workload);
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    auto got = client_->Request("GET", path);
+    if (!got || (!got->ok() && got->status != 404)) break;
+    ObservedShm o{pod.namespace_, workload, 0, 0, 0, "", ""};
+    std::string version;
+    if (got->ok()) {
+      auto read = ReadShmProfile(got->body);
+      if (read && read->workload == workload) o = *read;
+      o.namespace_name = pod.namespace_;
+      version = JsonNode(got->body).Find("metadata").StringMember("resourceVersion");
+    }
+    if (!run && static_cast<int64_t>(peak) <= o.peak_bytes) return true;  // nothing new to say
+    if (static_cast<int64_t>(peak) > o.peak_bytes) {
+      o.peak_bytes = static_cast<int64_t>(peak);
+      o.size_bytes = static_cast<int64_t>(size);
+    }
+    if (run) o.runs++;
+    o.last_observed = NowRfc3339();
+    o.last_pod = pod.name;
+    auto put = version.empty() ? client_->Request("POST", collection, ShmProfileJson(o))
+                               : client_->Request("PUT", path, ShmProfileJson(o, version));
+    if (put && put->ok()) {
+      writes_++;
+      if (run) runs_++;
+      return true;
+    }
+    if (!put || (put->status != 409)) break;  // 409: written by another agent in between, or created
+  }
+  failures_++;
+  return false;
+}
+
+}  // namespace shmguard::agent

@@ -1,0 +1,121 @@
+// ShmAgent: the informer feeding the table, the sampler's thread and what each round does, the
+// metrics port.
+#include "agent/shm_agent.h"
+
+#include <sstream>
+
+#include "agent/agent_metrics.h"
+
+namespace shmguard::agent {
+
+ShmAgent::ShmAgent(AgentOptions options, std::shared_ptr<kube::KubeClient> client, StatFs statfs)
+    : options_(std::move(options)),
+      client_(std::move(client)),
+      statfs_(std::move(statfs)),
+      table_(options_.threshold),
+      // Only this node's pods: the API server filters them (spec.nodeName is a field selector).
+      pods_(client_, kube::ReflectorOptions{.path = "/api/v1/pods?fieldSelector=spec.nodeName%3D" + options_.node_name},
+            kube::InformerHandlers{
+                .on_add = [this](const nlohmann::json& pod) { table_.Upsert(pod); },
+                .on_update = [this](const nlohmann::json&, const nlohmann::json& pod) { table_.Upsert(pod); },
+                .on_delete = [this](const nlohmann::json& pod) { table_.Delete(pod); },
+                .on_synced = nullptr,
+            }),
+      events_(client_, options_.node_name, table_),
+      profiles_(client_, table_),
+      growth_(client_, options_.policy, table_, events_, profiles_, options_.record_profiles) {
+  metrics_http_ = std::make_unique<http::HttpsServer>(
+      http::MetricsPortOptions(options_.bind_address, options_.metrics_port), nullptr,
+      [this](const http::HttpRequest& req, http::HttpResponse& res) { HandleMetricsPort(req, res); });
+}
+
+ShmAgent::~ShmAgent() { Stop(); }
+
+Result<bool> ShmAgent::Start() {
+  auto port = metrics_http_->Listen();
+  if (!port) return port.error();
+  metrics_port_ = *port;
+  metrics_http_->Start();
+  if (client_) pods_.Start();
+  sampler_ = std::thread([this] {
+    auto next = Clock::now();
+    while (!stop_) {
+      SampleOnce();
+      next += options_.interval;
+      while (!stop_ && Clock::now() < next) {
+        std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(options_.interval, std::chrono::milliseconds(50)));
+      }
+    }
+  });
+  return true;
+}
+
+void ShmAgent::Stop() {
+  if (stop_.exchange(true)) return;
+  if (sampler_.joinable()) sampler_.join();
+  pods_.Stop();  // closes the watch's connection and joins its thread
+  metrics_http_->Stop();
+}
+
+void ShmAgent::SetPods(const nlohmann::json& items) {
+  std::vector<nlohmann::json> list;
+  if (items.is_array()) list.assign(items.begin(), items.end());
+  pods_.Replace(std::move(list));
+}
+
+void ShmAgent::UpdatePod(const std::string& type, const nlohmann::json& pod) { pods_.Apply(type, nlohmann::json(pod)); }
+
+std::vector<VolumeUse> ShmAgent::SampleOnce() {
+  const SamplerOptions sampling{options_.kubelet_dir, options_.record_interval, options_.resize_timeout};
+  SampleRound round = Sample(table_, statfs_, sampling, Clock::now());
+  samples_++;
+  std::vector<VolumeUse> out;
+  for (const auto& c : round.crossed) {
+    out.push_back({c.pod.namespace_, c.pod.name, c.volume, c.pod.workload, c.watch.used(), c.watch.size(),
+                   c.watch.peak()});
+    RecordNearFull(c.pod, c.volume, c.watch);
+    growth_.Grow(c.pod, c.volume, c.watch);
+  }
+  for (const auto& o : round.resizes) growth_.Settle(o);
+  for (const auto& r : table_.TakeRefusals()) growth_.Settle(r);
+  if (client_ && options_.record_profiles) {
+    for (const auto& p : round.peaks) profiles_.Record(p, false);
+    for (const auto& r : table_.TakeRuns()) profiles_.Record(r, true);
+  }
+  return out;
+}
+
+void ShmAgent::RecordNearFull(const AgentPod& pod, const std::string& volume, const ShmWatch& w) {
+  const int percent = static_cast<int>(100.0 * static_cast<double>(w.used()) / static_cast<double>(w.size()));
+  std::ostringstream message;
+  message << "/dev/shm (volume " << volume << ") is " << percent << "% full: " << Mib(w.used()) << " of "
+          << Mib(w.size()) << " used, peak " << Mib(w.peak()) << ". A DataLoader worker that needs more dies "
+          << "with a Bus error: raise the size (shmguard.io/batch-bytes, num-workers, prefetch-factor).";
+  events_.Record(pod, volume, "ShmNearFull", "Warning", message.str());
+}
+
+std::string ShmAgent::RenderMetrics() const {
+  AgentCounters c;
+  c.samples = samples_;
+  c.pods = table_.size();
+  c.events_ok = events_.ok();
+  c.events_failed = events_.failed();
+  c.profile_writes = profiles_.writes();
+  c.profile_failures = profiles_.failures();
+  c.runs = profiles_.runs();
+  c.growth = &growth_.counts();
+  if (client_) {
+    c.informer = &pods_.stats();
+    c.api_requests = client_->requests();
+    c.api_connections = client_->connections();
+  }
+  return RenderAgentMetrics(Uses(), c);
+}
+
+void ShmAgent::HandleMetricsPort(const http::HttpRequest& req, http::HttpResponse& res) {
+  const std::string not_ready =
+      req.path == "/readyz" && client_ && !pods_.HasSynced() ? "the node's pods are not listed yet" : "";
+  http::ServeMetricsPort(req, res, not_ready, [this] { return RenderMetrics(); });
+}
+
+}  // namespace shmguard::agent

@@ -1,0 +1,304 @@
+// KubeClient over cpp-httplib: a pool of kept-alive TLS connections sharing one parsed CA
+// store, the token file, the rate limit, bounded and cancellable reads.
+#include "kube/kube_client.h"
+
+#include <httplib.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include <condition_variable>
+#include <cstdlib>
+#include <thread>
+
+#include "io/file_watch.h"
+#include "io/input_limits.h"
+#include "io/manifests.h"
+
+namespace shmguard::kube {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Idle connections kept for reuse. The agent's and the webhook's requests come one or two at a
+// time; a few cover their threads.
+constexpr size_t kMaxIdle = 4;
+
+// The host and port of "https://HOST:PORT" (443 without a port; an IPv6 host in brackets).
+std::pair<std::string, int> HostPort(const std::string& server) {
+  std::string rest = server.rfind("https://", 0) == 0 ? server.substr(8) : server;
+  rest = rest.substr(0, rest.find('/'));
+  size_t colon = rest.rfind(':');
+  if (colon == std::string::npos || (rest.front() == '[' && rest.back() == ']')) return {rest, 443};
+  std::string host = rest.substr(0, colon);
+  if (host.size() > 1 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  return {host, std::atoi(rest.c_str() + colon + 1)};
+}
+
+// Every certificate of a PEM bundle in a new store (nullptr when there is none).
+X509_STORE* StoreOf(const std::string& pem) {
+  X509_STORE* store = X509_STORE_new();
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  int added = 0;
+  while (X509* ca = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
+    added += X509_STORE_add_cert(store, ca) == 1;
+    X509_free(ca);
+  }
+  BIO_free_all(bio);
+  ERR_clear_error();  // the end of the bundle reads as an error
+  if (added == 0) {
+    X509_STORE_free(store);
+    return nullptr;
+  }
+  return store;
+}
+
+}  // namespace
+
+// What the connections share: the CA store (parsed once per version of its file), the client
+// certificate, and the connections kept alive between requests.
+struct KubeClient::Pool {
+  std::mutex mu;
+  X509_STORE* store = nullptr;
+  io::FileStamp ca_stamp;
+  uint64_t generation = 0;  // bumped when the CA changes: older connections are not reused
+  X509* cert = nullptr;
+  EVP_PKEY* key = nullptr;
+  std::vector<std::pair<uint64_t, std::unique_ptr<httplib::SSLClient>>> idle;
+  ~Pool() {
+    idle.clear();
+    X509_STORE_free(store);
+    X509_free(cert);
+    EVP_PKEY_free(key);
+  }
+};
+
+void StreamCancel::Cancel() {
+  std::lock_guard<std::mutex> lock(mu_);
+  cancelled_ = true;
+  if (active_) active_->stop();  // shuts the socket down: the read in progress returns
+}
+
+std::string KubeResponse::Message() const {
+  if (body.is_object()) {
+    auto it = body.find("message");
+    if (it != body.end() && it->is_string()) return it->get<std::string>();
+  }
+  return "HTTP " + std::to_string(status);
+}
+
+KubeClient::KubeClient(KubeConfig config, double qps, int burst)
+    : config_(std::move(config)), limiter_(qps, burst), pool_(std::make_unique<Pool>()) {
+  if (!config_.client_cert_pem.empty()) {
+    BIO* cert = BIO_new_mem_buf(config_.client_cert_pem.data(), static_cast<int>(config_.client_cert_pem.size()));
+    BIO* key = BIO_new_mem_buf(config_.client_key_pem.data(), static_cast<int>(config_.client_key_pem.size()));
+    pool_->cert = PEM_read_bio_X509(cert, nullptr, nullptr, nullptr);
+    pool_->key = PEM_read_bio_PrivateKey(key, nullptr, nullptr, nullptr);
+    BIO_free_all(cert);
+    BIO_free_all(key);
+    ERR_clear_error();
+  }
+  if (!config_.ca_pem.empty()) pool_->store = StoreOf(config_.ca_pem);
+}
+
+KubeClient::~KubeClient() = default;
+
+std::unique_ptr<httplib::SSLClient> KubeClient::Connection(std::chrono::seconds read_timeout) {
+  std::unique_ptr<httplib::SSLClient> client;
+  X509_STORE* store = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(pool_->mu);
+    if (!config_.ca_file.empty()) {  // re-read only when the file changed (the kubelet rotates it)
+      io::FileStamp now = io::StatFile(config_.ca_file);
+      if (!pool_->store || !(now == pool_->ca_stamp)) {
+        auto pem = io::ReadFileText(config_.ca_file, io::kMaxCredentialBytes, io::Readable::kRegularFiles);
+        if (X509_STORE* fresh = pem ? StoreOf(*pem) : nullptr) {
+          X509_STORE_free(pool_->store);
+          pool_->store = fresh;
+          pool_->ca_stamp = now;
+          pool_->generation++;
+          pool_->idle.clear();
+        }
+      }
+    }
+    while (!pool_->idle.empty() && !client) {
+      auto [generation, idle] = std::move(pool_->idle.back());
+      pool_->idle.pop_back();
+      if (generation == pool_->generation) client = std::move(idle);
+    }
+    if (pool_->store) {
+      X509_STORE_up_ref(pool_->store);  // each connection's SSL_CTX holds a reference
+      store = pool_->store;
+    }
+  }
+  if (!client) {
+    auto [host, port] = HostPort(config_.server);
+    client = pool_->cert ? std::make_unique<httplib::SSLClient>(host, port, pool_->cert, pool_->key)
+                         : std::make_unique<httplib::SSLClient>(host, port);
+    if (store) {
+      client->set_ca_cert_store(store);  // takes the reference
+      store = nullptr;
+    }
+    client->enable_server_certificate_verification(!config_.insecure);
+    client->set_connection_timeout(5);
+    client->set_write_timeout(10);
+    client->set_keep_alive(true);
+    connections_++;
+  }
+  if (store) X509_STORE_free(store);
+  client->set_read_timeout(read_timeout);
+  return client;
+}
+
+void KubeClient::Return(std::unique_ptr<httplib::SSLClient> client) {
+  std::lock_guard<std::mutex> lock(pool_->mu);
+  if (pool_->idle.size() < kMaxIdle) pool_->idle.emplace_back(pool_->generation, std::move(client));
+}
+
+std::string KubeClient::Token() {
+  std::lock_guard<std::mutex> lock(token_mu_);
+  if (config_.token_file.empty()) return config_.token;
+  io::FileStamp stamp = io::StatFile(config_.token_file);
+  if (!stamp.exists) return token_;
+  auto mtime = std::chrono::system_clock::time_point(std::chrono::nanoseconds(stamp.mtime_ns));
+  if (token_.empty() || mtime != token_mtime_) {
+    auto read = io::ReadFileText(config_.token_file, io::kMaxCredentialBytes, io::Readable::kRegularFiles);
+    std::string t = read ? std::move(*read) : std::string();
+    while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
+    if (!t.empty()) {
+      token_ = t;
+      token_mtime_ = mtime;
+    }
+  }
+  return token_;
+}
+
+Result<KubeResponse> KubeClient::Request(const std::string& method, const std::string& path, const std::string& body,
+                                         const std::string& content_type, RequestOptions options) {
+  const auto start = Clock::now();
+  limiter_.Wait(options.cancel ? &options.cancel->flag() : nullptr);
+  requests_++;
+  auto client = Connection(std::chrono::seconds(30));
+  const std::string what = method + " " + path;
+  if (options.cancel) {
+    std::lock_guard<std::mutex> lock(options.cancel->mu_);
+    if (options.cancel->cancelled_) return MakeError(Code::kIo, what + ": cancelled", Location::Field(config_.server));
+    options.cancel->active_ = client.get();
+  }
+  httplib::Request req;
+  req.method = method;
+  req.path = path;
+  req.headers = {{"Accept", "application/json"}};
+  if (std::string token = Token(); !token.empty()) req.headers.emplace("Authorization", "Bearer " + token);
+  if (!body.empty() || method == "POST" || method == "PUT" || method == "PATCH") {
+    req.body = body;
+    req.headers.emplace("Content-Type", content_type);
+  }
+  KubeResponse out;
+  bool too_large = false;
+  req.response_handler = [&](const httplib::Response& r) {
+    out.retry_after = r.get_header_value("Retry-After");
+    return true;
+  };
+  req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+    if (out.text.size() + n > options.max_body_bytes) {
+      too_large = true;
+      return false;
+    }
+    out.text.append(data, n);
+    return true;
+  };
+  // The deadline: a watchdog closes the connection when it passes (a server that sends a byte
+  // now and then would otherwise hold the request for ever, 30 s between reads at a time).
+  std::mutex done_mu;
+  std::condition_variable done_cv;
+  bool done = false, expired = false;
+  std::thread watchdog;
+  if (options.deadline.count() > 0) {
+    watchdog = std::thread([&] {
+      std::unique_lock<std::mutex> lock(done_mu);
+      if (!done_cv.wait_until(lock, start + options.deadline, [&] { return done; })) {
+        expired = true;
+        client->stop();
+      }
+    });
+  }
+  httplib::Result res = client->send(req);
+  if (options.cancel) {
+    std::lock_guard<std::mutex> lock(options.cancel->mu_);
+    options.cancel->active_ = nullptr;
+  }
+  if (watchdog.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(done_mu);
+      done = true;
+    }
+    done_cv.notify_all();
+    watchdog.join();
+  }
+  if (too_large) {
+    return MakeError(Code::kIo, what + ": the answer is larger than the limit of " +
+                                    std::to_string(options.max_body_bytes) + " bytes",
+                     Location::Field(config_.server));
+  }
+  if (expired) {
+    return MakeError(Code::kIo, what + ": no whole answer within " + std::to_string(options.deadline.count()) + " ms",
+                     Location::Field(config_.server));
+  }
+  if (!res) {
+    return MakeError(Code::kIo, what + ": " + httplib::to_string(res.error()), Location::Field(config_.server));
+  }
+  out.status = res->status;
+  out.body = nlohmann::json::parse(out.text, nullptr, false);
+  if (out.body.is_discarded()) out.body = nullptr;
+  if (res->get_header_value("Connection") != "close") Return(std::move(client));
+  return out;
+}
+
+StreamEnd KubeClient::Stream(const std::string& path, const std::function<bool(std::string_view line)>& on_line,
+                             std::chrono::seconds silence, StreamCancel& cancel) {
+  StreamEnd end;
+  limiter_.Wait(&cancel.flag());  // watches count against the rate limit as every request does
+  requests_++;
+  auto client = Connection(silence);
+  {
+    std::lock_guard<std::mutex> lock(cancel.mu_);
+    if (cancel.cancelled_) return end;
+    cancel.active_ = client.get();
+  }
+  httplib::Request req;
+  req.method = "GET";
+  req.path = path;
+  req.headers = {{"Accept", "application/json"}};
+  if (std::string token = Token(); !token.empty()) req.headers.emplace("Authorization", "Bearer " + token);
+  std::string buffer;
+  bool reader_stopped = false;
+  req.response_handler = [&](const httplib::Response& r) {
+    end.status = r.status;
+    end.retry_after = r.get_header_value("Retry-After");
+    return r.status == 200;
+  };
+  req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+    buffer.append(data, n);
+    size_t start = 0;
+    for (size_t nl; (nl = buffer.find('\n', start)) != std::string::npos; start = nl + 1) {
+      if (!on_line(std::string_view(buffer).substr(start, nl - start))) {
+        reader_stopped = true;
+        return false;
+      }
+    }
+    buffer.erase(0, start);
+    return !cancel.cancelled();
+  };
+  httplib::Result res = client->send(req);
+  {
+    std::lock_guard<std::mutex> lock(cancel.mu_);
+    cancel.active_ = nullptr;
+  }
+  if (!res && !reader_stopped && !cancel.cancelled() && res.error() != httplib::Error::Canceled) {
+    end.error = httplib::to_string(res.error());
+  }
+  return end;
+}
+
+}  // namespace shmguard::kube

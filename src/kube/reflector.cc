@@ -1,0 +1,167 @@
+// Reflector::Run: list, watch, back off.
+#include "kube/reflector.h"
+
+#include <cctype>
+#include <random>
+
+namespace shmguard::kube {
+namespace {
+
+// How long a watch must have lasted for its failure to start the backoff over.
+constexpr auto kHealthy = std::chrono::minutes(1);
+// A watch the API server ends sooner than this with nothing in it is a failure, not a timeout
+// (client-go's watchHandler: "very short watch"), so that a server closing every watch at once
+// is not watched again in a loop.
+constexpr auto kVeryShort = std::chrono::seconds(1);
+
+std::string WithQuery(const std::string& path, const std::string& query) {
+  return path + (path.find('?') == std::string::npos ? "?" : "&") + query;
+}
+
+// A query value as the URL carries it (a continue token is base64: '+', '/', '=').
+std::string Escaped(const std::string& value) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : value) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 0xF];
+    }
+  }
+  return out;
+}
+
+std::string StringAt(const nlohmann::json& o, const char* a, const char* b) {
+  if (!o.is_object()) return {};
+  auto i = o.find(a);
+  if (i == o.end() || !i->is_object()) return {};
+  auto j = i->find(b);
+  return j != i->end() && j->is_string() ? j->get<std::string>() : std::string();
+}
+
+// The wait a refusal asks for: the longer of the backoff and its Retry-After.
+std::chrono::milliseconds WaitFor(Backoff& backoff, const std::string& retry_after) {
+  std::chrono::milliseconds wait = backoff.Next();
+  if (auto asked = ParseRetryAfter(retry_after)) wait = std::max<std::chrono::milliseconds>(wait, *asked);
+  return wait;
+}
+
+}  // namespace
+
+Reflector::Reflector(std::shared_ptr<KubeClient> client, ReflectorOptions options, ReflectorHandlers handlers)
+    : client_(std::move(client)),
+      options_(std::move(options)),
+      handlers_(std::move(handlers)),
+      backoff_(options_.backoff_initial, options_.backoff_max) {}
+
+bool Reflector::List(bool consistent, StreamCancel& cancel, std::chrono::milliseconds& wait) {
+  std::vector<nlohmann::json> items;
+  std::string next, version;
+  do {
+    std::string query = "limit=" + std::to_string(options_.page_size);
+    if (!next.empty()) {
+      query += "&continue=" + Escaped(next);
+    } else if (!consistent) {
+      query += "&resourceVersion=0";  // the watch cache: no quorum read of every object
+    }
+    RequestOptions read;
+    read.cancel = &cancel;
+    auto page = client_->Request("GET", WithQuery(options_.path, query), "", "application/json", read);
+    if (cancel.cancelled()) return false;
+    stats_.pages++;
+    if (!page || !page->ok() || !page->body.is_object()) {
+      wait = WaitFor(backoff_, page ? page->retry_after : "");
+      return false;
+    }
+    nlohmann::json& body = page->body;
+    auto found = body.find("items");
+    version = StringAt(body, "metadata", "resourceVersion");
+    if (found == body.end() || !found->is_array() || version.empty()) {  // not a list: try again later
+      wait = WaitFor(backoff_, "");
+      return false;
+    }
+    for (auto& item : *found) items.push_back(std::move(item));
+    next = StringAt(body, "metadata", "continue");
+  } while (!next.empty());
+  stats_.lists++;
+  version_ = version;
+  handlers_.on_list(std::move(items));
+  return true;
+}
+
+Reflector::WatchEnd Reflector::Watch(StreamCancel& cancel, std::chrono::milliseconds& wait) {
+  static thread_local std::mt19937 rng{std::random_device{}()};
+  std::uniform_int_distribution<long> pick(options_.min_watch.count(), options_.max_watch.count());
+  const std::string query = "watch=1&allowWatchBookmarks=true&timeoutSeconds=" + std::to_string(pick(rng)) +
+                            "&resourceVersion=" + Escaped(version_);
+  stats_.watches++;
+  const auto started = std::chrono::steady_clock::now();
+  bool gone = false, failed = false;
+  size_t lines = 0;
+  StreamEnd end = client_->Stream(
+      WithQuery(options_.path, query),
+      [&](std::string_view line) {
+        ++lines;
+        auto event = nlohmann::json::parse(line, nullptr, false);
+        auto type = event.is_object() ? event.find("type") : event.end();
+        if (!event.is_object() || type == event.end() || !type->is_string()) {
+          failed = true;  // not an event: the stream cannot be trusted (client-go's decoder ends it too)
+          return false;
+        }
+        auto object = event.find("object");
+        nlohmann::json obj = object != event.end() ? std::move(*object) : nlohmann::json();
+        if (*type == "ERROR") {  // a Status: 410 is "too old", anything else a failure
+          gone = obj.is_object() && obj.value("code", 0) == 410;
+          failed = !gone;
+          return false;
+        }
+        if (std::string v = StringAt(obj, "metadata", "resourceVersion"); !v.empty()) version_ = v;
+        if (*type != "BOOKMARK") handlers_.on_event(type->get<std::string>(), std::move(obj));
+        return true;
+      },
+      options_.silence, cancel);
+  if (cancel.cancelled()) return WatchEnd::kTimedOut;
+  if (gone || end.status == 410) return WatchEnd::kGone;
+  // A watch that ran a while before it failed worked: the backoff starts over (client-go resets
+  // its reflector's backoff after 2 minutes of health; one events can come and go in is enough).
+  if (std::chrono::steady_clock::now() - started >= kHealthy) backoff_.Reset();
+  const bool very_short = lines == 0 && std::chrono::steady_clock::now() - started < kVeryShort;
+  if (failed || end.status != 200 || !end.error.empty() || very_short) {
+    wait = WaitFor(backoff_, end.retry_after);
+    return WatchEnd::kFailed;
+  }
+  return WatchEnd::kTimedOut;  // the API server ended it at its timeout: watch again
+}
+
+void Reflector::Run(StreamCancel& cancel) {
+  bool listed = false, consistent = false;
+  while (!cancel.cancelled()) {
+    std::chrono::milliseconds wait{0};
+    if (!listed) {
+      listed = List(consistent, cancel, wait);
+      if (!listed) {
+        stats_.failures++;
+        if (SleepUnlessStopped(cancel.flag(), wait)) return;
+        continue;
+      }
+      consistent = false;
+    }
+    switch (Watch(cancel, wait)) {
+      case WatchEnd::kTimedOut: break;
+      case WatchEnd::kGone:  // the version is too old for the watch cache: a consistent relist
+        listed = false;
+        consistent = true;
+        break;
+      case WatchEnd::kFailed:  // an ERROR event, a refusal, a broken or silent connection
+        stats_.failures++;
+        listed = false;  // as client-go does after a watch error: relist once the backoff passed
+        if (SleepUnlessStopped(cancel.flag(), wait)) return;
+        break;
+    }
+  }
+}
+
+}  // namespace shmguard::kube

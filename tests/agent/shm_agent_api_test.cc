@@ -1,0 +1,363 @@
+// ShmAgent against a fake API server (TLS on loopback, objects kept by path with
+// resourceVersions): what it writes to ShmProfiles, how it counts runs, how it finds a Job's
+// CronJob, and growth in place — the resize asked for, the kubelet's refusal read and undone, the
+// API server's refusals, and no second try.
+#include <httplib.h>
+
+#include <catch2/catch.hpp>
+#include <mutex>
+#include <thread>
+
+#include "agent/shm_agent.h"
+#include "server/tls_fixture.h"
+#include "shmguard/quantity.h"
+#include "shmguard/shm_profile.h"
+
+namespace shmguard::agent {
+namespace {
+
+using nlohmann::json;
+
+// Objects by path. GET answers one or 404; POST to a collection creates (409 when it exists);
+// PUT replaces when the resourceVersion matches (409 otherwise); PATCH of an Event is taken.
+// A pod's resize subresource answers per `resize`.
+class RestFake {
+ public:
+  enum class Resize { kApply, kDropVolumes, kReject };
+  Resize resize = Resize::kApply;
+
+  RestFake() {
+    test::MakeCa(dir_.path());
+    test::IssueCert(dir_.path(), "localhost", dir_.File("tls.crt"), dir_.File("tls.key"));
+    std::ofstream(dir_.File("token")) << "t\n";
+    server_ = std::make_unique<httplib::SSLServer>(dir_.File("tls.crt").c_str(), dir_.File("tls.key").c_str());
+    auto handle = [this](const httplib::Request& req, httplib::Response& res) { Answer(req, res); };
+    server_->Get(".*", handle);
+    server_->Post(".*", handle);
+    server_->Put(".*", handle);
+    server_->Patch(".*", handle);
+    port_ = server_->bind_to_any_port("127.0.0.1");
+    serving_ = std::thread([this] { server_->listen_after_bind(); });
+  }
+  ~RestFake() {
+    server_->stop();
+    serving_.join();
+  }
+  std::shared_ptr<kube::KubeClient> Client() {
+    kube::KubeConfig c;
+    c.server = "https://localhost:" + std::to_string(port_);
+    c.ca_file = dir_.File("ca.crt");
+    c.token_file = dir_.File("token");
+    return std::make_shared<kube::KubeClient>(c, 1000, 1000);
+  }
+  void Put(const std::string& path, json object) {
+    std::lock_guard<std::mutex> lock(mu_);
+    object["metadata"]["resourceVersion"] = std::to_string(++version_);
+    objects_[path] = std::move(object);
+  }
+  std::optional<json> Get(const std::string& path) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = objects_.find(path);
+    if (it == objects_.end()) return std::nullopt;
+    return it->second;
+  }
+  std::vector<std::string> Seen() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return seen_;
+  }
+  std::vector<json> Events() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return events_;
+  }
+  std::vector<std::string> Resizes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return resizes_;
+  }
+  // Another writer changes the object between the agent's read and its write, once.
+  std::function<void()> before_put;
+
+ private:
+  void Answer(const httplib::Request& req, httplib::Response& res) {
+    std::function<void()> hook;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      seen_.push_back(req.method + " " + req.path);
+      if (req.method == "PUT") hook = std::exchange(before_put, nullptr);
+    }
+    if (hook) hook();
+    std::lock_guard<std::mutex> lock(mu_);
+    json body = req.body.empty() ? json() : json::parse(req.body, nullptr, false);
+    auto reply = [&](int status, const json& j) {
+      res.status = status;
+      res.set_content(j.dump(), "application/json");
+    };
+    if (req.path.size() > 7 && req.path.substr(req.path.size() - 7) == "/resize") {
+      resizes_.push_back(req.body);
+      if (resize == Resize::kReject) return reply(422, {{"kind", "Status"}, {"message", "volumes are immutable"}});
+      json pod = objects_[req.path.substr(0, req.path.size() - 7)];
+      if (resize == Resize::kApply) {
+        for (auto& v : pod["spec"]["volumes"]) {
+          if (v["name"] == body["spec"]["volumes"][0]["name"]) {
+            v["emptyDir"]["sizeLimit"] = body["spec"]["volumes"][0]["emptyDir"]["sizeLimit"];
+          }
+        }
+      }
+      return reply(200, pod);
+    }
+    if (req.path.find("/events") != std::string::npos) {
+      if (req.method == "POST") {
+        body["metadata"]["name"] = "ev" + std::to_string(events_.size());
+        events_.push_back(body);
+        return reply(201, body);
+      }
+      return reply(200, body);
+    }
+    auto it = objects_.find(req.path);
+    if (req.method == "GET") {
+      if (it == objects_.end()) return reply(404, {{"kind", "Status"}, {"message", "not found"}});
+      return reply(200, it->second);
+    }
+    if (req.method == "POST") {
+      std::string path = req.path + "/" + body["metadata"]["name"].get<std::string>();
+      if (objects_.count(path)) return reply(409, {{"kind", "Status"}, {"message", "already exists"}});
+      body["metadata"]["resourceVersion"] = std::to_string(++version_);
+      objects_[path] = body;
+      return reply(201, body);
+    }
+    if (req.method == "PUT") {
+      if (it == objects_.end()) return reply(404, {{"kind", "Status"}, {"message", "not found"}});
+      if (body["metadata"]["resourceVersion"] != it->second["metadata"]["resourceVersion"]) {
+        return reply(409, {{"kind", "Status"}, {"message", "the object has been modified"}});
+      }
+      body["metadata"]["resourceVersion"] = std::to_string(++version_);
+      it->second = body;
+      return reply(200, body);
+    }
+    reply(405, json::object());
+  }
+
+  test::TempDir dir_;
+  std::mutex mu_;
+  std::map<std::string, json> objects_;
+  std::vector<std::string> seen_, resizes_;
+  std::vector<json> events_;
+  int version_ = 0;
+  std::unique_ptr<httplib::SSLServer> server_;
+  int port_ = 0;
+  std::thread serving_;
+};
+
+constexpr const char* kPods = "/api/v1/namespaces/ml/pods/";
+constexpr const char* kProfiles = "/apis/shmguard.io/v1alpha1/namespaces/ml/shmprofiles/";
+
+json JobPod(const std::string& uid, const std::string& job, const std::string& size_limit = "100Mi",
+            const std::string& memory = "1Gi") {
+  json pod = json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"ml"},
+      "spec":{"volumes":[{"name":"dshm","emptyDir":{"medium":"Memory"}}],
+              "containers":[{"name":"t","resources":{"limits":{}},
+                             "volumeMounts":[{"name":"dshm","mountPath":"/dev/shm"}]}]},
+      "status":{"phase":"Running"}})");
+  pod["metadata"]["uid"] = uid;
+  pod["metadata"]["name"] = job + "-" + uid;
+  pod["metadata"]["ownerReferences"] = json::array({{{"kind", "Job"}, {"name", job}, {"controller", true}}});
+  if (!size_limit.empty()) pod["spec"]["volumes"][0]["emptyDir"]["sizeLimit"] = size_limit;
+  if (!memory.empty()) pod["spec"]["containers"][0]["resources"]["limits"]["memory"] = memory;
+  return pod;
+}
+
+struct Node {
+  std::map<std::string, std::pair<uint64_t, uint64_t>> use;  // by pod UID: used, size
+  StatFs statfs() {
+    return [this](const std::string& path) -> std::optional<FsUse> {
+      for (const auto& [uid, u] : use) {
+        if (path.find("/pods/" + uid + "/") != std::string::npos) return FsUse{u.first, u.second, true};
+      }
+      return std::nullopt;
+    };
+  }
+};
+
+AgentOptions Options() {
+  AgentOptions o;
+  o.kubelet_dir = "/k";
+  o.node_name = "n1";
+  o.record_interval = std::chrono::hours(1);  // written at crossings and ends only, unless a test says
+  return o;
+}
+
+constexpr uint64_t kMi = 1 << 20;
+
+TEST_CASE("ShmAgent records a workload's peak at the crossing and a run at the pod's end", "[shm_agent][net]") {
+  RestFake api;
+  Node node;
+  ShmAgent agent(Options(), api.Client(), node.statfs());
+  json pod = JobPod("u1", "nightly-29400360");
+  api.Put("/apis/batch/v1/namespaces/ml/jobs/nightly-29400360", json::parse(R"({"metadata":{"name":"nightly-29400360",
+              "ownerReferences":[{"kind":"CronJob","name":"nightly","controller":true}]}})"));
+  agent.SetPods(json::array({pod}));
+  node.use["u1"] = {50 * kMi, 100 * kMi};
+  agent.SampleOnce();
+  CHECK_FALSE(api.Get(std::string(kProfiles) + "cronjob.nightly"));  // below the threshold: nothing yet
+  node.use["u1"] = {95 * kMi, 100 * kMi};
+  REQUIRE(agent.SampleOnce().size() == 1);
+  auto profile = api.Get(std::string(kProfiles) + "cronjob.nightly");
+  REQUIRE(profile);
+  auto o = ReadShmProfile(*profile);
+  REQUIRE(o);
+  CHECK(o->workload == "CronJob/nightly");  // the Job's owner, read from the API
+  CHECK(o->peak_bytes == 95 * kMi);
+  CHECK(o->size_bytes == 100 * kMi);
+  CHECK(o->runs == 0);
+  CHECK(o->last_pod == "nightly-29400360-u1");
+  REQUIRE(api.Events().size() == 1);
+  CHECK(api.Events()[0]["reason"] == "ShmNearFull");
+
+  node.use["u1"] = {30 * kMi, 100 * kMi};
+  pod["status"]["phase"] = "Succeeded";
+  agent.UpdatePod("MODIFIED", pod);
+  agent.UpdatePod("DELETED", pod);  // ended once, counted once
+  agent.SampleOnce();
+  o = ReadShmProfile(*api.Get(std::string(kProfiles) + "cronjob.nightly"));
+  CHECK(o->runs == 1);
+  CHECK(o->peak_bytes == 95 * kMi);  // a lower use never lowers the peak
+
+  // The next run of the CronJob: its Job's owner is asked once more, the profile is updated.
+  api.Put("/apis/batch/v1/namespaces/ml/jobs/nightly-29400420", json::parse(R"({"metadata":{"name":"nightly-29400420",
+              "ownerReferences":[{"kind":"CronJob","name":"nightly","controller":true}]}})"));
+  json next = JobPod("u2", "nightly-29400420");
+  agent.UpdatePod("ADDED", next);
+  node.use["u2"] = {99 * kMi, 100 * kMi};
+  agent.SampleOnce();
+  agent.UpdatePod("DELETED", next);
+  agent.SampleOnce();
+  o = ReadShmProfile(*api.Get(std::string(kProfiles) + "cronjob.nightly"));
+  CHECK(o->runs == 2);
+  CHECK(o->peak_bytes == 99 * kMi);
+}
+
+TEST_CASE("ShmAgent writes a growing peak every record interval, and reads again on a conflict", "[shm_agent][net]") {
+  RestFake api;
+  Node node;
+  AgentOptions options = Options();
+  options.record_interval = std::chrono::milliseconds(0);
+  ShmAgent agent(options, api.Client(), node.statfs());
+  agent.SetPods(json::array({JobPod("u1", "train")}));
+  node.use["u1"] = {10 * kMi, 100 * kMi};
+  agent.SampleOnce();
+  REQUIRE(api.Get(std::string(kProfiles) + "job.train"));
+  CHECK(ReadShmProfile(*api.Get(std::string(kProfiles) + "job.train"))->peak_bytes == 10 * kMi);
+  // Another node's agent writes a higher peak between this agent's read and its write.
+  api.before_put = [&] {
+    ObservedShm other{"ml", "Job/train", 40 * kMi, 100 * kMi, 1, "t", "train-other"};
+    api.Put(std::string(kProfiles) + "job.train", json::parse(ShmProfileJson(other)));
+  };
+  node.use["u1"] = {20 * kMi, 100 * kMi};
+  agent.SampleOnce();
+  auto o = ReadShmProfile(*api.Get(std::string(kProfiles) + "job.train"));
+  CHECK(o->peak_bytes == 40 * kMi);  // read again: 20Mi is not news
+  CHECK(o->runs == 1);
+  node.use["u1"] = {60 * kMi, 100 * kMi};
+  agent.SampleOnce();
+  CHECK(ReadShmProfile(*api.Get(std::string(kProfiles) + "job.train"))->peak_bytes == 60 * kMi);
+}
+
+TEST_CASE("ShmAgent grows /dev/shm in place only where it is on, once, and reads the outcome", "[shm_agent][net]") {
+  struct Case {
+    const char* name;
+    bool label;               // the namespace's shmguard.io/grow-in-place=true
+    bool rule;                // a policy rule's growInPlace
+    RestFake::Resize resize;  // what the API server does with the resize
+    const char* size_limit;   // the pod's
+    const char* memory;       // its memory limit
+    std::string asked;        // the sizeLimit asked for, "" when none
+    const char* reason;       // the growth Event's reason, "" when none
+  };
+  const Case cases[] = {
+      {"off: not asked", false, false, RestFake::Resize::kApply, "100Mi", "1Gi", "", ""},
+      {"the namespace label", true, false, RestFake::Resize::kApply, "100Mi", "1Gi", "200Mi", "ShmGrown"},
+      {"a policy rule", false, true, RestFake::Resize::kApply, "100Mi", "1Gi", "200Mi", "ShmGrown"},
+      {"up to half the memory limit", true, false, RestFake::Resize::kApply, "400Mi", "1Gi", "512Mi", "ShmGrown"},
+      {"no room left", true, false, RestFake::Resize::kApply, "512Mi", "1Gi", "", "ShmGrowthRefused"},
+      {"no sizeLimit", true, false, RestFake::Resize::kApply, "", "1Gi", "", "ShmGrowthRefused"},
+      {"no memory limit", true, false, RestFake::Resize::kApply, "100Mi", "", "", "ShmGrowthRefused"},
+      {"the API server's gate off", true, false, RestFake::Resize::kDropVolumes, "100Mi", "1Gi", "200Mi",
+       "ShmGrowthRefused"},
+      {"the API server refuses", true, false, RestFake::Resize::kReject, "100Mi", "1Gi", "200Mi", "ShmGrowthRefused"},
+  };
+  for (const auto& c : cases) {
+    SECTION(c.name) {
+      RestFake api;
+      api.resize = c.resize;
+      json ns = {{"metadata", {{"name", "ml"}, {"labels", json::object()}}}};
+      if (c.label) ns["metadata"]["labels"]["shmguard.io/grow-in-place"] = "true";
+      api.Put("/api/v1/namespaces/ml", ns);
+      Node node;
+      AgentOptions options = Options();
+      if (c.rule) options.policy.namespaces.insert(options.policy.namespaces.begin(), NamespaceRule{{"ml"}});
+      if (c.rule) options.policy.namespaces.front().grow_in_place = true;
+      ShmAgent agent(options, api.Client(), node.statfs());
+      json pod = JobPod("u1", "train", c.size_limit, c.memory);
+      api.Put(kPods + std::string("train-u1"), pod);
+      agent.SetPods(json::array({pod}));
+      const uint64_t size = *ParseBytes(c.size_limit[0] ? c.size_limit : "1Gi", "");
+      node.use["u1"] = {size - size / 20, size};
+      agent.SampleOnce();
+      auto resizes = api.Resizes();
+      if (c.asked.empty()) {
+        CHECK(resizes.empty());
+      } else {
+        REQUIRE(resizes.size() == 1);
+        CHECK(json::parse(resizes[0]) == json::parse(ResizeVolumePatch("dshm", *ParseBytes(c.asked, ""))));
+      }
+      if (c.resize == RestFake::Resize::kApply && !c.asked.empty()) {
+        node.use["u1"] = {size - size / 20, *ParseBytes(c.asked, "")};  // the kubelet remounts it
+        agent.SampleOnce();
+      }
+      std::vector<std::string> reasons;
+      for (const auto& e : api.Events()) reasons.push_back(e["reason"]);
+      std::vector<std::string> want = {"ShmNearFull"};
+      if (*c.reason) want.push_back(c.reason);
+      CHECK(reasons == want);
+      // A second crossing never asks again.
+      node.use["u1"] = {0, size};
+      agent.SampleOnce();
+      node.use["u1"] = {size, size};
+      agent.SampleOnce();
+      CHECK(api.Resizes().size() == resizes.size());
+    }
+  }
+}
+
+TEST_CASE("ShmAgent reads the kubelet's refusal of a resize, puts the sizeLimit back and records the peak",
+          "[shm_agent][net]") {
+  RestFake api;
+  api.Put("/api/v1/namespaces/ml", json{{"metadata", {{"labels", {{"shmguard.io/grow-in-place", "true"}}}}}});
+  Node node;
+  ShmAgent agent(Options(), api.Client(), node.statfs());
+  json pod = JobPod("u1", "train");
+  api.Put(kPods + std::string("train-u1"), pod);
+  agent.SetPods(json::array({pod}));
+  node.use["u1"] = {95 * kMi, 100 * kMi};
+  agent.SampleOnce();
+  REQUIRE(api.Resizes().size() == 1);
+  // The kubelet on a cgroup v1 node (pkg/kubelet/allocation/handlers.go).
+  pod["status"]["conditions"] = json::parse(R"([{"type":"PodResizePending","status":"True","reason":"Infeasible",
+      "message":"Memory-backed emptyDir volume resize is not supported on cgroups v1"}])");
+  agent.UpdatePod("MODIFIED", pod);
+  agent.UpdatePod("MODIFIED", pod);  // read once
+  agent.SampleOnce();
+  auto resizes = api.Resizes();
+  REQUIRE(resizes.size() == 2);
+  CHECK(json::parse(resizes[1]) == json::parse(ResizeVolumePatch("dshm", 100 * kMi)));  // put back
+  auto events = api.Events();
+  REQUIRE(events.size() == 2);
+  CHECK(events[1]["reason"] == "ShmGrowthRefused");
+  CHECK(events[1]["type"] == "Warning");
+  CHECK(events[1]["message"].get<std::string>().find("not supported on cgroups v1") != std::string::npos);
+  auto o = ReadShmProfile(*api.Get(std::string(kProfiles) + "job.train"));
+  REQUIRE(o);
+  CHECK(o->peak_bytes == 95 * kMi);
+}
+
+}  // namespace
+}  // namespace shmguard::agent
