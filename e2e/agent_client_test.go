@@ -85,6 +85,7 @@ func writeToken(t *testing.T, file, token string) {
 // agentProcess is `shmguard agent` outside a pod, against the control plane's API server.
 type agentProcess struct {
 	port int
+	pid  int
 	log  *bytes.Buffer
 }
 
@@ -110,20 +111,40 @@ func (a agentProcess) value(t *testing.T, series string) int64 {
 	return n
 }
 
+// apiEndpoint is where the agent reaches the API server: its URL and the CA that signs its
+// certificate.
+type apiEndpoint struct{ url, ca string }
+
+func (e apiEndpoint) orControlPlane() apiEndpoint {
+	if e.url == "" {
+		return apiEndpoint{cp.APIServerURL(), cp.ClusterCA()}
+	}
+	return e
+}
+
 func startAgent(t *testing.T, node, kubeletDir, tokenFile string) agentProcess {
 	t.Helper()
+	return startAgentAt(t, apiEndpoint{}, node, kubeletDir, tokenFile, "--interval-ms=100")
+}
+
+// startAgentAt starts the agent against api with its own flags added to the test's.
+func startAgentAt(t *testing.T, api apiEndpoint, node, kubeletDir, tokenFile string, flags ...string) agentProcess {
+	t.Helper()
+	api = api.orControlPlane()
 	port, err := controlplane.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := agentProcess{port: port, log: &bytes.Buffer{}}
-	cmd := exec.Command(cp.Shmguard, "agent", "--node-name="+node, "--kubelet-dir="+kubeletDir,
-		"--interval-ms=100", "--bind-address=127.0.0.1", "--metrics-port="+strconv.Itoa(port), "--log-format=text",
-		"--api-server="+cp.APIServerURL(), "--api-ca-file="+cp.ClusterCA(), "--api-token-file="+tokenFile)
+	args := append([]string{"agent", "--node-name=" + node, "--kubelet-dir=" + kubeletDir,
+		"--bind-address=127.0.0.1", "--metrics-port=" + strconv.Itoa(port), "--log-format=text",
+		"--api-server=" + api.url, "--api-ca-file=" + api.ca, "--api-token-file=" + tokenFile}, flags...)
+	cmd := exec.Command(cp.Shmguard, args...)
 	cmd.Stdout, cmd.Stderr = a.log, a.log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	a.pid = cmd.Process.Pid
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
@@ -182,20 +203,24 @@ func fill(t *testing.T, dir string, bytes int) {
 	}
 }
 
-// The agent's client against the real API server: it lists and watches its node's pods with
-// the chart's RBAC and a service-account token, records ShmNearFull and counts a repeat on the
-// same Event, re-reads its token file when the token rotates, and keeps watching across an API
-// server restart (resuming from its resourceVersion, or listing once more after a 410).
-func TestAgentClientFollowsTheAPIServer(t *testing.T) {
-	ctx := ctxFor(t)
-	ns := newNamespace(t, nil)
-	node := ns + "-node"
-	// A Node object, so the pod garbage collector keeps pods bound to it; no kubelet runs.
-	if _, err := client.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}},
+// nodeWithoutKubelet makes a Node object, so that the pod garbage collector keeps pods bound to
+// it; no kubelet runs.
+func nodeWithoutKubelet(t *testing.T, name string) string {
+	t.Helper()
+	if _, err := client.CoreV1().Nodes().Create(ctxFor(t), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}},
 		metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = client.CoreV1().Nodes().Delete(context.Background(), node, metav1.DeleteOptions{}) })
+	t.Cleanup(func() { _ = client.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	return name
+}
+
+// agentIdentity makes what the chart gives the agent — a ClusterRole (its rules as the chart
+// renders them), a service account bound to it, a token of it in a file — and returns the token
+// file and a kubelet directory under the test's temporary directory.
+func agentIdentity(t *testing.T, ns string) (tokenFile, kubeletDir string) {
+	t.Helper()
+	ctx := ctxFor(t)
 	role := agentRole(t)
 	role.ObjectMeta = metav1.ObjectMeta{Name: ns + "-agent"}
 	if _, err := client.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
@@ -219,10 +244,22 @@ func TestAgentClientFollowsTheAPIServer(t *testing.T) {
 		_ = client.RbacV1().ClusterRoleBindings().Delete(context.Background(), role.Name, metav1.DeleteOptions{})
 	})
 	work := t.TempDir()
-	tokenFile := filepath.Join(work, "token")
+	tokenFile = filepath.Join(work, "token")
 	writeToken(t, tokenFile, agentToken(t, ns, "agent", "token-a"))
-	kubeletDir := filepath.Join(work, "kubelet")
+	kubeletDir = filepath.Join(work, "kubelet")
 
+	return tokenFile, kubeletDir
+}
+
+// The agent's client against the real API server: it lists and watches its node's pods with
+// the chart's RBAC and a service-account token, records ShmNearFull and counts a repeat on the
+// same Event, re-reads its token file when the token rotates, and keeps watching across an API
+// server restart (resuming from its resourceVersion, or listing once more after a 410).
+func TestAgentClientFollowsTheAPIServer(t *testing.T) {
+	ctx := ctxFor(t)
+	ns := newNamespace(t, nil)
+	node := nodeWithoutKubelet(t, ns+"-node")
+	tokenFile, kubeletDir := agentIdentity(t, ns)
 	agent := startAgent(t, node, kubeletDir, tokenFile)
 	p1, err := client.CoreV1().Pods(ns).Create(ctx, shmPod("first", node), metav1.CreateOptions{})
 	if err != nil {
