@@ -57,7 +57,8 @@ std::string RenderAgentMetrics(const std::vector<VolumeUse>& uses, const AgentCo
                                                         {"refused", g.refused},
                                                         {"rejected", g.rejected},
                                                         {"timed_out", g.timed_out}};
-    for (const auto& [result, n] : resizes) out << "shmguard_agent_resizes_total{result=\"" << result << "\"} " << n << "\n";
+    for (const auto& [result, n] : resizes)
+      out << "shmguard_agent_resizes_total{result=\"" << result << "\"} " << n << "\n";
   }
   PrometheusHeader(out, "shmguard_agent_pods", "gauge", "Pods of this node the agent knows (from its informer).");
   out << "shmguard_agent_pods " << c.pods << "\n";

@@ -88,8 +88,8 @@ void Grower::Grow(const AgentPod& pod, const std::string& volume, const ShmWatch
     Remember(pod, volume, state);
     counts_.rejected++;
     events_.Record(pod, volume, kRefused, "Warning",
-                   "/dev/shm (volume " + volume + ") is not grown in place from " + FormatBytes(g.from_bytes) +
-                       " to " + FormatBytes(g.to_bytes) + ": " + why + ". Its peak " + Mib(w.peak()) +
+                   "/dev/shm (volume " + volume + ") is not grown in place from " + FormatBytes(g.from_bytes) + " to " +
+                       FormatBytes(g.to_bytes) + ": " + why + ". Its peak " + Mib(w.peak()) +
                        " is recorded for the workload's next pods.");
     return;
   }

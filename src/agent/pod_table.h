@@ -36,12 +36,12 @@ struct GrowthState {
 
 struct AgentPod {
   std::string namespace_, name, uid, workload;
-  std::vector<std::string> candidates;  // WorkloadCandidates (a Job's owner is read from the API)
-  nlohmann::json object;                // the pod's spec as a Pod, for growth; null without volumes
-  std::map<std::string, ShmWatch> volumes;     // by volume name
-  std::map<std::string, EventRecord> events;   // by event reason and volume name
-  std::map<std::string, GrowthState> growth;   // by volume name
-  uint64_t recorded_peak = 0;                  // the peak last written to the profile
+  std::vector<std::string> candidates;        // WorkloadCandidates (a Job's owner is read from the API)
+  nlohmann::json object;                      // the pod's spec as a Pod, for growth; null without volumes
+  std::map<std::string, ShmWatch> volumes;    // by volume name
+  std::map<std::string, EventRecord> events;  // by event reason and volume name
+  std::map<std::string, GrowthState> growth;  // by volume name
+  uint64_t recorded_peak = 0;                 // the peak last written to the profile
   Clock::time_point recorded_at{};
   bool ended = false;  // its run is recorded
 

@@ -43,7 +43,8 @@ Result<bool> ShmAgent::Start() {
       SampleOnce();
       next += options_.interval;
       while (!stop_ && Clock::now() < next) {
-        std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(options_.interval, std::chrono::milliseconds(50)));
+        std::this_thread::sleep_for(
+            std::min<std::chrono::milliseconds>(options_.interval, std::chrono::milliseconds(50)));
       }
     }
   });
@@ -71,8 +72,8 @@ std::vector<VolumeUse> ShmAgent::SampleOnce() {
   samples_++;
   std::vector<VolumeUse> out;
   for (const auto& c : round.crossed) {
-    out.push_back({c.pod.namespace_, c.pod.name, c.volume, c.pod.workload, c.watch.used(), c.watch.size(),
-                   c.watch.peak()});
+    out.push_back(
+        {c.pod.namespace_, c.pod.name, c.volume, c.pod.workload, c.watch.used(), c.watch.size(), c.watch.peak()});
     RecordNearFull(c.pod, c.volume, c.watch);
     growth_.Grow(c.pod, c.volume, c.watch);
   }

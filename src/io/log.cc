@@ -17,7 +17,8 @@ using nlohmann::json;
 std::string TextFields(const json& fields) {
   std::string out;
   for (auto it = fields.begin(); it != fields.end(); ++it) {
-    out += " " + it.key() + "=" + LogTextValue(it->is_string() ? it->get<std::string>() : it->dump(), kMaxLogErrorBytes);
+    out +=
+        " " + it.key() + "=" + LogTextValue(it->is_string() ? it->get<std::string>() : it->dump(), kMaxLogErrorBytes);
   }
   return out;
 }

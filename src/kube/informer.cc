@@ -36,10 +36,9 @@ std::string ObjectKey(const nlohmann::json& object) {
 Informer::Informer(std::shared_ptr<KubeClient> client, ReflectorOptions options, InformerHandlers handlers)
     : handlers_(std::move(handlers)),
       reflector_(std::move(client), std::move(options),
-                 ReflectorHandlers{[this](std::vector<nlohmann::json>&& items) { Replace(std::move(items)); },
-                                   [this](const std::string& type, nlohmann::json&& object) {
-                                     Apply(type, std::move(object));
-                                   }}) {}
+                 ReflectorHandlers{
+                     [this](std::vector<nlohmann::json>&& items) { Replace(std::move(items)); },
+                     [this](const std::string& type, nlohmann::json&& object) { Apply(type, std::move(object)); }}) {}
 
 Informer::~Informer() { Stop(); }
 

@@ -237,9 +237,10 @@ Result<KubeResponse> KubeClient::Request(const std::string& method, const std::s
     watchdog.join();
   }
   if (too_large) {
-    return MakeError(Code::kIo, what + ": the answer is larger than the limit of " +
-                                    std::to_string(options.max_body_bytes) + " bytes",
-                     Location::Field(config_.server));
+    return MakeError(
+        Code::kIo,
+        what + ": the answer is larger than the limit of " + std::to_string(options.max_body_bytes) + " bytes",
+        Location::Field(config_.server));
   }
   if (expired) {
     return MakeError(Code::kIo, what + ": no whole answer within " + std::to_string(options.deadline.count()) + " ms",

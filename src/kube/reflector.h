@@ -23,7 +23,7 @@
 namespace shmguard::kube {
 
 struct ReflectorOptions {
-  std::string path;  // the collection, with any selectors: /api/v1/pods?fieldSelector=spec.nodeName%3Dn
+  std::string path;         // the collection, with any selectors: /api/v1/pods?fieldSelector=spec.nodeName%3Dn
   int64_t page_size = 500;  // items per list page (limit)
   // Each watch's timeoutSeconds: drawn from [min, max]. Default: client-go's 5 to 10 minutes.
   std::chrono::seconds min_watch{300}, max_watch{600};

@@ -41,9 +41,9 @@ struct FakeRequest {
 
 struct FakeAnswer {
   int status = 200;
-  std::string body;                         // a list page, or a watch's event lines
-  std::string retry_after;                  // sent when not empty
-  std::chrono::milliseconds silence{0};     // then this long of nothing, and the connection dropped
+  std::string body;                      // a list page, or a watch's event lines
+  std::string retry_after;               // sent when not empty
+  std::chrono::milliseconds silence{0};  // then this long of nothing, and the connection dropped
 };
 
 class FakeApi {

@@ -62,7 +62,7 @@ TEST_CASE("Informer tells a relist's changes as the watch would have, and events
       {"MODIFIED", Pod("d", "4"), {"update ml/d 3->4"}, 4},
       {"MODIFIED", Pod("e", "5"), {"add ml/e"}, 5},  // a change to an object not yet known
       {"DELETED", Pod("d", "6"), {"delete ml/d"}, 4},
-      {"DELETED", Pod("never", "7"), {"delete ml/never"}, 4},  // told; nothing to remove
+      {"DELETED", Pod("never", "7"), {"delete ml/never"}, 4},                 // told; nothing to remove
       {"ADDED", nlohmann::json{{"metadata", {{"namespace", "ml"}}}}, {}, 4},  // no name: not stored
       {"BOOKMARK", Pod("f", "8"), {}, 4},
   };

@@ -116,7 +116,8 @@ TEST_CASE("KubeClient's stream ends soon after it is cancelled from another thre
   CHECK(end.status == 200);
   CHECK(end.error.empty());  // cancelled: not a failure
   // A token already cancelled starts nothing.
-  auto after = client.Request("GET", "/api/v1/pods", "", "application/json", RequestOptions{1024, milliseconds(0), &cancel});
+  auto after =
+      client.Request("GET", "/api/v1/pods", "", "application/json", RequestOptions{1024, milliseconds(0), &cancel});
   REQUIRE_FALSE(after);
   CHECK(after.error().message == "GET /api/v1/pods: cancelled");
 }
