@@ -70,31 +70,34 @@ int main(int argc, char** argv) {
   }
 
   namespace server = shmguard::server;
-  server::HttpsServerOptions options;
+  shmguard::http::HttpsServerOptions options;
   options.bind_address = "127.0.0.1";
   options.port = std::atoi(argv[3]);
   const shmguard::Policy policy;
-  server::HttpsServer https(options, ctx, [&](const server::HttpRequest& req, server::HttpResponse& res) {
-    switch (mode) {
-      case Mode::kSpike: res.body = shmguard::bench::SpikeDomDecision(req.body, req.body_padded, res.status); return;
-      case Mode::kDecide: {
-        auto x =
-            server::HandleAdmission(req.body, req.content_type, policy, {shmguard::Face::kMutate}, req.body_padded);
-        res.status = x.status;
-        res.body = std::move(x.body);
-        return;
-      }
-      case Mode::kParse:
-        if (!shmguard::io::ParseJsonView(req.body, req.body_padded)) {
-          res.status = 400;
-          res.body = R"({"error":"not an AdmissionReview"})";
-          return;
+  shmguard::http::HttpsServer https(
+      options, ctx, [&](const shmguard::http::HttpRequest& req, shmguard::http::HttpResponse& res) {
+        switch (mode) {
+          case Mode::kSpike:
+            res.body = shmguard::bench::SpikeDomDecision(req.body, req.body_padded, res.status);
+            return;
+          case Mode::kDecide: {
+            auto x =
+                server::HandleAdmission(req.body, req.content_type, policy, {shmguard::Face::kMutate}, req.body_padded);
+            res.status = x.status;
+            res.body = std::move(x.body);
+            return;
+          }
+          case Mode::kParse:
+            if (!shmguard::io::ParseJsonView(req.body, req.body_padded)) {
+              res.status = 400;
+              res.body = R"({"error":"not an AdmissionReview"})";
+              return;
+            }
+            break;
+          case Mode::kConstant: break;
         }
-        break;
-      case Mode::kConstant: break;
-    }
-    res.body = fixed_response;
-  });
+        res.body = fixed_response;
+      });
   if (auto port = https.Listen(); !port) {
     std::fprintf(stderr, "%s\n", port.error().ToString().c_str());
     return 2;
