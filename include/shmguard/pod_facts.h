@@ -1,6 +1,6 @@
 // Facts about one pod template that the plan needs: GPU count, memory limit, processes per pod
-// and nodes, each with the place it came from so reasons can say why (docs/sources.md §2). Also the
-// parsing of shmguard.io/* annotation values, shared by every reader of annotations.
+// and nodes, each with the place it came from so reasons can say why (docs/sources.md §2); and
+// everything one pod's evaluation reads of its template (ReadPod).
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "shmguard/field_values.h"
 #include "shmguard/pod_templates.h"
 #include "shmguard/policy.h"
 #include "shmguard/result.h"
@@ -115,24 +116,26 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy);
 // DataLoader (workers 0), which the caller adds when it knows it.
 ShmInputs PodShmInputs(const PodFacts& facts);
 
-// A count as shmguard.io/* annotations, the kinds' fields and torchrun's flags write it: decimal
-// digits only ("8", "08"; not "+8", "8.0" or " 8"), at most 18 of them; nullopt otherwise.
-std::optional<int64_t> ParseCount(std::string_view s);
+// Everything one pod template's evaluation reads of it, read once: whether it is sized from
+// DataLoader annotations (shmguard.io/num-workers or batch-bytes) and what they say, its facts
+// and the plan's inputs from them, what it has at /dev/shm (ReadShm) and that in words. A part
+// that could not be read is its error; what depends on it is left as it is by default.
+struct PodReading {
+  bool sized = false;
+  std::optional<Error> sizing_error;  // a sized pod's malformed or missing DataLoader annotation
+  PodFacts facts;
+  std::optional<Error> facts_error;
+  // PodShmInputs(facts) with the DataLoader's workers, prefetch factor (the policy's when not
+  // annotated) and batch bytes; workers 0 for an unannotated pod.
+  ShmInputs inputs;
+  ShmMount mount;
+  std::optional<Error> mount_error;  // the facts' error when they could not be read
+  std::string current;               // DescribeShm(mount), else t.default_shm
+};
 
-// An integer annotation in [min, max]; nullopt when absent. Fails with kInvalidInput naming the
-// annotation when the value is not a quoted decimal integer in range ("8", not 8 or "eight").
-Result<std::optional<int64_t>> ReadCountAnnotation(const Annotations& a, const std::string& key, int64_t min,
-                                                   int64_t max);
-
-// A quantity read from a Kubernetes object field: a string (spaces trimmed, as the API server's
-// JSON decoder does), a number, or null or absent (0). Fails with kInvalidInput naming the
-// field's pointer, given in pieces ({container, "/resources/limits/memory"}) that are joined only
-// for an error.
-Result<int64_t> ReadQuantityField(JsonNode value, std::initializer_list<std::string_view> pointer);
-
-// ReadQuantityField for a size (a memory limit or request, a sizeLimit): also fails with
-// kInvalidInput naming the field when it is negative, which the API server refuses and which
-// would otherwise read as "no limit".
-Result<int64_t> ReadSizeField(JsonNode value, std::initializer_list<std::string_view> pointer);
+// Reads `t` under `policy` (ReadPodFacts, ReadShm, DescribeShm, and the DataLoader annotations:
+// num-workers and batch-bytes are each required with the other, batch-bytes a quoted byte
+// quantity, counts quoted integers in range).
+PodReading ReadPod(const PodTemplate& t, const Policy& policy);
 
 }  // namespace shmguard

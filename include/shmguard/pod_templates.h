@@ -34,6 +34,12 @@ inline constexpr const char* kModeAnnotation = "shmguard.io/mode";
 inline constexpr const char* kPlanAnnotation = "shmguard.io/plan";
 // "id,id": checks exempted for the workload or pod template (checks.h IDs).
 inline constexpr const char* kIgnoreAnnotation = "shmguard.io/ignore";
+// The workload a pod's learned size is kept under (shm_profile.h).
+inline constexpr const char* kProfileAnnotation = "shmguard.io/profile";
+// Every shmguard.io/ annotation shmguard reads.
+inline constexpr const char* kAnnotationKeys[] = {
+    kNumWorkersAnnotation, kPrefetchFactorAnnotation, kBatchBytesAnnotation, kProcsPerPodAnnotation, kNodesAnnotation,
+    kModeAnnotation,       kPlanAnnotation,           kIgnoreAnnotation,     kProfileAnnotation};
 
 // shmguard.io/* annotations by key.
 using Annotations = std::map<std::string, JsonNode, std::less<>>;
@@ -94,6 +100,16 @@ struct PodTemplate {
   // Where the memory limit is written when it is not in `spec` (a Compose service's mem_limit).
   std::string memory_limit_source;
   std::string memory_limit_pointer;  // and where it is (or would be) written
+  // Its words and pointers, as the findings use them (FindPodTemplates fills them): where its
+  // annotations are written (a Compose service's labels; the object's metadata when the
+  // template has none), and each shmguard.io/ annotation of kAnnotationKeys there (the
+  // template's own when it has the key, else the object's, which it inherits); what /dev/shm is
+  // called ("dshm", the volume shmguard adds; "/dev/shm" for a Compose service), and what it has
+  // there with nothing mounted.
+  std::string annotations_pointer;
+  std::map<std::string, std::string, std::less<>> annotation_pointers;
+  std::string shm_name;
+  std::string default_shm;
   // How this template was read, when it is not plain (a Compose service reserving every GPU).
   std::vector<Finding> findings;
   // Set when a field the template is read from is malformed: it is denied with this error.
@@ -129,12 +145,6 @@ class RuntimeCatalog {
  private:
   std::map<std::string, nlohmann::json, std::less<>> by_key_;
 };
-
-// RFC 6901 pointers of where `t`'s annotations are written, for findings: its annotations (a
-// Compose service's labels; the object's metadata when the template has none), and annotation
-// `key` there (the template's own when it has the key, else the object's, which it inherits).
-std::string AnnotationsPointer(const PodTemplate& t);
-std::string AnnotationPointer(const PodTemplate& t, const std::string& key);
 
 // Finds every pod spec in `object`.
 // Fails with kUnsupportedKind when the object is not a kind listed above (the message lists the

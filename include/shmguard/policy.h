@@ -5,12 +5,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "shmguard/checks.h"
+#include "shmguard/json_node.h"
 #include "shmguard/tls_names.h"
 
 namespace shmguard {
@@ -156,6 +158,9 @@ IpcLockMode IpcLockIn(const Policy& policy, const NamespaceRule& rule);
 
 // True when `resource` matches one of `globs` (fnmatch(3)): "rdma/hca_a" matches "rdma/*".
 bool MatchesResource(const std::vector<std::string>& globs, std::string_view resource);
+// The first extended resource (a name with a '/': never cpu or memory) of `lists` (a container's
+// limits, then its requests: name -> quantity) that one of `globs` matches; "" when none does.
+std::string FindResource(std::initializer_list<JsonNode> lists, const std::vector<std::string>& globs);
 
 // Names as they appear in the config file: "auto", "gpu-containers", "enforce", "baseline"...
 const char* HostIpcModeName(HostIpcMode m);

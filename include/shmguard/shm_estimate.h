@@ -1,14 +1,13 @@
 // The /dev/shm a GPU pod gets when nobody said how its DataLoader is set up (no
 // shmguard.io/num-workers): a floor that is known to be needed (NCCL and the base, as the plan
 // computes them, at least the policy's minimum) and an estimate above it (a share of the memory
-// limit). Pure arithmetic over the pod's facts; the verdict is evaluation.h's.
+// limit). Pure arithmetic over the pod's plan inputs and memory limit; the verdict is evaluation.h's.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
-#include "shmguard/pod_facts.h"
 #include "shmguard/policy.h"
 #include "shmguard/result.h"
 #include "shmguard/shm_plan.h"
@@ -27,9 +26,10 @@ struct ShmEstimate {
   std::string basis;
 };
 
-// Computes the floor and the estimate of a pod with `facts` under `policy.unannotated`. Fails
-// with kInvalidInput when the floor's arithmetic overflows (only with absurd policy constants
-// or process counts).
-Result<ShmEstimate> EstimateShm(const PodFacts& facts, const Policy& policy);
+// Computes the floor and the estimate of a pod under `policy.unannotated`: `pod` is its side of
+// the plan's inputs (processes, nodes, NCCL: PodShmInputs; its DataLoader terms are ignored),
+// `memory_limit` its memory limit (nullopt: unknown or unlimited). Fails with kInvalidInput when
+// the floor's arithmetic overflows (only with absurd policy constants or process counts).
+Result<ShmEstimate> EstimateShm(ShmInputs pod, std::optional<int64_t> memory_limit, const Policy& policy);
 
 }  // namespace shmguard

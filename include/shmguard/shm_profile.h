@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "shmguard/json_node.h"
+#include "shmguard/pod_templates.h"
 #include "shmguard/result.h"
 
 namespace shmguard {
 
-inline constexpr char kProfileAnnotation[] = "shmguard.io/profile";
 inline constexpr char kShmProfileApiVersion[] = "shmguard.io/v1alpha1";
 inline constexpr char kShmProfileKind[] = "ShmProfile";
 

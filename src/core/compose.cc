@@ -338,7 +338,7 @@ Result<PodPatch> BuildServicePatch(const PodTemplate& t, const PodFacts& facts, 
   if (!ulimits) {
     p.ops.Add(at + "/ulimits", R"({"memlock":-1})");
   } else if (!ulimits.IsObject()) {
-    return Invalid(at + "/ulimits", "must be a mapping of ulimits");
+    return MakeError(Code::kInvalidInput, "must be a mapping of ulimits", Location::Pointer(at + "/ulimits"));
   } else if (!memlock) {
     p.ops.Add(at + "/ulimits/memlock", "-1");
   } else {

@@ -1,4 +1,4 @@
-// The types of the table of kinds (pod_templates.cc), shared by the files that read it:
+// The table of kinds (kind_table.cc) and its types, shared by the files that read it:
 // pod_templates.cc finds a kind's pod templates, pod_counts.cc counts its pods and processes as
 // its controller does. Internal to the core.
 #pragma once
@@ -62,12 +62,22 @@ struct KindSpec {
   bool cluster_scoped = false;  // the object has no namespace (its pods run in others')
 };
 
-// One template found: where it is and what its item (list entry, replica spec) says.
+// The table's line for a kind at an apiVersion, or nullptr.
+const KindSpec* FindKind(std::string_view api_version, std::string_view kind);
+// FindKind, or kUnsupportedKind naming the versions the table reads the kind at, else every kind
+// it reads.
+Result<const KindSpec*> LookUpKind(const std::string& api_version, const std::string& kind);
+
+// One template found: where it is, what its item (list entry, replica spec) says, and the
+// nodes it is read from.
 struct Found {
   std::string pointer;  // of the PodTemplateSpec
   std::string label;
   JsonNode item;     // the list item or replica spec holding it; absent for kTemplate/kPod
   std::string name;  // the item's name or replica type
+  JsonNode node;     // the PodTemplateSpec (an Argo template; the object for kPod); absent when missing
+  // kArgo: the Workflow spec's volumes and podMetadata, which every template's pod gets.
+  JsonNode shared_volumes, pod_metadata;
 };
 
 // Fills pods_together, procs and patchable of the templates of `w` (found in `found` order)

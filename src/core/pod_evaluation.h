@@ -1,8 +1,10 @@
 // One pod template's verdict under a namespace's rule: the step of Evaluate between a
-// workload's discovery and its verdict. Internal to the evaluation (evaluation.cc).
+// workload's discovery and its verdict, in four stages, each handed the last one's values: read
+// (pod_facts.cc ReadPod), size (pod_sizing.cc SizePod), judge (here), remedy (shm_remedy.cc
+// RemedyFor). Internal to the evaluation (evaluation.cc).
 #pragma once
 
-#include "shm_remedy.h"
+#include "pod_stage.h"
 #include "shmguard/evaluation.h"
 
 namespace shmguard {

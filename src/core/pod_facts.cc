@@ -39,18 +39,6 @@ struct ContainerResources {
   std::string rdma_resource, mps_resource;
 };
 
-// The first resource of `limits` or `requests` that one of `globs` matches. Only extended
-// resources (with a '/') can: cpu and memory are passed over without a match.
-std::string FindResource(JsonNode limits, JsonNode requests, const std::vector<std::string>& globs) {
-  if (globs.empty()) return {};
-  for (JsonNode list : {limits, requests}) {
-    for (const auto& [name, value] : list.Members()) {
-      if (name.find('/') != std::string_view::npos && MatchesResource(globs, name)) return std::string(name);
-    }
-  }
-  return {};
-}
-
 // `memory_request`: also read requests.memory (only KubeRay's sizing of its shared-mem needs it).
 Result<ContainerResources> ReadResources(JsonNode c, const std::string& pointer, const Policy& policy,
                                          bool memory_request) {
@@ -94,8 +82,8 @@ Result<ContainerResources> ReadResources(JsonNode c, const std::string& pointer,
     if (!m) return m.error();
     r.memory_request = *m;
   }
-  r.rdma_resource = FindResource(limits, requests, policy.rdma_resources);
-  if (r.gpus > 0) r.mps_resource = FindResource(limits, requests, policy.mps_resources);
+  r.rdma_resource = FindResource({limits, requests}, policy.rdma_resources);
+  if (r.gpus > 0) r.mps_resource = FindResource({limits, requests}, policy.mps_resources);
   return r;
 }
 
@@ -174,7 +162,72 @@ Result<IpcLock> ReadIpcLock(JsonNode c, const std::string& pointer) {
   return IpcLock::kNotAdded;
 }
 
+bool Has(const Annotations& a, const char* key) {
+  auto it = a.find(key);
+  return it != a.end() && it->second;
+}
+
+// The DataLoader annotations of a sized pod into `in`: workers, prefetch factor (the policy's
+// when not annotated) and the bytes of one batch.
+Result<bool> ReadDataLoader(const Annotations& a, const Policy& policy, ShmInputs& in) {
+  auto workers = ReadCountAnnotation(a, kNumWorkersAnnotation, 0, kMaxWorkers);
+  if (!workers) return workers.error();
+  if (!*workers) {
+    return MakeError(Code::kInvalidInput,
+                     "is required with shmguard.io/batch-bytes (DataLoader num_workers per process)",
+                     Location::Annotation(kNumWorkersAnnotation));
+  }
+  in.workers = **workers;
+  auto prefetch = ReadCountAnnotation(a, kPrefetchFactorAnnotation, 1, kMaxPrefetchFactor);
+  if (!prefetch) return prefetch.error();
+  in.prefetch_factor = prefetch->value_or(policy.sizing.prefetch_factor);
+  auto it = a.find(kBatchBytesAnnotation);
+  const Location where = Location::Annotation(kBatchBytesAnnotation);
+  if (it == a.end() || !it->second) {
+    if (in.workers == 0) return true;  // no workers: batches never touch /dev/shm
+    return MakeError(Code::kInvalidInput,
+                     "is required when num-workers > 0: the bytes of one collated batch, e.g. 48Mi", where);
+  }
+  if (!it->second.IsString()) {
+    return MakeError(Code::kInvalidInput, "annotation values must be strings: quote it (\"" + it->second.Dump() + "\")",
+                     where);
+  }
+  auto bytes = ParseBytes(it->second.String(), kBatchBytesAnnotation);
+  if (!bytes) return MakeError(bytes.error().code, bytes.error().message, where);
+  in.batch_bytes = *bytes;
+  return true;
+}
+
 }  // namespace
+
+PodReading ReadPod(const PodTemplate& t, const Policy& policy) {
+  PodReading r;
+  r.current = t.default_shm;
+  auto facts = ReadPodFacts(t, policy);
+  ShmInputs dataloader;
+  r.sized = Has(t.annotations, kNumWorkersAnnotation) || Has(t.annotations, kBatchBytesAnnotation);
+  if (r.sized) {
+    if (auto read = ReadDataLoader(t.annotations, policy, dataloader); !read) r.sizing_error = read.error();
+  }
+  if (!facts) {
+    r.facts_error = facts.error();
+    r.mount_error = facts.error();
+    return r;
+  }
+  r.facts = std::move(*facts);
+  r.inputs = PodShmInputs(r.facts);
+  r.inputs.workers = dataloader.workers;
+  r.inputs.prefetch_factor = dataloader.prefetch_factor;
+  r.inputs.batch_bytes = dataloader.batch_bytes;
+  auto mount = ReadShm(t, r.facts);
+  if (!mount) {
+    r.mount_error = mount.error();
+    return r;
+  }
+  r.mount = std::move(*mount);
+  r.current = DescribeShm(r.mount, t, r.facts);
+  return r;
+}
 
 ShmInputs PodShmInputs(const PodFacts& facts) {
   ShmInputs in;
@@ -182,77 +235,6 @@ ShmInputs PodShmInputs(const PodFacts& facts) {
   in.nodes = facts.nodes;
   in.nccl_shm = !facts.nccl_shm_disabled;
   return in;
-}
-
-Result<int64_t> ReadQuantityField(JsonNode value, std::initializer_list<std::string_view> pointer) {
-  std::string dumped;
-  std::string_view text;
-  if (!value) return int64_t{0};
-  if (value.IsInteger()) {
-    dumped = value.Dump();
-    text = dumped;
-  } else if (value.IsFloat()) {
-    // A number past a double's range (1e309) reads as infinity, which JSON writes as null: say
-    // what it is rather than quote a text the object does not hold.
-    if (const nlohmann::json copy = value.Copy(); !std::isfinite(copy.get<double>())) {
-      return MakeError(Code::kInvalidInput, "is a number out of range: write a quantity such as \"16Gi\"",
-                       Location::Pointer(Joined(pointer)));
-    }
-    dumped = value.Dump();
-    if (dumped.find_first_of(".eE") == std::string::npos) dumped += ".0";
-    text = dumped;
-  } else if (value.IsString()) {
-    text = value.String();
-    size_t b = text.find_first_not_of(" \t\r\n");
-    size_t e = text.find_last_not_of(" \t\r\n");
-    text = b == std::string_view::npos ? std::string_view() : text.substr(b, e - b + 1);
-  } else {
-    return MakeError(Code::kInvalidInput, "must be a quantity string such as \"16Gi\"",
-                     Location::Pointer(Joined(pointer)));
-  }
-  auto q = ParseQuantity(text);
-  if (!q) return MakeError(Code::kInvalidInput, q.error().message, Location::Pointer(Joined(pointer)));
-  auto v = QuantityValue(*q);
-  if (!v) return MakeError(Code::kInvalidInput, v.error().message, Location::Pointer(Joined(pointer)));
-  return *v;
-}
-
-Result<int64_t> ReadSizeField(JsonNode value, std::initializer_list<std::string_view> pointer) {
-  auto bytes = ReadQuantityField(value, pointer);
-  if (bytes && *bytes < 0) {
-    return MakeError(Code::kInvalidInput, "must not be negative (the API server refuses it)",
-                     Location::Pointer(Joined(pointer)));
-  }
-  return bytes;
-}
-
-std::optional<int64_t> ParseCount(std::string_view s) {
-  if (s.empty() || s.size() > 18) return std::nullopt;
-  int64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + (c - '0');
-  }
-  return v;
-}
-
-Result<std::optional<int64_t>> ReadCountAnnotation(const Annotations& a, const std::string& key, int64_t min,
-                                                   int64_t max) {
-  auto it = a.find(key);
-  if (it == a.end() || !it->second) return std::optional<int64_t>();
-  const Location where = Location::Annotation(key);
-  if (!it->second.IsString()) {
-    return MakeError(Code::kInvalidInput, "annotation values must be strings: quote it (\"" + it->second.Dump() + "\")",
-                     where);
-  }
-  std::string text(it->second.String());
-  auto n = ParseCount(text);
-  if (!n || *n < min || *n > max) {
-    return MakeError(
-        Code::kInvalidInput,
-        "\"" + text + "\" must be a whole number from " + std::to_string(min) + " to " + std::to_string(max), where);
-  }
-  return std::optional<int64_t>(*n);
 }
 
 Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {

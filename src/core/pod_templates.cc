@@ -1,11 +1,6 @@
-// FindPodTemplates: the table of kinds -> where their pod templates are (how their controllers
-// count pods and processes is pod_counts.cc), and the annotation merge. Sources, per kind: kubernetes-sigs/jobset
-// api/jobset/v1alpha2/jobset_types.go; kubeflow/trainer v1.9 pkg/apis/kubeflow.org/v1/*_types.go
-// and pkg/controller.v1/pytorch/envvar.go (PET_NNODES = the sum of replicas); kubeflow/mpi-operator
-// pkg/apis/kubeflow/v2beta1/types.go; kubeflow/trainer v2 pkg/apis/trainer/v1alpha1;
-// ray-project/kuberay ray-operator/controllers/ray/common/pod.go (its /dev/shm);
-// kubernetes-sigs/lws api/leaderworkerset/v1; volcano-sh/volcano batch/v1alpha1/job.go;
-// argoproj/argo-workflows pkg/apis/workflow/v1alpha1/workflow_types.go.
+// FindPodTemplates: a kind's line of the table (kind_table.cc) -> where its pod templates are
+// (how its controller counts pods and processes is pod_counts.cc), the annotation merge, and
+// each template's words and pointers.
 #include "shmguard/pod_templates.h"
 
 #include <algorithm>
@@ -15,6 +10,7 @@
 #include "kinds.h"
 #include "shmguard/compose.h"
 #include "shmguard/json_patch.h"
+#include "shmguard/shm_mount.h"
 #include "train_job.h"
 
 namespace shmguard {
@@ -28,110 +24,22 @@ constexpr ContainerSlot kArgoContainers[] = {{"/container", false, false},
                                              {"/sidecars", true, false},
                                              {"/initContainers", true, true}};
 
-constexpr Part kNone{Shape::kTemplate, "", "", ""};
-constexpr Part Template(std::string_view path, std::string_view label, bool optional = false) {
-  return {Shape::kTemplate, path, "", label, optional};
-}
-constexpr Part List(std::string_view path, std::string_view item, std::string_view label,
-                    std::string_view name_key = "name") {
-  return {Shape::kList, path, item, label, false, name_key};
-}
-constexpr Part ReplicaMap(std::string_view path) { return {Shape::kReplicaMap, path, "/template", ""}; }
-constexpr Part Argo(std::string_view path) { return {Shape::kArgo, path, "", "template"}; }
-
-// The Ray cluster parts under `prefix`: /spec, /spec/rayClusterSpec, /spec/rayClusterConfig.
-#define SHMGUARD_RAY_PARTS(prefix)                               \
-  Template(prefix "/headGroupSpec/template", "headGroup", true), \
-      List(prefix "/workerGroupSpecs", "/template", "workerGroup", "groupName")
-
-// One kind per line, as written by hand.
-// clang-format off
-constexpr KindSpec kKinds[] = {
-    {"v1", "Pod", "pods", AdmissionRole::kMutate, Count::kOne, "", {Part{Shape::kPod, "", "", "pod"}, kNone, kNone}},
-    {"batch/v1", "Job", "jobs", AdmissionRole::kMutate, Count::kParallelism, "/spec/parallelism",
-     {Template("/spec/template", "pod template"), kNone, kNone}},
-    {"batch/v1", "CronJob", "cronjobs", AdmissionRole::kMutate, Count::kParallelism, "/spec/jobTemplate/spec/parallelism",
-     {Template("/spec/jobTemplate/spec/template", "pod template"), kNone, kNone}},
-    {"apps/v1", "Deployment", "deployments", AdmissionRole::kMutate, Count::kOne, "", {Template("/spec/template", "pod template"), kNone, kNone}},
-    {"apps/v1", "StatefulSet", "statefulsets", AdmissionRole::kMutate, Count::kReplicas, "/spec/replicas",
-     {Template("/spec/template", "pod template"), kNone, kNone}},
-    {"apps/v1", "DaemonSet", "daemonsets", AdmissionRole::kNone, Count::kOne, "", {Template("/spec/template", "pod template"), kNone, kNone}},
-    {"apps/v1", "ReplicaSet", "replicasets", AdmissionRole::kNone, Count::kOne, "", {Template("/spec/template", "pod template"), kNone, kNone}},
-    {"jobset.x-k8s.io/v1alpha2", "JobSet", "jobsets", AdmissionRole::kMutate, Count::kJobSet, "",
-     {List("/spec/replicatedJobs", "/template/spec/template", "replicatedJob"), kNone, kNone}},
-    {"kubeflow.org/v1", "PyTorchJob", "pytorchjobs", AdmissionRole::kMutate, Count::kKubeflow, "",
-     {ReplicaMap("/spec/pytorchReplicaSpecs"), kNone, kNone}},
-    {"kubeflow.org/v1", "TFJob", "tfjobs", AdmissionRole::kMutate, Count::kKubeflow, "",
-     {ReplicaMap("/spec/tfReplicaSpecs"), kNone, kNone}},
-    {"kubeflow.org/v1", "XGBoostJob", "xgboostjobs", AdmissionRole::kMutate, Count::kKubeflow, "",
-     {ReplicaMap("/spec/xgbReplicaSpecs"), kNone, kNone}},
-    {"kubeflow.org/v1", "PaddleJob", "paddlejobs", AdmissionRole::kMutate, Count::kKubeflow, "",
-     {ReplicaMap("/spec/paddleReplicaSpecs"), kNone, kNone}},
-    {"kubeflow.org/v1", "MXJob", "mxjobs", AdmissionRole::kMutate, Count::kKubeflow, "",
-     {ReplicaMap("/spec/mxReplicaSpecs"), kNone, kNone}},
-    {"kubeflow.org/v1", "JAXJob", "jaxjobs", AdmissionRole::kMutate, Count::kKubeflow, "",
-     {ReplicaMap("/spec/jaxReplicaSpecs"), kNone, kNone}},
-    {"kubeflow.org/v2beta1", "MPIJob", "mpijobs", AdmissionRole::kMutate, Count::kMpi, "",
-     {ReplicaMap("/spec/mpiReplicaSpecs"), kNone, kNone}},
-    {"kubeflow.org/v1", "MPIJob", "mpijobs", AdmissionRole::kMutate, Count::kMpi, "",
-     {ReplicaMap("/spec/mpiReplicaSpecs"), kNone, kNone}},
-    {"trainer.kubeflow.org/v1alpha1", "TrainingRuntime", "trainingruntimes", AdmissionRole::kMutate, Count::kTrainerRuntime, "",
-     {List("/spec/template/spec/replicatedJobs", "/template/spec/template", "replicatedJob"), kNone, kNone}},
-    {"trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime", "clustertrainingruntimes", AdmissionRole::kMutate, Count::kTrainerRuntime, "",
-     {List("/spec/template/spec/replicatedJobs", "/template/spec/template", "replicatedJob"), kNone, kNone}, true},
-    {"ray.io/v1", "RayCluster", "rayclusters", AdmissionRole::kValidate, Count::kRay, "/spec", {SHMGUARD_RAY_PARTS("/spec"), kNone}},
-    {"ray.io/v1", "RayJob", "rayjobs", AdmissionRole::kValidate, Count::kRay, "/spec/rayClusterSpec",
-     {SHMGUARD_RAY_PARTS("/spec/rayClusterSpec"), Template("/spec/submitterPodTemplate", "submitter", true)}},
-    {"ray.io/v1", "RayService", "rayservices", AdmissionRole::kValidate, Count::kRay, "/spec/rayClusterConfig",
-     {SHMGUARD_RAY_PARTS("/spec/rayClusterConfig"), kNone}},
-    // KubeRay before v1.0 served the same shapes as ray.io/v1alpha1.
-    {"ray.io/v1alpha1", "RayCluster", "rayclusters", AdmissionRole::kValidate, Count::kRay, "/spec", {SHMGUARD_RAY_PARTS("/spec"), kNone}},
-    {"ray.io/v1alpha1", "RayJob", "rayjobs", AdmissionRole::kValidate, Count::kRay, "/spec/rayClusterSpec",
-     {SHMGUARD_RAY_PARTS("/spec/rayClusterSpec"), kNone}},
-    {"ray.io/v1alpha1", "RayService", "rayservices", AdmissionRole::kValidate, Count::kRay, "/spec/rayClusterConfig",
-     {SHMGUARD_RAY_PARTS("/spec/rayClusterConfig"), kNone}},
-    {"leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "leaderworkersets", AdmissionRole::kMutate, Count::kLeaderWorkerSet,
-     "/spec/leaderWorkerTemplate/size",
-     {Template("/spec/leaderWorkerTemplate/leaderTemplate", "leader", true),
-      Template("/spec/leaderWorkerTemplate/workerTemplate", "worker"), kNone}},
-    {"batch.volcano.sh/v1alpha1", "Job", "jobs", AdmissionRole::kMutate, Count::kVolcano, "",
-     {List("/spec/tasks", "/template", "task"), kNone, kNone}},
-    {"trainer.kubeflow.org/v1alpha1", "TrainJob", "trainjobs", AdmissionRole::kValidate, Count::kTrainJob, "",
-     {kNone, kNone, kNone}},
-    {"argoproj.io/v1alpha1", "Workflow", "workflows", AdmissionRole::kMutate, Count::kOne, "", {Argo("/spec/templates"), kNone, kNone}},
-    {"argoproj.io/v1alpha1", "WorkflowTemplate", "workflowtemplates", AdmissionRole::kMutate, Count::kOne, "",
-     {Argo("/spec/templates"), kNone, kNone}},
-    {"argoproj.io/v1alpha1", "ClusterWorkflowTemplate", "clusterworkflowtemplates", AdmissionRole::kMutate, Count::kOne, "",
-     {Argo("/spec/templates"), kNone, kNone}, true},
-    {"argoproj.io/v1alpha1", "CronWorkflow", "cronworkflows", AdmissionRole::kMutate, Count::kOne, "",
-     {Argo("/spec/workflowSpec/templates"), kNone, kNone}},
-    // Not an API kind: a document with top-level `services` and no apiVersion or kind.
-    {"", "Compose", "", AdmissionRole::kNone, Count::kCompose, "", {kNone, kNone, kNone}},
-};
-// clang-format on
-#undef SHMGUARD_RAY_PARTS
-
-const KindSpec* FindKind(std::string_view api_version, std::string_view kind) {
-  for (const auto& k : kKinds) {
-    if (k.kind == kind && k.api_version == api_version) return &k;
-  }
-  return nullptr;
-}
-
 void MergeAnnotations(JsonNode metadata, Annotations& into) {
   for (const auto& [key, value] : metadata.Find("annotations").Members()) {
     if (key.rfind(kAnnotationPrefix, 0) == 0) into.insert_or_assign(std::string(key), value);
   }
 }
 
-// Every template of `part` in `object`, in document order.
+// Every template of `part` in `object`, in document order, with the nodes it is read from.
 Result<std::vector<Found>> FindParts(JsonNode object, const Part& part) {
   std::vector<Found> out;
   const std::string path(part.path);
   switch (part.shape) {
-    case Shape::kPod: out.push_back({"", std::string(part.label), {}, {}}); break;
+    case Shape::kPod: out.push_back({"", std::string(part.label), {}, {}, object, {}, {}}); break;
     case Shape::kTemplate:
-      if (!part.optional || FollowPointer(object, path)) out.push_back({path, std::string(part.label), {}, {}});
+      if (JsonNode node = FollowPointer(object, path); node || !part.optional) {
+        out.push_back({path, std::string(part.label), {}, {}, node, {}, {}});
+      }
       break;
     case Shape::kReplicaMap: {
       JsonNode map = FollowPointer(object, path);
@@ -141,7 +49,13 @@ Result<std::vector<Found>> FindParts(JsonNode object, const Part& part) {
         std::string at = path + "/" + EscapePointerToken(type);
         if (!spec) continue;
         if (!spec.IsObject()) return TypeError(at, "an object");
-        out.push_back({at + std::string(part.item), std::string(type), spec, std::string(type)});
+        out.push_back({at + std::string(part.item),
+                       std::string(type),
+                       spec,
+                       std::string(type),
+                       FollowPointer(spec, part.item),
+                       {},
+                       {}});
       }
       break;
     }
@@ -150,6 +64,13 @@ Result<std::vector<Found>> FindParts(JsonNode object, const Part& part) {
       JsonNode list = FollowPointer(object, path);
       if (!list) break;
       if (!list.IsArray()) return TypeError(path, "a list");
+      // An Argo Workflow spec's volumes and podMetadata reach each of its templates' pods.
+      const std::string workflow_spec(part.path.substr(0, part.path.rfind('/')));
+      JsonNode shared_volumes, pod_metadata;
+      if (part.shape == Shape::kArgo) {
+        shared_volumes = FollowPointer(object, workflow_spec + "/volumes");
+        pod_metadata = FollowPointer(object, workflow_spec + "/podMetadata");
+      }
       size_t i = 0;
       for (JsonNode item : list.Items()) {
         std::string at = path + "/" + std::to_string(i);
@@ -161,7 +82,8 @@ Result<std::vector<Found>> FindParts(JsonNode object, const Part& part) {
         }
         std::string name(item.StringMember(part.name_key));
         std::string label = std::string(part.label) + " " + (name.empty() ? std::to_string(i - 1) : name);
-        out.push_back({at + std::string(part.item), label, item, name});
+        JsonNode node = part.item.empty() ? item : FollowPointer(item, part.item);
+        out.push_back({at + std::string(part.item), label, item, name, node, shared_volumes, pod_metadata});
       }
       break;
     }
@@ -169,10 +91,10 @@ Result<std::vector<Found>> FindParts(JsonNode object, const Part& part) {
   return out;
 }
 
-// Checks a PodTemplateSpec (an Argo template) at `f.pointer` and adds it to `w`.
-Result<bool> AddTemplate(JsonNode object, const Part& part, const Found& f, const Annotations& inherited, Workload& w) {
+// Checks a PodTemplateSpec (an Argo template) found at `f.pointer` and adds it to `w`.
+Result<bool> AddTemplate(const Part& part, const Found& f, const Annotations& inherited, Workload& w) {
   const std::string& pointer = f.pointer;
-  JsonNode tmpl = pointer.empty() ? object : FollowPointer(object, pointer);
+  JsonNode tmpl = f.node;
   if (!tmpl) return MakeError(Code::kInvalidInput, "is missing", Location::Pointer((pointer.empty() ? "/" : pointer)));
   if (!tmpl.IsObject()) return TypeError(pointer, "an object");
   PodTemplate t;
@@ -184,11 +106,10 @@ Result<bool> AddTemplate(JsonNode object, const Part& part, const Found& f, cons
     t.containers = kArgoContainers;
     t.has_host_ipc = false;
     const std::string workflow_spec(part.path.substr(0, part.path.rfind('/')));
-    t.shared_volumes = FollowPointer(object, workflow_spec + "/volumes");
+    t.shared_volumes = f.shared_volumes;
     t.shared_volumes_pointer = workflow_spec + "/volumes";
-    JsonNode pod_metadata = FollowPointer(object, workflow_spec + "/podMetadata");
-    if (pod_metadata && !pod_metadata.IsObject()) return TypeError(workflow_spec + "/podMetadata", "an object");
-    MergeAnnotations(pod_metadata, t.annotations);
+    if (f.pod_metadata && !f.pod_metadata.IsObject()) return TypeError(workflow_spec + "/podMetadata", "an object");
+    MergeAnnotations(f.pod_metadata, t.annotations);
   } else {
     t.spec = tmpl.Find("spec");
     t.spec_pointer = pointer + "/spec";
@@ -204,55 +125,37 @@ Result<bool> AddTemplate(JsonNode object, const Part& part, const Found& f, cons
   return true;
 }
 
-// The kinds of the table, each name once, for the error that names an unsupported kind:
-// "Pod, Job, ..., ClusterWorkflowTemplate, CronWorkflow, or a Compose file".
-const std::string& KindNames() {
-  static const std::string names = [] {
-    std::vector<std::string_view> seen;
-    std::string out;
-    for (const auto& k : kKinds) {
-      if (k.count == Count::kCompose || std::find(seen.begin(), seen.end(), k.kind) != seen.end()) continue;
-      seen.push_back(k.kind);
-      out.append(k.kind).append(", ");
-    }
-    return out + "or a Compose file";
-  }();
-  return names;
-}
-
 }  // namespace
 
 Error TypeError(const std::string& pointer, std::string_view expected) {
   return MakeError(Code::kInvalidInput, "must be " + std::string(expected), Location::Pointer(pointer));
 }
 
-std::vector<KindInfo> KnownKinds() {
-  std::vector<KindInfo> out;
-  for (const auto& k : kKinds) out.push_back({k.api_version, k.kind, k.resource, k.role, k.cluster_scoped});
-  return out;
-}
+namespace {
 
-AdmissionRole AdmissionRoleOf(const std::string& api_version, const std::string& kind) {
-  const KindSpec* k = FindKind(api_version, kind);
-  return k ? k->role : AdmissionRole::kNone;
-}
-
-std::string AnnotationsPointer(const PodTemplate& t) {
-  if (t.compose_service) return t.metadata_pointer;  // the service's labels
-  if (t.metadata_pointer.empty()) return "/metadata/annotations";
-  return t.metadata_pointer + "/annotations";
-}
-
-std::string AnnotationPointer(const PodTemplate& t, const std::string& key) {
-  const std::string token = EscapePointerToken(key);
-  if (t.compose_service) return t.metadata_pointer + "/" + token;
-  if (!t.metadata_pointer.empty() && t.metadata.Find("annotations").Find(key)) {
-    return t.metadata_pointer + "/annotations/" + token;
+// Fills `t`'s words and pointers (PodTemplate::annotations_pointer and the rest).
+void Name(PodTemplate& t) {
+  if (t.compose_service) {
+    t.annotations_pointer = t.metadata_pointer;  // the service's labels
+  } else {
+    t.annotations_pointer = t.metadata_pointer.empty() ? "/metadata/annotations" : t.metadata_pointer + "/annotations";
   }
-  return "/metadata/annotations/" + token;
+  const JsonNode own = t.metadata_pointer.empty() ? JsonNode() : t.metadata.Find("annotations");
+  for (const char* key : kAnnotationKeys) {
+    const std::string token = EscapePointerToken(key);
+    if (t.compose_service) {
+      t.annotation_pointers[key] = t.metadata_pointer + "/" + token;
+    } else if (own.Find(key)) {
+      t.annotation_pointers[key] = t.metadata_pointer + "/annotations/" + token;
+    } else {
+      t.annotation_pointers[key] = "/metadata/annotations/" + token;
+    }
+  }
+  t.shm_name = t.compose_service ? "/dev/shm" : kShmVolumeName;
+  t.default_shm = t.compose_service ? "64Mi (Docker's default)" : "64Mi (container default)";
 }
 
-Result<Workload> FindPodTemplates(JsonNode object, const RuntimeCatalog* runtimes) {
+Result<Workload> ReadKind(JsonNode object, const RuntimeCatalog* runtimes) {
   if (!object.IsObject()) {
     return MakeError(Code::kInvalidInput, "a Kubernetes object must be a mapping", Location::Pointer("/"));
   }
@@ -269,19 +172,9 @@ Result<Workload> FindPodTemplates(JsonNode object, const RuntimeCatalog* runtime
     return MakeError(Code::kUnsupportedKind, "not a Kubernetes object (no kind) nor a Compose file (no services)",
                      Location::Pointer("/kind"));
   }
-  const KindSpec* k = FindKind(w.api_version, w.kind);
-  if (!k) {
-    std::string what = w.api_version.empty() ? w.kind : w.api_version + " " + w.kind;
-    std::string versions;  // the apiVersions the table reads this kind at, if any
-    for (const auto& known : kKinds) {
-      if (known.kind == w.kind) versions.append(versions.empty() ? "" : ", ").append(known.api_version);
-    }
-    if (!versions.empty()) {
-      return MakeError(Code::kUnsupportedKind,
-                       what + " is not a version shmguard reads: it reads " + w.kind + " as " + versions);
-    }
-    return MakeError(Code::kUnsupportedKind, what + " is not a workload shmguard sizes (" + KindNames() + ")");
-  }
+  auto found_kind = LookUpKind(w.api_version, w.kind);
+  if (!found_kind) return found_kind.error();
+  const KindSpec* k = *found_kind;
   if (k->count == Count::kTrainJob) return ReadTrainJob(object, runtimes, std::move(w));
   if (k->count == Count::kCompose) return ReadCompose(object, std::move(w));
   w.is_pod = k->parts[0].shape == Shape::kPod;
@@ -298,12 +191,22 @@ Result<Workload> FindPodTemplates(JsonNode object, const RuntimeCatalog* runtime
     auto parts = FindParts(object, part);
     if (!parts) return parts.error();
     for (auto& f : *parts) {
-      auto added = AddTemplate(object, part, f, workload_annotations, w);
+      auto added = AddTemplate(part, f, workload_annotations, w);
       if (!added) return added.error();
       found.push_back(std::move(f));
     }
   }
   CountPods(object, *k, found, w);
+  return w;
+}
+
+}  // namespace
+
+Result<Workload> FindPodTemplates(JsonNode object, const RuntimeCatalog* runtimes) {
+  Result<Workload> w = ReadKind(object, runtimes);
+  if (w) {
+    for (PodTemplate& t : w->templates) Name(t);
+  }
   return w;
 }
 

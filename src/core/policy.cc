@@ -39,6 +39,16 @@ bool MatchesResource(const std::vector<std::string>& globs, std::string_view res
   return false;
 }
 
+std::string FindResource(std::initializer_list<JsonNode> lists, const std::vector<std::string>& globs) {
+  if (globs.empty()) return {};
+  for (JsonNode list : lists) {
+    for (const auto& [name, value] : list.Members()) {
+      if (name.find('/') != std::string_view::npos && MatchesResource(globs, name)) return std::string(name);
+    }
+  }
+  return {};
+}
+
 const char* HostIpcModeName(HostIpcMode m) {
   switch (m) {
     case HostIpcMode::kAuto: return "auto";

@@ -22,8 +22,14 @@ int64_t Cap(int64_t limit, int64_t ppm) { return static_cast<int64_t>(static_cas
 
 }  // namespace
 
-Result<ShmEstimate> EstimateShm(const PodFacts& facts, const Policy& policy) {
-  auto plan = PlanShm(PodShmInputs(facts), policy.sizing);
+Result<ShmEstimate> EstimateShm(ShmInputs pod, std::optional<int64_t> memory_limit, const Policy& policy) {
+  pod.workers = 0;  // the floor: no DataLoader term
+  pod.batch_bytes = 0;
+  const bool share_of_limit = policy.unannotated.mode != UnannotatedMode::kFloor && memory_limit;
+  const int64_t limit = memory_limit.value_or(0);
+  const int64_t wanted = share_of_limit ? ShareOf(limit, policy.unannotated.fraction_ppm) : 0;
+  const int64_t cap = share_of_limit ? Cap(limit, policy.max_fraction_ppm) : 0;
+  auto plan = PlanShm(pod, policy.sizing);
   if (!plan) return plan.error();
   ShmEstimate e;
   e.floor_plan = *plan;
@@ -33,23 +39,20 @@ Result<ShmEstimate> EstimateShm(const PodFacts& facts, const Policy& policy) {
     e.basis = "the floor (policy unannotated.mode: floor)";
     return e;
   }
-  if (!facts.memory_limit_bytes) {
+  if (!memory_limit) {
     e.basis = "the floor (no memory limit to take a share of)";
     return e;
   }
-  const int64_t limit = *facts.memory_limit_bytes;
   const std::string share = FormatPpm(policy.unannotated.fraction_ppm * 100) + "%";
-  const int64_t wanted = ShareOf(limit, policy.unannotated.fraction_ppm);
-  const int64_t cap = Cap(limit, policy.max_fraction_ppm);
+  const std::string of_limit = " of the " + FormatBytes(limit) + " memory limit";
   if (wanted <= e.floor_bytes) {
-    e.basis = "the floor (" + share + " of the " + FormatBytes(limit) + " memory limit is less)";
+    e.basis = "the floor (" + share + of_limit + " is less)";
   } else if (wanted > cap) {
     e.estimate_bytes = std::max(e.floor_bytes, cap);
-    e.basis = FormatPpm(policy.max_fraction_ppm * 100) + "% of the " + FormatBytes(limit) +
-              " memory limit (maxFractionOfMemoryLimit)";
+    e.basis = FormatPpm(policy.max_fraction_ppm * 100) + "%" + of_limit + " (maxFractionOfMemoryLimit)";
   } else {
     e.estimate_bytes = wanted;
-    e.basis = share + " of the " + FormatBytes(limit) + " memory limit";
+    e.basis = share + of_limit;
   }
   return e;
 }

@@ -1,5 +1,4 @@
-// PatchTo, JudgeUnpatched, and the steps every pod's evaluation shares: Add, AddAll, Apply,
-// Settle, DenyWith.
+// RemedyFor: PatchTo for a kind shmguard patches, JudgeUnpatched for the others.
 #include "shm_remedy.h"
 
 #include <algorithm>
@@ -99,7 +98,9 @@ void PatchPartFindings(const PodStage& s, const PodFacts& facts, const ShmMount&
     f.Num("required_bytes", target.required_bytes).Val("current", std::string(target.current));
     if (mount.size_limit) f.Num("current_bytes", *mount.size_limit);
     if (!p.volume && !p.mounted.empty()) f.Val("containers", Join(p.mounted));
-    if (target.estimate) FloorNumbers(f, *target.estimate, s.policy);
+    if (target.floor_numbers) {
+      for (const auto& [name, value] : *target.floor_numbers) f.Num(name, value);
+    }
     out.push_back(std::move(f));
   }
   if (!p.locked.empty()) {
@@ -111,76 +112,9 @@ void PatchPartFindings(const PodStage& s, const PodFacts& facts, const ShmMount&
   if (p.host_ipc) out.push_back(Finding(Check::kHostIpcMissing, t.spec_pointer + "/hostIPC").Num("gpus", facts.gpus));
 }
 
-// A remedy that denies: the findings so far and the input error.
-Remedy Denied(std::vector<Finding> findings, const PodTemplate& t, const Error& e) {
-  findings.push_back(InputError(t, e));
-  return {Verdict::kDeny, std::move(findings), {}, {}};
-}
-
-}  // namespace
-
-Finding& FloorNumbers(Finding& f, const ShmEstimate& e, const Policy& policy) {
-  const ShmInputs& in = e.floor_plan.inputs;
-  return f.Num("floor_bytes", e.floor_bytes)
-      .Num("floor_plan_bytes", e.floor_plan.required_bytes)
-      .Num("minimum_bytes", policy.unannotated.minimum_bytes)
-      .Num("procs", in.procs)
-      .Num("nccl_shm", in.procs >= 2 && in.nccl_shm ? 1 : 0)
-      .Num("nccl_proxy", in.nodes > 1 ? 1 : 0);
-}
-
-bool PodContext::Exempt(Check c) const { return std::find(exempt.begin(), exempt.end(), c) != exempt.end(); }
-
-void Add(PodEvaluation& pe, Finding f) {
-  f.pod = pe.label;
-  if (pe.findings.empty()) pe.findings.reserve(4);
-  pe.findings.push_back(std::move(f));
-}
-
-void AddAll(PodEvaluation& pe, std::vector<Finding> findings) {
-  for (Finding& f : findings) f.pod = pe.label;
-  if (pe.findings.empty()) {
-    pe.findings = std::move(findings);
-  } else {
-    pe.findings.insert(pe.findings.end(), std::make_move_iterator(findings.begin()),
-                       std::make_move_iterator(findings.end()));
-  }
-}
-
-void Apply(PodEvaluation& pe, Remedy r) {
-  AddAll(pe, std::move(r.findings));
-  pe.verdict = r.verdict;
-  pe.patch = std::move(r.patch);
-  pe.changes = std::move(r.changes);
-}
-
-void Settle(PodEvaluation& pe, const PodContext& ctx) {
-  bool error = false;
-  for (auto& f : pe.findings) {
-    f.suppressed = ctx.Exempt(f.check);
-    error = error || (!f.suppressed && f.severity == Severity::kError);
-  }
-  if (error) {
-    pe.verdict = Verdict::kDeny;
-  } else if (pe.verdict == Verdict::kDeny) {
-    pe.verdict = Verdict::kOk;
-  }
-}
-
-Finding InputError(const PodTemplate& t, const Error& e) {
-  if (!e.where.annotation.empty()) {
-    const std::string& key = e.where.annotation;
-    return std::move(
-        Finding(Check::kAnnotationInvalid, AnnotationPointer(t, key)).Val("annotation", key).Val("error", e.message));
-  }
-  return std::move(Finding(Check::kObjectInvalid, !e.where.pointer.empty() ? e.where.pointer : t.spec_pointer)
-                       .Val("where", e.where.ToString())
-                       .Val("error", e.message));
-}
-
-void DenyWith(const PodTemplate& t, PodEvaluation& pe, const Error& e) {
-  Add(pe, InputError(t, e));
-  pe.verdict = Verdict::kDeny;
+// A remedy that denies: the findings so far and the patch's error.
+Remedy Denied(std::vector<Finding> findings, const Error& e) {
+  return {Verdict::kDeny, std::move(findings), {}, {}, e};
 }
 
 Remedy PatchTo(const PodStage& s, const PodFacts& facts, const ShmMount& mount, PatchTarget target) {
@@ -223,7 +157,7 @@ Remedy PatchTo(const PodStage& s, const PodFacts& facts, const ShmMount& mount, 
     return t.compose_service ? BuildServicePatch(t, facts, mount, o) : BuildPodPatch(t, facts, mount, o);
   };
   Result<PodPatch> patch = build(options);
-  if (!patch) return Denied(std::move(findings), t, patch.error());
+  if (!patch) return Denied(std::move(findings), patch.error());
   PatchPartFindings(s, facts, mount, target, *patch, findings);
   // Exempted parts are reported (suppressed) but not written.
   const bool shm_exempt =
@@ -233,17 +167,17 @@ Remedy PatchTo(const PodStage& s, const PodFacts& facts, const ShmMount& mount, 
     if (ctx.Exempt(Check::kIpcLockMissing)) options.ipc_lock = IpcLockMode::kNever;
     if (ctx.Exempt(Check::kHostIpcMissing)) options.host_ipc = false;
     patch = build(options);
-    if (!patch) return Denied(std::move(findings), t, patch.error());
+    if (!patch) return Denied(std::move(findings), patch.error());
     // Annotations alone (the plan) are no reason to patch a pod whose every part is exempted.
     if (patch->shm_pointer.empty() && patch->locked.empty() && !patch->host_ipc) *patch = PodPatch{};
   }
   // An MPS client with no other part to patch keeps its spec as it is: no plan annotation alone.
   if (mps && patch->locked.empty() && !patch->host_ipc) *patch = PodPatch{};
   const Verdict verdict = patch->ops.empty() ? Verdict::kOk : Verdict::kPatch;
-  return {verdict, std::move(findings), std::move(patch->ops), std::move(patch->changes)};
+  return {verdict, std::move(findings), std::move(patch->ops), std::move(patch->changes), std::nullopt};
 }
 
-Remedy JudgeUnpatched(const PodStage& s, const ShmMount& mount, const std::string& current, int64_t required,
+Remedy JudgeUnpatched(const PodStage& s, const ShmMount& mount, std::string_view current, int64_t required,
                       int64_t floor) {
   const PodTemplate& t = s.t;
   const Workload& w = s.w;
@@ -259,7 +193,7 @@ Remedy JudgeUnpatched(const PodStage& s, const ShmMount& mount, const std::strin
                                .Num("required_bytes", needed)
                                .Num("unpatched", 1)
                                .Num("operator_shm", t.operator_shm ? 1 : 0)
-                               .Val("current", current)
+                               .Val("current", std::string(current))
                                .Val("kind", w.kind));
     return out;
   }
@@ -267,16 +201,25 @@ Remedy JudgeUnpatched(const PodStage& s, const ShmMount& mount, const std::strin
   if (Covers(mount, required)) {
     out.findings.push_back(Finding(Check::kShmSufficient, volume)
                                .Num("required_bytes", required)
-                               .Val("current", current)
+                               .Val("current", std::string(current))
                                .Val("kind", w.kind));
     return out;
   }
   out.findings.push_back(Finding(Check::kShmPatchedAtCreation, volume)
                              .Num("required_bytes", required)
-                             .Val("current", current)
+                             .Val("current", std::string(current))
                              .Val("kind", w.kind)
                              .Val("unknown", t.shm_unknown));
   return out;
+}
+
+}  // namespace
+
+Remedy RemedyFor(const PodStage& s, const PodReading& r, PatchTarget target) {
+  if (!s.t.patchable) {
+    return JudgeUnpatched(s, r.mount, target.current, target.required_bytes, target.floor_bytes);
+  }
+  return PatchTo(s, r.facts, r.mount, std::move(target));
 }
 
 }  // namespace shmguard

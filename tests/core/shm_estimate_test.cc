@@ -6,6 +6,7 @@
 
 #include "shmguard/admission.h"
 #include "shmguard/evaluation.h"
+#include "shmguard/pod_facts.h"
 #include "test_util.h"
 
 namespace shmguard {
@@ -59,7 +60,7 @@ TEST_CASE("EstimateShm: floor, share of the memory limit, and the caps", "[shm_e
     Policy policy;
     policy.unannotated.mode = c.mode;
     policy.unannotated.fraction_ppm = c.fraction_ppm;
-    auto e = EstimateShm(c.facts, policy);
+    auto e = EstimateShm(PodShmInputs(c.facts), c.facts.memory_limit_bytes, policy);
     REQUIRE(e.has_value());
     CHECK(e->floor_bytes == c.floor);
     CHECK(e->estimate_bytes == c.estimate);

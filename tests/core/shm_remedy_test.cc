@@ -1,4 +1,4 @@
-// PatchTo and JudgeUnpatched: what is done about a pod once its /dev/shm size is known — Pod Security, kinds without
+// RemedyFor: what is done about a pod once its /dev/shm size is known — Pod Security, kinds without
 // hostIPC, annotations for controllers' pods, and the verdict of kinds shmguard never patches (docs/sources.md §5, §6).
 #include "core/shm_remedy.h"
 
@@ -22,23 +22,30 @@ Policy HostIpcAlways() {
   return p;
 }
 
-// PatchTo on the only pod template of `object`, giving it `required` bytes.
-PodEvaluation Patched(const json& object, int64_t required, PodSecurityLevel level = PodSecurityLevel::kPrivileged,
-                      std::vector<Check> exempt = {}, const Policy& policy = Policy()) {
+// `r` as EvaluatePod settles it: the findings of exempted checks marked, the verdict kDeny while
+// an error is not.
+Remedy Settled(Remedy r, const PodContext& ctx) {
+  bool error = false;
+  for (auto& f : r.findings) {
+    f.suppressed = ctx.Exempt(f.check);
+    error = error || (!f.suppressed && f.severity == Severity::kError);
+  }
+  if (error) r.verdict = Verdict::kDeny;
+  return r;
+}
+
+// RemedyFor the only pod template of `object`, giving it `required` bytes.
+Remedy Patched(const json& object, int64_t required, PodSecurityLevel level = PodSecurityLevel::kPrivileged,
+               std::vector<Check> exempt = {}, const Policy& policy = Policy()) {
   Workload w = test::OnlyTemplate(object);
   const PodTemplate& t = w.templates[0];
-  auto facts = ReadPodFacts(t, policy);
-  REQUIRE(facts.has_value());
-  auto mount = ReadShm(t, *facts);
-  REQUIRE(mount.has_value());
+  const PodReading r = ReadPod(t, policy);
+  REQUIRE_FALSE(r.facts_error);
+  REQUIRE_FALSE(r.mount_error);
   NamespaceRule rule;
   rule.pod_security = level;
-  PodEvaluation pe;
-  pe.current_shm = DescribeShm(*mount, t, *facts);
   const PodContext ctx{Detail::kAll, std::move(exempt)};
-  Apply(pe, PatchTo({t, w, rule, policy, ctx}, *facts, *mount, {required, "{}", nullptr, pe.current_shm}));
-  Settle(pe, ctx);  // as EvaluatePod ends: exempted findings marked
-  return pe;
+  return Settled(RemedyFor({t, w, rule, policy, ctx}, r, {required, "{}", 0, nullptr, r.current}), ctx);
 }
 
 const char* kTwoGpuPod = R"(
@@ -61,16 +68,16 @@ spec:
     env: [{name: NCCL_NET, value: IB}]
 )";
 
-TEST_CASE("PatchTo adds neither hostIPC nor IPC_LOCK to a GPU pod that needs neither", "[shm_remedy]") {
-  PodEvaluation pe = Patched(test::Yaml(kTwoGpuPod), 2 * kGi);
+TEST_CASE("RemedyFor adds neither hostIPC nor IPC_LOCK to a GPU pod that needs neither", "[shm_remedy]") {
+  Remedy pe = Patched(test::Yaml(kTwoGpuPod), 2 * kGi);
   CHECK(pe.verdict == Verdict::kPatch);
   CHECK(test::Ids(pe.findings) == std::vector<std::string>{"shm-below-need"});
   CHECK_THAT(pe.patch.Text(), !Catch::Contains("hostIPC") && !Catch::Contains("IPC_LOCK"));
 }
 
-TEST_CASE("PatchTo adds hostIPC and IPC_LOCK only under Pod Security privileged, saying why not", "[shm_remedy]") {
+TEST_CASE("RemedyFor adds hostIPC and IPC_LOCK only under Pod Security privileged, saying why not", "[shm_remedy]") {
   const json pod = test::Yaml(kTwoGpuIbPod);
-  PodEvaluation privileged = Patched(pod, 2 * kGi, PodSecurityLevel::kPrivileged, {}, HostIpcAlways());
+  Remedy privileged = Patched(pod, 2 * kGi, PodSecurityLevel::kPrivileged, {}, HostIpcAlways());
   CHECK(privileged.verdict == Verdict::kPatch);
   // Each part of the patch with the finding it answers, pointing where the part goes.
   CHECK(test::Ids(privileged.findings) ==
@@ -89,7 +96,7 @@ TEST_CASE("PatchTo adds hostIPC and IPC_LOCK only under Pod Security privileged,
   for (PodSecurityLevel level : {PodSecurityLevel::kBaseline, PodSecurityLevel::kRestricted}) {
     const std::string name = PodSecurityLevelName(level);
     CAPTURE(name);
-    PodEvaluation pe = Patched(pod, 2 * kGi, level, {}, HostIpcAlways());
+    Remedy pe = Patched(pod, 2 * kGi, level, {}, HostIpcAlways());
     CHECK(pe.verdict == Verdict::kPatch);
     REQUIRE(test::Ids(pe.findings) ==
             std::vector<std::string>{"pod-security-limits-patch", "pod-security-limits-patch", "shm-below-need"});
@@ -103,15 +110,15 @@ TEST_CASE("PatchTo adds hostIPC and IPC_LOCK only under Pod Security privileged,
     CHECK_THAT(pe.patch.Text(), Catch::Contains(R"("sizeLimit":"2Gi")"));  // the volume still comes
   }
   // Under baseline without RDMA or hostIPC: always, there is nothing to keep out, and nothing is said.
-  PodEvaluation plain = Patched(test::Yaml(kTwoGpuPod), 2 * kGi, PodSecurityLevel::kBaseline);
+  Remedy plain = Patched(test::Yaml(kTwoGpuPod), 2 * kGi, PodSecurityLevel::kBaseline);
   CHECK(test::Ids(plain.findings) == std::vector<std::string>{"shm-below-need"});
 }
 
-TEST_CASE("PatchTo gives a non-root RDMA container no IPC_LOCK and says what works instead", "[shm_remedy]") {
+TEST_CASE("RemedyFor gives a non-root RDMA container no IPC_LOCK and says what works instead", "[shm_remedy]") {
   json pod = test::Yaml(kTwoGpuIbPod);
   pod["spec"]["securityContext"] = {{"runAsUser", 1000}};
   pod["spec"]["containers"][0]["resources"]["limits"]["rdma/hca_shared_devices_a"] = 1;
-  PodEvaluation pe = Patched(pod, 2 * kGi);
+  Remedy pe = Patched(pod, 2 * kGi);
   CHECK(pe.verdict == Verdict::kPatch);
   CHECK(test::Ids(pe.findings) == std::vector<std::string>{"ipc-lock-non-root", "shm-below-need"});
   const Finding& f = pe.findings[0];
@@ -123,12 +130,12 @@ TEST_CASE("PatchTo gives a non-root RDMA container no IPC_LOCK and says what wor
   CHECK_THAT(pe.patch.Text(), !Catch::Contains("IPC_LOCK"));
   // The container's own runAsUser: 0 overrides the pod's: it runs as root, and gets the capability.
   pod["spec"]["containers"][0]["securityContext"] = {{"runAsUser", 0}};
-  PodEvaluation root = Patched(pod, 2 * kGi);
+  Remedy root = Patched(pod, 2 * kGi);
   CHECK(test::Ids(root.findings) == std::vector<std::string>{"shm-below-need", "ipc-lock-missing"});
   CHECK(root.findings[1].Value("user") == "runAsUser 0");
 }
 
-TEST_CASE("PatchTo adds no dshm to an MPS client, and says what it needs", "[shm_remedy]") {
+TEST_CASE("RemedyFor adds no dshm to an MPS client, and says what it needs", "[shm_remedy]") {
   json pod = test::Yaml(R"(
 apiVersion: v1
 kind: Pod
@@ -141,7 +148,7 @@ spec:
   SECTION("the resource in mpsResources") {
     Policy policy;
     policy.mps_resources = {"nvidia.com/gpu.shared"};
-    PodEvaluation pe = Patched(pod, 2 * kGi, PodSecurityLevel::kPrivileged, {}, policy);
+    Remedy pe = Patched(pod, 2 * kGi, PodSecurityLevel::kPrivileged, {}, policy);
     CHECK(pe.verdict == Verdict::kOk);
     CHECK(pe.patch.empty());  // not even the plan annotation
     REQUIRE(test::Ids(pe.findings) == std::vector<std::string>{"mps-shm"});
@@ -151,15 +158,15 @@ spec:
     CHECK(pe.findings[0].Number("required_bytes") == 2 * kGi);
   }
   SECTION("a shared GPU is a GPU, time-sliced by default: it gets its dshm") {
-    PodEvaluation pe = Patched(pod, 2 * kGi);
+    Remedy pe = Patched(pod, 2 * kGi);
     CHECK(pe.verdict == Verdict::kPatch);
     CHECK(test::Ids(pe.findings) == std::vector<std::string>{"shm-below-need"});
     CHECK_THAT(pe.patch.Text(), Catch::Contains(R"("sizeLimit":"2Gi")"));
   }
 }
 
-TEST_CASE("PatchTo warns where a kind has no hostIPC field for its pods", "[shm_remedy]") {
-  PodEvaluation pe = Patched(test::Yaml(R"(
+TEST_CASE("RemedyFor warns where a kind has no hostIPC field for its pods", "[shm_remedy]") {
+  Remedy pe = Patched(test::Yaml(R"(
 apiVersion: argoproj.io/v1alpha1
 kind: Workflow
 metadata: {name: wf}
@@ -168,7 +175,7 @@ spec:
   - name: train
     container: {image: t, resources: {limits: {nvidia.com/gpu: 2, memory: 64Gi}}}
 )"),
-                             2 * kGi, PodSecurityLevel::kPrivileged, {}, HostIpcAlways());
+                      2 * kGi, PodSecurityLevel::kPrivileged, {}, HostIpcAlways());
   CHECK(pe.verdict == Verdict::kPatch);
   const Finding* unavailable = test::FindingOf(pe.findings, Check::kHostIpcUnavailable);
   REQUIRE(unavailable != nullptr);
@@ -177,8 +184,8 @@ spec:
   CHECK_THAT(pe.patch.Text(), !Catch::Contains("hostIPC"));
 }
 
-TEST_CASE("PatchTo copies the effective sizing annotations onto a controller's pod template", "[shm_remedy]") {
-  PodEvaluation pe = Patched(test::Yaml(R"(
+TEST_CASE("RemedyFor copies the effective sizing annotations onto a controller's pod template", "[shm_remedy]") {
+  Remedy pe = Patched(test::Yaml(R"(
 apiVersion: batch/v1
 kind: Job
 metadata: {name: j}
@@ -190,7 +197,7 @@ spec:
     spec:
       containers: [{name: t, resources: {limits: {nvidia.com/gpu: 1, memory: 64Gi}}}]
 )"),
-                             2 * kGi);
+                      2 * kGi);
   const json ops = pe.patch.ToJson();
   json annotations;
   for (const auto& op : ops) {
@@ -200,12 +207,12 @@ spec:
   CHECK(annotations["nodes"] == "2");  // Job parallelism: the pods know they train together
   CHECK(annotations["plan"] == "{}");
   // A Pod carries its own annotations: only the plan is added.
-  PodEvaluation pod = Patched(test::Yaml(kTwoGpuPod), 2 * kGi);
+  Remedy pod = Patched(test::Yaml(kTwoGpuPod), 2 * kGi);
   CHECK_THAT(pod.patch.Text(), !Catch::Contains("shmguard.io~1nodes"));
 }
 
-TEST_CASE("PatchTo warns when a sizeLimit is above the memory limit, which the kubelet caps", "[shm_remedy]") {
-  PodEvaluation pe = Patched(test::Yaml(R"(
+TEST_CASE("RemedyFor warns when a sizeLimit is above the memory limit, which the kubelet caps", "[shm_remedy]") {
+  Remedy pe = Patched(test::Yaml(R"(
 apiVersion: v1
 kind: Pod
 metadata: {name: p}
@@ -214,7 +221,7 @@ spec:
   containers: [{name: t, resources: {limits: {nvidia.com/gpu: 1, memory: 64Gi}},
                 volumeMounts: [{name: dshm, mountPath: /dev/shm}]}]
 )"),
-                             2 * kGi);
+                      2 * kGi);
   const Finding* over = test::FindingOf(pe.findings, Check::kSizeLimitOverMemoryLimit);
   REQUIRE(over != nullptr);
   CHECK(over->pointer == "/spec/volumes/0/emptyDir/sizeLimit");
@@ -222,35 +229,34 @@ spec:
   CHECK(over->Number("memory_limit_bytes") == 64 * kGi);
 }
 
-TEST_CASE("PatchTo leaves out an exempted part, and writes nothing when every part is", "[shm_remedy]") {
+TEST_CASE("RemedyFor leaves out an exempted part, and writes nothing when every part is", "[shm_remedy]") {
   const json pod = test::Yaml(kTwoGpuIbPod);
   const Policy always = HostIpcAlways();
-  PodEvaluation no_lock = Patched(pod, 2 * kGi, PodSecurityLevel::kPrivileged, {Check::kIpcLockMissing}, always);
+  Remedy no_lock = Patched(pod, 2 * kGi, PodSecurityLevel::kPrivileged, {Check::kIpcLockMissing}, always);
   CHECK(no_lock.verdict == Verdict::kPatch);
   CHECK_THAT(no_lock.patch.Text(), !Catch::Contains("IPC_LOCK") && Catch::Contains("hostIPC"));
   const Finding* lock = test::FindingOf(no_lock.findings, Check::kIpcLockMissing);
   REQUIRE(lock != nullptr);
   CHECK(lock->suppressed);  // still reported
-  PodEvaluation none = Patched(pod, 2 * kGi, PodSecurityLevel::kPrivileged,
-                               {Check::kShmBelowNeed, Check::kIpcLockMissing, Check::kHostIpcMissing}, always);
+  Remedy none = Patched(pod, 2 * kGi, PodSecurityLevel::kPrivileged,
+                        {Check::kShmBelowNeed, Check::kIpcLockMissing, Check::kHostIpcMissing}, always);
   CHECK(none.verdict == Verdict::kOk);
   CHECK(none.patch.empty());  // not even the plan annotation
   for (const auto& f : none.findings) CHECK(f.suppressed);
 }
 
-// JudgeUnpatched on `t` with `mount`, needing `required` bytes.
-PodEvaluation Judged(const PodTemplate& t, const Workload& w, const ShmMount& mount, const std::string& current,
-                     int64_t required) {
-  PodEvaluation pe;
+// RemedyFor a kind shmguard does not patch, `t` with `mount`, needing `required` bytes.
+Remedy Judged(const PodTemplate& t, const Workload& w, const ShmMount& mount, const std::string& current,
+              int64_t required) {
+  PodReading r;
+  r.mount = mount;
   const NamespaceRule rule;
   const Policy policy;
   const PodContext ctx;
-  Apply(pe, JudgeUnpatched({t, w, rule, policy, ctx}, mount, current, required));
-  Settle(pe, ctx);  // as EvaluatePod ends
-  return pe;
+  return Settled(RemedyFor({t, w, rule, policy, ctx}, r, {required, "", 0, nullptr, current}), ctx);
 }
 
-TEST_CASE("JudgeUnpatched judges what a kind shmguard never patches has", "[shm_remedy]") {
+TEST_CASE("RemedyFor judges what a kind shmguard never patches has", "[shm_remedy]") {
   const json trainjob = test::Yaml(R"(
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
@@ -266,14 +272,14 @@ spec:
   REQUIRE_FALSE(t.patchable);
   REQUIRE_FALSE(t.shm_unknown.empty());
   const ShmMount none;
-  PodEvaluation unknown = Judged(t, *w, none, "unknown", 4 * kGi);  // its pods are patched when created
+  Remedy unknown = Judged(t, *w, none, "unknown", 4 * kGi);  // its pods are patched when created
   CHECK(unknown.verdict == Verdict::kOk);
   CHECK(test::Ids(unknown.findings) == std::vector<std::string>{"shm-patched-at-creation"});
   CHECK(unknown.findings[0].Number("required_bytes") == 4 * kGi);
   CHECK(unknown.findings[0].Value("unknown") == t.shm_unknown);
   ShmMount host_path;
   host_path.kind = ShmMountKind::kOther;
-  PodEvaluation denied = Judged(t, *w, host_path, "hostPath /dev/shm", 4 * kGi);  // never overwritten
+  Remedy denied = Judged(t, *w, host_path, "hostPath /dev/shm", 4 * kGi);  // never overwritten
   CHECK(denied.verdict == Verdict::kDeny);
   REQUIRE(test::Ids(denied.findings) == std::vector<std::string>{"shm-below-need"});
   CHECK(denied.findings[0].severity == Severity::kError);
@@ -284,7 +290,7 @@ spec:
   ShmMount memory;
   memory.kind = ShmMountKind::kMemoryEmptyDir;
   memory.size_limit = 8 * kGi;
-  PodEvaluation covered = Judged(t, *w, memory, "emptyDir Memory 8Gi", 4 * kGi);
+  Remedy covered = Judged(t, *w, memory, "emptyDir Memory 8Gi", 4 * kGi);
   CHECK(covered.verdict == Verdict::kOk);
   REQUIRE(test::Ids(covered.findings) == std::vector<std::string>{"shm-sufficient"});
   CHECK(covered.findings[0].Number("required_bytes") == 4 * kGi);
