@@ -18,12 +18,12 @@ STAGES = [
     ("http_head", [(1, r"ParseRequestHead$")]),
     # The connection's HTTP side around the head: finding the body, buffers, framing the answer.
     ("body_framing", [(1, r"HttpConnection::Handle$"), (-1, r"ParseRequestHead$"),
-                      (-1, r"WebhookServer::HandleWebhook$"), (-1, r"server::AppendResponse$")]),
+                      (-1, r"WebhookServer::HandleWebhook$"), (-1, r"http::AppendResponse$")]),
     ("json", [(1, r"io::ParseJsonView$"), (1, r"shmguard::ParseReview$")]),
-    ("decision", [(1, r"shmguard::Decide$"), (-1, r"shmguard::PatchTo$")]),
-    ("patch", [(1, r"shmguard::PatchTo$")]),
+    ("decision", [(1, r"shmguard::Decide$"), (-1, r"shmguard::RemedyFor$")]),
+    ("patch", [(1, r"shmguard::RemedyFor$")]),
     ("response", [(1, r"server::\(anonymous namespace\)::Review$"), (1, r"server::Base64$"),
-                  (1, r"server::AppendResponse$")]),
+                  (1, r"http::AppendResponse$")]),
     ("tls_write", [(1, r"^SSL_write$")]),
     ("log_metrics", [(1, r"server::LogDecision$"), (1, r"Metrics::ObserveRequest$")]),
 ]

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -36,10 +37,14 @@ inline constexpr const char* kPlanAnnotation = "shmguard.io/plan";
 inline constexpr const char* kIgnoreAnnotation = "shmguard.io/ignore";
 // The workload a pod's learned size is kept under (shm_profile.h).
 inline constexpr const char* kProfileAnnotation = "shmguard.io/profile";
-// Every shmguard.io/ annotation shmguard reads.
+// Every shmguard.io/ annotation shmguard reads, and each as an RFC 6901 pointer token.
 inline constexpr const char* kAnnotationKeys[] = {
     kNumWorkersAnnotation, kPrefetchFactorAnnotation, kBatchBytesAnnotation, kProcsPerPodAnnotation, kNodesAnnotation,
     kModeAnnotation,       kPlanAnnotation,           kIgnoreAnnotation,     kProfileAnnotation};
+inline constexpr std::string_view kAnnotationTokens[] = {
+    "shmguard.io~1num-workers",   "shmguard.io~1prefetch-factor", "shmguard.io~1batch-bytes",
+    "shmguard.io~1procs-per-pod", "shmguard.io~1nodes",           "shmguard.io~1mode",
+    "shmguard.io~1plan",          "shmguard.io~1ignore",          "shmguard.io~1profile"};
 
 // shmguard.io/* annotations by key.
 using Annotations = std::map<std::string, JsonNode, std::less<>>;
@@ -102,18 +107,32 @@ struct PodTemplate {
   std::string memory_limit_pointer;  // and where it is (or would be) written
   // Its words and pointers, as the findings use them (FindPodTemplates fills them): where its
   // annotations are written (a Compose service's labels; the object's metadata when the
-  // template has none), and each shmguard.io/ annotation of kAnnotationKeys there (the
-  // template's own when it has the key, else the object's, which it inherits); what /dev/shm is
-  // called ("dshm", the volume shmguard adds; "/dev/shm" for a Compose service), and what it has
-  // there with nothing mounted.
+  // template has none), which shmguard.io/ annotations the template writes itself
+  // (AnnotationPointer says where each is); what /dev/shm is called ("dshm", the volume
+  // shmguard adds; "/dev/shm" for a Compose service), and what it has there with nothing
+  // mounted.
   std::string annotations_pointer;
-  std::map<std::string, std::string, std::less<>> annotation_pointers;
-  std::string shm_name;
-  std::string default_shm;
+  uint32_t own_annotations = 0;  // bit i: the template itself writes kAnnotationKeys[i]
+  std::string_view shm_name;
+  std::string_view default_shm;
   // How this template was read, when it is not plain (a Compose service reserving every GPU).
   std::vector<Finding> findings;
   // Set when a field the template is read from is malformed: it is denied with this error.
   std::optional<Error> error;
+
+  // Where annotation `key` (one of kAnnotationKeys) is written: the template's own when it has
+  // the key, else the object's, which it inherits; a Compose service's label. Any other key:
+  // annotations_pointer.
+  std::string AnnotationPointer(std::string_view key) const {
+    for (size_t i = 0; i < std::size(kAnnotationKeys); ++i) {
+      if (key != kAnnotationKeys[i]) continue;
+      const std::string token(kAnnotationTokens[i]);
+      if (compose_service) return metadata_pointer + "/" + token;
+      if (own_annotations >> i & 1) return metadata_pointer + "/annotations/" + token;
+      return "/metadata/annotations/" + token;
+    }
+    return annotations_pointer;
+  }
 };
 
 struct Workload {

@@ -145,7 +145,7 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, const EvaluateOptions
       // The template's value wins over the workload's, as for every shmguard.io/ annotation.
       ctx.exempt = exemptions.checks;
       ctx.exempt.insert(ctx.exempt.end(), ev.rule.ignore.begin(), ev.rule.ignore.end());
-      auto own_ignore = ReadIgnore(it->second, t.annotation_pointers.at(kIgnoreAnnotation), ignore_findings);
+      auto own_ignore = ReadIgnore(it->second, t.AnnotationPointer(kIgnoreAnnotation), ignore_findings);
       ctx.exempt.insert(ctx.exempt.end(), own_ignore.begin(), own_ignore.end());
     }
     PodEvaluation pe = EvaluatePod({t, w, ev.rule, policy, ctx});

@@ -153,7 +153,7 @@ Result<bool> ReadLaunchFacts(const PodTemplate& t, const std::vector<JsonNode>& 
     f.procs_source = "annotation ";  // in two steps: GCC 12 -Warray-bounds misreads the sum
     f.procs_source += kProcsPerPodAnnotation;
     f.procs_stated = true;
-    f.procs_pointer = t.annotation_pointers.at(kProcsPerPodAnnotation);
+    f.procs_pointer = t.AnnotationPointer(kProcsPerPodAnnotation);
   } else if (!t.procs_field.empty()) {  // the kind's own field, as its controller reads it
     auto n = ParseCount(t.procs_field);
     if (n && *n >= 1 && *n <= kMaxProcs) {

@@ -37,11 +37,8 @@ void AddAll(PodEvaluation& pe, std::vector<Finding> findings) {
 Finding InputError(const PodTemplate& t, const Error& e) {
   if (!e.where.annotation.empty()) {
     const std::string& key = e.where.annotation;
-    auto at = t.annotation_pointers.find(key);
     return std::move(
-        Finding(Check::kAnnotationInvalid, at != t.annotation_pointers.end() ? at->second : t.annotations_pointer)
-            .Val("annotation", key)
-            .Val("error", e.message));
+        Finding(Check::kAnnotationInvalid, t.AnnotationPointer(key)).Val("annotation", key).Val("error", e.message));
   }
   return std::move(Finding(Check::kObjectInvalid, !e.where.pointer.empty() ? e.where.pointer : t.spec_pointer)
                        .Val("where", e.where.ToString())
@@ -126,7 +123,7 @@ PodEvaluation Opened(const PodTemplate& t) {
   PodEvaluation pe;
   pe.label = t.label;
   pe.path = t.spec_pointer;
-  pe.current_shm = t.default_shm;
+  pe.current_shm = std::string(t.default_shm);
   return pe;
 }
 
@@ -274,7 +271,7 @@ Judged Judge(const PodStage& s, const PodReading& r, const PodSizing& z) {
   }
   j.pe = Started(s);
   if (auto mode = t.annotations.find(kModeAnnotation); mode != t.annotations.end()) {
-    const std::string& at = t.annotation_pointers.at(kModeAnnotation);
+    const std::string at = t.AnnotationPointer(kModeAnnotation);
     if (mode->second.Is("skip")) {
       j.pe.verdict = Verdict::kSkip;
       Add(j.pe, Finding(Check::kOptedOut, at));

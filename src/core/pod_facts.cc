@@ -202,7 +202,7 @@ Result<bool> ReadDataLoader(const Annotations& a, const Policy& policy, ShmInput
 
 PodReading ReadPod(const PodTemplate& t, const Policy& policy) {
   PodReading r;
-  r.current = t.default_shm;
+  r.current = std::string(t.default_shm);
   auto facts = ReadPodFacts(t, policy);
   ShmInputs dataloader;
   r.sized = Has(t.annotations, kNumWorkersAnnotation) || Has(t.annotations, kBatchBytesAnnotation);

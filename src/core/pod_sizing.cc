@@ -49,8 +49,6 @@ PodSizing SizePod(const PodStage& s, const PodReading& r) {
     }
     z.plan = *plan;
     formula = plan->required_bytes;
-    z.plan_finding = ShmPlanFinding(z.plan, policy.sizing, t.shm_name, f.procs_source,
-                                    t.annotation_pointers.at(kNumWorkersAnnotation));
   } else {
     auto estimate = EstimateShm(r.inputs, f.memory_limit_bytes, policy);
     if (!estimate) {
@@ -90,6 +88,11 @@ PodSizing SizePod(const PodStage& s, const PodReading& r) {
   const int64_t required = z.required_bytes;
   if (z.kind == SizingKind::kPlan) {
     z.limit = CheckLimit(required, f, policy, {t.shm_name, false, static_cast<bool>(t.compose_service)});
+    // shm-plan, where the judgment records it: with every finding, or ahead of a denial.
+    if (s.ctx.detail == Detail::kAll || !t.patchable || r.mount.kind == ShmMountKind::kOther || z.limit.denial) {
+      z.plan_finding =
+          ShmPlanFinding(z.plan, policy.sizing, t.shm_name, f.procs_source, t.AnnotationPointer(kNumWorkersAnnotation));
+    }
     z.target_bytes = required;
     z.plan_json = R"({"batchBytes":")" + FormatBytes(r.inputs.batch_bytes) + R"(","gpus":)" + std::to_string(f.gpus) +
                   R"(,"nodes":)" + std::to_string(f.nodes) + observed_member + R"(,"prefetchFactor":)" +

@@ -30,8 +30,9 @@ struct PodSizing {
   std::optional<Error> error;  // the plan or estimate could not be computed
   ShmPlan plan;                // kPlan: the plan; kEstimate: the floor's plan
   std::optional<ShmEstimate> estimate;
-  std::optional<Finding> plan_finding;  // kPlan: shm-plan
-  std::optional<Finding> learned;       // sized-from-observation, with a profile
+  // kPlan: shm-plan, when the judgment may record it (every finding is, or the pod may be denied).
+  std::optional<Finding> plan_finding;
+  std::optional<Finding> learned;  // sized-from-observation, with a profile
   // kPlan: the plan's size, or what the workload was seen to use when more; kEstimate: the
   // floor, raised the same way.
   int64_t required_bytes = 0;

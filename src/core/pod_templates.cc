@@ -141,15 +141,8 @@ void Name(PodTemplate& t) {
     t.annotations_pointer = t.metadata_pointer.empty() ? "/metadata/annotations" : t.metadata_pointer + "/annotations";
   }
   const JsonNode own = t.metadata_pointer.empty() ? JsonNode() : t.metadata.Find("annotations");
-  for (const char* key : kAnnotationKeys) {
-    const std::string token = EscapePointerToken(key);
-    if (t.compose_service) {
-      t.annotation_pointers[key] = t.metadata_pointer + "/" + token;
-    } else if (own.Find(key)) {
-      t.annotation_pointers[key] = t.metadata_pointer + "/annotations/" + token;
-    } else {
-      t.annotation_pointers[key] = "/metadata/annotations/" + token;
-    }
+  for (size_t i = 0; own && i < std::size(kAnnotationKeys); ++i) {
+    if (own.Find(kAnnotationKeys[i])) t.own_annotations |= 1u << i;
   }
   t.shm_name = t.compose_service ? "/dev/shm" : kShmVolumeName;
   t.default_shm = t.compose_service ? "64Mi (Docker's default)" : "64Mi (container default)";
