@@ -39,6 +39,57 @@ void CheckGolden(const std::string& name, const std::string& actual) {
   CHECK(actual == *expected);
 }
 
+std::string ProtoVarint(uint64_t v) {
+  std::string out;
+  do {
+    unsigned char b = v & 0x7F;
+    v >>= 7;
+    out += static_cast<char>(v ? b | 0x80 : b);
+  } while (v);
+  return out;
+}
+
+std::string ProtoBytes(int field, const std::string& value) {
+  return ProtoVarint(static_cast<uint64_t>(field) << 3 | 2) + ProtoVarint(value.size()) + value;
+}
+
+std::string ProtoNumber(int field, uint64_t v) {
+  return ProtoVarint(static_cast<uint64_t>(field) << 3) + ProtoVarint(v);
+}
+
+std::string Base64(const std::string& in) {
+  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (size_t i = 0; i < in.size(); i += 3) {
+    uint32_t n = static_cast<uint32_t>(static_cast<unsigned char>(in[i])) << 16;
+    if (i + 1 < in.size()) n |= static_cast<uint32_t>(static_cast<unsigned char>(in[i + 1])) << 8;
+    if (i + 2 < in.size()) n |= static_cast<unsigned char>(in[i + 2]);
+    out += k[n >> 18 & 63];
+    out += k[n >> 12 & 63];
+    out += i + 1 < in.size() ? k[n >> 6 & 63] : '=';
+    out += i + 2 < in.size() ? k[n & 63] : '=';
+  }
+  return out;
+}
+
+std::string DeviceCheckpoint(const std::vector<CheckpointEntry>& entries) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& e : entries) {
+    std::string response;
+    for (const auto& [container_path, host_path] : e.mounts) {
+      response += ProtoBytes(2, ProtoBytes(1, container_path) + ProtoBytes(2, host_path));
+    }
+    list.push_back({{"PodUID", e.pod_uid},
+                    {"ContainerName", e.container},
+                    {"ResourceName", e.resource},
+                    {"DeviceIDs", {{"-1", {"dev-0"}}}},
+                    {"AllocResp", Base64(response)}});
+  }
+  return nlohmann::json{{"Data", {{"PodDeviceEntries", list}, {"RegisteredDevices", nlohmann::json::object()}}},
+                        {"Checksum", 0}}
+      .dump();
+}
+
 void ReplaceFile(const std::string& path, const std::string& text) {
   const std::string next = path + ".next";
   std::ofstream(next) << text;

@@ -37,6 +37,21 @@ std::string ReadText(const std::string& path);
 // directory in it.
 std::string CorpusPath(const std::string& relative = "");
 
+// Protobuf's wire format, written by hand: a varint, a length-delimited field, a varint field.
+std::string ProtoVarint(uint64_t v);
+std::string ProtoBytes(int field, const std::string& value);
+std::string ProtoNumber(int field, uint64_t v);
+// Standard base64 with padding, as Go's JSON writes []byte.
+std::string Base64(const std::string& bytes);
+
+// A device plugin's allocation as the kubelet's device manager checkpoints it.
+struct CheckpointEntry {
+  std::string pod_uid, container, resource;
+  std::vector<std::pair<std::string, std::string>> mounts;  // container path, host path
+};
+// The kubelet's device manager checkpoint (kubelet_internal_checkpoint) holding `entries`.
+std::string DeviceCheckpoint(const std::vector<CheckpointEntry>& entries);
+
 // Replaces the file at `path` with `text` at once (written beside it, then renamed), as the
 // kubelet swaps a ConfigMap's files: a reader never sees it half written.
 void ReplaceFile(const std::string& path, const std::string& text);

@@ -37,6 +37,7 @@ func (s *State) HelmValueArgs() ([]string, error) {
 		"image.repository=" + repo, "image.tag=" + tag, "image.pullPolicy=Never",
 		"certManager.enabled=false", "tls.secretName=" + secret.Name,
 		"tls.caBundle=" + base64.StdEncoding.EncodeToString(secret.Data["ca.crt"]),
+		"agent.deviceCheckpoint=true",
 	} {
 		args = append(args, "--set", v)
 	}

@@ -10,7 +10,8 @@ namespace shmguard::agent {
 using http::PrometheusHeader;
 using http::PrometheusLabel;
 
-std::string RenderAgentMetrics(const std::vector<VolumeUse>& uses, const AgentCounters& c) {
+std::string RenderAgentMetrics(const std::vector<VolumeUse>& uses, const std::vector<DeviceShmUse>& devices,
+                               const AgentCounters& c) {
   std::ostringstream out;
   struct Gauge {
     const char* name;
@@ -32,6 +33,19 @@ std::string RenderAgentMetrics(const std::vector<VolumeUse>& uses, const AgentCo
           << u.*g.value << "\n";
     }
   }
+  PrometheusHeader(out, "shmguard_pod_shm_device_mount", "gauge",
+                   "1 for each container whose /dev/shm a device plugin mounted (NVIDIA's in MPS mode: the MPS "
+                   "daemon's tmpfs), by the resource and the node's path; hidden=\"true\" when a volume of the "
+                   "pod is mounted over it.");
+  for (const auto& d : devices) {
+    out << "shmguard_pod_shm_device_mount{namespace=\"" << PrometheusLabel(d.namespace_) << "\",pod=\""
+        << PrometheusLabel(d.pod) << "\",container=\"" << PrometheusLabel(d.container) << "\",resource=\""
+        << PrometheusLabel(d.resource) << "\",host_path=\"" << PrometheusLabel(d.host_path) << "\",hidden=\""
+        << (d.hidden ? "true" : "false") << "\"} 1\n";
+  }
+  PrometheusHeader(out, "shmguard_agent_device_checkpoint_errors_total", "counter",
+                   "Versions of the kubelet's device manager checkpoint the agent could not read.");
+  out << "shmguard_agent_device_checkpoint_errors_total " << c.checkpoint_errors << "\n";
   PrometheusHeader(out, "shmguard_agent_samples_total", "counter", "Rounds of samples of every watched volume.");
   out << "shmguard_agent_samples_total " << c.samples << "\n";
   PrometheusHeader(out, "shmguard_agent_events_total", "counter",

@@ -1,11 +1,13 @@
 // The node agent's metrics, in Prometheus's text format: each volume's use, size and peak as
-// gauges labelled by namespace, pod, volume and workload, and the agent's own counters.
+// gauges labelled by namespace, pod, volume and workload; each device plugin's mount at a
+// container's /dev/shm; and the agent's own counters.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "agent/device_mounts.h"
 #include "agent/growth.h"
 #include "agent/pod_table.h"
 #include "kube/reflector.h"
@@ -20,8 +22,10 @@ struct AgentCounters {
   const GrowthCounts* growth = nullptr;
   const kube::ReflectorStats* informer = nullptr;  // null without an API server
   uint64_t api_requests = 0, api_connections = 0;
+  uint64_t checkpoint_errors = 0;  // versions of the device checkpoint that could not be read
 };
 
-std::string RenderAgentMetrics(const std::vector<VolumeUse>& uses, const AgentCounters& c);
+std::string RenderAgentMetrics(const std::vector<VolumeUse>& uses, const std::vector<DeviceShmUse>& devices,
+                               const AgentCounters& c);
 
 }  // namespace shmguard::agent

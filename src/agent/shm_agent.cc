@@ -14,7 +14,9 @@ ShmAgent::ShmAgent(AgentOptions options, std::shared_ptr<kube::KubeClient> clien
       statfs_(std::move(statfs)),
       table_(options_.threshold),
       // Only this node's pods: the API server filters them (spec.nodeName is a field selector).
-      pods_(client_, kube::ReflectorOptions{.path = "/api/v1/pods?fieldSelector=spec.nodeName%3D" + options_.node_name},
+      pods_(client_,
+            kube::ReflectorOptions{.path = "/api/v1/pods?fieldSelector=" +
+                                           kube::QueryValue("spec.nodeName=" + options_.node_name)},
             kube::InformerHandlers{
                 .on_add = [this](const nlohmann::json& pod) { table_.Upsert(pod); },
                 .on_update = [this](const nlohmann::json&, const nlohmann::json& pod) { table_.Upsert(pod); },
@@ -23,7 +25,8 @@ ShmAgent::ShmAgent(AgentOptions options, std::shared_ptr<kube::KubeClient> clien
             }),
       events_(client_, options_.node_name, table_),
       profiles_(client_, table_),
-      growth_(client_, options_.policy, table_, events_, profiles_, options_.record_profiles) {
+      growth_(client_, options_.policy, table_, events_, profiles_, options_.record_profiles),
+      devices_(options_.device_checkpoint) {
   metrics_http_ = std::make_unique<http::HttpsServer>(
       http::MetricsPortOptions(options_.bind_address, options_.metrics_port), nullptr,
       [this](const http::HttpRequest& req, http::HttpResponse& res) { HandleMetricsPort(req, res); });
@@ -83,7 +86,26 @@ std::vector<VolumeUse> ShmAgent::SampleOnce() {
     for (const auto& p : round.peaks) profiles_.Record(p, false);
     for (const auto& r : table_.TakeRuns()) profiles_.Record(r, true);
   }
+  CheckDeviceMounts();
   return out;
+}
+
+void ShmAgent::CheckDeviceMounts() {
+  if (devices_.path().empty()) return;
+  if (!devices_.Refresh(pods_.List()).empty()) checkpoint_errors_++;
+  for (const DeviceShmUse& d : devices_.uses()) {
+    if (!d.hidden || !hidden_told_.insert(d.uid + "/" + d.container).second) continue;
+    AgentPod pod;
+    pod.namespace_ = d.namespace_;
+    pod.name = d.pod;
+    pod.uid = d.uid;
+    events_.Record(pod, "container " + d.container, "ShmHidesDeviceMount", "Warning",
+                   "A volume mounted at /dev/shm of container " + d.container + " hides what the device plugin for " +
+                       d.resource + " mounted there (" + d.host_path +
+                       " on the node: NVIDIA's plugin in MPS mode mounts the MPS daemon's tmpfs), so CUDA MPS "
+                       "clients in it cannot reach the daemon. Add " +
+                       d.resource + " to the shmguard policy's mpsResources: its pods then get no dshm.");
+  }
 }
 
 void ShmAgent::RecordNearFull(const AgentPod& pod, const std::string& volume, const ShmWatch& w) {
@@ -110,7 +132,8 @@ std::string ShmAgent::RenderMetrics() const {
     c.api_requests = client_->requests();
     c.api_connections = client_->connections();
   }
-  return RenderAgentMetrics(Uses(), c);
+  c.checkpoint_errors = checkpoint_errors_;
+  return RenderAgentMetrics(Uses(), DeviceUses(), c);
 }
 
 void ShmAgent::HandleMetricsPort(const http::HttpRequest& req, http::HttpResponse& res) {

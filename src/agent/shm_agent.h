@@ -3,17 +3,20 @@
 // use, size and peak as Prometheus gauges (agent_metrics.h) on a port of its own, records a
 // ShmNearFull Warning Event when a volume crosses the threshold (event_recorder.h), writes what
 // pods used to their workloads' ShmProfiles (profile_recorder.h), and grows a /dev/shm in place
-// where that is on (growth.h). Start and Stop own every thread: Stop joins them all.
+// where that is on (growth.h), and reads what device plugins mounted at its containers' /dev/shm
+// (device_mounts.h). Start and Stop own every thread: Stop joins them all.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "agent/device_mounts.h"
 #include "agent/event_recorder.h"
 #include "agent/growth.h"
 #include "agent/pod_table.h"
@@ -44,6 +47,9 @@ struct AgentOptions {
   Policy policy;
   // A resize neither applied nor refused in this time is reported as not applied. Default: 120 s.
   std::chrono::milliseconds resize_timeout{120000};
+  // The kubelet's device manager checkpoint, where device plugins' mounts at /dev/shm are read
+  // (device_mounts.h); "" reads none. Default: "" (`shmguard agent`: the kubelet directory's).
+  std::string device_checkpoint;
 };
 
 class ShmAgent {
@@ -67,11 +73,15 @@ class ShmAgent {
   // their Events when there is a client).
   std::vector<VolumeUse> SampleOnce();
   std::vector<VolumeUse> Uses() const { return table_.Uses(); }
+  // The device plugins' mounts at the node's containers' /dev/shm, as of the last round.
+  std::vector<DeviceShmUse> DeviceUses() const { return devices_.uses(); }
   // The Prometheus text of the metrics port.
   std::string RenderMetrics() const;
 
  private:
   void RecordNearFull(const AgentPod& pod, const std::string& volume, const ShmWatch& w);
+  // The device mounts read again; a Warning Event on each pod whose volume hides one, once.
+  void CheckDeviceMounts();
   void HandleMetricsPort(const http::HttpRequest& req, http::HttpResponse& res);
 
   AgentOptions options_;
@@ -82,7 +92,9 @@ class ShmAgent {
   EventRecorder events_;
   ProfileRecorder profiles_;
   Grower growth_;
-  std::atomic<uint64_t> samples_{0};
+  DeviceMounts devices_;
+  std::set<std::string> hidden_told_;  // "uid/container" whose hidden device mount has its Event
+  std::atomic<uint64_t> samples_{0}, checkpoint_errors_{0};
   std::atomic<bool> stop_{false};
   std::unique_ptr<http::HttpsServer> metrics_http_;
   int metrics_port_ = 0;

@@ -43,6 +43,10 @@ CLI::App* AddAgentCommand(CLI::App& app, AgentCommand& command) {
          "while a pod's peak grows, how often it is written")
       ->default_val(record_ms)
       ->check(CLI::Range(0, 3600000));
+  cmd->add_option("--device-checkpoint", command.device_checkpoint,
+                  "the kubelet's device manager checkpoint, where device plugins' mounts at /dev/shm (NVIDIA's "
+                  "MPS) are read (default: <kubelet-dir>/device-plugins/kubelet_internal_checkpoint; \"none\": "
+                  "read none)");
   AddApiFlags(cmd, command.api);
   return cmd;
 }
@@ -58,6 +62,10 @@ ExitCode RunAgent(const AgentCommand& command) {
   };
   if (options.node_name.empty()) return fail("no node name: give --node-name or set NODE_NAME");
   agent::AgentOptions agent_options = options;
+  agent_options.device_checkpoint = command.device_checkpoint == "none" ? ""
+                                    : command.device_checkpoint.empty()
+                                        ? options.kubelet_dir + "/" + kDeviceCheckpointPath
+                                        : command.device_checkpoint;
   if (!command.config_file.empty()) {
     auto policy = io::LoadPolicy(command.config_file, io::Readable::kRegularFiles);
     if (!policy) return fail(policy.error().ToString());
@@ -80,7 +88,8 @@ ExitCode RunAgent(const AgentCommand& command) {
                {{"node", options.node_name},
                 {"kubelet_dir", options.kubelet_dir},
                 {"api_server", config->server},
-                {"metrics_port", std::to_string(agent.metrics_port())}});
+                {"metrics_port", std::to_string(agent.metrics_port())},
+                {"device_checkpoint", agent_options.device_checkpoint}});
   int sig = 0;
   sigwait(&signals, &sig);
   io::LogEvent(*log, format, spdlog::level::info, "stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});

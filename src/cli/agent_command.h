@@ -19,6 +19,9 @@ struct AgentCommand {
   kube::KubeConfig api;
   std::string log_format = "json";  // text or json
   std::string config_file;          // --config: the policy (growInPlace rules); read once at start
+  // --device-checkpoint: the kubelet's device manager checkpoint; "" (the default) is the
+  // kubelet directory's, "none" reads none.
+  std::string device_checkpoint;
 };
 
 // Adds the `agent` subcommand's flags to `app`, writing into `command`. The node's name

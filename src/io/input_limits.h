@@ -14,6 +14,9 @@ inline constexpr size_t kMaxPolicyBytes = size_t{1} << 20;
 inline constexpr size_t kMaxObservationsBytes = size_t{64} << 20;
 // A kubeconfig, a service account token, a CA bundle or a client certificate.
 inline constexpr size_t kMaxCredentialBytes = size_t{1} << 20;
+// The kubelet's device manager checkpoint (the node agent): an entry of about 200 bytes per
+// container that was given a device.
+inline constexpr size_t kMaxDeviceCheckpointBytes = size_t{16} << 20;
 // A manifest file or stdin of `shmguard audit` unless --max-file-bytes says otherwise.
 inline constexpr size_t kDefaultMaxManifestBytes = size_t{256} << 20;
 

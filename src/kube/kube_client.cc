@@ -7,6 +7,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
+#include <cctype>
 #include <condition_variable>
 #include <cstdlib>
 #include <thread>
@@ -72,6 +73,21 @@ struct KubeClient::Pool {
     EVP_PKEY_free(key);
   }
 };
+
+std::string QueryValue(std::string_view value) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : value) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 0xF];
+    }
+  }
+  return out;
+}
 
 void StreamCancel::Cancel() {
   std::lock_guard<std::mutex> lock(mu_);

@@ -73,6 +73,10 @@ struct StreamEnd {
   std::string error;
 };
 
+// `value` for a URL's path segment or query value: every byte but [A-Za-z0-9-_.~] as %XX
+// (RFC 3986): a continue token's '+', '/' and '=', a label selector's ',' and '='.
+std::string QueryValue(std::string_view value);
+
 class KubeClient {
  public:
   // Defaults: client-go's (5 QPS, burst 10).

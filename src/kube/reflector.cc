@@ -1,7 +1,6 @@
 // Reflector::Run: list, watch, back off.
 #include "kube/reflector.h"
 
-#include <cctype>
 #include <random>
 
 namespace shmguard::kube {
@@ -16,22 +15,6 @@ constexpr auto kVeryShort = std::chrono::seconds(1);
 
 std::string WithQuery(const std::string& path, const std::string& query) {
   return path + (path.find('?') == std::string::npos ? "?" : "&") + query;
-}
-
-// A query value as the URL carries it (a continue token is base64: '+', '/', '=').
-std::string Escaped(const std::string& value) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : value) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 0xF];
-    }
-  }
-  return out;
 }
 
 std::string StringAt(const nlohmann::json& o, const char* a, const char* b) {
@@ -63,7 +46,7 @@ bool Reflector::List(bool consistent, StreamCancel& cancel, std::chrono::millise
   do {
     std::string query = "limit=" + std::to_string(options_.page_size);
     if (!next.empty()) {
-      query += "&continue=" + Escaped(next);
+      query += "&continue=" + QueryValue(next);
     } else if (!consistent) {
       query += "&resourceVersion=0";  // the watch cache: no quorum read of every object
     }
@@ -96,7 +79,7 @@ Reflector::WatchEnd Reflector::Watch(StreamCancel& cancel, std::chrono::millisec
   static thread_local std::mt19937 rng{std::random_device{}()};
   std::uniform_int_distribution<long> pick(options_.min_watch.count(), options_.max_watch.count());
   const std::string query = "watch=1&allowWatchBookmarks=true&timeoutSeconds=" + std::to_string(pick(rng)) +
-                            "&resourceVersion=" + Escaped(version_);
+                            "&resourceVersion=" + QueryValue(version_);
   stats_.watches++;
   const auto started = std::chrono::steady_clock::now();
   bool gone = false, failed = false;

@@ -5,6 +5,7 @@
 #include <httplib.h>
 
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <mutex>
 #include <thread>
 
@@ -12,6 +13,7 @@
 #include "server/tls_fixture.h"
 #include "shmguard/quantity.h"
 #include "shmguard/shm_profile.h"
+#include "test_util.h"
 
 namespace shmguard::agent {
 namespace {
@@ -233,6 +235,29 @@ TEST_CASE("ShmAgent records a workload's peak at the crossing and a run at the p
   o = ReadShmProfile(*api.Get(std::string(kProfiles) + "cronjob.nightly"));
   CHECK(o->runs == 2);
   CHECK(o->peak_bytes == 99 * kMi);
+}
+
+TEST_CASE("ShmAgent records a Warning, once, on a pod whose volume hides a device plugin's /dev/shm",
+          "[shm_agent][net]") {
+  RestFake api;
+  Node node;
+  test::TempDir dir;
+  AgentOptions o = Options();
+  o.device_checkpoint = dir.File("kubelet_internal_checkpoint");
+  std::ofstream(o.device_checkpoint) << test::DeviceCheckpoint(
+      {{"u1", "t", "nvidia.com/gpu.shared", {{"/dev/shm", "/run/nvidia/mps/shm"}}}});
+  ShmAgent agent(o, api.Client(), node.statfs());
+  agent.SetPods(json::array({JobPod("u1", "train")}));  // dshm at /dev/shm, over the daemon's tmpfs
+  agent.SampleOnce();
+  agent.SampleOnce();
+  REQUIRE(api.Events().size() == 1);
+  const json event = api.Events()[0];
+  CHECK(event["reason"] == "ShmHidesDeviceMount");
+  CHECK(event["type"] == "Warning");
+  CHECK(event["involvedObject"]["uid"] == "u1");
+  CHECK_THAT(event["message"].get<std::string>(),
+             Catch::Contains("container t") && Catch::Contains("/run/nvidia/mps/shm") &&
+                 Catch::Contains("Add nvidia.com/gpu.shared to the shmguard policy's mpsResources"));
 }
 
 TEST_CASE("ShmAgent writes a growing peak every record interval, and reads again on a conflict", "[shm_agent][net]") {

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "kube/fake_api.h"
+#include "server/tls_fixture.h"
 #include "test_util.h"
 
 namespace shmguard::agent {
@@ -105,6 +106,48 @@ TEST_CASE("ShmAgent's metrics port serves the gauges, labelled, and its probes",
   REQUIRE(ready);
   CHECK(ready->status == 200);
   agent.Stop();
+}
+
+TEST_CASE("ShmAgent reads device plugins' mounts at /dev/shm from the kubelet's checkpoint, and which are hidden",
+          "[shm_agent]") {
+  test::TempDir dir;
+  const std::string checkpoint = dir.File("kubelet_internal_checkpoint");
+  FakeNode node;
+  AgentOptions o;
+  o.kubelet_dir = "/k";
+  o.device_checkpoint = checkpoint;
+  ShmAgent agent(o, nullptr, node.statfs());
+  json mps_only = Pod("u2", "mps");  // its dshm is not at /dev/shm: the device's mount is what it has
+  mps_only["spec"]["containers"][0]["volumeMounts"][0]["mountPath"] = "/scratch";
+  agent.SetPods(json::array({Pod("u1", "patched"), mps_only}));
+  agent.SampleOnce();
+  CHECK(agent.DeviceUses().empty());  // no checkpoint yet: nothing
+
+  test::ReplaceFile(checkpoint, test::DeviceCheckpoint({
+                                    {"u1", "t", "nvidia.com/gpu.shared", {{"/dev/shm", "/run/nvidia/mps/shm"}}},
+                                    {"u2", "t", "nvidia.com/gpu.shared", {{"/dev/shm", "/run/nvidia/mps/shm"}}},
+                                    {"u9", "t", "nvidia.com/gpu.shared", {{"/dev/shm", "/x"}}},  // not this node's
+                                    {"u1", "t", "nvidia.com/gpu", {}},
+                                }));
+  agent.SampleOnce();
+  auto uses = agent.DeviceUses();
+  REQUIRE(uses.size() == 2);  // in the informer's order: namespace/name
+  CHECK(uses[0].pod == "mps");
+  CHECK_FALSE(uses[0].hidden);
+  CHECK(uses[0].resource == "nvidia.com/gpu.shared");
+  CHECK(uses[1].pod == "patched");
+  CHECK(uses[1].hidden);  // its dshm is mounted over the daemon's tmpfs
+  const std::string metrics = agent.RenderMetrics();
+  CHECK(metrics.find(R"(shmguard_pod_shm_device_mount{namespace="ml",pod="patched",container="t",)"
+                     R"(resource="nvidia.com/gpu.shared",host_path="/run/nvidia/mps/shm",hidden="true"} 1)") !=
+        std::string::npos);
+  CHECK(metrics.find("shmguard_agent_device_checkpoint_errors_total 0\n") != std::string::npos);
+
+  test::ReplaceFile(checkpoint, "{\"Data\": 7}");  // unreadable: counted once, nothing shown
+  agent.SampleOnce();
+  agent.SampleOnce();
+  CHECK(agent.DeviceUses().empty());
+  CHECK(agent.RenderMetrics().find("shmguard_agent_device_checkpoint_errors_total 1\n") != std::string::npos);
 }
 
 TEST_CASE("ShmAgent follows its node's pods through an informer, and Stop closes the watch and joins",

@@ -1,0 +1,45 @@
+// DeviceMounts: what device plugins mounted at the /dev/shm of this node's containers — NVIDIA's
+// plugin in MPS mode mounts the MPS daemon's tmpfs there — read from the kubelet's device
+// manager checkpoint (device_checkpoint.h) whenever the file changes, and joined with the node's
+// pods. A pod whose own volume is mounted over such a mount (shmguard's dshm, when its policy's
+// mpsResources does not name the resource) hides it from the pod.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "io/file_watch.h"
+#include "shmguard/device_checkpoint.h"
+
+namespace shmguard::agent {
+
+// A device plugin's mount at a container's /dev/shm, on a pod of this node.
+struct DeviceShmUse {
+  std::string namespace_, pod, uid, container, resource, host_path;
+  bool hidden = false;  // the container mounts a volume at /dev/shm over it (VolumeAtDevShm)
+};
+
+class DeviceMounts {
+ public:
+  // `checkpoint`: the device manager's checkpoint as the agent sees it; "" reads nothing.
+  explicit DeviceMounts(std::string checkpoint) : path_(std::move(checkpoint)) {}
+
+  // Reads the checkpoint again when it changed, and joins its /dev/shm mounts with `pods` (the
+  // node's, from the informer); a mount of a pod not among them (gone, or not listed yet) is left
+  // out. Returns what could not be read, once per version of the file ("" when all is well).
+  std::string Refresh(const std::vector<std::shared_ptr<const nlohmann::json>>& pods);
+  std::vector<DeviceShmUse> uses() const;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  io::FileStamp stamp_;
+  std::vector<DeviceShmMount> mounts_;
+  mutable std::mutex mu_;
+  std::vector<DeviceShmUse> uses_;
+};
+
+}  // namespace shmguard::agent
