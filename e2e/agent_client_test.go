@@ -362,7 +362,7 @@ func TestTopReadsTheKubeconfigAndNamesWhatIsMissing(t *testing.T) {
 		env  string // KUBECONFIG
 		want string // on stderr
 	}{
-		{"no agent runs", []string{"top", "-A"}, cp.Kubeconfig(), "no node agent runs (pods labelled app.kubernetes.io/component=agent)"},
+		{"no agent runs", []string{"top", "-A"}, cp.Kubeconfig(), "no node agent runs (pods labelled app.kubernetes.io/name=shmguard-agent,app.kubernetes.io/component=agent in namespace shmguard-agent)"},
 		{"the flag wins", []string{"top", "--kubeconfig", cp.Kubeconfig(), "--node", "elsewhere"}, "/nonexistent", "no node agent runs on node elsewhere"},
 		{"a missing file", []string{"top"}, "/nonexistent/kubeconfig", "/nonexistent/kubeconfig: cannot open"},
 		{"a missing context", []string{"top", "--context", "nope"}, cp.Kubeconfig(), "no context named nope"},

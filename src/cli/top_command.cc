@@ -11,6 +11,7 @@
 #include <ostream>
 #include <tuple>
 
+#include "io/printable.h"
 #include "kube/kube_client.h"
 
 namespace shmguard::cli {
@@ -68,6 +69,7 @@ std::vector<ShmUse> ParseShmMetrics(std::string_view text) {
       {"shmguard_pod_shm_size_bytes{", &ShmUse::size},
       {"shmguard_pod_shm_peak_bytes{", &ShmUse::peak},
   };
+  static constexpr std::string_view kDeviceMount = "shmguard_pod_shm_device_mount{";
   std::vector<ShmUse> rows;
   std::map<std::tuple<std::string, std::string, std::string>, size_t> index;
   size_t start = 0;
@@ -75,6 +77,21 @@ std::vector<ShmUse> ParseShmMetrics(std::string_view text) {
     size_t end = text.find('\n', start);
     std::string_view line = text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
     start = end == std::string_view::npos ? text.size() : end + 1;
+    if (line.substr(0, kDeviceMount.size()) == kDeviceMount) {
+      size_t i = kDeviceMount.size();
+      std::map<std::string, std::string> labels;
+      if (!ReadLabels(line, i, labels)) continue;
+      ShmUse r;
+      r.namespace_ = labels["namespace"];
+      r.pod = labels["pod"];
+      r.device = labels["resource"];
+      r.container = labels["container"];
+      r.host_path = labels["host_path"];
+      r.hidden = labels["hidden"] == "true";
+      r.volume = r.device + (r.hidden ? " (device, hidden)" : " (device)");
+      rows.push_back(std::move(r));
+      continue;
+    }
     for (const auto& [prefix, field] : kGauges) {
       if (line.substr(0, prefix.size()) != prefix) continue;
       size_t i = prefix.size();
@@ -88,8 +105,14 @@ std::vector<ShmUse> ParseShmMetrics(std::string_view text) {
       if (parse_end == number.c_str() || v < 0) break;
       auto key = std::make_tuple(labels["namespace"], labels["pod"], labels["volume"]);
       auto [it, added] = index.emplace(key, rows.size());
-      if (added)
-        rows.push_back({labels["namespace"], labels["pod"], labels["volume"], labels["workload"], "", 0, 0, 0});
+      if (added) {
+        ShmUse r;
+        r.namespace_ = labels["namespace"];
+        r.pod = labels["pod"];
+        r.volume = labels["volume"];
+        r.workload = labels["workload"];
+        rows.push_back(std::move(r));
+      }
       rows[it->second].*field = static_cast<uint64_t>(v);
       break;
     }
@@ -112,12 +135,16 @@ void PrintTop(std::vector<ShmUse> rows, bool all_namespaces, std::ostream& out) 
   for (const auto& r : rows) {
     std::string percent = r.size ? std::to_string((r.peak * 100 + r.size / 2) / r.size) + "%" : "-";
     std::vector<std::string> row = {r.pod, r.volume, Mi(r.used), Mi(r.peak), Mi(r.size), percent, r.workload, r.node};
+    if (!r.device.empty()) row = {r.pod, r.volume, "-", "-", "-", "-", r.workload, r.node};  // the device's tmpfs
     if (all_namespaces) row.insert(row.begin(), r.namespace_);
     table.push_back(std::move(row));
   }
   std::vector<size_t> width(head.size(), 0);
-  for (const auto& row : table) {
-    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  for (auto& row : table) {
+    for (size_t i = 0; i < row.size(); ++i) {
+      row[i] = io::Printable(row[i], 253);  // what an agent sent is text from outside
+      width[i] = std::max(width[i], row[i].size());
+    }
   }
   for (const auto& row : table) {
     for (size_t i = 0; i < row.size(); ++i) {
@@ -136,6 +163,9 @@ CLI::App* AddTopCommand(CLI::App& app, TopOptions& o) {
   cmd->add_option("--kubeconfig", o.kubeconfig, "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)");
   cmd->add_option("--context", o.context, "the kubeconfig context (default: its current-context)");
   cmd->add_option("-o,--output", o.output, "table or json")->check(CLI::IsMember({"table", "json"}));
+  cmd->add_option("--agent-namespace", o.agent_namespace, "the agents' namespace (the chart's agent.namespace)")
+      ->capture_default_str();
+  cmd->add_option("--agent-selector", o.agent_selector, "the labels of the agents' pods")->capture_default_str();
   return cmd;
 }
 
@@ -151,8 +181,9 @@ ExitCode ReadAgents(const TopOptions& o, std::ostream& out, std::ostream& err) {
   const std::string ns =
       o.namespace_.empty() ? (config->context_namespace.empty() ? "default" : config->context_namespace) : o.namespace_;
   kube::KubeClient client(*config, 50, 100);
-  std::string list = "/api/v1/pods?labelSelector=app.kubernetes.io%2Fcomponent%3Dagent";
-  if (!o.node.empty()) list += "&fieldSelector=spec.nodeName%3D" + o.node;
+  std::string list = "/api/v1/namespaces/" + kube::QueryValue(o.agent_namespace) +
+                     "/pods?labelSelector=" + kube::QueryValue(o.agent_selector);
+  if (!o.node.empty()) list += "&fieldSelector=" + kube::QueryValue("spec.nodeName=" + o.node);
   auto agents = client.Request("GET", list);
   if (!agents || !agents->ok()) {
     err << "shmguard top: listing the agents' pods: " << (agents ? agents->Message() : agents.error().ToString())
@@ -180,11 +211,17 @@ ExitCode ReadAgents(const TopOptions& o, std::ostream& out, std::ostream& err) {
       }
     }
     // A numeric port: the pod proxy does not resolve a port's name.
-    auto metrics = client.Request(
-        "GET", "/api/v1/namespaces/" + agent_ns + "/pods/" + name + ":" + std::to_string(port) + "/proxy/metrics");
+    kube::RequestOptions bounded;
+    bounded.max_body_bytes = o.agent_max_bytes;
+    bounded.deadline = o.agent_deadline;
+    auto metrics = client.Request("GET",
+                                  "/api/v1/namespaces/" + kube::QueryValue(agent_ns) + "/pods/" +
+                                      kube::QueryValue(name) + ":" + std::to_string(port) + "/proxy/metrics",
+                                  "", "application/json", bounded);
     if (!metrics || !metrics->ok()) {
-      err << "shmguard top: the agent " << agent_ns << "/" << name << " on node " << node << ": "
-          << (metrics ? metrics->Message() : metrics.error().ToString()) << "\n";
+      err << "shmguard top: the agent " << io::Printable(agent_ns + "/" + name, 300) << " on node "
+          << io::Printable(node, 253) << ": "
+          << io::Printable(metrics ? metrics->Message() : metrics.error().ToString(), 1024) << "\n";
       continue;
     }
     ++reached;
@@ -195,8 +232,9 @@ ExitCode ReadAgents(const TopOptions& o, std::ostream& out, std::ostream& err) {
     }
   }
   if (running == 0) {
-    err << "shmguard top: no node agent runs" << (o.node.empty() ? "" : " on node " + o.node)
-        << " (pods labelled app.kubernetes.io/component=agent): install the chart with agent.enabled\n";
+    err << "shmguard top: no node agent runs" << (o.node.empty() ? "" : " on node " + io::Printable(o.node))
+        << " (pods labelled " << o.agent_selector << " in namespace " << o.agent_namespace
+        << "): install the chart with agent.enabled, or name where it runs (--agent-namespace, --agent-selector)\n";
     return ExitCode::kUsage;
   }
   if (o.output == "json") {
@@ -210,6 +248,10 @@ ExitCode ReadAgents(const TopOptions& o, std::ostream& out, std::ostream& err) {
                        {"used_bytes", r.used},
                        {"peak_bytes", r.peak},
                        {"size_bytes", r.size}});
+      if (!r.device.empty()) {
+        items.back()["device"] = {
+            {"resource", r.device}, {"container", r.container}, {"host_path", r.host_path}, {"hidden", r.hidden}};
+      }
     }
     out << json{{"items", items}, {"agents", running}, {"agents_read", reached}}.dump(2) << "\n";
   } else {

@@ -23,6 +23,7 @@
 namespace shmguard::test {
 
 struct FakeRequest {
+  std::string path;  // "/api/v1/pods", or what matched a pattern given as the collection
   bool watch = false;
   std::string query;  // "limit=500&resourceVersion=0", "watch=1&...&resourceVersion=12"
   std::string param(const std::string& name) const {
@@ -50,6 +51,7 @@ class FakeApi {
  public:
   using Answer = std::function<FakeAnswer(const FakeRequest&, size_t n)>;  // n: the request's number, from 0
 
+  // `collection`: a path, or a pattern of paths (cpp-httplib's regular expression).
   explicit FakeApi(Answer answer, const std::string& collection = "/api/v1/pods") : answer_(std::move(answer)) {
     MakeCa(dir_.path());
     IssueCert(dir_.path(), "localhost", dir_.File("tls.crt"), dir_.File("tls.key"));
@@ -89,6 +91,7 @@ class FakeApi {
  private:
   void Serve(const httplib::Request& req, httplib::Response& res) {
     FakeRequest r;
+    r.path = req.path;
     r.watch = req.get_param_value("watch") == "1";
     std::string query;
     for (const auto& [k, v] : req.params) query += (query.empty() ? "" : "&") + k + "=" + v;
