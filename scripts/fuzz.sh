@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, ASan + UBSan) and runs each one.
 #   scripts/fuzz.sh [RUNS] [SECONDS] [TARGET...]   defaults: 10,000,000 runs, at most 1800 s each,
-#                                                  all five targets (admission quantity audit config
-#                                                  transport)
+#                                                  all eight targets (admission quantity audit config
+#                                                  transport labels observations splitter)
 # Seeds come from examples/, tests/testdata and (when present) the third-party manifests in
 # ${SHMGUARD_CORPUS_DIR:-../shared/testdata}; corpora grow in build-fuzz/corpus/<target>.
 # A crash leaves build-fuzz/<target>-crash-*; turn it into a regression test before fixing.
@@ -13,10 +13,10 @@ corpus=${SHMGUARD_CORPUS_DIR:-../shared/testdata}
 runs=${1:-10000000}
 seconds=${2:-1800}
 shift $(( $# > 2 ? 2 : $# ))
-targets=("${@:-admission quantity audit config transport}")
+targets=("${@:-admission quantity audit config transport labels observations splitter}")
 read -r -a targets <<< "${targets[*]}"
 ./scripts/install-deps.sh
-dpkg-query -W -f='${Status}' clang libclang-rt-14-dev 2>/dev/null | grep -c "install ok installed" | grep -q 2 ||
+dpkg-query -W -f='${Status}\n' clang libclang-rt-14-dev 2>/dev/null | grep -c "install ok installed" | grep -q 2 ||
   { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends clang libclang-rt-14-dev; }
 CC=clang CXX=clang++ BUILD_DIR=build-fuzz ./scripts/build.sh -DSHMGUARD_FUZZ=ON -DSHMGUARD_BUILD_TESTS=OFF >/dev/null
 
@@ -59,6 +59,14 @@ for i, raw in enumerate([b"GET /healthz HTTP/1.0\r\n\r\n", b"POST /mutate HTTP/1
     out.joinpath(f"edge-{i}").write_bytes(b"\0" + raw)
 PY
       ;;
+    labels)  # a kind, then namespace, pod, volume, workload, container, resource, cut at NUL
+      printf 'Pod\0ml\0train-0\0dshm\0Job/train\0c\0nvidia.com/gpu.shared' > "$dir/plain"
+      printf 'x\\"y\nz\0ns\0p\x1b[2J\0v\0w\0c\0r' > "$dir/escapes" ;;
+    observations)
+      find examples tests/testdata -name '*profile*.yaml' -exec cp {} "$dir/" \; 2>/dev/null || true
+      printf 'apiVersion: shmguard.io/v1alpha1\nkind: ShmProfile\nmetadata: {name: job-train, namespace: ml}\nspec: {workload: Job/train}\nstatus: {peakBytes: 1048576, runs: 2}\n' > "$dir/one" ;;
+    splitter)
+      find "$corpus" examples -name '*.yaml' -size -16k -exec cp {} "$dir/" \; 2>/dev/null || true ;;
     config)
       cp deploy/20-configmap.yaml "$dir/"
       python3 -c "import yaml; print(yaml.safe_load(open('deploy/20-configmap.yaml'))['data']['policy.yaml'])" > "$dir/policy.yaml" ;;

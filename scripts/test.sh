@@ -7,7 +7,7 @@
 # cached outside the tree), then the node suite (e2e/node) on a real node with shmguard installed
 # from its own image (control-plane.sh up --node; the images are built by
 # scripts/build-images.sh, in the background from the start), then the suite under ASan + UBSan
-# and the server's tests (and `shmguard serve`'s) under TSan.
+# and the server's tests (and `shmguard serve`'s) under TSan, then each fuzzer for 20 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -52,3 +52,7 @@ ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:ha
   ctest --test-dir build-asan --output-on-failure -j2
 BUILD_DIR=build-tsan ./scripts/build.sh -DSHMGUARD_SANITIZE=thread "-DSHMGUARD_TESTS=http/*.cc;kube/*.cc;server/*.cc;agent/*.cc;cli/serve_command_test.cc" "${sanitize_flags[@]}"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir build-tsan --output-on-failure -j2
+
+# Every libFuzzer target for at most 20 s (clang, ASan + UBSan; scripts/fuzz.sh), so that a
+# target that no longer builds, or an input that crashes one within that time, fails CI.
+./scripts/fuzz.sh 10000000 20

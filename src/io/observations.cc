@@ -8,8 +8,12 @@ namespace shmguard::io {
 Result<ObservationIndex> LoadObservations(const std::string& path) {
   auto text = ReadFileText(path, kMaxObservationsBytes);
   if (!text) return text.error();
+  return ParseObservations(*text, path);
+}
+
+Result<ObservationIndex> ParseObservations(std::string_view text, const std::string& path) {
   ObservationIndex index;
-  for (const Document& doc : ParseManifests(*text, path)) {
+  for (const Document& doc : ParseManifests(text, path)) {
     const Location where = Location::Line(doc.line, path);
     if (doc.error) return *doc.error;
     if (!doc.object) continue;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "shmguard/result.h"
 #include "shmguard/shm_profile.h"
@@ -13,5 +14,7 @@ namespace shmguard::io {
 // field's pointer in the message) for a document or profile that cannot be read, or a profile
 // without metadata.namespace.
 Result<ObservationIndex> LoadObservations(const std::string& path);
+// The same, of text already read; `path` names it in errors.
+Result<ObservationIndex> ParseObservations(std::string_view text, const std::string& path);
 
 }  // namespace shmguard::io

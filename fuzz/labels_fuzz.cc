@@ -1,0 +1,65 @@
+// libFuzzer target: attacker-chosen strings on their way into metric labels. The webhook's kind
+// label is one of the table's kinds, "" or "other", whatever the caller sends, so its /metrics
+// stays the same size; the agent's labels are escaped so that `shmguard top` reads back exactly
+// the strings written, however they are made.
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/agent_metrics.h"
+#include "cli/top_command.h"
+#include "server/metrics.h"
+#include "shmguard/pod_templates.h"
+
+namespace {
+
+// The input cut at NUL bytes into at most `n` strings (missing ones empty).
+std::vector<std::string> Fields(std::string_view data, size_t n) {
+  std::vector<std::string> out(n);
+  size_t i = 0;
+  for (char c : data) {
+    if (c == '\0' && i + 1 < n) {
+      ++i;
+    } else {
+      out[i] += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const auto f = Fields(std::string_view(reinterpret_cast<const char*>(data), size), 7);
+
+  // The webhook: a kind of any bytes is counted under a label from a fixed set.
+  const std::string& label = shmguard::server::KindLabel(f[0]);
+  bool known = label.empty() || label == "other";
+  for (const auto& k : shmguard::KnownKinds()) known = known || label == k.kind;
+  if (!known) std::abort();
+  static shmguard::server::Metrics metrics;
+  metrics.ObserveRequest("mutate", f[0], "allowed", 0.001);
+  if (f[0].size() > 64 && metrics.Render("fuzz").find(f[0]) != std::string::npos) std::abort();
+
+  // The agent: what it writes, top reads back unchanged.
+  shmguard::agent::VolumeUse use{f[0], f[1], f[2], f[3], 1, 4, 2};
+  shmguard::agent::DeviceShmUse device{f[0], f[4], "uid", f[5], f[6], "/run/mps", true};
+  shmguard::agent::AgentCounters counters;
+  const std::string text = shmguard::agent::RenderAgentMetrics({use}, {device}, counters);
+  const auto rows = shmguard::cli::ParseShmMetrics(text);
+  bool volume = false, mount = false;
+  for (const auto& r : rows) {
+    if (r.device.empty() && r.namespace_ == f[0] && r.pod == f[1] && r.volume == f[2] && r.workload == f[3] &&
+        r.used == 1 && r.size == 4 && r.peak == 2) {
+      volume = true;
+    }
+    if (!r.device.empty() && r.namespace_ == f[0] && r.pod == f[4] && r.container == f[5] && r.device == f[6] &&
+        r.hidden) {
+      mount = true;
+    }
+  }
+  // An empty resource reads back as a volume row; everything else must come back.
+  if (!volume || (!mount && !f[6].empty())) std::abort();
+  return 0;
+}
