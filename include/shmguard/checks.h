@@ -36,6 +36,7 @@ enum class Check {
   // What the size needs and why (the arithmetic, the estimate, the memory limit).
   kShmPlan,
   kSizedWithoutAnnotations,
+  kSizedFromServerLaunch,
   kSizedFromObservation,
   kShmOverMemoryLimit,
   kMemoryHeadroom,

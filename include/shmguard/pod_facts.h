@@ -15,6 +15,7 @@
 #include "shmguard/pod_templates.h"
 #include "shmguard/policy.h"
 #include "shmguard/result.h"
+#include "shmguard/server_plan.h"
 #include "shmguard/shm_mount.h"
 #include "shmguard/shm_plan.h"
 
@@ -99,6 +100,8 @@ struct PodFacts {
   std::string nccl_shm_disabled_source;
   bool nccl_p2p_disabled = false;
   std::string nccl_p2p_disabled_source;
+  // The inference server the first app container that launches one launches (server_plan.h).
+  std::optional<ServerLaunch> server;
 };
 
 // Reads the facts of `t`: each container once, then the volumes. NCCL settings are read from the containers that
@@ -131,6 +134,9 @@ struct PodReading {
   ShmMount mount;
   std::optional<Error> mount_error;  // the facts' error when they could not be read
   std::string current;               // DescribeShm(mount), else t.default_shm
+  // An unannotated pod's server (facts.server), planned; its processes and nodes are in facts
+  // and its segments in inputs.server_bytes.
+  std::optional<ServerPlan> server;
 };
 
 // Reads `t` under `policy` (ReadPodFacts, ReadShm, DescribeShm, and the DataLoader annotations:

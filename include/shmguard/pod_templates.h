@@ -96,6 +96,10 @@ struct PodTemplate {
   // sized to its memory limit, else its request, else unbounded — unless the template already
   // mounts /dev/shm or rayStartParams sets plasma-directory.
   bool operator_shm = false;
+  // A KubeRay group's pod: KubeRay starts Ray in its first container (`ray start` with the
+  // group's rayStartParams), whose object-store-memory, when set, is here as written.
+  bool ray_node = false;
+  std::string ray_object_store;
   // A Compose service as written (compose.h); `spec` is the one-container pod read from it.
   // Absent for Kubernetes kinds.
   JsonNode compose_service;

@@ -27,6 +27,7 @@ struct ShmInputs {
   int64_t procs = 1;            // N: training processes in the pod, 1..kMaxProcs
   int64_t nodes = 1;            // pods training together, 1..kMaxNodes; > 1 adds the NCCL proxy pool
   bool nccl_shm = true;         // false: NCCL_SHM_DISABLE=1, no NCCL SHM transport term
+  int64_t server_bytes = 0;     // an inference server's own segments (server_plan.h), >= 0
 };
 
 struct ShmPlan {
@@ -35,6 +36,7 @@ struct ShmPlan {
   int64_t nccl_shm_bytes = 0;    // N × 2 × (N == 2 ? 1 : 2) × connection bytes, when N >= 2
                                  // and the transport is on
   int64_t nccl_proxy_bytes = 0;  // N × proxy pool bytes, when nodes > 1
+  int64_t server_bytes = 0;      // the server's segments, as given
   int64_t base_bytes = 0;        // the policy's base
   int64_t safe_bytes = 0;        // round_up_MiB(sum × safety)
   int64_t required_bytes = 0;    // safe_bytes, at least the floor when N >= 2

@@ -42,6 +42,8 @@ std::string PlanWords(const F& f) {
                                            std::to_string(f.Number("in_flight_extra")) + ") × " +
                                            HumanBytes(f.Number("batch_bytes")));
   }
+  term(f.Number("server_bytes"),
+       f.Value("server_terms").empty() ? HumanBytes(f.Number("server_bytes")) + " server" : f.Value("server_terms"));
   term(f.Number("nccl_bytes"), HumanBytes(f.Number("nccl_bytes")) + " NCCL");
   term(f.Number("base_bytes"), HumanBytes(f.Number("base_bytes")) + " base");
   return f.Value("volume") + " needs " + Bytes(f, "required_bytes") + " = (" + terms + ") × " +
@@ -121,7 +123,7 @@ std::string ProcsGpusWords(const F& f) {
 // clang-format off
 extern constexpr std::array<CheckInfo, kCheckCount> kChecks = {{
     {Check::kShmPlan, "shm-plan", S::kInfo, "The /dev/shm size the pod needs, and the arithmetic behind it",
-     "required_bytes procs workers prefetch_factor in_flight_extra batch_bytes dataloader_bytes nccl_bytes base_bytes safety_ppm floor_applied", "volume procs_source",
+     "required_bytes procs workers prefetch_factor in_flight_extra batch_bytes dataloader_bytes nccl_bytes server_bytes base_bytes safety_ppm floor_applied", "volume procs_source server_terms",
      PlanWords},
     {Check::kSizedWithoutAnnotations, "sized-without-annotations", S::kWarning, "A GPU pod sized without DataLoader annotations: an estimate",
      "required_bytes from_bytes floor_bytes floor_plan_bytes minimum_bytes nccl_proxy nccl_shm procs", "basis",
@@ -130,6 +132,16 @@ extern constexpr std::array<CheckInfo, kCheckCount> kChecks = {{
          return "sized without DataLoader annotations: /dev/shm raised from " + Bytes(f, "from_bytes") + " to " + Floor(f) + kExact;
        }
        return "sized without DataLoader annotations: " + Bytes(f, "required_bytes") + " = " + f.Value("basis") + kExact;
+     }},
+    {Check::kSizedFromServerLaunch, "sized-from-server-launch", S::kInfo, "An inference server sized from its launch arguments",
+     "required_bytes server_bytes", "server launched_by read terms unbounded",
+     [](const F& f) -> std::string {
+       std::string out = "sized for " + f.Value("server") + " from its launch (" + f.Value("launched_by") +
+                         (f.Value("read").empty() ? "" : ": " + f.Value("read")) + "): " + Bytes(f, "required_bytes");
+       out += f.Number("server_bytes") ? " with its own segments " + f.Value("terms")
+                                       : " (its own segments: none beyond NCCL's)";
+       if (!f.Value("unbounded").empty()) out += "; not bounded here: " + f.Value("unbounded");
+       return out + "; its launch flags change the size, not DataLoader annotations";
      }},
     {Check::kSizedFromObservation, "sized-from-observation", S::kInfo, "Sized from what the workload's pods used: the observed peak times the margin",
      "required_bytes learned_bytes formula_bytes peak_bytes margin_ppm runs", "workload last_observed last_pod",

@@ -144,6 +144,33 @@ Result<bool> ReadLaunchFacts(const PodTemplate& t, const std::vector<JsonNode>& 
   for (size_t i = 0; i < container_nodes.size(); ++i) {
     if (!f.containers[i].init) env[i] = ReadLaunchEnv(container_nodes[i]);
   }
+  // The inference server the first app container that launches one launches.
+  for (size_t i = 0; i < container_nodes.size() && !f.server; ++i) {
+    if (f.containers[i].init) continue;
+    auto server = ReadServerLaunch(container_nodes[i], f.containers[i].pointer);
+    if (!server) return server.error();
+    f.server = std::move(*server);
+  }
+  // A KubeRay pod runs `ray start` as KubeRay writes it, not as its command says.
+  const bool ray_container = !f.containers.empty() && !f.containers[0].init;
+  if (t.ray_node && ray_container && (!f.server || f.server->server == Server::kRay)) {
+    ServerLaunch ray;
+    ray.server = Server::kRay;
+    ray.launched_by = "KubeRay's ray start";
+    ray.container = f.containers[0].name;
+    ray.pointer = t.spec_pointer;
+    ray.ray_started = true;
+    if (!t.ray_object_store.empty()) {
+      const std::string written = "rayStartParams.object-store-memory=" + t.ray_object_store;
+      ray.read.push_back(written);
+      auto n = ParseCount(t.ray_object_store);
+      if (!n || *n < 1) {
+        return MakeError(Code::kInvalidInput, written + " is not a number of bytes", Location::Pointer(t.spec_pointer));
+      }
+      ray.object_store_bytes = *n;
+    }
+    f.server = std::move(ray);
+  }
   // Processes per pod, in the order of docs/sources.md §2.
   auto procs = ReadCountAnnotation(t.annotations, kProcsPerPodAnnotation, 1, kMaxProcs);
   if (!procs) return procs.error();

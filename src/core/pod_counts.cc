@@ -130,6 +130,10 @@ void CountPods(JsonNode object, const KindSpec& k, const std::vector<Found>& fou
         JsonNode group =
             found[i].item ? found[i].item : FollowPointer(object, std::string(k.count_path) + "/headGroupSpec");
         t.operator_shm = !group.Find("rayStartParams").Find("plasma-directory");
+        t.ray_node = true;
+        if (JsonNode store = group.Find("rayStartParams").Find("object-store-memory"); store.IsString()) {
+          t.ray_object_store = store.String();
+        }
       }
       break;
     }

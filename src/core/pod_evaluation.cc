@@ -165,11 +165,15 @@ void JudgeSized(const PodStage& s, const PodReading& r, const PodSizing& z, Judg
     Add(pe, std::move(f));
   };
   if (all) Add(pe, *z.plan_finding);
+  if (z.server_finding && all) Add(pe, *z.server_finding);
   if (z.learned && all) Add(pe, *z.learned);
   AddAll(pe, LaunchFindings(t, r.facts, all));
   if (auto read_only = ReadOnlyShm(r.facts, Severity::kError)) Add(pe, std::move(*read_only));
 
   const ShmMount& mount = r.mount;
+  // A server with hostIPC and nothing at /dev/shm has the node's /dev/shm (containerd mounts it
+  // when the pod mounts none): a dshm would take that away.
+  if (z.kind == SizingKind::kServer && mount.kind == ShmMountKind::kNone && r.facts.host_ipc) return;
   if (mount.kind == ShmMountKind::kOther) {
     return deny(
         Finding(Check::kShmNotMemoryBacked, mount.volume_pointer.empty() ? t.spec_pointer : mount.volume_pointer)
@@ -280,7 +284,7 @@ Judged Judge(const PodStage& s, const PodReading& r, const PodSizing& z) {
                     .Val("annotation", kModeAnnotation)
                     .Val("error", mode->second.Dump() + " is not understood; the only value is \"skip\""));
     }
-  } else if (r.sized) {
+  } else if (r.sized || z.kind == SizingKind::kServer) {
     JudgeSized(s, r, z, j);
   } else if (z.kind == SizingKind::kEstimate) {
     JudgeEstimated(s, r, z, j);

@@ -198,6 +198,32 @@ Result<bool> ReadDataLoader(const Annotations& a, const Policy& policy, ShmInput
   return true;
 }
 
+// An unannotated pod's server, planned: its processes and whether its ranks span pods replace
+// what the GPU count said (an annotation, env or torchrun flag still wins).
+void PlanServerOf(PodReading& r) {
+  PodFacts& f = r.facts;
+  const ServerLaunch& l = *f.server;
+  auto plan = PlanServer(l, f.gpus, f.memory_limit_bytes);
+  if (!plan) {
+    r.facts_error = MakeError(plan.error().code, plan.error().message, Location::Pointer(l.pointer));
+    return;
+  }
+  if (!f.procs_stated) {
+    std::string flags;
+    for (const auto& read : l.read) flags += (flags.empty() ? " " : ", ") + read;
+    f.procs = std::min(plan->procs, kMaxProcs);
+    f.procs_source =
+        std::string(ServerTitle(l.server)) + " (" + l.launched_by + (flags.empty() ? "" : ":") + flags + ")";
+    f.procs_stated = true;
+    f.procs_pointer = l.pointer;
+  }
+  if (plan->multi_node && f.nodes == 1) {
+    f.nodes = std::max<int64_t>(l.nnodes, 2);
+    f.nodes_source = std::string(ServerTitle(l.server)) + "'s ranks span pods";
+  }
+  r.server = std::move(*plan);
+}
+
 }  // namespace
 
 PodReading ReadPod(const PodTemplate& t, const Policy& policy) {
@@ -215,7 +241,9 @@ PodReading ReadPod(const PodTemplate& t, const Policy& policy) {
     return r;
   }
   r.facts = std::move(*facts);
+  if (!r.sized && r.facts.server) PlanServerOf(r);
   r.inputs = PodShmInputs(r.facts);
+  if (r.server) r.inputs.server_bytes = r.server->bytes;
   r.inputs.workers = dataloader.workers;
   r.inputs.prefetch_factor = dataloader.prefetch_factor;
   r.inputs.batch_bytes = dataloader.batch_bytes;

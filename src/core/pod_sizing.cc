@@ -32,6 +32,11 @@ PodSizing SizePod(const PodStage& s, const PodReading& r) {
   if (r.sized) {
     if (r.sizing_error || r.facts_error || r.mount_error) return z;
     z.kind = SizingKind::kPlan;
+  } else if (r.server && !r.facts_error && !r.mount_error && (f.requests_gpus || r.server->server == Server::kRay) &&
+             policy.unannotated.mode != UnannotatedMode::kLeave) {
+    // A server's plan is exact from its launch: a namespace that requires DataLoader
+    // annotations has nothing to ask of it.
+    z.kind = SizingKind::kServer;
   } else {
     const bool estimated = !r.facts_error && f.requests_gpus && !s.rule.require_annotations &&
                            policy.unannotated.mode != UnannotatedMode::kLeave && !r.mount_error;
@@ -41,7 +46,8 @@ PodSizing SizePod(const PodStage& s, const PodReading& r) {
 
   // The formula: the plan, or the floor and estimate.
   int64_t formula = 0;
-  if (z.kind == SizingKind::kPlan) {
+  const bool planned = z.kind == SizingKind::kPlan || z.kind == SizingKind::kServer;
+  if (planned) {
     auto plan = PlanShm(r.inputs, policy.sizing);
     if (!plan) {
       z.error = plan.error();
@@ -86,14 +92,33 @@ PodSizing SizePod(const PodStage& s, const PodReading& r) {
 
   // The memory limit, the size a patch gives, and the plan annotation that says why (sorted keys).
   const int64_t required = z.required_bytes;
-  if (z.kind == SizingKind::kPlan) {
+  if (planned) {
     z.limit = CheckLimit(required, f, policy, {t.shm_name, false, static_cast<bool>(t.compose_service)});
     // shm-plan, where the judgment records it: with every finding, or ahead of a denial.
     if (s.ctx.detail == Detail::kAll || !t.patchable || r.mount.kind == ShmMountKind::kOther || z.limit.denial) {
-      z.plan_finding =
-          ShmPlanFinding(z.plan, policy.sizing, t.shm_name, f.procs_source, t.AnnotationPointer(kNumWorkersAnnotation));
+      z.plan_finding = ShmPlanFinding(z.plan, policy.sizing, t.shm_name, f.procs_source,
+                                      r.server ? f.server->pointer : t.AnnotationPointer(kNumWorkersAnnotation));
+      if (r.server) z.plan_finding->Val("server_terms", ServerTermsText(*r.server));
     }
     z.target_bytes = required;
+    if (z.kind == SizingKind::kServer) {
+      const ServerLaunch& l = *f.server;
+      std::string read;
+      for (const auto& word : l.read) read += (read.empty() ? "" : ", ") + word;
+      z.server_finding = Finding(Check::kSizedFromServerLaunch, l.pointer);
+      z.server_finding->Num("required_bytes", required)
+          .Num("server_bytes", r.server->bytes)
+          .Val("server", std::string(ServerTitle(l.server)))
+          .Val("launched_by", l.launched_by)
+          .Val("read", read)
+          .Val("terms", ServerTermsText(*r.server))
+          .Val("unbounded", r.server->unbounded);
+      z.plan_json = R"({"gpus":)" + std::to_string(f.gpus) + R"(,"nodes":)" + std::to_string(f.nodes) +
+                    observed_member + R"(,"procs":)" + std::to_string(f.procs) + R"(,"required":")" +
+                    FormatBytes(required) + R"(","server":")" + std::string(ServerName(l.server)) +
+                    R"(","serverBytes":")" + FormatBytes(r.server->bytes) + "\"}";
+      return z;
+    }
     z.plan_json = R"({"batchBytes":")" + FormatBytes(r.inputs.batch_bytes) + R"(","gpus":)" + std::to_string(f.gpus) +
                   R"(,"nodes":)" + std::to_string(f.nodes) + observed_member + R"(,"prefetchFactor":)" +
                   std::to_string(r.inputs.prefetch_factor) + R"(,"procs":)" + std::to_string(f.procs) +

@@ -23,16 +23,19 @@ enum class SizingKind {
   kNone,      // nothing is sized: an input error, an opt-out, or an unannotated pod left alone
   kPlan,      // from DataLoader annotations
   kEstimate,  // an unannotated GPU pod under the policy's `unannotated` rule
+  kServer,    // an unannotated pod that launches an inference server: its plan (server_plan.h)
 };
 
 struct PodSizing {
   SizingKind kind = SizingKind::kNone;
   std::optional<Error> error;  // the plan or estimate could not be computed
-  ShmPlan plan;                // kPlan: the plan; kEstimate: the floor's plan
+  ShmPlan plan;                // kPlan, kServer: the plan; kEstimate: the floor's plan
   std::optional<ShmEstimate> estimate;
-  // kPlan: shm-plan, when the judgment may record it (every finding is, or the pod may be denied).
+  // kPlan, kServer: shm-plan, when the judgment may record it (every finding is, or the pod may
+  // be denied).
   std::optional<Finding> plan_finding;
-  std::optional<Finding> learned;  // sized-from-observation, with a profile
+  std::optional<Finding> server_finding;  // kServer: sized-from-server-launch
+  std::optional<Finding> learned;         // sized-from-observation, with a profile
   // kPlan: the plan's size, or what the workload was seen to use when more; kEstimate: the
   // floor, raised the same way.
   int64_t required_bytes = 0;

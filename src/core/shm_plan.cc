@@ -57,6 +57,7 @@ Finding ShmPlanFinding(const ShmPlan& p, const SizingConstants& k, std::string_v
       .Num("batch_bytes", in.batch_bytes)
       .Num("dataloader_bytes", p.dataloader_bytes)
       .Num("nccl_bytes", p.nccl_shm_bytes + p.nccl_proxy_bytes)
+      .Num("server_bytes", p.server_bytes)
       .Num("base_bytes", p.base_bytes)
       .Num("safety_ppm", k.safety_ppm)
       .Num("floor_applied", p.floor_applied ? 1 : 0)
@@ -105,8 +106,11 @@ Result<ShmPlan> PlanShm(const ShmInputs& in, const SizingConstants& k) {
   }
   if (in.nodes > 1) p.nccl_proxy_bytes = c.Mul(n, k.nccl_proxy_pool_bytes, "NCCL proxy");
   p.base_bytes = k.base_bytes;
-  const int64_t sum = c.Add(c.Add(c.Add(p.dataloader_bytes, p.nccl_shm_bytes, "total"), p.nccl_proxy_bytes, "total"),
-                            p.base_bytes, "total");
+  p.server_bytes = in.server_bytes;
+  const int64_t sum =
+      c.Add(c.Add(c.Add(c.Add(p.dataloader_bytes, p.nccl_shm_bytes, "total"), p.nccl_proxy_bytes, "total"),
+                  p.server_bytes, "total"),
+            p.base_bytes, "total");
   if (c.failed()) {
     return MakeError(Code::kInvalidInput, "the " + c.term() +
                                               " term exceeds 2^63-1 bytes: the batch bytes or the number of"

@@ -70,6 +70,17 @@ std::vector<Case> Cases() {
                      .Val("basis", "25% of the 64Gi memory limit")),
        "sized without DataLoader annotations: 16Gi = 25% of the 64Gi memory limit; set shmguard.io/num-workers and "
        "shmguard.io/batch-bytes for an exact size"},
+      {std::move(Finding(Check::kSizedFromServerLaunch)
+                     .Num("required_bytes", 2560 * kMi)
+                     .Num("server_bytes", 2104 * kMi)
+                     .Val("server", "vLLM")
+                     .Val("launched_by", "vllm serve")
+                     .Val("read", "--tensor-parallel-size=8")
+                     .Val("terms", "160Mi executor broadcast queue + 8 × 240Mi worker response queues")
+                     .Val("unbounded", "")),
+       "sized for vLLM from its launch (vllm serve: --tensor-parallel-size=8): 2560Mi with its own segments 160Mi "
+       "executor broadcast queue + 8 × 240Mi worker response queues; its launch flags change the size, not "
+       "DataLoader annotations"},
       {std::move(Finding(Check::kSizedFromObservation)
                      .Num("required_bytes", 164 * kMi)
                      .Num("learned_bytes", 164 * kMi)
