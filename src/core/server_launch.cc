@@ -233,6 +233,35 @@ Launcher FromImage(std::string_view image) {
   return {};
 }
 
+// Whether a word of command or args names a launcher FindLauncher knows, before anything is
+// expanded or split: most pods launch no server, and the admission path reads every pod. A
+// launcher named only through a variable ($(SERVER) serve) is therefore not recognised.
+bool NamesLauncher(std::string_view s) {
+  auto at = [&](size_t i, std::string_view name) {
+    return s.size() - i >= name.size() && s.substr(i, name.size()) == name;
+  };
+  // One pass, a comparison only where a name's first two bytes are.
+  for (size_t i = 0; i + 1 < s.size(); ++i) {
+    const char c = s[i], d = s[i + 1];
+    if ((c == 'v' && d == 'l' && at(i, "vllm")) || (c == 's' && d == 'g' && at(i, "sglang")) ||
+        (c == 'r' && d == 'a' && at(i, "ray")) || (c == 'l' && d == 'a' && at(i, "launch_triton_server")) ||
+        (c == 't' && ((d == 'e' && at(i, "text-generation-launcher")) ||
+                      (d == 'r' && (at(i, "tritonserver") || at(i, "trtllm-serve")))))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool MayLaunchServer(JsonNode container) {
+  for (const char* field : {"command", "args"}) {
+    for (JsonNode item : container.Find(field).Items()) {
+      if (item.IsString() && NamesLauncher(item.String())) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string_view ServerName(Server s) {
@@ -267,6 +296,13 @@ std::optional<Server> ParseServer(std::string_view name) {
 }
 
 Result<std::optional<ServerLaunch>> ReadServerLaunch(JsonNode container, std::string_view pointer) {
+  if (!MayLaunchServer(container)) {
+    const bool no_command = !container.Find("command").IsArray();
+    JsonNode image = container.Find("image");
+    if (!no_command || !image.IsString() || FromImage(image.String()).server == Server::kNone) {
+      return std::optional<ServerLaunch>();
+    }
+  }
   const Env env = ReadEnv(container);
   const Words w = Split(container, env);
   Launcher launcher = FindLauncher(w);
