@@ -50,9 +50,8 @@ int main(int argc, char** argv) {
   auto* plan_cmd = app.add_subcommand("plan", "Size /dev/shm for one job from its DataLoader settings");
   // Ranges are RunPlan's to check (it names the flag), as for every other caller; a count too
   // long for int64 is refused here, quoting what was typed (CLI11 would saturate it first).
-  plan_cmd->add_option("--num-workers", plan.num_workers, "DataLoader num_workers per process")
-      ->required()
-      ->check(kCount);
+  auto* workers =
+      plan_cmd->add_option("--num-workers", plan.num_workers, "DataLoader num_workers per process")->check(kCount);
   plan_cmd->add_option("--prefetch-factor", plan.prefetch_factor, "DataLoader prefetch_factor (default 2)")
       ->check(kCount);
   plan_cmd->add_option("--batch-bytes", plan.batch_bytes, "bytes of one collated batch, a quantity: 48Mi, 5e7");
@@ -63,9 +62,25 @@ int main(int argc, char** argv) {
   plan_cmd->add_flag(
       "--rdma", plan.rdma,
       "the job registers host memory for RDMA (NCCL over InfiniBand/RoCE, EFA, UCX): raise locked memory");
+  plan_cmd->add_option("--server", plan.server, "an inference server instead: vllm, sglang, tgi, triton, ray");
+  plan_cmd->add_option("--tensor-parallel-size,--tp", plan.tensor_parallel, "the server's tensor parallelism")
+      ->check(kCount);
+  plan_cmd->add_option("--pipeline-parallel-size,--pp", plan.pipeline_parallel, "the server's pipeline parallelism")
+      ->check(kCount);
+  plan_cmd->add_option("--data-parallel-size,--dp", plan.data_parallel, "the server's data parallelism")->check(kCount);
+  plan_cmd->add_flag("--mm-processor-cache-shm", plan.mm_cache_shm,
+                     "vLLM's --mm-processor-cache-type shm: its multimodal cache in /dev/shm");
+  plan_cmd->add_option("--mm-processor-cache-gb", plan.mm_cache_gib, "vLLM's multimodal cache, GiB (default 4)");
+  plan_cmd->add_option("--kv-offloading-size", plan.kv_offload_gib, "vLLM's CPU KV-cache offload in /dev/shm, GiB");
+  plan_cmd->add_option("--object-store-memory", plan.object_store, "a Ray object store, a quantity: 10Gi");
   plan_cmd->add_option("-o,--output", plan.output, "text or json")->check(CLI::IsMember({"text", "json"}));
   plan_cmd->add_option("--config", config, "policy YAML (sizing constants); built-in defaults without it");
   plan_cmd->callback([&] {
+    if (plan.server.empty() && workers->count() == 0) {
+      std::cerr << "shmguard plan: --num-workers is required (or --server for an inference server)\n";
+      code = ToInt(ExitCode::kUsage);
+      return;
+    }
     auto policy = LoadPolicyOrDefaults(config, "plan");
     code = policy ? ToInt(shmguard::cli::RunPlan(plan, *policy, std::cout, std::cerr)) : ToInt(ExitCode::kUsage);
   });

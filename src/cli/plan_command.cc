@@ -12,6 +12,7 @@
 #include "shmguard/memory_limit.h"
 #include "shmguard/pod_facts.h"
 #include "shmguard/quantity.h"
+#include "shmguard/server_plan.h"
 #include "shmguard/shm_plan.h"
 
 namespace shmguard::cli {
@@ -24,6 +25,7 @@ namespace {
 struct PlanInputs {
   ShmInputs shm;
   PodFacts facts;
+  std::optional<ServerPlan> server;
 };
 Result<PlanInputs> ReadFlags(const PlanOptions& o, const Policy& policy) {
   auto range = [](const char* flag, int64_t v, int64_t min, int64_t max) -> std::optional<Error> {
@@ -54,11 +56,54 @@ Result<PlanInputs> ReadFlags(const PlanOptions& o, const Policy& policy) {
     if (*limit > 0) f.memory_limit_bytes = *limit;
   }
   f.memory_limit_source = f.memory_limit_bytes ? "--memory-limit" : "no --memory-limit";
+  if (!o.server.empty()) {
+    auto server = ParseServer(o.server);
+    if (!server) {
+      return MakeError(Code::kInvalidInput, "\"" + o.server + "\" is not one of vllm, sglang, tgi, triton, ray",
+                       Location::Field("--server"));
+    }
+    if (auto e = range("--tensor-parallel-size", o.tensor_parallel, 1, kMaxProcs)) return *e;
+    if (auto e = range("--pipeline-parallel-size", o.pipeline_parallel, 1, kMaxProcs)) return *e;
+    if (auto e = range("--data-parallel-size", o.data_parallel, 1, kMaxProcs)) return *e;
+    ServerLaunch l;
+    l.server = *server;
+    l.launched_by = "--server " + o.server;
+    l.tensor_parallel = o.tensor_parallel;
+    l.pipeline_parallel = o.pipeline_parallel;
+    l.data_parallel = o.data_parallel;
+    l.world_size = o.tensor_parallel * o.pipeline_parallel * o.data_parallel;  // TGI's shards, Triton's ranks
+    l.mm_cache_shm = o.mm_cache_shm;
+    auto gib = [](const char* flag, std::optional<double> v, int64_t& out) -> std::optional<Error> {
+      if (!v) return std::nullopt;
+      if (!(*v >= 0 && *v <= 1024 * 1024)) {
+        return MakeError(Code::kInvalidInput, "must be a size in GiB from 0 to 1048576", Location::Field(flag));
+      }
+      out = static_cast<int64_t>(*v * 1024 + 0.5) << 20;
+      return std::nullopt;
+    };
+    if (auto e = gib("--mm-processor-cache-gb", o.mm_cache_gib, l.mm_cache_bytes)) return *e;
+    if (auto e = gib("--kv-offloading-size", o.kv_offload_gib, l.kv_offload_bytes)) return *e;
+    if (!o.object_store.empty()) {
+      auto bytes = ParseBytes(o.object_store, "--object-store-memory");
+      if (!bytes) return bytes.error();
+      l.object_store_bytes = *bytes;
+      l.ray_started = true;
+    }
+    auto plan = PlanServer(l, o.gpus, f.memory_limit_bytes);
+    if (!plan) return plan.error();
+    if (!o.procs) {
+      f.procs = std::min(plan->procs, kMaxProcs);
+      f.procs_source = std::string(ServerTitle(*server)) + " (" + std::to_string(plan->procs) + " ranks in the pod)";
+    }
+    if (plan->multi_node && f.nodes == 1) f.nodes = 2;
+    in.server = std::move(*plan);
+  }
   in.shm = PodShmInputs(f);
+  if (in.server) in.shm.server_bytes = in.server->bytes;
   in.shm.workers = o.num_workers;
   in.shm.prefetch_factor = o.prefetch_factor.value_or(policy.sizing.prefetch_factor);
-  if (o.batch_bytes) {
-    auto bytes = ParseBytes(*o.batch_bytes, "--batch-bytes");
+  if (!o.batch_bytes.empty()) {
+    auto bytes = ParseBytes(o.batch_bytes, "--batch-bytes");
     if (!bytes) return bytes.error();
     in.shm.batch_bytes = *bytes;
   } else if (o.num_workers > 0) {
@@ -88,6 +133,8 @@ ExitCode RunPlan(const PlanOptions& o, const Policy& policy, std::ostream& out, 
   const bool denied = limit.denial.has_value();
   // The same catalogue as the webhook's: the plan, the memory limit, the layout's advice.
   std::vector<Finding> findings = {ShmPlanFinding(plan, policy.sizing, "dshm", facts.procs_source)};
+  const std::string server_terms = in->server ? ServerTermsText(*in->server) : "";
+  if (in->server) findings[0].Val("server_terms", server_terms);
   for (auto* f : {&limit.denial, &limit.headroom, &limit.missing}) {
     if (*f) findings.push_back(std::move(**f));
   }
@@ -100,7 +147,7 @@ ExitCode RunPlan(const PlanOptions& o, const Policy& policy, std::ostream& out, 
   if (o.gpus == 1 && o.nodes > 1) {
     findings.push_back(Finding(Check::kSingleGpuPods).Num("pods", o.nodes).Val("pods_source", "--nodes"));
   }
-  const std::vector<std::string> arithmetic = io::ExplainPlan(plan, policy.sizing);
+  const std::vector<std::string> arithmetic = io::ExplainPlan(plan, policy.sizing, server_terms);
   // The same answer in the three places /dev/shm is set: a pod's volume, docker run, Compose.
   // Locked memory by the webhook's rules (ipc_lock.h) for a container whose user is the image's:
   // IPC_LOCK in a pod (where it runs as root), an unlimited memlock ulimit for Docker.
@@ -128,6 +175,7 @@ ExitCode RunPlan(const PlanOptions& o, const Policy& policy, std::ostream& out, 
                {{"dataloader_bytes", plan.dataloader_bytes},
                 {"nccl_shm_bytes", plan.nccl_shm_bytes},
                 {"nccl_proxy_bytes", plan.nccl_proxy_bytes},
+                {"server_bytes", plan.server_bytes},
                 {"base_bytes", plan.base_bytes},
                 {"floor_applied", plan.floor_applied}}},
               {"arithmetic", arithmetic},

@@ -17,7 +17,7 @@ namespace shmguard::cli {
 struct PlanOptions {
   int64_t num_workers = 0;                  // 0..kMaxWorkers
   std::optional<int64_t> prefetch_factor;   // 1..kMaxPrefetchFactor. Default: the policy's (2)
-  std::optional<std::string> batch_bytes;   // a quantity, required when workers > 0
+  std::string batch_bytes;                  // a quantity, required when workers > 0; "" none
   std::optional<int64_t> procs;             // 1..kMaxProcs. Default: GPUs, else 1
   int64_t gpus = 0;                         // 0..kMaxProcs (one process per GPU at most)
   int64_t nodes = 1;                        // 1..kMaxNodes
@@ -26,6 +26,14 @@ struct PlanOptions {
   // The job registers host memory for RDMA (NCCL over InfiniBand or RoCE, EFA, UCX): locked
   // memory is then raised where the policy's ipcLock says (ipc_lock.h). Default: false.
   bool rdma = false;
+  // An inference server instead of (or besides) a DataLoader: vllm, sglang, tgi, triton, ray
+  // (server_plan.h), with the launch flags that size it.
+  std::string server;
+  int64_t tensor_parallel = 1, pipeline_parallel = 1, data_parallel = 1;
+  bool mm_cache_shm = false;             // --mm-processor-cache-type shm
+  std::optional<double> mm_cache_gib;    // --mm-processor-cache-gb (default 4)
+  std::optional<double> kv_offload_gib;  // --kv-offloading-size
+  std::string object_store;              // --object-store-memory, a quantity; "" none
 };
 
 // Prints the plan to `out`. Returns kOk when it fits, kFindings when it would be denied,

@@ -21,7 +21,7 @@ std::vector<std::string> FindingLines(const Evaluation& ev, Severity min) {
   return out;
 }
 
-std::vector<std::string> ExplainPlan(const ShmPlan& p, const SizingConstants& k) {
+std::vector<std::string> ExplainPlan(const ShmPlan& p, const SizingConstants& k, std::string_view server_terms) {
   const ShmInputs& in = p.inputs;
   const int64_t n = in.procs;
   std::vector<std::string> lines;
@@ -29,7 +29,7 @@ std::vector<std::string> ExplainPlan(const ShmPlan& p, const SizingConstants& k)
     lines.push_back("DataLoader: " + Plural(n, "proc") + " × (" + Plural(in.workers, "worker") + " × " +
                     std::to_string(in.prefetch_factor) + " prefetch + " + std::to_string(k.in_flight_extra) + ") × " +
                     HumanBytes(in.batch_bytes) + " = " + HumanBytes(p.dataloader_bytes));
-  } else {
+  } else if (server_terms.empty()) {
     lines.push_back("DataLoader: 0 workers, batches stay in the training process = 0");
   }
   if (n >= 2 && !in.nccl_shm) {
@@ -43,8 +43,12 @@ std::vector<std::string> ExplainPlan(const ShmPlan& p, const SizingConstants& k)
     lines.push_back("NCCL proxy pool (multi-node, " + Plural(in.nodes, "pod") + "): " + Plural(n, "proc") + " × " +
                     std::to_string(k.nccl_proxy_pool_bytes) + " B = " + HumanBytes(p.nccl_proxy_bytes));
   }
+  if (p.server_bytes > 0) {
+    lines.push_back("server: " + (server_terms.empty() ? std::string("its segments") : std::string(server_terms)) +
+                    " = " + HumanBytes(p.server_bytes));
+  }
   lines.push_back("base: " + HumanBytes(p.base_bytes));
-  const int64_t sum = p.dataloader_bytes + p.nccl_shm_bytes + p.nccl_proxy_bytes + p.base_bytes;
+  const int64_t sum = p.dataloader_bytes + p.nccl_shm_bytes + p.nccl_proxy_bytes + p.server_bytes + p.base_bytes;
   lines.push_back("sum " + HumanBytes(sum) + " × " + FormatPpm(k.safety_ppm) +
                   " safety, rounded up to MiB = " + FormatBytes(p.safe_bytes));
   if (p.floor_applied) {

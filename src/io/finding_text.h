@@ -28,6 +28,7 @@ std::vector<std::string> FindingLines(const Evaluation& ev, Severity min);
 // The arithmetic of a plan, one line per term and step, for a person to check (`shmguard plan`),
 // e.g. "DataLoader: 4 procs × (8 workers × 2 prefetch + 2) × 160Mi = 11520Mi".
 // REQUIRES: `plan` came from PlanShm with the same constants `k`.
-std::vector<std::string> ExplainPlan(const ShmPlan& plan, const SizingConstants& k);
+// `server_terms` words an inference server's segments (ServerTermsText), when the plan has any.
+std::vector<std::string> ExplainPlan(const ShmPlan& plan, const SizingConstants& k, std::string_view server_terms = {});
 
 }  // namespace shmguard::io

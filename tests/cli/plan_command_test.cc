@@ -13,7 +13,7 @@ using nlohmann::json;
 TEST_CASE("RunPlan prints the size and its arithmetic as JSON", "[plan_command]") {
   PlanOptions o;
   o.num_workers = 8;
-  o.batch_bytes.emplace("160Mi");
+  o.batch_bytes = "160Mi";
   o.procs = 4;
   o.memory_limit = "16Gi";
   o.output = "json";
@@ -102,7 +102,7 @@ TEST_CASE("RunPlan names the flag of a bad value", "[plan_command]") {
   std::ostringstream out, err;
   CHECK(RunPlan(o, Policy{}, out, err) == ExitCode::kUsage);
   CHECK_THAT(err.str(), Catch::StartsWith("shmguard plan: --batch-bytes: \"64MB\" is not a valid quantity"));
-  o.batch_bytes.reset();
+  o.batch_bytes.clear();
   std::ostringstream err2;
   CHECK(RunPlan(o, Policy{}, out, err2) == ExitCode::kUsage);
   CHECK_THAT(err2.str(), Catch::Contains("--batch-bytes: is required when num-workers > 0"));
@@ -148,6 +148,29 @@ TEST_CASE("RunPlan names where the processes and the memory limit come from", "[
   CHECK(j["findings"][2]["message"] == "1 process per pod (--procs) but 2 GPUs: 1 GPU stays idle");
   CHECK_THAT(j["findings"][1]["message"].get<std::string>(),
              Catch::Contains("461Mi is more than 0.5 of the memory limit 512Mi"));
+}
+
+// An inference server's plan from its launch flags: vLLM with tensor parallelism 8 and its
+// multimodal cache in /dev/shm is 6200Mi of its own (docs/sources.md §10), plus NCCL for 8
+// ranks and the base, × 1.2.
+TEST_CASE("RunPlan sizes an inference server from its launch flags", "[plan_command]") {
+  PlanOptions o;
+  o.server = "vllm";
+  o.tensor_parallel = 8;
+  o.mm_cache_shm = true;
+  o.output = "json";
+  std::ostringstream out, err;
+  CHECK(RunPlan(o, Policy{}, out, err) == ExitCode::kOk);
+  json j = json::parse(out.str());
+  CHECK(j["terms"]["server_bytes"] == 6200ll << 20);
+  CHECK(j["required"] == "7870Mi");
+  CHECK(j["findings"][0]["message"].get<std::string>().find("4Gi multimodal processor cache") != std::string::npos);
+  CHECK(j["findings"][0]["message"].get<std::string>().find("8 procs from vLLM") != std::string::npos);
+
+  o.server = "nginx";
+  std::ostringstream out2, err2;
+  CHECK(RunPlan(o, Policy{}, out2, err2) == ExitCode::kUsage);
+  CHECK(err2.str().find("--server: \"nginx\" is not one of vllm, sglang, tgi, triton, ray") != std::string::npos);
 }
 
 }  // namespace
