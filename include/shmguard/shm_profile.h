@@ -39,7 +39,8 @@ struct ObservedShm {
 // plus "-" and the pod's pod-template-hash label) gives ["Deployment/d", "ReplicaSet/rs"]; a Job
 // gives ["JobSet/s", "Job/j"] with the jobset.sigs.k8s.io/jobset-name label, else
 // ["CronJob/c", "Job/j"] when the Job's name is a CronJob's ("c-" and the scheduled minute,
-// 8 or more digits); ["Pod/<name>"] without a controller. Any other object (a manifest: a Job, a
+// 8 or more digits); a StatefulSet gives ["LeaderWorkerSet/l", "StatefulSet/s"] with the
+// leaderworkerset.sigs.k8s.io/name label; ["Pod/<name>"] without a controller. Any other object (a manifest: a Job, a
 // CronJob, a PyTorchJob) is its own workload, ["Kind/name"], unless it or a pod template has
 // the profile annotation. `profile`: the annotation's effective value when the caller knows it (a
 // pod template's, which overrides its workload's); absent: the object's own. Empty for an object

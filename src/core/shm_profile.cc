@@ -54,6 +54,13 @@ std::vector<std::string> WorkloadCandidates(JsonNode object, JsonNode profile) {
       if (hash.size() > 1 && EndsWith(owner_name, hash)) {
         return {Join("Deployment", owner_name.substr(0, owner_name.size() - hash.size())), self};
       }
+    } else if (owner_kind == "StatefulSet") {
+      // LeaderWorkerSet makes a StatefulSet per group (the leaders' and each group's workers)
+      // and labels their pods with its name (sigs.k8s.io/lws api/leaderworkerset/v1
+      // leaderworkerset_types.go, SetNameLabelKey).
+      if (std::string_view set = labels.StringMember("leaderworkerset.sigs.k8s.io/name"); !set.empty()) {
+        return {Join("LeaderWorkerSet", set), self};
+      }
     } else if (owner_kind == "Job") {
       if (std::string_view set = labels.StringMember("jobset.sigs.k8s.io/jobset-name"); !set.empty()) {
         return {Join("JobSet", set), self};
