@@ -32,10 +32,12 @@ PodSizing SizePod(const PodStage& s, const PodReading& r) {
   if (r.sized) {
     if (r.sizing_error || r.facts_error || r.mount_error) return z;
     z.kind = SizingKind::kPlan;
-  } else if (r.server && !r.facts_error && !r.mount_error && (f.requests_gpus || r.server->server == Server::kRay) &&
+  } else if (r.server && !r.facts_error && !r.mount_error && f.requests_gpus &&
              policy.unannotated.mode != UnannotatedMode::kLeave) {
     // A server's plan is exact from its launch: a namespace that requires DataLoader
-    // annotations has nothing to ask of it.
+    // annotations has nothing to ask of it. Only GPU pods, as for every pod without DataLoader
+    // annotations (the webhooks' matchConditions send shmguard no others): a CPU-only Ray node
+    // is left to KubeRay's own /dev/shm.
     z.kind = SizingKind::kServer;
   } else {
     const bool estimated = !r.facts_error && f.requests_gpus && !s.rule.require_annotations &&
