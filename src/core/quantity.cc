@@ -24,6 +24,10 @@ const i128 kMantissaLimit = Pow10(36);  // parsing limit for significant digits
 // A parsed quantity keeps fewer digits, so that its canonical form (up to ×100 to reach an
 // exponent that is a multiple of 3) still parses: the round trip must always hold.
 const i128 kParsedMantissaLimit = Pow10(34);
+// Past this decimal exponent a value is above 2^63-1 (refused by QuantityValue), or below 1n
+// (rounded up to 1n) all the same: both paths of ParseQuantity keep an exponent within it, so
+// that a canonical form parses back to itself.
+constexpr int64_t kExponentBound = 1000;
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsSuffixChar(char c) { return std::string_view("eEinumkKMGTP").find(c) != std::string_view::npos; }
@@ -259,7 +263,7 @@ Result<Quantity> ParseQuantity(std::string_view str) {
   }
   if (precision >= 0) {
     scale -= static_cast<int64_t>(p.denom.size());
-    if (scale >= kNanoScale) {
+    if (scale >= kNanoScale && scale <= kExponentBound) {
       std::string shifted = std::string(p.num) + std::string(p.denom);
       int64_t value = 0;
       for (char c : shifted) value = value * 10 + (c - '0');  // <= 18 digits: fits
@@ -283,7 +287,6 @@ Result<Quantity> ParseQuantity(std::string_view str) {
   if (!ParseDecimal(p.value, m, digits_exponent)) {
     return BadQuantity(str, m == 0 ? std::string(kGrammar) : "too many significant digits");
   }
-  constexpr int64_t kExponentBound = 1000;
   int64_t e = digits_exponent;
   if (sfx.base == 10) {
     e = std::clamp<int64_t>(e + sfx.exponent, -kExponentBound, kExponentBound);

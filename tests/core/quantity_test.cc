@@ -192,5 +192,21 @@ TEST_CASE("ParseBytes names the field and refuses negatives and overflow", "[qua
   CHECK_THAT(bad.error().message, Catch::Contains("64MB"));
 }
 
+// A large exponent takes the fast path or the exact one by its digits' count, and both keep it
+// within the same bound: the canonical form of "0033709223370968477E00000101279" (17 digits,
+// the fast path) had kept e101277, which the exact path read back as e999 (found by fuzzing).
+TEST_CASE("ParseQuantity's canonical form of a huge exponent parses back to itself", "[quantity]") {
+  for (const char* input : {"0033709223370968477E00000101279", "1e101279", "12345678901234567890e5000", "5e1001"}) {
+    CAPTURE(input);
+    auto q = ParseQuantity(input);
+    REQUIRE(q.has_value());
+    const std::string canonical = FormatQuantity(*q);
+    auto again = ParseQuantity(canonical);
+    REQUIRE(again.has_value());
+    CHECK(FormatQuantity(*again) == canonical);
+    CHECK_FALSE(QuantityValue(*q).has_value());
+  }
+}
+
 }  // namespace
 }  // namespace shmguard
