@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, ASan + UBSan) and runs each one.
+#   scripts/fuzz.sh build                          installs clang and builds the targets, runs none
 #   scripts/fuzz.sh [RUNS] [SECONDS] [TARGET...]   defaults: 10,000,000 runs, at most 1800 s each,
 #                                                  all eight targets (admission quantity audit config
 #                                                  transport labels observations splitter)
@@ -10,6 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 corpus=${SHMGUARD_CORPUS_DIR:-../shared/testdata}
 [ -d "$corpus" ] || echo "shmguard corpus not found at $corpus: seeding from examples/ only" >&2
+mode=${1:-}
 runs=${1:-10000000}
 seconds=${2:-1800}
 shift $(( $# > 2 ? 2 : $# ))
@@ -19,6 +21,7 @@ read -r -a targets <<< "${targets[*]}"
 dpkg-query -W -f='${Status}\n' clang libclang-rt-14-dev 2>/dev/null | grep -c "install ok installed" | grep -q 2 ||
   { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends clang libclang-rt-14-dev; }
 CC=clang CXX=clang++ BUILD_DIR=build-fuzz ./scripts/build.sh -DSHMGUARD_FUZZ=ON -DSHMGUARD_BUILD_TESTS=OFF >/dev/null
+[ "$mode" = build ] && exit 0
 
 seed() {  # seed corpora from the test data
   local dir=build-fuzz/corpus/$1; mkdir -p "$dir"

@@ -16,13 +16,22 @@ export PATH=/usr/local/go/bin:$PATH
 images_log=$(mktemp)
 ./scripts/build-images.sh >"$images_log" 2>&1 &
 images_pid=$!
-cleanup() { kill "$images_pid" 2>/dev/null || true; ./scripts/control-plane.sh down; }
+cleanup() {
+  kill "$images_pid" 2>/dev/null || true
+  kill "${fuzz_pid:-}" 2>/dev/null || true
+  ./scripts/control-plane.sh down
+}
 ./scripts/format.sh --check
 ./scripts/check-layers.sh
 (cd e2e && test -z "$(gofmt -l .)" && go vet ./...) || { echo "e2e: gofmt -l or go vet found problems" >&2; exit 1; }
 # No debug info here: it is a third of the compile time, and CI only needs the verdicts.
 BUILD_DIR=${BUILD_DIR:-build} ./scripts/build.sh -DSHMGUARD_WERROR=ON "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG"
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j2
+# The fuzzers' clang build (ASan + UBSan) beside the end-to-end suites, which mostly wait on
+# the API server and pods; they run at the end.
+fuzz_log=$(mktemp)
+./scripts/fuzz.sh build >"$fuzz_log" 2>&1 &
+fuzz_pid=$!
 
 # The end-to-end suite, in front of a real kube-apiserver: a control plane of its own (stopped
 # and removed on exit, whatever happens), with the binary just built.
@@ -55,4 +64,5 @@ TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir build-tsan
 
 # Every libFuzzer target for at most 20 s (clang, ASan + UBSan; scripts/fuzz.sh), so that a
 # target that no longer builds, or an input that crashes one within that time, fails CI.
+wait "$fuzz_pid" || { cat "$fuzz_log" >&2; exit 1; }
 ./scripts/fuzz.sh 10000000 20
