@@ -21,6 +21,10 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
+// webhookRoles are the chart's ClusterRoles (and bindings) of the webhook's own API access:
+// the ShmProfiles (observations) and the resource claims (resourceClaims).
+var webhookRoles = map[string]bool{"shmguard-observations": true, "shmguard-resource-claims": true}
+
 // ObservationsToken is the file of the webhook's ServiceAccount token.
 func (s *State) ObservationsToken() string { return s.Path("shmguard", "token") }
 
@@ -63,12 +67,12 @@ func (s *State) prepareObservations(ctx context.Context, docs [][]byte) ([]strin
 			}
 		case "ClusterRole":
 			var o rbacv1.ClusterRole
-			if err = yaml.UnmarshalStrict(doc, &o); err == nil && o.Name == "shmguard-observations" {
+			if err = yaml.UnmarshalStrict(doc, &o); err == nil && webhookRoles[o.Name] {
 				_, err = cs.RbacV1().ClusterRoles().Create(ctx, &o, metav1.CreateOptions{})
 			}
 		case "ClusterRoleBinding":
 			var o rbacv1.ClusterRoleBinding
-			if err = yaml.UnmarshalStrict(doc, &o); err == nil && o.Name == "shmguard-observations" {
+			if err = yaml.UnmarshalStrict(doc, &o); err == nil && webhookRoles[o.Name] {
 				_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, &o, metav1.CreateOptions{})
 			}
 		}

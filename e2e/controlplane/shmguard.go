@@ -107,7 +107,8 @@ func kindOf(doc []byte) string {
 // the client certificate of its AdmissionConfiguration (CN kube-apiserver, signed by the
 // cluster CA), and shmguard accepts nothing else.
 func (s *State) prepareShmguard(ctx context.Context) error {
-	docs, err := s.RenderChart("webhook.clientAuth.enabled=true", "webhook.clientAuth.caSecretName=cluster-ca")
+	docs, err := s.RenderChart("webhook.clientAuth.enabled=true", "webhook.clientAuth.caSecretName=cluster-ca",
+		"resourceClaims.enabled=true")
 	if err != nil {
 		return err
 	}
@@ -144,6 +145,7 @@ func (s *State) prepareShmguard(ctx context.Context) error {
 		return err
 	}
 	s.ShmguardArgs = nil
+	apiFlags := false
 	for _, a := range args { // the same args, files and ports moved to this machine
 		flag, _, _ := strings.Cut(a, "=")
 		switch flag {
@@ -161,7 +163,9 @@ func (s *State) prepareShmguard(ctx context.Context) error {
 			a = flag + "=" + s.ClusterCA()
 		}
 		s.ShmguardArgs = append(s.ShmguardArgs, a)
-		if flag == "--observations" { // outside a pod: the chart's ServiceAccount's token, its RBAC applied
+		// Outside a pod: the chart's ServiceAccount's token, its RBAC applied, once for both.
+		if (flag == "--observations" || flag == "--resource-claims") && !apiFlags {
+			apiFlags = true
 			api, err := s.prepareObservations(ctx, docs)
 			if err != nil {
 				return err

@@ -60,9 +60,10 @@ struct NamespaceLabels {
   // policy turns the namespace off).
   bool enforce = false;
 };
-// `observations`: the workloads' learned /dev/shm (EvaluateOptions::observations); nullptr: none.
+// `observations`: the workloads' learned /dev/shm (EvaluateOptions::observations); `claims`: the
+// ResourceClaims and templates the webhook keeps (EvaluateOptions::claims); nullptr: none.
 Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face, const NamespaceLabels& labels = {},
-                const ObservationIndex* observations = nullptr);
+                const ObservationIndex* observations = nullptr, const ClaimIndex* claims = nullptr);
 
 // True for a finding the patch itself answers (the /dev/shm volume and mounts, IPC_LOCK,
 // hostIPC, a Compose shm_size): /mutate does not warn about what it fixes; /validate, which sees

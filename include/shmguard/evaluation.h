@@ -16,6 +16,7 @@
 #include "shmguard/pod_facts.h"
 #include "shmguard/pod_templates.h"
 #include "shmguard/policy.h"
+#include "shmguard/resource_claims.h"
 #include "shmguard/shm_plan.h"
 #include "shmguard/shm_profile.h"
 
@@ -96,6 +97,9 @@ struct EvaluateOptions {
   // has a profile is sized max(the formula's size, peak × policy.observed.margin), with a
   // sized-from-observation finding. nullptr: sized from the formula alone.
   const ObservationIndex* observations = nullptr;
+  // The ResourceClaims and ResourceClaimTemplates known (resource_claims.h): a pod's containers
+  // get the GPUs of the claims they use. nullptr: none known.
+  const ClaimIndex* claims = nullptr;
 };
 
 // Evaluates `object` under `policy`. Never fails: malformed fields in an annotated pod are a

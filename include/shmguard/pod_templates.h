@@ -100,6 +100,10 @@ struct PodTemplate {
   // group's rayStartParams), whose object-store-memory, when set, is here as written.
   bool ray_node = false;
   std::string ray_object_store;
+  // GPUs its containers get through resource claims (resource_claims.h: ResolveClaimGpus), by
+  // container name; and the claims whose devices are not known, in words.
+  std::vector<std::pair<std::string, int64_t>> claim_gpus;
+  std::string claims_unknown;
   // A Compose service as written (compose.h); `spec` is the one-container pod read from it.
   // Absent for Kubernetes kinds.
   JsonNode compose_service;

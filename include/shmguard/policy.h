@@ -131,6 +131,9 @@ struct Policy {
   // prefix), vpc.amazonaws.com/efa (AWS's EFA device plugin), mellanox.com/mlnx_sriov_rdma
   // (sriov-network-device-plugin's RDMA example; SR-IOV names are the operator's choice).
   std::vector<std::string> rdma_resources = {"rdma/*", "vpc.amazonaws.com/efa", "mellanox.com/mlnx_sriov_rdma"};
+  // DeviceClasses whose devices are GPUs, for pods that get them through resource claims (DRA):
+  // NVIDIA's DRA driver's GPUs and MIG devices, AMD's and Intel's.
+  std::vector<std::string> gpu_device_classes = {"gpu.nvidia.com", "mig.nvidia.com", "gpu.amd.com", "gpu.intel.com"};
   HostIpcMode host_ipc = HostIpcMode::kAuto;  // Default: auto (never added for /dev/shm)
   IpcLockMode ipc_lock = IpcLockMode::kAuto;  // Default: auto (root GPU containers that use RDMA)
   // Which init containers get the /dev/shm mount. Default: gpu-containers (those requesting GPUs).

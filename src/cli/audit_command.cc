@@ -140,12 +140,22 @@ std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy&
   return records;
 }
 
-// The Trainer runtimes anywhere in the input, for the TrainJobs that name them, whatever the
-// order of files. Only files that mention one are parsed; what cannot be read twice (stdin, a
-// pipe), or why it could not be read, is kept in `kept` for the audit itself to use or report.
-RuntimeCatalog CollectRuntimes(const std::vector<io::InputFile>& expanded, std::istream& in, size_t max_bytes,
-                               std::map<std::string, Result<io::FileText>>& kept) {
-  RuntimeCatalog catalog;
+// What objects elsewhere in the input say about a workload, whatever the order of files: the
+// Trainer runtimes the TrainJobs name, and the ResourceClaims and ResourceClaimTemplates whose
+// GPUs pods use (DRA). Only files that mention one are parsed; what cannot be read twice
+// (stdin, a pipe), or why it could not be read, is kept in `kept` for the audit itself to use or
+// report.
+struct References {
+  RuntimeCatalog runtimes;
+  ClaimIndex claims;
+};
+References CollectReferences(const std::vector<io::InputFile>& expanded, std::istream& in, size_t max_bytes,
+                             std::map<std::string, Result<io::FileText>>& kept) {
+  References refs;
+  auto add = [&](JsonNode object) {
+    refs.runtimes.Add(object);
+    refs.claims.Add(object);
+  };
   for (const auto& input : expanded) {
     if (input.error) continue;
     {
@@ -156,20 +166,21 @@ RuntimeCatalog CollectRuntimes(const std::vector<io::InputFile>& expanded, std::
         kept.emplace(file, std::move(text));
         continue;
       }
-      if (text->view().find("TrainingRuntime") != std::string_view::npos) {
+      if (text->view().find("TrainingRuntime") != std::string_view::npos ||
+          text->view().find("ResourceClaim") != std::string_view::npos) {
         for (const auto& doc : io::ParseManifests(text->view(), file)) {
           if (!doc.object) continue;
           const JsonNode root = doc.object->Root();
-          catalog.Add(root);
+          add(root);
           if (IsList(root)) {
-            for (JsonNode item : root.Find("items").Items()) catalog.Add(item);
+            for (JsonNode item : root.Find("items").Items()) add(item);
           }
         }
       }
       if (!text->mapped()) kept.emplace(file, std::move(text));
     }
   }
-  return catalog;
+  return refs;
 }
 
 }  // namespace
@@ -223,11 +234,12 @@ AuditSummary StreamAudit(const AuditOptions& o, const Policy& policy, std::istre
     summary.Add(r);
     each(doc, {std::move(r)});
   };
-  // The paths are expanded once: the runtimes' pass and the audit walk the same files.
+  // The paths are expanded once: the references' pass and the audit walk the same files.
   const std::vector<io::InputFile> expanded = io::ExpandPaths(paths);
   std::map<std::string, Result<io::FileText>> kept;
-  const RuntimeCatalog runtimes = CollectRuntimes(expanded, in, o.max_file_bytes, kept);
-  const EvaluateOptions eval{.runtimes = &runtimes, .exemptions = o.ignore, .observations = o.observations};
+  const References refs = CollectReferences(expanded, in, o.max_file_bytes, kept);
+  const EvaluateOptions eval{
+      .runtimes = &refs.runtimes, .exemptions = o.ignore, .observations = o.observations, .claims = &refs.claims};
   for (const auto& input : expanded) {
     if (input.error) {
       fail(input.path, *input.error);

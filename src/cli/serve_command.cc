@@ -60,6 +60,9 @@ CLI::App* AddServeCommand(CLI::App& app, server::ServerOptions& o, std::string& 
       ->check(CLI::Range(10, 600000));
   cmd->add_flag("--observations", o.observations,
                 "size from the ShmProfiles the node agents record (list+watch of shmprofiles.shmguard.io)");
+  cmd->add_flag("--resource-claims", o.resource_claims,
+                "count GPUs pods get through Dynamic Resource Allocation (list+watch of resourceclaims and "
+                "resourceclaimtemplates.resource.k8s.io)");
   AddApiFlags(cmd, o.api);
   return cmd;
 }

@@ -96,7 +96,7 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, const EvaluateOptions
     ev.verdict = SettleObject(ev.findings, exemptions.checks) ? Verdict::kDeny : Verdict::kOk;
     return ev;
   }
-  const Workload& w = *workload;
+  Workload& w = *workload;
   ev.workload = true;
   ev.api_version = w.api_version;
   ev.kind = w.kind;
@@ -132,6 +132,9 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, const EvaluateOptions
     if (detail == Detail::kAll || f.severity != Severity::kInfo) ev.findings.push_back(std::move(f));
   }
   bool object_error = SettleObject(ev.findings, exempt);
+  if (options.claims && options.claims->size() > 0 && !w.separate_pods) {
+    for (auto& t : w.templates) ResolveClaimGpus(t, ev.namespace_name, *options.claims, policy.gpu_device_classes);
+  }
   for (const auto& t : w.templates) {
     PodContext ctx{detail, exempt};
     if (options.observations && options.observations->size() > 0 && !w.separate_pods) {

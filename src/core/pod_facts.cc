@@ -286,6 +286,9 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
     auto res = ReadResources(c, pointer, policy, t.operator_shm && f.containers.empty());
     if (!res) return res.error();
     cf.gpus = res->gpus;
+    for (const auto& [user, gpus] : t.claim_gpus) {
+      if (user == cf.name) cf.gpus += gpus;  // through resource claims (DRA)
+    }
     cf.memory_limit = res->memory_limit;
     cf.memory_request = res->memory_request;
     JsonNode mounts = c.Find("volumeMounts");

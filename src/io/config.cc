@@ -50,6 +50,8 @@ class PolicyReader {
         {"gpuResources", [&](const Node& n) { return StringList(n, "gpuResources", p.gpu_resources, false); }},
         {"mpsResources", [&](const Node& n) { return StringList(n, "mpsResources", p.mps_resources, false); }},
         {"rdmaResources", [&](const Node& n) { return StringList(n, "rdmaResources", p.rdma_resources, false); }},
+        {"gpuDeviceClasses",
+         [&](const Node& n) { return StringList(n, "gpuDeviceClasses", p.gpu_device_classes, false); }},
         {"hostIPC", [&](const Node& n) { return Enum(n, "hostIPC", p.host_ipc, kHostIpcModes, HostIpcModeName); }},
         {"ipcLock", [&](const Node& n) { return IpcLock(n, "ipcLock", p.ipc_lock); }},
         {"initContainerMounts",
@@ -65,9 +67,10 @@ class PolicyReader {
     for (const auto& [key, value] : root.Members()) {
       auto it = keys.find(key);
       if (it == keys.end()) {
-        return Fail(value, key,
-                    "unknown key; known keys: gpuResources, mpsResources, rdmaResources, hostIPC, ipcLock, "
-                    "initContainerMounts, maxFractionOfMemoryLimit, sizing, unannotated, observed, namespaces, tls");
+        return Fail(
+            value, key,
+            "unknown key; known keys: gpuResources, gpuDeviceClasses, mpsResources, rdmaResources, hostIPC, ipcLock, "
+            "initContainerMounts, maxFractionOfMemoryLimit, sizing, unannotated, observed, namespaces, tls");
       }
       if (!it->second(value)) return *error_;
     }

@@ -191,7 +191,8 @@ std::optional<AdmissionRoute> MatchAdmissionRoute(std::string_view path, std::st
 }
 
 AdmissionExchange HandleAdmission(std::string_view body, std::string_view content_type, const Policy& policy,
-                                  const AdmissionRoute& route, bool body_padded, const ObservationIndex* observations) {
+                                  const AdmissionRoute& route, bool body_padded, const ObservationIndex* observations,
+                                  const ClaimIndex* claims) {
   AdmissionExchange x;
   auto level = route.pod_security ? ParsePodSecurityLevel(*route.pod_security) : PodSecurityLevel::kPrivileged;
   if (!level) {
@@ -223,7 +224,7 @@ AdmissionExchange HandleAdmission(std::string_view body, std::string_view conten
   x.namespace_name = request->namespace_name;
   x.operation = request->operation;
   x.dry_run = request->dry_run;
-  Decision d = Decide(*request, policy, route.face, NamespaceLabels{*level, route.enforce}, observations);
+  Decision d = Decide(*request, policy, route.face, NamespaceLabels{*level, route.enforce}, observations, claims);
   x.name = !d.name.empty() ? d.name : request->name;
   x.verdict = d.verdict;
   x.required_bytes = d.required_bytes;

@@ -53,7 +53,7 @@ std::optional<AdmissionRoute> MatchAdmissionRoute(std::string_view path, std::st
 // `observations`: the ShmProfiles the webhook keeps from its watch (Decide); nullptr: none.
 AdmissionExchange HandleAdmission(std::string_view body, std::string_view content_type, const Policy& policy,
                                   const AdmissionRoute& route, bool body_padded = false,
-                                  const ObservationIndex* observations = nullptr);
+                                  const ObservationIndex* observations = nullptr, const ClaimIndex* claims = nullptr);
 
 // The AdmissionReview every error answer carries, so the API server can show why: allowed
 // false, status.code and status.message.

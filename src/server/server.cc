@@ -52,9 +52,10 @@ Result<std::unique_ptr<WebhookServer>> WebhookServer::Create(const ServerOptions
   auto handshakes = HandshakePolicy::Create(EffectiveTls(options, policy), options.client_auth);
   if (!handshakes) return handshakes.error();
   ServerOptions resolved = options;
-  if (options.observations) {
+  if (options.observations || options.resource_claims) {
     auto api = ResolveApi(options.api);
-    if (!api) return MakeError(api.error().code, "--observations: " + api.error().message, api.error().where);
+    const char* flag = options.observations ? "--observations: " : "--resource-claims: ";
+    if (!api) return MakeError(api.error().code, flag + api.error().message, api.error().where);
     resolved.api = std::move(*api);
   }
   return std::unique_ptr<WebhookServer>(
@@ -90,6 +91,8 @@ WebhookServer::WebhookServer(ServerOptions options, std::shared_ptr<spdlog::logg
                                     [this](const HttpRequest& req, HttpResponse& res) { HandleMetricsPort(req, res); });
   if (options_.observations)
     profiles_ = std::make_unique<ProfileWatch>(std::make_shared<kube::KubeClient>(options_.api));
+  if (options_.resource_claims)
+    claims_ = std::make_unique<ClaimWatch>(std::make_shared<kube::KubeClient>(options_.api));
 }
 
 WebhookServer::~WebhookServer() {
@@ -112,7 +115,10 @@ std::string WebhookServer::NotReadyReason() const {
   if (!cert_error_.empty()) {
     return "the certificate files do not load (" + cert_error_ + "); still serving the previous certificate";
   }
-  if (profiles_) return profiles_->NotReadyReason();
+  if (profiles_) {
+    if (std::string reason = profiles_->NotReadyReason(); !reason.empty()) return reason;
+  }
+  if (claims_) return claims_->NotReadyReason();
   return {};
 }
 
@@ -150,8 +156,9 @@ void WebhookServer::HandleAdmissionRoute(const HttpRequest& req, HttpResponse& r
   const std::string endpoint = route.face == Face::kMutate ? "mutate" : "validate";
   auto policy = this->policy();
   auto observations = profiles_ ? profiles_->Snapshot() : nullptr;
+  auto claims = claims_ ? claims_->Snapshot() : nullptr;
   AdmissionExchange x =
-      HandleAdmission(req.body, req.content_type, *policy, route, req.body_padded, observations.get());
+      HandleAdmission(req.body, req.content_type, *policy, route, req.body_padded, observations.get(), claims.get());
   res.status = x.status;
   res.body = std::move(x.body);
   auto latency = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
@@ -284,6 +291,7 @@ Result<bool> WebhookServer::Start() {
   https_->Start();
   metrics_http_->Start();
   if (profiles_) profiles_->Start();
+  if (claims_) claims_->Start();
   if (!options_.config_file.empty()) {
     config_watch_ =
         std::make_unique<io::FileWatcher>(std::vector<std::string>{options_.config_file}, options_.reload_interval,
@@ -308,7 +316,8 @@ Result<bool> WebhookServer::Start() {
             {"tls_min_version", TlsVersionName(tls.min_version)},
             {"client_auth", handshakes_->requires_client_cert() ? options_.client_auth.ca_file + " (" + clients + ")"
                                                                 : std::string("off")},
-            {"observations", profiles_ ? options_.api.server + kShmProfilesPath : std::string("off")}});
+            {"observations", profiles_ ? options_.api.server + kShmProfilesPath : std::string("off")},
+            {"resource_claims", claims_ ? options_.api.server + "/apis/resource.k8s.io/v1" : std::string("off")}});
   return true;
 }
 
@@ -318,6 +327,7 @@ void WebhookServer::Stop() {
   cert_watch_.reset();
   client_ca_watch_.reset();
   if (profiles_) profiles_->Stop();
+  if (claims_) claims_->Stop();
   https_->Stop();  // refuses new connections, answers requests in flight, joins
   metrics_http_->Stop();
   log_->flush();

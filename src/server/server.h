@@ -20,6 +20,7 @@
 #include "io/file_watch.h"
 #include "server/admission_handler.h"
 #include "server/cert_reloader.h"
+#include "server/claim_watch.h"
 #include "server/decision_log.h"
 #include "server/handshake_policy.h"
 #include "server/metrics.h"
@@ -55,6 +56,9 @@ struct ServerOptions {
   // --observations: size from the ShmProfiles in the cluster (ProfileWatch), read through `api`
   // (in-cluster when api.server is empty). Off: sized from the formula alone, no API access.
   bool observations = false;
+  // --resource-claims: count the GPUs pods get through Dynamic Resource Allocation, from the
+  // ResourceClaims and ResourceClaimTemplates in the cluster (ClaimWatch), read through `api`.
+  bool resource_claims = false;
   KubeConfig api;
 };
 
@@ -110,6 +114,7 @@ class WebhookServer {
   std::unique_ptr<HttpsServer> metrics_http_;  // plain HTTP: probes and metrics
   std::unique_ptr<io::FileWatcher> config_watch_, cert_watch_, client_ca_watch_;
   std::unique_ptr<ProfileWatch> profiles_;  // with --observations
+  std::unique_ptr<ClaimWatch> claims_;      // with --resource-claims
   std::atomic<int64_t> last_refusal_log_ms_{0};
   std::atomic<uint64_t> refusals_not_logged_{0};
   int port_ = 0, metrics_port_ = 0;

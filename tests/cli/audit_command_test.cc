@@ -575,5 +575,35 @@ TEST_CASE("The audit of the corpus as written: patches apply and are idempotent"
   CHECK(sized_templates >= 4);
 }
 
+// A pod that gets its GPUs through DRA is sized from the ResourceClaimTemplate in the same
+// input, after it or before it, as a TrainJob from its runtime.
+TEST_CASE("CollectAudit counts the GPUs of a ResourceClaimTemplate anywhere in the input", "[audit_command]") {
+  const std::string pod = R"(apiVersion: v1
+kind: Pod
+metadata: {name: trainer, namespace: ml}
+spec:
+  resourceClaims: [{name: gpus, resourceClaimTemplateName: four}]
+  containers:
+  - {name: t, resources: {claims: [{name: gpus}], limits: {memory: 64Gi}}}
+)";
+  const std::string tpl = R"(apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: four, namespace: ml}
+spec: {spec: {devices: {requests: [{name: g, exactly: {deviceClassName: gpu.nvidia.com, count: 4}}]}}}
+)";
+  for (const std::string& text : {pod + "---\n" + tpl, tpl + "---\n" + pod, pod}) {
+    std::istringstream in(text);
+    AuditResult r = CollectAudit({"-"}, Policy{}, in);
+    const bool has_template = text.find("ResourceClaimTemplate") != std::string::npos;
+    bool found = false;
+    for (const auto& record : r.records) {
+      if (record.kind != "Pod") continue;
+      found = true;
+      CHECK(record.verdict == (has_template ? AuditVerdict::kPatch : AuditVerdict::kOk));
+    }
+    CHECK(found);
+  }
+}
+
 }  // namespace
 }  // namespace shmguard::cli

@@ -179,11 +179,13 @@ matchConditions:
 {{- end -}}
 
 {{/* CEL (matchConditions, Kubernetes >= 1.28): a Pod reaches shmguard only when one of its
-containers or init containers requests a GPU of the policy (limits or requests) or it carries a
+containers or init containers requests a GPU of the policy (limits or requests), it has resource
+claims (GPUs through Dynamic Resource Allocation, which only the claims say), or it carries a
 shmguard.io/ annotation; other kinds always do. The GPU names are the policy's own. */}}
 {{- define "shmguard.gpuPodExpression" -}}
 {{- $gpus := .Values.policy.gpuResources | toJson -}}
 request.kind.kind != 'Pod' ||
+(has(object.spec.resourceClaims) && size(object.spec.resourceClaims) > 0) ||
 (has(object.metadata.annotations) && object.metadata.annotations.exists(k, k.startsWith('shmguard.io/'))) ||
 [has(object.spec.containers) ? object.spec.containers : [], has(object.spec.initContainers) ? object.spec.initContainers : []].exists(cs, cs.exists(c, has(c.resources) && ((has(c.resources.limits) && {{ $gpus }}.exists(g, g in c.resources.limits)) || (has(c.resources.requests) && {{ $gpus }}.exists(g, g in c.resources.requests)))))
 {{- end -}}

@@ -1,0 +1,105 @@
+// ClaimGpus, ClaimIndex, ResolveClaimGpus: the GPUs of a pod's resource claims.
+#include "shmguard/resource_claims.h"
+
+#include <algorithm>
+
+namespace shmguard {
+namespace {
+
+// One request's devices: `count` (1 when unset or not a whole number; All counts 1).
+int64_t Devices(JsonNode request) {
+  JsonNode count = request.Find("count");
+  if (request.StringMember("allocationMode") == "All" || !count.IsInteger() || count.Integer() < 1) return 1;
+  return count.Integer();
+}
+
+bool IsClaimKind(JsonNode object) {
+  const std::string_view api = object.StringMember("apiVersion"), kind = object.StringMember("kind");
+  return api.starts_with("resource.k8s.io/") && (kind == "ResourceClaim" || kind == "ResourceClaimTemplate");
+}
+
+}  // namespace
+
+std::optional<ClaimDevices> ReadClaimDevices(JsonNode object) {
+  if (!IsClaimKind(object)) return std::nullopt;
+  JsonNode spec = object.Find("spec");
+  if (object.StringMember("kind") == "ResourceClaimTemplate") spec = spec.Find("spec");
+  ClaimDevices out;
+  auto add = [&](JsonNode request) {
+    JsonNode c = request.Find("deviceClassName");
+    if (c.IsString()) out.emplace_back(std::string(c.String()), Devices(request));
+  };
+  for (JsonNode request : spec.Find("devices").Find("requests").Items()) {
+    if (JsonNode exactly = request.Find("exactly")) {
+      add(exactly);
+    } else if (JsonNode alternatives = request.Find("firstAvailable")) {
+      for (JsonNode alternative : alternatives.Items()) {
+        add(alternative);
+        break;
+      }
+    } else {
+      add(request);
+    }
+  }
+  return out;
+}
+
+int64_t ClaimGpus(const ClaimDevices& devices, const std::vector<std::string>& gpu_classes) {
+  int64_t gpus = 0;
+  for (const auto& [device_class, count] : devices) {
+    if (std::find(gpu_classes.begin(), gpu_classes.end(), device_class) != gpu_classes.end()) {
+      gpus = std::min<int64_t>(gpus + count, 1 << 20);
+    }
+  }
+  return gpus;
+}
+
+bool ClaimIndex::Add(JsonNode object) {
+  auto devices = ReadClaimDevices(object);
+  if (!devices) return false;
+  JsonNode meta = object.Find("metadata");
+  std::string_view ns = meta.StringMember("namespace");
+  devices_[{std::string(ns.empty() ? "default" : ns), std::string(object.StringMember("kind")),
+            std::string(meta.StringMember("name"))}] = std::move(*devices);
+  return true;
+}
+
+const ClaimDevices* ClaimIndex::Find(std::string_view namespace_name, std::string_view kind,
+                                     std::string_view name) const {
+  auto it = devices_.find(std::make_tuple(std::string(namespace_name), std::string(kind), std::string(name)));
+  return it == devices_.end() ? nullptr : &it->second;
+}
+
+void ResolveClaimGpus(PodTemplate& t, std::string_view namespace_name, const ClaimIndex& index,
+                      const std::vector<std::string>& gpu_classes) {
+  JsonNode claims = t.spec.Find("resourceClaims");
+  if (!claims.IsArray()) return;
+  // Each pod claim's GPUs, or why they are not known.
+  std::map<std::string, int64_t, std::less<>> gpus;
+  for (JsonNode c : claims.Items()) {
+    const std::string_view name = c.StringMember("name");
+    std::string_view kind = "ResourceClaim", object = c.StringMember("resourceClaimName");
+    if (object.empty()) {
+      kind = "ResourceClaimTemplate";
+      object = c.StringMember("resourceClaimTemplateName");
+    }
+    if (name.empty() || object.empty()) continue;
+    if (const ClaimDevices* d = index.Find(namespace_name.empty() ? "default" : namespace_name, kind, object)) {
+      gpus[std::string(name)] = ClaimGpus(*d, gpu_classes);
+    } else {
+      t.claims_unknown += (t.claims_unknown.empty() ? "" : ", ") + std::string(kind) + " " + std::string(object);
+    }
+  }
+  for (const auto& slot : t.containers) {
+    if (!slot.list) continue;
+    for (JsonNode container : FollowPointer(t.spec, std::string(slot.path)).Items()) {
+      int64_t sum = 0;
+      for (JsonNode used : container.Find("resources").Find("claims").Items()) {
+        if (auto it = gpus.find(used.StringMember("name")); it != gpus.end()) sum += it->second;
+      }
+      if (sum > 0) t.claim_gpus.emplace_back(std::string(container.StringMember("name")), sum);
+    }
+  }
+}
+
+}  // namespace shmguard

@@ -1,0 +1,91 @@
+// ReadClaimDevices, ClaimIndex and ResolveClaimGpus: the GPUs a pod's containers get through
+// resource claims, and Evaluate sizing such a pod when the claims are known.
+#include "shmguard/resource_claims.h"
+
+#include <catch2/catch.hpp>
+
+#include "shmguard/evaluation.h"
+#include "test_util.h"
+
+namespace shmguard {
+namespace {
+
+using nlohmann::json;
+
+const std::vector<std::string> kClasses = Policy{}.gpu_device_classes;
+
+TEST_CASE("ReadClaimDevices reads v1's exactly, v1beta1's fields and firstAvailable", "[resource_claims]") {
+  struct Case {
+    std::string name, yaml;
+    int64_t gpus;
+  };
+  const std::vector<Case> cases = {
+      {"v1 template, count 8",
+       "{apiVersion: resource.k8s.io/v1, kind: ResourceClaimTemplate, metadata: {name: t}, spec: {spec: {devices: "
+       "{requests: [{name: g, exactly: {deviceClassName: gpu.nvidia.com, count: 8}}]}}}}",
+       8},
+      {"v1beta1 claim, no count",
+       "{apiVersion: resource.k8s.io/v1beta1, kind: ResourceClaim, metadata: {name: c}, spec: {devices: {requests: "
+       "[{name: g, deviceClassName: gpu.amd.com}]}}}",
+       1},
+      {"allocationMode All counts 1",
+       "{apiVersion: resource.k8s.io/v1, kind: ResourceClaim, metadata: {name: c}, spec: {devices: {requests: [{name: "
+       "g, exactly: {deviceClassName: gpu.nvidia.com, allocationMode: All}}]}}}",
+       1},
+      {"a GPU and a NIC",
+       "{apiVersion: resource.k8s.io/v1, kind: ResourceClaim, metadata: {name: c}, spec: {devices: {requests: [{name: "
+       "g, exactly: {deviceClassName: mig.nvidia.com, count: 2}}, {name: n, exactly: {deviceClassName: dranet.net, "
+       "count: 2}}]}}}",
+       2},
+      {"firstAvailable: its first alternative",
+       "{apiVersion: resource.k8s.io/v1, kind: ResourceClaim, metadata: {name: c}, spec: {devices: {requests: [{name: "
+       "g, firstAvailable: [{name: big, deviceClassName: gpu.nvidia.com, count: 4}, {name: small, deviceClassName: "
+       "gpu.nvidia.com, count: 1}]}]}}}",
+       4},
+  };
+  for (const auto& c : cases) {
+    SECTION(c.name) {
+      const json o = test::Yaml(c.yaml);
+      auto devices = ReadClaimDevices(JsonNode(o));
+      REQUIRE(devices);
+      CHECK(ClaimGpus(*devices, kClasses) == c.gpus);
+    }
+  }
+  const json pod = test::Yaml("{apiVersion: v1, kind: Pod, metadata: {name: p}}");
+  CHECK_FALSE(ReadClaimDevices(JsonNode(pod)));
+}
+
+TEST_CASE("Evaluate sizes a pod whose container gets its GPUs from a known claim template", "[resource_claims]") {
+  const json tpl = test::Yaml(
+      "{apiVersion: resource.k8s.io/v1, kind: ResourceClaimTemplate, metadata: {name: eight, namespace: ml}, spec: "
+      "{spec: {devices: {requests: [{name: g, exactly: {deviceClassName: gpu.nvidia.com, count: 8}}]}}}}");
+  const json pod = test::Yaml(R"(apiVersion: v1
+kind: Pod
+metadata: {name: trainer, namespace: ml}
+spec:
+  resourceClaims: [{name: gpus, resourceClaimTemplateName: eight}]
+  containers:
+  - {name: train, command: [torchrun, --nproc_per_node=8, t.py], resources: {claims: [{name: gpus}], limits: {memory: 256Gi}}}
+  - {name: sidecar, resources: {limits: {memory: 1Gi}}}
+)");
+  ClaimIndex index;
+  REQUIRE(index.Add(JsonNode(tpl)));
+  CHECK_FALSE(index.Add(JsonNode(pod)));
+  const Evaluation without = Evaluate(JsonNode(pod), Policy{});
+  CHECK(without.verdict == Verdict::kOk);  // no GPUs it can see
+  const Evaluation with = Evaluate(JsonNode(pod), Policy{}, {.claims = &index});
+  CHECK(with.verdict == Verdict::kPatch);
+  REQUIRE(with.pods.size() == 1);
+  REQUIRE(with.pods[0].plan);
+  CHECK(with.pods[0].plan->inputs.procs == 8);
+  // Another namespace's template of the same name is not this pod's.
+  const Evaluation elsewhere = Evaluate(JsonNode(pod), Policy{}, {.namespace_name = "team-b", .claims = &index});
+  CHECK(elsewhere.verdict == Verdict::kOk);
+  // A policy that does not count gpu.nvidia.com as GPUs.
+  Policy nics;
+  nics.gpu_device_classes = {"dranet.net"};
+  CHECK(Evaluate(JsonNode(pod), nics, {.claims = &index}).verdict == Verdict::kOk);
+}
+
+}  // namespace
+}  // namespace shmguard
