@@ -23,9 +23,11 @@ namespace shmguard {
 // The devices a ResourceClaim's or ResourceClaimTemplate's requests ask for, by device class:
 // each request (resource.k8s.io/v1 `exactly`, or v1beta1's fields on the request itself; a
 // `firstAvailable` list's first alternative), `count` devices (1 when unset; allocationMode All
-// counts 1, as the node's number is not in the object). nullopt for any other object.
+// counts 1, as the node's number is not in the object). nullopt for any other object. `kind`:
+// "ResourceClaim" or "ResourceClaimTemplate" for an object of a list, whose items carry no kind
+// (the API's lists, an informer's store); empty: the object's own kind and apiVersion say.
 using ClaimDevices = std::vector<std::pair<std::string, int64_t>>;  // (deviceClassName, count)
-std::optional<ClaimDevices> ReadClaimDevices(JsonNode object);
+std::optional<ClaimDevices> ReadClaimDevices(JsonNode object, std::string_view kind = {});
 
 // The GPUs among `devices`: those of a class in `gpu_classes`.
 int64_t ClaimGpus(const ClaimDevices& devices, const std::vector<std::string>& gpu_classes);
@@ -34,7 +36,7 @@ class ClaimIndex {
  public:
   // Records `object` when it is a ResourceClaim or ResourceClaimTemplate (ReadClaimDevices),
   // under its namespace ("default" when it has none); returns whether it was one.
-  bool Add(JsonNode object);
+  bool Add(JsonNode object, std::string_view kind = {});
   // The devices of a claim ("ResourceClaim") or template ("ResourceClaimTemplate"); null when
   // it is not known.
   const ClaimDevices* Find(std::string_view namespace_name, std::string_view kind, std::string_view name) const;

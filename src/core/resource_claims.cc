@@ -13,17 +13,22 @@ int64_t Devices(JsonNode request) {
   return count.Integer();
 }
 
-bool IsClaimKind(JsonNode object) {
-  const std::string_view api = object.StringMember("apiVersion"), kind = object.StringMember("kind");
-  return api.starts_with("resource.k8s.io/") && (kind == "ResourceClaim" || kind == "ResourceClaimTemplate");
+// The object's kind when it is a claim or template (`kind` given for a list's item), else "".
+std::string_view ClaimKind(JsonNode object, std::string_view kind) {
+  if (kind.empty()) {
+    if (!object.StringMember("apiVersion").starts_with("resource.k8s.io/")) return {};
+    kind = object.StringMember("kind");
+  }
+  return kind == "ResourceClaim" || kind == "ResourceClaimTemplate" ? kind : std::string_view();
 }
 
 }  // namespace
 
-std::optional<ClaimDevices> ReadClaimDevices(JsonNode object) {
-  if (!IsClaimKind(object)) return std::nullopt;
+std::optional<ClaimDevices> ReadClaimDevices(JsonNode object, std::string_view kind) {
+  kind = ClaimKind(object, kind);
+  if (kind.empty()) return std::nullopt;
   JsonNode spec = object.Find("spec");
-  if (object.StringMember("kind") == "ResourceClaimTemplate") spec = spec.Find("spec");
+  if (kind == "ResourceClaimTemplate") spec = spec.Find("spec");
   ClaimDevices out;
   auto add = [&](JsonNode request) {
     JsonNode c = request.Find("deviceClassName");
@@ -54,13 +59,14 @@ int64_t ClaimGpus(const ClaimDevices& devices, const std::vector<std::string>& g
   return gpus;
 }
 
-bool ClaimIndex::Add(JsonNode object) {
-  auto devices = ReadClaimDevices(object);
+bool ClaimIndex::Add(JsonNode object, std::string_view kind) {
+  kind = ClaimKind(object, kind);
+  auto devices = ReadClaimDevices(object, kind);
   if (!devices) return false;
   JsonNode meta = object.Find("metadata");
   std::string_view ns = meta.StringMember("namespace");
-  devices_[{std::string(ns.empty() ? "default" : ns), std::string(object.StringMember("kind")),
-            std::string(meta.StringMember("name"))}] = std::move(*devices);
+  devices_[{std::string(ns.empty() ? "default" : ns), std::string(kind), std::string(meta.StringMember("name"))}] =
+      std::move(*devices);
   return true;
 }
 

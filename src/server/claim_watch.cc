@@ -48,9 +48,9 @@ void ClaimWatch::Rebuild() {
   // Copy on write, as ProfileWatch: a request in flight keeps the snapshot it took.
   std::lock_guard<std::mutex> rebuilding(rebuild_mu_);
   auto next = std::make_shared<ClaimIndex>();
-  for (const auto* informer : {&claims_, &templates_}) {
-    for (const auto& object : informer->List()) next->Add(JsonNode(*object));
-  }
+  // The store's objects came from lists too, whose items carry no kind: each informer says it.
+  for (const auto& object : claims_.List()) next->Add(JsonNode(*object), "ResourceClaim");
+  for (const auto& object : templates_.List()) next->Add(JsonNode(*object), "ResourceClaimTemplate");
   std::lock_guard<std::mutex> lock(mu_);
   index_ = std::move(next);
 }
