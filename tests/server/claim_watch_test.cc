@@ -16,12 +16,13 @@ namespace {
 using nlohmann::json;
 
 json Template(const std::string& ns, const std::string& name, int64_t gpus) {
-  return {{"metadata", {{"namespace", ns}, {"name", name}, {"resourceVersion", "5"}}},
-          {"spec",
-           {{"spec",
-             {{"devices",
-               {{"requests",
-                 json::array({{{"name", "g"}, {"exactly", {{"deviceClassName", "gpu.nvidia.com"}, {"count", gpus}}}}})}}}}}}}};
+  return {
+      {"metadata", {{"namespace", ns}, {"name", name}, {"resourceVersion", "5"}}},
+      {"spec",
+       {{"spec",
+         {{"devices",
+           {{"requests", json::array({{{"name", "g"},
+                                       {"exactly", {{"deviceClassName", "gpu.nvidia.com"}, {"count", gpus}}}}})}}}}}}}};
 }
 
 // Both collections through one fake API server: the templates' list has one, the claims' none;
