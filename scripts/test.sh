@@ -27,11 +27,6 @@ cleanup() {
 # No debug info here: it is a third of the compile time, and CI only needs the verdicts.
 BUILD_DIR=${BUILD_DIR:-build} ./scripts/build.sh -DSHMGUARD_WERROR=ON "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG"
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j2
-# The fuzzers' clang build (ASan + UBSan) beside the end-to-end suites, which mostly wait on
-# the API server and pods; they run at the end.
-fuzz_log=$(mktemp)
-./scripts/fuzz.sh build >"$fuzz_log" 2>&1 &
-fuzz_pid=$!
 
 # The end-to-end suite, in front of a real kube-apiserver: a control plane of its own (stopped
 # and removed on exit, whatever happens), with the binary just built.
@@ -40,6 +35,12 @@ trap cleanup EXIT
 SHMGUARD_BINARY="$PWD/${BUILD_DIR:-build}/shmguard" ./scripts/control-plane.sh up >/dev/null
 (cd e2e && go test -count=1 -timeout 20m ./...)
 ./scripts/control-plane.sh down
+
+# The fuzzers' clang build (ASan + UBSan) beside the node suite, which mostly waits on images
+# and pods (the control-plane suite before it has timing bounds of its own); they run at the end.
+fuzz_log=$(mktemp)
+./scripts/fuzz.sh build >"$fuzz_log" 2>&1 &
+fuzz_pid=$!
 
 # The node suite: pods that run, on a node in a network namespace of its own, with shmguard
 # installed by helm from the image its Dockerfile builds (down on exit, mounts and all).
