@@ -28,7 +28,6 @@ std::optional<Server> ParseServer(std::string_view name);
 struct ServerLaunch {
   Server server = Server::kNone;
   std::string launched_by;  // "vllm serve", "python3 -m sglang.launch_server", "image vllm/vllm-openai"
-  std::string container;    // the container's name
   std::string pointer;      // where its command is: ".../containers/0/command" (or /args, /image)
   int64_t tensor_parallel = 1, pipeline_parallel = 1, data_parallel = 1;
   std::optional<int64_t> data_parallel_local;  // vLLM --data-parallel-size-local
@@ -59,7 +58,6 @@ struct ServerTerm {
   std::string what;  // "executor broadcast queue", "worker response queues"
   int64_t count = 1;
   int64_t each = 0;
-  int64_t bytes() const { return count * each; }
 };
 
 struct ServerPlan {
@@ -76,6 +74,10 @@ struct ServerPlan {
 // The plan of `launch` in a pod of `gpus` GPUs and `memory_limit` (Ray's default store is a
 // share of it). Fails with kInvalidInput when a term overflows.
 Result<ServerPlan> PlanServer(const ServerLaunch& launch, int64_t gpus, std::optional<int64_t> memory_limit);
+
+// The flags and variables the launch was read from, as written, joined: "--tensor-parallel-size=8,
+// env VLLM_MQ_MAX_CHUNK_BYTES_MB=100"; "" when none.
+std::string ServerFlagsText(const ServerLaunch& launch);
 
 // The terms in words: "160Mi executor broadcast queue + 8 × 240Mi worker response queues".
 std::string ServerTermsText(const ServerPlan& plan);

@@ -160,7 +160,6 @@ Result<bool> ReadLaunchFacts(const PodTemplate& t, const std::vector<JsonNode>& 
     ServerLaunch ray;
     ray.server = Server::kRay;
     ray.launched_by = "KubeRay's ray start";
-    ray.container = f.containers[0].name;
     ray.pointer = t.spec_pointer;
     ray.ray_started = true;
     if (!t.ray_object_store.empty()) {

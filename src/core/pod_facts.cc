@@ -209,11 +209,10 @@ void PlanServerOf(PodReading& r) {
     return;
   }
   if (!f.procs_stated) {
-    std::string flags;
-    for (const auto& read : l.read) flags += (flags.empty() ? " " : ", ") + read;
+    const std::string flags = ServerFlagsText(l);
     f.procs = std::min(plan->procs, kMaxProcs);
     f.procs_source =
-        std::string(ServerTitle(l.server)) + " (" + l.launched_by + (flags.empty() ? "" : ":") + flags + ")";
+        std::string(ServerTitle(l.server)) + " (" + l.launched_by + (flags.empty() ? "" : ": " + flags) + ")";
     f.procs_stated = true;
     f.procs_pointer = l.pointer;
   }

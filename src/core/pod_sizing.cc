@@ -105,8 +105,7 @@ PodSizing SizePod(const PodStage& s, const PodReading& r) {
     z.target_bytes = required;
     if (z.kind == SizingKind::kServer) {
       const ServerLaunch& l = *f.server;
-      std::string read;
-      for (const auto& word : l.read) read += (read.empty() ? "" : ", ") + word;
+      const std::string read = ServerFlagsText(l);
       z.server_finding = Finding(Check::kSizedFromServerLaunch, l.pointer);
       z.server_finding->Num("required_bytes", required)
           .Num("server_bytes", r.server->bytes)

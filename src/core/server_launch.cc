@@ -74,10 +74,9 @@ std::string Expand(std::string_view s, const Env& env) {
 
 // The words of command and args, each item expanded and split as a shell splits a `-c` string:
 // at whitespace, quotes dropped, a line continuation's backslash and a command's ';' or '&&'
-// dropped. `where` is the field each word came from.
+// dropped.
 struct Words {
   std::vector<std::string> text;
-  std::vector<const char*> where;
 };
 
 Words Split(JsonNode container, const Env& env) {
@@ -91,7 +90,6 @@ Words Split(JsonNode container, const Env& env) {
         while (!word.empty() && (word.back() == ';' || word.back() == '\\')) word.pop_back();
         if (!word.empty() && word != "&&" && word != "||" && word != "|") {
           w.text.push_back(std::move(word));
-          w.where.push_back(field);
         }
         word.clear();
       };
@@ -288,6 +286,12 @@ std::string_view ServerTitle(Server s) {
   return "";
 }
 
+std::string ServerFlagsText(const ServerLaunch& launch) {
+  std::string out;
+  for (const auto& word : launch.read) out += (out.empty() ? "" : ", ") + word;
+  return out;
+}
+
 std::optional<Server> ParseServer(std::string_view name) {
   for (Server s : {Server::kVllm, Server::kSglang, Server::kTgi, Server::kTriton, Server::kRay}) {
     if (name == ServerName(s)) return s;
@@ -322,7 +326,6 @@ Result<std::optional<ServerLaunch>> ReadServerLaunch(JsonNode container, std::st
   ServerLaunch l;
   l.server = launcher.server;
   l.launched_by = launcher.by;
-  l.container = container.Find("name").IsString() ? std::string(container.Find("name").String()) : "";
   l.pointer = where;
   const size_t from = launcher.after;
   auto check = [](const Result<bool>& r) -> std::optional<Error> {
