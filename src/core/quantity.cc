@@ -263,7 +263,9 @@ Result<Quantity> ParseQuantity(std::string_view str) {
   }
   if (precision >= 0) {
     scale -= static_cast<int64_t>(p.denom.size());
-    if (scale >= kNanoScale && scale <= kExponentBound) {
+    // Up to 18 digits' zeros may still move into the exponent: past kExponentBound - 18 the
+    // exact path clamps it, as it would the canonical form.
+    if (scale >= kNanoScale && scale <= kExponentBound - kMaxInt64Factors) {
       std::string shifted = std::string(p.num) + std::string(p.denom);
       int64_t value = 0;
       for (char c : shifted) value = value * 10 + (c - '0');  // <= 18 digits: fits
@@ -289,6 +291,12 @@ Result<Quantity> ParseQuantity(std::string_view str) {
   }
   int64_t e = digits_exponent;
   if (sfx.base == 10) {
+    // Zeros move into the exponent before it is clamped, as FormatQuantity moves them: a
+    // canonical form past the bound then clamps to the same value again.
+    while (m != 0 && m % 10 == 0) {
+      m /= 10;
+      ++e;
+    }
     e = std::clamp<int64_t>(e + sfx.exponent, -kExponentBound, kExponentBound);
   } else {
     for (int i = 0; i < sfx.exponent; ++i) {
