@@ -6,7 +6,9 @@
 #                                                  transport labels observations splitter)
 # Seeds come from examples/, tests/testdata and (when present) the third-party manifests in
 # ${SHMGUARD_CORPUS_DIR:-../shared/testdata}; corpora grow in build-fuzz/corpus/<target>.
-# A crash leaves build-fuzz/<target>-crash-*; turn it into a regression test before fixing.
+# A crash leaves build-fuzz/<target>-crash-*; turn it into a regression test before fixing, and
+# keep the input as tests/testdata/fuzz-regressions/<target>-<what>, which every run replays.
+# SHMGUARD_FUZZ_SEED fixes libFuzzer's seed (0, the default, picks one at random).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 corpus=${SHMGUARD_CORPUS_DIR:-../shared/testdata}
@@ -77,9 +79,11 @@ PY
 }
 for t in "${targets[@]}"; do
   seed "$t"
+  # Every input a fuzzer once crashed on (tests/testdata/fuzz-regressions/<target>-*) runs again.
+  find tests/testdata/fuzz-regressions -name "$t-*" -exec cp {} "build-fuzz/corpus/$t/" \;
   echo "== ${t}_fuzz: up to $runs runs or $seconds s"
   if (cd build-fuzz && ./"${t}_fuzz" -runs="$runs" -max_total_time="$seconds" -max_len=262144 -timeout=10 \
-        -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$t-" "corpus/$t" > "$t.log" 2>&1); then
+        -rss_limit_mb=2048 -seed="${SHMGUARD_FUZZ_SEED:-0}" -print_final_stats=1 -artifact_prefix="$t-" "corpus/$t" > "$t.log" 2>&1); then
     echo "   no crash, leak or timeout"
   else
     echo "   FAILED: see build-fuzz/$t.log and build-fuzz/$t-*"; status=1

@@ -64,6 +64,7 @@ BUILD_DIR=build-tsan ./scripts/build.sh -DSHMGUARD_SANITIZE=thread "-DSHMGUARD_T
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir build-tsan --output-on-failure -j2
 
 # Every libFuzzer target for at most 20 s (clang, ASan + UBSan; scripts/fuzz.sh), so that a
-# target that no longer builds, or an input that crashes one within that time, fails CI.
+# target that no longer builds, or an input that crashes one within that time, fails CI. The
+# seed is fixed, so that a failure here reproduces with the same command.
 wait "$fuzz_pid" || { cat "$fuzz_log" >&2; exit 1; }
-./scripts/fuzz.sh 10000000 20
+SHMGUARD_FUZZ_SEED=1 ./scripts/fuzz.sh 10000000 20
