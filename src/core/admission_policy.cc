@@ -1,0 +1,572 @@
+// ExportAdmissionPolicies: the webhook's Pod path (pod_facts.cc, launch_facts.cc, shm_plan.cc,
+// shm_estimate.cc, memory_limit.cc, shm_mount.cc, shm_patch.cc, shm_remedy.cc) as CEL variables
+// that the mutating and the validating policies share. Each variable names the C++ it mirrors;
+// docs/policy-mode.md lists what is left out.
+#include "shmguard/admission_policy.h"
+
+#include <fnmatch.h>
+
+#include <string_view>
+
+#include "shmguard/checks.h"
+#include "shmguard/pod_templates.h"
+#include "shmguard/shm_mount.h"
+#include "shmguard/shm_plan.h"
+
+namespace shmguard {
+namespace {
+
+using nlohmann::json;
+
+std::string CelString(std::string_view s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\\' || c == '\'') out += '\\';
+    out += c;
+  }
+  return out + "'";
+}
+
+std::string CelList(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (const auto& s : items) out += (out.size() > 1 ? ", " : "") + CelString(s);
+  return out + "]";
+}
+
+std::string CelBool(bool b) { return b ? "true" : "false"; }
+
+// Every "@NAME@" in `text` replaced by its value.
+std::string Fill(std::string text, const std::vector<std::pair<std::string, std::string>>& values) {
+  for (const auto& [name, value] : values) {
+    const std::string key = "@" + name + "@";
+    for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size())) {
+      text.replace(at, key.size(), value);
+    }
+  }
+  return text;
+}
+
+// One anchored alternation of `globs` as RE2 ("" when there are none).
+std::string RegexOf(const std::vector<std::string>& globs) {
+  std::string out;
+  for (const auto& g : globs) {
+    std::string r = GlobToRegex(g);
+    out += (out.empty() ? "" : "|") + r.substr(1, r.size() - 2);
+  }
+  return out.empty() ? "" : "^(?:" + out + ")$";
+}
+
+// A quantity field as whole bytes, rounded up as the webhook's ReadQuantityField rounds.
+std::string Bytes(const std::string& field) {
+  return "(quantity(string(" + field + ")).isInteger() ? quantity(string(" + field +
+         ")).asInteger() : int(quantity(string(" + field + ")).asApproximateFloat()) + 1)";
+}
+
+// The first string value of env NAME in container `c` ('' when none), as ReadLaunchEnv reads it.
+std::string Env(const char* name) {
+  return std::string("(c.?env.orValue([]).filter(e, e.name == '") + name +
+         "' && has(e.value)).map(e, e.value) + [''])[0]";
+}
+
+// The value of `--flag=V` or `--flag V` in container `c`'s command and args, unquoted; '' when
+// absent (launch_facts.cc FindFlag). `flags` are alternatives of the same length.
+std::string Flag(const std::string& alternatives, size_t length) {
+  return "(c.?command.orValue([]) + c.?args.orValue([])).join(' ').find('(^|\\\\s)(" + alternatives +
+         ")(=\\\\S*|\\\\s+\\\\S+)').trim()].map(m, m == '' ? '' : m.substring(" + std::to_string(length) +
+         ").trim()).map(v, (v.startsWith('=') ? v.substring(1) : v).replace('\"', '').replace(\"'\", ''))[0]";
+}
+
+// A count annotation's check: present and not a whole number within [min, max].
+std::string CountBad(const char* key, int64_t min, int64_t max) {
+  const std::string a = std::string("variables.anns['") + key + "']";
+  return std::string("('") + key + "' in variables.anns && !(" + a + ".matches('^[0-9]{1,18}$') && int(" + a +
+         ") >= " + std::to_string(min) + " && int(" + a + ") <= " + std::to_string(max) + "))";
+}
+
+// sum × safety rounded up, then up to a whole MiB (shm_plan.cc WithSafety), in int64 without
+// overflow: sum = q×10^6 + r, so ⌈sum×s/10^6⌉ = q×s + ⌈r×s/10^6⌉.
+std::string Safe(const std::string& sum) {
+  return "(((" + sum + ") / 1000000 * @SAFETY@ + ((" + sum +
+         ") % 1000000 * @SAFETY@ + 999999) / 1000000 + 1048575) / 1048576 * 1048576)";
+}
+
+// ⌊limit × ppm / 10^6⌋ without overflow (memory_limit.cc, shm_estimate.cc Cap).
+std::string Share(const std::string& limit, const std::string& ppm) {
+  return "((" + limit + ") / 1000000 * " + ppm + " + (" + limit + ") % 1000000 * " + ppm + " / 1000000)";
+}
+
+// A positive byte count as the canonical quantity FormatBytes prints (quantity.cc
+// FormatQuantity): the largest power-of-1024 suffix that divides it, else DecimalSI's.
+std::string QuantityText(const std::string& n) {
+  const std::pair<const char*, const char*> binary[] = {
+      {"1152921504606846976", "Ei"}, {"1125899906842624", "Pi"}, {"1099511627776", "Ti"},
+      {"1073741824", "Gi"},          {"1048576", "Mi"},          {"1024", "Ki"}};
+  const std::pair<const char*, const char*> decimal[] = {
+      {"1000000000000000000", "E"}, {"1000000000000000", "P"}, {"1000000000000", "T"},
+      {"1000000000", "G"},          {"1000000", "M"},          {"1000", "k"}};
+  std::string out;
+  for (const auto& [unit, suffix] : binary) {
+    out += n + " % " + unit + " == 0 ? string(" + n + " / " + unit + ") + '" + suffix + "' : ";
+  }
+  for (const auto& [unit, suffix] : decimal) {
+    out += n + " % " + unit + " == 0 ? string(" + n + " / " + unit + ") + '" + suffix + "' : ";
+  }
+  return "(" + out + "string(" + n + "))";
+}
+
+// The variables both policies read, in order (a variable reads only those before it).
+std::vector<std::pair<std::string, std::string>> Variables() {
+  const std::string gpus_of =
+      "@GPUS@.map(r, c.?resources.?limits[?r].orValue(c.?resources.?requests[?r].orValue('0'))).map(q, " + Bytes("q") +
+      ").sum()";
+  const std::string memory_of =
+      "(c.?resources.?limits[?'memory'].orValue('0') == '0' ? 0 : " + Bytes("c.resources.limits['memory']") + ")";
+  const std::string count =
+      "(v.matches('^[0-9]{1,18}$') && int(v) >= 1 && int(v) <= 1024 ? int(v) : ((v == 'auto' || v == 'gpu') && "
+      "variables.gpus > 0 ? variables.gpus : 0))";
+  const std::string nodes =
+      "(v.substring(v.indexOf(':') + 1).matches('^[0-9]{1,18}$') && int(v.substring(v.indexOf(':') + 1)) >= 1 ? "
+      "[int(v.substring(v.indexOf(':') + 1)), 1000000].min() : 0)";
+  const std::string count_annotation =
+      "(variables.anns[?'@KEY@'].orValue('0').matches('^[0-9]{1,18}$') ? int(variables.anns[?'@KEY@'].orValue('0')) : "
+      "0)";
+  const std::string shm_path = "m.mountPath.matches('^/dev/shm/*$')";
+  const std::string rdma_env = "((" + std::string(Env("NCCL_IB_DISABLE")) + " != '1' && (" + Env("NCCL_NET") +
+                               ".lowerAscii() == 'ib' || " + Env("NCCL_IB_HCA") + " != '')) || !(" +
+                               Env("NCCL_NET_PLUGIN") + ".lowerAscii() in ['', 'none']) || " + Env("FI_PROVIDER") +
+                               ".lowerAscii() == 'efa' || " + Env("UCX_NET_DEVICES") + ".contains(':'))";
+  const std::string non_root =
+      "(c.?securityContext.?runAsUser.orValue(object.spec.?securityContext.?runAsUser.orValue(0)) > 0 || "
+      "c.?securityContext.?runAsNonRoot.orValue(object.spec.?securityContext.?runAsNonRoot.orValue(false)))";
+  const std::string grants_lock =
+      "(c.?securityContext.?privileged.orValue(false) || c.?securityContext.?capabilities.?add.orValue([]).exists(k, "
+      "k.upperAscii() in ['IPC_LOCK', 'CAP_IPC_LOCK', 'ALL']))";
+  return {
+      // The namespace rule (policy.cc MatchNamespace) and what it says; the last entry is the
+      // {mode: warn} a namespace matching no rule gets.
+      {"rule", "@RULE@"},
+      {"podSecurity",
+       "[@RULE_LEVELS@[variables.rule], {'baseline': 1, 'restricted': "
+       "2}[?namespaceObject.metadata.?labels[?'@PSA_LABEL@'].orValue('')].orValue(0)].max()"},
+      {"privileged", "variables.podSecurity == 0"},
+      {"ipcLockMode", "@RULE_LOCK@[variables.rule]"},
+      {"hostIpcAlways", "@RULE_HOSTIPC@[variables.rule]"},
+      {"requireAnnotations", "@RULE_REQUIRE@[variables.rule]"},
+      {"enforce",
+       "@RULE_ENFORCE@[variables.rule] || namespaceObject.metadata.?labels[?'@ENFORCE_LABEL@'].orValue('') == 'true'"},
+      {"exempt",
+       "@RULE_IGNORE@[variables.rule] + "
+       "object.metadata.?annotations[?'shmguard.io/ignore'].orValue('').split(',').map(s, s.trim())"},
+      {"anns", "object.metadata.?annotations.orValue({})"},
+      {"apps", "object.spec.containers"},
+      {"inits", "object.spec.?initContainers.orValue([])"},
+      // pod_facts.cc ReadResources: GPUs per container (limits, else requests).
+      {"appGpus", "variables.apps.map(c, " + gpus_of + ")"},
+      {"initGpus", "variables.inits.map(c, " + gpus_of + ")"},
+      {"gpus", "variables.appGpus.sum()"},
+      {"requestsGpus", "variables.gpus > 0 || variables.initGpus.exists(g, g > 0)"},
+      // The memory limit: the pod's, else the sum of the app containers' and sidecars', at least
+      // the largest init container's; -1 when a container has none (pod_facts.cc ReadPodFacts).
+      {"memoryLimit",
+       "object.spec.?resources.?limits[?'memory'].hasValue() ? " + Bytes("object.spec.resources.limits['memory']") +
+           " : (variables.apps + variables.inits).exists(c, " + memory_of +
+           " <= 0) ? -1 : "
+           "[variables.apps.map(c, " +
+           memory_of + ").sum() + variables.inits.filter(c, c.?restartPolicy.orValue('') == 'Always').map(c, " +
+           memory_of + ").sum(), (variables.inits.filter(c, c.?restartPolicy.orValue('') != 'Always').map(c, " +
+           memory_of + ") + [0]).max()].max()"},
+      // The DataLoader annotations and the count annotations (pod_facts.cc ReadDataLoader,
+      // field_values.cc ReadCountAnnotation): what is wrong with them, then their values.
+      {"sized", "'@WORKERS@' in variables.anns || '@BATCH@' in variables.anns"},
+      {"annotationErrors",
+       "[" + CountBad(kNumWorkersAnnotation, 0, kMaxWorkers) + " ? '@WORKERS@ must be a whole number from 0 to " +
+           std::to_string(kMaxWorkers) + "' : '', " + CountBad(kPrefetchFactorAnnotation, 1, kMaxPrefetchFactor) +
+           " ? '@PREFETCH@ must be a whole number from 1 to " + std::to_string(kMaxPrefetchFactor) + "' : '', " +
+           CountBad(kProcsPerPodAnnotation, 1, kMaxProcs) + " ? '@PROCS@ must be a whole number from 1 to " +
+           std::to_string(kMaxProcs) + "' : '', " + CountBad(kNodesAnnotation, 1, kMaxNodes) +
+           " ? '@NODES@ must be a whole number from 1 to " + std::to_string(kMaxNodes) +
+           "' : '', "
+           "'@BATCH@' in variables.anns && !('@WORKERS@' in variables.anns) ? '@WORKERS@ is required with @BATCH@' : "
+           "'', "
+           "'@BATCH@' in variables.anns && !(isQuantity(variables.anns['@BATCH@']) && "
+           "!quantity(variables.anns['@BATCH@']).isLessThan(quantity('0')) && "
+           "quantity(variables.anns['@BATCH@']).isInteger()) ? '@BATCH@ must be a quantity of bytes from 0 to 2^63-1, "
+           "such as 48Mi' : '', "
+           "!('@BATCH@' in variables.anns) && variables.anns[?'@WORKERS@'].orValue('0') != '0' ? '@BATCH@ is required "
+           "when num-workers > 0: the bytes of one collated batch, e.g. 48Mi' : ''"
+           "].filter(e, e != '')"},
+      {"workers", Fill(count_annotation, {{"KEY", kNumWorkersAnnotation}})},
+      {"prefetchFactor", "'@PREFETCH@' in variables.anns ? " +
+                             Fill(count_annotation, {{"KEY", kPrefetchFactorAnnotation}}) + " : @PREFETCH_DEFAULT@"},
+      {"batchBytes",
+       "'@BATCH@' in variables.anns && isQuantity(variables.anns['@BATCH@']) && "
+       "quantity(variables.anns['@BATCH@']).isInteger() ? quantity(variables.anns['@BATCH@']).asInteger() : 0"},
+      // Processes: the annotation, env PET_NPROC_PER_NODE, torchrun's --nproc_per_node, the GPUs
+      // (launch_facts.cc ReadLaunchFacts, in that order).
+      {"procsFromEnv",
+       "variables.apps.map(c, " + std::string(Env("PET_NPROC_PER_NODE")) + ").map(v, " + count + ").filter(n, n > 0)"},
+      {"procsFromFlag", "variables.apps.map(c, [" + Flag("--nproc_per_node|--nproc-per-node", 16) + ").map(v, " +
+                            count + ").filter(n, n > 0)"},
+      {"procs",
+       Fill(count_annotation, {{"KEY", kProcsPerPodAnnotation}}) + " > 0 ? " +
+           Fill(count_annotation, {{"KEY", kProcsPerPodAnnotation}}) +
+           " : size(variables.procsFromEnv) > 0 ? variables.procsFromEnv[0] : size(variables.procsFromFlag) > 0 ? "
+           "variables.procsFromFlag[0] : variables.gpus > 0 ? [variables.gpus, 1024].min() : 1"},
+      // Pods training together: the annotation, env PET_NNODES, torchrun's --nnodes ("1:4" is 4).
+      {"nodesFromEnv",
+       "variables.apps.map(c, " + std::string(Env("PET_NNODES")) + ").map(v, " + nodes + ").filter(n, n > 0)"},
+      {"nodesFromFlag", "variables.apps.map(c, [" + Flag("--nnodes", 8) + ").map(v, " + nodes + ").filter(n, n > 0)"},
+      {"nodes",
+       Fill(count_annotation, {{"KEY", kNodesAnnotation}}) + " > 0 ? " +
+           Fill(count_annotation, {{"KEY", kNodesAnnotation}}) +
+           " : size(variables.nodesFromEnv) > 0 ? variables.nodesFromEnv[0] : size(variables.nodesFromFlag) > 0 ? "
+           "variables.nodesFromFlag[0] : 1"},
+      // NCCL's shm transport, off when a GPU container sets NCCL_SHM_DISABLE=1.
+      {"ncclShm", "!variables.apps.exists(i, c, (!variables.requestsGpus || variables.appGpus[i] > 0) && " +
+                      std::string(Env("NCCL_SHM_DISABLE")) + " == '1')"},
+      // The plan (shm_plan.cc PlanShm) and the floor of the estimate (shm_estimate.cc).
+      {"ncclBytes",
+       "(variables.procs >= 2 && variables.ncclShm ? variables.procs * 2 * (variables.procs == 2 ? 1 : 2) * "
+       "@NCCL_CONNECTION@ : 0) + "
+       "(variables.nodes > 1 ? variables.procs * @NCCL_PROXY@ : 0)"},
+      {"dataLoaderBytes",
+       "variables.workers > 0 ? variables.procs * (variables.workers * variables.prefetchFactor + @IN_FLIGHT_EXTRA@) * "
+       "variables.batchBytes : 0"},
+      {"planBytes", "[" + Safe("variables.dataLoaderBytes + variables.ncclBytes + @BASE@") +
+                        ", variables.procs >= 2 ? @MULTI_GPU_FLOOR@ : 0].max()"},
+      {"floorBytes",
+       "[" + Safe("variables.ncclBytes + @BASE@") + ", variables.procs >= 2 ? @MULTI_GPU_FLOOR@ : 0, @MINIMUM@].max()"},
+      {"estimateBytes", "@UNANNOTATED_FLOOR@ || variables.memoryLimit < 0 || " +
+                            Share("variables.memoryLimit", "@FRACTION@") +
+                            " / 1048576 * 1048576 <= variables.floorBytes ? variables.floorBytes : " +
+                            Share("variables.memoryLimit", "@FRACTION@") + " / 1048576 * 1048576 > " +
+                            Share("variables.memoryLimit", "@MAX_FRACTION@") + " ? [variables.floorBytes, " +
+                            Share("variables.memoryLimit", "@MAX_FRACTION@") +
+                            "].max() : " + Share("variables.memoryLimit", "@FRACTION@") + " / 1048576 * 1048576"},
+      // What the pod has at /dev/shm (shm_mount.cc ReadShmMount): the volume its containers mount
+      // there, else an unmounted memory emptyDir named dshm; 0 none, 1 a memory emptyDir, 2 another.
+      {"shmNames", "(variables.apps + variables.inits).map(c, c.?volumeMounts.orValue([]).filter(m, " + shm_path +
+                       ").map(m, m.name)).filter(l, size(l) > 0).map(l, l[0])"},
+      {"shmMountError", "size(variables.shmNames) > 0 && !variables.shmNames.all(n, n == variables.shmNames[0])"},
+      {"volumes", "object.spec.?volumes.orValue([])"},
+      {"wanted", "size(variables.shmNames) > 0 ? variables.shmNames[0] : '@VOLUME@'"},
+      {"volumeIndex", "(variables.volumes.transformList(i, v, v.name == variables.wanted, i) + [-1])[0]"},
+      {"mountKind",
+       "variables.volumeIndex < 0 ? (size(variables.shmNames) == 0 ? 0 : 2) : "
+       "variables.volumes[variables.volumeIndex].?emptyDir.?medium.orValue('') == 'Memory' ? 1 : "
+       "size(variables.shmNames) == 0 ? 0 : 2"},
+      {"sizeLimit",
+       "variables.mountKind == 1 && variables.volumes[variables.volumeIndex].emptyDir.?sizeLimit.hasValue() ? " +
+           Bytes("variables.volumes[variables.volumeIndex].emptyDir.sizeLimit") + " : 0"},
+      {"volumeName",
+       "variables.mountKind != 0 ? variables.wanted : @VOLUME_NAMES@.filter(n, !variables.volumes.exists(v, v.name == "
+       "n))[0]"},
+      {"gpuContainersMount", "(variables.apps + variables.inits).all(c, " + gpus_of +
+                                 " == 0 || c.?volumeMounts.orValue([]).exists(m, " + shm_path + "))"},
+      {"mps",
+       "(variables.apps + variables.inits).exists(c, " + gpus_of +
+           " > 0 && @MPS@.exists(r, c.?resources.?limits[?r].hasValue() || c.?resources.?requests[?r].hasValue()))"},
+      {"hostIPC", "object.spec.?hostIPC.orValue(false)"},
+      // What the pod is to get at /dev/shm, -1 for nothing (pod_evaluation.cc JudgeSized and
+      // JudgeEstimated, memory_limit.cc MemoryLimitDenial), and why not when it is denied.
+      {"overLimit",
+       "variables.memoryLimit >= 0 && ((variables.sized ? variables.planBytes : variables.floorBytes) > "
+       "variables.memoryLimit || "
+       "(variables.sized ? variables.planBytes : variables.floorBytes) > " +
+           Share("variables.memoryLimit", "@MAX_FRACTION@") + ")"},
+      {"estimated",
+       "!variables.sized && variables.requestsGpus && !variables.requireAnnotations && !@UNANNOTATED_LEAVE@ && "
+       "!variables.shmMountError && size(variables.annotationErrors) == 0"},
+      {"targetBytes",
+       "size(variables.annotationErrors) > 0 || variables.shmMountError || variables.overLimit || variables.mountKind "
+       "== 2 ? -1 : "
+       "variables.sized ? variables.planBytes : !variables.estimated ? -1 : "
+       "variables.mountKind == 0 && variables.hostIPC ? -1 : "
+       "variables.mountKind == 1 && (variables.sizeLimit == 0 || variables.sizeLimit >= variables.floorBytes) && "
+       "variables.gpuContainersMount ? -1 : "
+       "variables.mountKind == 1 ? [variables.floorBytes, variables.sizeLimit].max() : variables.estimateBytes"},
+      // That size as FormatBytes writes it (quantity.cc): a power-of-1024 suffix when it divides,
+      // else the decimal suffixes of a canonical DecimalSI quantity.
+      {"targetText", "variables.targetBytes <= 0 ? '0' : " + QuantityText("variables.targetBytes")},
+      // The parts of the patch (shm_remedy.cc PatchTo, shm_patch.cc BuildPodPatch).
+      {"shmParts", "variables.targetBytes >= 0 && !variables.mps && !('shm-below-need' in variables.exempt)"},
+      {"raise",
+       "variables.shmParts && variables.mountKind == 1 && (variables.sizeLimit == 0 || variables.sizeLimit < "
+       "variables.targetBytes)"},
+      {"mountIn", "(variables.apps.map(c, true) + variables.inits.map(c, @INIT_MOUNTS_ALL@ || (@INIT_MOUNTS_GPU@ && " +
+                      gpus_of + " > 0))).map(w, w && variables.shmParts)"},
+      {"lockIn",
+       "variables.apps.map(c, variables.targetBytes >= 0 && variables.privileged && !('ipc-lock-missing' in "
+       "variables.exempt) && !" +
+           grants_lock + " && (variables.ipcLockMode == 2 || (" + gpus_of +
+           " > 0 && (variables.ipcLockMode == 1 || (variables.ipcLockMode == 0 && !" + non_root +
+           " && (@RDMA@.exists(r, c.?resources.?limits.orValue({}).exists(k, k.matches(r)) || "
+           "c.?resources.?requests.orValue({}).exists(k, k.matches(r))) || " +
+           rdma_env + "))))))"},
+      {"setHostIPC",
+       "variables.targetBytes >= 0 && variables.hostIpcAlways && variables.privileged && !variables.hostIPC && "
+       "!('host-ipc-missing' in variables.exempt)"},
+      {"changes",
+       "(variables.shmParts && variables.mountKind == 0) || variables.raise || "
+       "(variables.apps + variables.inits).exists(i, c, variables.mountIn[i] && "
+       "!c.?volumeMounts.orValue([]).exists(m, " +
+           shm_path + ")) || variables.lockIn.exists(l, l) || variables.setHostIPC"},
+  };
+}
+
+// The mutation: JSON Patch operations in the order BuildPodPatch writes them.
+constexpr std::string_view kPatch = R"(!variables.changes ? [] :
+(variables.shmParts && variables.mountKind == 0 ? [has(object.spec.volumes) ?
+  JSONPatch{op: "add", path: "/spec/volumes/-", value: Object.spec.volumes{name: variables.volumeName, emptyDir: Object.spec.volumes.emptyDir{medium: "Memory", sizeLimit: variables.targetText}}} :
+  JSONPatch{op: "add", path: "/spec/volumes", value: [Object.spec.volumes{name: variables.volumeName, emptyDir: Object.spec.volumes.emptyDir{medium: "Memory", sizeLimit: variables.targetText}}]}] : []) +
+(variables.raise ? [JSONPatch{op: "add", path: "/spec/volumes/" + string(variables.volumeIndex) + "/emptyDir/sizeLimit", value: variables.targetText}] : []) +
+variables.apps.transformList(i, c, variables.mountIn[i] && !c.?volumeMounts.orValue([]).exists(m, m.mountPath.matches('^/dev/shm/*$')),
+  has(c.volumeMounts) ?
+    JSONPatch{op: "add", path: "/spec/containers/" + string(i) + "/volumeMounts/-", value: Object.spec.containers.volumeMounts{name: variables.volumeName, mountPath: "/dev/shm"}} :
+    JSONPatch{op: "add", path: "/spec/containers/" + string(i) + "/volumeMounts", value: [Object.spec.containers.volumeMounts{name: variables.volumeName, mountPath: "/dev/shm"}]}) +
+variables.inits.transformList(i, c, variables.mountIn[size(variables.apps) + i] && !c.?volumeMounts.orValue([]).exists(m, m.mountPath.matches('^/dev/shm/*$')),
+  has(c.volumeMounts) ?
+    JSONPatch{op: "add", path: "/spec/initContainers/" + string(i) + "/volumeMounts/-", value: Object.spec.initContainers.volumeMounts{name: variables.volumeName, mountPath: "/dev/shm"}} :
+    JSONPatch{op: "add", path: "/spec/initContainers/" + string(i) + "/volumeMounts", value: [Object.spec.initContainers.volumeMounts{name: variables.volumeName, mountPath: "/dev/shm"}]}) +
+variables.apps.transformList(i, c, variables.lockIn[i],
+  !has(c.securityContext) ? JSONPatch{op: "add", path: "/spec/containers/" + string(i) + "/securityContext", value: Object.spec.containers.securityContext{capabilities: Object.spec.containers.securityContext.capabilities{add: ["IPC_LOCK"]}}} :
+  !has(c.securityContext.capabilities) ? JSONPatch{op: "add", path: "/spec/containers/" + string(i) + "/securityContext/capabilities", value: Object.spec.containers.securityContext.capabilities{add: ["IPC_LOCK"]}} :
+  !has(c.securityContext.capabilities.add) ? JSONPatch{op: "add", path: "/spec/containers/" + string(i) + "/securityContext/capabilities/add", value: ["IPC_LOCK"]} :
+  JSONPatch{op: "add", path: "/spec/containers/" + string(i) + "/securityContext/capabilities/add/-", value: "IPC_LOCK"}) +
+(variables.setHostIPC ? [JSONPatch{op: "add", path: "/spec/hostIPC", value: true}] : []) +
+[has(object.metadata.annotations) ?
+  JSONPatch{op: "add", path: "/metadata/annotations/shmguard.io~1plan", value: variables.plan} :
+  JSONPatch{op: "add", path: "/metadata/annotations", value: {"shmguard.io/plan": variables.plan}}])";
+
+// The plan annotation: what the pod was given and from what (sorted keys, as the webhook's).
+constexpr std::string_view kPlanVariable =
+    R"('{"gpus":' + string(variables.gpus) + ',"nodes":' + string(variables.nodes) + ',"policyMode":true,"procs":' + string(variables.procs) + ',"required":"' + variables.targetText + '"' + (variables.sized ? ',"workers":' + string(variables.workers) : ',"estimated":true') + '}')";
+
+json Variable(const std::string& name, const std::string& expression) {
+  return {{"name", name}, {"expression", expression}};
+}
+
+json ResourceRules() {
+  return json::array(
+      {{{"apiGroups", {""}}, {"apiVersions", {"v1"}}, {"operations", {"CREATE"}}, {"resources", {"pods"}}}});
+}
+
+}  // namespace
+
+std::string GlobToRegex(std::string_view glob) {
+  std::string out = "^";
+  for (size_t i = 0; i < glob.size(); ++i) {
+    const char c = glob[i];
+    if (c == '*') {
+      out += ".*";
+    } else if (c == '?') {
+      out += '.';
+    } else if (c == '[') {
+      const size_t close = glob.find(']', i + 2);
+      if (close == std::string_view::npos) {
+        out += "\\[";
+        continue;
+      }
+      std::string_view set = glob.substr(i + 1, close - i - 1);
+      out += '[';
+      if (!set.empty() && set[0] == '!') {
+        out += '^';
+        set.remove_prefix(1);
+      }
+      for (char s : set) {
+        if (s == '\\' || s == '[') out += '\\';
+        out += s;
+      }
+      out += ']';
+      i = close;
+    } else if (c == '\\' && i + 1 < glob.size()) {
+      out += '\\';
+      out += glob[++i];
+    } else {
+      if (std::string_view(".+()|{}^$\\").find(c) != std::string_view::npos) out += '\\';
+      out += c;
+    }
+  }
+  return out + "$";
+}
+
+std::vector<json> ExportAdmissionPolicies(const Policy& policy, const PolicyExportOptions& o) {
+  // The namespace rules: one CEL index for the first that matches (the last entry is the
+  // default {mode: warn}), then each rule's settings as lists read at that index.
+  std::string rule_expr, levels = "[", lock = "[", host_ipc = "[", require = "[", enforce = "[", ignore = "[";
+  std::vector<std::string> off_regexes;
+  std::string match_so_far;  // globs of earlier rules, which take a namespace first
+  for (size_t i = 0; i <= policy.namespaces.size(); ++i) {
+    const bool fallback = i == policy.namespaces.size();
+    NamespaceRule rule = fallback ? NamespaceRule{} : policy.namespaces[i];
+    const std::string sep = i == 0 ? "" : ", ";
+    levels += sep + std::to_string(static_cast<int>(rule.pod_security));
+    const IpcLockMode lock_mode = IpcLockIn(policy, rule);
+    lock += sep + std::to_string(lock_mode == IpcLockMode::kAuto     ? 0
+                                 : lock_mode == IpcLockMode::kAlways ? 1
+                                 : lock_mode == IpcLockMode::kAll    ? 2
+                                                                     : 3);
+    host_ipc += sep + CelBool(HostIpcIn(policy, rule) == HostIpcMode::kAlways);
+    require += sep + CelBool(rule.require_annotations);
+    enforce += sep + CelBool(rule.mode == NamespaceMode::kEnforce);
+    std::vector<std::string> ids;
+    for (Check c : rule.ignore) ids.emplace_back(InfoOf(c).id);
+    ignore += sep + CelList(ids);
+    if (fallback) break;
+    const std::string regex = RegexOf(rule.match);
+    rule_expr += "request.namespace.matches(" + CelString(regex) + ") ? " + std::to_string(i) + " : ";
+    if (rule.mode == NamespaceMode::kOff) off_regexes.push_back(regex);
+  }
+  rule_expr += std::to_string(policy.namespaces.size());
+  for (std::string* list : {&levels, &lock, &host_ipc, &require, &enforce, &ignore}) *list += "]";
+
+  std::vector<std::string> names = {kShmVolumeName};
+  for (int i = 1; i <= 16; ++i) names.push_back(std::string(kShmVolumeName) + "-" + std::to_string(i));
+  const auto& k = policy.sizing;
+  const bool init_all = policy.init_container_mounts == ContainerSelection::kAll;
+  const bool init_gpu = policy.init_container_mounts == ContainerSelection::kGpuContainers;
+  std::vector<std::string> rdma;
+  for (const auto& g : policy.rdma_resources) rdma.push_back(GlobToRegex(g));
+  const std::vector<std::pair<std::string, std::string>> values = {
+      {"RULE_LEVELS", levels},
+      {"RULE_LOCK", lock},
+      {"RULE_HOSTIPC", host_ipc},
+      {"RULE_REQUIRE", require},
+      {"RULE_ENFORCE", enforce},
+      {"RULE_IGNORE", ignore},
+      {"RULE", rule_expr},
+      {"PSA_LABEL", o.pod_security_label},
+      {"ENFORCE_LABEL", o.enforce_label},
+      {"GPUS", CelList(policy.gpu_resources)},
+      {"MPS", CelList(policy.mps_resources)},
+      {"RDMA", CelList(rdma)},
+      {"WORKERS", kNumWorkersAnnotation},
+      {"PREFETCH_DEFAULT", std::to_string(k.prefetch_factor)},
+      {"PREFETCH", kPrefetchFactorAnnotation},
+      {"BATCH", kBatchBytesAnnotation},
+      {"PROCS", kProcsPerPodAnnotation},
+      {"NODES", kNodesAnnotation},
+      {"SAFETY", std::to_string(k.safety_ppm)},
+      {"BASE", std::to_string(k.base_bytes)},
+      {"MULTI_GPU_FLOOR", std::to_string(k.multi_gpu_floor_bytes)},
+      {"NCCL_CONNECTION", std::to_string(k.nccl_connection_bytes)},
+      {"NCCL_PROXY", std::to_string(k.nccl_proxy_pool_bytes)},
+      {"IN_FLIGHT_EXTRA", std::to_string(k.in_flight_extra)},
+      {"MINIMUM", std::to_string(policy.unannotated.minimum_bytes)},
+      {"FRACTION", std::to_string(policy.unannotated.fraction_ppm)},
+      {"MAX_FRACTION", std::to_string(policy.max_fraction_ppm)},
+      {"UNANNOTATED_FLOOR", CelBool(policy.unannotated.mode == UnannotatedMode::kFloor)},
+      {"UNANNOTATED_LEAVE", CelBool(policy.unannotated.mode == UnannotatedMode::kLeave)},
+      {"VOLUME", kShmVolumeName},
+      {"VOLUME_NAMES", CelList(names)},
+      {"INIT_MOUNTS_ALL", CelBool(init_all)},
+      {"INIT_MOUNTS_GPU", CelBool(init_gpu)},
+  };
+  json variables = json::array();
+  for (const auto& [name, expression] : Variables()) variables.push_back(Variable(name, Fill(expression, values)));
+
+  // Which pods reach the policies at all: as the chart's webhooks' matchConditions, and not in
+  // a namespace whose rule is `mode: off`, nor opted out with shmguard.io/mode.
+  json conditions = json::array();
+  const std::string gpus = CelList(policy.gpu_resources);
+  conditions.push_back(
+      {{"name", "gpu-pod-or-annotated"},
+       {"expression",
+        "(has(object.metadata.annotations) && object.metadata.annotations.exists(k, k.startsWith('shmguard.io/'))) || "
+        "(object.spec.containers + (has(object.spec.initContainers) ? object.spec.initContainers : [])).exists(c, "
+        "has(c.resources) && ((has(c.resources.limits) && " +
+            gpus + ".exists(g, g in c.resources.limits)) || (has(c.resources.requests) && " + gpus +
+            ".exists(g, g in c.resources.requests))))"}});
+  std::string on = "!(";
+  for (size_t i = 0; i < off_regexes.size(); ++i)
+    on += (i ? " || " : "") + ("request.namespace.matches(" + CelString(off_regexes[i]) + ")");
+  on += ")";
+  if (!off_regexes.empty()) conditions.push_back({{"name", "namespace-rule-not-off"}, {"expression", on}});
+  conditions.push_back({{"name", "not-opted-out"},
+                        {"expression", "!has(object.metadata.annotations) || !('" + std::string(kModeAnnotation) +
+                                           "' in object.metadata.annotations)"}});
+
+  json selector = {
+      {"matchExpressions",
+       json::array({{{"key", "kubernetes.io/metadata.name"}, {"operator", "NotIn"}, {"values", o.excluded_namespaces}},
+                    {{"key", o.enabled_label}, {"operator", "NotIn"}, {"values", {"false"}}}})}};
+
+  json mutating_variables = variables;
+  mutating_variables.push_back(Variable("plan", std::string(kPlanVariable)));
+  std::vector<json> out;
+  out.push_back({{"apiVersion", "admissionregistration.k8s.io/v1"},
+                 {"kind", "MutatingAdmissionPolicy"},
+                 {"metadata", {{"name", o.name}}},
+                 {"spec",
+                  {{"matchConstraints", {{"resourceRules", ResourceRules()}}},
+                   {"matchConditions", conditions},
+                   {"failurePolicy", "Ignore"},
+                   {"reinvocationPolicy", "IfNeeded"},
+                   {"variables", mutating_variables},
+                   {"mutations", json::array({{{"patchType", "JSONPatch"},
+                                               {"jsonPatch", {{"expression", std::string(kPatch)}}}}})}}}});
+  out.push_back({{"apiVersion", "admissionregistration.k8s.io/v1"},
+                 {"kind", "MutatingAdmissionPolicyBinding"},
+                 {"metadata", {{"name", o.name}}},
+                 {"spec", {{"policyName", o.name}, {"matchResources", {{"namespaceSelector", selector}}}}}});
+
+  // Validation sees the object after mutation: what is wrong with its annotations, a size over
+  // the memory limit, and a /dev/shm still below need (the mutation failed or was exempted).
+  json validations = json::array(
+      {{{"expression", "size(variables.annotationErrors) == 0"},
+        {"messageExpression", "'shmguard: ' + variables.annotationErrors.join('; ')"},
+        {"reason", "Invalid"}},
+       {{"expression", "!variables.requireAnnotations || variables.sized || !variables.requestsGpus"},
+        {"message",
+         "shmguard: this namespace requires shmguard.io/num-workers and shmguard.io/batch-bytes on GPU pods "
+         "(docs/checks.md#annotations-required)"},
+        {"reason", "Forbidden"}},
+       {{"expression", "variables.shmMountError == false"},
+        {"message",
+         "shmguard: containers mount different volumes at /dev/shm; all processes of a pod must share one /dev/shm"},
+        {"reason", "Invalid"}},
+       {{"expression",
+         "!variables.overLimit || size(variables.annotationErrors) > 0 || !(variables.sized || variables.estimated)"},
+        {"messageExpression",
+         "'shmguard: /dev/shm needs ' + string(variables.sized ? variables.planBytes : variables.floorBytes) + ' "
+         "bytes, more than the memory limit (' + string(variables.memoryLimit) + ' bytes) allows'"},
+        {"reason", "Forbidden"}},
+       {{"expression", "!variables.sized || variables.mountKind != 2"},
+        {"message", "shmguard: /dev/shm is not a memory-backed emptyDir; DataLoader batches need one"},
+        {"reason", "Invalid"}},
+       {{"expression",
+         "variables.targetBytes < 0 || !variables.shmParts || (variables.mountKind == 1 && variables.sizeLimit != 0 && "
+         "variables.sizeLimit >= variables.targetBytes && variables.gpuContainersMount)"},
+        {"messageExpression",
+         "'shmguard: /dev/shm needs ' + string(variables.targetBytes) + ' bytes; the pod was not patched'"},
+        {"reason", "Invalid"}}});
+  for (const bool enforcing : {true, false}) {
+    const std::string name = o.name + (enforcing ? "-enforce" : "-warn");
+    // matchConditions have no namespaceObject: which of the two applies is each validation's
+    // first term.
+    json checks = validations;
+    for (auto& v : checks) {
+      v["expression"] =
+          std::string(enforcing ? "!" : "") + "variables.enforce || (" + v["expression"].get<std::string>() + ")";
+    }
+    out.push_back({{"apiVersion", "admissionregistration.k8s.io/v1"},
+                   {"kind", "ValidatingAdmissionPolicy"},
+                   {"metadata", {{"name", name}}},
+                   {"spec",
+                    {{"matchConstraints", {{"resourceRules", ResourceRules()}}},
+                     {"matchConditions", conditions},
+                     {"failurePolicy", "Ignore"},
+                     {"variables", variables},
+                     {"validations", checks}}}});
+    out.push_back({{"apiVersion", "admissionregistration.k8s.io/v1"},
+                   {"kind", "ValidatingAdmissionPolicyBinding"},
+                   {"metadata", {{"name", name}}},
+                   {"spec",
+                    {{"policyName", name},
+                     {"validationActions", enforcing ? json::array({"Deny"}) : json::array({"Warn"})},
+                     {"matchResources", {{"namespaceSelector", selector}}}}}});
+  }
+  return out;
+}
+
+}  // namespace shmguard
