@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/yaml"
 )
 
 // Pods written for the parts of the Pod path the corpus seldom reaches: IPC_LOCK for RDMA as
@@ -82,6 +84,30 @@ func applyPolicyMode(t *testing.T, name string) {
 // normalised is a created Pod as the comparison reads it: without what each creation makes its
 // own (uid, time, namespace, the service account token's random volume name) and without the
 // plan annotation, which the two modes write differently; "" annotations left are dropped.
+// sortVolumes orders a pod's volumes and each container's mounts by name: the API server's own
+// service account volume goes after the ones a pod arrives with, before those admission adds.
+func sortVolumes(o map[string]any) {
+	byName := func(list []any, key string) {
+		sort.SliceStable(list, func(i, j int) bool {
+			a, _ := list[i].(map[string]any)[key].(string)
+			b, _ := list[j].(map[string]any)[key].(string)
+			return a < b
+		})
+	}
+	spec, _ := o["spec"].(map[string]any)
+	if v, ok := spec["volumes"].([]any); ok {
+		byName(v, "name")
+	}
+	for _, field := range []string{"containers", "initContainers"} {
+		cs, _ := spec[field].([]any)
+		for _, c := range cs {
+			if m, ok := c.(map[string]any)["volumeMounts"].([]any); ok {
+				byName(m, "mountPath")
+			}
+		}
+	}
+}
+
 func normalised(u *unstructured.Unstructured) (string, string) {
 	o := u.DeepCopy().Object
 	for _, f := range []string{"uid", "creationTimestamp", "namespace", "resourceVersion", "generation", "managedFields"} {
@@ -141,16 +167,20 @@ func TestPolicyModeGivesTheWebhooksAnswers(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			webhook := map[string]string{"shmguard.io/policy-mode": "false"}
 			policy := map[string]string{"shmguard.io/enabled": "false"}
+			neither := map[string]string{"shmguard.io/enabled": "false", "shmguard.io/policy-mode": "false"}
 			for k, v := range c.labels {
-				webhook[k], policy[k] = v, v
+				webhook[k], policy[k], neither[k] = v, v, v
 			}
-			comparePolicyMode(t, c.pods, newNamespaceNamed(t, "webhook", webhook), newNamespaceNamed(t, "policy", policy))
+			comparePolicyMode(t, c.pods, newNamespaceNamed(t, "webhook", webhook), newNamespaceNamed(t, "policy", policy),
+				newNamespaceNamed(t, "neither", neither), c.labels["pod-security.kubernetes.io/enforce"])
 		})
 	}
 }
 
-// comparePolicyMode creates each pod (dry run) in the webhook's namespace and in the policies'.
-func comparePolicyMode(t *testing.T, pods []map[string]any, webhook, policy string) {
+// comparePolicyMode creates each pod (dry run) in the webhook's namespace and in the policies';
+// and, patched by `shmguard audit --policy-mode -o patched`, in a namespace neither reaches:
+// the audit must say what the policies do. `level`: the namespaces' Pod Security level.
+func comparePolicyMode(t *testing.T, pods []map[string]any, webhook, policy, neither, level string) {
 	// The API server picks up new policies within a second or so: wait for the first edge pod's
 	// plan annotation in policy mode.
 	probe := &unstructured.Unstructured{Object: pods[0]}
@@ -165,14 +195,52 @@ func comparePolicyMode(t *testing.T, pods []map[string]any, webhook, policy stri
 		}
 		return nil
 	})
-	equal, refused, explained := 0, 0, map[string]int{}
+	var items []any
+	var prepared []*unstructured.Unstructured
 	for i, p := range pods {
-		u := &unstructured.Unstructured{Object: p}
+		u := (&unstructured.Unstructured{Object: p}).DeepCopy()
 		u.SetName(fmt.Sprintf("pm-%d", i))
 		u.SetNamespace("")
 		for _, f := range []string{"serviceAccountName", "serviceAccount", "runtimeClassName", "priorityClassName", "priority"} {
 			unstructured.RemoveNestedField(u.Object, "spec", f)
 		}
+		prepared = append(prepared, u)
+		items = append(items, u.Object)
+	}
+	// The audit reads the namespace's Pod Security level from a policy rule.
+	config := cp.ShmguardPolicy()
+	if level != "" {
+		text, err := os.ReadFile(config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		config = filepath.Join(t.TempDir(), "policy.yaml")
+		var doc map[string]any
+		if err := yaml.Unmarshal(text, &doc); err != nil {
+			t.Fatal(err)
+		}
+		rules, _ := doc["namespaces"].([]any)
+		for _, r := range rules {
+			r.(map[string]any)["podSecurity"] = level
+		}
+		if text, err = yaml.Marshal(doc); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(config, text, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	out, _ := runShmguard(t, list, "audit", "--policy-mode", "-o", "patched", "--config", config, "-")
+	docs := parseObjects(t, []byte(out))
+	audited, _, _ := unstructured.NestedSlice(docs[0].Object, "items")
+	if len(audited) != len(prepared) {
+		t.Fatalf("audit --policy-mode -o patched gave %d items for %d pods", len(audited), len(prepared))
+	}
+
+	equal, refused, explained, auditAgrees := 0, 0, map[string]int{}, 0
+	for i, u := range prepared {
+		p := u.Object
 		byWebhook, _, errWebhook := createObject(t, webhook, u, true)
 		byPolicy, _, errPolicy := createObject(t, policy, u, true)
 		if errWebhook != nil || errPolicy != nil {
@@ -184,6 +252,18 @@ func comparePolicyMode(t *testing.T, pods []map[string]any, webhook, policy stri
 		}
 		a, plan := normalised(byWebhook)
 		b, _ := normalised(byPolicy)
+		byAudit, _, errAudit := createObject(t, neither, &unstructured.Unstructured{Object: audited[i].(map[string]any)}, true)
+		if errAudit != nil {
+			t.Errorf("pod %d as audit --policy-mode patched it: %v", i, statusMessage(errAudit))
+		} else if c, b := normalisedSorted(byAudit), normalisedSorted(byPolicy); c != b {
+			var x, y map[string]any
+			_ = json.Unmarshal([]byte(b), &x)
+			_ = json.Unmarshal([]byte(c), &y)
+			t.Errorf("pod %d: audit --policy-mode differs from the policies:\npolicy: %v\naudit:  %v\n%s\n%s\nfrom: %s",
+				i, missingFrom(x, y, ""), missingFrom(y, x, ""), b, c, compact(p))
+		} else {
+			auditAgrees++
+		}
 		if a == b {
 			equal++
 			continue
@@ -204,13 +284,22 @@ func comparePolicyMode(t *testing.T, pods []map[string]any, webhook, policy stri
 		}
 		explained[listed]++
 	}
-	t.Logf("%d pods: %d equal, %d refused by both, differing as listed: %v", len(pods), equal, refused, explained)
+	t.Logf("%d pods: %d equal, %d refused by both, differing as listed: %v; audit --policy-mode agrees with the policies on %d",
+		len(pods), equal, refused, explained, auditAgrees)
 	if equal < len(pods)/2 {
 		t.Errorf("only %d of %d pods were equal", equal, len(pods))
 	}
 	if len(pods) != equal+refused+sum(explained) {
 		t.Errorf("%d pods, %d accounted for", len(pods), equal+refused+sum(explained))
 	}
+}
+
+// normalisedSorted is normalised with volumes and mounts in name order.
+func normalisedSorted(u *unstructured.Unstructured) string {
+	c := u.DeepCopy()
+	sortVolumes(c.Object)
+	text, _ := normalised(c)
+	return text
 }
 
 func sum(m map[string]int) int {

@@ -132,6 +132,9 @@ int main(int argc, char** argv) {
   audit_cmd->add_option("--config", config, "policy YAML; built-in defaults without it");
   std::string observations_file;
   shmguard::ObservationIndex observations;
+  audit_cmd->add_flag("--policy-mode", audit.policy_mode,
+                      "report what the admission policies of `shmguard policy export` would do instead of the "
+                      "webhook (docs/policy-mode.md)");
   audit_cmd->add_option("--observations", observations_file,
                         "ShmProfiles (kubectl get shmprofiles -A -o yaml): size each workload from what its pods "
                         "used, as the webhook does");

@@ -100,6 +100,10 @@ struct EvaluateOptions {
   // The ResourceClaims and ResourceClaimTemplates known (resource_claims.h): a pod's containers
   // get the GPUs of the claims they use. nullptr: none known.
   const ClaimIndex* claims = nullptr;
+  // What the exported admission policies would do instead of the webhook (docs/policy-mode.md):
+  // no server launch read, no profile, no claims, and a controller's templates left as they are
+  // (the policies patch its pods as they are created).
+  bool policy_mode = false;
 };
 
 // Evaluates `object` under `policy`. Never fails: malformed fields in an annotated pod are a

@@ -89,6 +89,9 @@ struct PodTemplate {
   // and TrainJob (it has no pod template; its pods are patched when created).
   bool patchable = true;
   bool pods_patched_at_creation = false;  // an unpatched kind whose pods the Pod webhook patches
+  // An inference server's launch is read and sized (server_plan.h); false in policy mode, whose
+  // CEL does not read launches (docs/policy-mode.md): the pod is estimated as any other.
+  bool servers_sized = true;
   // Non-empty when what is at /dev/shm cannot be known from the object, saying why (a TrainJob
   // whose runtime is not in the input).
   std::string shm_unknown;

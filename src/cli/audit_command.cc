@@ -238,8 +238,11 @@ AuditSummary StreamAudit(const AuditOptions& o, const Policy& policy, std::istre
   const std::vector<io::InputFile> expanded = io::ExpandPaths(paths);
   std::map<std::string, Result<io::FileText>> kept;
   const References refs = CollectReferences(expanded, in, o.max_file_bytes, kept);
-  const EvaluateOptions eval{
-      .runtimes = &refs.runtimes, .exemptions = o.ignore, .observations = o.observations, .claims = &refs.claims};
+  const EvaluateOptions eval{.runtimes = &refs.runtimes,
+                             .exemptions = o.ignore,
+                             .observations = o.observations,
+                             .claims = &refs.claims,
+                             .policy_mode = o.policy_mode};
   for (const auto& input : expanded) {
     if (input.error) {
       fail(input.path, *input.error);

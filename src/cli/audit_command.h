@@ -54,6 +54,9 @@ struct AuditOptions {
   // --observations FILE: ShmProfiles (`kubectl get shmprofiles -A -o yaml`), each workload sized
   // as the webhook would size its next pods. nullptr: from the formula alone.
   const ObservationIndex* observations = nullptr;
+  // --policy-mode: what `shmguard policy export`'s admission policies would do instead of the
+  // webhook (EvaluateOptions::policy_mode).
+  bool policy_mode = false;
 };
 
 // Evaluates everything under `o.paths` (stdin from `in`), calling `each` with every document and

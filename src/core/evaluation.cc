@@ -83,6 +83,15 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, const EvaluateOptions
   const Exemptions& exemptions = options.exemptions;
   Evaluation ev;
   auto workload = FindPodTemplates(object, options.runtimes);
+  if (workload && options.policy_mode) {
+    for (PodTemplate& t : workload->templates) {
+      t.servers_sized = false;
+      if (!workload->is_pod && !workload->separate_pods && t.patchable) {
+        t.patchable = false;
+        t.pods_patched_at_creation = true;
+      }
+    }
+  }
   if (!workload) {
     const Error& e = workload.error();
     ev.kind = object.StringMember("kind");
@@ -132,12 +141,12 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, const EvaluateOptions
     if (detail == Detail::kAll || f.severity != Severity::kInfo) ev.findings.push_back(std::move(f));
   }
   bool object_error = SettleObject(ev.findings, exempt);
-  if (options.claims && options.claims->size() > 0 && !w.separate_pods) {
+  if (options.claims && options.claims->size() > 0 && !w.separate_pods && !options.policy_mode) {
     for (auto& t : w.templates) ResolveClaimGpus(t, ev.namespace_name, *options.claims, policy.gpu_device_classes);
   }
   for (const auto& t : w.templates) {
     PodContext ctx{detail, exempt};
-    if (options.observations && options.observations->size() > 0 && !w.separate_pods) {
+    if (options.observations && options.observations->size() > 0 && !w.separate_pods && !options.policy_mode) {
       auto profile = t.annotations.find(kProfileAnnotation);  // the template's, else the workload's
       ctx.observed = options.observations->Find(
           ev.namespace_name, WorkloadCandidates(object, profile != t.annotations.end() ? profile->second : JsonNode()));

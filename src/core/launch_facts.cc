@@ -146,8 +146,8 @@ Result<bool> ReadLaunchFacts(const PodTemplate& t, const std::vector<JsonNode>& 
   }
   // The inference server the first app container that launches one launches; not looked for
   // in a pod sized from DataLoader annotations, which a server's plan never replaces.
-  const bool dataloader =
-      t.annotations.count(kNumWorkersAnnotation) != 0 || t.annotations.count(kBatchBytesAnnotation) != 0;
+  const bool dataloader = !t.servers_sized || t.annotations.count(kNumWorkersAnnotation) != 0 ||
+                          t.annotations.count(kBatchBytesAnnotation) != 0;
   for (size_t i = 0; i < container_nodes.size() && !dataloader && !f.server; ++i) {
     if (f.containers[i].init) continue;
     auto server = ReadServerLaunch(container_nodes[i], f.containers[i].pointer);
