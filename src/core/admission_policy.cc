@@ -71,7 +71,7 @@ std::string Env(const char* name) {
 // The value of `--flag=V` or `--flag V` in container `c`'s command and args, unquoted; '' when
 // absent (launch_facts.cc FindFlag). `flags` are alternatives of the same length.
 std::string Flag(const std::string& alternatives, size_t length) {
-  return "(c.?command.orValue([]) + c.?args.orValue([])).join(' ').find('(^|\\\\s)(" + alternatives +
+  return "[(c.?command.orValue([]) + c.?args.orValue([])).join(' ').find('(^|\\\\s)(" + alternatives +
          ")(=\\\\S*|\\\\s+\\\\S+)').trim()].map(m, m == '' ? '' : m.substring(" + std::to_string(length) +
          ").trim()).map(v, (v.startsWith('=') ? v.substring(1) : v).replace('\"', '').replace(\"'\", ''))[0]";
 }
@@ -205,8 +205,8 @@ std::vector<std::pair<std::string, std::string>> Variables() {
       // (launch_facts.cc ReadLaunchFacts, in that order).
       {"procsFromEnv",
        "variables.apps.map(c, " + std::string(Env("PET_NPROC_PER_NODE")) + ").map(v, " + count + ").filter(n, n > 0)"},
-      {"procsFromFlag", "variables.apps.map(c, [" + Flag("--nproc_per_node|--nproc-per-node", 16) + ").map(v, " +
-                            count + ").filter(n, n > 0)"},
+      {"procsFromFlag", "variables.apps.map(c, " + Flag("--nproc_per_node|--nproc-per-node", 16) + ").map(v, " + count +
+                            ").filter(n, n > 0)"},
       {"procs",
        Fill(count_annotation, {{"KEY", kProcsPerPodAnnotation}}) + " > 0 ? " +
            Fill(count_annotation, {{"KEY", kProcsPerPodAnnotation}}) +
@@ -215,7 +215,7 @@ std::vector<std::pair<std::string, std::string>> Variables() {
       // Pods training together: the annotation, env PET_NNODES, torchrun's --nnodes ("1:4" is 4).
       {"nodesFromEnv",
        "variables.apps.map(c, " + std::string(Env("PET_NNODES")) + ").map(v, " + nodes + ").filter(n, n > 0)"},
-      {"nodesFromFlag", "variables.apps.map(c, [" + Flag("--nnodes", 8) + ").map(v, " + nodes + ").filter(n, n > 0)"},
+      {"nodesFromFlag", "variables.apps.map(c, " + Flag("--nnodes", 8) + ").map(v, " + nodes + ").filter(n, n > 0)"},
       {"nodes",
        Fill(count_annotation, {{"KEY", kNodesAnnotation}}) + " > 0 ? " +
            Fill(count_annotation, {{"KEY", kNodesAnnotation}}) +
