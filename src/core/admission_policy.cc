@@ -98,17 +98,13 @@ std::string Share(const std::string& limit, const std::string& ppm) {
 // A positive byte count as the canonical quantity FormatBytes prints (quantity.cc
 // FormatQuantity): the largest power-of-1024 suffix that divides it, else DecimalSI's.
 std::string QuantityText(const std::string& n) {
-  const std::pair<const char*, const char*> binary[] = {
+  const std::pair<const char*, const char*> units[] = {
       {"1152921504606846976", "Ei"}, {"1125899906842624", "Pi"}, {"1099511627776", "Ti"},
-      {"1073741824", "Gi"},          {"1048576", "Mi"},          {"1024", "Ki"}};
-  const std::pair<const char*, const char*> decimal[] = {
-      {"1000000000000000000", "E"}, {"1000000000000000", "P"}, {"1000000000000", "T"},
-      {"1000000000", "G"},          {"1000000", "M"},          {"1000", "k"}};
+      {"1073741824", "Gi"},          {"1048576", "Mi"},          {"1024", "Ki"},
+      {"1000000000000000000", "E"},  {"1000000000000000", "P"},  {"1000000000000", "T"},
+      {"1000000000", "G"},           {"1000000", "M"},           {"1000", "k"}};
   std::string out;
-  for (const auto& [unit, suffix] : binary) {
-    out += n + " % " + unit + " == 0 ? string(" + n + " / " + unit + ") + '" + suffix + "' : ";
-  }
-  for (const auto& [unit, suffix] : decimal) {
+  for (const auto& [unit, suffix] : units) {
     out += n + " % " + unit + " == 0 ? string(" + n + " / " + unit + ") + '" + suffix + "' : ";
   }
   return "(" + out + "string(" + n + "))";
@@ -165,6 +161,11 @@ std::vector<std::pair<std::string, std::string>> Variables() {
       {"initGpus", "variables.inits.map(c, " + gpus_of + ")"},
       {"gpus", "variables.appGpus.sum()"},
       {"requestsGpus", "variables.gpus > 0 || variables.initGpus.exists(g, g > 0)"},
+      // Every container, app containers then init containers, and for each its GPUs and whether
+      // it mounts something at /dev/shm (pod_facts.cc IsShmPath), read once for what follows.
+      {"containers", "variables.apps + variables.inits"},
+      {"containerGpus", "variables.appGpus + variables.initGpus"},
+      {"mountsShm", "variables.containers.map(c, c.?volumeMounts.orValue([]).exists(m, " + shm_path + "))"},
       // The memory limit: the pod's, else the sum of the app containers' and sidecars', at least
       // the largest init container's; -1 when a container has none (pod_facts.cc ReadPodFacts).
       {"memoryLimit",
@@ -236,16 +237,17 @@ std::vector<std::pair<std::string, std::string>> Variables() {
                         ", variables.procs >= 2 ? @MULTI_GPU_FLOOR@ : 0].max()"},
       {"floorBytes",
        "[" + Safe("variables.ncclBytes + @BASE@") + ", variables.procs >= 2 ? @MULTI_GPU_FLOOR@ : 0, @MINIMUM@].max()"},
-      {"estimateBytes", "@UNANNOTATED_FLOOR@ || variables.memoryLimit < 0 || " +
-                            Share("variables.memoryLimit", "@FRACTION@") +
-                            " / 1048576 * 1048576 <= variables.floorBytes ? variables.floorBytes : " +
-                            Share("variables.memoryLimit", "@FRACTION@") + " / 1048576 * 1048576 > " +
-                            Share("variables.memoryLimit", "@MAX_FRACTION@") + " ? [variables.floorBytes, " +
-                            Share("variables.memoryLimit", "@MAX_FRACTION@") +
-                            "].max() : " + Share("variables.memoryLimit", "@FRACTION@") + " / 1048576 * 1048576"},
+      // The unannotated share of the limit, down to a whole MiB, and the most
+      // maxFractionOfMemoryLimit allows (shm_estimate.cc ShareOf, Cap).
+      {"limitShare", Share("variables.memoryLimit", "@FRACTION@") + " / 1048576 * 1048576"},
+      {"limitCap", Share("variables.memoryLimit", "@MAX_FRACTION@")},
+      {"estimateBytes",
+       "@UNANNOTATED_FLOOR@ || variables.memoryLimit < 0 || variables.limitShare <= variables.floorBytes ? "
+       "variables.floorBytes : variables.limitShare > variables.limitCap ? [variables.floorBytes, "
+       "variables.limitCap].max() : variables.limitShare"},
       // What the pod has at /dev/shm (shm_mount.cc ReadShmMount): the volume its containers mount
       // there, else an unmounted memory emptyDir named dshm; 0 none, 1 a memory emptyDir, 2 another.
-      {"shmNames", "(variables.apps + variables.inits).map(c, c.?volumeMounts.orValue([]).filter(m, " + shm_path +
+      {"shmNames", "variables.containers.map(c, c.?volumeMounts.orValue([]).filter(m, " + shm_path +
                        ").map(m, m.name)).filter(l, size(l) > 0).map(l, l[0])"},
       {"shmMountError", "size(variables.shmNames) > 0 && !variables.shmNames.all(n, n == variables.shmNames[0])"},
       {"volumes", "object.spec.?volumes.orValue([])"},
@@ -261,19 +263,17 @@ std::vector<std::pair<std::string, std::string>> Variables() {
       {"volumeName",
        "variables.mountKind != 0 ? variables.wanted : @VOLUME_NAMES@.filter(n, !variables.volumes.exists(v, v.name == "
        "n))[0]"},
-      {"gpuContainersMount", "(variables.apps + variables.inits).all(c, " + gpus_of +
-                                 " == 0 || c.?volumeMounts.orValue([]).exists(m, " + shm_path + "))"},
+      {"gpuContainersMount", "variables.containerGpus.all(i, g, g == 0 || variables.mountsShm[i])"},
       {"mps",
-       "(variables.apps + variables.inits).exists(c, " + gpus_of +
-           " > 0 && @MPS@.exists(r, c.?resources.?limits[?r].hasValue() || c.?resources.?requests[?r].hasValue()))"},
+       "variables.containers.exists(i, c, variables.containerGpus[i] > 0 && @MPS@.exists(r, "
+       "c.?resources.?limits[?r].hasValue() || c.?resources.?requests[?r].hasValue()))"},
       {"hostIPC", "object.spec.?hostIPC.orValue(false)"},
       // What the pod is to get at /dev/shm, -1 for nothing (pod_evaluation.cc JudgeSized and
       // JudgeEstimated, memory_limit.cc MemoryLimitDenial), and why not when it is denied.
+      {"neededBytes", "variables.sized ? variables.planBytes : variables.floorBytes"},
       {"overLimit",
-       "variables.memoryLimit >= 0 && ((variables.sized ? variables.planBytes : variables.floorBytes) > "
-       "variables.memoryLimit || "
-       "(variables.sized ? variables.planBytes : variables.floorBytes) > " +
-           Share("variables.memoryLimit", "@MAX_FRACTION@") + ")"},
+       "variables.memoryLimit >= 0 && (variables.neededBytes > variables.memoryLimit || variables.neededBytes > "
+       "variables.limitCap)"},
       {"estimated",
        "!variables.sized && variables.requestsGpus && !variables.requireAnnotations && !@UNANNOTATED_LEAVE@ && "
        "!variables.shmMountError && size(variables.annotationErrors) == 0"},
@@ -293,13 +293,19 @@ std::vector<std::pair<std::string, std::string>> Variables() {
       {"raise",
        "variables.shmParts && variables.mountKind == 1 && (variables.sizeLimit == 0 || variables.sizeLimit < "
        "variables.targetBytes)"},
-      {"mountIn", "(variables.apps.map(c, true) + variables.inits.map(c, @INIT_MOUNTS_ALL@ || (@INIT_MOUNTS_GPU@ && " +
-                      gpus_of + " > 0))).map(w, w && variables.shmParts)"},
+      // Per container (app containers, then init containers): a /dev/shm mount to add.
+      {"mountIn",
+       "variables.containers.transformList(i, c, variables.shmParts && !variables.mountsShm[i] && (i < "
+       "size(variables.apps) || "
+       "@INIT_MOUNTS_ALL@ || (@INIT_MOUNTS_GPU@ && variables.containerGpus[i] > 0)))"},
       {"lockIn",
-       "variables.apps.map(c, variables.targetBytes >= 0 && variables.privileged && !('ipc-lock-missing' in "
+       "variables.apps.transformList(i, c, variables.targetBytes >= 0 && variables.privileged && !('ipc-lock-missing' "
+       "in "
        "variables.exempt) && !" +
-           grants_lock + " && (variables.ipcLockMode == 2 || (" + gpus_of +
-           " > 0 && (variables.ipcLockMode == 1 || (variables.ipcLockMode == 0 && !" + non_root +
+           grants_lock +
+           " && (variables.ipcLockMode == 2 || (variables.appGpus[i] > 0 && (variables.ipcLockMode == 1 || "
+           "(variables.ipcLockMode == 0 && !" +
+           non_root +
            " && (@RDMA@.exists(r, c.?resources.?limits.orValue({}).exists(k, k.matches(r)) || "
            "c.?resources.?requests.orValue({}).exists(k, k.matches(r))) || " +
            rdma_env + "))))))"},
@@ -308,9 +314,7 @@ std::vector<std::pair<std::string, std::string>> Variables() {
        "!('host-ipc-missing' in variables.exempt)"},
       {"changes",
        "(variables.shmParts && variables.mountKind == 0) || variables.raise || "
-       "(variables.apps + variables.inits).exists(i, c, variables.mountIn[i] && "
-       "!c.?volumeMounts.orValue([]).exists(m, " +
-           shm_path + ")) || variables.lockIn.exists(l, l) || variables.setHostIPC"},
+       "variables.mountIn.exists(m, m) || variables.lockIn.exists(l, l) || variables.setHostIPC"},
   };
 }
 
@@ -320,11 +324,11 @@ constexpr std::string_view kPatch = R"(!variables.changes ? [] :
   JSONPatch{op: "add", path: "/spec/volumes/-", value: Object.spec.volumes{name: variables.volumeName, emptyDir: Object.spec.volumes.emptyDir{medium: "Memory", sizeLimit: variables.targetText}}} :
   JSONPatch{op: "add", path: "/spec/volumes", value: [Object.spec.volumes{name: variables.volumeName, emptyDir: Object.spec.volumes.emptyDir{medium: "Memory", sizeLimit: variables.targetText}}]}] : []) +
 (variables.raise ? [JSONPatch{op: "add", path: "/spec/volumes/" + string(variables.volumeIndex) + "/emptyDir/sizeLimit", value: variables.targetText}] : []) +
-variables.apps.transformList(i, c, variables.mountIn[i] && !c.?volumeMounts.orValue([]).exists(m, m.mountPath.matches('^/dev/shm/*$')),
+variables.apps.transformList(i, c, variables.mountIn[i],
   has(c.volumeMounts) ?
     JSONPatch{op: "add", path: "/spec/containers/" + string(i) + "/volumeMounts/-", value: Object.spec.containers.volumeMounts{name: variables.volumeName, mountPath: "/dev/shm"}} :
     JSONPatch{op: "add", path: "/spec/containers/" + string(i) + "/volumeMounts", value: [Object.spec.containers.volumeMounts{name: variables.volumeName, mountPath: "/dev/shm"}]}) +
-variables.inits.transformList(i, c, variables.mountIn[size(variables.apps) + i] && !c.?volumeMounts.orValue([]).exists(m, m.mountPath.matches('^/dev/shm/*$')),
+variables.inits.transformList(i, c, variables.mountIn[size(variables.apps) + i],
   has(c.volumeMounts) ?
     JSONPatch{op: "add", path: "/spec/initContainers/" + string(i) + "/volumeMounts/-", value: Object.spec.initContainers.volumeMounts{name: variables.volumeName, mountPath: "/dev/shm"}} :
     JSONPatch{op: "add", path: "/spec/initContainers/" + string(i) + "/volumeMounts", value: [Object.spec.initContainers.volumeMounts{name: variables.volumeName, mountPath: "/dev/shm"}]}) +
@@ -521,14 +525,14 @@ std::vector<json> ExportAdmissionPolicies(const Policy& policy, const PolicyExpo
          "shmguard: this namespace requires shmguard.io/num-workers and shmguard.io/batch-bytes on GPU pods "
          "(docs/checks.md#annotations-required)"},
         {"reason", "Forbidden"}},
-       {{"expression", "variables.shmMountError == false"},
+       {{"expression", "!variables.shmMountError"},
         {"message",
          "shmguard: containers mount different volumes at /dev/shm; all processes of a pod must share one /dev/shm"},
         {"reason", "Invalid"}},
        {{"expression",
          "!variables.overLimit || size(variables.annotationErrors) > 0 || !(variables.sized || variables.estimated)"},
         {"messageExpression",
-         "'shmguard: /dev/shm needs ' + string(variables.sized ? variables.planBytes : variables.floorBytes) + ' "
+         "'shmguard: /dev/shm needs ' + string(variables.neededBytes) + ' "
          "bytes, more than the memory limit (' + string(variables.memoryLimit) + ' bytes) allows'"},
         {"reason", "Forbidden"}},
        {{"expression", "!variables.sized || variables.mountKind != 2"},
