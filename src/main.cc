@@ -7,12 +7,11 @@
 #include "cli/audit_command.h"
 #include "cli/exit_code.h"
 #include "cli/plan_command.h"
+#include "cli/policy_command.h"
 #include "cli/serve_command.h"
 #include "cli/top_command.h"
 #include "io/config.h"
 #include "io/observations.h"
-#include "io/yaml_emit.h"
-#include "shmguard/admission_policy.h"
 #include "shmguard/pod_facts.h"
 
 namespace {
@@ -179,31 +178,11 @@ int main(int argc, char** argv) {
   shmguard::cli::AddTopCommand(app, top)->callback(
       [&] { code = ToInt(shmguard::cli::RunTop(top, std::cout, std::cerr)); });
 
-  auto* policy_cmd = app.add_subcommand("policy", "Policy mode: shmguard as admission policies, without a webhook");
-  policy_cmd->require_subcommand(1);
-  shmguard::PolicyExportOptions export_options;
-  auto* export_cmd = policy_cmd->add_subcommand(
-      "export", "Write the MutatingAdmissionPolicy, ValidatingAdmissionPolicies and bindings for a policy file");
-  export_cmd->add_option("--config", config, "policy YAML, as serve reads it; built-in defaults without it");
-  export_cmd->add_option("--name", export_options.name, "the objects' name (default shmguard)");
-  export_cmd->add_option("--exclude-namespace", export_options.excluded_namespaces,
-                         "a namespace the bindings never reach (repeatable; default kube-system, kube-public, "
-                         "kube-node-lease)");
-  export_cmd->add_option("--enabled-label", export_options.enabled_label,
-                         "namespaces labelled LABEL=false are left alone (default shmguard.io/enabled)");
-  export_cmd->add_option("--enforce-label", export_options.enforce_label,
-                         "namespaces labelled LABEL=true are enforced (default shmguard.io/enforce)");
-  export_cmd->callback([&] {
-    auto policy = LoadPolicyOrDefaults(config, "policy export");
-    if (!policy) {
-      code = ToInt(ExitCode::kUsage);
-      return;
-    }
-    bool first = true;
-    for (const auto& object : shmguard::ExportAdmissionPolicies(*policy, export_options)) {
-      std::cout << (first ? "" : "---\n") << shmguard::io::JsonToYaml(object);
-      first = false;
-    }
+  shmguard::cli::PolicyExportFlags policy_export;
+  shmguard::cli::AddPolicyCommand(app, policy_export)->callback([&] {
+    auto policy = LoadPolicyOrDefaults(policy_export.config, "policy export");
+    code = policy ? ToInt(shmguard::cli::RunPolicyExport(policy_export.objects, *policy, std::cout))
+                  : ToInt(ExitCode::kUsage);
   });
 
   app.add_subcommand("version", "Print the version")->callback([] {

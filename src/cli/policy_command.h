@@ -1,0 +1,28 @@
+// `shmguard policy export`: the policy as admission policies the API server runs itself
+// (docs/policy-mode.md; the objects are ExportAdmissionPolicies', shmguard/admission_policy.h).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <iosfwd>
+#include <string>
+
+#include "cli/exit_code.h"
+#include "shmguard/admission_policy.h"
+#include "shmguard/policy.h"
+
+namespace shmguard::cli {
+
+struct PolicyExportFlags {
+  std::string config;  // --config: the policy file `serve` reads; "" for the built-in defaults
+  PolicyExportOptions objects;
+};
+
+// Adds `policy` with its subcommand `export` to `app`, its flags into `o`; returns `export`,
+// whose callback the caller sets.
+CLI::App* AddPolicyCommand(CLI::App& app, PolicyExportFlags& o);
+
+// Writes the objects for `policy` to `out` as YAML documents, in the order they are to be
+// created.
+ExitCode RunPolicyExport(const PolicyExportOptions& o, const Policy& policy, std::ostream& out);
+
+}  // namespace shmguard::cli
