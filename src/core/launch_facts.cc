@@ -145,10 +145,11 @@ Result<bool> ReadLaunchFacts(const PodTemplate& t, const std::vector<JsonNode>& 
     if (!f.containers[i].init) env[i] = ReadLaunchEnv(container_nodes[i]);
   }
   // The inference server the first app container that launches one launches; not looked for
-  // in a pod sized from DataLoader annotations, which a server's plan never replaces.
-  const bool dataloader = !t.servers_sized || t.annotations.count(kNumWorkersAnnotation) != 0 ||
-                          t.annotations.count(kBatchBytesAnnotation) != 0;
-  for (size_t i = 0; i < container_nodes.size() && !dataloader && !f.server; ++i) {
+  // in a pod sized from DataLoader annotations, which a server's plan never replaces, nor where
+  // servers are not sized (policy mode).
+  const bool no_server = !t.servers_sized || t.annotations.count(kNumWorkersAnnotation) != 0 ||
+                         t.annotations.count(kBatchBytesAnnotation) != 0;
+  for (size_t i = 0; i < container_nodes.size() && !no_server && !f.server; ++i) {
     if (f.containers[i].init) continue;
     auto server = ReadServerLaunch(container_nodes[i], f.containers[i].pointer);
     if (!server) return server.error();
@@ -156,7 +157,7 @@ Result<bool> ReadLaunchFacts(const PodTemplate& t, const std::vector<JsonNode>& 
   }
   // A KubeRay pod runs `ray start` as KubeRay writes it, not as its command says.
   const bool ray_container = !f.containers.empty() && !f.containers[0].init;
-  if (t.ray_node && ray_container && !dataloader && (!f.server || f.server->server == Server::kRay)) {
+  if (t.ray_node && ray_container && !no_server && (!f.server || f.server->server == Server::kRay)) {
     ServerLaunch ray;
     ray.server = Server::kRay;
     ray.launched_by = "KubeRay's ray start";
