@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,9 +11,7 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 )
 
@@ -62,28 +59,13 @@ func applyPolicyMode(t *testing.T, name string) {
 	if len(objects) != 6 {
 		t.Fatalf("shmguard policy export wrote %d objects, want 6", len(objects))
 	}
-	cfg, err := cp.RestConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, u := range objects {
-		gvr, _ := resourceFor(t, u)
-		ri := dyn.Resource(gvr)
-		if _, err := ri.Create(ctxFor(t), u, metav1.CreateOptions{}); err != nil {
+		if _, _, err := createObject(t, "", u, false); err != nil {
 			t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
 		}
-		objName := u.GetName()
-		t.Cleanup(func() { _ = ri.Delete(context.Background(), objName, metav1.DeleteOptions{}) })
 	}
 }
 
-// normalised is a created Pod as the comparison reads it: without what each creation makes its
-// own (uid, time, namespace, the service account token's random volume name) and without the
-// plan annotation, which the two modes write differently; "" annotations left are dropped.
 // sortVolumes orders a pod's volumes and each container's mounts by name: the API server's own
 // service account volume goes after the ones a pod arrives with, before those admission adds.
 func sortVolumes(o map[string]any) {
@@ -108,6 +90,9 @@ func sortVolumes(o map[string]any) {
 	}
 }
 
+// normalised is a created Pod as the comparison reads it: without what each creation makes its
+// own (uid, time, namespace, the service account token's random volume name) and without the
+// plan annotation, which the two modes write differently; "" annotations left are dropped.
 func normalised(u *unstructured.Unstructured) (string, string) {
 	o := u.DeepCopy().Object
 	for _, f := range []string{"uid", "creationTimestamp", "namespace", "resourceVersion", "generation", "managedFields"} {
