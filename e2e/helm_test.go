@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -348,4 +349,80 @@ func TestHelmMonitoring(t *testing.T) {
 	if objects["ServiceMonitor/shmguard"] == nil {
 		t.Error("no ServiceMonitor/shmguard rendered")
 	}
+}
+
+// mode: policy. The chart's exported policies are what `shmguard policy export` writes for its
+// default policy; it renders them with no Deployment, Service, certificate or webhook
+// configuration, refuses another policy unless policyMode.objects carries its export, and,
+// installed, its policies patch a GPU pod in a namespace the webhooks do not reach.
+func TestHelmPolicyMode(t *testing.T) {
+	check := exec.Command(filepath.Join(repoRoot, "scripts", "export-chart-policies.sh"), "--check")
+	check.Env = append(os.Environ(), "SHMGUARD_BINARY="+cp.Shmguard)
+	if out, err := check.CombinedOutput(); err != nil {
+		t.Fatalf("scripts/export-chart-policies.sh --check: %v\n%s", err, out)
+	}
+
+	const release, ns = "shmguard-pm", "shmguard-pm-e2e"
+	// The policies leave namespaces labelled shmguard.io/policy-mode=false alone; the webhook the
+	// control plane registered leaves those labelled shmguard.io/enabled=false.
+	args := []string{"--set", "mode=policy", "--set", "webhook.enabledLabel=shmguard.io/policy-mode", "--set", "agent.enabled=false"}
+	rendered, err := cp.Run(nil, "helm", append([]string{"template", release, chartDir(), "-n", ns}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, u := range parseObjects(t, rendered) {
+		kinds[u.GetKind()]++
+	}
+	want := map[string]int{"MutatingAdmissionPolicy": 1, "MutatingAdmissionPolicyBinding": 1,
+		"ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2}
+	if !reflect.DeepEqual(kinds, want) {
+		t.Errorf("helm template --set mode=policy (agent off) rendered %v, want %v", kinds, want)
+	}
+	if _, err := cp.Run(nil, "helm", "template", release, chartDir(), "--set", "mode=policy", "--set", "policy.unannotated.mode=floor"); err == nil ||
+		!strings.Contains(err.Error(), "policyMode.objects") {
+		t.Errorf("helm template of policy mode with another policy and no policyMode.objects: %v", err)
+	}
+	objects, _ := runShmguard(t, nil, "policy", "export")
+	if _, err := cp.Run(nil, "helm", "template", release, chartDir(), "--set", "mode=policy",
+		"--set", "policy.unannotated.mode=floor", "--set-string", "policyMode.objects="+strings.ReplaceAll(objects, ",", "\\,")); err != nil {
+		t.Errorf("helm template of policy mode with another policy and its export: %v", err)
+	}
+
+	if out, err := cp.Run(nil, "helm", append([]string{"install", release, chartDir(), "-n", ns, "--create-namespace"}, args...)...); err != nil {
+		t.Fatalf("helm install: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		_, _ = cp.Run(nil, "helm", "uninstall", release, "-n", ns)
+		_ = client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+	})
+	target := newNamespace(t, map[string]string{"shmguard.io/enabled": "false"})
+	pod := &unstructured.Unstructured{}
+	if err := json.Unmarshal([]byte(`{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gpu"}, "spec": {"containers": [
+		{"name": "a", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "4", "memory": "64Gi"}}}]}}`), &pod.Object); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the chart's policies in force", func() error {
+		stored, _, err := createObject(t, target, pod, true)
+		if err != nil {
+			return err
+		}
+		if shm := readShmOf(stored); shm != "16Gi" {
+			return fmt.Errorf("/dev/shm %q, plan %q", shm, stored.GetAnnotations()["shmguard.io/plan"])
+		}
+		return nil
+	})
+}
+
+// readShmOf is the sizeLimit of a stored pod's volume named dshm, "" without one.
+func readShmOf(u *unstructured.Unstructured) string {
+	volumes, _, _ := unstructured.NestedSlice(u.Object, "spec", "volumes")
+	for _, v := range volumes {
+		m, _ := v.(map[string]any)
+		if m["name"] == "dshm" {
+			size, _, _ := unstructured.NestedString(m, "emptyDir", "sizeLimit")
+			return size
+		}
+	}
+	return ""
 }
