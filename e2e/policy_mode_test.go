@@ -17,7 +17,7 @@ import (
 
 // Pods written for the parts of the Pod path the corpus seldom reaches: IPC_LOCK for RDMA as
 // root and as non-root, init containers, a memory emptyDir too small or unmounted, processes
-// and nodes from the launcher, NCCL's shm transport off, malformed annotations.
+// and nodes from the launcher, NCCL's shm transport off, malformed annotations, a forged plan.
 var policyModeEdgePods = []string{
 	`{"metadata": {"annotations": {"shmguard.io/num-workers": "8", "shmguard.io/batch-bytes": "64Mi"}}, "spec": {"containers": [{"name": "train", "image": "x", "command": ["torchrun", "--nproc_per_node", "4", "train.py"], "resources": {"limits": {"nvidia.com/gpu": "4", "memory": "96Gi"}}}]}}`,
 	`{"spec": {"containers": [{"name": "train", "image": "x", "env": [{"name": "NCCL_IB_HCA", "value": "mlx5_0"}], "resources": {"limits": {"nvidia.com/gpu": "8", "memory": "512Gi"}}}]}}`,
@@ -31,6 +31,8 @@ var policyModeEdgePods = []string{
 	`{"metadata": {"annotations": {"shmguard.io/num-workers": "4", "shmguard.io/batch-bytes": "1Pi"}}, "spec": {"containers": [{"name": "a", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "1", "memory": "8Gi"}}}]}}`,
 	`{"metadata": {"annotations": {"shmguard.io/num-workers": "lots"}}, "spec": {"containers": [{"name": "a", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}`,
 	`{"metadata": {"annotations": {"shmguard.io/ignore": "shm-below-need"}}, "spec": {"containers": [{"name": "a", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "2"}}}]}}`,
+	// A plan annotation written to pass for the mutating policy's verdict: it overwrites it.
+	`{"metadata": {"annotations": {"shmguard.io/num-workers": "lots", "shmguard.io/plan": "{\"verdict\":\"ok\"}"}}, "spec": {"containers": [{"name": "a", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}`,
 	`{"spec": {"hostIPC": true, "containers": [{"name": "a", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "8"}}}]}}`,
 	`{"spec": {"containers": [{"name": "a", "image": "x", "command": ["sh", "-c", "torchrun --nnodes=2 --nproc-per-node=8 train.py"], "resources": {"limits": {"nvidia.com/gpu": "8", "memory": "1Ti"}}}], "volumes": [{"name": "dshm", "configMap": {"name": "x"}}]}}`,
 }

@@ -58,14 +58,25 @@ std::string RegexOf(const std::vector<std::string>& globs) {
 
 // A quantity field as whole bytes, rounded up as the webhook's ReadQuantityField rounds.
 std::string Bytes(const std::string& field) {
-  return "(quantity(string(" + field + ")).isInteger() ? quantity(string(" + field +
-         ")).asInteger() : int(quantity(string(" + field + ")).asApproximateFloat()) + 1)";
+  return "[quantity(string(" + field + "))].map(q, q.isInteger() ? q.asInteger() : int(q.asApproximateFloat()) + 1)[0]";
 }
 
-// The first string value of env NAME in container `c` ('' when none), as ReadLaunchEnv reads it.
+// The env variables launch_facts.cc reads (kLaunchEnv), the only ones kept of each app container's
+// env (variables.launchEnv), so that each lookup goes over a few entries at most.
+constexpr const char* kLaunchEnvNames[] = {
+    "PET_NPROC_PER_NODE", "PET_NNODES",      "NCCL_SHM_DISABLE", "NCCL_P2P_DISABLE", "NCCL_NET",
+    "NCCL_IB_HCA",        "NCCL_IB_DISABLE", "NCCL_NET_PLUGIN",  "FI_PROVIDER",      "UCX_NET_DEVICES"};
+
+// kLaunchEnvNames as a CEL list.
+std::string LaunchEnvList() {
+  std::vector<std::string> names(std::begin(kLaunchEnvNames), std::end(kLaunchEnvNames));
+  return CelList(names);
+}
+
+// The first string value of env NAME in app container `i` ('' when none), as ReadLaunchEnv reads
+// it; NAME is one of kLaunchEnvNames.
 std::string Env(const char* name) {
-  return std::string("(c.?env.orValue([]).filter(e, e.name == '") + name +
-         "' && has(e.value)).map(e, e.value) + [''])[0]";
+  return std::string("(variables.launchEnv[i].filter(e, e.name == '") + name + "').map(e, e.value) + [''])[0]";
 }
 
 // The value of `--flag=V` or `--flag V` in container `c`'s command and args, unquoted; '' when
@@ -158,6 +169,8 @@ std::vector<std::pair<std::string, std::string>> Variables() {
       {"inits", "object.spec.?initContainers.orValue([])"},
       // pod_facts.cc ReadResources: GPUs per container (limits, else requests).
       {"appGpus", "variables.apps.map(c, " + gpus_of + ")"},
+      {"launchEnv",
+       "variables.apps.map(c, c.?env.orValue([]).filter(e, has(e.value) && e.name in " + LaunchEnvList() + "))"},
       {"initGpus", "variables.inits.map(c, " + gpus_of + ")"},
       {"gpus", "variables.appGpus.sum()"},
       {"requestsGpus", "variables.gpus > 0 || variables.initGpus.exists(g, g > 0)"},
@@ -204,8 +217,8 @@ std::vector<std::pair<std::string, std::string>> Variables() {
        "quantity(variables.anns['@BATCH@']).isInteger() ? quantity(variables.anns['@BATCH@']).asInteger() : 0"},
       // Processes: the annotation, env PET_NPROC_PER_NODE, torchrun's --nproc_per_node, the GPUs
       // (launch_facts.cc ReadLaunchFacts, in that order).
-      {"procsFromEnv",
-       "variables.apps.map(c, " + std::string(Env("PET_NPROC_PER_NODE")) + ").map(v, " + count + ").filter(n, n > 0)"},
+      {"procsFromEnv", "variables.apps.transformList(i, c, " + std::string(Env("PET_NPROC_PER_NODE")) + ").map(v, " +
+                           count + ").filter(n, n > 0)"},
       {"procsFromFlag", "variables.apps.map(c, " + Flag("--nproc_per_node|--nproc-per-node", 16) + ").map(v, " + count +
                             ").filter(n, n > 0)"},
       {"procs",
@@ -214,8 +227,8 @@ std::vector<std::pair<std::string, std::string>> Variables() {
            " : size(variables.procsFromEnv) > 0 ? variables.procsFromEnv[0] : size(variables.procsFromFlag) > 0 ? "
            "variables.procsFromFlag[0] : variables.gpus > 0 ? [variables.gpus, 1024].min() : 1"},
       // Pods training together: the annotation, env PET_NNODES, torchrun's --nnodes ("1:4" is 4).
-      {"nodesFromEnv",
-       "variables.apps.map(c, " + std::string(Env("PET_NNODES")) + ").map(v, " + nodes + ").filter(n, n > 0)"},
+      {"nodesFromEnv", "variables.apps.transformList(i, c, " + std::string(Env("PET_NNODES")) + ").map(v, " + nodes +
+                           ").filter(n, n > 0)"},
       {"nodesFromFlag", "variables.apps.map(c, " + Flag("--nnodes", 8) + ").map(v, " + nodes + ").filter(n, n > 0)"},
       {"nodes",
        Fill(count_annotation, {{"KEY", kNodesAnnotation}}) + " > 0 ? " +
@@ -277,6 +290,16 @@ std::vector<std::pair<std::string, std::string>> Variables() {
       {"estimated",
        "!variables.sized && variables.requestsGpus && !variables.requireAnnotations && !@UNANNOTATED_LEAVE@ && "
        "!variables.shmMountError && size(variables.annotationErrors) == 0"},
+      // What the webhook would deny (its errors), in words for the validating policies.
+      {"problems",
+       "variables.annotationErrors + (variables.requireAnnotations && !variables.sized && variables.requestsGpus ? "
+       "['this namespace requires shmguard.io/num-workers and shmguard.io/batch-bytes on GPU pods "
+       "(docs/checks.md#annotations-required)'] : []) + (variables.shmMountError ? ['containers mount different "
+       "volumes at /dev/shm; all processes of a pod must share one /dev/shm'] : []) + (variables.overLimit && "
+       "size(variables.annotationErrors) == 0 && (variables.sized || variables.estimated) ? ['/dev/shm needs ' + "
+       "string(variables.neededBytes) + ' bytes, more than the memory limit (' + string(variables.memoryLimit) + ' "
+       "bytes) allows'] : []) + (variables.sized && variables.mountKind == 2 ? ['/dev/shm is not a memory-backed "
+       "emptyDir; DataLoader batches need one'] : [])"},
       {"targetBytes",
        "size(variables.annotationErrors) > 0 || variables.shmMountError || variables.overLimit || variables.mountKind "
        "== 2 ? -1 : "
@@ -306,8 +329,8 @@ std::vector<std::pair<std::string, std::string>> Variables() {
            " && (variables.ipcLockMode == 2 || (variables.appGpus[i] > 0 && (variables.ipcLockMode == 1 || "
            "(variables.ipcLockMode == 0 && !" +
            non_root +
-           " && (@RDMA@.exists(r, c.?resources.?limits.orValue({}).exists(k, k.matches(r)) || "
-           "c.?resources.?requests.orValue({}).exists(k, k.matches(r))) || " +
+           " && (c.?resources.?limits.orValue({}).exists(k, k.matches(@RDMA@)) || "
+           "c.?resources.?requests.orValue({}).exists(k, k.matches(@RDMA@)) || " +
            rdma_env + "))))))"},
       {"setHostIPC",
        "variables.targetBytes >= 0 && variables.hostIpcAlways && variables.privileged && !variables.hostIPC && "
@@ -318,8 +341,10 @@ std::vector<std::pair<std::string, std::string>> Variables() {
   };
 }
 
-// The mutation: JSON Patch operations in the order BuildPodPatch writes them.
-constexpr std::string_view kPatch = R"(!variables.changes ? [] :
+// The mutation: JSON Patch operations in the order BuildPodPatch writes them, then the plan
+// annotation, which every pod the policy matches gets: it carries the verdict the validating
+// policies read.
+constexpr std::string_view kPatch = R"((!variables.changes ? [] :
 (variables.shmParts && variables.mountKind == 0 ? [has(object.spec.volumes) ?
   JSONPatch{op: "add", path: "/spec/volumes/-", value: Object.spec.volumes{name: variables.volumeName, emptyDir: Object.spec.volumes.emptyDir{medium: "Memory", sizeLimit: variables.targetText}}} :
   JSONPatch{op: "add", path: "/spec/volumes", value: [Object.spec.volumes{name: variables.volumeName, emptyDir: Object.spec.volumes.emptyDir{medium: "Memory", sizeLimit: variables.targetText}}]}] : []) +
@@ -337,14 +362,14 @@ variables.apps.transformList(i, c, variables.lockIn[i],
   !has(c.securityContext.capabilities) ? JSONPatch{op: "add", path: "/spec/containers/" + string(i) + "/securityContext/capabilities", value: Object.spec.containers.securityContext.capabilities{add: ["IPC_LOCK"]}} :
   !has(c.securityContext.capabilities.add) ? JSONPatch{op: "add", path: "/spec/containers/" + string(i) + "/securityContext/capabilities/add", value: ["IPC_LOCK"]} :
   JSONPatch{op: "add", path: "/spec/containers/" + string(i) + "/securityContext/capabilities/add/-", value: "IPC_LOCK"}) +
-(variables.setHostIPC ? [JSONPatch{op: "add", path: "/spec/hostIPC", value: true}] : []) +
+(variables.setHostIPC ? [JSONPatch{op: "add", path: "/spec/hostIPC", value: true}] : [])) +
 [has(object.metadata.annotations) ?
   JSONPatch{op: "add", path: "/metadata/annotations/shmguard.io~1plan", value: variables.plan} :
   JSONPatch{op: "add", path: "/metadata/annotations", value: {"shmguard.io/plan": variables.plan}}])";
 
 // The plan annotation: what the pod was given and from what (sorted keys, as the webhook's).
 constexpr std::string_view kPlanVariable =
-    R"('{"gpus":' + string(variables.gpus) + ',"nodes":' + string(variables.nodes) + ',"policyMode":true,"procs":' + string(variables.procs) + ',"required":"' + variables.targetText + '"' + (variables.sized ? ',"workers":' + string(variables.workers) : ',"estimated":true') + '}')";
+    R"('{"gpus":' + string(variables.gpus) + ',"nodes":' + string(variables.nodes) + ',"policyMode":true,"procs":' + string(variables.procs) + ',"required":"' + variables.targetText + '"' + (variables.sized ? ',"workers":' + string(variables.workers) : ',"estimated":true') + ',"verdict":"' + (size(variables.problems) == 0 ? 'ok' : 'deny') + '"}')";
 
 json Variable(const std::string& name, const std::string& expression) {
   return {{"name", name}, {"expression", expression}};
@@ -429,8 +454,6 @@ std::vector<json> ExportAdmissionPolicies(const Policy& policy, const PolicyExpo
   const auto& k = policy.sizing;
   const bool init_all = policy.init_container_mounts == ContainerSelection::kAll;
   const bool init_gpu = policy.init_container_mounts == ContainerSelection::kGpuContainers;
-  std::vector<std::string> rdma;
-  for (const auto& g : policy.rdma_resources) rdma.push_back(GlobToRegex(g));
   const std::vector<std::pair<std::string, std::string>> values = {
       {"RULE_LEVELS", levels},
       {"RULE_LOCK", lock},
@@ -443,7 +466,7 @@ std::vector<json> ExportAdmissionPolicies(const Policy& policy, const PolicyExpo
       {"ENFORCE_LABEL", o.enforce_label},
       {"GPUS", CelList(policy.gpu_resources)},
       {"MPS", CelList(policy.mps_resources)},
-      {"RDMA", CelList(rdma)},
+      {"RDMA", CelString(policy.rdma_resources.empty() ? "^$^" : RegexOf(policy.rdma_resources))},
       {"WORKERS", kNumWorkersAnnotation},
       {"PREFETCH_DEFAULT", std::to_string(k.prefetch_factor)},
       {"PREFETCH", kPrefetchFactorAnnotation},
@@ -505,7 +528,7 @@ std::vector<json> ExportAdmissionPolicies(const Policy& policy, const PolicyExpo
                   {{"matchConstraints", {{"resourceRules", ResourceRules()}}},
                    {"matchConditions", conditions},
                    {"failurePolicy", "Ignore"},
-                   {"reinvocationPolicy", "IfNeeded"},
+                   {"reinvocationPolicy", "Never"},
                    {"variables", mutating_variables},
                    {"mutations", json::array({{{"patchType", "JSONPatch"},
                                                {"jsonPatch", {{"expression", std::string(kPatch)}}}}})}}}});
@@ -516,27 +539,11 @@ std::vector<json> ExportAdmissionPolicies(const Policy& policy, const PolicyExpo
 
   // Validation sees the object after mutation: what is wrong with its annotations, a size over
   // the memory limit, and a /dev/shm still below need (the mutation failed or was exempted).
+  // What is wrong, as the policies' `problems` says; and a /dev/shm still below need (the
+  // mutation did not run, failed or was exempted).
   json validations = json::array(
-      {{{"expression", "size(variables.annotationErrors) == 0"},
-        {"messageExpression", "'shmguard: ' + variables.annotationErrors.join('; ')"},
-        {"reason", "Invalid"}},
-       {{"expression", "!variables.requireAnnotations || variables.sized || !variables.requestsGpus"},
-        {"message",
-         "shmguard: this namespace requires shmguard.io/num-workers and shmguard.io/batch-bytes on GPU pods "
-         "(docs/checks.md#annotations-required)"},
-        {"reason", "Forbidden"}},
-       {{"expression", "!variables.shmMountError"},
-        {"message",
-         "shmguard: containers mount different volumes at /dev/shm; all processes of a pod must share one /dev/shm"},
-        {"reason", "Invalid"}},
-       {{"expression",
-         "!variables.overLimit || size(variables.annotationErrors) > 0 || !(variables.sized || variables.estimated)"},
-        {"messageExpression",
-         "'shmguard: /dev/shm needs ' + string(variables.neededBytes) + ' "
-         "bytes, more than the memory limit (' + string(variables.memoryLimit) + ' bytes) allows'"},
-        {"reason", "Forbidden"}},
-       {{"expression", "!variables.sized || variables.mountKind != 2"},
-        {"message", "shmguard: /dev/shm is not a memory-backed emptyDir; DataLoader batches need one"},
+      {{{"expression", "size(variables.problems) == 0"},
+        {"messageExpression", "'shmguard: ' + variables.problems.join('; ')"},
         {"reason", "Invalid"}},
        {{"expression",
          "variables.targetBytes < 0 || !variables.shmParts || (variables.mountKind == 1 && variables.sizeLimit != 0 && "
@@ -544,6 +551,14 @@ std::vector<json> ExportAdmissionPolicies(const Policy& policy, const PolicyExpo
         {"messageExpression",
          "'shmguard: /dev/shm needs ' + string(variables.targetBytes) + ' bytes; the pod was not patched'"},
         {"reason", "Invalid"}}});
+  // The mutating policy's own verdict, which it writes into every pod it matches: a pod it found
+  // nothing wrong with and patched is not evaluated again.
+  json vconditions = conditions;
+  vconditions.push_back(
+      {{"name", "not-judged-ok"},
+       {"expression",
+        "!has(object.metadata.annotations) || !('shmguard.io/plan' in object.metadata.annotations) || "
+        "!object.metadata.annotations['shmguard.io/plan'].endsWith(',\"verdict\":\"ok\"}')"}});
   for (const bool enforcing : {true, false}) {
     const std::string name = o.name + (enforcing ? "-enforce" : "-warn");
     // matchConditions have no namespaceObject: which of the two applies is each validation's
@@ -558,7 +573,7 @@ std::vector<json> ExportAdmissionPolicies(const Policy& policy, const PolicyExpo
                    {"metadata", {{"name", name}}},
                    {"spec",
                     {{"matchConstraints", {{"resourceRules", ResourceRules()}}},
-                     {"matchConditions", conditions},
+                     {"matchConditions", vconditions},
                      {"failurePolicy", "Ignore"},
                      {"variables", variables},
                      {"validations", checks}}}});

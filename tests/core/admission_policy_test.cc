@@ -64,6 +64,18 @@ TEST_CASE("ExportAdmissionPolicies writes the mutating policy, two validating on
     // Every placeholder was filled.
     CHECK(objects[i].dump().find('@') == std::string::npos);
   }
+  // Run once: a reinvocation finds nothing left to do and costs as much again.
+  CHECK(objects[0]["spec"]["reinvocationPolicy"] == "Never");
+  // Every pod the mutating policy matches gets its verdict, and the validating policies skip
+  // those it judged ok.
+  CHECK_THAT(VariableOf(objects[0], "plan"), Catch::Contains(R"(',"verdict":"' + (size(variables.problems) == 0)"));
+  bool skips_ok = false;
+  for (const auto& c : objects[2]["spec"]["matchConditions"]) {
+    skips_ok =
+        skips_ok || (c["name"] == "not-judged-ok" &&
+                     c["expression"].get<std::string>().find(R"(endsWith(',"verdict":"ok"}'))") != std::string::npos);
+  }
+  CHECK(skips_ok);
   CHECK(objects[3]["spec"]["validationActions"] == json::array({"Deny"}));
   CHECK(objects[5]["spec"]["validationActions"] == json::array({"Warn"}));
   // Pods only, on creation: every controller's pods are Pods by then.
