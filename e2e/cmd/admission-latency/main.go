@@ -1,10 +1,11 @@
-// Command admission-latency measures GPU pod creates as the API server sees them, with four
-// registrations of admission webhooks on the control plane of package controlplane:
+// Command admission-latency measures GPU pod creates as the API server sees them, with five
+// registrations of admission webhooks or policies on the control plane of package controlplane:
 //
 //   - shmguard as the chart registers it (its mutating and validating configurations);
 //   - shmguard's /mutate alone (the chart's mutating configuration only);
 //   - the Go peer (bench/gopeer) as the only mutating webhook, with the chart's rules,
 //     namespaceSelector and matchConditions;
+//   - shmguard's policy mode: `shmguard policy export` of the webhook's policy file, no webhook;
 //   - no webhook.
 //
 // Each round creates, for each registration in turn, warm-up pods and then N annotated 4-GPU
@@ -12,7 +13,11 @@
 // so a slow minute of this shared machine falls on all of them. It prints, per registration and
 // over all rounds, the client's create latency (p50, p90, p99, exact) and, per webhook, the API
 // server's own count and mean duration of its calls
-// (apiserver_admission_webhook_admission_duration_seconds). bench/apiserver-latency.sh runs it.
+// (apiserver_admission_webhook_admission_duration_seconds); per admission policy, the count and
+// mean of its evaluations (apiserver_{mutating,validating}_admission_policy_check_duration_seconds:
+// for a mutating policy, its CEL and the patch applied) and of the admission plugin that runs them
+// (apiserver_admission_controller_admission_duration_seconds: with the matching and the object's
+// conversion to and from its versioned form). bench/apiserver-latency.sh runs it.
 //
 //	admission-latency --dir DIR --gopeer BIN [--pods 500] [--warmup 20] [--rounds 2]
 package main
@@ -32,7 +37,11 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
 
 	"shmguard.io/e2e/controlplane"
 )
@@ -66,7 +75,36 @@ type registration struct {
 type bench struct {
 	s        *controlplane.State
 	cs       *kubernetes.Clientset
+	dyn      dynamic.Interface
 	peerHook *admissionv1.MutatingWebhookConfiguration
+	policies []*unstructured.Unstructured // shmguard policy export's objects
+}
+
+// policyResources are the admission policy kinds' resources.
+var policyResources = map[string]string{
+	"MutatingAdmissionPolicy": "mutatingadmissionpolicies", "MutatingAdmissionPolicyBinding": "mutatingadmissionpolicybindings",
+	"ValidatingAdmissionPolicy": "validatingadmissionpolicies", "ValidatingAdmissionPolicyBinding": "validatingadmissionpolicybindings",
+}
+
+// exportPolicies reads `shmguard policy export` of the webhook's own policy file.
+func exportPolicies(s *controlplane.State) ([]*unstructured.Unstructured, error) {
+	out, err := exec.Command(s.Shmguard, "policy", "export", "--config", s.ShmguardPolicy()).Output()
+	if err != nil {
+		return nil, fmt.Errorf("shmguard policy export: %w", err)
+	}
+	docs, err := controlplane.SplitYAML(out)
+	if err != nil {
+		return nil, err
+	}
+	var objects []*unstructured.Unstructured
+	for _, d := range docs {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(d, &u.Object); err != nil {
+			return nil, err
+		}
+		objects = append(objects, u)
+	}
+	return objects, nil
 }
 
 // clear deletes every webhook configuration this bench registers.
@@ -78,7 +116,18 @@ func (b *bench) clear(ctx context.Context) error {
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
+	for _, u := range b.policies {
+		err := b.policyClient(u).Delete(ctx, u.GetName(), metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
 	return nil
+}
+
+func (b *bench) policyClient(u *unstructured.Unstructured) dynamic.ResourceInterface {
+	return b.dyn.Resource(schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1",
+		Resource: policyResources[u.GetKind()]})
 }
 
 func (b *bench) registrations() []registration {
@@ -107,6 +156,17 @@ func (b *bench) registrations() []registration {
 			_, err := b.cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, b.peerHook.DeepCopy(),
 				metav1.CreateOptions{})
 			return err
+		}},
+		{"shmguard's policy mode, no webhook", func(ctx context.Context) error {
+			if err := b.clear(ctx); err != nil {
+				return err
+			}
+			for _, u := range b.policies {
+				if _, err := b.policyClient(u).Create(ctx, u.DeepCopy(), metav1.CreateOptions{}); err != nil {
+					return err
+				}
+			}
+			return nil
 		}},
 		{"no webhook", b.clear},
 	}
@@ -137,45 +197,60 @@ func peerRegistration(s *controlplane.State, port int) (*admissionv1.MutatingWeb
 	return nil, fmt.Errorf("the chart's MutatingWebhookConfiguration has no webhook for pods")
 }
 
-// webhookStats is the API server's count and total seconds of each webhook's calls.
+// webhookStats is the API server's count and total seconds of each webhook's calls, each admission
+// policy's evaluations and each admission plugin's runs, by "webhook NAME", "policy NAME" and
+// "plugin NAME".
 type webhookStats map[string][2]float64
 
-// scrapeWebhooks reads apiserver_admission_webhook_admission_duration_seconds' _count and _sum
-// per webhook name from the API server's /metrics.
+// scraped are the histograms read: the metric, the label that names what was timed, and the
+// prefix its key gets.
+var scraped = []struct{ metric, label, prefix string }{
+	{"apiserver_admission_webhook_admission_duration_seconds", "name", "webhook "},
+	{"apiserver_mutating_admission_policy_check_duration_seconds", "policy", "policy "},
+	{"apiserver_validating_admission_policy_check_duration_seconds", "policy", "policy "},
+	{"apiserver_admission_controller_admission_duration_seconds", "name", "plugin "},
+}
+
+// scrapeWebhooks reads the _count and _sum of each histogram of `scraped` from the API server's
+// /metrics; of the admission plugins, only the two that run admission policies.
 func scrapeWebhooks(ctx context.Context, cs *kubernetes.Clientset) (webhookStats, error) {
 	body, err := cs.RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
 		return nil, err
 	}
-	const metric = "apiserver_admission_webhook_admission_duration_seconds"
 	out := webhookStats{}
 	sc := bufio.NewScanner(strings.NewReader(string(body)))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		field := -1
-		switch {
-		case strings.HasPrefix(line, metric+"_count{"):
-			field = 0
-		case strings.HasPrefix(line, metric+"_sum{"):
-			field = 1
-		default:
-			continue
+		for _, m := range scraped {
+			field := -1
+			switch {
+			case strings.HasPrefix(line, m.metric+"_count{"):
+				field = 0
+			case strings.HasPrefix(line, m.metric+"_sum{"):
+				field = 1
+			default:
+				continue
+			}
+			i := strings.Index(line, m.label+`="`)
+			if i < 0 {
+				continue
+			}
+			name := line[i+len(m.label)+2:]
+			name = name[:strings.IndexByte(name, '"')]
+			if m.prefix == "plugin " && !strings.HasSuffix(name, "AdmissionPolicy") {
+				continue
+			}
+			f := strings.Fields(line)
+			v, err := strconv.ParseFloat(f[len(f)-1], 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", line, err)
+			}
+			s := out[m.prefix+name]
+			s[field] += v
+			out[m.prefix+name] = s
 		}
-		i := strings.Index(line, `name="`)
-		if i < 0 {
-			continue
-		}
-		name := line[i+6:]
-		name = name[:strings.IndexByte(name, '"')]
-		f := strings.Fields(line)
-		v, err := strconv.ParseFloat(f[len(f)-1], 64)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", line, err)
-		}
-		s := out[name]
-		s[field] += v
-		out[name] = s
 	}
 	return out, sc.Err()
 }
@@ -260,7 +335,18 @@ func run(dir, gopeer string, pods, warmup, rounds int) error {
 		return err
 	}
 	defer func() { _ = peer.Process.Kill(); _ = peer.Wait() }()
-	b := &bench{s: s, cs: cs}
+	cfg, err := s.RestConfig()
+	if err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	b := &bench{s: s, cs: cs, dyn: dyn}
+	if b.policies, err = exportPolicies(s); err != nil {
+		return err
+	}
 	if b.peerHook, err = peerRegistration(s, port); err != nil {
 		return err
 	}
@@ -284,7 +370,7 @@ func run(dir, gopeer string, pods, warmup, rounds int) error {
 	}
 	fmt.Printf("%d annotated 4-GPU pod creates per registration and round, one at a time, after %d warm-up creates; "+
 		"%d rounds, interleaved; kube-apiserver %s\n\n", pods, warmup, rounds, s.KubeVersion)
-	fmt.Println("| webhooks registered | client p50 | p90 | p99 | webhook calls per create, and the API server's mean per call |")
+	fmt.Println("| registered | client p50 | p90 | p99 | calls per create, and the API server's mean per call: webhooks, admission policies, the plugins running them |")
 	fmt.Println("|---|---|---|---|---|")
 	for i, reg := range regs {
 		c := results[i].client
