@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # GPU pod creates as kube-apiserver measures them, on the loopback control plane
-# (scripts/control-plane.sh; started here if none runs in $SHMGUARD_CONTROL_PLANE_DIR), with four
+# (scripts/control-plane.sh; started here if none runs in $SHMGUARD_CONTROL_PLANE_DIR), with five
 # registrations in interleaved rounds of one run: shmguard as the chart registers it, shmguard's
-# /mutate alone, the Go peer (bench/gopeer) as the only mutating webhook, and no webhook.
-# Prints the client's p50/p90/p99 and, per webhook, the API server's calls per create and mean
-# duration per call (e2e/cmd/admission-latency). The chart's registration is restored at the end.
+# /mutate alone, the Go peer (bench/gopeer) as the only mutating webhook, shmguard's policy mode
+# (`shmguard policy export`, no webhook), and no webhook.
+# Prints the client's p50/p90/p99 and, per webhook, admission policy and policy plugin, the API
+# server's calls per create and mean duration per call (e2e/cmd/admission-latency). The chart's registration is restored at the end.
 #   bench/apiserver-latency.sh [PODS per registration and round, 500] [ROUNDS, 2]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
