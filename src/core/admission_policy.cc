@@ -4,10 +4,9 @@
 // docs/policy-mode.md lists what is left out.
 #include "shmguard/admission_policy.h"
 
-#include <fnmatch.h>
-
 #include <string_view>
 
+#include "launch_facts.h"
 #include "shmguard/checks.h"
 #include "shmguard/pod_templates.h"
 #include "shmguard/shm_mount.h"
@@ -61,20 +60,9 @@ std::string Bytes(const std::string& field) {
   return "[quantity(string(" + field + "))].map(q, q.isInteger() ? q.asInteger() : int(q.asApproximateFloat()) + 1)[0]";
 }
 
-// The env variables launch_facts.cc reads (kLaunchEnv), the only ones kept of each app container's
-// env (variables.launchEnv), so that each lookup goes over a few entries at most.
-constexpr const char* kLaunchEnvNames[] = {
-    "PET_NPROC_PER_NODE", "PET_NNODES",      "NCCL_SHM_DISABLE", "NCCL_P2P_DISABLE", "NCCL_NET",
-    "NCCL_IB_HCA",        "NCCL_IB_DISABLE", "NCCL_NET_PLUGIN",  "FI_PROVIDER",      "UCX_NET_DEVICES"};
-
-// kLaunchEnvNames as a CEL list.
-std::string LaunchEnvList() {
-  std::vector<std::string> names(std::begin(kLaunchEnvNames), std::end(kLaunchEnvNames));
-  return CelList(names);
-}
-
 // The first string value of env NAME in app container `i` ('' when none), as ReadLaunchEnv reads
-// it; NAME is one of kLaunchEnvNames.
+// it; NAME is one of LaunchEnvNames(), the only variables variables.launchEnv keeps of each app
+// container's env, so that each lookup goes over a few entries at most.
 std::string Env(const char* name) {
   return std::string("(variables.launchEnv[i].filter(e, e.name == '") + name + "').map(e, e.value) + [''])[0]";
 }
@@ -169,8 +157,8 @@ std::vector<std::pair<std::string, std::string>> Variables() {
       {"inits", "object.spec.?initContainers.orValue([])"},
       // pod_facts.cc ReadResources: GPUs per container (limits, else requests).
       {"appGpus", "variables.apps.map(c, " + gpus_of + ")"},
-      {"launchEnv",
-       "variables.apps.map(c, c.?env.orValue([]).filter(e, has(e.value) && e.name in " + LaunchEnvList() + "))"},
+      {"launchEnv", "variables.apps.map(c, c.?env.orValue([]).filter(e, has(e.value) && e.name in " +
+                        CelList(LaunchEnvNames()) + "))"},
       {"initGpus", "variables.inits.map(c, " + gpus_of + ")"},
       {"gpus", "variables.appGpus.sum()"},
       {"requestsGpus", "variables.gpus > 0 || variables.initGpus.exists(g, g > 0)"},

@@ -138,6 +138,12 @@ std::string RdmaFromEnv(const LaunchEnv& e) {
 
 }  // namespace
 
+std::vector<std::string> LaunchEnvNames() {
+  std::vector<std::string> names;
+  for (const auto& row : kLaunchEnv) names.emplace_back(row.name);
+  return names;
+}
+
 Result<bool> ReadLaunchFacts(const PodTemplate& t, const std::vector<JsonNode>& container_nodes, PodFacts& f) {
   // Each app container's env, read once (init containers: none).
   std::vector<LaunchEnv> env(container_nodes.size());

@@ -2,6 +2,7 @@
 // training together, and the NCCL settings that change /dev/shm. Internal to the core.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "shmguard/json_node.h"
@@ -21,5 +22,8 @@ namespace shmguard {
 // a whole number in range.
 // REQUIRES: `container_nodes[i]` is the node of f.containers[i]; f.gpus and f.requests_gpus are read.
 Result<bool> ReadLaunchFacts(const PodTemplate& t, const std::vector<JsonNode>& container_nodes, PodFacts& f);
+
+// The names of the env variables ReadLaunchFacts reads, in its table's order.
+std::vector<std::string> LaunchEnvNames();
 
 }  // namespace shmguard
