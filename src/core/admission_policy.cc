@@ -410,9 +410,8 @@ std::string GlobToRegex(std::string_view glob) {
 std::vector<json> ExportAdmissionPolicies(const Policy& policy, const PolicyExportOptions& o) {
   // The namespace rules: one CEL index for the first that matches (the last entry is the
   // default {mode: warn}), then each rule's settings as lists read at that index.
-  std::string rule_expr, levels = "[", lock = "[", host_ipc = "[", require = "[", enforce = "[", ignore = "[";
-  std::vector<std::string> off_regexes;
-  std::string match_so_far;  // globs of earlier rules, which take a namespace first
+  std::string rule_expr, levels = "[", lock = "[", host_ipc = "[", require = "[", enforce = "[", ignore = "[",
+                         off = "[";
   for (size_t i = 0; i <= policy.namespaces.size(); ++i) {
     const bool fallback = i == policy.namespaces.size();
     NamespaceRule rule = fallback ? NamespaceRule{} : policy.namespaces[i];
@@ -426,16 +425,16 @@ std::vector<json> ExportAdmissionPolicies(const Policy& policy, const PolicyExpo
     host_ipc += sep + CelBool(HostIpcIn(policy, rule) == HostIpcMode::kAlways);
     require += sep + CelBool(rule.require_annotations);
     enforce += sep + CelBool(rule.mode == NamespaceMode::kEnforce);
+    off += sep + CelBool(rule.mode == NamespaceMode::kOff);
     std::vector<std::string> ids;
     for (Check c : rule.ignore) ids.emplace_back(InfoOf(c).id);
     ignore += sep + CelList(ids);
     if (fallback) break;
     const std::string regex = RegexOf(rule.match);
     rule_expr += "request.namespace.matches(" + CelString(regex) + ") ? " + std::to_string(i) + " : ";
-    if (rule.mode == NamespaceMode::kOff) off_regexes.push_back(regex);
   }
   rule_expr += std::to_string(policy.namespaces.size());
-  for (std::string* list : {&levels, &lock, &host_ipc, &require, &enforce, &ignore}) *list += "]";
+  for (std::string* list : {&levels, &lock, &host_ipc, &require, &enforce, &ignore, &off}) *list += "]";
 
   std::vector<std::string> names = {kShmVolumeName};
   for (int i = 1; i <= 16; ++i) names.push_back(std::string(kShmVolumeName) + "-" + std::to_string(i));
@@ -492,11 +491,10 @@ std::vector<json> ExportAdmissionPolicies(const Policy& policy, const PolicyExpo
         "has(c.resources) && ((has(c.resources.limits) && " +
             gpus + ".exists(g, g in c.resources.limits)) || (has(c.resources.requests) && " + gpus +
             ".exists(g, g in c.resources.requests))))"}});
-  std::string on = "!(";
-  for (size_t i = 0; i < off_regexes.size(); ++i)
-    on += (i ? " || " : "") + ("request.namespace.matches(" + CelString(off_regexes[i]) + ")");
-  on += ")";
-  if (!off_regexes.empty()) conditions.push_back({{"name", "namespace-rule-not-off"}, {"expression", on}});
+  // The first rule that matches is not `mode: off` (matchConditions read no variables).
+  if (off.find("true") != std::string::npos) {
+    conditions.push_back({{"name", "namespace-rule-not-off"}, {"expression", "!" + off + "[" + rule_expr + "]"}});
+  }
   conditions.push_back({{"name", "not-opted-out"},
                         {"expression", "!has(object.metadata.annotations) || !('" + std::string(kModeAnnotation) +
                                            "' in object.metadata.annotations)"}});

@@ -119,13 +119,26 @@ TEST_CASE("ExportAdmissionPolicies writes the policy file's constants and namesp
   CHECK_THAT(VariableOf(map, "podSecurity"), Catch::StartsWith("[[0, 1, 0][variables.rule]"));
   CHECK(VariableOf(map, "hostIpcAlways") == "[false, true, false][variables.rule]");
   CHECK(VariableOf(map, "requireAnnotations") == "[false, true, false][variables.rule]");
-  // A rule `mode: off` keeps its namespaces from the policies altogether.
+  // A rule `mode: off` keeps its namespaces from the policies altogether: those for which it is
+  // the first rule that matches.
   bool off = false;
   for (const auto& c : map["spec"]["matchConditions"]) {
     off = off || (c["name"] == "namespace-rule-not-off" &&
-                  c["expression"] == "!(request.namespace.matches('^(?:batch-.*)$'))");
+                  c["expression"] == "![true, false, false][" + VariableOf(map, "rule") + "]");
   }
   CHECK(off);
+  // A rule `mode: off` after one that takes the same namespaces first does not keep them.
+  policy.namespaces = {{.match = {"ml-*"}, .mode = NamespaceMode::kEnforce},
+                       {.match = {"*"}, .mode = NamespaceMode::kOff}};
+  const auto later_off = ExportAdmissionPolicies(policy);
+  bool ml_reached = false;
+  for (const auto& c : later_off[0]["spec"]["matchConditions"]) {
+    ml_reached = ml_reached || (c["name"] == "namespace-rule-not-off" &&
+                                c["expression"] ==
+                                    "![false, true, false][request.namespace.matches('^(?:ml-.*)$') ? 0 : "
+                                    "request.namespace.matches('^(?:.*)$') ? 1 : 2]");
+  }
+  CHECK(ml_reached);
 }
 
 }  // namespace
