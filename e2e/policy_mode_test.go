@@ -50,10 +50,10 @@ var policyModeDifferences = []struct {
 // applyPolicyMode exports the policies from the policy file the webhook reads, with its own name
 // and the label `shmguard.io/policy-mode` to leave a namespace alone, creates them, and removes
 // them when t ends.
-func applyPolicyMode(t *testing.T, name string) {
+func applyPolicyMode(t *testing.T, name, config, enabledLabel string) {
 	t.Helper()
-	out, code := runShmguard(t, nil, "policy", "export", "--config", cp.ShmguardPolicy(), "--name", name,
-		"--enabled-label", "shmguard.io/policy-mode")
+	out, code := runShmguard(t, nil, "policy", "export", "--config", config, "--name", name,
+		"--enabled-label", enabledLabel)
 	if code != 0 {
 		t.Fatalf("shmguard policy export: exit %d\n%s", code, out)
 	}
@@ -115,30 +115,9 @@ func normalised(u *unstructured.Unstructured) (string, string) {
 // be equal, the plan annotation aside, except where the webhook's plan shows one of the
 // differences docs/policy-mode.md lists.
 func TestPolicyModeGivesTheWebhooksAnswers(t *testing.T) {
-	applyPolicyMode(t, "e2e-policy-mode")
-	var edges []map[string]any
-	for _, e := range policyModeEdgePods {
-		var p map[string]any
-		if err := json.Unmarshal([]byte(e), &p); err != nil {
-			t.Fatal(err)
-		}
-		p["apiVersion"], p["kind"] = "v1", "Pod"
-		edges = append(edges, p)
-	}
-	pods := append([]map[string]any{}, edges...)
-	dirs := []string{filepath.Join(repoRoot, "examples"), filepath.Join(repoRoot, "e2e", "testdata"),
-		filepath.Join(repoRoot, "tests", "testdata", "shm-truth")}
-	if haveCorpus(t, "the corpus's pods") {
-		dirs = append(dirs, corpusDir())
-	}
-	for _, d := range dirs {
-		if _, err := os.Stat(d); err != nil {
-			continue
-		}
-		for _, o := range manifestsUnder(t, d) {
-			podsOf(o, &pods)
-		}
-	}
+	applyPolicyMode(t, "e2e-policy-mode", cp.ShmguardPolicy(), "shmguard.io/policy-mode")
+	edges := edgePodsOf(t)
+	pods := append(append([]map[string]any{}, edges...), everyPod(t)...)
 	cases := []struct {
 		name   string
 		labels map[string]string
@@ -164,16 +143,47 @@ func TestPolicyModeGivesTheWebhooksAnswers(t *testing.T) {
 	}
 }
 
-// comparePolicyMode creates each pod (dry run) in the webhook's namespace and in the policies';
-// and, patched by `shmguard audit --policy-mode -o patched`, in a namespace neither reaches:
-// the audit must say what the policies do. `level`: the namespaces' Pod Security level.
-func comparePolicyMode(t *testing.T, pods []map[string]any, webhook, policy, neither, level string) {
-	// The API server picks up new policies within a second or so: wait for the first edge pod's
-	// plan annotation in policy mode.
-	probe := &unstructured.Unstructured{Object: pods[0]}
+// everyPod is every Pod of the examples, the e2e's test data, the DataLoader measurements and the
+// corpus, and every pod template there made into a Pod.
+func everyPod(t *testing.T) []map[string]any {
+	var pods []map[string]any
+	dirs := []string{filepath.Join(repoRoot, "examples"), filepath.Join(repoRoot, "e2e", "testdata"),
+		filepath.Join(repoRoot, "tests", "testdata", "shm-truth")}
+	if haveCorpus(t, "the corpus's pods") {
+		dirs = append(dirs, corpusDir())
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(d); err != nil {
+			continue
+		}
+		for _, o := range manifestsUnder(t, d) {
+			podsOf(o, &pods)
+		}
+	}
+	return pods
+}
+
+// edgePodsOf is policyModeEdgePods as Pods.
+func edgePodsOf(t *testing.T) []map[string]any {
+	var edges []map[string]any
+	for _, e := range policyModeEdgePods {
+		var p map[string]any
+		if err := json.Unmarshal([]byte(e), &p); err != nil {
+			t.Fatal(err)
+		}
+		p["apiVersion"], p["kind"] = "v1", "Pod"
+		edges = append(edges, p)
+	}
+	return edges
+}
+
+// waitForPolicies waits until the policies reach `ns`: the API server picks up new policies
+// within a second or so.
+func waitForPolicies(t *testing.T, ns string, pod map[string]any) {
+	probe := (&unstructured.Unstructured{Object: pod}).DeepCopy()
 	probe.SetName("probe")
 	eventually(t, 30*time.Second, "the exported policies in force", func() error {
-		stored, _, err := createObject(t, policy, probe, true)
+		stored, _, err := createObject(t, ns, probe, true)
 		if err != nil {
 			return err
 		}
@@ -182,8 +192,13 @@ func comparePolicyMode(t *testing.T, pods []map[string]any, webhook, policy, nei
 		}
 		return nil
 	})
-	var items []any
-	var prepared []*unstructured.Unstructured
+}
+
+// preparedPods names each pod pm-N and drops the references to objects this cluster lacks, which
+// make the API server's own admission plugins (ServiceAccount, RuntimeClass, Priority) refuse it
+// before any policy or webhook; shmguard reads none of them.
+func preparedPods(pods []map[string]any) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
 	for i, p := range pods {
 		u := (&unstructured.Unstructured{Object: p}).DeepCopy()
 		u.SetName(fmt.Sprintf("pm-%d", i))
@@ -191,9 +206,54 @@ func comparePolicyMode(t *testing.T, pods []map[string]any, webhook, policy, nei
 		for _, f := range []string{"serviceAccountName", "serviceAccount", "runtimeClassName", "priorityClassName", "priority"} {
 			unstructured.RemoveNestedField(u.Object, "spec", f)
 		}
-		prepared = append(prepared, u)
+		out = append(out, u)
+	}
+	return out
+}
+
+// auditedPods is `shmguard audit --policy-mode -o patched --config config` of the pods, item by
+// item.
+func auditedPods(t *testing.T, pods []*unstructured.Unstructured, config string) []any {
+	var items []any
+	for _, u := range pods {
 		items = append(items, u.Object)
 	}
+	list, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	out, _ := runShmguard(t, list, "audit", "--policy-mode", "-o", "patched", "--config", config, "-")
+	docs := parseObjects(t, []byte(out))
+	audited, _, _ := unstructured.NestedSlice(docs[0].Object, "items")
+	if len(audited) != len(pods) {
+		t.Fatalf("audit --policy-mode -o patched gave %d items for %d pods", len(audited), len(pods))
+	}
+	return audited
+}
+
+// auditAgrees creates the pod as the audit patched it in `neither` and says whether it equals
+// the one the policies made (volumes and mounts in name order), reporting where not.
+func auditAgrees(t *testing.T, i int, audited any, byPolicy *unstructured.Unstructured, neither string) bool {
+	byAudit, _, err := createObject(t, neither, &unstructured.Unstructured{Object: audited.(map[string]any)}, true)
+	if err != nil {
+		t.Errorf("pod %d as audit --policy-mode patched it: %v", i, statusMessage(err))
+		return false
+	}
+	c, b := normalisedSorted(byAudit), normalisedSorted(byPolicy)
+	if c == b {
+		return true
+	}
+	var x, y map[string]any
+	_ = json.Unmarshal([]byte(b), &x)
+	_ = json.Unmarshal([]byte(c), &y)
+	t.Errorf("pod %d: audit --policy-mode differs from the policies:\npolicy: %v\naudit:  %v", i, missingFrom(x, y, ""),
+		missingFrom(y, x, ""))
+	return false
+}
+
+// comparePolicyMode creates each pod (dry run) in the webhook's namespace and in the policies';
+// and, patched by `shmguard audit --policy-mode -o patched`, in a namespace neither reaches:
+// the audit must say what the policies do. `level`: the namespaces' Pod Security level.
+func comparePolicyMode(t *testing.T, pods []map[string]any, webhook, policy, neither, level string) {
+	waitForPolicies(t, policy, pods[0])
+	prepared := preparedPods(pods)
 	// The audit reads the namespace's Pod Security level from a policy rule.
 	config := cp.ShmguardPolicy()
 	if level != "" {
@@ -217,15 +277,9 @@ func comparePolicyMode(t *testing.T, pods []map[string]any, webhook, policy, nei
 			t.Fatal(err)
 		}
 	}
-	list, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
-	out, _ := runShmguard(t, list, "audit", "--policy-mode", "-o", "patched", "--config", config, "-")
-	docs := parseObjects(t, []byte(out))
-	audited, _, _ := unstructured.NestedSlice(docs[0].Object, "items")
-	if len(audited) != len(prepared) {
-		t.Fatalf("audit --policy-mode -o patched gave %d items for %d pods", len(audited), len(prepared))
-	}
+	audited := auditedPods(t, prepared, config)
 
-	equal, refused, explained, auditAgrees := 0, 0, map[string]int{}, 0
+	equal, refused, explained, agreed := 0, 0, map[string]int{}, 0
 	for i, u := range prepared {
 		p := u.Object
 		byWebhook, _, errWebhook := createObject(t, webhook, u, true)
@@ -239,17 +293,8 @@ func comparePolicyMode(t *testing.T, pods []map[string]any, webhook, policy, nei
 		}
 		a, plan := normalised(byWebhook)
 		b, _ := normalised(byPolicy)
-		byAudit, _, errAudit := createObject(t, neither, &unstructured.Unstructured{Object: audited[i].(map[string]any)}, true)
-		if errAudit != nil {
-			t.Errorf("pod %d as audit --policy-mode patched it: %v", i, statusMessage(errAudit))
-		} else if c, b := normalisedSorted(byAudit), normalisedSorted(byPolicy); c != b {
-			var x, y map[string]any
-			_ = json.Unmarshal([]byte(b), &x)
-			_ = json.Unmarshal([]byte(c), &y)
-			t.Errorf("pod %d: audit --policy-mode differs from the policies:\npolicy: %v\naudit:  %v\n%s\n%s\nfrom: %s",
-				i, missingFrom(x, y, ""), missingFrom(y, x, ""), b, c, compact(p))
-		} else {
-			auditAgrees++
+		if auditAgrees(t, i, audited[i], byPolicy, neither) {
+			agreed++
 		}
 		if a == b {
 			equal++
@@ -272,12 +317,70 @@ func comparePolicyMode(t *testing.T, pods []map[string]any, webhook, policy, nei
 		explained[listed]++
 	}
 	t.Logf("%d pods: %d equal, %d refused by both, differing as listed: %v; audit --policy-mode agrees with the policies on %d",
-		len(pods), equal, refused, explained, auditAgrees)
+		len(pods), equal, refused, explained, agreed)
 	if equal < len(pods)/2 {
 		t.Errorf("only %d of %d pods were equal", equal, len(pods))
 	}
 	if len(pods) != equal+refused+sum(explained) {
 		t.Errorf("%d pods, %d accounted for", len(pods), equal+refused+sum(explained))
+	}
+}
+
+// A policy file unlike the webhook's (IPC_LOCK to every GPU container, hostIPC, the floor for
+// unannotated pods, every init container mounted, MPS resources, other sizing constants): the
+// policies exported from it make every pod what `audit --policy-mode` with it says.
+func TestPolicyModeAgreesWithTheAuditUnderAnotherPolicy(t *testing.T) {
+	config := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(config, []byte(`ipcLock: always
+hostIPC: always
+initContainerMounts: all
+mpsResources: [nvidia.com/gpu.shared]
+maxFractionOfMemoryLimit: 0.75
+sizing: {safety: 1.5, base: 128Mi, multiGpuFloor: 2Gi}
+unannotated: {mode: floor, minimum: 512Mi}
+namespaces:
+  - {match: ["kube-*"], mode: "off"}
+  - {match: ["*"], mode: warn}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	applyPolicyMode(t, "e2e-policy-mode-other", config, "shmguard.io/policy-mode-other")
+	// Neither the webhook nor the other test's policies reach these namespaces.
+	policy := newNamespaceNamed(t, "policy", map[string]string{"shmguard.io/enabled": "false", "shmguard.io/policy-mode": "false"})
+	neither := newNamespaceNamed(t, "neither", map[string]string{"shmguard.io/enabled": "false",
+		"shmguard.io/policy-mode": "false", "shmguard.io/policy-mode-other": "false"})
+	pods := append(edgePodsOf(t), everyPod(t)...)
+	waitForPolicies(t, policy, pods[0])
+	prepared := preparedPods(pods)
+	audited := auditedPods(t, prepared, config)
+	agreed, refused, hostIPC, locked := 0, 0, 0, 0
+	for i, u := range prepared {
+		byPolicy, _, err := createObject(t, policy, u, true)
+		if err != nil {
+			refused++ // invalid as published; the first test checks that the webhook refuses these too
+			continue
+		}
+		if auditAgrees(t, i, audited[i], byPolicy, neither) {
+			agreed++
+		}
+		if h, _, _ := unstructured.NestedBool(byPolicy.Object, "spec", "hostIPC"); h {
+			if was, _, _ := unstructured.NestedBool(u.Object, "spec", "hostIPC"); !was {
+				hostIPC++
+			}
+		}
+		after, _ := json.Marshal(byPolicy.Object["spec"])
+		before, _ := json.Marshal(u.Object["spec"])
+		if strings.Contains(string(after), `"IPC_LOCK"`) && !strings.Contains(string(before), `"IPC_LOCK"`) {
+			locked++
+		}
+	}
+	t.Logf("%d pods: audit --policy-mode agrees with the policies on %d, %d refused; the policies set hostIPC on %d and "+
+		"added IPC_LOCK to %d", len(pods), agreed, refused, hostIPC, locked)
+	if hostIPC == 0 || locked == 0 {
+		t.Errorf("under hostIPC: always and ipcLock: always, the policies set hostIPC on %d pods and IPC_LOCK on %d", hostIPC, locked)
+	}
+	if agreed < len(pods)/2 {
+		t.Errorf("only %d of %d pods were compared", agreed, len(pods))
 	}
 }
 
