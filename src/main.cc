@@ -73,6 +73,11 @@ int main(int argc, char** argv) {
                      "vLLM's --mm-processor-cache-type shm: its multimodal cache in /dev/shm");
   plan_cmd->add_option("--mm-processor-cache-gb", plan.mm_cache_gib, "vLLM's multimodal cache, GiB (default 4)");
   plan_cmd->add_option("--kv-offloading-size", plan.kv_offload_gib, "vLLM's CPU KV-cache offload in /dev/shm, GiB");
+  plan_cmd->add_flag("--enable-shm-tensor-arena", plan.tensor_arena,
+                     "vLLM's shm tensor arena: 2Gi more on the executor's broadcast queue");
+  plan_cmd->add_option("--attn-dp-size", plan.attention_dp, "SGLang's attention data parallelism")->check(kCount);
+  plan_cmd->add_option("--attn-cp-size", plan.attention_cp, "SGLang's attention context parallelism")->check(kCount);
+  plan_cmd->add_option("--dcp-size", plan.decode_cp, "SGLang's decode context parallelism")->check(kCount);
   plan_cmd->add_option("--object-store-memory", plan.object_store, "a Ray object store, a quantity: 10Gi");
   plan_cmd->add_option("-o,--output", plan.output, "text or json")->check(CLI::IsMember({"text", "json"}));
   plan_cmd->add_option("--config", config, "policy YAML (sizing constants); built-in defaults without it");

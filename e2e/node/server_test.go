@@ -13,10 +13,11 @@ import (
 // way vLLM makes it (multiprocessing.shared_memory, every page written): the executor's
 // broadcast queue, a response queue per worker and the tensor-parallel group's broadcaster,
 // each a ShmRingBuffer of (chunk + 1 + readers) × chunks bytes (docs/sources.md §10). Before
-// it, the start-up check of current vLLM (check_shm_free_space): too little free space in
-// /dev/shm refuses to start with vLLM's message. Its last line reports the peak it saw.
+// each, the check of vLLM 0.33.0 (check_shm_free_space, shm_broadcast.py:242-269): a segment
+// that does not fit in the free space of /dev/shm refuses to start, with vLLM's message. Its
+// last line reports the peak it saw.
 const vllmModel = `
-import json, os, sys, time
+import json, os, shutil, sys, time
 from multiprocessing import shared_memory
 args, tp = sys.argv[1:], 1
 for i, a in enumerate(args):
@@ -32,13 +33,13 @@ if tp > 1:
     sizes.append((4 * MiB + 1 + tp) * 6)
 need = sum(sizes)
 st = os.statvfs("/dev/shm")
-free = st.f_bavail * st.f_frsize
-if free < need:
-    print("RuntimeError: Insufficient space in /dev/shm: %d MiB required, %d MiB free. "
-          "Increase /dev/shm (e.g. --shm-size or --ipc=host)." % (need // MiB, free // MiB), flush=True)
-    sys.exit(1)
 segments, peak = [], 0
 for size in sizes:
+    free = shutil.disk_usage("/dev/shm").free
+    if size > free:
+        print("RuntimeError: Insufficient space in /dev/shm for shared-memory allocation: %.0f MiB required, "
+              "%.0f MiB free. Increase /dev/shm (e.g. --shm-size or --ipc=host)." % (size / MiB, free / MiB), flush=True)
+        sys.exit(1)
     m = shared_memory.SharedMemory(create=True, size=size)
     for offset in range(0, size, 4096):
         m.buf[offset] = 1

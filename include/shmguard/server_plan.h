@@ -33,10 +33,14 @@ struct ServerLaunch {
   std::optional<int64_t> data_parallel_local;  // vLLM --data-parallel-size-local
   int64_t nnodes = 1;                          // --nnodes (vLLM, SGLang)
   std::optional<int64_t> world_size;           // TGI's shards, Triton's ranks (mpirun -n, --world_size)
-  bool attention_dp = false;                   // SGLang --enable-dp-attention: DP inside the TP group
+  // SGLang's attention groups inside a TP group: --attn-dp-size (or the older --dp-size N
+  // --enable-dp-attention), --attn-cp-size, --dcp-size. They split the TP group's ranks; they
+  // add no processes.
+  int64_t attention_dp = 1, attention_cp = 1, decode_cp = 1;
   bool mm_cache_shm = false;                   // vLLM --mm-processor-cache-type shm
   int64_t mm_cache_bytes = int64_t{4} << 30;   // vLLM --mm-processor-cache-gb (GiB, default 4)
   int64_t kv_offload_bytes = 0;                // vLLM --kv-offloading-size (GiB)
+  bool tensor_arena = false;                   // vLLM --enable-shm-tensor-arena
   int64_t mq_chunk_bytes = int64_t{16} << 20;  // vLLM VLLM_MQ_MAX_CHUNK_BYTES_MB (default 16)
   bool mq_broadcaster = true;                  // SGLang SGLANG_USE_MESSAGE_QUEUE_BROADCASTER
   bool ray_backend = false;                    // vLLM --distributed-executor-backend ray

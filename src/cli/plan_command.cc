@@ -73,6 +73,13 @@ Result<PlanInputs> ReadFlags(const PlanOptions& o, const Policy& policy) {
     l.data_parallel = o.data_parallel;
     l.world_size = o.tensor_parallel * o.pipeline_parallel * o.data_parallel;  // TGI's shards, Triton's ranks
     l.mm_cache_shm = o.mm_cache_shm;
+    l.tensor_arena = o.tensor_arena;
+    if (auto e = range("--attn-dp-size", o.attention_dp, 1, kMaxProcs)) return *e;
+    if (auto e = range("--attn-cp-size", o.attention_cp, 1, kMaxProcs)) return *e;
+    if (auto e = range("--dcp-size", o.decode_cp, 1, kMaxProcs)) return *e;
+    l.attention_dp = o.attention_dp;
+    l.attention_cp = o.attention_cp;
+    l.decode_cp = o.decode_cp;
     auto gib = [](const char* flag, std::optional<double> v, int64_t& out) -> std::optional<Error> {
       if (!v) return std::nullopt;
       if (!(*v >= 0 && *v <= 1024 * 1024)) {

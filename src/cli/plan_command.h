@@ -30,10 +30,12 @@ struct PlanOptions {
   // (server_plan.h), with the launch flags that size it.
   std::string server;
   int64_t tensor_parallel = 1, pipeline_parallel = 1, data_parallel = 1;
-  bool mm_cache_shm = false;             // --mm-processor-cache-type shm
-  std::optional<double> mm_cache_gib;    // --mm-processor-cache-gb (default 4)
-  std::optional<double> kv_offload_gib;  // --kv-offloading-size
-  std::string object_store;              // --object-store-memory, a quantity; "" none
+  bool mm_cache_shm = false;                                  // --mm-processor-cache-type shm
+  std::optional<double> mm_cache_gib;                         // --mm-processor-cache-gb (default 4)
+  std::optional<double> kv_offload_gib;                       // --kv-offloading-size
+  bool tensor_arena = false;                                  // vLLM --enable-shm-tensor-arena
+  int64_t attention_dp = 1, attention_cp = 1, decode_cp = 1;  // SGLang --attn-dp-size, --attn-cp-size, --dcp-size
+  std::string object_store;                                   // --object-store-memory, a quantity; "" none
 };
 
 // Prints the plan to `out`. Returns kOk when it fits, kFindings when it would be denied,

@@ -354,6 +354,8 @@ Result<std::optional<ServerLaunch>> ReadServerLaunch(JsonNode container, std::st
       }
       if (!error) error = check(ReadGib(w, from, "--mm-processor-cache-gb", l.mm_cache_bytes, l, where));
       if (!error) error = check(ReadGib(w, from, "--kv-offloading-size", l.kv_offload_bytes, l, where));
+      l.tensor_arena = HasWord(w, from, {"--enable-shm-tensor-arena"});
+      if (l.tensor_arena) l.read.push_back("--enable-shm-tensor-arena");
       if (auto v = Flag(w, from, {"--distributed-executor-backend"})) {
         l.read.push_back(v->written);
         l.ray_backend = v->value == "ray";
@@ -378,8 +380,19 @@ Result<std::optional<ServerLaunch>> ReadServerLaunch(JsonNode container, std::st
       count({"--pipeline-parallel-size", "--pp-size", "--pp"}, l.pipeline_parallel);
       count({"--data-parallel-size", "--dp-size", "--dp"}, l.data_parallel);
       count({"--nnodes"}, l.nnodes);
-      l.attention_dp = HasWord(w, from, {"--enable-dp-attention"});
-      if (l.attention_dp) l.read.push_back("--enable-dp-attention");
+      // sglang/srt/arg_groups/fields/parallel.py: attn_dp_size, attn_cp_size, dcp_size and their
+      // long aliases; the deprecated --dp-size N --enable-dp-attention is --attn-dp-size N
+      // (arg_groups/parallel_hook.py, _handle_deprecated_dp_attention).
+      count({"--attn-dp-size", "--attention-data-parallel-size"}, l.attention_dp);
+      count({"--attn-cp-size", "--attention-context-parallel-size"}, l.attention_cp);
+      count({"--dcp-size", "--decode-context-parallel-size"}, l.decode_cp);
+      if (HasWord(w, from, {"--enable-dp-attention"})) {
+        l.read.push_back("--enable-dp-attention");
+        if (l.attention_dp == 1) {
+          l.attention_dp = l.data_parallel;
+          l.data_parallel = 1;
+        }
+      }
       if (auto v = Lookup(env, "SGLANG_USE_MESSAGE_QUEUE_BROADCASTER")) {
         l.read.push_back("env SGLANG_USE_MESSAGE_QUEUE_BROADCASTER=" + std::string(*v));
         l.mq_broadcaster = !(*v == "0" || *v == "false" || *v == "False");

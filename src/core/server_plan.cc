@@ -21,6 +21,10 @@ constexpr int64_t kVllmResponseChunkBytes = 24 * kMiB;
 // 1 << 22, 6), 6 chunks of 4 MiB (vLLM vllm/distributed/parallel_state.py and SGLang
 // python/sglang/srt/distributed/parallel_state.py, GroupCoordinator).
 constexpr int64_t kTpBroadcasterBytes = 6 * (int64_t{1} << 22);
+// vLLM's shm tensor arena on the executor's broadcast queue (--enable-shm-tensor-arena): 8
+// slots of 256 MiB, checked against /dev/shm's free space when it is made
+// (vllm/distributed/device_communicators/shm_tensor_arena.py, _ARENA_SLOTS, _ARENA_SLOT_BYTES).
+constexpr int64_t kTensorArenaBytes = 8 * 256 * kMiB;
 // Ray's default object store: 30 % of the memory it sees, at most 200e9 bytes
 // (python/ray/_private/ray_constants.py DEFAULT_OBJECT_STORE_MEMORY_PROPORTION and
 // DEFAULT_OBJECT_STORE_MAX_MEMORY_BYTES); its advice for /dev/shm is 1.1 × the store
@@ -85,6 +89,8 @@ Result<ServerPlan> PlanServer(const ServerLaunch& l, int64_t gpus, std::optional
       if (per_engine > 1 && !l.ray_backend) {
         p.terms.push_back({"executor broadcast queue", engines, kMqChunks * l.mq_chunk_bytes});
         p.terms.push_back({"worker response queue", p.procs, kMqChunks * kVllmResponseChunkBytes});
+        // Only where every reader of the queue is in the pod (MessageQueue: n_remote_reader == 0).
+        if (l.tensor_arena && !p.multi_node) p.terms.push_back({"shm tensor arena", engines, kTensorArenaBytes});
       }
       if (l.tensor_parallel > 1) {
         p.terms.push_back(
@@ -96,11 +102,27 @@ Result<ServerPlan> PlanServer(const ServerLaunch& l, int64_t gpus, std::optional
       break;
     }
     case Server::kSglang: {
-      const int64_t world = per_engine * (l.attention_dp ? 1 : l.data_parallel);
+      const int64_t world = per_engine * l.data_parallel;
       p.procs = LocalProcs(world, l.nnodes, gpus, p.multi_node);
       if (l.tensor_parallel > 1 && l.mq_broadcaster) {
-        p.terms.push_back(
-            {"tensor-parallel broadcaster", std::max<int64_t>(1, p.procs / l.tensor_parallel), kTpBroadcasterBytes});
+        // Every group of more than one rank gets a broadcaster (python/sglang/srt/distributed/
+        // parallel_state.py, initialize_model_parallel): the TP group; inside it, when they split
+        // it, the attention-TP groups (TP / attention DP / attention CP ranks each), the
+        // attention-CP groups and the decode-CP groups.
+        const int64_t tp = l.tensor_parallel, groups = std::max<int64_t>(1, p.procs / tp);
+        const int64_t attn_tp = std::max<int64_t>(1, tp / std::max<int64_t>(1, l.attention_dp * l.attention_cp));
+        p.terms.push_back({"tensor-parallel broadcaster", groups, kTpBroadcasterBytes});
+        if (attn_tp > 1 && attn_tp < tp) {
+          p.terms.push_back({"attention tensor-parallel broadcaster", groups * (tp / attn_tp), kTpBroadcasterBytes});
+        }
+        if (l.attention_cp > 1 && l.attention_cp < tp) {
+          p.terms.push_back(
+              {"attention context-parallel broadcaster", groups * (tp / l.attention_cp), kTpBroadcasterBytes});
+        }
+        if (l.decode_cp > 1) {
+          p.terms.push_back({"decode context-parallel broadcaster", groups * std::max<int64_t>(1, tp / l.decode_cp),
+                             kTpBroadcasterBytes});
+        }
       }
       if (l.ray_started) AddRayStore(l, memory_limit, p);
       break;

@@ -2,6 +2,7 @@
 #include "cli/plan_command.h"
 
 #include <catch2/catch.hpp>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -166,6 +167,38 @@ TEST_CASE("RunPlan sizes an inference server from its launch flags", "[plan_comm
   CHECK(j["required"] == "7870Mi");
   CHECK(j["findings"][0]["message"].get<std::string>().find("4Gi multimodal processor cache") != std::string::npos);
   CHECK(j["findings"][0]["message"].get<std::string>().find("8 procs from vLLM") != std::string::npos);
+
+  // The flags of the launches the plan arithmetic reads: vLLM's tensor arena, SGLang's
+  // attention groups (a TP group of 8 split into 2 attention CP ranks: 2 attention-TP groups
+  // and 4 attention-CP groups, each with a 24Mi broadcaster).
+  const struct {
+    const char* name;
+    std::function<void(PlanOptions&)> set;
+    int64_t server_bytes;
+  } flags[] = {
+      {"--enable-shm-tensor-arena", [](PlanOptions& p) { p.tensor_arena = true; }, (6200ll + 2048) << 20},
+      {"--attn-cp-size 2",
+       [](PlanOptions& p) {
+         p.server = "sglang";
+         p.mm_cache_shm = false;
+         p.attention_cp = 2;
+       },
+       7 * (24ll << 20)},
+  };
+  for (const auto& f : flags) {
+    CAPTURE(f.name);
+    PlanOptions with = o;
+    f.set(with);
+    std::ostringstream flag_out, flag_err;
+    CHECK(RunPlan(with, Policy{}, flag_out, flag_err) == ExitCode::kOk);
+    CHECK(json::parse(flag_out.str())["terms"]["server_bytes"] == f.server_bytes);
+  }
+  PlanOptions zero = o;
+  zero.server = "sglang";
+  zero.decode_cp = 0;
+  std::ostringstream zero_out, zero_err;
+  CHECK(RunPlan(zero, Policy{}, zero_out, zero_err) == ExitCode::kUsage);
+  CHECK_THAT(zero_err.str(), Catch::Contains("--dcp-size"));
 
   o.server = "nginx";
   std::ostringstream out2, err2;

@@ -1,5 +1,5 @@
 // ReadServerLaunch and PlanServer: each server recognised from commands written out in full, the
-// flags read as its parser reads them, and the formulas of docs/sources.md §8 pinned in bytes.
+// flags read as its parser reads them, and the formulas of docs/sources.md §10 pinned in bytes.
 #include "shmguard/server_plan.h"
 
 #include <catch2/catch.hpp>
@@ -119,6 +119,12 @@ TEST_CASE("PlanServer: vLLM's queues, its tensor-parallel broadcaster, the multi
       // DP 2 × TP 2 on one pod: two engines, each with its queues and broadcaster.
       {"DP 2 × TP 2", "{name: v, command: [vllm, serve, m, -tp, '2', -dp, '2']}", 4, 4,
        (2 * 160 + 4 * 240 + 2 * 24) * kMiB, false},
+      // The shm tensor arena: 8 slots of 256 MiB on the executor's broadcast queue.
+      {"shm tensor arena, TP 2", "{name: v, command: [vllm, serve, m, -tp, '2', --enable-shm-tensor-arena]}", 2, 2,
+       (160 + 480 + 24 + 2048) * kMiB, false},
+      // ...only where every reader is local: not across pods.
+      {"shm tensor arena over two pods", "{name: v, command: [vllm, serve, m, -tp, '4', --enable_shm_tensor_arena]}", 2,
+       2, (160 + 480 + 24) * kMiB, true},
   };
   for (const auto& c : cases) {
     SECTION(c.name) {
@@ -136,6 +142,28 @@ TEST_CASE("PlanServer: SGLang's broadcaster, TGI's and Triton's ranks, Ray's obj
   REQUIRE(sglang);
   CHECK(sglang->procs == 4);
   CHECK(sglang->bytes == 24 * kMiB);
+  // The attention groups that split a TP group of 8 get broadcasters of their own; a group of
+  // one rank gets none.
+  const struct {
+    const char* flags;
+    int64_t procs, broadcasters;
+  } groups[] = {
+      {"--tp, '8', --attn-dp-size, '2'", 8, 1 + 2},                 // attention TP groups of 4
+      {"--tp, '8', --dp-size, '8', --enable-dp-attention", 8, 1},   // attention TP groups of 1
+      {"--tp, '8', --dp, '2', --enable-dp-attention", 8, 1 + 2},    // the older spelling of the first
+      {"--tp, '8', --attn-cp-size, '2'", 8, 1 + 2 + 4},             // attention TP of 4, CP groups of 2
+      {"--tp, '8', --attention-context-parallel-size, '8'", 8, 1},  // the CP group is the TP group
+      {"--tp, '8', --dcp-size, '4'", 8, 1 + 2},
+      {"--tp, '4', --dp-size, '2'", 8, 2},  // two replicas, each its TP group
+  };
+  for (const auto& g : groups) {
+    CAPTURE(g.flags);
+    auto plan = PlanServer(
+        Launch(std::string("{name: s, command: [python3, -m, sglang.launch_server, ") + g.flags + "]}"), 8, {});
+    REQUIRE(plan);
+    CHECK(plan->procs == g.procs);
+    CHECK(plan->bytes == g.broadcasters * 24 * kMiB);
+  }
   auto off = PlanServer(Launch("{name: s, command: [python3, -m, sglang.launch_server, --tp, '4'], env: "
                                "[{name: SGLANG_USE_MESSAGE_QUEUE_BROADCASTER, value: 'false'}]}"),
                         4, {});
@@ -231,8 +259,12 @@ TEST_CASE("ReadPod recognises the server of every serving manifest of the corpus
     }
     ++recognised;
     // What it was taken for is what the facts say (TensorRT-LLM's trtllm-serve is Triton's row;
-    // a Ray Serve application is sized as the Ray node KubeRay starts).
-    CHECK(r.facts.server->server == (sized == kSized.end() ? Server::kNone : sized->second));
+    // a Ray Serve application is sized as the Ray node KubeRay starts). A server shmguard does
+    // not size that runs `ray start` in its container first (KServe's multi-node
+    // huggingfaceserver) is that Ray node, whose object store is in /dev/shm.
+    const bool starts_ray = e["notes"].get<std::string>().find("ray start") != std::string::npos;
+    Server expected = sized == kSized.end() ? (starts_ray ? Server::kRay : Server::kNone) : sized->second;
+    CHECK(r.facts.server->server == expected);
     const Server s = r.facts.server->server;
     if (e["tensor_parallel"].is_number() && s == Server::kTgi) {  // TGI's shards are its tensor parallelism
       CHECK(r.facts.server->world_size == e["tensor_parallel"].get<int64_t>());
