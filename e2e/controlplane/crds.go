@@ -15,6 +15,7 @@ import (
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 )
 
@@ -102,6 +103,17 @@ func (s *State) installCRDs(ctx context.Context, logf func(string, ...any)) erro
 	if err != nil {
 		return err
 	}
+	if err := CreateCRDs(ctx, cfg, crds); err != nil {
+		return err
+	}
+	logf("%d CRDs Established: %s", len(crds), crdNames(crds))
+	return nil
+}
+
+// CreateCRDs creates crds (those already there are left as they are) and waits until each is
+// Established.
+func CreateCRDs(ctx context.Context, cfg *rest.Config, crds []*apiextensionsv1.CustomResourceDefinition) error {
+	cfg = rest.CopyConfig(cfg)
 	cfg.Timeout = 2 * time.Minute // the argo CRDs are over 1 MB each
 	client, err := apiextensions.NewForConfig(cfg)
 	if err != nil {
@@ -126,7 +138,6 @@ func (s *State) installCRDs(ctx context.Context, logf func(string, ...any)) erro
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	logf("%d CRDs Established: %s", len(crds), crdNames(crds))
 	return nil
 }
 

@@ -60,6 +60,7 @@ enum class Check {
   kObjectInvalid,
   kTrainjobAnnotationsIgnored,
   kTrainjobRuntime,
+  kServingRuntime,
   // Docker Compose.
   kComposeShmDefault,
   kComposeIpcHost,

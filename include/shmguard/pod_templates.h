@@ -5,7 +5,8 @@
 // Kubeflow jobs (PyTorchJob, TFJob, XGBoostJob, PaddleJob, MXJob, JAXJob, MPIJob), Kubeflow
 // Trainer runtimes, KubeRay (RayCluster, RayJob, RayService), LeaderWorkerSet, Volcano Job and
 // Argo Workflows (Workflow, WorkflowTemplate, ClusterWorkflowTemplate, CronWorkflow: each
-// container, script or containerSet template is a pod); and Docker Compose documents, recognised
+// container, script or containerSet template is a pod), KServe (ServingRuntime,
+// ClusterServingRuntime, InferenceService); and Docker Compose documents, recognised
 // by their content (compose.h: each service is a one-container pod).
 #pragma once
 
@@ -85,8 +86,8 @@ struct PodTemplate {
   // (the GPU count); "" when the kind says nothing. `procs_source` names the field.
   std::string procs_field;
   std::string procs_source;
-  // False for kinds that are evaluated but never patched: KubeRay's (it builds /dev/shm itself)
-  // and TrainJob (it has no pod template; its pods are patched when created).
+  // False for kinds that are evaluated but never patched: KubeRay's (it builds /dev/shm itself),
+  // TrainJob and KServe's (their pods are built by a controller, and patched when created).
   bool patchable = true;
   bool pods_patched_at_creation = false;  // an unpatched kind whose pods the Pod webhook patches
   // An inference server's launch is read and sized (server_plan.h); false in policy mode, whose
@@ -162,18 +163,29 @@ struct Workload {
   bool cluster_scoped = false;
 };
 
-// Trainer runtimes (TrainingRuntime, ClusterTrainingRuntime) an input declares, for the
-// TrainJobs in it that name them in spec.runtimeRef.
+// The runtimes an input declares, for the objects in it that use them: Trainer runtimes
+// (TrainingRuntime, ClusterTrainingRuntime) for the TrainJobs that name them in
+// spec.runtimeRef, and KServe's (ServingRuntime, ClusterServingRuntime) for the
+// InferenceServices whose predictor names or auto-selects them.
 class RuntimeCatalog {
  public:
-  // Keeps a copy of `runtime` when it is one of the two runtime kinds.
+  // Keeps a copy of `runtime` when it is one of the four runtime kinds.
   void Add(JsonNode runtime);
-  // The runtime a TrainJob in `namespace_name` names, or nullptr.
+  // The runtime of `kind` named `name` that an object in `namespace_name` sees, or nullptr.
   const nlohmann::json* Find(std::string_view kind, std::string_view namespace_name, std::string_view name) const;
+  // The KServe runtime a predictor in `namespace_name` gets, as KServe picks it
+  // (pkg/apis/serving/v1beta1/predictor_model.go): the ServingRuntime named `name` in the
+  // namespace, else the ClusterServingRuntime; without a name, the first one not disabled whose
+  // supportedModelFormats auto-select `format` (at `version`, when given) and whose workerSpec
+  // is there exactly when `multi_node`, namespaced before cluster-wide, highest priority first,
+  // then in input order (KServe: newest first). nullptr when none.
+  const nlohmann::json* FindServing(std::string_view namespace_name, std::string_view name, std::string_view format,
+                                    std::string_view version, bool multi_node) const;
   bool empty() const { return by_key_.empty(); }
 
  private:
   std::map<std::string, nlohmann::json, std::less<>> by_key_;
+  std::vector<std::string> serving_order_;  // keys of KServe runtimes, in input order
 };
 
 // Finds every pod spec in `object`.
@@ -182,13 +194,13 @@ class RuntimeCatalog {
 // and with kInvalidInput, naming the JSON pointer, when a field on the way has the wrong type
 // (e.g. "spec.containers" written as a mapping, "replicatedJobs" not a list).
 // A TrainJob is read as the pods of its runtime when `runtimes` has it, else from what it
-// states itself (train_job.cc).
+// states itself (train_job.cc); an InferenceService likewise (inference_service.cc).
 // REQUIRES: `object` outlives the result (it holds pointers into it).
 Result<Workload> FindPodTemplates(JsonNode object, const RuntimeCatalog* runtimes = nullptr);
 
 // What the admission webhooks do with a kind: kMutate (patched and validated: Pod, Job, CronJob,
 // Deployment, StatefulSet, JobSet, the Kubeflow jobs, Trainer runtimes, LeaderWorkerSet, Volcano
-// Job, Argo), kValidate (validated, never patched: the KubeRay kinds, TrainJob), kNone (everything
+// Job, Argo), kValidate (validated, never patched: the KubeRay kinds, TrainJob, KServe's), kNone (everything
 // else: DaemonSets and ReplicaSets, whose pods are checked when they are created). A controller's
 // template is patched at creation so the pods it makes carry their plan (copied sizing
 // annotations, e.g. a Job's parallelism as shmguard.io/nodes) and the Pod webhook finds nothing

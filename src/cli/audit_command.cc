@@ -141,8 +141,8 @@ std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy&
 }
 
 // What objects elsewhere in the input say about a workload, whatever the order of files: the
-// Trainer runtimes the TrainJobs name, and the ResourceClaims and ResourceClaimTemplates whose
-// GPUs pods use (DRA). Only files that mention one are parsed; what cannot be read twice
+// Trainer and KServe runtimes the TrainJobs and InferenceServices use, and the ResourceClaims and
+// ResourceClaimTemplates whose GPUs pods use (DRA). Only files that mention one are parsed; what cannot be read twice
 // (stdin, a pipe), or why it could not be read, is kept in `kept` for the audit itself to use or
 // report.
 struct References {
@@ -167,6 +167,7 @@ References CollectReferences(const std::vector<io::InputFile>& expanded, std::is
         continue;
       }
       if (text->view().find("TrainingRuntime") != std::string_view::npos ||
+          text->view().find("ServingRuntime") != std::string_view::npos ||
           text->view().find("ResourceClaim") != std::string_view::npos) {
         for (const auto& doc : io::ParseManifests(text->view(), file)) {
           if (!doc.object) continue;

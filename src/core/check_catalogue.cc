@@ -16,6 +16,12 @@ using F = Finding;
 
 std::string Bytes(const F& f, std::string_view name) { return FormatBytes(f.Number(name)); }
 
+// "a TrainJob", "an InferenceService": a kind with its article.
+std::string AKind(const F& f) {
+  const std::string kind = f.Value("kind");
+  return (kind.find_first_of("AEIOU") == 0 ? "an " : "a ") + kind;
+}
+
 // "the 1Gi floor (NCCL shm and base for 2 procs = 1Gi, at least the 1Gi minimum)".
 std::string Floor(const F& f) {
   std::string what = f.Number("nccl_shm") ? "NCCL shm" : "";
@@ -88,8 +94,8 @@ std::string BelowNeedWords(const F& f) {
                           ? "raise the Ray container's memory limit (KubeRay sizes /dev/shm to it) "
                             "or mount an emptyDir {medium: Memory} of that size at /dev/shm"
                           : "mount an emptyDir {medium: Memory} of that size at /dev/shm";
-    return "/dev/shm is " + current + ", below the " + needed + " needed; shmguard does not patch a " +
-           f.Value("kind") + ": " + fix;
+    return "/dev/shm is " + current + ", below the " + needed + " needed; shmguard does not patch " + AKind(f) + ": " +
+           fix;
   }
   if (!f.Value("containers").empty()) {
     return "/dev/shm is not mounted in " + f.Value("containers") + ": they get the container default 64Mi, below the " +
@@ -182,7 +188,7 @@ extern constexpr std::array<CheckInfo, kCheckCount> kChecks = {{
                                      : "/dev/shm " + f.Value("current") + " covers " + Floor(f);
        }
        return "/dev/shm " + f.Value("current") + " covers the " + Bytes(f, "required_bytes") +
-              " needed (shmguard does not patch a " + f.Value("kind") + ")";
+              " needed (shmguard does not patch " + AKind(f) + ")";
      }},
     {Check::kShmNotMemoryBacked, "shm-not-memory-backed", S::kError, "/dev/shm is mounted from something other than a memory emptyDir",
      "", "mount",
@@ -205,7 +211,7 @@ extern constexpr std::array<CheckInfo, kCheckCount> kChecks = {{
                 f.Value("unknown") + "); shmguard patches them when they are created if they have less";
        }
        return "/dev/shm is " + f.Value("current") + ", below the " + Bytes(f, "required_bytes") +
-              " needed: shmguard does not patch a " + f.Value("kind") + "; its pods are patched when they are created";
+              " needed: shmguard does not patch " + AKind(f) + "; its pods are patched when they are created";
      }},
     {Check::kMpsShm, "mps-shm", S::kInfo, "An MPS client: its /dev/shm is the MPS daemon's, and no dshm is added over it",
      "required_bytes", "resource containers",
@@ -281,6 +287,15 @@ extern constexpr std::array<CheckInfo, kCheckCount> kChecks = {{
                                 : f.Value("runtime") +
                                       " is not in the input: evaluated from what the TrainJob states; audit it together "
                                       "with its runtime for the runtime's /dev/shm";
+     }},
+    {Check::kServingRuntime, "serving-runtime", S::kInfo, "How a KServe InferenceService was read: with its ServingRuntime, or from what it states",
+     "found", "runtime",
+     [](const F& f) -> std::string {
+       return f.Number("found") ? "evaluated as the pods KServe builds from " + f.Value("runtime") +
+                                      " (in this input) and the predictor"
+                                : f.Value("runtime") +
+                                      " is not in the input: the server's command and the runtime's volumes come from "
+                                      "it; audit them together for the predictor's /dev/shm and server";
      }},
     {Check::kComposeShmDefault, "compose-shm-default", S::kWarning, "A Compose service relies on Docker's 64 MiB /dev/shm",
      "required_bytes floor_bytes floor_plan_bytes minimum_bytes nccl_proxy nccl_shm procs", "current",

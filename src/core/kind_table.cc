@@ -5,7 +5,9 @@
 // sum of replicas); kubeflow/mpi-operator pkg/apis/kubeflow/v2beta1/types.go; kubeflow/trainer
 // v2 pkg/apis/trainer/v1alpha1; ray-project/kuberay ray-operator/controllers/ray/common/pod.go
 // (its /dev/shm); kubernetes-sigs/lws api/leaderworkerset/v1; volcano-sh/volcano
-// batch/v1alpha1/job.go; argoproj/argo-workflows pkg/apis/workflow/v1alpha1/workflow_types.go.
+// batch/v1alpha1/job.go; argoproj/argo-workflows pkg/apis/workflow/v1alpha1/workflow_types.go;
+// kserve/kserve pkg/apis/serving/v1alpha1/servingruntime_types.go (ServingRuntimePodSpec inline
+// in spec and in spec.workerSpec) and pkg/apis/serving/v1beta1 (inference_service.go).
 #include <algorithm>
 #include <string>
 #include <string_view>
@@ -23,6 +25,9 @@ constexpr Part Template(std::string_view path, std::string_view label, bool opti
 constexpr Part List(std::string_view path, std::string_view item, std::string_view label,
                     std::string_view name_key = "name") {
   return {Shape::kList, path, item, label, false, name_key};
+}
+constexpr Part PodSpec(std::string_view path, std::string_view label, bool optional = false) {
+  return {Shape::kPodSpec, path, "", label, optional};
 }
 constexpr Part ReplicaMap(std::string_view path) { return {Shape::kReplicaMap, path, "/template", ""}; }
 constexpr Part Argo(std::string_view path) { return {Shape::kArgo, path, "", "template"}; }
@@ -93,6 +98,12 @@ constexpr KindSpec kKinds[] = {
      {Argo("/spec/templates"), kNone, kNone}, true},
     {"argoproj.io/v1alpha1", "CronWorkflow", "cronworkflows", AdmissionRole::kMutate, Count::kOne, "",
      {Argo("/spec/workflowSpec/templates"), kNone, kNone}},
+    {"serving.kserve.io/v1alpha1", "ServingRuntime", "servingruntimes", AdmissionRole::kValidate, Count::kServingRuntime, "",
+     {PodSpec("/spec", "runtime"), PodSpec("/spec/workerSpec", "worker", true), kNone}},
+    {"serving.kserve.io/v1alpha1", "ClusterServingRuntime", "clusterservingruntimes", AdmissionRole::kValidate, Count::kServingRuntime, "",
+     {PodSpec("/spec", "runtime"), PodSpec("/spec/workerSpec", "worker", true), kNone}, true},
+    {"serving.kserve.io/v1beta1", "InferenceService", "inferenceservices", AdmissionRole::kValidate, Count::kInferenceService, "",
+     {kNone, kNone, kNone}},
     // Not an API kind: a document with top-level `services` and no apiVersion or kind.
     {"", "Compose", "", AdmissionRole::kNone, Count::kCompose, "", {kNone, kNone, kNone}},
 };

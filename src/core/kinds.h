@@ -19,6 +19,7 @@ namespace shmguard {
 enum class Shape {
   kPod,         // the object is the pod
   kTemplate,    // one PodTemplateSpec at `path`
+  kPodSpec,     // a PodSpec at `path`, its pod annotations in its own `annotations` (KServe's)
   kReplicaMap,  // `path` maps a replica type to {replicas, template} (label: the type)
   kList,        // `path` is a list of items named by "name", each with a template at `item`
   kArgo,        // `path` is an Argo Workflow spec's templates: each container, script or
@@ -27,18 +28,20 @@ enum class Shape {
 
 // How the controller counts the pods that train together and the processes in each.
 enum class Count {
-  kOne,              // every pod on its own
-  kParallelism,      // a Job's parallelism at `count_path`
-  kReplicas,         // replicas at `count_path` (StatefulSet)
-  kJobSet,           // each replicated job: replicas × its Job's parallelism
-  kKubeflow,         // the sum of every replica type's replicas; PyTorchJob nprocPerNode
-  kMpi,              // Worker replicas; slotsPerWorker processes per worker
-  kTrainerRuntime,   // the trainer job: mlPolicy.numNodes and numProcPerNode; others as JobSet
-  kRay,              // the head and every worker group's replicas × numOfHosts
-  kLeaderWorkerSet,  // a group: leaderWorkerTemplate.size pods
-  kVolcano,          // the sum of the tasks' replicas
-  kTrainJob,         // no template: its runtime's pods, as the TrainJob changes them (train_job.cc)
-  kCompose,          // every service on its own (compose.cc)
+  kOne,               // every pod on its own
+  kParallelism,       // a Job's parallelism at `count_path`
+  kReplicas,          // replicas at `count_path` (StatefulSet)
+  kJobSet,            // each replicated job: replicas × its Job's parallelism
+  kKubeflow,          // the sum of every replica type's replicas; PyTorchJob nprocPerNode
+  kMpi,               // Worker replicas; slotsPerWorker processes per worker
+  kTrainerRuntime,    // the trainer job: mlPolicy.numNodes and numProcPerNode; others as JobSet
+  kRay,               // the head and every worker group's replicas × numOfHosts
+  kLeaderWorkerSet,   // a group: leaderWorkerTemplate.size pods
+  kVolcano,           // the sum of the tasks' replicas
+  kTrainJob,          // no template: its runtime's pods, as the TrainJob changes them (train_job.cc)
+  kServingRuntime,    // KServe's runtime and its workers: workerSpec.pipelineParallelSize pods
+  kInferenceService,  // no template: its runtime's pods, as the predictor changes them (inference_service.cc)
+  kCompose,           // every service on its own (compose.cc)
 };
 
 struct Part {

@@ -143,7 +143,23 @@ void CountPods(JsonNode object, const KindSpec& k, const std::vector<Found>& fou
       set_all(size, Pods(size) + " in a group (leaderWorkerTemplate.size)");
       break;
     }
+    case Count::kServingRuntime: {
+      // KServe runs the runtime's pod as the head and pipelineParallelSize - 1 workers
+      // (pkg/controller/v1beta1/inferenceservice/components/predictor.go, multiNodeProcess);
+      // its pods are built by KServe, which the Pod webhook patches when they are created.
+      JsonNode worker = FollowPointer(object, "/spec/workerSpec");
+      if (worker) {
+        const int64_t n = IntField(worker, "pipelineParallelSize", 1);
+        set_all(n, PodsText(n, "head ×1, workers ×" + std::to_string(n - 1) + " (workerSpec.pipelineParallelSize)"));
+      }
+      for (PodTemplate& t : w.templates) {
+        t.patchable = false;
+        t.pods_patched_at_creation = true;
+      }
+      break;
+    }
     case Count::kTrainJob:
+    case Count::kInferenceService:
     case Count::kCompose: break;
     case Count::kVolcano: {
       auto [total, parts] = sum([](const Found& f) { return IntField(f.item, "replicas", 1); });

@@ -7,6 +7,7 @@
 #include <array>
 #include <string_view>
 
+#include "inference_service.h"
 #include "kinds.h"
 #include "shmguard/compose.h"
 #include "shmguard/json_patch.h"
@@ -37,6 +38,7 @@ Result<std::vector<Found>> FindParts(JsonNode object, const Part& part) {
   switch (part.shape) {
     case Shape::kPod: out.push_back({"", std::string(part.label), {}, {}, object, {}, {}}); break;
     case Shape::kTemplate:
+    case Shape::kPodSpec:
       if (JsonNode node = FollowPointer(object, path); node || !part.optional) {
         out.push_back({path, std::string(part.label), {}, {}, node, {}, {}});
       }
@@ -110,6 +112,14 @@ Result<bool> AddTemplate(const Part& part, const Found& f, const Annotations& in
     t.shared_volumes_pointer = workflow_spec + "/volumes";
     if (f.pod_metadata && !f.pod_metadata.IsObject()) return TypeError(workflow_spec + "/podMetadata", "an object");
     MergeAnnotations(f.pod_metadata, t.annotations);
+  } else if (part.shape == Shape::kPodSpec) {  // the spec is the node, with its pod annotations
+    t.spec = tmpl;
+    t.spec_pointer = pointer;
+    t.metadata_pointer = pointer;
+    t.metadata = tmpl;
+    MergeAnnotations(tmpl, t.annotations);
+    w.templates.push_back(std::move(t));
+    return true;
   } else {
     t.spec = tmpl.Find("spec");
     t.spec_pointer = pointer + "/spec";
@@ -169,6 +179,7 @@ Result<Workload> ReadKind(JsonNode object, const RuntimeCatalog* runtimes) {
   if (!found_kind) return found_kind.error();
   const KindSpec* k = *found_kind;
   if (k->count == Count::kTrainJob) return ReadTrainJob(object, runtimes, std::move(w));
+  if (k->count == Count::kInferenceService) return ReadInferenceService(object, runtimes, std::move(w));
   if (k->count == Count::kCompose) return ReadCompose(object, std::move(w));
   w.is_pod = k->parts[0].shape == Shape::kPod;
   w.cluster_scoped = k->cluster_scoped;

@@ -1,4 +1,4 @@
-// ReadTrainJob and RuntimeCatalog. Source: kubeflow/trainer v2.0-v2.3
+// ReadTrainJob. Source: kubeflow/trainer v2.0-v2.3
 // pkg/apis/trainer/v1alpha1/trainjob_types.go (spec.trainer, runtimePatches from v2.2,
 // podTemplateOverrides in v2.1, podSpecOverrides in v2.0), pkg/runtime/framework/plugins/
 // {torch,jobset}/ (numNodes, numProcPerNode, resourcesPerNode on the trainer job's "node"
@@ -10,6 +10,7 @@
 
 #include "kinds.h"
 #include "shmguard/json_patch.h"
+#include "spec_merge.h"
 
 namespace shmguard {
 namespace {
@@ -19,62 +20,6 @@ using nlohmann::json;
 constexpr std::string_view kTrainerJob = "node";  // the trainer job and its main container
 constexpr std::string_view kAncestorLabel = "trainer.kubeflow.org/trainjob-ancestor-step";
 constexpr std::string_view kJobsPointer = "/spec/template/spec/replicatedJobs";
-
-std::string RuntimeKey(std::string_view kind, std::string_view namespace_name, std::string_view name) {
-  std::string key(kind);
-  key += '/';
-  if (kind != "ClusterTrainingRuntime") key.append(namespace_name).append("/");
-  return key.append(name);
-}
-
-// The member that identifies the items of a list a patch merges item by item, as Kubernetes'
-// strategic merge patch does (patchMergeKey of core/v1 PodSpec and Container; JobSet's
-// replicatedJobs); "" for a list a patch replaces whole.
-std::string_view MergeKey(std::string_view list) {
-  if (list == "volumeMounts") return "mountPath";
-  if (list == "containers" || list == "initContainers" || list == "volumes" || list == "env" ||
-      list == "replicatedJobs") {
-    return "name";
-  }
-  return {};
-}
-
-// Merges `patch` into `into`: mappings member by member, lists with a merge key item by item,
-// anything else replaced.
-void Merge(json& into, const json& patch, std::string_view key = {}) {
-  if (patch.is_object() && into.is_object()) {
-    for (const auto& [k, v] : patch.items()) Merge(into[k], v, k);
-    return;
-  }
-  const std::string_view merge_key = MergeKey(key);
-  if (!merge_key.empty() && patch.is_array() && into.is_array()) {
-    for (const json& item : patch) {
-      auto id = item.is_object() ? item.find(merge_key) : item.end();
-      auto same = std::find_if(into.begin(), into.end(), [&](const json& have) {
-        return id != item.end() && have.is_object() && have.contains(merge_key) && have[merge_key] == *id;
-      });
-      if (same != into.end()) {
-        Merge(*same, item);
-      } else {
-        into.push_back(item);
-      }
-    }
-    return;
-  }
-  into = patch;
-}
-
-// The object at `path` below `j`, made where missing; nullptr when something on the way is not
-// an object.
-json* ObjectAt(json& j, std::initializer_list<const char*> path) {
-  json* cur = &j;
-  for (const char* key : path) {
-    if (!cur->is_object()) return nullptr;
-    cur = &(*cur)[key];
-    if (cur->is_null()) *cur = json::object();
-  }
-  return cur->is_object() ? cur : nullptr;
-}
 
 // One pod-level patch of a TrainJob: the job it targets, its pod template (metadata, spec),
 // and where it is.
@@ -153,13 +98,13 @@ std::string ApplyToJob(json& tmpl, const std::string& job, bool trainer_job, Jso
     } else {
       if (container.contains("resources")) (*node)["resources"] = container["resources"];
       container.erase("resources");
-      Merge(*node, container);
+      MergeSpec(*node, container);
     }
   }
   std::string first;
   for (const auto& p : patches) {
     if (p.job != job) continue;
-    Merge(tmpl, p.pod_template);
+    MergeSpec(tmpl, p.pod_template);
     if (first.empty()) first = p.pointer;
   }
   return first;
@@ -185,22 +130,6 @@ void WarnOwnAnnotations(JsonNode object, Workload& w) {
 }
 
 }  // namespace
-
-void RuntimeCatalog::Add(JsonNode runtime) {
-  std::string_view kind = runtime.StringMember("kind");
-  if (runtime.StringMember("apiVersion") != "trainer.kubeflow.org/v1alpha1" ||
-      (kind != "TrainingRuntime" && kind != "ClusterTrainingRuntime")) {
-    return;
-  }
-  JsonNode metadata = runtime.Find("metadata");
-  by_key_.insert_or_assign(RuntimeKey(kind, metadata.StringMember("namespace"), metadata.StringMember("name")),
-                           runtime.Copy());
-}
-
-const json* RuntimeCatalog::Find(std::string_view kind, std::string_view namespace_name, std::string_view name) const {
-  auto it = by_key_.find(RuntimeKey(kind, namespace_name, name));
-  return it == by_key_.end() ? nullptr : &it->second;
-}
 
 Result<Workload> ReadTrainJob(JsonNode object, const RuntimeCatalog* runtimes, Workload w) {
   JsonNode spec = object.Find("spec");

@@ -245,6 +245,11 @@ std::vector<Case> Cases() {
       {val(Check::kTrainjobRuntime, {{"runtime", "ClusterTrainingRuntime torch"}}),
        "ClusterTrainingRuntime torch is not in the input: evaluated from what the TrainJob states; audit it together "
        "with its runtime for the runtime's /dev/shm"},
+      {std::move(Finding(Check::kServingRuntime).Num("found", 1).Val("runtime", "ServingRuntime vllm")),
+       "evaluated as the pods KServe builds from ServingRuntime vllm (in this input) and the predictor"},
+      {val(Check::kServingRuntime, {{"runtime", "the runtime KServe selects for model format vLLM"}}),
+       "the runtime KServe selects for model format vLLM is not in the input: the server's command and the runtime's "
+       "volumes come from it; audit them together for the predictor's /dev/shm and server"},
       {Floor(Finding(Check::kComposeShmDefault)),
        "the service has Docker's default 64Mi /dev/shm (no shm_size), below the 1Gi floor (NCCL shm and base for 2 "
        "procs = 200Mi, at least the 1Gi minimum)"},

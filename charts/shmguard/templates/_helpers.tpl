@@ -63,7 +63,7 @@ context, the route (/mutate, /validate, or /validate/enforce: denials as under a
 `mode: enforce`), the namespace Pod Security level it serves ("" for
 privileged namespaces, else baseline or restricted: the path /FACE/pod-security/LEVEL, since the
 API server takes no query string in service.path), and optionally "validate-only": only the
-kinds the mutating webhook never sees (KubeRay's, TrainJob). */}}
+kinds the mutating webhook never sees (KubeRay's, TrainJob, KServe's). */}}
 {{- define "shmguard.webhookCommon" -}}
 {{- $root := index . 0 -}}
 {{- $path := index . 1 -}}
@@ -164,6 +164,23 @@ rules:
     operations: [CREATE]
     resources: [trainjobs]
     scope: Namespaced
+  - apiGroups: [serving.kserve.io]
+    apiVersions: [v1beta1]
+    operations: [CREATE]
+    resources: [inferenceservices]
+    scope: Namespaced
+  - apiGroups: [serving.kserve.io]
+    apiVersions: [v1alpha1]
+    operations: [CREATE]
+    resources: [servingruntimes]
+    scope: Namespaced
+  {{- if $clusterScoped }}
+  - apiGroups: [serving.kserve.io]
+    apiVersions: [v1alpha1]
+    operations: [CREATE]
+    resources: [clusterservingruntimes]
+    scope: Cluster
+  {{- end }}
   {{- end }}
 objectSelector:
   matchExpressions:

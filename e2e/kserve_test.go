@@ -1,0 +1,148 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"shmguard.io/e2e/controlplane"
+)
+
+// KServe's CRDs of the kinds shmguard reads; the control plane does not install them (they sit
+// in SHMGUARD_CRD_DIR/inference), so the tests that use them do, once per run.
+var (
+	kserveOnce sync.Once
+	kserveErr  error
+)
+
+// requireKServeCRDs installs the InferenceService, ServingRuntime and ClusterServingRuntime
+// CRDs, or skips the test, saying why, when they are not there.
+func requireKServeCRDs(t *testing.T) {
+	t.Helper()
+	requireCRDs(t)
+	if missing := installKServeCRDs(t); missing != "" {
+		t.Skip(missing)
+	}
+}
+
+// installKServeCRDs installs KServe's CRDs once per run; when they are not there, it says so.
+func installKServeCRDs(t *testing.T) (missing string) {
+	t.Helper()
+	dir := filepath.Join(cp.CRDDir, "inference")
+	if _, err := os.Stat(dir); cp.CRDDir == "" || err != nil {
+		return "SKIPPED: KServe's CRDs are not at " + dir
+	}
+	kserveOnce.Do(func() {
+		var crds []*apiextensionsv1.CustomResourceDefinition
+		for _, resource := range []string{"inferenceservices", "servingruntimes", "clusterservingruntimes"} {
+			file := filepath.Join(dir, "serving.kserve.io_"+resource+".yaml")
+			text, err := os.ReadFile(file)
+			if err != nil {
+				kserveErr = err
+				return
+			}
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := yaml.Unmarshal(text, crd); err != nil {
+				kserveErr = fmt.Errorf("%s: %w", file, err)
+				return
+			}
+			crds = append(crds, crd)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		kserveErr = controlplane.CreateCRDs(ctx, mustRestConfig(t), crds)
+	})
+	if kserveErr != nil {
+		t.Fatalf("installing KServe's CRDs: %v", kserveErr)
+	}
+	return ""
+}
+
+// A KServe ServingRuntime and an InferenceService that selects it, created through the API
+// server, are judged and left as they are; the Deployment KServe makes from them is patched, and
+// its pods get the size the audit of the two objects gives, which is the size `shmguard plan
+// --server vllm` computes for the same launch.
+func TestKServeServingIsSizedWhenItsPodsAreCreated(t *testing.T) {
+	requireKServeCRDs(t)
+	const (
+		runtimeFile   = "testdata/inference/kserve-vllm-runtime.yaml"
+		isvcFile      = "testdata/inference/kserve-vllm-isvc.yaml"
+		predictorFile = "testdata/inference/kserve-vllm-predictor.yaml"
+	)
+	out, _ := runShmguard(t, nil, "plan", "-o", "json", "--server", "vllm", "--tp", "4", "--gpus", "4",
+		"--memory-limit", "128Gi")
+	var planned struct {
+		Required      string `json:"required"`
+		RequiredBytes int64  `json:"required_bytes"`
+	}
+	if err := json.Unmarshal([]byte(out), &planned); err != nil {
+		t.Fatalf("shmguard plan -o json: %v\n%s", err, out)
+	}
+	// The audit of the runtime and the InferenceService together: the predictor as KServe builds
+	// it, needing more than the runtime's 1Gi.
+	var isvc *auditRecord
+	records := audit(t, nil, runtimeFile, isvcFile)
+	for i := range records {
+		if records[i].Kind == "InferenceService" {
+			isvc = &records[i]
+		}
+	}
+	if isvc == nil {
+		t.Fatalf("no InferenceService in the audit of %s and %s: %+v", runtimeFile, isvcFile, records)
+	}
+	if isvc.Required != planned.RequiredBytes || !strings.Contains(isvc.first("serving-runtime"), "ServingRuntime vllm-runtime") {
+		t.Fatalf("the audit of the InferenceService with its runtime needs %d bytes (%q): want %s (%d) from ServingRuntime vllm-runtime",
+			isvc.Required, isvc.first("serving-runtime"), planned.Required, planned.RequiredBytes)
+	}
+	if !strings.Contains(isvc.first("shm-patched-at-creation"), "below the "+planned.Required) {
+		t.Errorf("the audit does not say the runtime's 1Gi is below the %s needed: %q", planned.Required, isvc.first("shm-patched-at-creation"))
+	}
+
+	ns := newNamespace(t, nil)
+	for _, file := range []string{runtimeFile, isvcFile} {
+		stored, warns := createFile(t, ns, file)
+		if strings.Contains(jsonText(stored.Object), "shmguard.io/plan") {
+			t.Errorf("%s was patched: the webhooks only validate KServe's kinds", file)
+		}
+		if len(warns) > 0 {
+			t.Errorf("%s: warnings for what audit finds nothing wrong with: %q", file, warns)
+		}
+	}
+	// What KServe would create: the webhooks patch its template, and its pods carry the size.
+	stored, _ := createFile(t, ns, predictorFile)
+	plan, _, _ := nestedString(stored.Object, "spec", "template", "metadata", "annotations", "shmguard.io/plan")
+	if !strings.Contains(plan, `"server":"vllm"`) || !strings.Contains(plan, `"required":"`+planned.Required+`"`) {
+		t.Fatalf("the predictor template's shmguard.io/plan is %q: want server vllm and required %s", plan, planned.Required)
+	}
+	ctx := ctxFor(t)
+	eventually(t, 60*time.Second, "the predictor's pods", func() error {
+		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "serving.kserve.io/inferenceservice=qwen"})
+		if err != nil {
+			return err
+		}
+		if len(pods.Items) == 0 {
+			return fmt.Errorf("no pods yet")
+		}
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			shm := readShm(&p.Spec)
+			if shm.size == nil || shm.size.String() != planned.Required {
+				t.Errorf("pod %s: /dev/shm %v, want %s", p.Name, shm.size, planned.Required)
+			}
+			if shm.ipcLock || shm.hostIPC {
+				t.Errorf("pod %s was given a privilege", p.Name)
+			}
+		}
+		return nil
+	})
+}
