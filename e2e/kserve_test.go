@@ -12,7 +12,9 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"shmguard.io/e2e/controlplane"
@@ -60,7 +62,25 @@ func installKServeCRDs(t *testing.T) (missing string) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		kserveErr = controlplane.CreateCRDs(ctx, mustRestConfig(t), crds)
+		if kserveErr = controlplane.CreateCRDs(ctx, mustRestConfig(t), crds); kserveErr != nil {
+			return
+		}
+		// The API server serves them once discovery lists them; the mapper then learns them.
+		for _, crd := range crds {
+			gk := schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind}
+			for {
+				if r, ok := mapper.(meta.ResettableRESTMapper); ok {
+					r.Reset()
+				}
+				if _, err := mapper.RESTMapping(gk, crd.Spec.Versions[0].Name); err == nil {
+					break
+				} else if ctx.Err() != nil {
+					kserveErr = fmt.Errorf("%s is not served: %w", gk, err)
+					return
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+		}
 	})
 	if kserveErr != nil {
 		t.Fatalf("installing KServe's CRDs: %v", kserveErr)
