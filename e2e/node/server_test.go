@@ -2,11 +2,16 @@ package node
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // vllmModel is what vLLM puts in /dev/shm at start with the multiprocessing executor, made the
@@ -99,4 +104,139 @@ func TestAVllmServersSegmentsFitThePlanOfItsLaunch(t *testing.T) {
 		t.Errorf("the agent's peak %d bytes (found %v): want at most the plan %d, and it saw the segments %d",
 			peak, ok, planned, res.Required)
 	}
+}
+
+// sglangModel is an SGLang server with tensor parallelism 2 that holds multimodal features in
+// /dev/shm: the TP group's broadcaster (6 chunks of 4 MiB, docs/sources.md §10) and, as
+// SGLang's mm_utils does for each feature tensor in flight, SharedMemory segments that no flag
+// bounds — here 20 of 46 MiB, every page written. It reports what it holds, then serves (sleeps).
+const sglangModel = `
+import json, os, sys, time
+from multiprocessing import shared_memory
+MiB = 1 << 20
+sizes = [(4 * MiB + 1 + 2) * 6] + [46 * MiB] * 20
+segments = []
+for size in sizes:
+    m = shared_memory.SharedMemory(create=True, size=size)
+    for offset in range(0, size, 4096):
+        m.buf[offset] = 1
+    segments.append(m)
+st = os.statvfs("/dev/shm")
+print(json.dumps({"held_bytes": sum(sizes), "shm_size_bytes": st.f_blocks * st.f_frsize}), flush=True)
+time.sleep(3600)
+`
+
+// servingDeployment runs sglangModel as `sglang serve --tp 2` on 2 GPUs, one replica.
+func servingDeployment(name string) *appsv1.Deployment {
+	p := shell(trainPod("", 2, "4Gi"),
+		`sglang() { python3 -c "$SGLANG_MODEL" "$@"; }; sglang serve --model-path m --tp 2`)
+	p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "SGLANG_MODEL", Value: sglangModel}}
+	p.Spec.RestartPolicy = corev1.RestartPolicyAlways
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: p.Spec},
+		},
+	}
+}
+
+// runningPod waits for a Running pod labelled app=APP whose pod-template-hash is not notHash
+// (the pod of a new rollout), with its server's report written, and returns it and its output.
+func runningPod(t *testing.T, ns, app, notHash string) (*corev1.Pod, string) {
+	t.Helper()
+	ctx := ctxFor(t, 4*time.Minute)
+	var pod *corev1.Pod
+	var line string
+	wait(t, 3*time.Minute, "a Running pod of "+app+" that reports what it holds", func() error {
+		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
+		if err != nil {
+			return err
+		}
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil || p.Labels["pod-template-hash"] == notHash {
+				continue
+			}
+			b, err := client.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+			if err != nil || !strings.Contains(string(b), "held_bytes") {
+				return fmt.Errorf("pod %s: no report yet (%v)", p.Name, err)
+			}
+			pod, line = p, strings.TrimSpace(string(b))
+			return nil
+		}
+		return fmt.Errorf("%d pods, none Running", len(pods.Items))
+	})
+	return pod, line
+}
+
+// A serving Deployment's pods live as long as the server: what it holds in /dev/shm beyond the
+// segments its flags bound (SGLang's multimodal features) is learned while it runs. The agent
+// records the first rollout's peak under Deployment/NAME; the pod of the second rollout gets
+// max(the server's plan, the peak × 1.5), and says so in its plan annotation.
+func TestTheSecondRolloutOfAServingDeploymentGetsTheSizeItsPeakAsks(t *testing.T) {
+	agentPod(t)
+	ns := newNamespace(t, nil)
+	ctx := ctxFor(t, 8*time.Minute)
+	d, err := client.AppsV1().Deployments(ns).Create(ctx, servingDeployment("serve"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, report := runningPod(t, ns, "serve", "")
+	planned := shmVolume(first)
+	if plan := first.Annotations["shmguard.io/plan"]; !strings.Contains(plan, `"server":"sglang"`) || planOf(t, first).Observed != nil {
+		t.Fatalf("the first rollout's plan is %q: want SGLang's plan, not sized from use", plan)
+	}
+	var held struct {
+		Held int64 `json:"held_bytes"`
+		Size int64 `json:"shm_size_bytes"`
+	}
+	if err := json.Unmarshal([]byte(report[strings.LastIndex(report, "\n")+1:]), &held); err != nil || held.Size != planned {
+		t.Fatalf("the server's report %q (%v): want its /dev/shm to be the plan %d", report, err, planned)
+	}
+	var learned profile
+	wait(t, 90*time.Second, "the ShmProfile deployment.serve records the running pod's peak", func() error {
+		var err error
+		if learned, err = getProfile(t, ns, "deployment.serve"); err != nil {
+			return err
+		}
+		if learned.Peak < held.Held {
+			return fmt.Errorf("%+v, the server holds %d", learned, held.Held)
+		}
+		return nil
+	})
+	if learned.Workload != "Deployment/serve" || learned.Size != planned || learned.Peak > planned {
+		t.Fatalf("the profile %+v; the plan %d", learned, planned)
+	}
+	want := int64(math.Ceil(float64(learned.Peak)*1.5/(1<<20))) << 20
+	if want <= planned {
+		t.Fatalf("the peak %s × 1.5 is not above the plan %s: the test shows nothing", mib(learned.Peak), mib(planned))
+	}
+
+	// The second rollout: a new template, a new ReplicaSet, a new pod.
+	d, err = client.AppsV1().Deployments(ns).Get(ctx, d.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Spec.Template.Annotations == nil {
+		d.Spec.Template.Annotations = map[string]string{}
+	}
+	d.Spec.Template.Annotations["rollout"] = "2"
+	if _, err := client.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	second, _ := runningPod(t, ns, "serve", first.Labels["pod-template-hash"])
+	if got := shmVolume(second); got != want {
+		t.Errorf("the second rollout's /dev/shm is %s, want the peak %s × 1.5 = %s (the plan: %s)", mib(got),
+			mib(learned.Peak), mib(want), mib(planned))
+	}
+	if p := planOf(t, second); p.Observed == nil || p.Observed.Workload != "Deployment/serve" {
+		t.Errorf("the second rollout's plan annotation %q does not say it was sized from Deployment/serve",
+			second.Annotations["shmguard.io/plan"])
+	}
+	t.Logf("rollout 1: planned %s for SGLang, it held %s, recorded %s; rollout 2: %s", mib(planned), mib(held.Held),
+		mib(learned.Peak), mib(shmVolume(second)))
 }

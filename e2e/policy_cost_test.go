@@ -1,0 +1,225 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/admission"
+	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/mutating/patch"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
+	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/cel/environment"
+	"sigs.k8s.io/yaml"
+)
+
+// celCost is what one policy's CEL costs for one pod, in CEL's cost units, as the API server
+// counts them against its budgets: its matchConditions (2.5M a policy,
+// RuntimeCELCostBudgetMatchConditions) and its mutation or validations (10M, RuntimeCELCostBudget),
+// the variables they read included.
+type celCost struct {
+	match, body int64
+}
+
+// compiledPolicy is a MutatingAdmissionPolicy or ValidatingAdmissionPolicy compiled as the API
+// server compiles it (k8s.io/apiserver pkg/admission/plugin/policy/mutating/compilation.go,
+// compilePolicy; the validating plugin's likewise): its variables composited, its
+// matchConditions, and its JSON Patch or its validations.
+type compiledPolicy struct {
+	compiler *plugincel.CompositedCompiler
+	match    plugincel.ConditionEvaluator
+	mutation plugincel.MutatingEvaluator
+	validate plugincel.ConditionEvaluator
+}
+
+func compileAdmissionPolicy(t *testing.T, variables []admissionregistrationv1.Variable,
+	conditions []admissionregistrationv1.MatchCondition) *compiledPolicy {
+	t.Helper()
+	compiler, err := plugincel.NewCompositedCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := plugincel.OptionalVariableDeclarations{HasAuthorizer: true}
+	for _, v := range variables {
+		if r := compiler.CompileAndStoreVariable(&validating.Variable{Name: v.Name, Expression: v.Expression}, opts,
+			environment.StoredExpressions); r.Error != nil {
+			t.Fatalf("variable %s: %v", v.Name, r.Error)
+		}
+	}
+	accessors := make([]plugincel.ExpressionAccessor, len(conditions))
+	for i := range conditions {
+		accessors[i] = (*matchconditions.MatchCondition)(&conditions[i])
+	}
+	return &compiledPolicy{compiler: compiler, match: compiler.CompileCondition(accessors, opts, environment.StoredExpressions)}
+}
+
+// cost runs the policy on pod in namespace ns, as its dispatcher does, and returns what it cost.
+// errNotAPod is a pod the API server refuses before admission (a quantity it does not read).
+var errNotAPod = fmt.Errorf("not a Pod the API server decodes")
+
+func (p *compiledPolicy) cost(t *testing.T, pod map[string]any, ns *corev1.Namespace) (celCost, error) {
+	t.Helper()
+	// As the API server hands it to CEL: a typed Pod made unstructured (quantities as strings).
+	var typed corev1.Pod
+	raw, err := json.Marshal(pod)
+	if err == nil && json.Unmarshal(raw, &typed) != nil {
+		return celCost{}, errNotAPod
+	}
+	if err != nil {
+		return celCost{}, err
+	}
+	typed.APIVersion, typed.Kind = "v1", "Pod"
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&typed)
+	if err != nil {
+		return celCost{}, err
+	}
+	obj := &unstructured.Unstructured{Object: content}
+	gvk := schema.GroupVersionKind{Version: "v1", Kind: "Pod"}
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	attr := admission.NewAttributesRecord(obj, nil, gvk, ns.Name, obj.GetName(), gvr, "", admission.Create,
+		&metav1.CreateOptions{}, false, &user.DefaultInfo{Name: "e2e"})
+	versioned := &admission.VersionedAttributes{Attributes: attr, VersionedKind: gvk, VersionedObject: admission.NewLazyObject(obj)}
+	request := plugincel.CreateAdmissionRequest(attr, metav1.GroupVersionResource(gvr), metav1.GroupVersionKind(gvk))
+	ctx := p.compiler.CreateContext(context.Background())
+	var c celCost
+	results, left, err := p.match.ForInput(ctx, versioned, request, plugincel.OptionalVariableBindings{}, ns,
+		celconfig.RuntimeCELCostBudgetMatchConditions)
+	if err != nil {
+		return c, fmt.Errorf("matchConditions: %w", err)
+	}
+	c.match = celconfig.RuntimeCELCostBudgetMatchConditions - left
+	for _, r := range results {
+		if r.Error != nil {
+			return c, fmt.Errorf("matchCondition %s: %w", r.ExpressionAccessor.GetExpression(), r.Error)
+		}
+		if r.EvalResult.Value() != true {
+			return c, nil // not matched: no mutation, no validation
+		}
+	}
+	budget := int64(celconfig.RuntimeCELCostBudget)
+	if p.mutation != nil {
+		r, left, err := p.mutation.ForInput(ctx, versioned, request, plugincel.OptionalVariableBindings{}, ns, budget)
+		if err == nil && r.Error != nil {
+			err = r.Error
+		}
+		if err != nil {
+			return c, fmt.Errorf("the mutation: %w", err)
+		}
+		c.body = budget - left
+	}
+	if p.validate != nil {
+		results, left, err := p.validate.ForInput(ctx, versioned, request, plugincel.OptionalVariableBindings{}, ns, budget)
+		if err != nil {
+			return c, fmt.Errorf("the validations: %w", err)
+		}
+		for _, r := range results {
+			if r.Error != nil {
+				return c, fmt.Errorf("validation %s: %w", r.ExpressionAccessor.GetExpression(), r.Error)
+			}
+		}
+		c.body = budget - left
+	}
+	return c, nil
+}
+
+// The exported policies' CEL, compiled and run by the API server's own admission CEL library
+// (k8s.io/apiserver at the control plane's version, as its mutating and validating policy plugins
+// compile and dispatch a policy), costs every pod of the test data and the corpus well within
+// the API server's budgets: an evaluation past them fails, and failurePolicy Ignore would then
+// admit the pod unpatched. The validating policies' validations are run on every pod, as if the
+// mutating policy had not judged it ok: their worst case. The figures are in docs/policy-mode.md.
+func TestPolicyModeStaysWithinCELsCostBudgets(t *testing.T) {
+	out, _ := runShmguard(t, nil, "policy", "export")
+	mutating := map[string]*compiledPolicy{}
+	var names []string
+	for _, doc := range strings.Split(out, "\n---\n") {
+		var head struct{ Kind string }
+		if err := yaml.Unmarshal([]byte(doc), &head); err != nil {
+			t.Fatalf("shmguard policy export: %v", err)
+		}
+		switch head.Kind {
+		case "MutatingAdmissionPolicy":
+			var m admissionregistrationv1.MutatingAdmissionPolicy
+			if err := yaml.UnmarshalStrict([]byte(doc), &m); err != nil {
+				t.Fatal(err)
+			}
+			p := compileAdmissionPolicy(t, m.Spec.Variables, m.Spec.MatchConditions)
+			if len(m.Spec.Mutations) != 1 || m.Spec.Mutations[0].JSONPatch == nil {
+				t.Fatalf("%s: want one JSON Patch mutation", m.Name)
+			}
+			p.mutation = p.compiler.CompileMutatingEvaluator(&patch.JSONPatchCondition{Expression: m.Spec.Mutations[0].JSONPatch.Expression},
+				plugincel.OptionalVariableDeclarations{HasAuthorizer: true, HasPatchTypes: true}, environment.StoredExpressions)
+			mutating[m.Name], names = p, append(names, m.Name)
+		case "ValidatingAdmissionPolicy":
+			var v admissionregistrationv1.ValidatingAdmissionPolicy
+			if err := yaml.UnmarshalStrict([]byte(doc), &v); err != nil {
+				t.Fatal(err)
+			}
+			p := compileAdmissionPolicy(t, v.Spec.Variables, nil) // validations as if not judged ok
+			accessors := make([]plugincel.ExpressionAccessor, len(v.Spec.Validations))
+			for i, val := range v.Spec.Validations {
+				accessors[i] = &validating.ValidationCondition{Expression: val.Expression, Message: val.Message}
+			}
+			p.validate = p.compiler.CompileCondition(accessors, plugincel.OptionalVariableDeclarations{HasAuthorizer: true},
+				environment.StoredExpressions)
+			mutating[v.Name], names = p, append(names, v.Name)
+		}
+	}
+	if len(names) != 3 {
+		t.Fatalf("shmguard policy export wrote policies %v, want a mutating one and two validating ones", names)
+	}
+	pods := everyPod(t)
+	namespaces := []*corev1.Namespace{
+		{ObjectMeta: metav1.ObjectMeta{Name: "plain", Labels: map[string]string{"kubernetes.io/metadata.name": "plain"}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "baseline", Labels: map[string]string{"kubernetes.io/metadata.name": "baseline",
+			"pod-security.kubernetes.io/enforce": "baseline"}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "enforced", Labels: map[string]string{"kubernetes.io/metadata.name": "enforced",
+			"shmguard.io/enforce": "true"}}},
+	}
+	for _, name := range names {
+		p := mutating[name]
+		var match, body []int64
+		refused := 0
+		for _, ns := range namespaces {
+			for i, pod := range pods {
+				c, err := p.cost(t, pod, ns)
+				if errors.Is(err, errNotAPod) {
+					refused++
+					continue
+				}
+				if err != nil {
+					t.Errorf("%s on pod %d (%s) in %s: %v", name, i, compact(pod["metadata"]), ns.Name, err)
+					continue
+				}
+				match, body = append(match, c.match), append(body, c.body)
+			}
+		}
+		sort.Slice(match, func(i, j int) bool { return match[i] < match[j] })
+		sort.Slice(body, func(i, j int) bool { return body[i] < body[j] })
+		if len(body) == 0 {
+			continue
+		}
+		t.Logf("%s over %d pods × %d namespaces (%d of them refused by the API server's decoding): matchConditions median %d, max %d (budget %d); %s median %d, max %d (budget %d)",
+			name, len(pods), len(namespaces), refused/len(namespaces), match[len(match)/2], match[len(match)-1], celconfig.RuntimeCELCostBudgetMatchConditions,
+			map[bool]string{true: "mutation", false: "validations"}[p.mutation != nil], body[len(body)/2], body[len(body)-1],
+			celconfig.RuntimeCELCostBudget)
+		// Within a tenth of each budget: room for pods larger than any here.
+		if match[len(match)-1] > celconfig.RuntimeCELCostBudgetMatchConditions/10 || body[len(body)-1] > celconfig.RuntimeCELCostBudget/10 {
+			t.Errorf("%s costs up to %d (matchConditions) and %d: past a tenth of the API server's budgets", name,
+				match[len(match)-1], body[len(body)-1])
+		}
+	}
+}
