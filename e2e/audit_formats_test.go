@@ -189,8 +189,12 @@ func TestPolicyReportsAreAcceptedByTheAPIServer(t *testing.T) {
 	var stream bytes.Buffer
 	files, _ := filepath.Glob(filepath.Join(repoRoot, "e2e/testdata/kinds/*.yaml"))
 	examples, _ := filepath.Glob(filepath.Join(repoRoot, "examples/*.yaml"))
+	kserveMissing := installKServeCRDs(t) // KServe's fixtures, when its CRDs are there
 	for _, f := range append(files, examples...) {
 		for _, o := range readObjects(t, f) {
+			if o.GroupVersionKind().Group == "serving.kserve.io" && kserveMissing != "" {
+				continue
+			}
 			if _, namespaced := resourceFor(t, o); namespaced {
 				o.SetNamespace(ns)
 			}
