@@ -77,7 +77,7 @@ func TestEveryRegisteredKind(t *testing.T) {
 	warnNS := newNamespaceNamed(t, "kinds", nil)
 	enforceNS := newNamespaceNamed(t, "kinds", map[string]string{"shmguard.io/enforce": "true"})
 	files, err := filepath.Glob("testdata/kinds/*.yaml")
-	if err != nil || len(files) < 26 {
+	if err != nil || len(files) < 28 {
 		t.Fatalf("testdata/kinds: %d fixtures (%v)", len(files), err)
 	}
 	seen := map[schema.GroupResource]bool{}

@@ -27,8 +27,9 @@ var (
 	kserveErr  error
 )
 
-// requireKServeCRDs installs the InferenceService, ServingRuntime and ClusterServingRuntime
-// CRDs, or skips the test, saying why, when they are not there.
+// requireKServeCRDs installs the InferenceService, ServingRuntime, ClusterServingRuntime,
+// LLMInferenceService and LLMInferenceServiceConfig CRDs, or skips the test, saying why, when
+// they are not there.
 func requireKServeCRDs(t *testing.T) {
 	t.Helper()
 	requireCRDs(t)
@@ -46,7 +47,8 @@ func installKServeCRDs(t *testing.T) (missing string) {
 	}
 	kserveOnce.Do(func() {
 		var crds []*apiextensionsv1.CustomResourceDefinition
-		for _, resource := range []string{"inferenceservices", "servingruntimes", "clusterservingruntimes"} {
+		for _, resource := range []string{"inferenceservices", "servingruntimes", "clusterservingruntimes", "llminferenceservices",
+			"llminferenceserviceconfigs"} {
 			file := filepath.Join(dir, "serving.kserve.io_"+resource+".yaml")
 			text, err := os.ReadFile(file)
 			if err != nil {

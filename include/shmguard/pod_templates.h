@@ -6,7 +6,8 @@
 // Trainer runtimes, KubeRay (RayCluster, RayJob, RayService), LeaderWorkerSet, Volcano Job and
 // Argo Workflows (Workflow, WorkflowTemplate, ClusterWorkflowTemplate, CronWorkflow: each
 // container, script or containerSet template is a pod), KServe (ServingRuntime,
-// ClusterServingRuntime, InferenceService); and Docker Compose documents, recognised
+// ClusterServingRuntime, InferenceService, LLMInferenceService, LLMInferenceServiceConfig); and
+// Docker Compose documents, recognised
 // by their content (compose.h: each service is a one-container pod).
 #pragma once
 

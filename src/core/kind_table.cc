@@ -7,7 +7,9 @@
 // (its /dev/shm); kubernetes-sigs/lws api/leaderworkerset/v1; volcano-sh/volcano
 // batch/v1alpha1/job.go; argoproj/argo-workflows pkg/apis/workflow/v1alpha1/workflow_types.go;
 // kserve/kserve pkg/apis/serving/v1alpha1/servingruntime_types.go (ServingRuntimePodSpec inline
-// in spec and in spec.workerSpec) and pkg/apis/serving/v1beta1 (inference_service.go).
+// in spec and in spec.workerSpec), pkg/apis/serving/v1beta1 (inference_service.go) and
+// pkg/apis/serving/v1alpha2 (LLMInferenceService: PodSpecs in spec.template, spec.worker and
+// spec.prefill; pod annotations in spec.annotations and spec.prefill.annotations).
 #include <algorithm>
 #include <string>
 #include <string_view>
@@ -26,8 +28,9 @@ constexpr Part List(std::string_view path, std::string_view item, std::string_vi
                     std::string_view name_key = "name") {
   return {Shape::kList, path, item, label, false, name_key};
 }
-constexpr Part PodSpec(std::string_view path, std::string_view label, bool optional = false) {
-  return {Shape::kPodSpec, path, "", label, optional};
+constexpr Part PodSpec(std::string_view path, std::string_view label, bool optional = false,
+                       std::string_view annotations_at = "") {
+  return {Shape::kPodSpec, path, "", label, optional, "name", annotations_at};
 }
 constexpr Part ReplicaMap(std::string_view path) { return {Shape::kReplicaMap, path, "/template", ""}; }
 constexpr Part Argo(std::string_view path) { return {Shape::kArgo, path, "", "template"}; }
@@ -104,6 +107,16 @@ constexpr KindSpec kKinds[] = {
      {PodSpec("/spec", "runtime"), PodSpec("/spec/workerSpec", "worker", true), kNone}, true},
     {"serving.kserve.io/v1beta1", "InferenceService", "inferenceservices", AdmissionRole::kValidate, Count::kInferenceService, "",
      {kNone, kNone, kNone}},
+    {"serving.kserve.io/v1alpha2", "LLMInferenceService", "llminferenceservices", AdmissionRole::kValidate,
+     Count::kLlmInferenceService, "",
+     {PodSpec("/spec/template", "template", true, "/spec"), PodSpec("/spec/worker", "worker", true, "/spec"),
+      PodSpec("/spec/prefill/template", "prefill", true, "/spec/prefill"),
+      PodSpec("/spec/prefill/worker", "prefill worker", true, "/spec/prefill")}},
+    {"serving.kserve.io/v1alpha2", "LLMInferenceServiceConfig", "llminferenceserviceconfigs", AdmissionRole::kValidate,
+     Count::kLlmInferenceService, "",
+     {PodSpec("/spec/template", "template", true, "/spec"), PodSpec("/spec/worker", "worker", true, "/spec"),
+      PodSpec("/spec/prefill/template", "prefill", true, "/spec/prefill"),
+      PodSpec("/spec/prefill/worker", "prefill worker", true, "/spec/prefill")}},
     // Not an API kind: a document with top-level `services` and no apiVersion or kind.
     {"", "Compose", "", AdmissionRole::kNone, Count::kCompose, "", {kNone, kNone, kNone}},
 };

@@ -28,29 +28,32 @@ enum class Shape {
 
 // How the controller counts the pods that train together and the processes in each.
 enum class Count {
-  kOne,               // every pod on its own
-  kParallelism,       // a Job's parallelism at `count_path`
-  kReplicas,          // replicas at `count_path` (StatefulSet)
-  kJobSet,            // each replicated job: replicas × its Job's parallelism
-  kKubeflow,          // the sum of every replica type's replicas; PyTorchJob nprocPerNode
-  kMpi,               // Worker replicas; slotsPerWorker processes per worker
-  kTrainerRuntime,    // the trainer job: mlPolicy.numNodes and numProcPerNode; others as JobSet
-  kRay,               // the head and every worker group's replicas × numOfHosts
-  kLeaderWorkerSet,   // a group: leaderWorkerTemplate.size pods
-  kVolcano,           // the sum of the tasks' replicas
-  kTrainJob,          // no template: its runtime's pods, as the TrainJob changes them (train_job.cc)
-  kServingRuntime,    // KServe's runtime and its workers: workerSpec.pipelineParallelSize pods
-  kInferenceService,  // no template: its runtime's pods, as the predictor changes them (inference_service.cc)
-  kCompose,           // every service on its own (compose.cc)
+  kOne,                  // every pod on its own
+  kParallelism,          // a Job's parallelism at `count_path`
+  kReplicas,             // replicas at `count_path` (StatefulSet)
+  kJobSet,               // each replicated job: replicas × its Job's parallelism
+  kKubeflow,             // the sum of every replica type's replicas; PyTorchJob nprocPerNode
+  kMpi,                  // Worker replicas; slotsPerWorker processes per worker
+  kTrainerRuntime,       // the trainer job: mlPolicy.numNodes and numProcPerNode; others as JobSet
+  kRay,                  // the head and every worker group's replicas × numOfHosts
+  kLeaderWorkerSet,      // a group: leaderWorkerTemplate.size pods
+  kVolcano,              // the sum of the tasks' replicas
+  kTrainJob,             // no template: its runtime's pods, as the TrainJob changes them (train_job.cc)
+  kServingRuntime,       // KServe's runtime and its workers: workerSpec.pipelineParallelSize pods
+  kInferenceService,     // no template: its runtime's pods, as the predictor changes them (inference_service.cc)
+  kLlmInferenceService,  // KServe's LLM workloads: a Deployment, or an LWS of parallelism.GetSize() pods
+  kCompose,              // every service on its own (compose.cc)
 };
 
 struct Part {
-  Shape shape;
+  Shape shape = Shape::kTemplate;
   std::string_view path;               // pointer of the template, the map or the list
   std::string_view item;               // kList: pointer of the template within an item
   std::string_view label;              // kTemplate: the label; kList: the prefix of the item's name
   bool optional = false;               // an absent template is no error (LeaderWorkerSet's leader)
   std::string_view name_key = "name";  // kList: the member naming an item
+  // kPodSpec: the pointer of the node whose `annotations` the pod gets; "" for the spec itself.
+  std::string_view annotations_at = "";
 };
 
 struct KindSpec {
@@ -61,7 +64,7 @@ struct KindSpec {
   Count count;
   // kParallelism, kReplicas, kLeaderWorkerSet: the count's pointer; kRay: the cluster spec's.
   std::string_view count_path;
-  std::array<Part, 3> parts;    // unused ones have an empty path and shape kTemplate
+  std::array<Part, 4> parts;    // unused ones have an empty path and shape kTemplate
   bool cluster_scoped = false;  // the object has no namespace (its pods run in others')
 };
 

@@ -1,5 +1,6 @@
 // CountPods: how each kind's controller counts the pods that train together and the processes
 // in each (sources: pod_templates.cc's opening lines, per kind).
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -155,6 +156,40 @@ void CountPods(JsonNode object, const KindSpec& k, const std::vector<Found>& fou
       for (PodTemplate& t : w.templates) {
         t.patchable = false;
         t.pods_patched_at_creation = true;
+      }
+      break;
+    }
+    case Count::kLlmInferenceService: {
+      // KServe runs a template with a worker as a LeaderWorkerSet of parallelism.GetSize()
+      // pods (data / dataLocal with data parallelism, else pipeline), and one without as a
+      // Deployment (pkg/controller/v1alpha2/llmisvc/workload_multi_node.go;
+      // pkg/apis/serving/v1alpha2/llm_inference_service_types_func.go, GetSize). Each pod spec
+      // is merged with the LLMInferenceServiceConfig presets it names, or KServe's defaults,
+      // which add the server's command and a /dev/shm of their own.
+      for (PodTemplate& t : w.templates) {
+        const bool prefill = t.label.rfind("prefill", 0) == 0;
+        const std::string base = prefill ? "/spec/prefill" : "/spec";
+        if (FollowPointer(object, base + "/worker")) {
+          JsonNode p = FollowPointer(object, base + "/parallelism");
+          const int64_t data = IntField(p, "data", 1), local = IntField(p, "dataLocal", 1);
+          int64_t size = 1;
+          if (data > 1 || p.Find("dataLocal")) {
+            size = std::max<int64_t>(std::max<int64_t>(data, 1) / std::max<int64_t>(local, 1), 1);
+          } else if (p.Find("pipeline")) {
+            size = std::max<int64_t>(IntField(p, "pipeline", 1), 1);
+          }
+          t.pods_together = size;
+          t.pods_source = Pods(size) + " in a group (" + base.substr(1) + "/parallelism)";
+        }
+        t.patchable = false;
+        t.pods_patched_at_creation = true;
+        if (w.kind == "LLMInferenceServiceConfig") {
+          // A preset: its commands are Go templates KServe renders for each service
+          // ("--tensor-parallel-size={{ .Spec.Parallelism.Tensor }}"), not a launch to read.
+          t.servers_sized = false;
+        } else {
+          t.shm_unknown = "KServe merges the LLMInferenceServiceConfig presets into it when it builds the pods";
+        }
       }
       break;
     }

@@ -93,8 +93,9 @@ Result<std::vector<Found>> FindParts(JsonNode object, const Part& part) {
   return out;
 }
 
-// Checks a PodTemplateSpec (an Argo template) found at `f.pointer` and adds it to `w`.
-Result<bool> AddTemplate(const Part& part, const Found& f, const Annotations& inherited, Workload& w) {
+// Checks a PodTemplateSpec (an Argo template, a PodSpec) found at `f.pointer` in `object` and
+// adds it to `w`.
+Result<bool> AddTemplate(JsonNode object, const Part& part, const Found& f, const Annotations& inherited, Workload& w) {
   const std::string& pointer = f.pointer;
   JsonNode tmpl = f.node;
   if (!tmpl) return MakeError(Code::kInvalidInput, "is missing", Location::Pointer((pointer.empty() ? "/" : pointer)));
@@ -112,12 +113,13 @@ Result<bool> AddTemplate(const Part& part, const Found& f, const Annotations& in
     t.shared_volumes_pointer = workflow_spec + "/volumes";
     if (f.pod_metadata && !f.pod_metadata.IsObject()) return TypeError(workflow_spec + "/podMetadata", "an object");
     MergeAnnotations(f.pod_metadata, t.annotations);
-  } else if (part.shape == Shape::kPodSpec) {  // the spec is the node, with its pod annotations
+  } else if (part.shape == Shape::kPodSpec) {  // the spec is the node; its pod annotations where the kind says
     t.spec = tmpl;
     t.spec_pointer = pointer;
-    t.metadata_pointer = pointer;
-    t.metadata = tmpl;
-    MergeAnnotations(tmpl, t.annotations);
+    t.metadata_pointer = part.annotations_at.empty() ? pointer : std::string(part.annotations_at);
+    // The node holding the annotations holds the spec too: FindParts found the spec in it.
+    t.metadata = part.annotations_at.empty() ? tmpl : FollowPointer(object, t.metadata_pointer);
+    MergeAnnotations(t.metadata, t.annotations);
     w.templates.push_back(std::move(t));
     return true;
   } else {
@@ -195,7 +197,7 @@ Result<Workload> ReadKind(JsonNode object, const RuntimeCatalog* runtimes) {
     auto parts = FindParts(object, part);
     if (!parts) return parts.error();
     for (auto& f : *parts) {
-      auto added = AddTemplate(part, f, workload_annotations, w);
+      auto added = AddTemplate(object, part, f, workload_annotations, w);
       if (!added) return added.error();
       found.push_back(std::move(f));
     }

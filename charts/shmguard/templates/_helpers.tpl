@@ -174,6 +174,11 @@ rules:
     operations: [CREATE]
     resources: [servingruntimes]
     scope: Namespaced
+  - apiGroups: [serving.kserve.io]
+    apiVersions: [v1alpha2]
+    operations: [CREATE]
+    resources: [llminferenceservices, llminferenceserviceconfigs]
+    scope: Namespaced
   {{- if $clusterScoped }}
   - apiGroups: [serving.kserve.io]
     apiVersions: [v1alpha1]
