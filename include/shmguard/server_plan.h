@@ -41,6 +41,7 @@ struct ServerLaunch {
   int64_t mm_cache_bytes = int64_t{4} << 30;   // vLLM --mm-processor-cache-gb (GiB, default 4)
   int64_t kv_offload_bytes = 0;                // vLLM --kv-offloading-size (GiB)
   bool tensor_arena = false;                   // vLLM --enable-shm-tensor-arena
+  bool rocm = false;                           // the container requests amd.com/gpu
   int64_t mq_chunk_bytes = int64_t{16} << 20;  // vLLM VLLM_MQ_MAX_CHUNK_BYTES_MB (default 16)
   bool mq_broadcaster = true;                  // SGLang SGLANG_USE_MESSAGE_QUEUE_BROADCASTER
   bool ray_backend = false;                    // vLLM --distributed-executor-backend ray

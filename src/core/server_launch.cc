@@ -327,6 +327,9 @@ Result<std::optional<ServerLaunch>> ReadServerLaunch(JsonNode container, std::st
   l.server = launcher.server;
   l.launched_by = launcher.by;
   l.pointer = where;
+  for (const char* kind : {"limits", "requests"}) {
+    l.rocm = l.rocm || bool(container.Find("resources").Find(kind).Find("amd.com/gpu"));
+  }
   const size_t from = launcher.after;
   auto check = [](const Result<bool>& r) -> std::optional<Error> {
     if (!r) return r.error();

@@ -97,7 +97,11 @@ Result<ServerPlan> PlanServer(const ServerLaunch& l, int64_t gpus, std::optional
             {"tensor-parallel broadcaster", std::max<int64_t>(1, p.procs / l.tensor_parallel), kTpBroadcasterBytes});
       }
       if (l.mm_cache_shm) p.terms.push_back({"multimodal processor cache", engines, l.mm_cache_bytes});
-      if (l.kv_offload_bytes > 0) p.terms.push_back({"CPU KV-cache offload", engines, l.kv_offload_bytes});
+      // The KV offload region is a file in /dev/shm on CUDA and XPU, a private tensor on ROCm
+      // (vllm/v1/kv_offload/cpu/spec.py, _uses_shared_region).
+      if (l.kv_offload_bytes > 0 && !l.rocm) {
+        p.terms.push_back({"CPU KV-cache offload", engines, l.kv_offload_bytes});
+      }
       if (l.ray_backend || l.ray_started) AddRayStore(l, memory_limit, p);
       break;
     }

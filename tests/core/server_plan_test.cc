@@ -110,6 +110,10 @@ TEST_CASE("PlanServer: vLLM's queues, its tensor-parallel broadcaster, the multi
        2, (160 + 480 + 24 + 2560) * kMiB, false},
       {"one GPU: no executor queues, no broadcaster", "{name: v, command: [vllm, serve, m]}", 1, 1, 0, false},
       {"KV offload", "{name: v, command: [vllm, serve, m, --kv-offloading-size, '16']}", 1, 1, 16 * kGiB, false},
+      // ...which ROCm keeps in a private tensor, not in /dev/shm.
+      {"KV offload on an AMD GPU",
+       "{name: v, command: [vllm, serve, m, --kv-offloading-size, '16'], resources: {limits: {amd.com/gpu: 1}}}", 1, 1,
+       0, false},
       {"VLLM_MQ_MAX_CHUNK_BYTES_MB",
        "{name: v, command: [vllm, serve, m, -tp, '2'], env: [{name: VLLM_MQ_MAX_CHUNK_BYTES_MB, value: '100'}]}", 2, 2,
        (1000 + 480 + 24) * kMiB, false},
