@@ -89,14 +89,14 @@ json BuildPod(const json& runtime_spec, const json& pod, const json& server) {
   json without_containers = pod;
   without_containers.erase("containers");
   MergeSpec(out, without_containers);
-  const std::string name = server.value("name", std::string(kServerContainer));
+  const std::string name(ItemName(server));  // ModelContainer names it
   json containers = json::array();
   json merged = json::object();
   const json empty = json::array();
   const json& runtime_containers =
       runtime_spec.contains("containers") && runtime_spec["containers"].is_array() ? runtime_spec["containers"] : empty;
   for (const json& c : runtime_containers) {
-    if (c.is_object() && c.value("name", "") == name) merged = c;
+    if (c.is_object() && ItemName(c) == name) merged = c;
   }
   json patch = server;
   patch.erase("args");
@@ -110,11 +110,11 @@ json BuildPod(const json& runtime_spec, const json& pod, const json& server) {
   if (!args.empty()) merged["args"] = args;
   containers.push_back(merged);
   for (const json& c : runtime_containers) {
-    if (!c.is_object() || c.value("name", "") != name) containers.push_back(c);
+    if (!c.is_object() || ItemName(c) != name) containers.push_back(c);
   }
   if (pod.contains("containers") && pod["containers"].is_array()) {
     for (const json& c : pod["containers"]) {
-      if (!c.is_object() || c.value("name", "") != name) containers.push_back(c);
+      if (!c.is_object() || ItemName(c) != name) containers.push_back(c);
     }
   }
   out["containers"] = containers;
@@ -128,7 +128,7 @@ json BuildPod(const json& runtime_spec, const json& pod, const json& server) {
 // Sets env `name` to `value` on the containers named `container` (AddEnvVarToPodSpec).
 void SetEnv(json& pod, std::string_view container, const std::string& name, const std::string& value) {
   for (json& c : pod["containers"]) {
-    if (!c.is_object() || c.value("name", "") != container) continue;
+    if (!c.is_object() || ItemName(c) != container) continue;
     MergeSpec(c, {{"env", json::array({{{"name", name}, {"value", value}}})}});
   }
 }
@@ -163,7 +163,8 @@ Result<Workload> ReadInferenceService(JsonNode object, const RuntimeCatalog* run
   if (model) {
     runtime = runtimes ? runtimes->FindServing(w.namespace_name, runtime_name, format, version, bool(worker)) : nullptr;
     if (runtime) {
-      runtime_text = runtime->value("kind", "") + " " + (*runtime)["metadata"].value("name", "");
+      const JsonNode r(*runtime);
+      runtime_text = std::string(r.StringMember("kind")) + " " + std::string(r.Find("metadata").StringMember("name"));
     } else if (!runtime_name.empty()) {
       runtime_text = "the runtime " + runtime_name;
     } else {
@@ -171,7 +172,10 @@ Result<Workload> ReadInferenceService(JsonNode object, const RuntimeCatalog* run
     }
   }
   const json none = json::object();
-  const json& runtime_spec = runtime && (*runtime)["spec"].is_object() ? (*runtime)["spec"] : none;
+  const json& runtime_spec = [&]() -> const json& {
+    auto found = runtime ? runtime->find("spec") : none.end();
+    return runtime && found != runtime->end() && found->is_object() ? *found : none;
+  }();
 
   // The predictor's pod, and the workers' of a multi-node predictor, as a ServingRuntime the
   // table reads: spec and spec.workerSpec.

@@ -2,7 +2,7 @@
 // pkg/apis/trainer/v1alpha1 (TrainingRuntime, ClusterTrainingRuntime); kserve/kserve
 // pkg/apis/serving/v1alpha1/servingruntime_types.go and pkg/apis/serving/v1beta1/predictor_model.go
 // (GetSupportingRuntimes, RuntimeSupportsModel, sortSupportedRuntimeByPriority).
-#include <algorithm>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,20 +25,20 @@ std::string RuntimeKey(std::string_view kind, std::string_view namespace_name, s
   return key.append(name);
 }
 
-// The priority `runtime` gives `format` when it auto-selects it (at `version`, when given):
-// nullopt-priority is 0 below every stated one, so the outer nullopt means "does not select".
-std::optional<std::optional<int64_t>> Selects(const json& runtime, std::string_view format, std::string_view version,
-                                              bool multi_node) {
-  const json* spec = runtime.contains("spec") && runtime["spec"].is_object() ? &runtime["spec"] : nullptr;
-  if (!spec) return std::nullopt;
-  if (spec->value("disabled", false) == true) return std::nullopt;
-  if (spec->contains("workerSpec") != multi_node) return std::nullopt;
-  if (!spec->contains("supportedModelFormats") || !(*spec)["supportedModelFormats"].is_array()) return std::nullopt;
-  for (const json& f : (*spec)["supportedModelFormats"]) {
-    if (!f.is_object() || f.value("autoSelect", false) != true || !f.contains("name") || f["name"] != format) continue;
-    if (!version.empty() && (!f.contains("version") || f["version"] != version)) continue;
-    if (f.contains("priority") && f["priority"].is_number_integer()) return std::optional<int64_t>(f["priority"]);
-    return std::optional<int64_t>();
+// A runtime that states no priority for a format ranks below every one that does.
+constexpr int64_t kNoPriority = std::numeric_limits<int64_t>::min();
+
+// The priority `runtime` gives `format` when it auto-selects it (at `version`, when given), or
+// nullopt when it does not select it.
+std::optional<int64_t> Selects(JsonNode runtime, std::string_view format, std::string_view version, bool multi_node) {
+  JsonNode spec = runtime.Find("spec");
+  if (!spec.IsObject() || spec.Find("disabled").Bool() || bool(spec.Find("workerSpec")) != multi_node) {
+    return std::nullopt;
+  }
+  for (JsonNode f : spec.Find("supportedModelFormats").Items()) {
+    if (!f.Find("autoSelect").Bool() || !f.Find("name").Is(format)) continue;
+    if (!version.empty() && !f.Find("version").Is(version)) continue;
+    return f.Find("priority").IsInteger() ? f.Find("priority").Integer() : kNoPriority;
   }
   return std::nullopt;
 }
@@ -71,16 +71,15 @@ const json* RuntimeCatalog::FindServing(std::string_view namespace_name, std::st
     return own ? own : Find("ClusterServingRuntime", namespace_name, name);
   }
   for (const std::string_view kind : {"ServingRuntime", "ClusterServingRuntime"}) {
+    const std::string prefix = RuntimeKey(kind, namespace_name, "");
     const json* best = nullptr;
-    std::optional<int64_t> best_priority;
+    int64_t best_priority = kNoPriority;
     for (const std::string& key : serving_order_) {
-      const std::string prefix = RuntimeKey(kind, namespace_name, "");
       if (key.rfind(prefix, 0) != 0 || key.find('/', prefix.size()) != std::string::npos) continue;
       const json& runtime = by_key_.at(key);
       auto priority = Selects(runtime, format, version, multi_node);
-      if (!priority) continue;
-      // A stated priority wins over none, a higher one over a lower; ties keep the first.
-      if (!best || (*priority && (!best_priority || **priority > *best_priority))) {
+      // A higher priority wins; ties keep the first.
+      if (priority && (!best || *priority > best_priority)) {
         best = &runtime;
         best_priority = *priority;
       }

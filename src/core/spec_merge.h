@@ -17,6 +17,10 @@ namespace shmguard {
 // member `into` is held under.
 void MergeSpec(nlohmann::json& into, const nlohmann::json& patch, std::string_view key = {});
 
+// The "name" of a list item (a container, a volume, a job) when it is a string, else "": what a
+// merge by name matches on, read without trusting the item's type.
+inline std::string_view ItemName(const nlohmann::json& item) { return JsonNode(item).StringMember("name"); }
+
 // The object at `path` below `j`, made where missing; nullptr when something on the way is not
 // an object.
 nlohmann::json* ObjectAt(nlohmann::json& j, std::initializer_list<const char*> path);

@@ -91,8 +91,8 @@ std::string ApplyToJob(json& tmpl, const std::string& job, bool trainer_job, Jso
     if (!spec.is_object()) spec = json::object();
     json& containers = spec["containers"];
     if (!containers.is_array()) containers = json::array();
-    auto node = std::find_if(containers.begin(), containers.end(),
-                             [](const json& c) { return c.is_object() && c.value("name", "") == kTrainerJob; });
+    auto node =
+        std::find_if(containers.begin(), containers.end(), [](const json& c) { return ItemName(c) == kTrainerJob; });
     if (node == containers.end()) {
       containers.push_back(container);
     } else {

@@ -342,6 +342,41 @@ spec:
   CHECK(w.error().where.pointer == "/spec/prefill/template");
 }
 
+// A runtime is another object of the input, read for what it gives: its fields of the wrong
+// type are read as absent, never thrown on (a number for a name, a string for a flag).
+TEST_CASE("A runtime's fields of the wrong type are read as absent", "[inference_service]") {
+  RuntimeCatalog runtimes;
+  runtimes.Add(test::Yaml(R"(apiVersion: serving.kserve.io/v1alpha1
+kind: ServingRuntime
+metadata: {name: r, namespace: s}
+spec:
+  disabled: "yes"
+  supportedModelFormats: [{name: vLLM, autoSelect: "true", priority: high}, 7]
+  containers: [{name: 5}, kserve-container]
+  workerSpec: 3
+)"));
+  runtimes.Add(test::Yaml(R"(apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: t}
+spec: {template: {spec: {replicatedJobs: [{name: node, template: {spec: {template: {spec: {containers: [{name: 5}]}}}}}]}}}
+)"));
+  json named = test::Yaml(R"(apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata: {name: i, namespace: s}
+spec: {predictor: {model: {modelFormat: {name: vLLM}, runtime: r, args: [--tensor-parallel-size=2]}}}
+)");
+  CHECK(runtimes.FindServing("s", "", "vLLM", "", false) == nullptr);  // "true" is not true
+  Evaluation ev = Evaluate(named, Policy{}, {.runtimes = &runtimes});
+  CHECK(ev.workload);
+  CHECK(test::FindingOf(ev.findings, Check::kServingRuntime)->Number("found") == 1);
+  json job = test::Yaml(R"(apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: j}
+spec: {runtimeRef: {name: t}, trainer: {numNodes: 2, resourcesPerNode: {limits: {nvidia.com/gpu: 2}}}}
+)");
+  CHECK(Evaluate(job, Policy{}, {.runtimes = &runtimes}).workload);
+}
+
 TEST_CASE("A malformed InferenceService is an error naming the field", "[inference_service]") {
   const struct {
     const char* spec;
