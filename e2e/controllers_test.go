@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -28,25 +29,13 @@ func TestControllersCreatePatchedPods(t *testing.T) {
 			if plan == "" {
 				t.Fatalf("the stored %s template has no shmguard.io/plan", stored.GetKind())
 			}
-			ctx := ctxFor(t)
-			eventually(t, 60*time.Second, "pods of "+c.file, func() error {
-				pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: c.selector})
-				if err != nil {
-					return err
+			eachPodMade(t, ns, c.selector, func(p *corev1.Pod) {
+				if readShm(&p.Spec).size == nil {
+					t.Errorf("pod %s has no dshm volume", p.Name)
 				}
-				if len(pods.Items) == 0 {
-					return fmt.Errorf("no pods yet")
+				if got := p.Annotations["shmguard.io/plan"]; got != plan {
+					t.Errorf("pod %s: shmguard.io/plan %q, its template's %q", p.Name, got, plan)
 				}
-				for i := range pods.Items {
-					p := &pods.Items[i]
-					if readShm(&p.Spec).size == nil {
-						t.Errorf("pod %s has no dshm volume", p.Name)
-					}
-					if got := p.Annotations["shmguard.io/plan"]; got != plan {
-						t.Errorf("pod %s: shmguard.io/plan %q, its template's %q", p.Name, got, plan)
-					}
-				}
-				return nil
 			})
 			// The Pod webhook saw each pod and answered without a patch.
 			eventually(t, 10*time.Second, "shmguard's decisions about the pods", func() error {
@@ -93,4 +82,24 @@ func nestedString(obj map[string]any, fields ...string) (string, bool, error) {
 	}
 	s, ok := cur.(string)
 	return s, ok, nil
+}
+
+// eachPodMade waits until the pods labelled selector in ns exist (a controller made them) and
+// checks each once.
+func eachPodMade(t *testing.T, ns, selector string, check func(p *corev1.Pod)) {
+	t.Helper()
+	ctx := ctxFor(t)
+	eventually(t, 60*time.Second, "pods "+selector, func() error {
+		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return err
+		}
+		if len(pods.Items) == 0 {
+			return fmt.Errorf("no pods yet")
+		}
+		for i := range pods.Items {
+			check(&pods.Items[i])
+		}
+		return nil
+	})
 }

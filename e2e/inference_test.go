@@ -2,12 +2,11 @@ package e2e
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
-	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // An inference server's Deployment, created through the API server without DataLoader
@@ -26,46 +25,53 @@ func TestInferenceServersAreSizedFromTheirLaunch(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
-			out, _ := runShmguard(t, nil, append([]string{"plan", "-o", "json"}, c.plan...)...)
-			var planned struct {
-				Required string `json:"required"`
-				Terms    struct {
-					ServerBytes int64 `json:"server_bytes"`
-				} `json:"terms"`
-			}
-			if err := json.Unmarshal([]byte(out), &planned); err != nil {
-				t.Fatalf("shmguard plan -o json: %v\n%s", err, out)
-			}
+			planned := serverPlan(t, c.plan...)
 			if planned.Terms.ServerBytes == 0 {
 				t.Fatalf("shmguard plan %s counted no segments of the server", strings.Join(c.plan, " "))
 			}
 			ns := newNamespace(t, nil)
 			stored, _ := createFile(t, ns, c.file)
-			plan, _, _ := nestedString(stored.Object, "spec", "template", "metadata", "annotations", "shmguard.io/plan")
-			if !strings.Contains(plan, `"server":"`+c.server+`"`) || !strings.Contains(plan, `"required":"`+planned.Required+`"`) {
-				t.Fatalf("the stored template's shmguard.io/plan is %q: want server %s and required %s", plan, c.server, planned.Required)
-			}
-			ctx := ctxFor(t)
-			eventually(t, 60*time.Second, "pods of "+c.file, func() error {
-				pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: c.selector})
-				if err != nil {
-					return err
-				}
-				if len(pods.Items) == 0 {
-					return fmt.Errorf("no pods yet")
-				}
-				for i := range pods.Items {
-					p := &pods.Items[i]
-					shm := readShm(&p.Spec)
-					if shm.size == nil || shm.size.String() != planned.Required {
-						t.Errorf("pod %s: /dev/shm %v, want %s", p.Name, shm.size, planned.Required)
-					}
-					if shm.ipcLock || shm.hostIPC {
-						t.Errorf("pod %s was given a privilege", p.Name)
-					}
-				}
-				return nil
-			})
+			expectServerSized(t, ns, stored, c.selector, c.server, planned.Required)
 		})
 	}
+}
+
+// plannedServer is what `shmguard plan -o json` says of a server's launch.
+type plannedServer struct {
+	Required      string `json:"required"`
+	RequiredBytes int64  `json:"required_bytes"`
+	Terms         struct {
+		ServerBytes int64 `json:"server_bytes"`
+	} `json:"terms"`
+}
+
+// serverPlan runs `shmguard plan -o json` with a server's flags.
+func serverPlan(t *testing.T, flags ...string) plannedServer {
+	t.Helper()
+	out, _ := runShmguard(t, nil, append([]string{"plan", "-o", "json"}, flags...)...)
+	var planned plannedServer
+	if err := json.Unmarshal([]byte(out), &planned); err != nil {
+		t.Fatalf("shmguard plan -o json: %v\n%s", err, out)
+	}
+	return planned
+}
+
+// expectServerSized checks that a controller stored in ns carries the plan of `server` at
+// `required` on its template, and that the pods labelled `selector` it makes carry that /dev/shm
+// and no privilege.
+func expectServerSized(t *testing.T, ns string, stored *unstructured.Unstructured, selector, server, required string) {
+	t.Helper()
+	plan, _, _ := nestedString(stored.Object, "spec", "template", "metadata", "annotations", "shmguard.io/plan")
+	if !strings.Contains(plan, `"server":"`+server+`"`) || !strings.Contains(plan, `"required":"`+required+`"`) {
+		t.Fatalf("the stored template's shmguard.io/plan is %q: want server %s and required %s", plan, server, required)
+	}
+	eachPodMade(t, ns, selector, func(p *corev1.Pod) {
+		shm := readShm(&p.Spec)
+		if shm.size == nil || shm.size.String() != required {
+			t.Errorf("pod %s: /dev/shm %v, want %s", p.Name, shm.size, required)
+		}
+		if shm.ipcLock || shm.hostIPC {
+			t.Errorf("pod %s was given a privilege", p.Name)
+		}
+	})
 }

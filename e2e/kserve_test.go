@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
@@ -101,15 +99,7 @@ func TestKServeServingIsSizedWhenItsPodsAreCreated(t *testing.T) {
 		isvcFile      = "testdata/inference/kserve-vllm-isvc.yaml"
 		predictorFile = "testdata/inference/kserve-vllm-predictor.yaml"
 	)
-	out, _ := runShmguard(t, nil, "plan", "-o", "json", "--server", "vllm", "--tp", "4", "--gpus", "4",
-		"--memory-limit", "128Gi")
-	var planned struct {
-		Required      string `json:"required"`
-		RequiredBytes int64  `json:"required_bytes"`
-	}
-	if err := json.Unmarshal([]byte(out), &planned); err != nil {
-		t.Fatalf("shmguard plan -o json: %v\n%s", err, out)
-	}
+	planned := serverPlan(t, "--server", "vllm", "--tp", "4", "--gpus", "4", "--memory-limit", "128Gi")
 	// The audit of the runtime and the InferenceService together: the predictor as KServe builds
 	// it, needing more than the runtime's 1Gi.
 	var isvc *auditRecord
@@ -142,29 +132,5 @@ func TestKServeServingIsSizedWhenItsPodsAreCreated(t *testing.T) {
 	}
 	// What KServe would create: the webhooks patch its template, and its pods carry the size.
 	stored, _ := createFile(t, ns, predictorFile)
-	plan, _, _ := nestedString(stored.Object, "spec", "template", "metadata", "annotations", "shmguard.io/plan")
-	if !strings.Contains(plan, `"server":"vllm"`) || !strings.Contains(plan, `"required":"`+planned.Required+`"`) {
-		t.Fatalf("the predictor template's shmguard.io/plan is %q: want server vllm and required %s", plan, planned.Required)
-	}
-	ctx := ctxFor(t)
-	eventually(t, 60*time.Second, "the predictor's pods", func() error {
-		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "serving.kserve.io/inferenceservice=qwen"})
-		if err != nil {
-			return err
-		}
-		if len(pods.Items) == 0 {
-			return fmt.Errorf("no pods yet")
-		}
-		for i := range pods.Items {
-			p := &pods.Items[i]
-			shm := readShm(&p.Spec)
-			if shm.size == nil || shm.size.String() != planned.Required {
-				t.Errorf("pod %s: /dev/shm %v, want %s", p.Name, shm.size, planned.Required)
-			}
-			if shm.ipcLock || shm.hostIPC {
-				t.Errorf("pod %s was given a privilege", p.Name)
-			}
-		}
-		return nil
-	})
+	expectServerSized(t, ns, stored, "serving.kserve.io/inferenceservice=qwen", "vllm", planned.Required)
 }
