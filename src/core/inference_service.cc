@@ -144,7 +144,7 @@ Result<Workload> ReadInferenceService(JsonNode object, const RuntimeCatalog* run
   // The model: spec.predictor.model, or the framework field KServe turns into one.
   JsonNode model = predictor.Find("model");
   std::string model_at = "/spec/predictor/model";
-  std::string format(FollowPointer(model, "/modelFormat/name").String());
+  std::string format(model.Find("modelFormat").StringMember("name"));
   for (std::string_view field : kFrameworks) {
     if (model) break;
     if ((model = predictor.Find(field))) {
@@ -156,7 +156,7 @@ Result<Workload> ReadInferenceService(JsonNode object, const RuntimeCatalog* run
   JsonNode worker = predictor.Find("workerSpec");
   if (worker && !worker.IsObject()) return TypeError("/spec/predictor/workerSpec", "an object");
   const std::string runtime_name(model.StringMember("runtime"));
-  const std::string version(FollowPointer(model, "/modelFormat/version").String());
+  const std::string version(model.Find("modelFormat").StringMember("version"));
 
   const json* runtime = nullptr;
   std::string runtime_text;  // "ServingRuntime vllm", or how KServe would pick it
@@ -204,7 +204,7 @@ Result<Workload> ReadInferenceService(JsonNode object, const RuntimeCatalog* run
                                            {"kind", "ServingRuntime"},
                                            {"metadata", {{"namespace", w.namespace_name}, {"name", w.name}}},
                                            {"spec", std::move(built_spec)}});
-  if (JsonNode annotations = FollowPointer(object, "/metadata/annotations")) {
+  if (JsonNode annotations = object.Find("metadata").Find("annotations")) {
     (*built)["metadata"]["annotations"] = annotations.Copy();
   }
   w.built = built;

@@ -83,6 +83,7 @@ struct Found {
   std::string name;  // the item's name or replica type
   JsonNode node;     // the PodTemplateSpec (an Argo template; the object for kPod); absent when missing
   // kArgo: the Workflow spec's volumes and podMetadata, which every template's pod gets.
+  // kPodSpec: pod_metadata is the node its Part::annotations_at names, if any.
   JsonNode shared_volumes, pod_metadata;
 };
 

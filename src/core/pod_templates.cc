@@ -40,7 +40,9 @@ Result<std::vector<Found>> FindParts(JsonNode object, const Part& part) {
     case Shape::kTemplate:
     case Shape::kPodSpec:
       if (JsonNode node = FollowPointer(object, path); node || !part.optional) {
-        out.push_back({path, std::string(part.label), {}, {}, node, {}, {}});
+        // A kPodSpec's pod annotations are where the kind says, else in the node holding the spec.
+        JsonNode metadata = part.annotations_at.empty() ? JsonNode() : FollowPointer(object, part.annotations_at);
+        out.push_back({path, std::string(part.label), {}, {}, node, {}, metadata});
       }
       break;
     case Shape::kReplicaMap: {
@@ -93,9 +95,9 @@ Result<std::vector<Found>> FindParts(JsonNode object, const Part& part) {
   return out;
 }
 
-// Checks a PodTemplateSpec (an Argo template, a PodSpec) found at `f.pointer` in `object` and
+// Checks a PodTemplateSpec (an Argo template, a PodSpec) found at `f.pointer` and
 // adds it to `w`.
-Result<bool> AddTemplate(JsonNode object, const Part& part, const Found& f, const Annotations& inherited, Workload& w) {
+Result<bool> AddTemplate(const Part& part, const Found& f, const Annotations& inherited, Workload& w) {
   const std::string& pointer = f.pointer;
   JsonNode tmpl = f.node;
   if (!tmpl) return MakeError(Code::kInvalidInput, "is missing", Location::Pointer((pointer.empty() ? "/" : pointer)));
@@ -118,7 +120,7 @@ Result<bool> AddTemplate(JsonNode object, const Part& part, const Found& f, cons
     t.spec_pointer = pointer;
     t.metadata_pointer = part.annotations_at.empty() ? pointer : std::string(part.annotations_at);
     // The node holding the annotations holds the spec too: FindParts found the spec in it.
-    t.metadata = part.annotations_at.empty() ? tmpl : FollowPointer(object, t.metadata_pointer);
+    t.metadata = part.annotations_at.empty() ? tmpl : f.pod_metadata;
     MergeAnnotations(t.metadata, t.annotations);
     w.templates.push_back(std::move(t));
     return true;
@@ -197,7 +199,7 @@ Result<Workload> ReadKind(JsonNode object, const RuntimeCatalog* runtimes) {
     auto parts = FindParts(object, part);
     if (!parts) return parts.error();
     for (auto& f : *parts) {
-      auto added = AddTemplate(object, part, f, workload_annotations, w);
+      auto added = AddTemplate(part, f, workload_annotations, w);
       if (!added) return added.error();
       found.push_back(std::move(f));
     }
