@@ -24,6 +24,8 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/cel/environment"
 	"sigs.k8s.io/yaml"
+
+	"shmguard.io/e2e/controlplane"
 )
 
 // celCost is what one policy's CEL costs for one pod, in CEL's cost units, as the API server
@@ -45,7 +47,7 @@ type compiledPolicy struct {
 	validate plugincel.ConditionEvaluator
 }
 
-func compileAdmissionPolicy(t *testing.T, variables []admissionregistrationv1.Variable,
+func compileAdmissionPolicy(t testing.TB, variables []admissionregistrationv1.Variable,
 	conditions []admissionregistrationv1.MatchCondition) *compiledPolicy {
 	t.Helper()
 	compiler, err := plugincel.NewCompositedCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
@@ -70,7 +72,7 @@ func compileAdmissionPolicy(t *testing.T, variables []admissionregistrationv1.Va
 // errNotAPod is a pod the API server refuses before admission (a quantity it does not read).
 var errNotAPod = fmt.Errorf("not a Pod the API server decodes")
 
-func (p *compiledPolicy) cost(t *testing.T, pod map[string]any, ns *corev1.Namespace) (celCost, error) {
+func (p *compiledPolicy) cost(t testing.TB, pod map[string]any, ns *corev1.Namespace) (celCost, error) {
 	t.Helper()
 	// As the API server hands it to CEL: a typed Pod made unstructured (quantities as strings).
 	var typed corev1.Pod
@@ -135,13 +137,12 @@ func (p *compiledPolicy) cost(t *testing.T, pod map[string]any, ns *corev1.Names
 	return c, nil
 }
 
-// The exported policies' CEL, compiled and run by the API server's own admission CEL library
-// (k8s.io/apiserver at the control plane's version, as its mutating and validating policy plugins
-// compile and dispatch a policy), costs every pod of the test data and the corpus well within
-// the API server's budgets: an evaluation past them fails, and failurePolicy Ignore would then
-// admit the pod unpatched. The validating policies' validations are run on every pod, as if the
-// mutating policy had not judged it ok: their worst case. The figures are in docs/policy-mode.md.
-func TestPolicyModeStaysWithinCELsCostBudgets(t *testing.T) {
+// exportedPolicies compiles what `shmguard policy export` writes with the default policy: the
+// mutating policy and the two validating ones, by name, in the order written. With
+// validateAll, the validating policies have no matchConditions: they validate every pod, as
+// if the mutating policy had not judged it ok.
+func exportedPolicies(t testing.TB, validateAll bool) (map[string]*compiledPolicy, []string) {
+	t.Helper()
 	out, _ := runShmguard(t, nil, "policy", "export")
 	mutating := map[string]*compiledPolicy{}
 	var names []string
@@ -168,7 +169,11 @@ func TestPolicyModeStaysWithinCELsCostBudgets(t *testing.T) {
 			if err := yaml.UnmarshalStrict([]byte(doc), &v); err != nil {
 				t.Fatal(err)
 			}
-			p := compileAdmissionPolicy(t, v.Spec.Variables, nil) // validations as if not judged ok
+			conditions := v.Spec.MatchConditions
+			if validateAll {
+				conditions = nil
+			}
+			p := compileAdmissionPolicy(t, v.Spec.Variables, conditions)
 			accessors := make([]plugincel.ExpressionAccessor, len(v.Spec.Validations))
 			for i, val := range v.Spec.Validations {
 				accessors[i] = &validating.ValidationCondition{Expression: val.Expression, Message: val.Message}
@@ -181,6 +186,17 @@ func TestPolicyModeStaysWithinCELsCostBudgets(t *testing.T) {
 	if len(names) != 3 {
 		t.Fatalf("shmguard policy export wrote policies %v, want a mutating one and two validating ones", names)
 	}
+	return mutating, names
+}
+
+// The exported policies' CEL, compiled and run by the API server's own admission CEL library
+// (k8s.io/apiserver at the control plane's version, as its mutating and validating policy plugins
+// compile and dispatch a policy), costs every pod of the test data and the corpus well within
+// the API server's budgets: an evaluation past them fails, and failurePolicy Ignore would then
+// admit the pod unpatched. The validating policies' validations are run on every pod, as if the
+// mutating policy had not judged it ok: their worst case. The figures are in docs/policy-mode.md.
+func TestPolicyModeStaysWithinCELsCostBudgets(t *testing.T) {
+	mutating, names := exportedPolicies(t, true)
 	pods := everyPod(t)
 	namespaces := []*corev1.Namespace{
 		{ObjectMeta: metav1.ObjectMeta{Name: "plain", Labels: map[string]string{"kubernetes.io/metadata.name": "plain"}}},
@@ -221,5 +237,55 @@ func TestPolicyModeStaysWithinCELsCostBudgets(t *testing.T) {
 			t.Errorf("%s costs up to %d (matchConditions) and %d: past a tenth of the API server's budgets", name,
 				match[len(match)-1], body[len(body)-1])
 		}
+	}
+}
+
+// BenchmarkPolicyModeCEL times what the API server's admission CEL library spends on the
+// exported policies for the pod bench/apiserver-latency.sh creates (an annotated 4-GPU pod in a
+// plain namespace), in this process: the typed Pod made unstructured, each policy's
+// matchConditions, and its mutation or validations with the variables they read. The
+// validating policies are given the pod as the mutating one leaves it, judged ok: their
+// matchConditions skip it, as they skip most pods.
+//
+//	go test -run '^$' -bench PolicyModeCEL ./   (in e2e/, with the control plane up)
+func BenchmarkPolicyModeCEL(b *testing.B) {
+	policies, names := exportedPolicies(b, false)
+	pod := controlplane.GPUPod("bench", 4, "96Gi")
+	pod.Annotations = map[string]string{"shmguard.io/num-workers": "8", "shmguard.io/batch-bytes": "64Mi"}
+	raw, err := json.Marshal(pod)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var object map[string]any
+	if err := json.Unmarshal(raw, &object); err != nil {
+		b.Fatal(err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "latency",
+		Labels: map[string]string{"kubernetes.io/metadata.name": "latency"}}}
+	judged := controlplane.GPUPod("bench", 4, "96Gi")
+	judged.Annotations = map[string]string{"shmguard.io/num-workers": "8", "shmguard.io/batch-bytes": "64Mi",
+		"shmguard.io/plan": `{"gpus":4,"verdict":"ok"}`}
+	if raw, err = json.Marshal(judged); err != nil {
+		b.Fatal(err)
+	}
+	var patched map[string]any
+	if err := json.Unmarshal(raw, &patched); err != nil {
+		b.Fatal(err)
+	}
+	for _, name := range names {
+		p, input := policies[name], object
+		if p.mutation == nil {
+			input = patched
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			var c celCost
+			for b.Loop() {
+				if c, err = p.cost(b, input, ns); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(c.match+c.body), "cost-units/op")
+		})
 	}
 }

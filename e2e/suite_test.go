@@ -255,7 +255,7 @@ func mustRestConfig(t *testing.T) *rest.Config {
 }
 
 // runShmguard runs the shmguard binary with stdin and returns its stdout and exit code.
-func runShmguard(t *testing.T, stdin []byte, args ...string) (string, int) {
+func runShmguard(t testing.TB, stdin []byte, args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command(cp.Shmguard, args...)
 	if stdin != nil {
