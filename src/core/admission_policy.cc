@@ -4,6 +4,7 @@
 // docs/policy-mode.md lists what is left out.
 #include "shmguard/admission_policy.h"
 
+#include <algorithm>
 #include <string_view>
 
 #include "launch_facts.h"
@@ -33,6 +34,13 @@ std::string CelList(const std::vector<std::string>& items) {
 }
 
 std::string CelBool(bool b) { return b ? "true" : "false"; }
+
+// A list of CEL expressions.
+std::string CelArray(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (const auto& s : items) out += (out.size() > 1 ? ", " : "") + s;
+  return out + "]";
+}
 
 // Every "@NAME@" in `text` replaced by its value.
 std::string Fill(std::string text, const std::vector<std::pair<std::string, std::string>>& values) {
@@ -64,14 +72,16 @@ std::string Bytes(const std::string& field) {
 // it; NAME is one of LaunchEnvNames(), the only variables variables.launchEnv keeps of each app
 // container's env, so that each lookup goes over a few entries at most.
 std::string Env(const char* name) {
-  return std::string("(variables.launchEnv[i].filter(e, e.name == '") + name + "').map(e, e.value) + [''])[0]";
+  return std::string("(size(variables.launchEnv[i]) == 0 ? '' : (variables.launchEnv[i].filter(e, e.name == '") + name +
+         "').map(e, e.value) + [''])[0])";
 }
 
-// The value of `--flag=V` or `--flag V` in container `c`'s command and args, unquoted; '' when
-// absent (launch_facts.cc FindFlag). `flags` are alternatives of the same length.
+// The value of `--flag=V` or `--flag V` in launch line `l` (a container's command and args,
+// variables.launchLines), unquoted; '' when absent (launch_facts.cc FindFlag). `flags` are
+// alternatives of the same length.
 std::string Flag(const std::string& alternatives, size_t length) {
-  return "[(c.?command.orValue([]) + c.?args.orValue([])).join(' ').find('(^|\\\\s)(" + alternatives +
-         ")(=\\\\S*|\\\\s+\\\\S+)').trim()].map(m, m == '' ? '' : m.substring(" + std::to_string(length) +
+  return "[l.find('(^|\\\\s)(" + alternatives + ")(=\\\\S*|\\\\s+\\\\S+)').trim()].map(m, m == '' ? '' : m.substring(" +
+         std::to_string(length) +
          ").trim()).map(v, (v.startsWith('=') ? v.substring(1) : v).replace('\"', '').replace(\"'\", ''))[0]";
 }
 
@@ -112,8 +122,9 @@ std::string QuantityText(const std::string& n) {
 // The variables both policies read, in order (a variable reads only those before it).
 std::vector<std::pair<std::string, std::string>> Variables() {
   const std::string gpus_of =
-      "@GPUS@.map(r, c.?resources.?limits[?r].orValue(c.?resources.?requests[?r].orValue('0'))).map(q, " + Bytes("q") +
-      ").sum()";
+      "@GPUS@.map(r, c.?resources.?limits[?r].orValue(c.?resources.?requests[?r].orValue('0'))).filter(q, q != "
+      "'0').map(q, " +
+      Bytes("q") + ").sum()";
   const std::string memory_of =
       "(c.?resources.?limits[?'memory'].orValue('0') == '0' ? 0 : " + Bytes("c.resources.limits['memory']") + ")";
   const std::string count =
@@ -126,10 +137,12 @@ std::vector<std::pair<std::string, std::string>> Variables() {
       "(variables.anns[?'@KEY@'].orValue('0').matches('^[0-9]{1,18}$') ? int(variables.anns[?'@KEY@'].orValue('0')) : "
       "0)";
   const std::string shm_path = "m.mountPath.matches('^/dev/shm/*$')";
-  const std::string rdma_env = "((" + std::string(Env("NCCL_IB_DISABLE")) + " != '1' && (" + Env("NCCL_NET") +
-                               ".lowerAscii() == 'ib' || " + Env("NCCL_IB_HCA") + " != '')) || !(" +
-                               Env("NCCL_NET_PLUGIN") + ".lowerAscii() in ['', 'none']) || " + Env("FI_PROVIDER") +
-                               ".lowerAscii() == 'efa' || " + Env("UCX_NET_DEVICES") + ".contains(':'))";
+  // Read only where the container sets one of the launch variables: most set none.
+  const std::string rdma_env = "(size(variables.launchEnv[i]) > 0 && ((" + std::string(Env("NCCL_IB_DISABLE")) +
+                               " != '1' && (" + Env("NCCL_NET") + ".lowerAscii() == 'ib' || " + Env("NCCL_IB_HCA") +
+                               " != '')) || !(" + Env("NCCL_NET_PLUGIN") + ".lowerAscii() in ['', 'none']) || " +
+                               Env("FI_PROVIDER") + ".lowerAscii() == 'efa' || " + Env("UCX_NET_DEVICES") +
+                               ".contains(':')))";
   const std::string non_root =
       "(c.?securityContext.?runAsUser.orValue(object.spec.?securityContext.?runAsUser.orValue(0)) > 0 || "
       "c.?securityContext.?runAsNonRoot.orValue(object.spec.?securityContext.?runAsNonRoot.orValue(false)))";
@@ -141,24 +154,27 @@ std::vector<std::pair<std::string, std::string>> Variables() {
       // {mode: warn} a namespace matching no rule gets.
       {"rule", "@RULE@"},
       {"podSecurity",
-       "[@RULE_LEVELS@[variables.rule], {'baseline': 1, 'restricted': "
+       "[@RULE_LEVELS@, {'baseline': 1, 'restricted': "
        "2}[?namespaceObject.metadata.?labels[?'@PSA_LABEL@'].orValue('')].orValue(0)].max()"},
       {"privileged", "variables.podSecurity == 0"},
-      {"ipcLockMode", "@RULE_LOCK@[variables.rule]"},
-      {"hostIpcAlways", "@RULE_HOSTIPC@[variables.rule]"},
-      {"requireAnnotations", "@RULE_REQUIRE@[variables.rule]"},
-      {"enforce",
-       "@RULE_ENFORCE@[variables.rule] || namespaceObject.metadata.?labels[?'@ENFORCE_LABEL@'].orValue('') == 'true'"},
-      {"exempt",
-       "@RULE_IGNORE@[variables.rule] + "
-       "object.metadata.?annotations[?'shmguard.io/ignore'].orValue('').split(',').map(s, s.trim())"},
+      {"ipcLockMode", "@RULE_LOCK@"},
+      {"hostIpcAlways", "@RULE_HOSTIPC@"},
+      {"requireAnnotations", "@RULE_REQUIRE@"},
+      {"enforce", "@RULE_ENFORCE@ || namespaceObject.metadata.?labels[?'@ENFORCE_LABEL@'].orValue('') == 'true'"},
       {"anns", "object.metadata.?annotations.orValue({})"},
+      {"exempt",
+       "@RULE_IGNORE@ + ('shmguard.io/ignore' in variables.anns ? "
+       "variables.anns['shmguard.io/ignore'].split(',').map(s, s.trim()) : [])"},
       {"apps", "object.spec.containers"},
       {"inits", "object.spec.?initContainers.orValue([])"},
       // pod_facts.cc ReadResources: GPUs per container (limits, else requests).
       {"appGpus", "variables.apps.map(c, " + gpus_of + ")"},
       {"launchEnv", "variables.apps.map(c, c.?env.orValue([]).filter(e, has(e.value) && e.name in " +
                         CelList(LaunchEnvNames()) + "))"},
+      // Each app container's command and args as one line ('' when it has neither).
+      {"launchLines",
+       "variables.apps.map(c, has(c.command) || has(c.args) ? (c.?command.orValue([]) + "
+       "c.?args.orValue([])).join(' ') : '')"},
       {"initGpus", "variables.inits.map(c, " + gpus_of + ")"},
       {"gpus", "variables.appGpus.sum()"},
       {"requestsGpus", "variables.gpus > 0 || variables.initGpus.exists(g, g > 0)"},
@@ -169,14 +185,14 @@ std::vector<std::pair<std::string, std::string>> Variables() {
       {"mountsShm", "variables.containers.map(c, c.?volumeMounts.orValue([]).exists(m, " + shm_path + "))"},
       // The memory limit: the pod's, else the sum of the app containers' and sidecars', at least
       // the largest init container's; -1 when a container has none (pod_facts.cc ReadPodFacts).
+      {"containerMemory", "variables.containers.map(c, " + memory_of + ")"},
       {"memoryLimit",
        "object.spec.?resources.?limits[?'memory'].hasValue() ? " + Bytes("object.spec.resources.limits['memory']") +
-           " : (variables.apps + variables.inits).exists(c, " + memory_of +
-           " <= 0) ? -1 : "
-           "[variables.apps.map(c, " +
-           memory_of + ").sum() + variables.inits.filter(c, c.?restartPolicy.orValue('') == 'Always').map(c, " +
-           memory_of + ").sum(), (variables.inits.filter(c, c.?restartPolicy.orValue('') != 'Always').map(c, " +
-           memory_of + ") + [0]).max()].max()"},
+           " : variables.containerMemory.exists(m, m <= 0) ? -1 : "
+           "[variables.containerMemory.transformList(i, m, i < size(variables.apps) || "
+           "variables.inits[i - size(variables.apps)].?restartPolicy.orValue('') == 'Always', m).sum(), "
+           "(variables.containerMemory.transformList(i, m, i >= size(variables.apps) && "
+           "variables.inits[i - size(variables.apps)].?restartPolicy.orValue('') != 'Always', m) + [0]).max()].max()"},
       // The DataLoader annotations and the count annotations (pod_facts.cc ReadDataLoader,
       // field_values.cc ReadCountAnnotation): what is wrong with them, then their values.
       {"sized", "'@WORKERS@' in variables.anns || '@BATCH@' in variables.anns"},
@@ -205,19 +221,20 @@ std::vector<std::pair<std::string, std::string>> Variables() {
        "quantity(variables.anns['@BATCH@']).isInteger() ? quantity(variables.anns['@BATCH@']).asInteger() : 0"},
       // Processes: the annotation, env PET_NPROC_PER_NODE, torchrun's --nproc_per_node, the GPUs
       // (launch_facts.cc ReadLaunchFacts, in that order).
-      {"procsFromEnv", "variables.apps.transformList(i, c, " + std::string(Env("PET_NPROC_PER_NODE")) + ").map(v, " +
-                           count + ").filter(n, n > 0)"},
-      {"procsFromFlag", "variables.apps.map(c, " + Flag("--nproc_per_node|--nproc-per-node", 16) + ").map(v, " + count +
-                            ").filter(n, n > 0)"},
+      {"procsFromEnv", "variables.apps.transformList(i, c, " + std::string(Env("PET_NPROC_PER_NODE")) +
+                           ").filter(v, v != '').map(v, " + count + ").filter(n, n > 0)"},
+      {"procsFromFlag", "variables.launchLines.filter(l, l != '').map(l, " +
+                            Flag("--nproc_per_node|--nproc-per-node", 16) + ").map(v, " + count + ").filter(n, n > 0)"},
       {"procs",
        Fill(count_annotation, {{"KEY", kProcsPerPodAnnotation}}) + " > 0 ? " +
            Fill(count_annotation, {{"KEY", kProcsPerPodAnnotation}}) +
            " : size(variables.procsFromEnv) > 0 ? variables.procsFromEnv[0] : size(variables.procsFromFlag) > 0 ? "
            "variables.procsFromFlag[0] : variables.gpus > 0 ? [variables.gpus, 1024].min() : 1"},
       // Pods training together: the annotation, env PET_NNODES, torchrun's --nnodes ("1:4" is 4).
-      {"nodesFromEnv", "variables.apps.transformList(i, c, " + std::string(Env("PET_NNODES")) + ").map(v, " + nodes +
-                           ").filter(n, n > 0)"},
-      {"nodesFromFlag", "variables.apps.map(c, " + Flag("--nnodes", 8) + ").map(v, " + nodes + ").filter(n, n > 0)"},
+      {"nodesFromEnv", "variables.apps.transformList(i, c, " + std::string(Env("PET_NNODES")) +
+                           ").filter(v, v != '').map(v, " + nodes + ").filter(n, n > 0)"},
+      {"nodesFromFlag", "variables.launchLines.filter(l, l != '').map(l, " + Flag("--nnodes", 8) + ").map(v, " + nodes +
+                            ").filter(n, n > 0)"},
       {"nodes",
        Fill(count_annotation, {{"KEY", kNodesAnnotation}}) + " > 0 ? " +
            Fill(count_annotation, {{"KEY", kNodesAnnotation}}) +
@@ -262,8 +279,8 @@ std::vector<std::pair<std::string, std::string>> Variables() {
        "variables.mountKind == 1 && variables.volumes[variables.volumeIndex].emptyDir.?sizeLimit.hasValue() ? " +
            Bytes("variables.volumes[variables.volumeIndex].emptyDir.sizeLimit") + " : 0"},
       {"volumeName",
-       "variables.mountKind != 0 ? variables.wanted : @VOLUME_NAMES@.filter(n, !variables.volumes.exists(v, v.name == "
-       "n))[0]"},
+       "variables.mountKind != 0 || variables.volumeIndex < 0 ? variables.wanted : @VOLUME_NAMES@.filter(n, "
+       "!variables.volumes.exists(v, v.name == n))[0]"},
       {"gpuContainersMount", "variables.containerGpus.all(i, g, g == 0 || variables.mountsShm[i])"},
       {"mps",
        "variables.containers.exists(i, c, variables.containerGpus[i] > 0 && @MPS@.exists(r, "
@@ -409,32 +426,37 @@ std::string GlobToRegex(std::string_view glob) {
 
 std::vector<json> ExportAdmissionPolicies(const Policy& policy, const PolicyExportOptions& o) {
   // The namespace rules: one CEL index for the first that matches (the last entry is the
-  // default {mode: warn}), then each rule's settings as lists read at that index.
-  std::string rule_expr, levels = "[", lock = "[", host_ipc = "[", require = "[", enforce = "[", ignore = "[",
-                         off = "[";
+  // default {mode: warn}), then each rule's settings as lists read at that index, or the one
+  // value when every rule has it.
+  std::string rule_expr;
+  std::vector<std::string> levels, lock, host_ipc, require, enforce, ignore, off;
   for (size_t i = 0; i <= policy.namespaces.size(); ++i) {
     const bool fallback = i == policy.namespaces.size();
     NamespaceRule rule = fallback ? NamespaceRule{} : policy.namespaces[i];
-    const std::string sep = i == 0 ? "" : ", ";
-    levels += sep + std::to_string(static_cast<int>(rule.pod_security));
+    levels.push_back(std::to_string(static_cast<int>(rule.pod_security)));
     const IpcLockMode lock_mode = IpcLockIn(policy, rule);
-    lock += sep + std::to_string(lock_mode == IpcLockMode::kAuto     ? 0
-                                 : lock_mode == IpcLockMode::kAlways ? 1
-                                 : lock_mode == IpcLockMode::kAll    ? 2
-                                                                     : 3);
-    host_ipc += sep + CelBool(HostIpcIn(policy, rule) == HostIpcMode::kAlways);
-    require += sep + CelBool(rule.require_annotations);
-    enforce += sep + CelBool(rule.mode == NamespaceMode::kEnforce);
-    off += sep + CelBool(rule.mode == NamespaceMode::kOff);
+    lock.push_back(std::to_string(lock_mode == IpcLockMode::kAuto     ? 0
+                                  : lock_mode == IpcLockMode::kAlways ? 1
+                                  : lock_mode == IpcLockMode::kAll    ? 2
+                                                                      : 3));
+    host_ipc.push_back(CelBool(HostIpcIn(policy, rule) == HostIpcMode::kAlways));
+    require.push_back(CelBool(rule.require_annotations));
+    enforce.push_back(CelBool(rule.mode == NamespaceMode::kEnforce));
+    off.push_back(CelBool(rule.mode == NamespaceMode::kOff));
     std::vector<std::string> ids;
     for (Check c : rule.ignore) ids.emplace_back(InfoOf(c).id);
-    ignore += sep + CelList(ids);
+    ignore.push_back(CelList(ids));
     if (fallback) break;
     const std::string regex = RegexOf(rule.match);
     rule_expr += "request.namespace.matches(" + CelString(regex) + ") ? " + std::to_string(i) + " : ";
   }
   rule_expr += std::to_string(policy.namespaces.size());
-  for (std::string* list : {&levels, &lock, &host_ipc, &require, &enforce, &ignore, &off}) *list += "]";
+  const auto by_rule = [](const std::vector<std::string>& values) {
+    if (std::all_of(values.begin(), values.end(), [&](const std::string& v) { return v == values[0]; })) {
+      return values[0];
+    }
+    return CelArray(values) + "[variables.rule]";
+  };
 
   std::vector<std::string> names = {kShmVolumeName};
   for (int i = 1; i <= 16; ++i) names.push_back(std::string(kShmVolumeName) + "-" + std::to_string(i));
@@ -442,12 +464,12 @@ std::vector<json> ExportAdmissionPolicies(const Policy& policy, const PolicyExpo
   const bool init_all = policy.init_container_mounts == ContainerSelection::kAll;
   const bool init_gpu = policy.init_container_mounts == ContainerSelection::kGpuContainers;
   const std::vector<std::pair<std::string, std::string>> values = {
-      {"RULE_LEVELS", levels},
-      {"RULE_LOCK", lock},
-      {"RULE_HOSTIPC", host_ipc},
-      {"RULE_REQUIRE", require},
-      {"RULE_ENFORCE", enforce},
-      {"RULE_IGNORE", ignore},
+      {"RULE_LEVELS", by_rule(levels)},
+      {"RULE_LOCK", by_rule(lock)},
+      {"RULE_HOSTIPC", by_rule(host_ipc)},
+      {"RULE_REQUIRE", by_rule(require)},
+      {"RULE_ENFORCE", by_rule(enforce)},
+      {"RULE_IGNORE", by_rule(ignore)},
       {"RULE", rule_expr},
       {"PSA_LABEL", o.pod_security_label},
       {"ENFORCE_LABEL", o.enforce_label},
@@ -492,8 +514,9 @@ std::vector<json> ExportAdmissionPolicies(const Policy& policy, const PolicyExpo
             gpus + ".exists(g, g in c.resources.limits)) || (has(c.resources.requests) && " + gpus +
             ".exists(g, g in c.resources.requests))))"}});
   // The first rule that matches is not `mode: off` (matchConditions read no variables).
-  if (off.find("true") != std::string::npos) {
-    conditions.push_back({{"name", "namespace-rule-not-off"}, {"expression", "!" + off + "[" + rule_expr + "]"}});
+  if (std::find(off.begin(), off.end(), "true") != off.end()) {
+    conditions.push_back(
+        {{"name", "namespace-rule-not-off"}, {"expression", "!" + CelArray(off) + "[" + rule_expr + "]"}});
   }
   conditions.push_back({{"name", "not-opted-out"},
                         {"expression", "!has(object.metadata.annotations) || !('" + std::string(kModeAnnotation) +
