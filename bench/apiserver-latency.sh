@@ -7,6 +7,8 @@
 # Prints the client's p50/p90/p99 and, per webhook, admission policy and policy plugin, the API
 # server's calls per create and mean duration per call (e2e/cmd/admission-latency). The chart's registration is restored at the end.
 #   bench/apiserver-latency.sh [PODS per registration and round, 500] [ROUNDS, 2]
+# With POLICY_BEFORE=/path/to/another/shmguard, the policies that binary exports are one more
+# registration in the same rounds: before and after of a change to the policies.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 export PATH=/usr/local/go/bin:$PATH
@@ -17,5 +19,6 @@ cache=${SHMGUARD_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/shmguard-tools}
 mkdir -p "$cache"
 (cd "$root/e2e" && GOFLAGS=-mod=readonly go build -o "$cache/admission-latency" ./cmd/admission-latency)
 (cd "$root/bench/gopeer" && GOFLAGS=-mod=readonly go build -o "$cache/gopeer" .)
-"$cache/admission-latency" --dir "$dir" --gopeer "$cache/gopeer" --pods "${1:-500}" --rounds "${2:-2}"
+"$cache/admission-latency" --dir "$dir" --gopeer "$cache/gopeer" --pods "${1:-500}" --rounds "${2:-2}" \
+  ${POLICY_BEFORE:+--policy-before "$POLICY_BEFORE"}
 echo "the control plane stays up for another run; take it down with: SHMGUARD_CONTROL_PLANE_DIR=$dir scripts/control-plane.sh down" >&2

@@ -52,12 +52,13 @@ func main() {
 	pods := flag.Int("pods", 500, "GPU pods to create per registration and round")
 	warmup := flag.Int("warmup", 20, "creates before each measured series, not counted")
 	rounds := flag.Int("rounds", 2, "rounds; each registration takes a turn in every round")
+	before := flag.String("policy-before", "", "another shmguard binary: its policy export is one more registration")
 	flag.Parse()
 	if *dir == "" || *gopeer == "" || *pods < 1 || *rounds < 1 {
 		fmt.Fprintln(os.Stderr, "usage: admission-latency --dir DIR --gopeer BIN [--pods N] [--warmup N] [--rounds N]")
 		os.Exit(2)
 	}
-	if err := run(*dir, *gopeer, *pods, *warmup, *rounds); err != nil {
+	if err := run(*dir, *gopeer, *before, *pods, *warmup, *rounds); err != nil {
 		fmt.Fprintf(os.Stderr, "admission-latency: %v\n", err)
 		os.Exit(1)
 	}
@@ -78,6 +79,7 @@ type bench struct {
 	dyn      dynamic.Interface
 	peerHook *admissionv1.MutatingWebhookConfiguration
 	policies []*unstructured.Unstructured // shmguard policy export's objects
+	before   []*unstructured.Unstructured // --policy-before's, with the same names
 }
 
 // policyResources are the admission policy kinds' resources.
@@ -86,9 +88,10 @@ var policyResources = map[string]string{
 	"ValidatingAdmissionPolicy": "validatingadmissionpolicies", "ValidatingAdmissionPolicyBinding": "validatingadmissionpolicybindings",
 }
 
-// exportPolicies reads `shmguard policy export` of the webhook's own policy file.
-func exportPolicies(s *controlplane.State) ([]*unstructured.Unstructured, error) {
-	out, err := exec.Command(s.Shmguard, "policy", "export", "--config", s.ShmguardPolicy()).Output()
+// exportPolicies reads `shmguard policy export` of the webhook's own policy file, as `binary`
+// writes it.
+func exportPolicies(s *controlplane.State, binary string) ([]*unstructured.Unstructured, error) {
+	out, err := exec.Command(binary, "policy", "export", "--config", s.ShmguardPolicy()).Output()
 	if err != nil {
 		return nil, fmt.Errorf("shmguard policy export: %w", err)
 	}
@@ -131,7 +134,7 @@ func (b *bench) policyClient(u *unstructured.Unstructured) dynamic.ResourceInter
 }
 
 func (b *bench) registrations() []registration {
-	return []registration{
+	out := []registration{
 		{"shmguard, as the chart registers it", func(ctx context.Context) error {
 			if err := b.clear(ctx); err != nil {
 				return err
@@ -157,19 +160,27 @@ func (b *bench) registrations() []registration {
 				metav1.CreateOptions{})
 			return err
 		}},
-		{"shmguard's policy mode, no webhook", func(ctx context.Context) error {
-			if err := b.clear(ctx); err != nil {
-				return err
-			}
-			for _, u := range b.policies {
-				if _, err := b.policyClient(u).Create(ctx, u.DeepCopy(), metav1.CreateOptions{}); err != nil {
-					return err
-				}
-			}
-			return nil
-		}},
+		{"shmguard's policy mode, no webhook", func(ctx context.Context) error { return b.applyPolicies(ctx, b.policies) }},
 		{"no webhook", b.clear},
 	}
+	if b.before != nil {
+		out = append(out, registration{"policy mode as --policy-before exports it",
+			func(ctx context.Context) error { return b.applyPolicies(ctx, b.before) }})
+	}
+	return out
+}
+
+// applyPolicies makes `policies` the only registration.
+func (b *bench) applyPolicies(ctx context.Context, policies []*unstructured.Unstructured) error {
+	if err := b.clear(ctx); err != nil {
+		return err
+	}
+	for _, u := range policies {
+		if _, err := b.policyClient(u).Create(ctx, u.DeepCopy(), metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // peerRegistration is the chart's mutating webhook for pods, pointed at the Go peer.
@@ -315,7 +326,7 @@ func pct(d []time.Duration, q float64) time.Duration { return d[int(q*float64(le
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
 
-func run(dir, gopeer string, pods, warmup, rounds int) error {
+func run(dir, gopeer, before string, pods, warmup, rounds int) error {
 	s, err := controlplane.Load(dir)
 	if err != nil {
 		return err
@@ -344,8 +355,13 @@ func run(dir, gopeer string, pods, warmup, rounds int) error {
 		return err
 	}
 	b := &bench{s: s, cs: cs, dyn: dyn}
-	if b.policies, err = exportPolicies(s); err != nil {
+	if b.policies, err = exportPolicies(s, s.Shmguard); err != nil {
 		return err
+	}
+	if before != "" {
+		if b.before, err = exportPolicies(s, before); err != nil {
+			return err
+		}
 	}
 	if b.peerHook, err = peerRegistration(s, port); err != nil {
 		return err
