@@ -64,8 +64,10 @@ std::string RegexOf(const std::vector<std::string>& globs) {
 }
 
 // A quantity field as whole bytes, rounded up as the webhook's ReadQuantityField rounds.
+// (Parsing it again costs less CEL than binding it in a one-item list.)
 std::string Bytes(const std::string& field) {
-  return "[quantity(string(" + field + "))].map(q, q.isInteger() ? q.asInteger() : int(q.asApproximateFloat()) + 1)[0]";
+  const std::string q = "quantity(string(" + field + "))";
+  return "(" + q + ".isInteger() ? " + q + ".asInteger() : int(" + q + ".asApproximateFloat()) + 1)";
 }
 
 // The first string value of env NAME in app container `i` ('' when none), as ReadLaunchEnv reads
@@ -326,17 +328,17 @@ std::vector<std::pair<std::string, std::string>> Variables() {
        "variables.containers.transformList(i, c, variables.shmParts && !variables.mountsShm[i] && (i < "
        "size(variables.apps) || "
        "@INIT_MOUNTS_ALL@ || (@INIT_MOUNTS_GPU@ && variables.containerGpus[i] > 0)))"},
+      // Whether the mode wants IPC_LOCK in the container (for auto: a root GPU container that
+      // registers host memory for RDMA) is asked first, as most containers are not such.
       {"lockIn",
-       "variables.apps.transformList(i, c, variables.targetBytes >= 0 && variables.privileged && !('ipc-lock-missing' "
-       "in "
-       "variables.exempt) && !" +
-           grants_lock +
-           " && (variables.ipcLockMode == 2 || (variables.appGpus[i] > 0 && (variables.ipcLockMode == 1 || "
-           "(variables.ipcLockMode == 0 && !" +
-           non_root +
-           " && (c.?resources.?limits.orValue({}).exists(k, k.matches(@RDMA@)) || "
-           "c.?resources.?requests.orValue({}).exists(k, k.matches(@RDMA@)) || " +
-           rdma_env + "))))))"},
+       "variables.apps.transformList(i, c, (variables.ipcLockMode == 2 || (variables.appGpus[i] > 0 && "
+       "(variables.ipcLockMode == 1 || (variables.ipcLockMode == 0 && "
+       "(c.?resources.?limits.orValue({}).exists(k, k.matches(@RDMA@)) || "
+       "c.?resources.?requests.orValue({}).exists(k, k.matches(@RDMA@)) || " +
+           rdma_env + ") && !" + non_root +
+           ")))) && variables.targetBytes >= 0 && variables.privileged && !('ipc-lock-missing' in variables.exempt) "
+           "&& !" +
+           grants_lock + ")"},
       {"setHostIPC",
        "variables.targetBytes >= 0 && variables.hostIpcAlways && variables.privileged && !variables.hostIPC && "
        "!('host-ipc-missing' in variables.exempt)"},
