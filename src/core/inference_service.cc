@@ -172,10 +172,8 @@ Result<Workload> ReadInferenceService(JsonNode object, const RuntimeCatalog* run
     }
   }
   const json none = json::object();
-  const json& runtime_spec = [&]() -> const json& {
-    auto found = runtime ? runtime->find("spec") : none.end();
-    return runtime && found != runtime->end() && found->is_object() ? *found : none;
-  }();
+  const json& runtime_spec =
+      runtime && runtime->contains("spec") && runtime->at("spec").is_object() ? runtime->at("spec") : none;
 
   // The predictor's pod, and the workers' of a multi-node predictor, as a ServingRuntime the
   // table reads: spec and spec.workerSpec.

@@ -40,6 +40,13 @@ constexpr Part Argo(std::string_view path) { return {Shape::kArgo, path, "", "te
   Template(prefix "/headGroupSpec/template", "headGroup", true), \
       List(prefix "/workerGroupSpecs", "/template", "workerGroup", "groupName")
 
+// KServe's LLMInferenceService and its presets, LLMInferenceServiceConfig: a decode and a
+// prefill pod spec, each with its workers, and each with the annotations of the spec it is in.
+constexpr std::array<Part, 4> kLlmParts = {PodSpec("/spec/template", "template", true, "/spec"),
+                                           PodSpec("/spec/worker", "worker", true, "/spec"),
+                                           PodSpec("/spec/prefill/template", "prefill", true, "/spec/prefill"),
+                                           PodSpec("/spec/prefill/worker", "prefill worker", true, "/spec/prefill")};
+
 // One kind per line, as written by hand.
 // clang-format off
 constexpr KindSpec kKinds[] = {
@@ -108,15 +115,9 @@ constexpr KindSpec kKinds[] = {
     {"serving.kserve.io/v1beta1", "InferenceService", "inferenceservices", AdmissionRole::kValidate, Count::kInferenceService, "",
      {kNone, kNone, kNone}},
     {"serving.kserve.io/v1alpha2", "LLMInferenceService", "llminferenceservices", AdmissionRole::kValidate,
-     Count::kLlmInferenceService, "",
-     {PodSpec("/spec/template", "template", true, "/spec"), PodSpec("/spec/worker", "worker", true, "/spec"),
-      PodSpec("/spec/prefill/template", "prefill", true, "/spec/prefill"),
-      PodSpec("/spec/prefill/worker", "prefill worker", true, "/spec/prefill")}},
+     Count::kLlmInferenceService, "", kLlmParts},
     {"serving.kserve.io/v1alpha2", "LLMInferenceServiceConfig", "llminferenceserviceconfigs", AdmissionRole::kValidate,
-     Count::kLlmInferenceService, "",
-     {PodSpec("/spec/template", "template", true, "/spec"), PodSpec("/spec/worker", "worker", true, "/spec"),
-      PodSpec("/spec/prefill/template", "prefill", true, "/spec/prefill"),
-      PodSpec("/spec/prefill/worker", "prefill worker", true, "/spec/prefill")}},
+     Count::kLlmInferenceService, "", kLlmParts},
     // Not an API kind: a document with top-level `services` and no apiVersion or kind.
     {"", "Compose", "", AdmissionRole::kNone, Count::kCompose, "", {kNone, kNone, kNone}},
 };

@@ -167,8 +167,9 @@ void CountPods(JsonNode object, const KindSpec& k, const std::vector<Found>& fou
       // is merged with the LLMInferenceServiceConfig presets it names, or KServe's defaults,
       // which add the server's command and a /dev/shm of their own.
       for (PodTemplate& t : w.templates) {
-        const bool prefill = t.label.rfind("prefill", 0) == 0;
-        const std::string base = prefill ? "/spec/prefill" : "/spec";
+        // The spec the template is in, /spec or /spec/prefill: where its annotations are read
+        // (the table's annotations_at), and its worker and parallelism.
+        const std::string& base = t.metadata_pointer;
         if (FollowPointer(object, base + "/worker")) {
           JsonNode p = FollowPointer(object, base + "/parallelism");
           const int64_t data = IntField(p, "data", 1), local = IntField(p, "dataLocal", 1);
