@@ -144,7 +144,7 @@ func (p *compiledPolicy) cost(t testing.TB, pod map[string]any, ns *corev1.Names
 func exportedPolicies(t testing.TB, validateAll bool) (map[string]*compiledPolicy, []string) {
 	t.Helper()
 	out, _ := runShmguard(t, nil, "policy", "export")
-	mutating := map[string]*compiledPolicy{}
+	policies := map[string]*compiledPolicy{}
 	var names []string
 	for _, doc := range strings.Split(out, "\n---\n") {
 		var head struct{ Kind string }
@@ -163,7 +163,7 @@ func exportedPolicies(t testing.TB, validateAll bool) (map[string]*compiledPolic
 			}
 			p.mutation = p.compiler.CompileMutatingEvaluator(&patch.JSONPatchCondition{Expression: m.Spec.Mutations[0].JSONPatch.Expression},
 				plugincel.OptionalVariableDeclarations{HasAuthorizer: true, HasPatchTypes: true}, environment.StoredExpressions)
-			mutating[m.Name], names = p, append(names, m.Name)
+			policies[m.Name], names = p, append(names, m.Name)
 		case "ValidatingAdmissionPolicy":
 			var v admissionregistrationv1.ValidatingAdmissionPolicy
 			if err := yaml.UnmarshalStrict([]byte(doc), &v); err != nil {
@@ -180,13 +180,13 @@ func exportedPolicies(t testing.TB, validateAll bool) (map[string]*compiledPolic
 			}
 			p.validate = p.compiler.CompileCondition(accessors, plugincel.OptionalVariableDeclarations{HasAuthorizer: true},
 				environment.StoredExpressions)
-			mutating[v.Name], names = p, append(names, v.Name)
+			policies[v.Name], names = p, append(names, v.Name)
 		}
 	}
 	if len(names) != 3 {
 		t.Fatalf("shmguard policy export wrote policies %v, want a mutating one and two validating ones", names)
 	}
-	return mutating, names
+	return policies, names
 }
 
 // The exported policies' CEL, compiled and run by the API server's own admission CEL library
@@ -196,7 +196,7 @@ func exportedPolicies(t testing.TB, validateAll bool) (map[string]*compiledPolic
 // admit the pod unpatched. The validating policies' validations are run on every pod, as if the
 // mutating policy had not judged it ok: their worst case. The figures are in docs/policy-mode.md.
 func TestPolicyModeStaysWithinCELsCostBudgets(t *testing.T) {
-	mutating, names := exportedPolicies(t, true)
+	policies, names := exportedPolicies(t, true)
 	pods := everyPod(t)
 	namespaces := []*corev1.Namespace{
 		{ObjectMeta: metav1.ObjectMeta{Name: "plain", Labels: map[string]string{"kubernetes.io/metadata.name": "plain"}}},
@@ -206,7 +206,7 @@ func TestPolicyModeStaysWithinCELsCostBudgets(t *testing.T) {
 			"shmguard.io/enforce": "true"}}},
 	}
 	for _, name := range names {
-		p := mutating[name]
+		p := policies[name]
 		var match, body []int64
 		refused := 0
 		for _, ns := range namespaces {
@@ -250,28 +250,20 @@ func TestPolicyModeStaysWithinCELsCostBudgets(t *testing.T) {
 //	go test -run '^$' -bench PolicyModeCEL ./   (in e2e/, with the control plane up)
 func BenchmarkPolicyModeCEL(b *testing.B) {
 	policies, names := exportedPolicies(b, false)
+	// The pod as created, and as the mutating policy leaves it, judged ok.
 	pod := controlplane.GPUPod("bench", 4, "96Gi")
 	pod.Annotations = map[string]string{"shmguard.io/num-workers": "8", "shmguard.io/batch-bytes": "64Mi"}
-	raw, err := json.Marshal(pod)
+	object, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pod)
 	if err != nil {
 		b.Fatal(err)
 	}
-	var object map[string]any
-	if err := json.Unmarshal(raw, &object); err != nil {
+	pod.Annotations["shmguard.io/plan"] = `{"gpus":4,"verdict":"ok"}`
+	patched, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pod)
+	if err != nil {
 		b.Fatal(err)
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "latency",
 		Labels: map[string]string{"kubernetes.io/metadata.name": "latency"}}}
-	judged := controlplane.GPUPod("bench", 4, "96Gi")
-	judged.Annotations = map[string]string{"shmguard.io/num-workers": "8", "shmguard.io/batch-bytes": "64Mi",
-		"shmguard.io/plan": `{"gpus":4,"verdict":"ok"}`}
-	if raw, err = json.Marshal(judged); err != nil {
-		b.Fatal(err)
-	}
-	var patched map[string]any
-	if err := json.Unmarshal(raw, &patched); err != nil {
-		b.Fatal(err)
-	}
 	for _, name := range names {
 		p, input := policies[name], object
 		if p.mutation == nil {
