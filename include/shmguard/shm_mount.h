@@ -28,7 +28,6 @@ struct ShmMount {
   std::string volume_name;            // the volume at /dev/shm, or an unmounted memory emptyDir "dshm"
   std::string volume_pointer;         // where that volume is declared, "" when it is not
   std::optional<int64_t> size_limit;  // kMemoryEmptyDir: sizeLimit in bytes when set (> 0)
-  bool size_limit_written = false;    // the volume has a sizeLimit field (maybe 0)
   std::string description;            // for people: "emptyDir Memory 1Gi", "hostPath /dev/shm"
   bool implicit = false;              // mounted by the workload's operator on its first container, not
                                       // written in the template (KubeRay's shared-mem)

@@ -40,6 +40,9 @@ struct PodPatch {
   std::string lock_pointer;                  // the first container's capabilities that lack IPC_LOCK
   std::string lock_reason, lock_user;        // why the first of `locked` gets it, whom it runs as
   bool host_ipc = false;                     // hostIPC: true set
+  // True when the operations change only annotations: the pod's /dev/shm, mounts and
+  // privileges are already what the plan asks.
+  bool AnnotationsOnly() const { return shm_pointer.empty() && locked.empty() && !host_ipc; }
 };
 
 // The operations that bring `t` to the plan. An already conforming template gives no

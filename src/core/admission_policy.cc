@@ -321,8 +321,8 @@ std::vector<std::pair<std::string, std::string>> Variables() {
       // The parts of the patch (shm_remedy.cc PatchTo, shm_patch.cc BuildPodPatch).
       {"shmParts", "variables.targetBytes >= 0 && !variables.mps && !('shm-below-need' in variables.exempt)"},
       {"raise",
-       "variables.shmParts && variables.mountKind == 1 && (variables.sizeLimit == 0 || variables.sizeLimit < "
-       "variables.targetBytes)"},
+       "variables.shmParts && variables.mountKind == 1 && variables.sizeLimit != 0 && variables.sizeLimit < "
+       "variables.targetBytes"},
       // Per container (app containers, then init containers): a /dev/shm mount to add.
       {"mountIn",
        "variables.containers.transformList(i, c, variables.shmParts && !variables.mountsShm[i] && (i < "

@@ -181,14 +181,21 @@ extern constexpr std::array<CheckInfo, kCheckCount> kChecks = {{
      "required_bytes current_bytes unpatched operator_shm floor_bytes floor_plan_bytes minimum_bytes nccl_proxy nccl_shm procs", "current containers kind",
      BelowNeedWords},
     {Check::kShmSufficient, "shm-sufficient", S::kInfo, "/dev/shm already covers what the pod needs",
-     "required_bytes learned_bytes host_ipc floor_bytes floor_plan_bytes minimum_bytes nccl_proxy nccl_shm procs", "current kind",
+     "required_bytes learned_bytes host_ipc unbounded memory_limit_bytes floor_bytes floor_plan_bytes minimum_bytes nccl_proxy nccl_shm procs", "current kind",
      [](const F& f) -> std::string {
+       if (f.Number("unbounded")) {
+         return "/dev/shm is a memory emptyDir without sizeLimit, which the kubelet sizes at " +
+                (f.HasNumber("memory_limit_bytes") ? "the " + Bytes(f, "memory_limit_bytes") + " memory limit"
+                                                   : std::string("the node's memory (the pod has no memory limit)")) +
+                ": it covers the " + Bytes(f, "required_bytes") + " needed and is left as it is; set sizeLimit: " +
+                Bytes(f, "required_bytes") + " to cap it";
+       }
        if (f.HasNumber("floor_bytes")) {
          return f.Number("host_ipc") ? "uses " + f.Value("current") + ", at least " + Floor(f)
                                      : "/dev/shm " + f.Value("current") + " covers " + Floor(f);
        }
-       return "/dev/shm " + f.Value("current") + " covers the " + Bytes(f, "required_bytes") +
-              " needed (shmguard does not patch " + AKind(f) + ")";
+       return "/dev/shm " + f.Value("current") + " covers the " + Bytes(f, "required_bytes") + " needed" +
+              (f.Value("kind").empty() ? std::string() : " (shmguard does not patch " + AKind(f) + ")");
      }},
     {Check::kShmNotMemoryBacked, "shm-not-memory-backed", S::kError, "/dev/shm is mounted from something other than a memory emptyDir",
      "", "mount",

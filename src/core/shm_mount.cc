@@ -77,7 +77,6 @@ Result<ShmMount> ReadShmMount(const PodTemplate& t, PodFacts& f) {
     if (JsonNode limit = empty_dir.Find("sizeLimit")) {
       auto bytes = ReadSizeField(limit, {m.volume_pointer, "/emptyDir/sizeLimit"});
       if (!bytes) return bytes.error();
-      m.size_limit_written = true;
       if (*bytes > 0) m.size_limit = *bytes;
     }
     m.description = "emptyDir Memory " + (m.size_limit ? FormatBytes(*m.size_limit) : std::string("without sizeLimit"));

@@ -53,18 +53,16 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
     if (o.describe_changes) {
       p.changes.push_back("add volume " + volume_name + ": emptyDir {medium: Memory, sizeLimit: " + required + "}");
     }
-  } else if (!mount.size_limit || *mount.size_limit < o.required_bytes) {
+  } else if (mount.size_limit && *mount.size_limit < o.required_bytes) {
+    // A memory emptyDir without sizeLimit is left as written: the kubelet sizes it at the pod's
+    // memory limit (node memory without one), and a sizeLimit would only make it smaller.
     std::string path = mount.volume_pointer + "/emptyDir/sizeLimit";
-    if (mount.size_limit_written) {
-      p.ops.Replace(path, JsonQuoted(required));
-    } else {
-      p.ops.Add(path, JsonQuoted(required));
-    }
+    p.ops.Replace(path, JsonQuoted(required));
     p.volume = true;
     p.shm_pointer = path;
     if (o.describe_changes) {
-      p.changes.push_back("raise sizeLimit of volume " + volume_name + " from " +
-                          (mount.size_limit ? FormatBytes(*mount.size_limit) : "unset") + " to " + required);
+      p.changes.push_back("raise sizeLimit of volume " + volume_name + " from " + FormatBytes(*mount.size_limit) +
+                          " to " + required);
     }
   }
 

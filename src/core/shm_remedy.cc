@@ -173,6 +173,19 @@ Remedy PatchTo(const PodStage& s, const PodFacts& facts, const ShmMount& mount, 
   }
   // An MPS client with no other part to patch keeps its spec as it is: no plan annotation alone.
   if (mps && patch->locked.empty() && !patch->host_ipc) *patch = PodPatch{};
+  // So does a pod whose /dev/shm already covers the plan and that needs nothing else (as an
+  // unannotated pod's does): shmguard never makes an effective /dev/shm smaller, and annotations
+  // alone change nothing in it.
+  if (!t.compose_service && Covers(mount, required) && patch->AnnotationsOnly()) *patch = PodPatch{};
+  if (all && !t.compose_service && !mps && Covers(mount, required)) {
+    Finding f(Check::kShmSufficient, mount.volume_pointer);
+    f.Num("required_bytes", required).Val("current", std::string(target.current));
+    if (!mount.size_limit) {
+      f.Num("unbounded", 1);
+      if (facts.memory_limit_bytes) f.Num("memory_limit_bytes", *facts.memory_limit_bytes);
+    }
+    findings.push_back(std::move(f));
+  }
   const Verdict verdict = patch->ops.empty() ? Verdict::kOk : Verdict::kPatch;
   return {verdict, std::move(findings), std::move(patch->ops), std::move(patch->changes), std::nullopt};
 }

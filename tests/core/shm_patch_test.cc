@@ -152,8 +152,27 @@ spec:
   CHECK(out["spec"]["containers"][1]["volumeMounts"][0]["name"] == "shm");
 }
 
+// What the pod has at /dev/shm wins when it covers the plan: no patch at all, not even the plan
+// annotation alone (shm-sufficient says so).
+Evaluation Unpatched(const json& pod, const Policy& policy = Policy{}, const char* ns = "team-a") {
+  Evaluation ev = Evaluate(pod, policy, {.namespace_name = ns});
+  INFO(ev.patch.Text());
+  CHECK(ev.verdict == Verdict::kOk);
+  CHECK(ev.patch.empty());
+  return ev;
+}
+
+const Finding* FindingOf(const Evaluation& ev, Check c) {
+  for (const auto& pe : ev.pods) {
+    for (const auto& f : pe.findings) {
+      if (f.check == c) return &f;
+    }
+  }
+  return nullptr;
+}
+
 TEST_CASE("BuildPodPatch leaves a large enough emptyDir alone", "[shm_patch]") {
-  json pod = Yaml(R"(
+  Evaluation ev = Unpatched(Yaml(R"(
 apiVersion: v1
 kind: Pod
 metadata: {name: p, annotations: {shmguard.io/num-workers: "1", shmguard.io/batch-bytes: 1Mi}}
@@ -162,13 +181,87 @@ spec:
   containers:
   - name: a
     volumeMounts: [{name: dshm, mountPath: /dev/shm}]
-)");
-  json out = PatchAndRecheck(pod);  // only the plan annotation
-  CHECK(out["spec"]["volumes"][0]["emptyDir"]["sizeLimit"] == "2Gi");
+)"));
+  const Finding* f = FindingOf(ev, Check::kShmSufficient);
+  REQUIRE(f);
+  CHECK(f->Number("required_bytes") == 82 * (int64_t{1} << 20));
+  CHECK(f->Number("unbounded") == 0);
 }
 
-TEST_CASE("BuildPodPatch adds sizeLimit to a memory emptyDir without one", "[shm_patch]") {
-  json pod = Yaml(R"(
+// A memory emptyDir without sizeLimit is as large as the pod's memory limit (node memory without
+// one, KEP-1967): a sizeLimit of the plan would make it smaller. Each case would have been capped
+// at its plan.
+TEST_CASE("BuildPodPatch never caps a memory emptyDir without sizeLimit", "[shm_patch]") {
+  struct Case {
+    const char* name;
+    const char* pod;
+    int64_t required_mib;
+    std::optional<int64_t> limit_gib;
+  };
+  const Case cases[] = {
+      {"annotated, no memory limit", R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p, annotations: {shmguard.io/num-workers: "1", shmguard.io/batch-bytes: 1Mi}}
+spec:
+  volumes: [{name: dshm, emptyDir: {medium: Memory}}]
+  containers: [{name: a, volumeMounts: [{name: dshm, mountPath: /dev/shm}]}]
+)",
+       82, std::nullopt},
+      {"annotated 8-GPU pod, 100Gi limit, sizeLimit \"0\" (the kubelet ignores it)", R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p, annotations: {shmguard.io/num-workers: "8", shmguard.io/batch-bytes: 100Mi}}
+spec:
+  volumes: [{name: shm, emptyDir: {medium: Memory, sizeLimit: "0"}}]
+  containers:
+  - name: a
+    resources: {limits: {nvidia.com/gpu: 8, memory: 100Gi}}
+    volumeMounts: [{name: shm, mountPath: /dev/shm}]
+)",
+       17710, 100},
+      {"vllm serve -tp 2, 64Gi limit", R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  volumes: [{name: dshm, emptyDir: {medium: Memory}}]
+  containers:
+  - name: vllm
+    command: [vllm, serve, m, --tensor-parallel-size, "2"]
+    resources: {limits: {nvidia.com/gpu: 2, memory: 64Gi}}
+    volumeMounts: [{name: dshm, mountPath: /dev/shm}]
+)",
+       1024, 64},
+  };
+  for (const auto& c : cases) {
+    SECTION(c.name) {
+      Evaluation ev = Unpatched(Yaml(c.pod));
+      const Finding* f = FindingOf(ev, Check::kShmSufficient);
+      REQUIRE(f);
+      CHECK(f->Number("unbounded") == 1);
+      CHECK(f->Number("required_bytes") >= c.required_mib * (int64_t{1} << 20));
+      CHECK(f->HasNumber("memory_limit_bytes") == c.limit_gib.has_value());
+      if (c.limit_gib) CHECK(f->Number("memory_limit_bytes") == *c.limit_gib << 30);
+    }
+  }
+  SECTION("a container without the mount gets it; the volume stays as written") {
+    json pod = Yaml(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p, annotations: {shmguard.io/num-workers: "1", shmguard.io/batch-bytes: 1Mi}}
+spec:
+  volumes: [{name: dshm, emptyDir: {medium: Memory}}]
+  containers:
+  - {name: a, volumeMounts: [{name: dshm, mountPath: /dev/shm}]}
+  - {name: b}
+)");
+    json out = PatchAndRecheck(pod);
+    CHECK_FALSE(out["spec"]["volumes"][0]["emptyDir"].contains("sizeLimit"));
+    CHECK(out["spec"]["containers"][1]["volumeMounts"][0]["name"] == "dshm");
+  }
+  SECTION("under policy mode's rules too") {
+    json pod = Yaml(R"(
 apiVersion: v1
 kind: Pod
 metadata: {name: p, annotations: {shmguard.io/num-workers: "1", shmguard.io/batch-bytes: 1Mi}}
@@ -176,8 +269,9 @@ spec:
   volumes: [{name: dshm, emptyDir: {medium: Memory}}]
   containers: [{name: a, volumeMounts: [{name: dshm, mountPath: /dev/shm}]}]
 )");
-  json out = PatchAndRecheck(pod);
-  CHECK(out["spec"]["volumes"][0]["emptyDir"]["sizeLimit"] == "82Mi");  // ((1×2+2)×1Mi+64Mi)×1.2
+    Evaluation ev = Evaluate(pod, Policy{}, {.namespace_name = "team-a", .policy_mode = true});
+    CHECK(ev.patch.Text().find("sizeLimit") == std::string::npos);
+  }
 }
 
 TEST_CASE("BuildPodPatch reuses an unmounted memory dshm and avoids other name clashes", "[shm_patch]") {
