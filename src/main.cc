@@ -64,24 +64,21 @@ int main(int argc, char** argv) {
       "--rdma", plan.rdma,
       "the job registers host memory for RDMA (NCCL over InfiniBand/RoCE, EFA, UCX): raise locked memory");
   plan_cmd->add_option("--server", plan.server, "an inference server instead: vllm, sglang, tgi, triton, ray");
-  plan_cmd->add_option("--tensor-parallel-size,--tp", plan.tensor_parallel, "the server's tensor parallelism")
-      ->check(kCount);
-  plan_cmd->add_option("--pipeline-parallel-size,--pp", plan.pipeline_parallel, "the server's pipeline parallelism")
-      ->check(kCount);
-  plan_cmd->add_option("--data-parallel-size,--dp", plan.data_parallel, "the server's data parallelism")->check(kCount);
-  plan_cmd->add_flag("--mm-processor-cache-shm", plan.mm_cache_shm,
-                     "vLLM's --mm-processor-cache-type shm: its multimodal cache in /dev/shm");
-  plan_cmd->add_option("--mm-processor-cache-gb", plan.mm_cache_gib, "vLLM's multimodal cache, GiB (default 4)");
-  plan_cmd->add_option("--kv-offloading-size", plan.kv_offload_gib, "vLLM's CPU KV-cache offload in /dev/shm, GiB");
-  plan_cmd->add_flag("--enable-shm-tensor-arena", plan.tensor_arena,
-                     "vLLM's shm tensor arena: 2Gi more on the executor's broadcast queue");
-  plan_cmd->add_option("--attn-dp-size", plan.attention_dp, "SGLang's attention data parallelism")->check(kCount);
-  plan_cmd->add_option("--attn-cp-size", plan.attention_cp, "SGLang's attention context parallelism")->check(kCount);
-  plan_cmd->add_option("--dcp-size", plan.decode_cp, "SGLang's decode context parallelism")->check(kCount);
-  plan_cmd->add_option("--object-store-memory", plan.object_store, "a Ray object store, a quantity: 10Gi");
+  plan_cmd->add_option("--object-store-memory", plan.object_store,
+                       "a Ray object store beside the server (or --server ray's), a quantity: 10Gi");
+  // Every other flag is the server's own, as its parser spells it (--tensor-parallel-size 8,
+  // -tp 8, --distributed-executor-backend ray...): read by the same rows as a pod's launch.
+  plan_cmd->allow_extras();
   plan_cmd->add_option("-o,--output", plan.output, "text or json")->check(CLI::IsMember({"text", "json"}));
   plan_cmd->add_option("--config", config, "policy YAML (sizing constants); built-in defaults without it");
   plan_cmd->callback([&] {
+    plan.server_args = plan_cmd->remaining();
+    if (plan.server.empty() && !plan.server_args.empty()) {
+      std::cerr << "shmguard plan: " << plan.server_args.front()
+                << " is not a flag of plan (a server's flags follow --server NAME)\n";
+      code = ToInt(ExitCode::kUsage);
+      return;
+    }
     if (plan.server.empty() && workers->count() == 0) {
       std::cerr << "shmguard plan: --num-workers is required (or --server for an inference server)\n";
       code = ToInt(ExitCode::kUsage);

@@ -21,6 +21,41 @@ using nlohmann::json;
 
 namespace {
 
+// The server's flags as its row reads them: plan's shorthands (--tp, --pp, --dp; vLLM's
+// --mm-processor-cache-shm) spelled as the server's parser spells them.
+std::vector<std::string> ServerArgs(Server server, const std::vector<std::string>& args) {
+  const std::vector<std::string_view> known = ServerFlagNames(server);
+  auto knows = [&](std::string_view flag) { return std::find(known.begin(), known.end(), flag) != known.end(); };
+  const std::pair<std::string_view, std::string_view> shorthands[] = {
+      {"--tp", "--tensor-parallel-size"}, {"--pp", "--pipeline-parallel-size"}, {"--dp", "--data-parallel-size"}};
+  std::vector<std::string> out;
+  for (const std::string& arg : args) {
+    const size_t eq = arg.find('=');
+    const std::string_view flag = std::string_view(arg).substr(0, eq);
+    std::string word = arg;
+    for (const auto& [from, to] : shorthands) {
+      if (flag == from && !knows(from) && knows(to)) word = std::string(to) + arg.substr(flag.size());
+    }
+    if (flag == "--mm-processor-cache-shm" && server == Server::kVllm) {
+      out.push_back("--mm-processor-cache-type=shm");
+      continue;
+    }
+    out.push_back(std::move(word));
+  }
+  // TGI's shards and Triton's ranks: a TP size is their world when they are not given one.
+  if ((server == Server::kTgi || server == Server::kTriton) && !knows("--tensor-parallel-size")) {
+    for (size_t i = 0; i < out.size(); ++i) {
+      for (std::string_view from : {"--tensor-parallel-size", "--tp"}) {
+        if (out[i] == from) out[i] = server == Server::kTgi ? "--num-shard" : "--world-size";
+        if (out[i].starts_with(std::string(from) + "=")) {
+          out[i] = (server == Server::kTgi ? "--num-shard" : "--world-size") + out[i].substr(from.size());
+        }
+      }
+    }
+  }
+  return out;
+}
+
 // The ShmInputs and PodFacts the flags state, or the message naming the flag that is wrong.
 struct PlanInputs {
   ShmInputs shm;
@@ -62,37 +97,15 @@ Result<PlanInputs> ReadFlags(const PlanOptions& o, const Policy& policy) {
       return MakeError(Code::kInvalidInput, "\"" + o.server + "\" is not one of vllm, sglang, tgi, triton, ray",
                        Location::Field("--server"));
     }
-    if (auto e = range("--tensor-parallel-size", o.tensor_parallel, 1, kMaxProcs)) return *e;
-    if (auto e = range("--pipeline-parallel-size", o.pipeline_parallel, 1, kMaxProcs)) return *e;
-    if (auto e = range("--data-parallel-size", o.data_parallel, 1, kMaxProcs)) return *e;
-    ServerLaunch l;
-    l.server = *server;
-    l.launched_by = "--server " + o.server;
-    l.tensor_parallel = o.tensor_parallel;
-    l.pipeline_parallel = o.pipeline_parallel;
-    l.data_parallel = o.data_parallel;
-    l.world_size = o.tensor_parallel * o.pipeline_parallel * o.data_parallel;  // TGI's shards, Triton's ranks
-    l.mm_cache_shm = o.mm_cache_shm;
-    l.tensor_arena = o.tensor_arena;
-    if (auto e = range("--attn-dp-size", o.attention_dp, 1, kMaxProcs)) return *e;
-    if (auto e = range("--attn-cp-size", o.attention_cp, 1, kMaxProcs)) return *e;
-    if (auto e = range("--dcp-size", o.decode_cp, 1, kMaxProcs)) return *e;
-    l.attention_dp = o.attention_dp;
-    l.attention_cp = o.attention_cp;
-    l.decode_cp = o.decode_cp;
-    auto gib = [](const char* flag, std::optional<double> v, int64_t& out) -> std::optional<Error> {
-      if (!v) return std::nullopt;
-      if (!(*v >= 0 && *v <= 1024 * 1024)) {
-        return MakeError(Code::kInvalidInput, "must be a size in GiB from 0 to 1048576", Location::Field(flag));
-      }
-      out = static_cast<int64_t>(*v * 1024 + 0.5) << 20;
-      return std::nullopt;
-    };
-    if (auto e = gib("--mm-processor-cache-gb", o.mm_cache_gib, l.mm_cache_bytes)) return *e;
-    if (auto e = gib("--kv-offloading-size", o.kv_offload_gib, l.kv_offload_bytes)) return *e;
+    auto launch = ReadServerArgs(*server, ServerArgs(*server, o.server_args));
+    if (!launch) return launch.error();
+    ServerLaunch& l = *launch;
     if (!o.object_store.empty()) {
       auto bytes = ParseBytes(o.object_store, "--object-store-memory");
       if (!bytes) return bytes.error();
+      if (*bytes < 1) {
+        return MakeError(Code::kInvalidInput, "must be at least 1 byte", Location::Field("--object-store-memory"));
+      }
       l.object_store_bytes = *bytes;
       l.ray_started = true;
     }

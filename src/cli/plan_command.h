@@ -7,6 +7,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "cli/exit_code.h"
 #include "shmguard/policy.h"
@@ -27,15 +28,13 @@ struct PlanOptions {
   // memory is then raised where the policy's ipcLock says (ipc_lock.h). Default: false.
   bool rdma = false;
   // An inference server instead of (or besides) a DataLoader: vllm, sglang, tgi, triton, ray
-  // (server_plan.h), with the launch flags that size it.
+  // (server_plan.h), with the flags that size it as its own parser spells them
+  // ("--tensor-parallel-size", "8"), read by ReadServerArgs; also plan's shorthands --tp, --pp
+  // and --dp for any server, and --mm-processor-cache-shm for vLLM's --mm-processor-cache-type
+  // shm.
   std::string server;
-  int64_t tensor_parallel = 1, pipeline_parallel = 1, data_parallel = 1;
-  bool mm_cache_shm = false;                                  // --mm-processor-cache-type shm
-  std::optional<double> mm_cache_gib;                         // --mm-processor-cache-gb (default 4)
-  std::optional<double> kv_offload_gib;                       // --kv-offloading-size
-  bool tensor_arena = false;                                  // vLLM --enable-shm-tensor-arena
-  int64_t attention_dp = 1, attention_cp = 1, decode_cp = 1;  // SGLang --attn-dp-size, --attn-cp-size, --dcp-size
-  std::string object_store;                                   // --object-store-memory, a quantity; "" none
+  std::vector<std::string> server_args;
+  std::string object_store;  // --object-store-memory, a quantity: a Ray object store; "" none
 };
 
 // Prints the plan to `out`. Returns kOk when it fits, kFindings when it would be denied,

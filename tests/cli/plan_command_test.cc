@@ -151,54 +151,79 @@ TEST_CASE("RunPlan names where the processes and the memory limit come from", "[
              Catch::Contains("461Mi is more than 0.5 of the memory limit 512Mi"));
 }
 
-// An inference server's plan from its launch flags: vLLM with tensor parallelism 8 and its
-// multimodal cache in /dev/shm is 6200Mi of its own (docs/sources.md §10), plus NCCL for 8
-// ranks and the base, × 1.2.
+// An inference server's plan from its launch flags, read by the same rows as a pod's launch:
+// vLLM with tensor parallelism 8 and its multimodal cache in /dev/shm is 6200Mi of its own and
+// 40Ki of ring-buffer flags and page rounding (docs/sources.md §10), plus NCCL for 8 ranks and
+// the base, × 1.2.
 TEST_CASE("RunPlan sizes an inference server from its launch flags", "[plan_command]") {
   PlanOptions o;
   o.server = "vllm";
-  o.tensor_parallel = 8;
-  o.mm_cache_shm = true;
+  o.server_args = {"--tp", "8", "--mm-processor-cache-shm"};
   o.output = "json";
   std::ostringstream out, err;
   CHECK(RunPlan(o, Policy{}, out, err) == ExitCode::kOk);
+  INFO(err.str());
   json j = json::parse(out.str());
-  CHECK(j["terms"]["server_bytes"] == 6200ll << 20);
+  // 160Mi + 8 × 240Mi + 24Mi + 4Gi, and a page of flags for each of the 11 segments.
+  CHECK(j["terms"]["server_bytes"] == (6200ll << 20) + 11 * 4096);
   CHECK(j["required"] == "7870Mi");
   CHECK(j["findings"][0]["message"].get<std::string>().find("4Gi multimodal processor cache") != std::string::npos);
   CHECK(j["findings"][0]["message"].get<std::string>().find("8 procs from vLLM") != std::string::npos);
 
-  // The flags of the launches the plan arithmetic reads: vLLM's tensor arena, SGLang's
-  // attention groups (a TP group of 8 split into 2 attention CP ranks: 2 attention-TP groups
-  // and 4 attention-CP groups, each with a 24Mi broadcaster).
+  // The flags of the launches the plan arithmetic reads, spelled as the servers spell them.
   const struct {
-    const char* name;
-    std::function<void(PlanOptions&)> set;
+    const char* server;
+    std::vector<std::string> args;
     int64_t server_bytes;
   } flags[] = {
-      {"--enable-shm-tensor-arena", [](PlanOptions& p) { p.tensor_arena = true; }, (6200ll + 2048) << 20},
-      {"--attn-cp-size 2",
-       [](PlanOptions& p) {
-         p.server = "sglang";
-         p.mm_cache_shm = false;
-         p.attention_cp = 2;
-       },
-       7 * (24ll << 20)},
+      // vLLM's tensor arena: 8 × 256Mi on the executor's queue.
+      {"vllm", {"-tp", "8", "--mm-processor-cache-type", "shm", "--enable-shm-tensor-arena"},
+       ((6200ll + 2048) << 20) + 12 * 4096},
+      // SGLang's attention groups: a TP group of 8 split into 2 attention CP ranks gives 2
+      // attention-TP groups and 4 attention-CP groups, each with a 24Mi broadcaster.
+      {"sglang", {"--tp", "8", "--attn-cp-size", "2"}, 7 * ((24ll << 20) + 4096)},
+      // Data parallelism 8 at TP 1: 8 engines, each with its 160Mi queue and 240Mi response queue.
+      {"vllm", {"--data-parallel-size", "8"}, 8 * ((400ll << 20) + 2 * 4096)},
+      // -tp 4 -pcp 2: one engine of 8 workers and 2 TP groups.
+      {"vllm", {"-tp", "4", "--prefill-context-parallel-size", "2"}, ((160ll + 8 * 240 + 2 * 24) << 20) + 11 * 4096},
+      // The Ray executor makes the mp executor's queues.
+      {"vllm", {"-tp", "8", "--distributed-executor-backend", "ray"}, ((160ll + 8 * 240 + 24) << 20) + 10 * 4096},
+      // TGI with --sharded false runs one shard: nothing of its own.
+      {"tgi", {"--sharded", "false"}, 0},
   };
   for (const auto& f : flags) {
-    CAPTURE(f.name);
-    PlanOptions with = o;
-    f.set(with);
+    CAPTURE(f.server, f.args);
+    PlanOptions with;
+    with.server = f.server;
+    with.server_args = f.args;
+    with.output = "json";
     std::ostringstream flag_out, flag_err;
     CHECK(RunPlan(with, Policy{}, flag_out, flag_err) == ExitCode::kOk);
+    INFO(flag_err.str());
     CHECK(json::parse(flag_out.str())["terms"]["server_bytes"] == f.server_bytes);
   }
-  PlanOptions zero = o;
+  PlanOptions zero;
   zero.server = "sglang";
-  zero.decode_cp = 0;
+  zero.server_args = {"--dcp-size", "0"};
   std::ostringstream zero_out, zero_err;
   CHECK(RunPlan(zero, Policy{}, zero_out, zero_err) == ExitCode::kUsage);
   CHECK_THAT(zero_err.str(), Catch::Contains("--dcp-size"));
+
+  PlanOptions unknown;
+  unknown.server = "vllm";
+  unknown.server_args = {"--tensor-parallel-sise", "8"};
+  std::ostringstream unknown_out, unknown_err;
+  CHECK(RunPlan(unknown, Policy{}, unknown_out, unknown_err) == ExitCode::kUsage);
+  CHECK_THAT(unknown_err.str(), Catch::Contains("--tensor-parallel-sise: is not a flag shmguard reads for vLLM"));
+
+  // A store near 2^63 bytes is refused with the reason, never summed into a wrapped number.
+  PlanOptions huge;
+  huge.server = "ray";
+  huge.object_store = "9000000000000000000";
+  std::ostringstream huge_out, huge_err;
+  CHECK(RunPlan(huge, Policy{}, huge_out, huge_err) == ExitCode::kUsage);
+  CHECK(huge_out.str().find("verdict ok") == std::string::npos);
+  CHECK_THAT(huge_err.str(), Catch::Contains("2^63-1"));
 
   o.server = "nginx";
   std::ostringstream out2, err2;

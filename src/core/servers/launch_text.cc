@@ -1,0 +1,262 @@
+// Env, SplitLaunch, ExpansionBudget, NormalizedFlag, Basename and the servers' number parsers.
+#include "launch_text.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+namespace shmguard::servers {
+namespace {
+
+bool IsNameChar(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+bool IsSpace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
+// One item of command or args with its references replaced, appended to `out`; false when `out`
+// would pass `budget` bytes. Linear: a search for a closing ')' or '}' that found none is not
+// repeated (no later reference can find one either).
+class Expander {
+ public:
+  Expander(const Env& env, size_t budget) : env_(env), budget_(budget) {}
+
+  bool Append(std::string_view s, std::string& out) {
+    size_t no_paren = std::string_view::npos, no_brace = std::string_view::npos;
+    for (size_t i = 0; i < s.size();) {
+      const size_t dollar = s.find('$', i);
+      if (!Put(s.substr(i, dollar == std::string_view::npos ? s.size() - i : dollar - i), out)) return false;
+      if (dollar == std::string_view::npos) break;
+      i = dollar;
+      if (i + 1 >= s.size()) {
+        if (!Put("$", out)) return false;
+        ++i;
+        continue;
+      }
+      const char open = s[i + 1];
+      if (open == '$') {  // the kubelet's escape: $$ is $
+        if (!Put("$", out)) return false;
+        i += 2;
+        continue;
+      }
+      size_t name_start = i + 1, name_end, next;
+      if (open == '(' || open == '{') {
+        size_t& none_after = open == '(' ? no_paren : no_brace;
+        size_t close = std::string_view::npos;
+        if (none_after == std::string_view::npos || i + 2 < none_after) {
+          close = s.find(open == '(' ? ')' : '}', i + 2);
+          if (close == std::string_view::npos) none_after = i + 2;
+        }
+        if (close == std::string_view::npos) {
+          if (!Put("$", out)) return false;
+          ++i;
+          continue;
+        }
+        name_start = i + 2;
+        name_end = close;
+        next = close + 1;
+      } else {
+        name_end = name_start;
+        while (name_end < s.size() && IsNameChar(s[name_end])) ++name_end;
+        next = name_end;
+      }
+      std::optional<std::string_view> value;
+      if (name_end > name_start) value = env_.Find(s.substr(name_start, name_end - name_start));
+      if (!Put(value ? *value : s.substr(i, next - i), out)) return false;
+      i = next;
+    }
+    return true;
+  }
+
+ private:
+  bool Put(std::string_view piece, std::string& out) {
+    used_ += piece.size();
+    if (used_ > budget_) return false;
+    out.append(piece);
+    return true;
+  }
+
+  const Env& env_;
+  size_t budget_;
+  size_t used_ = 0;
+};
+
+}  // namespace
+
+Env::Env(JsonNode container) {
+  for (JsonNode e : container.Find("env").Items()) {
+    JsonNode name = e.Find("name");
+    if (!name.IsString()) continue;
+    JsonNode value = e.Find("value");
+    bytes_ += name.String().size() + value.String().size();
+    // The first entry of a name is the one the kubelet sets.
+    values_.try_emplace(name.String(), value.IsString() ? std::optional(value.String()) : std::nullopt);
+  }
+}
+
+std::optional<std::string_view> Env::Find(std::string_view name) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? std::nullopt : it->second;
+}
+
+size_t ExpansionBudget(JsonNode container, const Env& env) {
+  size_t text = env.bytes();
+  for (const char* field : {"command", "args"}) {
+    for (JsonNode item : container.Find(field).Items()) text += item.String().size();
+  }
+  return std::min(kMaxExpansionBytes, std::max(kMinExpansionBytes, text));
+}
+
+Words SplitLaunch(JsonNode container, const Env& env, size_t budget) {
+  Words w;
+  Expander expander(env, budget);
+  std::string expanded, word;
+  auto flush = [&] {
+    while (!word.empty() && (word.back() == ';' || word.back() == '\\')) word.pop_back();
+    if (!word.empty() && word != "&&" && word != "||" && word != "|") w.text.push_back(std::move(word));
+    word.clear();
+  };
+  for (const char* field : {"command", "args"}) {
+    for (JsonNode item : container.Find(field).Items()) {
+      if (!item.IsString()) continue;
+      expanded.clear();
+      if (!expander.Append(item.String(), expanded)) {
+        w.overflow = true;
+        return w;
+      }
+      for (char c : expanded) {
+        if (IsSpace(c)) {
+          flush();
+        } else if (c != '"' && c != '\'') {
+          word += c;
+        }
+      }
+      flush();
+    }
+  }
+  return w;
+}
+
+std::string NormalizedFlag(std::string_view word) {
+  std::string out(word);
+  if (out.rfind("--", 0) != 0) return out;
+  const size_t end = std::min(out.find('='), out.size());
+  std::replace(out.begin() + 2, out.begin() + static_cast<std::ptrdiff_t>(end), '_', '-');
+  return out;
+}
+
+std::string_view Basename(std::string_view word) {
+  const size_t slash = word.rfind('/');
+  return slash == std::string_view::npos ? word : word.substr(slash + 1);
+}
+
+namespace {
+
+std::string_view Trimmed(std::string_view s) {
+  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// Digits with single underscores between them, as Python's number grammar writes them, with the
+// underscores taken out; nullopt otherwise ("1__0", "_1", "1_").
+std::optional<std::string> Digits(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c >= '0' && c <= '9') {
+      out += c;
+    } else if (c == '_' && i > 0 && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i - 1])) &&
+               std::isdigit(static_cast<unsigned char>(s[i + 1]))) {
+      continue;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (out.empty()) return std::nullopt;
+  return out;
+}
+
+bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+}  // namespace
+
+std::optional<int64_t> ParsePythonInt(std::string_view s) {
+  s = Trimmed(s);
+  bool negative = false;
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  auto digits = Digits(s);
+  if (!digits) return std::nullopt;
+  int64_t v = 0;
+  for (char c : *digits) {
+    if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, c - '0', &v)) return std::nullopt;
+  }
+  return negative ? -v : v;
+}
+
+std::optional<double> ParsePythonFloat(std::string_view s) {
+  s = Trimmed(s);
+  std::string_view body = s;
+  if (!body.empty() && (body[0] == '+' || body[0] == '-')) body.remove_prefix(1);
+  for (std::string_view word : {"inf", "infinity", "nan"}) {
+    if (EqualsIgnoringCase(body, word)) return word == "nan" ? NAN : (s[0] == '-' ? -INFINITY : INFINITY);
+  }
+  // digits [. digits] [e [sign] digits], or . digits [...]; each run of digits may hold '_'.
+  std::string plain(s.substr(0, s.size() - body.size()));
+  size_t i = 0;
+  auto run = [&](bool required) -> bool {
+    size_t start = i;
+    while (i < body.size() && (std::isdigit(static_cast<unsigned char>(body[i])) || body[i] == '_')) ++i;
+    if (start == i) return !required;
+    auto digits = Digits(body.substr(start, i - start));
+    if (!digits) return false;
+    plain += *digits;
+    return true;
+  };
+  const size_t before = i;
+  if (!run(false)) return std::nullopt;
+  const bool whole = i > before;
+  if (i < body.size() && body[i] == '.') {
+    plain += '.';
+    ++i;
+    const size_t frac_start = i;
+    if (!run(false)) return std::nullopt;
+    if (!whole && i == frac_start) return std::nullopt;  // "." alone
+  } else if (!whole) {
+    return std::nullopt;
+  }
+  if (i < body.size() && (body[i] == 'e' || body[i] == 'E')) {
+    plain += 'e';
+    ++i;
+    if (i < body.size() && (body[i] == '+' || body[i] == '-')) plain += body[i++];
+    if (!run(true)) return std::nullopt;
+  }
+  if (i != body.size()) return std::nullopt;
+  errno = 0;
+  char* end = nullptr;
+  const double v = std::strtod(plain.c_str(), &end);
+  if (end != plain.c_str() + plain.size()) return std::nullopt;
+  return v;  // past DBL_MAX strtod gives inf, as Python's float() does
+}
+
+std::optional<int64_t> ParseRustUsize(std::string_view s) {
+  if (!s.empty() && s[0] == '+') s.remove_prefix(1);
+  if (s.empty()) return std::nullopt;
+  int64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, c - '0', &v)) return std::nullopt;
+  }
+  return v;
+}
+
+}  // namespace shmguard::servers

@@ -1,0 +1,72 @@
+// A container's launch as text: its env indexed by name, its command and args expanded as the
+// kubelet and a shell expand them (bounded, in one pass) and split into words, the flags a
+// server's parser would find in them, and numbers read as Python's int() and float() and Rust's
+// usize parse read them. What every server's reader (servers/*.cc) reads a launch with; no
+// server's knowledge is here. Internal to the core.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "shmguard/json_node.h"
+
+namespace shmguard::servers {
+
+// The most bytes a container's expanded command and args may take: its own command, args and
+// env text, at least 64 KiB, at most 1 MiB. A launch past it is not read (the pod is sized as if
+// it launched no server, with launch-unread saying why); see SECURITY.md.
+inline constexpr size_t kMinExpansionBytes = size_t{64} << 10;
+inline constexpr size_t kMaxExpansionBytes = size_t{1} << 20;
+
+// A container's env as the kubelet sets it: the first entry of each name with a string value
+// (a valueFrom entry is set, but only at run time: its value is unknown here).
+class Env {
+ public:
+  explicit Env(JsonNode container);
+  // The value of `name`; nullopt when the env does not set it, or sets it from valueFrom.
+  std::optional<std::string_view> Find(std::string_view name) const;
+  // The bytes of every name and value: part of what an expansion may grow to.
+  size_t bytes() const { return bytes_; }
+
+ private:
+  std::unordered_map<std::string_view, std::optional<std::string_view>> values_;
+  size_t bytes_ = 0;
+};
+
+// The words of a container's command and args: each item expanded ($(NAME) as the kubelet does,
+// ${NAME} and $NAME as a shell does, from `env`; a name the env does not set stays as written,
+// `$$` is `$`) and split as a shell splits a `-c` string (at whitespace, quotes dropped, a line
+// continuation's backslash and a trailing ';' dropped, '&&', '||' and '|' dropped). Linear in the
+// text. `overflow` is set, and the words cut short, when the expansion would pass `budget` bytes.
+struct Words {
+  std::vector<std::string> text;
+  bool overflow = false;
+};
+Words SplitLaunch(JsonNode container, const Env& env, size_t budget);
+
+// The expansion budget of a container (kMinExpansionBytes..kMaxExpansionBytes).
+size_t ExpansionBudget(JsonNode container, const Env& env);
+
+// "--tensor_parallel_size=8" -> "--tensor-parallel-size=8": vLLM's and SGLang's parsers take
+// either spelling of a long flag (vLLM's FlexibleArgumentParser; SGLang's dataclass fields).
+std::string NormalizedFlag(std::string_view word);
+
+std::string_view Basename(std::string_view word);
+
+// Numbers as the servers' own parsers read them. Each returns nullopt for what that parser
+// refuses.
+// Python's int() of a string: surrounding whitespace, a sign, decimal digits with single '_'
+// between them ("08", "+8", " 8 ", "1_000"); not "8.0" or "0x8". Values past int64 are refused.
+std::optional<int64_t> ParsePythonInt(std::string_view s);
+// Python's float() of a string: whitespace, a sign, digits with '_' between them, a '.', an
+// exponent, "inf", "infinity" and "nan" in any case ("1.5", "1e1", ".5", "1_0"); not "0x10" or
+// "1,5". REQUIRES nothing: every string gives a value or nullopt.
+std::optional<double> ParsePythonFloat(std::string_view s);
+// Rust's usize::from_str (clap's value parser for a usize): an optional '+' and decimal digits.
+std::optional<int64_t> ParseRustUsize(std::string_view s);
+
+}  // namespace shmguard::servers
