@@ -37,6 +37,7 @@ enum class Check {
   kShmPlan,
   kSizedWithoutAnnotations,
   kSizedFromServerLaunch,
+  kLaunchUnread,
   kSizedFromObservation,
   kShmOverMemoryLimit,
   kMemoryHeadroom,

@@ -102,6 +102,9 @@ struct PodFacts {
   std::string nccl_p2p_disabled_source;
   // The inference server the first app container that launches one launches (server_plan.h).
   std::optional<ServerLaunch> server;
+  // A container whose launch expands past what shmguard reads (server_plan.h): where, and why.
+  // The pod is then sized as if it launched no server.
+  std::optional<Error> launch_unread;
 };
 
 // Reads the facts of `t`: each container once, then the volumes. NCCL settings are read from the containers that

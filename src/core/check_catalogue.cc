@@ -140,14 +140,27 @@ extern constexpr std::array<CheckInfo, kCheckCount> kChecks = {{
        return "sized without DataLoader annotations: " + Bytes(f, "required_bytes") + " = " + f.Value("basis") + kExact;
      }},
     {Check::kSizedFromServerLaunch, "sized-from-server-launch", S::kInfo, "An inference server sized from its launch arguments",
-     "required_bytes server_bytes", "server launched_by read terms unbounded",
+     "required_bytes server_bytes gpus unchecked", "server launched_by read terms unbounded unread",
      [](const F& f) -> std::string {
        std::string out = "sized for " + f.Value("server") + " from its launch (" + f.Value("launched_by") +
                          (f.Value("read").empty() ? "" : ": " + f.Value("read")) + "): " + Bytes(f, "required_bytes");
        out += f.Number("server_bytes") ? " with its own segments " + f.Value("terms")
                                        : " (its own segments: none beyond NCCL's)";
+       if (!f.Value("unread").empty()) {
+         out += "; " + f.Value("unread") + " names a variable the spec does not set: taken as the pod's " +
+                Plural(f.Number("gpus"), "GPU");
+       }
+       if (f.Number("unchecked")) {
+         out += "; its multimodal cache is made without checking /dev/shm's free space: a shortfall is a Bus error "
+                "under load, not a refusal at start";
+       }
        if (!f.Value("unbounded").empty()) out += "; not bounded here: " + f.Value("unbounded");
        return out + "; its launch flags change the size, not DataLoader annotations";
+     }},
+    {Check::kLaunchUnread, "launch-unread", S::kWarning, "A container's launch is too long to read",
+     "", "error",
+     [](const F& f) -> std::string {
+       return "the launch is not read: " + f.Value("error") + "; the pod is sized as if it launched no inference server";
      }},
     {Check::kSizedFromObservation, "sized-from-observation", S::kInfo, "Sized from what the workload's pods used: the observed peak times the margin",
      "required_bytes learned_bytes formula_bytes peak_bytes margin_ppm runs", "workload last_observed last_pod",

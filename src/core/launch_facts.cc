@@ -158,6 +158,10 @@ Result<bool> ReadLaunchFacts(const PodTemplate& t, const std::vector<JsonNode>& 
   for (size_t i = 0; i < container_nodes.size() && !no_server && !f.server; ++i) {
     if (f.containers[i].init) continue;
     auto server = ReadServerLaunch(container_nodes[i], f.containers[i].pointer);
+    if (!server && server.error().code == Code::kUnsupportedKind) {
+      f.launch_unread = server.error();
+      break;
+    }
     if (!server) return server.error();
     f.server = std::move(*server);
   }

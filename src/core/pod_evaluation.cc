@@ -74,6 +74,9 @@ Finding& WithFloor(Finding& f, const FloorNumbers& numbers) {
 // Findings for the NCCL settings and the process layout the pod states.
 std::vector<Finding> LaunchFindings(const PodTemplate& t, const PodFacts& f, bool all) {
   std::vector<Finding> out;
+  if (f.launch_unread) {
+    out.push_back(Finding(Check::kLaunchUnread, f.launch_unread->where.pointer).Val("error", f.launch_unread->message));
+  }
   if (f.procs_stated && f.gpus > 0 && f.procs != f.gpus) {  // a warning: recorded for /mutate too
     out.push_back(Finding(Check::kProcsGpusMismatch, f.procs_pointer)
                       .Num("procs", f.procs)

@@ -114,6 +114,12 @@ PodSizing SizePod(const PodStage& s, const PodReading& r) {
           .Val("read", read)
           .Val("terms", ServerTermsText(*r.server))
           .Val("unbounded", r.server->unbounded);
+      if (!l.unread.empty()) {
+        std::string unread;
+        for (const auto& flag : l.unread) unread += (unread.empty() ? "" : ", ") + flag;
+        z.server_finding->Val("unread", std::move(unread)).Num("gpus", f.gpus);
+      }
+      if (r.server->unchecked) z.server_finding->Num("unchecked", 1);
       z.plan_json = R"({"gpus":)" + std::to_string(f.gpus) + R"(,"nodes":)" + std::to_string(f.nodes) +
                     observed_member + R"(,"procs":)" + std::to_string(f.procs) + R"(,"required":")" +
                     FormatBytes(required) + R"(","server":")" + std::string(ServerName(l.server)) +

@@ -177,7 +177,8 @@ TEST_CASE("RunPlan sizes an inference server from its launch flags", "[plan_comm
     int64_t server_bytes;
   } flags[] = {
       // vLLM's tensor arena: 8 × 256Mi on the executor's queue.
-      {"vllm", {"-tp", "8", "--mm-processor-cache-type", "shm", "--enable-shm-tensor-arena"},
+      {"vllm",
+       {"-tp", "8", "--mm-processor-cache-type", "shm", "--enable-shm-tensor-arena"},
        ((6200ll + 2048) << 20) + 12 * 4096},
       // SGLang's attention groups: a TP group of 8 split into 2 attention CP ranks gives 2
       // attention-TP groups and 4 attention-CP groups, each with a 24Mi broadcaster.

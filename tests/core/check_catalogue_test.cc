@@ -81,6 +81,23 @@ std::vector<Case> Cases() {
        "sized for vLLM from its launch (vllm serve: --tensor-parallel-size=8): 2560Mi with its own segments 160Mi "
        "executor broadcast queue + 8 × 240Mi worker response queues; its launch flags change the size, not "
        "DataLoader annotations"},
+      {std::move(Finding(Check::kSizedFromServerLaunch)
+                     .Num("required_bytes", 2560 * kMi)
+                     .Num("server_bytes", 6200 * kMi)
+                     .Num("gpus", 8)
+                     .Num("unchecked", 1)
+                     .Val("server", "vLLM")
+                     .Val("launched_by", "sh -c")
+                     .Val("read", "-tp=$(TP), --mm-processor-cache-type=shm")
+                     .Val("terms", "...")
+                     .Val("unread", "-tp=$(TP)")),
+       "sized for vLLM from its launch (sh -c: -tp=$(TP), --mm-processor-cache-type=shm): 2560Mi with its own "
+       "segments ...; -tp=$(TP) names a variable the spec does not set: taken as the pod's 8 GPUs; its multimodal "
+       "cache is made without checking /dev/shm's free space: a shortfall is a Bus error under load, not a refusal "
+       "at start; its launch flags change the size, not DataLoader annotations"},
+      {val(Check::kLaunchUnread, {{"error", "its command and args expand past 1048576 bytes"}}),
+       "the launch is not read: its command and args expand past 1048576 bytes; the pod is sized as if it launched "
+       "no inference server"},
       {std::move(Finding(Check::kSizedFromObservation)
                      .Num("required_bytes", 164 * kMi)
                      .Num("learned_bytes", 164 * kMi)

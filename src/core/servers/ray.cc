@@ -16,7 +16,8 @@ Result<ServerPlan> PlanRay(const ServerLaunch& l, int64_t gpus, std::optional<in
 
 // ray start's --object-store-memory is a click int (python/ray/scripts/scripts.py).
 constexpr FlagRow kFlags[] = {
-    {{"--object-store-memory"}, FlagValue::kBytes,
+    {{"--object-store-memory"},
+     FlagValue::kBytes,
      [](ServerLaunch& l, const FlagRead& r) { l.object_store_bytes = r.count; }},
 };
 
@@ -24,7 +25,7 @@ constexpr LauncherRow kLaunchers[] = {{"ray", "start"}};
 
 }  // namespace
 
-const ServerRow kRayRow = {Server::kRay, "ray", "Ray", kLaunchers, {}, kFlags, {}, NumberParser::kPythonInt,
+const ServerRow kRayRow = {Server::kRay, "ray",  "Ray", kLaunchers, {}, kFlags, {}, NumberParser::kPythonInt,
                            nullptr,      PlanRay};
 
 }  // namespace shmguard::servers

@@ -221,14 +221,13 @@ std::optional<Error> ReadRow(const ServerRow& row, const std::vector<std::string
     std::optional<Error> error;
     if (it != given.end()) {
       const Given& g = it->second;
-      const std::string written =
-          g.negated ? g.name : g.value ? g.name + "=" + *g.value : g.name;
-      error = Apply(row, flag, written, g.value ? std::optional<std::string_view>(*g.value) : std::nullopt,
-                    g.negated, l, pointer);
+      const std::string written = g.negated ? g.name : g.value ? g.name + "=" + *g.value : g.name;
+      error = Apply(row, flag, written, g.value ? std::optional<std::string_view>(*g.value) : std::nullopt, g.negated,
+                    l, pointer);
     } else if (!flag.env.empty() && env) {
       if (auto v = env->Find(flag.env)) {
-        error = Apply(row, flag, "env " + std::string(flag.env) + "=" + std::string(*v), *v, false, l,
-                      pointer + "/env");
+        error =
+            Apply(row, flag, "env " + std::string(flag.env) + "=" + std::string(*v), *v, false, l, pointer + "/env");
       }
     }
     if (error) return error;
@@ -278,8 +277,7 @@ Result<std::optional<ServerLaunch>> ReadServerLaunch(JsonNode container, std::st
   using namespace servers;
   JsonNode image = container.Find("image");
   const bool no_command = !container.Find("command").IsArray();
-  if (!MayLaunchServer(container) &&
-      (!no_command || !image.IsString() || FromImage(image.String()).row == nullptr)) {
+  if (!MayLaunchServer(container) && (!no_command || !image.IsString() || FromImage(image.String()).row == nullptr)) {
     return std::optional<ServerLaunch>();
   }
   const Env env(container);

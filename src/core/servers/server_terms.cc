@@ -3,8 +3,8 @@
 // in words.
 #include <algorithm>
 
-#include "shmguard/int128.h"
 #include "server_rows.h"
+#include "shmguard/int128.h"
 #include "shmguard/quantity.h"
 #include "shmguard/shm_plan.h"
 

@@ -78,11 +78,13 @@ constexpr FlagRow kFlags[] = {
     // sglang/srt/arg_groups/fields/parallel.py: attn_dp_size, attn_cp_size, dcp_size and their
     // long aliases.
     {{"--attn-dp-size", "--attention-data-parallel-size"}, FlagValue::kCount, SetCount<&ServerLaunch::attention_dp>},
-    {{"--attn-cp-size", "--attention-context-parallel-size"}, FlagValue::kCount,
-     SetCount<&ServerLaunch::attention_cp>},
-    {{"--dcp-size", "--decode-context-parallel-size"}, FlagValue::kCount,
+    {{"--attn-cp-size", "--attention-context-parallel-size"}, FlagValue::kCount, SetCount<&ServerLaunch::attention_cp>},
+    {{"--dcp-size", "--decode-context-parallel-size"},
+     FlagValue::kCount,
      SetCount<&ServerLaunch::decode_context_parallel>},
-    {{"--enable-dp-attention"}, FlagValue::kSwitch, [](ServerLaunch& l, const FlagRead& r) { l.dp_attention = r.flag; }},
+    {{"--enable-dp-attention"},
+     FlagValue::kSwitch,
+     [](ServerLaunch& l, const FlagRead& r) { l.dp_attention = r.flag; }},
     // sglang/srt/arg_groups/fields/disagg.py:173-176.
     {{"--enable-pdmux"}, FlagValue::kSwitch, [](ServerLaunch& l, const FlagRead& r) { l.pdmux = r.flag; }},
 };
@@ -100,7 +102,7 @@ constexpr LauncherRow kLaunchers[] = {{"sglang", "serve"}, {"-m", "sglang.launch
 
 }  // namespace
 
-const ServerRow kSglangRow = {Server::kSglang, "sglang",  "SGLang", kLaunchers, {}, kFlags, kEnv, NumberParser::kPythonInt,
-                              Settle,          PlanSglang};
+const ServerRow kSglangRow = {Server::kSglang,          "sglang", "SGLang",  kLaunchers, {}, kFlags, kEnv,
+                              NumberParser::kPythonInt, Settle,   PlanSglang};
 
 }  // namespace shmguard::servers

@@ -42,7 +42,7 @@ constexpr LauncherRow kLaunchers[] = {
 
 }  // namespace
 
-const ServerRow kTritonRow = {Server::kTriton, "triton",  "Triton", kLaunchers, {}, kFlags, {}, NumberParser::kPythonInt,
-                              nullptr,         PlanTriton};
+const ServerRow kTritonRow = {Server::kTriton,          "triton", "Triton",  kLaunchers, {}, kFlags, {},
+                              NumberParser::kPythonInt, nullptr,  PlanTriton};
 
 }  // namespace shmguard::servers

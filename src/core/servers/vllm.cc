@@ -32,11 +32,11 @@ constexpr int64_t kMmCacheSecretBytes = 32;
 
 // How the launch lays engines and workers out, seen from the pod that runs `vllm serve`.
 struct Layout {
-  int64_t world = 1;            // an engine's workers: TP × PP × PCP (vllm/config/parallel.py:963-968)
-  int64_t engines = 1;          // engines whose executor (or a share of whose workers) runs here
-  int64_t ranks = 1;            // workers here
-  int64_t nodes_per_engine = 1; // nnodes_within_dp (vllm/config/parallel.py:812-836)
-  bool multi_node = false;      // some rank of the launch is in another pod
+  int64_t world = 1;             // an engine's workers: TP × PP × PCP (vllm/config/parallel.py:963-968)
+  int64_t engines = 1;           // engines whose executor (or a share of whose workers) runs here
+  int64_t ranks = 1;             // workers here
+  int64_t nodes_per_engine = 1;  // nnodes_within_dp (vllm/config/parallel.py:812-836)
+  bool multi_node = false;       // some rank of the launch is in another pod
   VllmExecutor executor = VllmExecutor::kMp;
 };
 
@@ -190,32 +190,46 @@ void SetExecutor(ServerLaunch& l, const FlagRead& r) {
 constexpr FlagRow kFlags[] = {
     {{"--tensor-parallel-size", "-tp"}, FlagValue::kCount, SetCount<&ServerLaunch::tensor_parallel>},
     {{"--pipeline-parallel-size", "-pp"}, FlagValue::kCount, SetCount<&ServerLaunch::pipeline_parallel>},
-    {{"--prefill-context-parallel-size", "-pcp"}, FlagValue::kCount,
-     SetCount<&ServerLaunch::prefill_context_parallel>},
-    {{"--decode-context-parallel-size", "-dcp"}, FlagValue::kCount,
-     SetCount<&ServerLaunch::decode_context_parallel>},
+    {{"--prefill-context-parallel-size", "-pcp"}, FlagValue::kCount, SetCount<&ServerLaunch::prefill_context_parallel>},
+    {{"--decode-context-parallel-size", "-dcp"}, FlagValue::kCount, SetCount<&ServerLaunch::decode_context_parallel>},
     {{"--data-parallel-size", "-dp"}, FlagValue::kCount, SetCount<&ServerLaunch::data_parallel>},
-    {{"--data-parallel-size-local", "-dpl"}, FlagValue::kCount,
-     SetOptionalCount<&ServerLaunch::data_parallel_local>},
-    {{"--data-parallel-rank", "-dpn"}, FlagValue::kWord, [](ServerLaunch& l, const FlagRead&) { l.dp_external_lb = true; }},
-    {{"--data-parallel-start-rank", "-dpr"}, FlagValue::kWord, [](ServerLaunch& l, const FlagRead&) { l.dp_hybrid_lb = true; }},
-    {{"--data-parallel-external-lb", "-dpe"}, FlagValue::kSwitch,
+    {{"--data-parallel-size-local", "-dpl"}, FlagValue::kCount, SetOptionalCount<&ServerLaunch::data_parallel_local>},
+    {{"--data-parallel-rank", "-dpn"},
+     FlagValue::kWord,
+     [](ServerLaunch& l, const FlagRead&) { l.dp_external_lb = true; }},
+    {{"--data-parallel-start-rank", "-dpr"},
+     FlagValue::kWord,
+     [](ServerLaunch& l, const FlagRead&) { l.dp_hybrid_lb = true; }},
+    {{"--data-parallel-external-lb", "-dpe"},
+     FlagValue::kSwitch,
      [](ServerLaunch& l, const FlagRead& r) { l.dp_external_lb = l.dp_external_lb || r.flag; }},
-    {{"--data-parallel-hybrid-lb", "-dph"}, FlagValue::kSwitch,
+    {{"--data-parallel-hybrid-lb", "-dph"},
+     FlagValue::kSwitch,
      [](ServerLaunch& l, const FlagRead& r) { l.dp_hybrid_lb = l.dp_hybrid_lb || r.flag; }},
-    {{"--data-parallel-backend", "-dpb"}, FlagValue::kWord, [](ServerLaunch& l, const FlagRead& r) { l.dp_backend_ray = r.word == "ray"; }},
+    {{"--data-parallel-backend", "-dpb"},
+     FlagValue::kWord,
+     [](ServerLaunch& l, const FlagRead& r) { l.dp_backend_ray = r.word == "ray"; }},
     {{"--nnodes", "-n"}, FlagValue::kCount, SetCount<&ServerLaunch::nnodes>},
     {{"--headless"}, FlagValue::kSwitch, [](ServerLaunch& l, const FlagRead& r) { l.headless = r.flag; }},
     {{"--api-server-count", "-asc"}, FlagValue::kCount, SetOptionalCount<&ServerLaunch::api_server_count>, {}, 0},
     {{"--distributed-executor-backend"}, FlagValue::kWord, SetExecutor},
-    {{"--mm-processor-cache-type"}, FlagValue::kWord, [](ServerLaunch& l, const FlagRead& r) { l.mm_cache_shm = r.word == "shm"; }},
-    {{"--mm-processor-cache-gb"}, FlagValue::kGib, [](ServerLaunch& l, const FlagRead& r) { l.mm_cache_bytes = r.count; }},
-    {{"--kv-offloading-size"}, FlagValue::kGib, [](ServerLaunch& l, const FlagRead& r) { l.kv_offload_bytes = r.count; }},
-    {{"--kv-offloading-backend"}, FlagValue::kWord,
+    {{"--mm-processor-cache-type"},
+     FlagValue::kWord,
+     [](ServerLaunch& l, const FlagRead& r) { l.mm_cache_shm = r.word == "shm"; }},
+    {{"--mm-processor-cache-gb"},
+     FlagValue::kGib,
+     [](ServerLaunch& l, const FlagRead& r) { l.mm_cache_bytes = r.count; }},
+    {{"--kv-offloading-size"},
+     FlagValue::kGib,
+     [](ServerLaunch& l, const FlagRead& r) { l.kv_offload_bytes = r.count; }},
+    {{"--kv-offloading-backend"},
+     FlagValue::kWord,
      [](ServerLaunch& l, const FlagRead& r) {
        l.kv_offload_backend = r.word == "lmcache" ? KvOffloadBackend::kLmcache : KvOffloadBackend::kNative;
      }},
-    {{"--enable-shm-tensor-arena"}, FlagValue::kSwitch, [](ServerLaunch& l, const FlagRead& r) { l.tensor_arena = r.flag; }},
+    {{"--enable-shm-tensor-arena"},
+     FlagValue::kSwitch,
+     [](ServerLaunch& l, const FlagRead& r) { l.tensor_arena = r.flag; }},
 };
 
 constexpr EnvRow kEnv[] = {

@@ -1,12 +1,13 @@
 // The table of servers: each recognised from commands written out in full, its flags read as its
 // parser reads them (and refused where it refuses them), TGI's, Triton's and Ray's plans, and a
 // pod sized from its server's launch. vLLM's and SGLang's plans: vllm_test.cc, sglang_test.cc.
-#include "shmguard/server_plan.h"
-
 #include <catch2/catch.hpp>
+#include <set>
 
 #include "core/pod_sizing.h"
 #include "io/manifests.h"
+#include "shmguard/evaluation.h"
+#include "shmguard/server_plan.h"
 #include "test_util.h"
 
 namespace shmguard {
@@ -163,6 +164,32 @@ TEST_CASE("ReadServerLaunch refuses an expansion past its budget, in one pass", 
   REQUIRE(read);
   REQUIRE(read->has_value());
   CHECK((*read)->tensor_parallel == 2);
+}
+
+// The pod of such a launch is sized as if it launched no server (its GPUs get the estimate), and
+// says why.
+TEST_CASE("A pod whose launch expands past its budget is estimated, with launch-unread", "[server_table]") {
+  json pod = test::Yaml(R"(apiVersion: v1
+kind: Pod
+metadata: {name: bomb, namespace: team-a}
+spec:
+  containers:
+  - name: v
+    command: [sh, -c]
+    resources: {limits: {nvidia.com/gpu: 8, memory: 64Gi}}
+)");
+  std::string line = "vllm serve m";
+  for (int i = 0; i < 25000; ++i) line += " $X";
+  pod["spec"]["containers"][0]["args"] = {line};
+  pod["spec"]["containers"][0]["env"] = {{{"name", "X"}, {"value", std::string(50000, 'x')}}};
+  const Evaluation ev = Evaluate(pod, Policy{});
+  REQUIRE(ev.pods.size() == 1);
+  std::set<std::string> ids;
+  for (const auto& f : ev.pods[0].findings) ids.insert(std::string(f.id()));
+  CHECK(ids.count("launch-unread"));
+  CHECK(ids.count("sized-without-annotations"));
+  CHECK_FALSE(ids.count("sized-from-server-launch"));
+  CHECK(ev.verdict == Verdict::kPatch);
 }
 
 TEST_CASE("PlanServer: TGI's shards, Triton's ranks, Ray's object store × 1.1", "[server_table]") {

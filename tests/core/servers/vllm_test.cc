@@ -47,8 +47,8 @@ const Shape kShapes[] = {
     {"TP 8", "{command: [vllm, serve, m, -tp, '8']}", 8, Executor(8) + 8 * kResponse + Group(8), 8},
     // Pipeline stages are workers; no TP group of more than one rank.
     {"PP 2", "{command: [vllm, serve, m, -pp, '2']}", 2, Executor(2) + 2 * kResponse, 2},
-    {"TP 4 × PP 2", "{command: [vllm, serve, m, -tp, '4', -pp, '2']}", 8,
-     Executor(8) + 8 * kResponse + 2 * Group(4), 8},
+    {"TP 4 × PP 2", "{command: [vllm, serve, m, -tp, '4', -pp, '2']}", 8, Executor(8) + 8 * kResponse + 2 * Group(4),
+     8},
     // DP > 1 defaults the backend to mp even at TP = PP = 1 (vllm/config/parallel.py:1081-1119):
     // each engine its queue and its worker's response queue.
     {"DP 8", "{command: [vllm, serve, m, --data-parallel-size, '8']}", 8, 8 * (Executor(1) + kResponse), 8},
@@ -88,8 +88,9 @@ const Shape kShapes[] = {
     // The multimodal cache: one, made by the one API server (factories.py:36-45).
     {"TP 2, multimodal cache in shm", "{command: [vllm, serve, m, -tp, '2', --mm-processor-cache-type, shm]}", 2,
      Executor(2) + 2 * kResponse + Group(2) + Mm(4), 2},
-    {"a 2.5 GiB cache", "{command: [vllm, serve, m, -tp, '2', --mm-processor-cache-type=shm, --mm-processor-cache-gb=2.5]}",
-     2, Executor(2) + 2 * kResponse + Group(2) + Mm(2.5), 2},
+    {"a 2.5 GiB cache",
+     "{command: [vllm, serve, m, -tp, '2', --mm-processor-cache-type=shm, --mm-processor-cache-gb=2.5]}", 2,
+     Executor(2) + 2 * kResponse + Group(2) + Mm(2.5), 2},
     {"DP 2 behind vLLM's own balancer: no shm cache",
      "{command: [vllm, serve, m, -dp, '2', --mm-processor-cache-type, shm]}", 2, 2 * (Executor(1) + kResponse), 2},
     {"an external balancer's rank: its own cache",
