@@ -36,31 +36,37 @@ std::pair<std::string, int> HostPort(const std::string& server) {
   return {host, std::atoi(rest.c_str() + colon + 1)};
 }
 
-// Every certificate of a PEM bundle in a new store (nullptr when there is none).
-X509_STORE* StoreOf(const std::string& pem) {
-  X509_STORE* store = X509_STORE_new();
+// Every certificate of a PEM bundle, parsed (none when there is none).
+std::vector<X509*> CertsOf(const std::string& pem) {
+  std::vector<X509*> out;
   BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
-  int added = 0;
-  while (X509* ca = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
-    added += X509_STORE_add_cert(store, ca) == 1;
-    X509_free(ca);
-  }
+  while (X509* ca = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) out.push_back(ca);
   BIO_free_all(bio);
   ERR_clear_error();  // the end of the bundle reads as an error
-  if (added == 0) {
-    X509_STORE_free(store);
-    return nullptr;
-  }
+  return out;
+}
+
+void FreeCerts(std::vector<X509*>& certs) {
+  for (X509* c : certs) X509_free(c);
+  certs.clear();
+}
+
+// A store of its own for one connection, from certificates parsed once: httplib adds the
+// system's default paths to a connection's store when it first connects
+// (SSLClient::load_certs), which would race on a store two connections shared.
+X509_STORE* StoreOf(const std::vector<X509*>& certs) {
+  X509_STORE* store = X509_STORE_new();
+  for (X509* c : certs) X509_STORE_add_cert(store, c);
   return store;
 }
 
 }  // namespace
 
-// What the connections share: the CA store (parsed once per version of its file), the client
-// certificate, and the connections kept alive between requests.
+// What the connections share: the CA's certificates (parsed once per version of its file), the
+// client certificate, and the connections kept alive between requests.
 struct KubeClient::Pool {
   std::mutex mu;
-  X509_STORE* store = nullptr;
+  std::vector<X509*> cas;
   io::FileStamp ca_stamp;
   uint64_t generation = 0;  // bumped when the CA changes: older connections are not reused
   X509* cert = nullptr;
@@ -68,7 +74,7 @@ struct KubeClient::Pool {
   std::vector<std::pair<uint64_t, std::unique_ptr<httplib::SSLClient>>> idle;
   ~Pool() {
     idle.clear();
-    X509_STORE_free(store);
+    FreeCerts(cas);
     X509_free(cert);
     EVP_PKEY_free(key);
   }
@@ -114,7 +120,7 @@ KubeClient::KubeClient(KubeConfig config, double qps, int burst)
     BIO_free_all(key);
     ERR_clear_error();
   }
-  if (!config_.ca_pem.empty()) pool_->store = StoreOf(config_.ca_pem);
+  if (!config_.ca_pem.empty()) pool_->cas = CertsOf(config_.ca_pem);
 }
 
 KubeClient::~KubeClient() = default;
@@ -126,11 +132,12 @@ std::unique_ptr<httplib::SSLClient> KubeClient::Connection(std::chrono::seconds 
     std::lock_guard<std::mutex> lock(pool_->mu);
     if (!config_.ca_file.empty()) {  // re-read only when the file changed (the kubelet rotates it)
       io::FileStamp now = io::StatFile(config_.ca_file);
-      if (!pool_->store || !(now == pool_->ca_stamp)) {
+      if (pool_->cas.empty() || !(now == pool_->ca_stamp)) {
         auto pem = io::ReadFileText(config_.ca_file, io::kMaxCredentialBytes, io::Readable::kRegularFiles);
-        if (X509_STORE* fresh = pem ? StoreOf(*pem) : nullptr) {
-          X509_STORE_free(pool_->store);
-          pool_->store = fresh;
+        std::vector<X509*> fresh = pem ? CertsOf(*pem) : std::vector<X509*>();
+        if (!fresh.empty()) {
+          FreeCerts(pool_->cas);
+          pool_->cas = std::move(fresh);
           pool_->ca_stamp = now;
           pool_->generation++;
           pool_->idle.clear();
@@ -142,10 +149,7 @@ std::unique_ptr<httplib::SSLClient> KubeClient::Connection(std::chrono::seconds 
       pool_->idle.pop_back();
       if (generation == pool_->generation) client = std::move(idle);
     }
-    if (pool_->store) {
-      X509_STORE_up_ref(pool_->store);  // each connection's SSL_CTX holds a reference
-      store = pool_->store;
-    }
+    if (!client && !pool_->cas.empty()) store = StoreOf(pool_->cas);
   }
   if (!client) {
     auto [host, port] = HostPort(config_.server);
