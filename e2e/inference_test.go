@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -22,6 +23,11 @@ func TestInferenceServersAreSizedFromTheirLaunch(t *testing.T) {
 			[]string{"--server", "vllm", "--tp", "4", "--gpus", "4", "--mm-processor-cache-shm", "--memory-limit", "256Gi"}, "vllm"},
 		{"testdata/inference/sglang-deployment.yaml", "app=sglang-llama",
 			[]string{"--server", "sglang", "--tp", "2", "--gpus", "2", "--memory-limit", "128Gi"}, "sglang"},
+		{"testdata/inference/vllm-dp8-deployment.yaml", "app=vllm-dp8",
+			[]string{"--server", "vllm", "--data-parallel-size", "8", "--gpus", "8", "--memory-limit", "64Gi"}, "vllm"},
+		{"testdata/inference/vllm-ray-deployment.yaml", "app=vllm-ray",
+			[]string{"--server", "vllm", "-tp", "8", "--distributed-executor-backend", "ray", "--gpus", "8",
+				"--memory-limit", "128Gi"}, "vllm"},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
@@ -34,6 +40,32 @@ func TestInferenceServersAreSizedFromTheirLaunch(t *testing.T) {
 			expectServerSized(t, ns, stored, c.selector, c.server, planned.Required)
 		})
 	}
+}
+
+// shmguard never makes an effective /dev/shm smaller: a vLLM Deployment whose memory emptyDir
+// has no sizeLimit (the kubelet sizes it at the memory limit) is stored as it was written, and
+// so are its pods.
+func TestAnUnboundedMemoryShmIsLeftAsWritten(t *testing.T) {
+	ns := newNamespace(t, nil)
+	stored, _ := createFile(t, ns, "testdata/inference/vllm-unbounded-deployment.yaml")
+	written := readObjects(t, "testdata/inference/vllm-unbounded-deployment.yaml")[0]
+	for _, path := range [][]string{{"spec", "template", "spec", "volumes"}, {"spec", "template", "metadata", "annotations"}} {
+		want, _, _ := unstructured.NestedFieldNoCopy(written.Object, path...)
+		got, _, _ := unstructured.NestedFieldNoCopy(stored.Object, path...)
+		if fmt.Sprint(want) != fmt.Sprint(got) {
+			t.Errorf("%s: stored %v, written %v", strings.Join(path, "."), got, want)
+		}
+	}
+	eachPodMade(t, ns, "app=vllm-unbounded", func(p *corev1.Pod) {
+		for _, v := range p.Spec.Volumes {
+			if v.Name == "dshm" && (v.EmptyDir == nil || v.EmptyDir.SizeLimit != nil) {
+				t.Errorf("pod %s: volume dshm %+v, want the emptyDir as written, without sizeLimit", p.Name, v.EmptyDir)
+			}
+		}
+		if _, ok := p.Annotations["shmguard.io/plan"]; ok {
+			t.Errorf("pod %s was annotated with a plan: want it left as written", p.Name)
+		}
+	})
 }
 
 // plannedServer is what `shmguard plan -o json` says of a server's launch.

@@ -10,32 +10,48 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
 
-// vllmModel is what vLLM puts in /dev/shm at start with the multiprocessing executor, made the
-// way vLLM makes it (multiprocessing.shared_memory, every page written): the executor's
-// broadcast queue, a response queue per worker and the tensor-parallel group's broadcaster,
-// each a ShmRingBuffer of (chunk + 1 + readers) × chunks bytes (docs/sources.md §10). Before
-// each, the check of vLLM 0.33.0 (check_shm_free_space, shm_broadcast.py:242-269): a segment
-// that does not fit in the free space of /dev/shm refuses to start, with vLLM's message. Its
-// last line reports the peak it saw.
+// vllmModel is what vLLM 0.33.0 puts in /dev/shm at start, made the way vLLM makes it
+// (multiprocessing.shared_memory, every page written), for the launch shapes it reads: tensor,
+// pipeline and data parallelism and the executor backend. Each engine's executor (mp, and Ray's,
+// which subclasses it) has a broadcast queue to its workers and a response queue from each; each
+// tensor-parallel group of more than one rank a broadcaster; each a ShmRingBuffer of
+// (chunk + 1 + readers) × chunks bytes (docs/sources.md §10). Before each, the check of vLLM
+// 0.33.0 (check_shm_free_space, shm_broadcast.py:242-274): a segment that does not fit in the
+// free space of /dev/shm refuses to start, with vLLM's message. Its last line reports the peak
+// it saw.
 const vllmModel = `
 import json, os, shutil, sys, time
 from multiprocessing import shared_memory
-args, tp = sys.argv[1:], 1
-for i, a in enumerate(args):
-    if a in ("--tensor-parallel-size", "-tp"):
-        tp = int(args[i + 1])
-    elif a.startswith("--tensor-parallel-size="):
-        tp = int(a.split("=", 1)[1])
+args = sys.argv[1:]
+def flag(names, default):
+    value = default
+    for i, a in enumerate(args):
+        for n in names:
+            if a == n and i + 1 < len(args):
+                value = args[i + 1]
+            elif a.startswith(n + "="):
+                value = a.split("=", 1)[1]
+    return value
+tp = int(flag(["--tensor-parallel-size", "-tp"], "1"))
+pp = int(flag(["--pipeline-parallel-size", "-pp"], "1"))
+dp = int(flag(["--data-parallel-size", "-dp"], "1"))
+executor = flag(["--distributed-executor-backend"], None)
+world = tp * pp
+if executor is None:
+    executor = "uni" if world * dp == 1 else "mp"
 MiB = 1 << 20
 sizes = []
-if tp > 1:
-    sizes.append((16 * MiB + 1 + tp) * 10)
-    sizes += [(24 * MiB + 1 + 1) * 10] * tp
-    sizes.append((4 * MiB + 1 + tp) * 6)
+for engine in range(dp):
+    if executor in ("mp", "ray"):
+        sizes.append((16 * MiB + 1 + world) * 10)
+        sizes += [(24 * MiB + 1 + 1) * 10] * world
+    if tp > 1:
+        sizes += [(4 * MiB + 1 + tp - 1) * 6] * pp
 need = sum(sizes)
 st = os.statvfs("/dev/shm")
 segments, peak = [], 0
@@ -58,20 +74,43 @@ for m in segments:
     m.unlink()
 `
 
-// vllmPod launches the model as `vllm serve` with tensor parallelism 2 on 2 GPUs, as a
-// server's pod says it: the webhook reads the launch, not the program behind the name.
-func vllmPod() *corev1.Pod {
-	p := shell(trainPod("vllm", 2, "4Gi"),
-		`vllm() { python3 -c "$VLLM_MODEL" "$@"; }; vllm serve facebook/opt-125m --tensor-parallel-size 2`)
+// vllmPod launches the model as `vllm serve M FLAGS` on `gpus` GPUs with `memory` as its limit
+// ("" none), as a server's pod says it: the webhook reads the launch, not the program behind the
+// name.
+func vllmPod(gpus int64, memory string, flags string) *corev1.Pod {
+	p := shell(trainPod("vllm", gpus, "1Gi"),
+		`vllm() { python3 -c "$VLLM_MODEL" "$@"; }; vllm serve facebook/opt-125m `+flags)
 	p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "VLLM_MODEL", Value: vllmModel}}
+	if memory == "" {
+		delete(p.Spec.Containers[0].Resources.Limits, corev1.ResourceMemory)
+	} else {
+		p.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse(memory)
+	}
 	return p
+}
+
+// vllmResult is the model's last line.
+type vllmResult struct {
+	Peak     int64 `json:"peak_shm_bytes"`
+	Size     int64 `json:"shm_size_bytes"`
+	Required int64 `json:"required_bytes"`
+}
+
+func vllmReport(t *testing.T, r ran) vllmResult {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(r.logs), "\n")
+	var res vllmResult
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
+		t.Fatalf("the server's last line is not its result (%v):\n%s", err, tail(r.logs, 10))
+	}
+	return res
 }
 
 // Without shmguard, vLLM's start-up check refuses the container's 64 MiB /dev/shm; with it, the
 // pod gets the plan of its launch, the segments fit, and neither the program's own peak nor the
 // agent's sampled one is above the plan.
 func TestAVllmServersSegmentsFitThePlanOfItsLaunch(t *testing.T) {
-	bare := run(t, newNamespace(t, off), vllmPod(), 3*time.Minute)
+	bare := run(t, newNamespace(t, off), vllmPod(2, "4Gi", "--tensor-parallel-size 2"), 3*time.Minute)
 	if bare.pod.Status.Phase != corev1.PodFailed || !strings.Contains(bare.logs, "RuntimeError: Insufficient space in /dev/shm") {
 		t.Fatalf("without shmguard the server %s; want vLLM's start-up check to refuse /dev/shm:\n%s", bare.outcome(), tail(bare.logs, 10))
 	}
@@ -79,20 +118,12 @@ func TestAVllmServersSegmentsFitThePlanOfItsLaunch(t *testing.T) {
 
 	agent := agentPod(t)
 	ns := newNamespace(t, nil)
-	patched := run(t, ns, vllmPod(), 3*time.Minute).succeeded(t)
+	patched := run(t, ns, vllmPod(2, "4Gi", "--tensor-parallel-size 2"), 3*time.Minute).succeeded(t)
 	planned := shmVolume(patched.pod)
 	if plan := patched.pod.Annotations["shmguard.io/plan"]; !strings.Contains(plan, `"server":"vllm"`) {
 		t.Fatalf("the pod's shmguard.io/plan is %q: want the vLLM server's plan", plan)
 	}
-	lines := strings.Split(strings.TrimSpace(patched.logs), "\n")
-	var res struct {
-		Peak     int64 `json:"peak_shm_bytes"`
-		Size     int64 `json:"shm_size_bytes"`
-		Required int64 `json:"required_bytes"`
-	}
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
-		t.Fatalf("the server's last line is not its result (%v):\n%s", err, tail(patched.logs, 10))
-	}
+	res := vllmReport(t, patched)
 	peak, ok := gauge(agentMetrics(t, agent), "shmguard_pod_shm_peak_bytes", ns, patched.pod.Name)
 	t.Logf("with shmguard: planned %s; the segments %s; the program's peak %s; the agent's peak %s",
 		mib(planned), mib(res.Required), mib(res.Peak), mib(peak))
@@ -103,6 +134,44 @@ func TestAVllmServersSegmentsFitThePlanOfItsLaunch(t *testing.T) {
 	if !ok || peak > planned || peak < res.Required/2 {
 		t.Errorf("the agent's peak %d bytes (found %v): want at most the plan %d, and it saw the segments %d",
 			peak, ok, planned, res.Required)
+	}
+}
+
+// The launches a 1Gi /dev/shm fails in vLLM 0.33.0: data parallelism 8 at TP 1 (each engine its
+// own queues, 3,200 MiB) and the Ray executor at TP 8 (the mp executor's queues, 2,104 MiB). With
+// a 1Gi memory emptyDir at /dev/shm (the size such launches were given before) vLLM refuses to
+// start; shmguard raises it to the launch's plan, and they start.
+func TestVllmDataParallelAndRayExecutorLaunchesRefuse1GiAndStartUnderThePatch(t *testing.T) {
+	shapes := []struct {
+		name, flags, memory string
+	}{
+		{"data parallelism 8", "--data-parallel-size 8", "12Gi"},
+		// No memory limit: Ray's default object store would be 30% of it.
+		{"the Ray executor, TP 8", "--tensor-parallel-size 8 --distributed-executor-backend ray", ""},
+	}
+	withDshm := func(p *corev1.Pod) *corev1.Pod {
+		size := resource.MustParse("1Gi")
+		p.Spec.Volumes = []corev1.Volume{{Name: "dshm", VolumeSource: corev1.VolumeSource{
+			EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: &size}}}}
+		p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "dshm", MountPath: "/dev/shm"}}
+		return p
+	}
+	for _, s := range shapes {
+		t.Run(s.name, func(t *testing.T) {
+			bare := run(t, newNamespace(t, off), withDshm(vllmPod(8, s.memory, s.flags)), 3*time.Minute)
+			if bare.pod.Status.Phase != corev1.PodFailed || !strings.Contains(bare.logs, "RuntimeError: Insufficient space in /dev/shm") {
+				t.Fatalf("at 1Gi the server %s; want vLLM's start-up check to refuse /dev/shm:\n%s", bare.outcome(), tail(bare.logs, 10))
+			}
+			t.Logf("at 1Gi: %s", lastLineWith(bare.logs, "RuntimeError"))
+			patched := run(t, newNamespace(t, nil), withDshm(vllmPod(8, s.memory, s.flags)), 4*time.Minute).succeeded(t)
+			planned := shmVolume(patched.pod)
+			res := vllmReport(t, patched)
+			t.Logf("under shmguard: planned %s; the segments %s; the peak %s", mib(planned), mib(res.Required), mib(res.Peak))
+			if planned <= 1<<30 || res.Size != planned || res.Peak < res.Required || res.Peak > planned {
+				t.Errorf("the container's /dev/shm %d bytes and the peak %d: want the plan %d (above 1Gi), above the segments %d",
+					res.Size, res.Peak, planned, res.Required)
+			}
+		})
 	}
 }
 
