@@ -15,6 +15,12 @@ namespace shmguard {
 struct PodFacts;
 
 inline constexpr const char* kShmPath = "/dev/shm";
+
+// True when a container's mountPath is /dev/shm: "/dev/shm" with any trailing slashes
+// ("/dev/shm/"), as the container runtime cleans the path. The one test of it the webhook, the
+// agent and the kubelet's device checkpoint reader use; the exported CEL matches
+// '^/dev/shm/*$', the same rule.
+bool IsShmMountPath(std::string_view path);
 inline constexpr const char* kShmVolumeName = "dshm";
 
 enum class ShmMountKind {

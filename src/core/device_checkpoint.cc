@@ -2,6 +2,8 @@
 // mounts need: varints and length-delimited fields), and the checkpoint's JSON.
 #include "shmguard/device_checkpoint.h"
 
+#include "shmguard/shm_mount.h"
+
 #include <cstdint>
 #include <optional>
 
@@ -88,10 +90,7 @@ class Wire {
   size_t at_ = 0;
 };
 
-bool IsDevShm(std::string_view path) {
-  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
-  return path == "/dev/shm";
-}
+bool IsDevShm(std::string_view path) { return IsShmMountPath(path); }
 
 }  // namespace
 

@@ -128,12 +128,7 @@ void ResolveRunAs(const RunAsFields& own, const RunAsFields& pod, ContainerFacts
   }
 }
 
-bool IsShmPath(JsonNode mount_path) {
-  if (!mount_path.IsString()) return false;
-  std::string_view p = mount_path.String();
-  while (p.size() > 1 && p.back() == '/') p.remove_suffix(1);
-  return p == kShmPath;
-}
+bool IsShmPath(JsonNode mount_path) { return mount_path.IsString() && IsShmMountPath(mount_path.String()); }
 
 // Container runtimes accept "ipc_lock" and "CAP_IPC_LOCK" alike; "ALL" grants it too.
 bool GrantsIpcLock(JsonNode cap) {

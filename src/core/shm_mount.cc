@@ -10,6 +10,12 @@
 #include "shmguard/quantity.h"
 
 namespace shmguard {
+
+bool IsShmMountPath(std::string_view path) {
+  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  return path == kShmPath;
+}
+
 namespace {
 
 std::string JoinNames(const std::set<std::string, std::less<>>& names) {

@@ -2,37 +2,34 @@
 #include "shmguard/shm_watch.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "shmguard/compact_json.h"
 #include "shmguard/int128.h"
 #include "shmguard/pod_facts.h"
 #include "shmguard/pod_templates.h"
 #include "shmguard/quantity.h"
+#include "shmguard/shm_mount.h"
 
 namespace shmguard {
-namespace {
 
-// True when a container of `spec` mounts volume `name` at /dev/shm.
-bool MountedAtDevShm(JsonNode spec, std::string_view name) {
+std::vector<ShmVolume> FindShmVolumes(JsonNode pod) {
+  // The volumes mounted at /dev/shm, in one pass over the mounts, then one over the volumes.
+  JsonNode spec = pod.Find("spec");
+  std::unordered_set<std::string_view> at_shm;
   for (const char* list : {"containers", "initContainers"}) {
     for (JsonNode c : spec.Find(list).Items()) {
       for (JsonNode m : c.Find("volumeMounts").Items()) {
-        if (m.StringMember("name") == name && m.StringMember("mountPath") == "/dev/shm") return true;
+        if (IsShmMountPath(m.StringMember("mountPath"))) at_shm.insert(m.StringMember("name"));
       }
     }
   }
-  return false;
-}
-
-}  // namespace
-
-std::vector<ShmVolume> FindShmVolumes(JsonNode pod) {
   std::vector<ShmVolume> out;
-  JsonNode spec = pod.Find("spec");
+  if (at_shm.empty()) return out;
   for (JsonNode v : spec.Find("volumes").Items()) {
     if (!v.Find("emptyDir").Find("medium").Is("Memory")) continue;
     std::string_view name = v.StringMember("name");
-    if (!name.empty() && MountedAtDevShm(spec, name)) out.push_back({std::string(name)});
+    if (!name.empty() && at_shm.count(name)) out.push_back({std::string(name)});
   }
   return out;
 }

@@ -32,6 +32,11 @@ TEST_CASE("FindShmVolumes finds the memory emptyDirs mounted at /dev/shm", "[shm
        R"({"spec":{"volumes":[{"name":"cache","emptyDir":{"medium":"Memory"}}],
            "containers":[{"name":"t","volumeMounts":[{"name":"cache","mountPath":"/cache"}]}]}})",
        {}},
+      // The runtime cleans the path: "/dev/shm/" is /dev/shm, as the webhook reads it.
+      {"mounted at /dev/shm/",
+       R"({"spec":{"volumes":[{"name":"dshm","emptyDir":{"medium":"Memory","sizeLimit":"1Gi"}}],
+           "containers":[{"name":"t","volumeMounts":[{"name":"dshm","mountPath":"/dev/shm/"}]}]}})",
+       {"dshm"}},
       {"no spec", R"({"metadata":{"name":"p"}})", {}},
       {"volumes of the wrong type", R"({"spec":{"volumes":{"dshm":1},"containers":"x"}})", {}},
   };
@@ -41,6 +46,20 @@ TEST_CASE("FindShmVolumes finds the memory emptyDirs mounted at /dev/shm", "[shm
     for (const auto& v : FindShmVolumes(json::parse(c.pod))) got.push_back(v.name);
     CHECK(got == c.volumes);
   }
+}
+
+// 20,000 volumes and as many mounts are read in one pass each (it was a scan of every mount for
+// every memory volume): the answer is the same, whatever the order.
+TEST_CASE("FindShmVolumes reads a pod of many volumes and mounts", "[shm_watch]") {
+  json pod = {{"spec", {{"volumes", json::array()}, {"containers", {{{"name", "t"}, {"volumeMounts", json::array()}}}}}}};
+  for (int i = 0; i < 20000; ++i) {
+    pod["spec"]["volumes"].push_back({{"name", "v" + std::to_string(i)}, {"emptyDir", {{"medium", "Memory"}}}});
+    pod["spec"]["containers"][0]["volumeMounts"].push_back(
+        {{"name", "v" + std::to_string(i)}, {"mountPath", i == 19999 ? "/dev/shm" : "/m" + std::to_string(i)}});
+  }
+  auto found = FindShmVolumes(pod);
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].name == "v19999");
 }
 
 TEST_CASE("ShmWatch warns once per crossing of the threshold and keeps the peak", "[shm_watch]") {
