@@ -392,16 +392,29 @@ func TestHelmPolicyMode(t *testing.T) {
 	if out, err := cp.Run(nil, "helm", append([]string{"install", release, chartDir(), "-n", ns, "--create-namespace"}, args...)...); err != nil {
 		t.Fatalf("helm install: %v\n%s", err, out)
 	}
-	t.Cleanup(func() {
-		_, _ = cp.Run(nil, "helm", "uninstall", release, "-n", ns)
-		_ = client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
-	})
 	target := newNamespace(t, map[string]string{"shmguard.io/enabled": "false"})
 	pod := &unstructured.Unstructured{}
 	if err := json.Unmarshal([]byte(`{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gpu"}, "spec": {"containers": [
 		{"name": "a", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "4", "memory": "64Gi"}}}]}}`), &pod.Object); err != nil {
 		t.Fatal(err)
 	}
+	// The policies reach every namespace not labelled shmguard.io/policy-mode=false: uninstalled,
+	// they stay in force until the API server's policy informers drop them, and the next test's
+	// pods must not meet them.
+	t.Cleanup(func() {
+		_, _ = cp.Run(nil, "helm", "uninstall", release, "-n", ns)
+		_ = client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+		eventually(t, 60*time.Second, "the chart's policies no longer in force", func() error {
+			stored, _, err := createObject(t, target, pod, true)
+			if err != nil {
+				return err
+			}
+			if plan := stored.GetAnnotations()["shmguard.io/plan"]; plan != "" {
+				return fmt.Errorf("a pod is still given the plan %q", plan)
+			}
+			return nil
+		})
+	})
 	eventually(t, 30*time.Second, "the chart's policies in force", func() error {
 		stored, _, err := createObject(t, target, pod, true)
 		if err != nil {
