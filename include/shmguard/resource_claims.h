@@ -37,6 +37,8 @@ class ClaimIndex {
   // Records `object` when it is a ResourceClaim or ResourceClaimTemplate (ReadClaimDevices),
   // under its namespace ("default" when it has none); returns whether it was one.
   bool Add(JsonNode object, std::string_view kind = {});
+  // Takes out what Add put in for `object` (by its namespace, kind and name).
+  void Remove(JsonNode object, std::string_view kind = {});
   // The devices of a claim ("ResourceClaim") or template ("ResourceClaimTemplate"); null when
   // it is not known.
   const ClaimDevices* Find(std::string_view namespace_name, std::string_view kind, std::string_view name) const;

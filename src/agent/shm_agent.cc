@@ -14,14 +14,21 @@ ShmAgent::ShmAgent(AgentOptions options, std::shared_ptr<kube::KubeClient> clien
       statfs_(std::move(statfs)),
       table_(options_.threshold),
       // Only this node's pods: the API server filters them (spec.nodeName is a field selector).
+      // Bounded for the agent's 64Mi memory limit (SECURITY.md): a node runs at most a few
+      // hundred pods, a pod a few hundred JSON values.
       pods_(client_,
-            kube::ReflectorOptions{.path = "/api/v1/pods?fieldSelector=" +
-                                           kube::QueryValue("spec.nodeName=" + options_.node_name)},
+            kube::ReflectorOptions{
+                .path = "/api/v1/pods?fieldSelector=" + kube::QueryValue("spec.nodeName=" + options_.node_name),
+                .max_answer_bytes = size_t{8} << 20,
+                .max_list_bytes = size_t{24} << 20,
+                .max_list_items = 2'000,
+                .max_values = 400'000},
             kube::InformerHandlers{
                 .on_add = [this](const nlohmann::json& pod) { table_.Upsert(pod); },
                 .on_update = [this](const nlohmann::json&, const nlohmann::json& pod) { table_.Upsert(pod); },
                 .on_delete = [this](const nlohmann::json& pod) { table_.Delete(pod); },
                 .on_synced = nullptr,
+                .on_relisted = nullptr,
             }),
       events_(client_, options_.node_name, table_),
       profiles_(client_, table_),

@@ -2,10 +2,10 @@
 // mounts need: varints and length-delimited fields), and the checkpoint's JSON.
 #include "shmguard/device_checkpoint.h"
 
-#include "shmguard/shm_mount.h"
-
 #include <cstdint>
 #include <optional>
+
+#include "shmguard/shm_mount.h"
 
 namespace shmguard {
 namespace {

@@ -70,6 +70,14 @@ bool ClaimIndex::Add(JsonNode object, std::string_view kind) {
   return true;
 }
 
+void ClaimIndex::Remove(JsonNode object, std::string_view kind) {
+  kind = ClaimKind(object, kind);
+  JsonNode meta = object.Find("metadata");
+  std::string_view ns = meta.StringMember("namespace");
+  devices_.erase(std::make_tuple(std::string(ns.empty() ? "default" : ns), std::string(kind),
+                                 std::string(meta.StringMember("name"))));
+}
+
 const ClaimDevices* ClaimIndex::Find(std::string_view namespace_name, std::string_view kind,
                                      std::string_view name) const {
   auto it = devices_.find(std::make_tuple(std::string(namespace_name), std::string(kind), std::string(name)));

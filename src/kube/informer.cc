@@ -77,6 +77,17 @@ void Informer::Replace(std::vector<nlohmann::json>&& items) {
     previous.swap(store_);
     store_ = next;
   }
+  if (handlers_.on_relisted) {
+    Objects before, after;
+    before.reserve(previous.size());
+    after.reserve(next.size());
+    for (const auto& [key, object] : previous) before.push_back(object);
+    for (const auto& [key, object] : next) after.push_back(object);
+    handlers_.on_relisted(before, after);
+    synced_ = true;
+    if (handlers_.on_synced) handlers_.on_synced();
+    return;
+  }
   // What changed, as the watch would have told it.
   for (const auto& [key, object] : next) {
     auto was = previous.find(key);

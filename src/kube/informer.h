@@ -21,6 +21,8 @@
 
 namespace shmguard::kube {
 
+class Informer;
+
 // Told of every change of the store, on the informer's thread, outside its lock. Each may be
 // empty.
 struct InformerHandlers {
@@ -29,10 +31,17 @@ struct InformerHandlers {
   std::function<void(const nlohmann::json& last_known)> on_delete;
   // After each list has been folded in (the first: HasSynced() turns true just before).
   std::function<void()> on_synced;
+  // When set, a list is told once, with the objects known before it and after it, instead of
+  // one on_add, on_update or on_delete per object: for a handler that rebuilds from all of them.
+  std::function<void(const std::vector<std::shared_ptr<const nlohmann::json>>& before,
+                     const std::vector<std::shared_ptr<const nlohmann::json>>& after)>
+      on_relisted;
 };
 
 class Informer {
  public:
+  using Objects = std::vector<std::shared_ptr<const nlohmann::json>>;
+
   Informer(std::shared_ptr<KubeClient> client, ReflectorOptions options, InformerHandlers handlers);
   ~Informer();  // Stop()
   Informer(const Informer&) = delete;

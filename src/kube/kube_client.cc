@@ -80,6 +80,27 @@ struct KubeClient::Pool {
   }
 };
 
+namespace {
+// Thrown by ParseBounded's callback to stop the parse; never leaves this file.
+struct TooManyValues {};
+}  // namespace
+
+std::optional<nlohmann::json> ParseBounded(std::string_view text, size_t max_values) {
+  size_t values = 0;
+  nlohmann::json::parser_callback_t count = [&](int, nlohmann::json::parse_event_t event, nlohmann::json&) {
+    if (event == nlohmann::json::parse_event_t::value || event == nlohmann::json::parse_event_t::object_start ||
+        event == nlohmann::json::parse_event_t::array_start) {
+      if (++values > max_values) throw TooManyValues{};
+    }
+    return true;
+  };
+  try {
+    return nlohmann::json::parse(text, count, false);
+  } catch (const TooManyValues&) {
+    return std::nullopt;
+  }
+}
+
 std::string QueryValue(std::string_view value) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   std::string out;
@@ -256,9 +277,10 @@ Result<KubeResponse> KubeClient::Request(const std::string& method, const std::s
     done_cv.notify_all();
     watchdog.join();
   }
+  // Past a bound: the input is refused (kInvalidInput), not the transport.
   if (too_large) {
     return MakeError(
-        Code::kIo,
+        Code::kInvalidInput,
         what + ": the answer is larger than the limit of " + std::to_string(options.max_body_bytes) + " bytes",
         Location::Field(config_.server));
   }
@@ -270,14 +292,20 @@ Result<KubeResponse> KubeClient::Request(const std::string& method, const std::s
     return MakeError(Code::kIo, what + ": " + httplib::to_string(res.error()), Location::Field(config_.server));
   }
   out.status = res->status;
-  out.body = nlohmann::json::parse(out.text, nullptr, false);
+  auto parsed = ParseBounded(out.text, options.max_values);
+  if (!parsed) {
+    return MakeError(Code::kInvalidInput,
+                     what + ": the answer holds more than " + std::to_string(options.max_values) + " JSON values",
+                     Location::Field(config_.server));
+  }
+  out.body = std::move(*parsed);
   if (out.body.is_discarded()) out.body = nullptr;
   if (res->get_header_value("Connection") != "close") Return(std::move(client));
   return out;
 }
 
 StreamEnd KubeClient::Stream(const std::string& path, const std::function<bool(std::string_view line)>& on_line,
-                             std::chrono::seconds silence, StreamCancel& cancel) {
+                             std::chrono::seconds silence, StreamCancel& cancel, size_t max_line_bytes) {
   StreamEnd end;
   limiter_.Wait(&cancel.flag());  // watches count against the rate limit as every request does
   requests_++;
@@ -293,7 +321,8 @@ StreamEnd KubeClient::Stream(const std::string& path, const std::function<bool(s
   req.headers = {{"Accept", "application/json"}};
   if (std::string token = Token(); !token.empty()) req.headers.emplace("Authorization", "Bearer " + token);
   std::string buffer;
-  bool reader_stopped = false;
+  size_t searched = 0;  // the bytes of `buffer` already searched for a newline
+  bool reader_stopped = false, too_long = false;
   req.response_handler = [&](const httplib::Response& r) {
     end.status = r.status;
     end.retry_after = r.get_header_value("Retry-After");
@@ -302,13 +331,18 @@ StreamEnd KubeClient::Stream(const std::string& path, const std::function<bool(s
   req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
     buffer.append(data, n);
     size_t start = 0;
-    for (size_t nl; (nl = buffer.find('\n', start)) != std::string::npos; start = nl + 1) {
+    for (size_t nl; (nl = buffer.find('\n', std::max(start, searched))) != std::string::npos; start = nl + 1) {
       if (!on_line(std::string_view(buffer).substr(start, nl - start))) {
         reader_stopped = true;
         return false;
       }
     }
     buffer.erase(0, start);
+    searched = buffer.size();  // what is left has no newline: only what arrives next is searched
+    if (buffer.size() > max_line_bytes) {
+      too_long = true;
+      return false;
+    }
     return !cancel.cancelled();
   };
   httplib::Result res = client->send(req);
@@ -316,7 +350,9 @@ StreamEnd KubeClient::Stream(const std::string& path, const std::function<bool(s
     std::lock_guard<std::mutex> lock(cancel.mu_);
     cancel.active_ = nullptr;
   }
-  if (!res && !reader_stopped && !cancel.cancelled() && res.error() != httplib::Error::Canceled) {
+  if (too_long) {
+    end.error = "a line longer than " + std::to_string(max_line_bytes) + " bytes";
+  } else if (!res && !reader_stopped && !cancel.cancelled() && res.error() != httplib::Error::Canceled) {
     end.error = httplib::to_string(res.error());
   }
   return end;

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,8 +40,14 @@ struct KubeResponse {
   std::string Message() const;
 };
 
+// The JSON values (objects, arrays, strings, numbers...) `text` holds, parsed; a discarded value
+// when it is not JSON, and nullopt when it holds more than `max_values` (parsing stops there, so
+// a small answer of millions of empty items never becomes millions of objects in memory).
+std::optional<nlohmann::json> ParseBounded(std::string_view text, size_t max_values);
+
 struct RequestOptions {
-  // An answer larger than this is an error (kIo), and no more of it is read. Default: 64 MiB.
+  // An answer larger than this is an error (kInvalidInput), and no more of it is read. Default:
+  // 64 MiB.
   size_t max_body_bytes = size_t{64} << 20;
   // The whole request, from its rate limit to the answer's last byte; past it the connection is
   // closed and the request fails with kIo. 0: none beyond the 30 s allowed between two reads.
@@ -48,6 +55,9 @@ struct RequestOptions {
   // Cancelling it closes the connection of the request in flight (which fails with kIo), as it
   // does a stream's. Default: none.
   class StreamCancel* cancel = nullptr;
+  // An answer of more JSON values than this is an error (kInvalidInput), and is not parsed
+  // further. Default: 1,000,000 (about 64 MB parsed).
+  size_t max_values = 1'000'000;
 };
 
 // Cancels a stream (a watch), or a request, from another thread: Cancel() closes the connection
@@ -85,9 +95,9 @@ class KubeClient {
   KubeClient(const KubeClient&) = delete;
   KubeClient& operator=(const KubeClient&) = delete;
 
-  // One request. A transport failure, an answer past `options.max_body_bytes` or the deadline
-  // fails with kIo naming the request; an HTTP error is a response (status >= 400), for the
-  // caller to read.
+  // One request. A transport failure or the deadline fails with kIo naming the request, an
+  // answer past `options.max_body_bytes` or `options.max_values` with kInvalidInput; an HTTP
+  // error is a response (status >= 400), for the caller to read.
   Result<KubeResponse> Request(const std::string& method, const std::string& path, const std::string& body = "",
                                const std::string& content_type = "application/json", RequestOptions options = {});
 
@@ -95,8 +105,9 @@ class KubeClient {
   // answer as it arrives, until it returns false, the server ends the answer, `cancel` is
   // cancelled, or nothing arrives for `silence` (the connection is then dropped). The body of
   // any other status is not read.
+  // A line longer than `max_line_bytes` ends the stream with an error: no more of it is kept.
   StreamEnd Stream(const std::string& path, const std::function<bool(std::string_view line)>& on_line,
-                   std::chrono::seconds silence, StreamCancel& cancel);
+                   std::chrono::seconds silence, StreamCancel& cancel, size_t max_line_bytes = size_t{64} << 20);
 
   // Requests and streams made, TLS connections opened (a reused one is not counted again).
   uint64_t requests() const { return requests_; }

@@ -32,6 +32,15 @@ std::chrono::milliseconds WaitFor(Backoff& backoff, const std::string& retry_aft
   return wait;
 }
 
+// The JSON values `v` holds, itself included: what a parse made of an answer.
+size_t CountValues(const nlohmann::json& v) {
+  size_t n = 1;
+  if (v.is_structured()) {
+    for (const auto& child : v) n += CountValues(child);
+  }
+  return n;
+}
+
 }  // namespace
 
 Reflector::Reflector(std::shared_ptr<KubeClient> client, ReflectorOptions options, ReflectorHandlers handlers)
@@ -43,7 +52,14 @@ Reflector::Reflector(std::shared_ptr<KubeClient> client, ReflectorOptions option
 bool Reflector::List(bool consistent, StreamCancel& cancel, std::chrono::milliseconds& wait) {
   std::vector<nlohmann::json> items;
   std::string next, version;
+  size_t bytes = 0, values = 0, pages = 0;
+  auto oversized = [&] {
+    stats_.oversized++;
+    wait = WaitFor(backoff_, "");
+    return false;
+  };
   do {
+    if (++pages > options_.max_list_pages) return oversized();
     std::string query = "limit=" + std::to_string(options_.page_size);
     if (!next.empty()) {
       query += "&continue=" + QueryValue(next);
@@ -52,13 +68,23 @@ bool Reflector::List(bool consistent, StreamCancel& cancel, std::chrono::millise
     }
     RequestOptions read;
     read.cancel = &cancel;
+    read.max_body_bytes = std::min(options_.max_answer_bytes, options_.max_list_bytes - bytes);
+    read.max_values = options_.max_values - values;
     auto page = client_->Request("GET", WithQuery(options_.path, query), "", "application/json", read);
     if (cancel.cancelled()) return false;
     stats_.pages++;
-    if (!page || !page->ok() || !page->body.is_object()) {
-      wait = WaitFor(backoff_, page ? page->retry_after : "");
+    if (!page) {
+      if (page.error().code == Code::kInvalidInput) return oversized();  // past a bound
+      wait = WaitFor(backoff_, "");
       return false;
     }
+    if (!page->ok() || !page->body.is_object()) {
+      wait = WaitFor(backoff_, page->retry_after);
+      return false;
+    }
+    bytes += page->text.size();
+    page->text = std::string();
+    values += CountValues(page->body);
     nlohmann::json& body = page->body;
     auto found = body.find("items");
     version = StringAt(body, "metadata", "resourceVersion");
@@ -66,6 +92,7 @@ bool Reflector::List(bool consistent, StreamCancel& cancel, std::chrono::millise
       wait = WaitFor(backoff_, "");
       return false;
     }
+    if (items.size() + found->size() > options_.max_list_items) return oversized();
     for (auto& item : *found) items.push_back(std::move(item));
     next = StringAt(body, "metadata", "continue");
   } while (!next.empty());
@@ -88,7 +115,13 @@ Reflector::WatchEnd Reflector::Watch(StreamCancel& cancel, std::chrono::millisec
       WithQuery(options_.path, query),
       [&](std::string_view line) {
         ++lines;
-        auto event = nlohmann::json::parse(line, nullptr, false);
+        auto parsed = ParseBounded(line, options_.max_values);
+        if (!parsed) {
+          stats_.oversized++;
+          failed = true;
+          return false;
+        }
+        nlohmann::json& event = *parsed;
         auto type = event.is_object() ? event.find("type") : event.end();
         if (!event.is_object() || type == event.end() || !type->is_string()) {
           failed = true;  // not an event: the stream cannot be trusted (client-go's decoder ends it too)
@@ -97,7 +130,8 @@ Reflector::WatchEnd Reflector::Watch(StreamCancel& cancel, std::chrono::millisec
         auto object = event.find("object");
         nlohmann::json obj = object != event.end() ? std::move(*object) : nlohmann::json();
         if (*type == "ERROR") {  // a Status: 410 is "too old", anything else a failure
-          gone = obj.is_object() && obj.value("code", 0) == 410;
+          auto code = obj.is_object() ? obj.find("code") : obj.end();
+          gone = obj.is_object() && code != obj.end() && code->is_number_integer() && code->get<int64_t>() == 410;
           failed = !gone;
           return false;
         }
@@ -105,8 +139,9 @@ Reflector::WatchEnd Reflector::Watch(StreamCancel& cancel, std::chrono::millisec
         if (*type != "BOOKMARK") handlers_.on_event(type->get<std::string>(), std::move(obj));
         return true;
       },
-      options_.silence, cancel);
+      options_.silence, cancel, options_.max_answer_bytes);
   if (cancel.cancelled()) return WatchEnd::kTimedOut;
+  if (end.error.find("a line longer than") == 0) stats_.oversized++;
   if (gone || end.status == 410) return WatchEnd::kGone;
   // A watch that ran a while before it failed worked: the backoff starts over (client-go resets
   // its reflector's backoff after 2 minutes of health; one events can come and go in is enough).
@@ -122,29 +157,39 @@ Reflector::WatchEnd Reflector::Watch(StreamCancel& cancel, std::chrono::millisec
 void Reflector::Run(StreamCancel& cancel) {
   bool listed = false, consistent = false;
   while (!cancel.cancelled()) {
-    std::chrono::milliseconds wait{0};
-    if (!listed) {
-      listed = List(consistent, cancel, wait);
-      if (!listed) {
-        stats_.failures++;
-        if (SleepUnlessStopped(cancel.flag(), wait)) return;
-        continue;
-      }
-      consistent = false;
-    }
-    switch (Watch(cancel, wait)) {
-      case WatchEnd::kTimedOut: break;
-      case WatchEnd::kGone:  // the version is too old for the watch cache: a consistent relist
-        listed = false;
-        consistent = true;
-        break;
-      case WatchEnd::kFailed:  // an ERROR event, a refusal, a broken or silent connection
-        stats_.failures++;
-        listed = false;  // as client-go does after a watch error: relist once the backoff passed
-        if (SleepUnlessStopped(cancel.flag(), wait)) return;
-        break;
+    try {
+      if (Step(cancel, listed, consistent)) return;
+    } catch (const std::exception&) {  // a handler's or a parse's, std::bad_alloc too
+      stats_.exceptions++;
+      stats_.failures++;
+      listed = false;
+      if (SleepUnlessStopped(cancel.flag(), backoff_.Next())) return;
     }
   }
+}
+
+bool Reflector::Step(StreamCancel& cancel, bool& listed, bool& consistent) {
+  std::chrono::milliseconds wait{0};
+  if (!listed) {
+    listed = List(consistent, cancel, wait);
+    if (!listed) {
+      stats_.failures++;
+      return SleepUnlessStopped(cancel.flag(), wait);
+    }
+    consistent = false;
+  }
+  switch (Watch(cancel, wait)) {
+    case WatchEnd::kTimedOut: break;
+    case WatchEnd::kGone:  // the version is too old for the watch cache: a consistent relist
+      listed = false;
+      consistent = true;
+      break;
+    case WatchEnd::kFailed:  // an ERROR event, a refusal, a broken or silent connection
+      stats_.failures++;
+      listed = false;  // as client-go does after a watch error: relist once the backoff passed
+      return SleepUnlessStopped(cancel.flag(), wait);
+  }
+  return false;
 }
 
 }  // namespace shmguard::kube

@@ -6,8 +6,9 @@
 // backs off with jitter up to a cap — a list or watch the API server refuses (5xx, 429, which
 // honours Retry-After), an answer that is not a list, an ERROR event of any code, a line that is
 // not an event, a watch ended within a second with nothing in it, a connection that breaks or
-// stays silent — so that nothing loops against the API server: a 410 Gone relists at once, the
-// rest wait and relist.
+// stays silent, an answer past a bound (ReflectorOptions), an exception thrown on its thread —
+// so that nothing loops against the API server and nothing the API server sends ends the
+// process: a 410 Gone relists at once, the rest wait and relist.
 #pragma once
 
 #include <atomic>
@@ -32,6 +33,16 @@ struct ReflectorOptions {
   std::chrono::seconds silence{120};
   // The backoff after a failure. Default: client-go's reflector, 800 ms doubling up to 30 s.
   std::chrono::milliseconds backoff_initial{800}, backoff_max{30000};
+  // Bounds on what the API server may make this process hold (SECURITY.md): each page's answer
+  // and each watch line in bytes, a whole list in bytes, items and pages, and the JSON values of
+  // a whole list or of one watch event as parsed. Past one, the list or watch fails and is tried
+  // again after the backoff. Defaults: 16 MiB a page or line; 64 MiB, 50,000 items, 1,000 pages
+  // and 1,000,000 values (about 64 MB parsed) a list.
+  size_t max_answer_bytes = size_t{16} << 20;
+  size_t max_list_bytes = size_t{64} << 20;
+  size_t max_list_items = 50'000;
+  size_t max_list_pages = 1'000;
+  size_t max_values = 1'000'000;
 };
 
 // What a reflector hands on: each list's items with its resourceVersion (replacing what was
@@ -42,9 +53,11 @@ struct ReflectorHandlers {
   std::function<void(const std::string& type, nlohmann::json&& object)> on_event;
 };
 
-// Counts of what a reflector did, for metrics and tests.
+// Counts of what a reflector did, for metrics and tests. `failures` counts every list or watch
+// that failed; `oversized` those of them that passed a bound of ReflectorOptions; `exceptions`
+// what a handler or a parse threw (a bad_alloc too), which is a failure, never the process's end.
 struct ReflectorStats {
-  std::atomic<uint64_t> lists{0}, pages{0}, watches{0}, failures{0};
+  std::atomic<uint64_t> lists{0}, pages{0}, watches{0}, failures{0}, oversized{0}, exceptions{0};
 };
 
 class Reflector {
@@ -59,6 +72,9 @@ class Reflector {
   // One whole list, page after page; false when it failed (the caller backs off). `consistent`:
   // from etcd (resourceVersion unset) rather than the watch cache.
   bool List(bool consistent, StreamCancel& cancel, std::chrono::milliseconds& wait);
+  // One list (when not `listed`) and one watch, with the waits after a failure; true when
+  // `cancel` stopped a wait.
+  bool Step(StreamCancel& cancel, bool& listed, bool& consistent);
   enum class WatchEnd { kTimedOut, kGone, kFailed };
   WatchEnd Watch(StreamCancel& cancel, std::chrono::milliseconds& wait);
 

@@ -1,15 +1,37 @@
-// ProfileWatch: the ShmProfiles' informer and the index the admission path reads.
+// ProfileWatch: the ShmProfiles' indexed informer: each profile read once into the index the
+// admission path reads.
 #include "server/profile_watch.h"
 
 namespace shmguard::server {
+namespace {
+
+// At most this many ShmProfiles, and JSON values of them, are held (SECURITY.md): a list past it
+// fails and is tried again, and pods are sized from the formula meanwhile. The agent deletes the
+// profiles not seen for the policy's observed.retention, so a cluster stays far below it.
+kube::ReflectorOptions ProfileListOptions() {
+  kube::ReflectorOptions o;
+  o.path = kShmProfilesPath;
+  o.max_list_items = 20'000;
+  o.max_values = 600'000;
+  return o;
+}
+
+}  // namespace
 
 ProfileWatch::ProfileWatch(std::shared_ptr<kube::KubeClient> client)
     : client_(std::move(client)),
-      informer_(client_, kube::ReflectorOptions{.path = kShmProfilesPath},
-                kube::InformerHandlers{.on_add = [this](const nlohmann::json&) { Rebuild(); },
-                                       .on_update = [this](const nlohmann::json&, const nlohmann::json&) { Rebuild(); },
-                                       .on_delete = [this](const nlohmann::json&) { Rebuild(); },
-                                       .on_synced = [this] { Rebuild(); }}) {}
+      informer_(client_, ProfileListOptions(),
+                {.add =
+                     [](ObservationIndex& index, const nlohmann::json& object) {
+                       auto o = ReadShmProfile(object);
+                       if (o) index.Put(std::move(*o));
+                       return bool(o);
+                     },
+                 .remove =
+                     [](ObservationIndex& index, const nlohmann::json& object) {
+                       if (auto o = ReadShmProfile(object)) index.Erase(o->namespace_name, o->workload);
+                     }},
+                index_) {}
 
 ProfileWatch::~ProfileWatch() { Stop(); }
 
@@ -26,11 +48,6 @@ std::string ProfileWatch::NotReadyReason() const {
   return "the ShmProfiles are not listed yet";
 }
 
-std::shared_ptr<const ObservationIndex> ProfileWatch::Snapshot() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return index_;
-}
-
 void ProfileWatch::SetProfiles(const nlohmann::json& items) {
   std::vector<nlohmann::json> list;
   if (items.is_array()) list.assign(items.begin(), items.end());
@@ -39,25 +56,6 @@ void ProfileWatch::SetProfiles(const nlohmann::json& items) {
 
 void ProfileWatch::UpdateProfile(const std::string& type, const nlohmann::json& object) {
   informer_.Apply(type, nlohmann::json(object));
-}
-
-void ProfileWatch::Rebuild() {
-  // Copy on write: a request in flight keeps the snapshot it took. Profiles are one per
-  // workload and change when a pod's peak grows or a run ends: rarely. A list's changes rebuild
-  // once each and once more at its end.
-  auto next = std::make_shared<ObservationIndex>();
-  uint64_t unreadable = 0;
-  for (const auto& object : informer_.List()) {
-    auto o = ReadShmProfile(*object);
-    if (!o) {
-      unreadable++;
-      continue;
-    }
-    next->Put(std::move(*o));
-  }
-  unreadable_ = unreadable;
-  std::lock_guard<std::mutex> lock(mu_);
-  index_ = std::move(next);
 }
 
 }  // namespace shmguard::server

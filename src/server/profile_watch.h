@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "kube/informer.h"
+#include "kube/indexed_informer.h"
 #include "shmguard/shm_profile.h"
 
 namespace shmguard::server {
@@ -29,7 +29,7 @@ class ProfileWatch {
   void Stop();
 
   // The profiles known now; never null.
-  std::shared_ptr<const ObservationIndex> Snapshot() const;
+  std::shared_ptr<const ObservationIndex> Snapshot() const { return index_.Snapshot(); }
   bool synced() const { return informer_.HasSynced(); }
   // Why the webhook should not be called yet: the profiles are not listed, for at most
   // kSyncGrace after Start (after that, or when the API server cannot be reached, pods are
@@ -37,7 +37,7 @@ class ProfileWatch {
   static constexpr std::chrono::seconds kSyncGrace{5};
   std::string NotReadyReason() const;
   // ShmProfiles skipped because they could not be read (ReadShmProfile), since the start.
-  uint64_t unreadable() const { return unreadable_; }
+  uint64_t unreadable() const { return informer_.unreadable(); }
   const kube::ReflectorStats& stats() const { return informer_.stats(); }
 
   // A list's items, replacing what was known; a watch event (ADDED, MODIFIED or DELETED): what
@@ -46,15 +46,10 @@ class ProfileWatch {
   void UpdateProfile(const std::string& type, const nlohmann::json& object);
 
  private:
-  // Rebuilds the index from the informer's store.
-  void Rebuild();
-
   std::shared_ptr<kube::KubeClient> client_;
-  mutable std::mutex mu_;
-  std::shared_ptr<const ObservationIndex> index_ = std::make_shared<ObservationIndex>();
-  std::atomic<uint64_t> unreadable_{0};
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
-  kube::Informer informer_;
+  kube::Published<ObservationIndex> index_;
+  kube::IndexedInformer<ObservationIndex> informer_;
 };
 
 }  // namespace shmguard::server

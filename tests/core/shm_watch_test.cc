@@ -51,7 +51,8 @@ TEST_CASE("FindShmVolumes finds the memory emptyDirs mounted at /dev/shm", "[shm
 // 20,000 volumes and as many mounts are read in one pass each (it was a scan of every mount for
 // every memory volume): the answer is the same, whatever the order.
 TEST_CASE("FindShmVolumes reads a pod of many volumes and mounts", "[shm_watch]") {
-  json pod = {{"spec", {{"volumes", json::array()}, {"containers", {{{"name", "t"}, {"volumeMounts", json::array()}}}}}}};
+  json pod = {
+      {"spec", {{"volumes", json::array()}, {"containers", {{{"name", "t"}, {"volumeMounts", json::array()}}}}}}};
   for (int i = 0; i < 20000; ++i) {
     pod["spec"]["volumes"].push_back({{"name", "v" + std::to_string(i)}, {"emptyDir", {{"medium", "Memory"}}}});
     pod["spec"]["containers"][0]["volumeMounts"].push_back(

@@ -31,7 +31,7 @@ struct Told {
                                                    o["metadata"].value("resourceVersion", ""));
                                   },
                                   [this](const nlohmann::json& o) { said.push_back("delete " + ObjectKey(o)); },
-                                  [this] { said.push_back("synced"); }}) {}
+                                  [this] { said.push_back("synced"); }, nullptr}) {}
   std::vector<std::string> Take() { return std::exchange(said, {}); }
   std::vector<std::string> said;
   Informer informer;
@@ -88,7 +88,7 @@ TEST_CASE("Informer syncs from an API server, and Stop closes the open watch and
   ReflectorOptions options;
   options.path = "/api/v1/pods";
   std::atomic<int> synced{0};
-  auto informer = std::make_unique<Informer>(client, options, InformerHandlers{{}, {}, {}, [&] { synced++; }});
+  auto informer = std::make_unique<Informer>(client, options, InformerHandlers{{}, {}, {}, [&] { synced++; }, {}});
   informer->Start();
   REQUIRE(test::Eventually([&] { return informer->HasSynced(); }));
   REQUIRE(api.WaitFor(2));  // the watch is open

@@ -75,8 +75,14 @@ TEST_CASE("KubeClient reads no more of an answer than its limit, and no longer t
   small.max_body_bytes = size_t{1} << 20;
   auto big = client.Request("GET", "/api/v1/pods", "", "application/json", small);
   REQUIRE_FALSE(big);
-  CHECK(big.error().code == Code::kIo);
+  CHECK(big.error().code == Code::kInvalidInput);
   CHECK(big.error().message == "GET /api/v1/pods: the answer is larger than the limit of 1048576 bytes");
+  // ...nor parses more JSON values than its limit.
+  RequestOptions few;
+  few.max_values = 1;
+  auto many = client.Request("GET", "/api/v1/pods", "", "application/json", few);
+  REQUIRE_FALSE(many);
+  CHECK(many.error().message == "GET /api/v1/pods: the answer holds more than 1 JSON values");
   CHECK(client.Request("GET", "/api/v1/pods"));  // 64 MiB by default
 
   RequestOptions quick;
