@@ -83,6 +83,10 @@ struct ObservedRule {
   // The size an observed peak asks for: peak × margin, in millionths. Sampling every second can
   // miss a burst between samples, and a Bus error ends the run. Default: 1500000 (×1.5).
   int64_t margin_ppm = 1'500'000;
+  // A ShmProfile not observed for this many days is deleted by the node agents (one sweep a day
+  // each, at a random time), so profiles of workloads that are gone do not pile up: one per Job
+  // name otherwise. 1 to 3650. Default: 30.
+  int64_t retention_days = 30;
 };
 
 struct NamespaceRule {

@@ -72,6 +72,14 @@ class ObservationIndex {
   std::map<std::string, ObservedShm, std::less<>> by_key_;  // "namespace/workload"
 };
 
+// Seconds since the epoch of an RFC 3339 UTC time as the agent writes it
+// ("2026-11-27T12:00:00Z", fractions of a second ignored); nullopt for any other text.
+std::optional<int64_t> ParseRfc3339Utc(std::string_view text);
+
+// True when `o` was last observed more than `retention_days` before `now_seconds` (seconds since
+// the epoch), or says no time it can be read from: the agents delete such a profile.
+bool ProfileExpired(const ObservedShm& o, int64_t now_seconds, int64_t retention_days);
+
 // The most bytes a ShmProfile's peakBytes or sizeBytes may say: 2^50 (1 PiB), past any node's
 // memory. ReadShmProfile refuses more, so a peak times any margin the policy allows (at most 10)
 // stays far inside int64.

@@ -57,6 +57,9 @@ std::string RenderAgentMetrics(const std::vector<VolumeUse>& uses, const std::ve
                    "ShmProfile writes (a higher peak, or a run), by result.");
   out << "shmguard_agent_profile_writes_total{result=\"ok\"} " << c.profile_writes << "\n";
   out << "shmguard_agent_profile_writes_total{result=\"failed\"} " << c.profile_failures << "\n";
+  PrometheusHeader(out, "shmguard_agent_profiles_deleted_total", "counter",
+                   "ShmProfiles deleted as not observed for observed.retentionDays.");
+  out << "shmguard_agent_profiles_deleted_total " << c.profiles_deleted << "\n";
   PrometheusHeader(out, "shmguard_agent_runs_recorded_total", "counter",
                    "Pods whose end was recorded as a run of their workload.");
   out << "shmguard_agent_runs_recorded_total " << c.runs << "\n";

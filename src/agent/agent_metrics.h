@@ -18,7 +18,7 @@ namespace shmguard::agent {
 struct AgentCounters {
   uint64_t samples = 0, pods = 0;
   uint64_t events_ok = 0, events_failed = 0;
-  uint64_t profile_writes = 0, profile_failures = 0, runs = 0;
+  uint64_t profile_writes = 0, profile_failures = 0, runs = 0, profiles_deleted = 0;
   const GrowthCounts* growth = nullptr;
   const kube::ReflectorStats* informer = nullptr;  // null without an API server
   uint64_t api_requests = 0, api_connections = 0;

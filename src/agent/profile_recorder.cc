@@ -71,4 +71,40 @@ bool ProfileRecorder::Record(const AgentPod& pod, bool run) {
   return false;
 }
 
+std::optional<uint64_t> ProfileRecorder::Sweep(int64_t now_seconds, int64_t retention_days) {
+  if (!client_) return 0;
+  uint64_t deleted = 0;
+  std::string next;
+  kube::RequestOptions page;
+  page.max_body_bytes = size_t{8} << 20;  // a page of 500 profiles is ~250 KB
+  page.max_values = 100'000;
+  for (int pages = 0; pages < 1000; ++pages) {
+    std::string path = "/apis/shmguard.io/v1alpha1/shmprofiles?limit=500";
+    if (!next.empty()) path += "&continue=" + kube::QueryValue(next);
+    auto got = client_->Request("GET", path, "", "application/json", page);
+    if (!got || !got->ok() || !got->body.is_object()) return std::nullopt;
+    JsonNode list(got->body);
+    for (JsonNode item : list.Find("items").Items()) {
+      auto o = ReadShmProfile(item);
+      if (o && !ProfileExpired(*o, now_seconds, retention_days)) continue;
+      JsonNode meta = item.Find("metadata");
+      const std::string ns(meta.StringMember("namespace")), name(meta.StringMember("name"));
+      if (ns.empty() || name.empty()) continue;
+      const nlohmann::json options = {
+          {"apiVersion", "v1"},
+          {"kind", "DeleteOptions"},
+          {"preconditions", {{"resourceVersion", std::string(meta.StringMember("resourceVersion"))}}}};
+      auto res = client_->Request(
+          "DELETE",
+          "/apis/shmguard.io/v1alpha1/namespaces/" + kube::QueryValue(ns) + "/shmprofiles/" + kube::QueryValue(name),
+          options.dump());
+      if (res && res->ok()) deleted++;
+    }
+    next = std::string(list.Find("metadata").StringMember("continue"));
+    if (next.empty()) break;
+  }
+  deleted_ += deleted;
+  return deleted;
+}
+
 }  // namespace shmguard::agent

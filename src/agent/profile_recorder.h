@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "agent/pod_table.h"
@@ -25,7 +26,14 @@ class ProfileRecorder {
   // Writes the pod's peak (and a run, when `run`); false when it could not be.
   bool Record(const AgentPod& pod, bool run);
 
+  // Deletes the ShmProfiles of every namespace last observed more than `retention_days` before
+  // `now_seconds` (each with its resourceVersion as a precondition, so a profile another agent
+  // wrote in between stays), reading them a page at a time; returns how many it deleted, or
+  // nullopt when the list could not be read.
+  std::optional<uint64_t> Sweep(int64_t now_seconds, int64_t retention_days);
+
   uint64_t writes() const { return writes_; }
+  uint64_t deleted() const { return deleted_; }
   uint64_t failures() const { return failures_; }
   uint64_t runs() const { return runs_; }
 
@@ -37,7 +45,7 @@ class ProfileRecorder {
   PodTable& table_;
   std::mutex mu_;
   std::map<std::string, std::string> job_owner_;  // "namespace/job" -> the workload it belongs to
-  std::atomic<uint64_t> writes_{0}, failures_{0}, runs_{0};
+  std::atomic<uint64_t> writes_{0}, failures_{0}, runs_{0}, deleted_{0};
 };
 
 }  // namespace shmguard::agent

@@ -2,6 +2,7 @@
 // metrics port.
 #include "agent/shm_agent.h"
 
+#include <random>
 #include <sstream>
 
 #include "agent/agent_metrics.h"
@@ -58,12 +59,31 @@ Result<bool> ShmAgent::Start() {
       }
     }
   });
+  if (client_ && options_.record_profiles && options_.profile_sweep_interval.count() > 0) {
+    sweeper_ = std::thread([this] {
+      // The first sweep at a random time within the interval, then one each interval.
+      std::mt19937_64 rng{std::random_device{}()};
+      const auto interval = std::chrono::duration_cast<std::chrono::milliseconds>(options_.profile_sweep_interval);
+      auto next = Clock::now() + std::chrono::milliseconds(rng() % static_cast<uint64_t>(interval.count()));
+      while (!stop_) {
+        if (Clock::now() >= next) {
+          const int64_t now =
+              std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+                  .count();
+          profiles_.Sweep(now, options_.policy.observed.retention_days);
+          next += interval;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    });
+  }
   return true;
 }
 
 void ShmAgent::Stop() {
   if (stop_.exchange(true)) return;
   if (sampler_.joinable()) sampler_.join();
+  if (sweeper_.joinable()) sweeper_.join();
   pods_.Stop();  // closes the watch's connection and joins its thread
   metrics_http_->Stop();
 }
@@ -133,6 +153,7 @@ std::string ShmAgent::RenderMetrics() const {
   c.profile_writes = profiles_.writes();
   c.profile_failures = profiles_.failures();
   c.runs = profiles_.runs();
+  c.profiles_deleted = profiles_.deleted();
   c.growth = &growth_.counts();
   if (client_) {
     c.informer = &pods_.stats();

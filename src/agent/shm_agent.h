@@ -50,6 +50,10 @@ struct AgentOptions {
   // The kubelet's device manager checkpoint, where device plugins' mounts at /dev/shm are read
   // (device_mounts.h); "" reads none. Default: "" (`shmguard agent`: the kubelet directory's).
   std::string device_checkpoint;
+  // How often the agent deletes the ShmProfiles not observed for the policy's
+  // observed.retentionDays (ProfileRecorder::Sweep): first at a random time within it, so a
+  // cluster's agents do not sweep together. 0: never. Default: 24 h.
+  std::chrono::seconds profile_sweep_interval{86400};
 };
 
 class ShmAgent {
@@ -98,7 +102,7 @@ class ShmAgent {
   std::atomic<bool> stop_{false};
   std::unique_ptr<http::HttpsServer> metrics_http_;
   int metrics_port_ = 0;
-  std::thread sampler_;
+  std::thread sampler_, sweeper_;
 };
 
 }  // namespace shmguard::agent

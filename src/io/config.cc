@@ -278,8 +278,13 @@ class PolicyReader {
     if (!Expect(n, Type::kObject, "observed", "a mapping")) return false;
     for (const auto& [key, v] : n.Members()) {
       std::string full = "observed." + key;
-      if (key != "margin") return FailB(v, full, "unknown key; known keys: margin");
-      if (!Decimal(v, full, 1'000'000, 10'000'000, o.margin_ppm)) return false;
+      if (key == "margin") {
+        if (!Decimal(v, full, 1'000'000, 10'000'000, o.margin_ppm)) return false;
+      } else if (key == "retentionDays") {
+        if (!Count(v, full, 1, 3650, o.retention_days)) return false;
+      } else {
+        return FailB(v, full, "unknown key; known keys: margin, retentionDays");
+      }
     }
     return true;
   }

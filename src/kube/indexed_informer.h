@@ -61,9 +61,8 @@ class IndexedInformer {
                       .on_update = [this](const nlohmann::json& old, const nlohmann::json& o) { Change(&old, &o); },
                       .on_delete = [this](const nlohmann::json& old) { Change(&old, nullptr); },
                       .on_synced = nullptr,
-                      .on_relisted = [this](const Informer::Objects& before, const Informer::Objects& after) {
-                        Relisted(before, after);
-                      },
+                      .on_relisted = [this](const Informer::Objects& before,
+                                            const Informer::Objects& after) { Relisted(before, after); },
                   }) {}
 
   void Start() {

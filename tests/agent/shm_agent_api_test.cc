@@ -38,6 +38,7 @@ class RestFake {
     server_->Post(".*", handle);
     server_->Put(".*", handle);
     server_->Patch(".*", handle);
+    server_->Delete(".*", handle);
     port_ = server_->bind_to_any_port("127.0.0.1");
     serving_ = std::thread([this] { server_->listen_after_bind(); });
   }
@@ -114,7 +115,36 @@ class RestFake {
       }
       return reply(200, body);
     }
+    // The cluster-wide list of ShmProfiles, in pages of `limit`; the continue token is the last
+    // key given, as etcd's, so a page resumes after it whatever was deleted meanwhile.
+    if (req.method == "GET" && req.path == "/apis/shmguard.io/v1alpha1/shmprofiles") {
+      const size_t limit = std::stoul(req.get_param_value("limit"));
+      const std::string after = req.has_param("continue") ? req.get_param_value("continue") : "";
+      json items = json::array();
+      std::string last;
+      bool more = false;
+      for (const auto& [path, object] : objects_) {
+        if (path.find("/shmprofiles/") == std::string::npos || path <= after) continue;
+        if (items.size() == limit) {
+          more = true;
+          break;
+        }
+        items.push_back(object);
+        last = path;
+      }
+      json list = {{"kind", "ShmProfileList"}, {"metadata", {{"resourceVersion", "1"}}}, {"items", items}};
+      if (more) list["metadata"]["continue"] = last;
+      return reply(200, list);
+    }
     auto it = objects_.find(req.path);
+    if (req.method == "DELETE") {
+      if (it == objects_.end()) return reply(404, {{"kind", "Status"}, {"message", "not found"}});
+      if (body["preconditions"]["resourceVersion"] != it->second["metadata"]["resourceVersion"]) {
+        return reply(409, {{"kind", "Status"}, {"message", "precondition failed"}});
+      }
+      objects_.erase(it);
+      return reply(200, {{"kind", "Status"}, {"status", "Success"}});
+    }
     if (req.method == "GET") {
       if (it == objects_.end()) return reply(404, {{"kind", "Status"}, {"message", "not found"}});
       return reply(200, it->second);
@@ -382,6 +412,33 @@ TEST_CASE("ShmAgent reads the kubelet's refusal of a resize, puts the sizeLimit 
   auto o = ReadShmProfile(*api.Get(std::string(kProfiles) + "job.train"));
   REQUIRE(o);
   CHECK(o->peak_bytes == 95 * kMi);
+}
+
+// ShmProfiles are one per workload (per Job name): the agents delete those not observed for
+// observed.retentionDays, reading them a page at a time, each with its resourceVersion as a
+// precondition, so one written again meanwhile stays.
+TEST_CASE("ProfileRecorder::Sweep deletes the profiles not observed within the retention", "[shm_agent_api][net]") {
+  RestFake api;
+  const int64_t now = *ParseRfc3339Utc("2026-11-27T12:00:00Z");
+  auto profile = [&](const std::string& ns, const std::string& workload, const std::string& last) {
+    ObservedShm o{ns, workload, 1 << 20, 1 << 30, 1, last, "p"};
+    api.Put("/apis/shmguard.io/v1alpha1/namespaces/" + ns + "/shmprofiles/" + ProfileName(workload),
+            json::parse(ShmProfileJson(o)));
+  };
+  for (int i = 0; i < 700; ++i) profile("ml", "Job/old-" + std::to_string(i), "2026-09-01T00:00:00Z");
+  profile("ml", "Deployment/serve", "2026-11-20T08:00:00Z");
+  profile("team-a", "Job/recent", "2026-11-27T11:59:00Z");
+  PodTable table(0.9);
+  ProfileRecorder recorder(api.Client(), table);
+  auto deleted = recorder.Sweep(now, 30);
+  REQUIRE(deleted);
+  CHECK(*deleted == 700);
+  CHECK(api.Get("/apis/shmguard.io/v1alpha1/namespaces/ml/shmprofiles/" + ProfileName("Deployment/serve")));
+  CHECK(api.Get("/apis/shmguard.io/v1alpha1/namespaces/team-a/shmprofiles/" + ProfileName("Job/recent")));
+  CHECK_FALSE(api.Get("/apis/shmguard.io/v1alpha1/namespaces/ml/shmprofiles/" + ProfileName("Job/old-1")));
+  // A week later, with a 10-day retention, the Deployment's (last seen 14 days before) goes too.
+  CHECK(recorder.Sweep(now + 7 * 86400, 10) == std::optional<uint64_t>(1));
+  CHECK(recorder.deleted() == 701);
 }
 
 }  // namespace
