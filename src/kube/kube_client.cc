@@ -184,6 +184,7 @@ std::unique_ptr<httplib::SSLClient> KubeClient::Connection(std::chrono::seconds 
     client->set_connection_timeout(5);
     client->set_write_timeout(10);
     client->set_keep_alive(true);
+    client->set_tcp_nodelay(true);  // a request's head and body in separate writes: no 40 ms Nagle wait between them
     connections_++;
   }
   if (store) X509_STORE_free(store);

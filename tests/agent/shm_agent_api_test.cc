@@ -39,6 +39,7 @@ class RestFake {
     server_->Put(".*", handle);
     server_->Patch(".*", handle);
     server_->Delete(".*", handle);
+    server_->set_tcp_nodelay(true);
     port_ = server_->bind_to_any_port("127.0.0.1");
     serving_ = std::thread([this] { server_->listen_after_bind(); });
   }
