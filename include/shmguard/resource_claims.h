@@ -20,6 +20,10 @@
 
 namespace shmguard {
 
+// The most GPUs the claims of a pod or container count: far above any node. Sums of claims'
+// counts stop there, never wrap.
+inline constexpr int64_t kMaxClaimGpus = int64_t{1} << 20;
+
 // The devices a ResourceClaim's or ResourceClaimTemplate's requests ask for, by device class:
 // each request (resource.k8s.io/v1 `exactly`, or v1beta1's fields on the request itself; a
 // `firstAvailable` list's first alternative), `count` devices (1 when unset; allocationMode All

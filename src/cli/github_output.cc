@@ -21,7 +21,16 @@ std::string Escape(const std::string& text, bool property) {
       case '\n': out += "%0A"; break;
       case ':': out += property ? "%3A" : ":"; break;
       case ',': out += property ? "%2C" : ","; break;
-      default: out += c;
+      default:
+        // A property (file=) holds no control byte raw: %XX, as the toolkit writes its own.
+        if (property && (static_cast<unsigned char>(c) < 0x20 || c == 0x7F)) {
+          static constexpr char kHex[] = "0123456789ABCDEF";
+          out += '%';
+          out += kHex[static_cast<unsigned char>(c) >> 4];
+          out += kHex[c & 0xF];
+        } else {
+          out += c;
+        }
     }
   }
   return out;

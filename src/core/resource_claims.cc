@@ -22,6 +22,9 @@ std::string_view ClaimKind(JsonNode object, std::string_view kind) {
   return kind == "ResourceClaim" || kind == "ResourceClaimTemplate" ? kind : std::string_view();
 }
 
+// a + b GPUs, at most kMaxClaimGpus: counts up to 2^63-1 never wrap (into "no GPUs").
+int64_t SaturatingGpus(int64_t a, int64_t b) { return b >= kMaxClaimGpus - a ? kMaxClaimGpus : a + b; }
+
 }  // namespace
 
 std::optional<ClaimDevices> ReadClaimDevices(JsonNode object, std::string_view kind) {
@@ -53,7 +56,7 @@ int64_t ClaimGpus(const ClaimDevices& devices, const std::vector<std::string>& g
   int64_t gpus = 0;
   for (const auto& [device_class, count] : devices) {
     if (std::find(gpu_classes.begin(), gpu_classes.end(), device_class) != gpu_classes.end()) {
-      gpus = std::min<int64_t>(gpus + count, 1 << 20);
+      gpus = SaturatingGpus(gpus, count);
     }
   }
   return gpus;
@@ -109,7 +112,7 @@ void ResolveClaimGpus(PodTemplate& t, std::string_view namespace_name, const Cla
     for (JsonNode container : FollowPointer(t.spec, std::string(slot.path)).Items()) {
       int64_t sum = 0;
       for (JsonNode used : container.Find("resources").Find("claims").Items()) {
-        if (auto it = gpus.find(used.StringMember("name")); it != gpus.end()) sum += it->second;
+        if (auto it = gpus.find(used.StringMember("name")); it != gpus.end()) sum = SaturatingGpus(sum, it->second);
       }
       if (sum > 0) t.claim_gpus.emplace_back(std::string(container.StringMember("name")), sum);
     }

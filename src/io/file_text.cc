@@ -57,7 +57,12 @@ Result<FileText> FileText::Read(const std::string& path, size_t max_bytes, Reada
     return OsError("cannot read", path);
   }
   const bool pipe = S_ISFIFO(st.st_mode);
-  if (!S_ISREG(st.st_mode) && readable != Readable::kAnything && (readable == Readable::kRegularFiles || !pipe)) {
+  // A pipe reached through /dev/fd (<(kubectl get ...)) has its writer already; a FIFO named in
+  // the file system may never get one, and opening it for reading would wait for ever: refused.
+  struct stat named {};
+  const bool fifo = pipe && ::lstat(path.c_str(), &named) == 0 && S_ISFIFO(named.st_mode);
+  if (!S_ISREG(st.st_mode) && readable != Readable::kAnything &&
+      (readable == Readable::kRegularFiles || !pipe || fifo)) {
     return MakeError(Code::kIo, std::string("not a regular file (") + KindOf(st.st_mode) + ")", Location::File(path));
   }
   if (pipe) {  // read as a reader of a FIFO does: once a writer has it open, until it closes it

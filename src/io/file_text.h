@@ -15,7 +15,8 @@ namespace shmguard::io {
 // What FileText::Read accepts besides a regular file.
 enum class Readable {
   kAnything,       // devices and sockets too (the audit refuses those before, by name: ExpandPaths)
-  kFilesAndPipes,  // a pipe or FIFO as well (<(kubectl get ...) is one): read until its writer closes it
+  kFilesAndPipes,  // a pipe as well (<(kubectl get ...) is one): read until its writer closes it; a FIFO
+                   // named in the file system is refused (it may never get a writer)
   kRegularFiles,   // nothing else: what a server re-reads on its own must never block it
 };
 
@@ -28,7 +29,7 @@ class FileText {
   // does not take (naming what it is: "a character device", "a FIFO"), or when the file holds
   // more than `max_bytes` (a regular file by its size, before anything is read; anything else
   // once that much has been read, so /dev/zero or an endless pipe costs at most `max_bytes`).
-  // Opening never blocks unless `readable` takes FIFOs and the path is one (then it waits for
+  // Opening never blocks unless `readable` takes pipes and the path is one (then it waits for
   // its writer, as any reader of a FIFO does). A mapped file must not be truncated while it is
   // read (the process would get SIGBUS), as with any mapped file.
   static Result<FileText> Read(const std::string& path, size_t max_bytes = kUnlimited,

@@ -131,6 +131,13 @@ TEST_CASE("audit -o github: a workflow command per warning and error, at its lin
   std::filesystem::copy_file(std::string(SOURCE_DIR) + "/examples/pod-denied.yaml", odd);
   const std::string text = Audit("github", {odd}).text;
   CHECK_THAT(text, Catch::Contains("a%2Cb%3Ac.yaml,line="));
+  // A file name's control bytes are not written raw into the property.
+  const std::string control = dir.File("t\x01\x1b[2Jab.yaml");
+  std::filesystem::copy_file(std::string(SOURCE_DIR) + "/examples/pod-denied.yaml", control);
+  const std::string escaped = Audit("github", {control}).text;
+  CHECK_THAT(escaped, Catch::Contains("t%01%1B[2Jab.yaml,line="));
+  CHECK(escaped.find('\x1b') == std::string::npos);
+  CHECK(escaped.find('\x01') == std::string::npos);
 }
 
 TEST_CASE("audit -o junit: a test case per pod, failing at --fail-on", "[audit_formats]") {

@@ -37,6 +37,12 @@ TEST_CASE("ReadClaimDevices reads v1's exactly, v1beta1's fields and firstAvaila
        "g, exactly: {deviceClassName: mig.nvidia.com, count: 2}}, {name: n, exactly: {deviceClassName: dranet.net, "
        "count: 2}}]}}}",
        2},
+      // Counts of 1 and 2^63-1: the sum stops at the cap, it never wraps into "no GPUs".
+      {"counts that would wrap",
+       "{apiVersion: resource.k8s.io/v1, kind: ResourceClaimTemplate, metadata: {name: t}, spec: {spec: {devices: "
+       "{requests: [{name: a, exactly: {deviceClassName: gpu.nvidia.com, count: 1}}, {name: b, exactly: "
+       "{deviceClassName: gpu.nvidia.com, count: 9223372036854775807}}]}}}}",
+       kMaxClaimGpus},
       {"firstAvailable: its first alternative",
        "{apiVersion: resource.k8s.io/v1, kind: ResourceClaim, metadata: {name: c}, spec: {devices: {requests: [{name: "
        "g, firstAvailable: [{name: big, deviceClassName: gpu.nvidia.com, count: 4}, {name: small, deviceClassName: "

@@ -123,10 +123,22 @@ TEST_CASE("FileText::Read takes what its caller reads: files, pipes, or regular 
       CHECK(r.error().message == c.error);
     }
   }
-  // A FIFO with a writer, where pipes are taken: read until the writer closes it.
-  std::thread writer([&] { std::ofstream(fifo) << "piped"; });
-  auto piped = FileText::Read(fifo, 1 << 20, Readable::kFilesAndPipes);
+  // A FIFO named in the file system may never get a writer: refused even where pipes are taken
+  // (`audit --config FIFO` would wait for ever in open()).
+  auto named = FileText::Read(fifo, 1 << 20, Readable::kFilesAndPipes);
+  REQUIRE_FALSE(named.has_value());
+  CHECK(named.error().message == "not a regular file (a FIFO)");
+  // A pipe reached through /dev/fd, as a shell's <(...) gives it, where pipes are taken: read
+  // until the writer closes it.
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  std::thread writer([&] {
+    REQUIRE(::write(fds[1], "piped", 5) == 5);
+    ::close(fds[1]);
+  });
+  auto piped = FileText::Read("/dev/fd/" + std::to_string(fds[0]), 1 << 20, Readable::kFilesAndPipes);
   writer.join();
+  ::close(fds[0]);
   REQUIRE(piped.has_value());
   CHECK(piped->view() == "piped");
 }
