@@ -38,6 +38,7 @@ enum class Check {
   kSizedWithoutAnnotations,
   kSizedFromServerLaunch,
   kLaunchUnread,
+  kClaimsUnknown,
   kSizedFromObservation,
   kShmOverMemoryLimit,
   kMemoryHeadroom,

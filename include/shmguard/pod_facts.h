@@ -102,6 +102,11 @@ struct PodFacts {
   std::string nccl_p2p_disabled_source;
   // The inference server the first app container that launches one launches (server_plan.h).
   std::optional<ServerLaunch> server;
+  // The resource claims whose devices the input does not hold (a ResourceClaimTemplate not
+  // given to the audit), in words: the pod's GPUs through them are unknown. When the launch
+  // states its processes (torchrun, PET_NPROC_PER_NODE, an annotation) or a server, the pod is
+  // sized as a GPU pod of that many GPUs.
+  std::string claims_unknown;
   // A container whose launch expands past what shmguard reads (server_plan.h): where, and why.
   // The pod is then sized as if it launched no server.
   std::optional<Error> launch_unread;

@@ -162,6 +162,16 @@ extern constexpr std::array<CheckInfo, kCheckCount> kChecks = {{
      [](const F& f) -> std::string {
        return "the launch is not read: " + f.Value("error") + "; the pod is sized as if it launched no inference server";
      }},
+    {Check::kClaimsUnknown, "claims-unknown", S::kWarning, "The pod's resource claims are not in the input",
+     "gpus procs", "claims procs_source",
+     [](const F& f) -> std::string {
+       std::string out = "its GPUs through " + f.Value("claims") + " are unknown: ";
+       if (f.Number("gpus") > 0) {
+         return out + "sized for " + Plural(f.Number("gpus"), "GPU") + " from its launch (" + f.Value("procs_source") +
+                "); give the audit the claims, or audit the pods on the cluster (--resource-claims)";
+       }
+       return out + "sized as a pod without GPUs; give the audit the claims, or audit the pods on the cluster";
+     }},
     {Check::kSizedFromObservation, "sized-from-observation", S::kInfo, "Sized from what the workload's pods used: the observed peak times the margin",
      "required_bytes learned_bytes formula_bytes peak_bytes margin_ppm runs", "workload last_observed last_pod",
      ObservedWords},

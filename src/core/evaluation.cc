@@ -141,8 +141,11 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, const EvaluateOptions
     if (detail == Detail::kAll || f.severity != Severity::kInfo) ev.findings.push_back(std::move(f));
   }
   bool object_error = SettleObject(ev.findings, exempt);
-  if (options.claims && options.claims->size() > 0 && !w.separate_pods && !options.policy_mode) {
-    for (auto& t : w.templates) ResolveClaimGpus(t, ev.namespace_name, *options.claims, policy.gpu_device_classes);
+  // Claims are read for every pod that uses some: one the input does not hold is unknown.
+  if (!w.separate_pods && !options.policy_mode) {
+    static const ClaimIndex kNone;
+    const ClaimIndex& claims = options.claims ? *options.claims : kNone;
+    for (auto& t : w.templates) ResolveClaimGpus(t, ev.namespace_name, claims, policy.gpu_device_classes);
   }
   for (const auto& t : w.templates) {
     PodContext ctx{detail, exempt};

@@ -74,6 +74,13 @@ Finding& WithFloor(Finding& f, const FloorNumbers& numbers) {
 // Findings for the NCCL settings and the process layout the pod states.
 std::vector<Finding> LaunchFindings(const PodTemplate& t, const PodFacts& f, bool all) {
   std::vector<Finding> out;
+  if (!f.claims_unknown.empty()) {
+    out.push_back(Finding(Check::kClaimsUnknown, t.spec_pointer + "/resourceClaims")
+                      .Num("gpus", f.gpus)
+                      .Num("procs", f.procs)
+                      .Val("claims", f.claims_unknown)
+                      .Val("procs_source", f.procs_source));
+  }
   if (f.launch_unread) {
     out.push_back(Finding(Check::kLaunchUnread, f.launch_unread->where.pointer).Val("error", f.launch_unread->message));
   }

@@ -384,6 +384,14 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
 
   auto launch = ReadLaunchFacts(t, container_nodes, f);
   if (!launch) return launch.error();
+  if (!t.claims_unknown.empty()) {
+    f.claims_unknown = t.claims_unknown;
+    // Its GPUs may come through those claims: what the launch says is the count.
+    if (!f.requests_gpus && (f.procs_stated || f.server)) {
+      f.requests_gpus = true;
+      if (f.procs_stated) f.gpus = f.procs;
+    }
+  }
   return f;
 }
 

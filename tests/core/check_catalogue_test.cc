@@ -95,6 +95,13 @@ std::vector<Case> Cases() {
        "segments ...; -tp=$(TP) names a variable the spec does not set: taken as the pod's 8 GPUs; its multimodal "
        "cache is made without checking /dev/shm's free space: a shortfall is a Bus error under load, not a refusal "
        "at start; its launch flags change the size, not DataLoader annotations"},
+      {std::move(Finding(Check::kClaimsUnknown)
+                     .Num("gpus", 8)
+                     .Num("procs", 8)
+                     .Val("claims", "ResourceClaimTemplate gpus")
+                     .Val("procs_source", "--nproc_per_node=8")),
+       "its GPUs through ResourceClaimTemplate gpus are unknown: sized for 8 GPUs from its launch "
+       "(--nproc_per_node=8); give the audit the claims, or audit the pods on the cluster (--resource-claims)"},
       {val(Check::kLaunchUnread, {{"error", "its command and args expand past 1048576 bytes"}}),
        "the launch is not read: its command and args expand past 1048576 bytes; the pod is sized as if it launched "
        "no inference server"},

@@ -77,20 +77,60 @@ spec:
   ClaimIndex index;
   REQUIRE(index.Add(JsonNode(tpl)));
   CHECK_FALSE(index.Add(JsonNode(pod)));
+  // Without the template its GPUs are unknown: sized from the launch, with claims-unknown.
   const Evaluation without = Evaluate(JsonNode(pod), Policy{});
-  CHECK(without.verdict == Verdict::kOk);  // no GPUs it can see
+  CHECK(without.verdict == Verdict::kPatch);
+  CHECK(std::any_of(without.pods[0].findings.begin(), without.pods[0].findings.end(),
+                    [](const Finding& f) { return f.check == Check::kClaimsUnknown; }));
   const Evaluation with = Evaluate(JsonNode(pod), Policy{}, {.claims = &index});
   CHECK(with.verdict == Verdict::kPatch);
   REQUIRE(with.pods.size() == 1);
   REQUIRE(with.pods[0].plan);
   CHECK(with.pods[0].plan->inputs.procs == 8);
-  // Another namespace's template of the same name is not this pod's.
+  // Another namespace's template of the same name is not this pod's: unknown there.
   const Evaluation elsewhere = Evaluate(JsonNode(pod), Policy{}, {.namespace_name = "team-b", .claims = &index});
-  CHECK(elsewhere.verdict == Verdict::kOk);
+  CHECK(std::any_of(elsewhere.pods[0].findings.begin(), elsewhere.pods[0].findings.end(),
+                    [](const Finding& f) { return f.check == Check::kClaimsUnknown; }));
   // A policy that does not count gpu.nvidia.com as GPUs.
   Policy nics;
   nics.gpu_device_classes = {"dranet.net"};
   CHECK(Evaluate(JsonNode(pod), nics, {.claims = &index}).verdict == Verdict::kOk);
+}
+
+// A pod whose GPUs come through a claim template the input does not hold: its GPUs are unknown,
+// which a warning says, naming the template; the launch's processes size it.
+TEST_CASE("Evaluate warns of claims it does not know, and sizes the pod from its launch", "[resource_claims]") {
+  const json pod = test::Yaml(R"(apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ml}
+spec:
+  resourceClaims: [{name: gpus, resourceClaimTemplateName: eight-gpus}]
+  containers:
+  - name: train
+    command: [torchrun, --nproc_per_node=8, train.py]
+    resources: {claims: [{name: gpus}], limits: {memory: 64Gi}}
+)");
+  const Evaluation ev = Evaluate(pod, Policy{});
+  REQUIRE(ev.pods.size() == 1);
+  const Finding* unknown = nullptr;
+  for (const auto& f : ev.pods[0].findings) {
+    if (f.check == Check::kClaimsUnknown) unknown = &f;
+  }
+  REQUIRE(unknown);
+  CHECK(unknown->Value("claims") == "ResourceClaimTemplate eight-gpus");
+  CHECK(unknown->Number("gpus") == 8);
+  CHECK(ev.verdict == Verdict::kPatch);  // sized as an 8-GPU pod, not "ok, no GPUs" at 64Mi
+  CHECK(ev.pods[0].required_bytes >= int64_t{1} << 30);
+
+  // Known, the template's devices count, and nothing is unknown.
+  ClaimIndex index;
+  index.Add(
+      JsonNode(test::Yaml("{apiVersion: resource.k8s.io/v1, kind: ResourceClaimTemplate, metadata: {name: "
+                          "eight-gpus, namespace: ml}, spec: {spec: {devices: {requests: [{name: g, exactly: "
+                          "{deviceClassName: gpu.nvidia.com, count: 8}}]}}}}")));
+  const Evaluation known = Evaluate(pod, Policy{}, {.claims = &index});
+  for (const auto& f : known.pods[0].findings) CHECK(f.check != Check::kClaimsUnknown);
+  CHECK(known.pods[0].required_bytes == ev.pods[0].required_bytes);
 }
 
 }  // namespace

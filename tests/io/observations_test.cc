@@ -3,6 +3,7 @@
 #include "io/observations.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <fstream>
@@ -34,12 +35,16 @@ items:
 // `--observations <(kubectl get shmprofiles -A -o yaml)`: the profiles straight from the cluster
 // come through a pipe, which has no size to map.
 TEST_CASE("LoadObservations reads a pipe, as a shell's process substitution gives it", "[observations]") {
-  test::TempDir dir;
-  const std::string fifo = dir.File("profiles");
-  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
-  std::thread writer([&] { std::ofstream(fifo) << kList; });
-  auto index = LoadObservations(fifo);
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  std::thread writer([&] {
+    const std::string text = kList;
+    REQUIRE(::write(fds[1], text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+    ::close(fds[1]);
+  });
+  auto index = LoadObservations("/dev/fd/" + std::to_string(fds[0]));
   writer.join();
+  ::close(fds[0]);
   REQUIRE(index);
   CHECK(index->size() == 2);
 }
