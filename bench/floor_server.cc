@@ -81,8 +81,7 @@ int main(int argc, char** argv) {
             res.body = shmguard::bench::SpikeDomDecision(req.body, req.body_padded, res.status);
             return;
           case Mode::kDecide: {
-            auto x =
-                server::HandleAdmission(req.body, req.content_type, policy, {shmguard::Face::kMutate}, req.body_padded);
+            auto x = server::HandleAdmission({req.body, req.body_padded}, server::AdmissionRoute{}, {policy});
             res.status = x.status;
             res.body = std::move(x.body);
             return;

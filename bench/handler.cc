@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s: cannot open the file\n", file.c_str());
       return 2;
     }
-    ss << in.rdbuf();  // an empty file inserts nothing: HandleAdmission answers 400
+    ss << in.rdbuf();  // an empty file inserts nothing: the review cannot be decoded, a 400
     // As the server holds a body: followed by the JSON parser's read-ahead, so parsed in place.
     std::string padded = ss.str() + std::string(shmguard::io::kJsonReadAhead, ' ');
     const std::string_view body(padded.data(), padded.size() - shmguard::io::kJsonReadAhead);
@@ -63,8 +63,7 @@ int main(int argc, char** argv) {
     size_t response_bytes = 0;
     for (int i = 0; i < iterations; ++i) {
       auto t0 = Clock::now();
-      auto x = shmguard::server::HandleAdmission(body, "application/json", policy, {shmguard::Face::kMutate},
-                                                 /*body_padded=*/true);
+      auto x = shmguard::server::HandleAdmission({body, /*padded=*/true}, shmguard::server::AdmissionRoute{}, {policy});
       auto t1 = Clock::now();
       if (x.status != 200) {  // then the stages below have nothing to parse or decide
         std::fprintf(stderr, "%s: status %d: %s\n", file.c_str(), x.status, x.error.c_str());
@@ -73,7 +72,7 @@ int main(int argc, char** argv) {
       auto review = shmguard::io::ParseJsonView(body, /*padded=*/true);
       auto t2 = Clock::now();
       auto request = shmguard::ParseReview(*review);
-      auto d = shmguard::Decide(*request, policy, shmguard::Face::kMutate);
+      auto d = shmguard::Decide(*request, {policy, shmguard::Face::kMutate});
       auto t3 = Clock::now();
       response_bytes = x.body.size();
       total.Add(Micros(t1 - t0));

@@ -28,8 +28,8 @@ void CheckSameAsTree(std::string_view body, const shmguard::Policy& policy, shmg
     if (from_tree.error().ToString() != from_view.error().ToString()) std::abort();
     return;
   }
-  auto a = shmguard::Decide(*from_tree, policy, face);
-  auto b = shmguard::Decide(*from_view, policy, face);
+  auto a = shmguard::Decide(*from_tree, {policy, face});
+  auto b = shmguard::Decide(*from_view, {policy, face});
   if (a.allowed != b.allowed || a.code != b.code || a.findings != b.findings || a.prefix_pods != b.prefix_pods ||
       !(a.patch == b.patch) || a.verdict != b.verdict || a.required_bytes != b.required_bytes || a.name != b.name) {
     std::abort();
@@ -41,10 +41,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view body(reinterpret_cast<const char*>(data), size);
   static const shmguard::Policy policy;
   for (auto face : {shmguard::Face::kMutate, shmguard::Face::kValidate}) {
-    auto x = shmguard::server::HandleAdmission(body, "application/json", policy, {face});
+    shmguard::server::AdmissionRoute route;
+    route.face = face;
+    auto answer = [&](shmguard::server::ReviewBody b) {
+      if (auto refused = shmguard::server::CheckAdmissionRequest(route, "application/json", b.text)) return *refused;
+      return shmguard::server::HandleAdmission(b, route, {policy});
+    };
+    auto x = answer({body});
     std::string buffer = std::string(body) + std::string(shmguard::io::kJsonReadAhead, '"');
-    auto in_place = shmguard::server::HandleAdmission(std::string_view(buffer).substr(0, body.size()),
-                                                      "application/json", policy, {face}, /*body_padded=*/true);
+    auto in_place = answer({std::string_view(buffer).substr(0, body.size()), /*padded=*/true});
     if (in_place.status != x.status || in_place.body != x.body) std::abort();
     CheckSameAsTree(body, policy, face);
     auto response = nlohmann::json::parse(x.body);  // always valid JSON

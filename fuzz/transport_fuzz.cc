@@ -38,7 +38,8 @@ void Route(const HttpRequest& req, HttpResponse& res) {
       res.body = "{}";
       return;
     }
-    auto x = shmguard::server::HandleAdmission(req.body, req.content_type, policy, *route, req.body_padded);
+    auto refused = shmguard::server::CheckAdmissionRequest(*route, req.content_type, req.body);
+    auto x = refused ? *refused : shmguard::server::HandleAdmission({req.body, req.body_padded}, *route, {policy});
     res.status = x.status;
     res.body = std::move(x.body);
     return;

@@ -60,10 +60,21 @@ struct NamespaceLabels {
   // policy turns the namespace off).
   bool enforce = false;
 };
-// `observations`: the workloads' learned /dev/shm (EvaluateOptions::observations); `claims`: the
-// ResourceClaims and templates the webhook keeps (EvaluateOptions::claims); nullptr: none.
-Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face, const NamespaceLabels& labels = {},
-                const ObservationIndex* observations = nullptr, const ClaimIndex* claims = nullptr);
+// What a decision reads besides the request.
+struct DecideContext {
+  const Policy& policy;
+  Face face = Face::kMutate;
+  NamespaceLabels labels = {};
+  // The workloads' learned /dev/shm (EvaluateOptions::observations); nullptr: none.
+  const ObservationIndex* observations = nullptr;
+  // The ResourceClaims and templates the webhook keeps (EvaluateOptions::claims); nullptr: none.
+  const ClaimIndex* claims = nullptr;
+  // The work one review may take (EvaluateOptions::budget): past it the review is answered with
+  // review-over-budget — allowed with its warning, denied by /validate in enforce namespaces —
+  // and nothing else. nullptr: no bound.
+  const WorkBudget* budget = nullptr;
+};
+Decision Decide(const AdmissionRequest& request, const DecideContext& context);
 
 // True for a finding the patch itself answers (the /dev/shm volume and mounts, IPC_LOCK,
 // hostIPC, a Compose shm_size): /mutate does not warn about what it fixes; /validate, which sees

@@ -60,6 +60,7 @@ enum class Check {
   kAnnotationInvalid,
   kAnnotationsRequired,
   kObjectInvalid,
+  kReviewOverBudget,
   kTrainjobAnnotationsIgnored,
   kTrainjobRuntime,
   kServingRuntime,

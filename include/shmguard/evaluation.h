@@ -19,6 +19,7 @@
 #include "shmguard/resource_claims.h"
 #include "shmguard/shm_plan.h"
 #include "shmguard/shm_profile.h"
+#include "shmguard/work_budget.h"
 
 namespace shmguard {
 
@@ -104,6 +105,9 @@ struct EvaluateOptions {
   // no server launch read, no profile, no claims, and a controller's templates left as they are
   // (the policies patch its pods as they are created).
   bool policy_mode = false;
+  // The work the evaluation may take (work_budget.h): once it is spent, the evaluation stops at
+  // its next step, with review-over-budget and nothing else. nullptr: no bound.
+  const WorkBudget* budget = nullptr;
 };
 
 // Evaluates `object` under `policy`. Never fails: malformed fields in an annotated pod are a

@@ -24,6 +24,7 @@
 #include "shmguard/checks.h"
 #include "shmguard/json_node.h"
 #include "shmguard/result.h"
+#include "shmguard/work_budget.h"
 
 namespace shmguard {
 
@@ -73,6 +74,9 @@ struct PodTemplate {
   JsonNode shared_volumes;
   std::string shared_volumes_pointer;
   bool has_host_ipc = true;  // the spec has a hostIPC field (Argo templates have none)
+  // The evaluation's budget (EvaluateOptions::budget), asked before each container is read;
+  // nullptr: no bound.
+  const WorkBudget* budget = nullptr;
   // Effective shmguard.io/* annotations: the workload's, overridden by the pod template's.
   // Values are kept as JSON (an unquoted YAML number stays a number) so the plan can say
   // "quote it" rather than guessing.

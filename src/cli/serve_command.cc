@@ -29,6 +29,11 @@ CLI::App* AddServeCommand(CLI::App& app, server::ServerOptions& o, std::string& 
       ->capture_default_str();
   cmd->add_option("--threads", o.threads, "event loops serving the webhook port (0: one per available CPU, max 8)")
       ->capture_default_str();
+  cmd->add_option_function<int>(
+         "--review-cpu-budget-ms", [&o](int ms) { o.review_cpu_budget = std::chrono::milliseconds(ms); },
+         "CPU time one review may take; past it the review is answered review-over-budget (0: no bound; "
+         "default 1000)")
+      ->check(CLI::Range(0, 60000));
   cmd->add_option_function<std::string>(
          "--tls-min-version", [&o](const std::string& v) { o.tls_min_version = *ParseTlsVersion(v); },
          "lowest TLS version of the webhook port: VersionTLS12 or VersionTLS13 (default; or the config's "

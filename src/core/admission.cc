@@ -79,8 +79,10 @@ bool FixedByPatch(const Finding& f) {
   }
 }
 
-Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face, const NamespaceLabels& labels,
-                const ObservationIndex* observations, const ClaimIndex* claims) {
+Decision Decide(const AdmissionRequest& request, const DecideContext& context) {
+  const Policy& policy = context.policy;
+  const Face face = context.face;
+  const NamespaceLabels& labels = context.labels;
   Decision d;
   if (request.operation != "CREATE") return d;  // pod fields are immutable after creation
   std::string api_version = request.group.empty() ? request.version : request.group + "/" + request.version;
@@ -95,8 +97,9 @@ Decision Decide(const AdmissionRequest& request, const Policy& policy, Face face
                            {.namespace_name = request.namespace_name,
                             .detail = face == Face::kMutate ? Detail::kProblems : Detail::kAll,
                             .namespace_pod_security = labels.pod_security,
-                            .observations = observations,
-                            .claims = claims});
+                            .observations = context.observations,
+                            .claims = context.claims,
+                            .budget = context.budget});
   d.verdict = ev.verdict;
   d.required_bytes = ev.RequiredBytes();
   d.name = ev.name;

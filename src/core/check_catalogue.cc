@@ -303,6 +303,11 @@ extern constexpr std::array<CheckInfo, kCheckCount> kChecks = {{
      [](const F& f) -> std::string {
        return f.Value("where").empty() ? f.Value("error") : f.Value("where") + ": " + f.Value("error");
      }},
+    {Check::kReviewOverBudget, "review-over-budget", S::kError, "The review took more work than one review may",
+     "", "",
+     [](const F&) -> std::string {
+       return "the review took more CPU time than shmguard gives one (--review-cpu-budget-ms): it is left unsized";
+     }},
     {Check::kTrainjobAnnotationsIgnored, "trainjob-annotations-ignored", S::kWarning, "shmguard.io/ annotations on a TrainJob never reach its pods",
      "", "annotations api",
      [](const F& f) -> std::string {

@@ -9,6 +9,17 @@
 namespace shmguard {
 namespace {
 
+// An evaluation stopped because its work budget was spent: review-over-budget, and nothing of
+// what was found before it (a partial answer would patch part of a workload).
+Evaluation OverBudget(Evaluation ev) {
+  ev.findings.clear();
+  ev.pods.clear();
+  ev.patch = JsonPatch();
+  ev.findings.push_back(Finding(Check::kReviewOverBudget, ""));
+  ev.verdict = Verdict::kDeny;
+  return ev;
+}
+
 // The checks a shmguard.io/ignore value names ("id,id"; spaces around IDs allowed). An unknown
 // ID is an annotation-invalid warning at `pointer`: a typo must not exempt nothing silently.
 std::vector<Check> ReadIgnore(JsonNode value, const std::string& pointer, std::vector<Finding>& findings) {
@@ -147,7 +158,9 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, const EvaluateOptions
     const ClaimIndex& claims = options.claims ? *options.claims : kNone;
     for (auto& t : w.templates) ResolveClaimGpus(t, ev.namespace_name, claims, policy.gpu_device_classes);
   }
+  for (auto& t : w.templates) t.budget = options.budget;
   for (const auto& t : w.templates) {
+    if (options.budget && options.budget->Exhausted()) return OverBudget(std::move(ev));
     PodContext ctx{detail, exempt};
     if (options.observations && options.observations->size() > 0 && !w.separate_pods && !options.policy_mode) {
       auto profile = t.annotations.find(kProfileAnnotation);  // the template's, else the workload's
@@ -173,6 +186,7 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, const EvaluateOptions
     ev.verdict = ev.pods.empty() ? pe.verdict : std::max(ev.verdict, pe.verdict);
     ev.pods.push_back(std::move(pe));
   }
+  if (options.budget && options.budget->Exhausted()) return OverBudget(std::move(ev));
   if (ev.pods.empty()) {
     ev.verdict = Verdict::kOk;
     if (detail == Detail::kAll) ev.findings.push_back(Finding(Check::kNoPodTemplates, "/spec"));

@@ -270,6 +270,9 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
   if (!pod_run_as) return pod_run_as.error();
   // One container at `pointer`; `fallback_name` names it when it has no name.
   auto add = [&](JsonNode c, const std::string& pointer, bool init, std::string fallback_name) -> Result<bool> {
+    if (t.budget && t.budget->Exhausted()) {  // Evaluate answers review-over-budget
+      return MakeError(Code::kUnsupportedKind, "the review's work budget is spent", Location::Pointer(pointer));
+    }
     if (!c.IsObject()) return MakeError(Code::kInvalidInput, "must be a container object", Location::Pointer(pointer));
     ContainerFacts cf;
     JsonNode name = c.Find("name");

@@ -100,6 +100,16 @@ bool IsJsonContentType(std::string_view ct) {
   return lower == "application/json";
 }
 
+// The review's request, read in place (io::ParseJsonView: valid until this thread's next parse),
+// or the one error that says why the body is not an AdmissionReview.
+Result<AdmissionRequest> DecodeReview(std::string_view body, bool padded) {
+  auto review = io::ParseJsonView(body, padded);  // read in place: no tree is built
+  if (!review) return MakeError(Code::kInvalidInput, "request body is " + review.error().message);
+  auto request = ParseReview(*review);
+  if (!request) return MakeError(Code::kInvalidInput, "malformed AdmissionReview: " + request.error().ToString());
+  return request;
+}
+
 }  // namespace
 
 const char* OutcomeName(Outcome o) {
@@ -172,51 +182,55 @@ std::optional<AdmissionRoute> MatchAdmissionRoute(std::string_view path, std::st
     route.enforce = true;
     rest.remove_prefix(8);
   }
+  std::optional<std::string_view> level;
   constexpr std::string_view kLevelPath = "/pod-security/";
   if (rest.rfind(kLevelPath, 0) == 0) {
-    route.pod_security = rest.substr(kLevelPath.size());
+    level = rest.substr(kLevelPath.size());
   } else if (!rest.empty()) {
     return std::nullopt;
   }
   // The first podSecurity=... of the query ("?timeout=10s&podSecurity=baseline").
   size_t q = target.find('?');
   std::string_view query = q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
-  while (!query.empty() && !route.pod_security) {
+  while (!query.empty() && !level) {
     size_t amp = query.find('&');
     std::string_view param = query.substr(0, amp);
-    if (param.rfind("podSecurity=", 0) == 0) route.pod_security = param.substr(12);
+    if (param.rfind("podSecurity=", 0) == 0) level = param.substr(12);
     query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+  }
+  if (level) {
+    auto parsed = ParsePodSecurityLevel(*level);
+    if (parsed) {
+      route.pod_security = *parsed;
+    } else {
+      route.error = "unknown Pod Security level \"" + std::string(*level) +
+                    "\": the route takes privileged, baseline or restricted";
+    }
   }
   return route;
 }
 
-AdmissionExchange HandleAdmission(std::string_view body, std::string_view content_type, const Policy& policy,
-                                  const AdmissionRoute& route, bool body_padded, const ObservationIndex* observations,
-                                  const ClaimIndex* claims) {
+std::optional<AdmissionExchange> CheckAdmissionRequest(const AdmissionRoute& route, std::string_view content_type,
+                                                       std::string_view body) {
   AdmissionExchange x;
-  auto level = route.pod_security ? ParsePodSecurityLevel(*route.pod_security) : PodSecurityLevel::kPrivileged;
-  if (!level) {
-    Fail(x, 400,
-         "unknown Pod Security level \"" + std::string(*route.pod_security) +
-             "\": the route takes privileged, baseline or restricted");
-    return x;
-  }
-  if (!IsJsonContentType(content_type)) {
+  if (!route.error.empty()) {
+    Fail(x, 400, route.error);
+  } else if (!IsJsonContentType(content_type)) {
     Fail(x, 415, "Content-Type must be application/json, got \"" + std::string(content_type) + "\"");
-    return x;
-  }
-  if (body.empty()) {
+  } else if (body.empty()) {
     Fail(x, 400, "empty request body: expected an admission.k8s.io/v1 AdmissionReview");
-    return x;
+  } else {
+    return std::nullopt;
   }
-  auto review = io::ParseJsonView(body, body_padded);  // read in place: no tree is built
-  if (!review) {
-    Fail(x, 400, "request body is " + review.error().message);
-    return x;
-  }
-  auto request = ParseReview(*review);
+  return x;
+}
+
+AdmissionExchange HandleAdmission(const ReviewBody& body, const AdmissionRoute& route,
+                                  const AdmissionContext& context) {
+  AdmissionExchange x;
+  auto request = DecodeReview(body.text, body.padded);
   if (!request) {
-    Fail(x, 400, "malformed AdmissionReview: " + request.error().ToString());
+    Fail(x, 400, request.error().message);
     return x;
   }
   x.uid = request->uid;
@@ -224,7 +238,8 @@ AdmissionExchange HandleAdmission(std::string_view body, std::string_view conten
   x.namespace_name = request->namespace_name;
   x.operation = request->operation;
   x.dry_run = request->dry_run;
-  Decision d = Decide(*request, policy, route.face, NamespaceLabels{*level, route.enforce}, observations, claims);
+  Decision d = Decide(*request, {context.policy, route.face, NamespaceLabels{route.pod_security, route.enforce},
+                                 context.observations, context.claims, context.budget});
   x.name = !d.name.empty() ? d.name : request->name;
   x.verdict = d.verdict;
   x.required_bytes = d.required_bytes;

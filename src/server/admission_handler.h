@@ -39,21 +39,41 @@ struct AdmissionExchange {
 // /pod-security/LEVEL — the form a webhook configuration can name, since the API server accepts
 // no query in clientConfig.service.path and only DNS-1123 segments in it:
 //   /mutate[/pod-security/LEVEL]   /validate[/enforce][/pod-security/LEVEL]
-// nullopt for any other path.
+// nullopt for any other path. The level is parsed here: anything but privileged, baseline or
+// restricted sets `error`, which the request is answered with (400).
 struct AdmissionRoute {
-  AdmissionRoute(Face f = Face::kMutate, bool e = false, std::optional<std::string_view> level = std::nullopt)
-      : face(f), enforce(e), pod_security(level) {}
-  Face face;
-  bool enforce;
-  std::optional<std::string_view> pod_security;  // as given, checked by HandleAdmission
+  Face face = Face::kMutate;
+  bool enforce = false;
+  PodSecurityLevel pod_security = PodSecurityLevel::kPrivileged;
+  std::string error;  // "" for a route that may be answered
 };
 std::optional<AdmissionRoute> MatchAdmissionRoute(std::string_view path, std::string_view target);
 
-// `route.pod_security`: anything but privileged, baseline or restricted is a 400.
-// `observations`: the ShmProfiles the webhook keeps from its watch (Decide); nullptr: none.
-AdmissionExchange HandleAdmission(std::string_view body, std::string_view content_type, const Policy& policy,
-                                  const AdmissionRoute& route, bool body_padded = false,
-                                  const ObservationIndex* observations = nullptr, const ClaimIndex* claims = nullptr);
+// Before the body is read as a review: a route with an error, a content type that is not JSON
+// (415) or an empty body (400) is answered at once, with an AdmissionReview saying why; nullopt
+// when the request may go on to HandleAdmission.
+std::optional<AdmissionExchange> CheckAdmissionRequest(const AdmissionRoute& route, std::string_view content_type,
+                                                       std::string_view body);
+
+// The body of a POST as the transport read it; `padded`: simdjson's padding follows it.
+struct ReviewBody {
+  std::string_view text;
+  bool padded = false;
+};
+
+// What the answer reads besides the review: the policy, the indexes the webhook keeps from its
+// watches (nullptr: none), and the work one review may take (nullptr: no bound).
+struct AdmissionContext {
+  const Policy& policy;
+  const ObservationIndex* observations = nullptr;
+  const ClaimIndex* claims = nullptr;
+  const WorkBudget* budget = nullptr;
+};
+
+// The answer to one review: decoded (DecodeReview; a body that is not one is a 400), then
+// decided for the route's face and the namespace it describes (Decide).
+// REQUIRES: CheckAdmissionRequest(route, ...) gave nullopt.
+AdmissionExchange HandleAdmission(const ReviewBody& body, const AdmissionRoute& route, const AdmissionContext& context);
 
 // The AdmissionReview every error answer carries, so the API server can show why: allowed
 // false, status.code and status.message.

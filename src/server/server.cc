@@ -10,6 +10,7 @@
 
 #include "io/config.h"
 #include "server/admission_handler.h"
+#include "server/review_budget.h"
 
 namespace shmguard::server {
 namespace {
@@ -157,8 +158,12 @@ void WebhookServer::HandleAdmissionRoute(const HttpRequest& req, HttpResponse& r
   auto policy = this->policy();
   auto observations = profiles_ ? profiles_->Snapshot() : nullptr;
   auto claims = claims_ ? claims_->Snapshot() : nullptr;
-  AdmissionExchange x =
-      HandleAdmission(req.body, req.content_type, *policy, route, req.body_padded, observations.get(), claims.get());
+  const ReviewBudget budget =
+      options_.review_cpu_budget.count() > 0 ? ReviewBudget(options_.review_cpu_budget) : ReviewBudget::None();
+  std::optional<AdmissionExchange> refused = CheckAdmissionRequest(route, req.content_type, req.body);
+  AdmissionExchange x = refused ? std::move(*refused)
+                                : HandleAdmission({req.body, req.body_padded}, route,
+                                                  {*policy, observations.get(), claims.get(), &budget});
   res.status = x.status;
   res.body = std::move(x.body);
   auto latency = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);

@@ -40,12 +40,15 @@ struct ServerOptions {
   int port = 8443;          // HTTPS webhook port; 0 picks a free one (tests)
   int metrics_port = 8080;  // plain HTTP; 0 picks a free one
   std::string cert_file, key_file;
-  std::string config_file;                          // empty: built-in policy, nothing to reload
-  size_t max_body_bytes = 8 << 20;                  // Default: 8 MiB (413 above)
-  size_t max_connections = 10000;                   // open webhook connections; more are closed at once
-  int keep_alive_seconds = 60;                      // idle time before a keep-alive connection is closed
-  int request_timeout_seconds = 10;                 // a handshake or a started request must finish in this
-  int threads = 0;                                  // event loops; 0 = CPUs available (max 8)
+  std::string config_file;           // empty: built-in policy, nothing to reload
+  size_t max_body_bytes = 8 << 20;   // Default: 8 MiB (413 above)
+  size_t max_connections = 10000;    // open webhook connections; more are closed at once
+  int keep_alive_seconds = 60;       // idle time before a keep-alive connection is closed
+  int request_timeout_seconds = 10;  // a handshake or a started request must finish in this
+  int threads = 0;                   // event loops; 0 = CPUs available (max 8)
+  // The CPU time one review may take (review_budget.h); past it, it is answered with
+  // review-over-budget. 0: no bound. Default: 1 s (a review takes well under a millisecond).
+  std::chrono::milliseconds review_cpu_budget{1000};
   std::chrono::milliseconds reload_interval{1000};  // how often cert/config files are checked
   LogFormat log_format = LogFormat::kText;
   // The webhook port's TLS (--tls-min-version, --tls-cipher-suites): set here, they win over the

@@ -96,6 +96,80 @@ TEST_CASE("drill: 20,000 garbage connections leave the server's memory where it 
   CHECK(p.Wait(15) == 0);
 }
 
+// Peak resident memory of process `pid` in KiB (/proc/PID/status VmHWM).
+long PeakKiB(pid_t pid) {
+  std::istringstream status(test::ReadText("/proc/" + std::to_string(pid) + "/status"));
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return -1;
+}
+
+// A pod of one GPU container launching `sh -c ARGS` with `env`.
+std::string HostileReview(const std::string& args, const json& env) {
+  json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", "hostile"}}},
+              {"spec",
+               {{"containers",
+                 {{{"name", "v"},
+                   {"command", {"sh", "-c"}},
+                   {"args", {args}},
+                   {"env", env},
+                   {"resources", {{"limits", {{"nvidia.com/gpu", 8}, {"memory", "64Gi"}}}}}}}}}}};
+  return ReviewJson(pod.dump(), "team-a");
+}
+
+// What one tenant's pod can make the webhook do, on one event loop: a launch that would expand to
+// 1.25 GB, 20,000 env entries with 250,000 references, 800,000 unclosed references. Each is
+// answered, a small review behind each is answered within a second, and the process stays within
+// the chart's 128Mi memory limit.
+TEST_CASE("serve answers reviews built to be slow or large, within its memory limit", "[serve][net]") {
+  TempDir dir;
+  IssueCert(dir.path(), "localhost", dir.File("tls.crt"), dir.File("tls.key"));
+  int port = FreePort(), mport = FreePort();
+  std::vector<std::string> args = ServeArgs(dir, port, mport);
+  args.push_back("--threads");
+  args.push_back("1");
+  Process p(args, dir.File("log"));
+  REQUIRE(WaitReady(mport, 10));
+  std::string bomb = "vllm serve m";
+  for (int i = 0; i < 25000; ++i) bomb += " $X";
+  json env = json::array({{{"name", "X"}, {"value", std::string(50000, 'x')}}});
+  std::string many_refs = "vllm serve m";
+  for (int i = 0; i < 250000; ++i) many_refs += " $V" + std::to_string(i % 20000);
+  json many_env = json::array();
+  for (int i = 0; i < 20000; ++i) many_env.push_back({{"name", "V" + std::to_string(i)}, {"value", "1"}});
+  std::string unclosed = "vllm serve m -tp 8 ";
+  for (int i = 0; i < 800000; ++i) unclosed += "$(";
+  const std::string reviews[] = {HostileReview(bomb, env), HostileReview(many_refs, many_env),
+                                 HostileReview(unclosed, json::array())};
+  for (const auto& review : reviews) {
+    CAPTURE(review.size());
+    std::atomic<bool> answered{false};
+    std::thread slow([&] {
+      TlsConnection c(port, dir.File("ca.crt"));
+      CHECK(c.Post("/mutate", review).status == 200);
+      answered = true;
+    });
+    // The small review behind it.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const auto start = std::chrono::steady_clock::now();
+    CHECK(TlsConnection(port, dir.File("ca.crt")).Post("/mutate", ReviewJson(kPod, "team-a")).status == 200);
+    const auto waited = std::chrono::steady_clock::now() - start;
+    slow.join();
+    CHECK(answered);
+    CHECK(waited < std::chrono::seconds(1) * kSlowdown);
+  }
+  const long peak = PeakKiB(p.pid());
+  WARN("serve's peak RSS after the hostile reviews: " << peak << " KiB");
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)  // the sanitizers' own memory
+  CHECK(peak < 128 * 1024);
+#endif
+  p.Signal(SIGTERM);
+  CHECK(p.Wait(15) == 0);
+}
+
 TEST_CASE("serve exits non-zero with a clear message when it cannot start", "[serve][net]") {
   TempDir dir;
   IssueCert(dir.path(), "a", dir.File("tls.crt"), dir.File("tls.key"));

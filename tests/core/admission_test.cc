@@ -110,14 +110,14 @@ TEST_CASE("ParseReview accepts the kubernetes/api round-trip fixture", "[admissi
   auto r = ParseReview(review);
   REQUIRE(r.has_value());
   CHECK(r->uid == "uidValue");
-  Decision d = Decide(*r, Policy{}, Face::kMutate);  // not a Pod: allowed untouched
+  Decision d = Decide(*r, {Policy{}, Face::kMutate});  // not a Pod: allowed untouched
   CHECK(d.allowed);
   CHECK(d.patch.empty());
 }
 
 TEST_CASE("Decide mutates CREATE of Pods and of the kinds whose templates it patches", "[admission]") {
   Parsed create = Parse(Review(test::Yaml(kPod), "team-a"));
-  Decision d = Decide(create, Policy{}, Face::kMutate);
+  Decision d = Decide(create, {Policy{}, Face::kMutate});
   CHECK(d.allowed);
   CHECK(d.verdict == Verdict::kPatch);
   REQUIRE_FALSE(d.patch.empty());
@@ -126,7 +126,7 @@ TEST_CASE("Decide mutates CREATE of Pods and of the kinds whose templates it pat
 
   for (const char* op : {"UPDATE", "DELETE", "CONNECT"}) {
     CAPTURE(op);
-    Decision other = Decide(Parse(Review(test::Yaml(kPod), "team-a", op)), Policy{}, Face::kMutate);
+    Decision other = Decide(Parse(Review(test::Yaml(kPod), "team-a", op)), {Policy{}, Face::kMutate});
     CHECK(other.allowed);
     CHECK(other.patch.empty());
   }
@@ -140,7 +140,7 @@ TEST_CASE("Decide mutates CREATE of Pods and of the kinds whose templates it pat
                        {"metadata", {{"name", "d"}}},
                        {"spec", {{"template", {{"metadata", pod["metadata"]}, {"spec", pod["spec"]}}}}}};
     Parsed parsed = Parse(Review(controller, "team-a", "CREATE", kind));
-    Decision dep = Decide(parsed, Policy{}, Face::kMutate);
+    Decision dep = Decide(parsed, {Policy{}, Face::kMutate});
     CHECK(dep.allowed);
     if (std::string(kind) == "DaemonSet") {
       CHECK(dep.patch.empty());
@@ -150,12 +150,12 @@ TEST_CASE("Decide mutates CREATE of Pods and of the kinds whose templates it pat
     json patched = parsed.request.object.Copy().patch(dep.patch.ToJson());
     CHECK(patched["spec"]["template"]["spec"]["volumes"][0]["name"] == "dshm");
   }
-  CHECK(Decide(Parse(Review(test::Yaml(kPod), "kube-system")), Policy{}, Face::kMutate).patch.empty());
+  CHECK(Decide(Parse(Review(test::Yaml(kPod), "kube-system")), {Policy{}, Face::kMutate}).patch.empty());
   // A body shaped like a Compose file is no Pod, whatever request.kind says: left alone.
   json compose = test::Yaml("services: {train: {gpus: all}}\n");
   REQUIRE(Evaluate(compose, Policy{}).verdict == Verdict::kPatch);
   for (Face face : {Face::kMutate, Face::kValidate}) {
-    Decision c = Decide(Parse(Review(compose, "team-a")), Policy{}, face);
+    Decision c = Decide(Parse(Review(compose, "team-a")), {Policy{}, face});
     CHECK(c.allowed);
     CHECK(c.verdict == Verdict::kSkip);
     CHECK(c.patch.empty());
@@ -167,7 +167,7 @@ TEST_CASE("Decide: /validate denies in enforce and warns in warn, /mutate never 
   Parsed enforce = Parse(Review(test::Yaml(kTooBig), "ml-a"));
   Parsed warn = Parse(Review(test::Yaml(kTooBig), "team-a"));
 
-  Decision v_enforce = Decide(enforce, Policy{}, Face::kValidate);
+  Decision v_enforce = Decide(enforce, {Policy{}, Face::kValidate});
   CHECK_FALSE(v_enforce.allowed);
   CHECK(v_enforce.code == 403);
   // The denial cites the arithmetic it refuses, then the error.
@@ -175,36 +175,36 @@ TEST_CASE("Decide: /validate denies in enforce and warns in warn, /mutate never 
   CHECK(v_enforce.findings[1].Number("required_bytes") == 88727ll << 20);
   CHECK(v_enforce.findings[1].Number("memory_limit_bytes") == 64ll << 30);
 
-  Decision v_warn = Decide(warn, Policy{}, Face::kValidate);
+  Decision v_warn = Decide(warn, {Policy{}, Face::kValidate});
   CHECK(v_warn.allowed);
   CHECK(test::Ids(v_warn.findings) == std::vector<std::string>{"shm-plan", "shm-over-memory-limit"});
 
   // /mutate never denies: the same findings as warnings, the plan citing the arithmetic.
-  Decision m_enforce = Decide(enforce, Policy{}, Face::kMutate);
+  Decision m_enforce = Decide(enforce, {Policy{}, Face::kMutate});
   CHECK(m_enforce.allowed);
   CHECK(m_enforce.patch.empty());
   CHECK(test::Ids(m_enforce.findings) == std::vector<std::string>{"shm-plan", "shm-over-memory-limit"});
 
   // An unpatched pod reaching /validate in enforce: the mutating webhook did not run, and what
   // its patch answers is the denial.
-  Decision missing = Decide(Parse(Review(test::Yaml(kPod), "ml-a")), Policy{}, Face::kValidate);
+  Decision missing = Decide(Parse(Review(test::Yaml(kPod), "ml-a")), {Policy{}, Face::kValidate});
   CHECK_FALSE(missing.allowed);
   CHECK(test::Ids(missing.findings) == std::vector<std::string>{"shm-below-need"});
   // With NCCL over InfiniBand, as root: IPC_LOCK is a part of the patch, missing too.
   json ib = test::Yaml(kPod);
   ib["spec"]["containers"][0]["env"] = json::array({{{"name", "NCCL_NET"}, {"value", "IB"}}});
-  Decision ib_missing = Decide(Parse(Review(ib, "ml-a")), Policy{}, Face::kValidate);
+  Decision ib_missing = Decide(Parse(Review(ib, "ml-a")), {Policy{}, Face::kValidate});
   CHECK(test::Ids(ib_missing.findings) == std::vector<std::string>{"shm-below-need", "ipc-lock-missing"});
-  CHECK(Decide(Parse(Review(ib, "ml-a")), Policy{}, Face::kMutate).findings.empty());
+  CHECK(Decide(Parse(Review(ib, "ml-a")), {Policy{}, Face::kMutate}).findings.empty());
   // /mutate patches it and says nothing about what the patch fixes.
-  Decision mutated_answer = Decide(Parse(Review(test::Yaml(kPod), "ml-a")), Policy{}, Face::kMutate);
+  Decision mutated_answer = Decide(Parse(Review(test::Yaml(kPod), "ml-a")), {Policy{}, Face::kMutate});
   CHECK_FALSE(mutated_answer.patch.empty());
   CHECK(mutated_answer.findings.empty());
   // The same pod after /mutate passes /validate.
   Parsed patched = Parse(Review(test::Yaml(kPod), "ml-a"));
-  json mutated = patched.request.object.Copy().patch(Decide(patched, Policy{}, Face::kMutate).patch.ToJson());
+  json mutated = patched.request.object.Copy().patch(Decide(patched, {Policy{}, Face::kMutate}).patch.ToJson());
   patched.request.object = mutated;
-  Decision after = Decide(patched, Policy{}, Face::kValidate);
+  Decision after = Decide(patched, {Policy{}, Face::kValidate});
   CHECK(after.allowed);
   CHECK(test::Ids(after.findings).empty());
 }
@@ -231,7 +231,7 @@ spec:
 )");
   js["metadata"]["annotations"] = {{"shmguard.io/num-workers", "4"}, {"shmguard.io/batch-bytes", "8Mi"}};
   Parsed r = Parse(Review(js, "team-a", "CREATE", "JobSet"));
-  Decision d = Decide(r, Policy{}, Face::kMutate);
+  Decision d = Decide(r, {Policy{}, Face::kMutate});
   REQUIRE(d.verdict == Verdict::kPatch);
   json out = r.request.object.Copy().patch(d.patch.ToJson());
   const json& tmpl = out["spec"]["replicatedJobs"][0]["template"]["spec"]["template"];

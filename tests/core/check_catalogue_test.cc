@@ -102,6 +102,8 @@ std::vector<Case> Cases() {
                      .Val("procs_source", "--nproc_per_node=8")),
        "its GPUs through ResourceClaimTemplate gpus are unknown: sized for 8 GPUs from its launch "
        "(--nproc_per_node=8); give the audit the claims, or audit the pods on the cluster (--resource-claims)"},
+      {Finding(Check::kReviewOverBudget),
+       "the review took more CPU time than shmguard gives one (--review-cpu-budget-ms): it is left unsized"},
       {val(Check::kLaunchUnread, {{"error", "its command and args expand past 1048576 bytes"}}),
        "the launch is not read: its command and args expand past 1048576 bytes; the pod is sized as if it launched "
        "no inference server"},

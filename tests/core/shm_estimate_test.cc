@@ -201,7 +201,7 @@ TEST_CASE("Decide gives the same answer for an unannotated GPU pod on each face"
                      {"object", pod}}}};
     auto request = ParseReview(review);
     REQUIRE(request.has_value());
-    return Decide(*request, Policy{}, face);
+    return Decide(*request, {Policy{}, face});
   };
   Policy enforce_policy;
   json pod = PodWith(kFourGpus);
@@ -234,17 +234,17 @@ TEST_CASE("Decide gives the same answer for an unannotated GPU pod on each face"
                    {"object", pod}}}};
   auto request = ParseReview(review);
   REQUIRE(request.has_value());
-  Decision denied = Decide(*request, policy, Face::kValidate);
+  Decision denied = Decide(*request, {policy, Face::kValidate});
   CHECK_FALSE(denied.allowed);
   const Finding* denial = test::FindingOf(denied.findings, Check::kShmBelowNeed);
   REQUIRE(denial != nullptr);
   CHECK(denial->Number("floor_bytes") == kGiB);
   // After /mutate the pod passes.
-  json patched = pod.patch(Decide(*request, policy, Face::kMutate).patch.ToJson());
+  json patched = pod.patch(Decide(*request, {policy, Face::kMutate}).patch.ToJson());
   review["request"]["object"] = patched;
   auto again = ParseReview(review);
   REQUIRE(again.has_value());
-  CHECK(Decide(*again, policy, Face::kValidate).allowed);
+  CHECK(Decide(*again, {policy, Face::kValidate}).allowed);
 }
 
 }  // namespace

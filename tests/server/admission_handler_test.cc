@@ -42,7 +42,7 @@ TEST_CASE("MatchAdmissionRoute: the two faces, with the Pod Security level by qu
       {"/mutate/enforce", "/mutate/enforce", false, Face::kMutate, nullptr},  // mutation is the same everywhere
       {"/validate/enforcex", "/validate/enforcex", false, Face::kValidate, nullptr},
       {"/validate/pod-security/baseline/enforce", "/validate/pod-security/baseline/enforce", true, Face::kValidate,
-       "baseline/enforce"},  // a level that HandleAdmission refuses
+       "baseline/enforce"},  // a level that is not one: the route's error
       {"/mutate/", "/mutate/", false, Face::kMutate, nullptr},
       {"/mutatex", "/mutatex", false, Face::kMutate, nullptr},
       {"/mutate/baseline", "/mutate/baseline", false, Face::kMutate, nullptr},
@@ -56,8 +56,10 @@ TEST_CASE("MatchAdmissionRoute: the two faces, with the Pod Security level by qu
     if (!route) continue;
     CHECK(route->face == c.face);
     CHECK(route->enforce == c.enforce);
-    REQUIRE(route->pod_security.has_value() == (c.level != nullptr));
-    if (c.level) CHECK(*route->pod_security == c.level);
+    // The level is parsed with the route: a name that is not one is the route's error (400).
+    auto level = c.level ? ParsePodSecurityLevel(c.level) : std::optional(PodSecurityLevel::kPrivileged);
+    CHECK(route->error.empty() == level.has_value());
+    if (level) CHECK(route->pod_security == *level);
   }
 }
 
@@ -86,27 +88,71 @@ TEST_CASE("Base64 writes what OpenSSL's encoder writes", "[admission_handler]") 
   }
 }
 
-TEST_CASE("HandleAdmission answers an unknown Pod Security level with a 400 AdmissionReview", "[admission_handler]") {
+// What the server does with a request on an admission route: CheckAdmissionRequest, then
+// HandleAdmission.
+AdmissionExchange Answer(const std::string& review, const std::string& path, const Policy& policy,
+                         std::string_view content_type = "application/json") {
+  auto route = MatchAdmissionRoute(path.substr(0, path.find('?')), path);
+  REQUIRE(route);
+  if (auto refused = CheckAdmissionRequest(*route, content_type, review)) return *refused;
+  return HandleAdmission({review}, *route, {policy});
+}
+
+TEST_CASE("An unknown Pod Security level, a content type that is not JSON and an empty body get a 400 or 415",
+          "[admission_handler]") {
   const std::string pod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[
     {"name":"t","resources":{"limits":{"nvidia.com/gpu":4,"memory":"64Gi"}}}]}})";
   const std::string review = test::ReviewJson(pod, "team-a");
   Policy always;  // hostIPC: always, so that what baseline keeps out shows
   always.host_ipc = HostIpcMode::kAlways;
-  AdmissionExchange bad = HandleAdmission(review, "application/json", always, {Face::kMutate, false, "admin"});
+  AdmissionExchange bad = Answer(review, "/mutate?podSecurity=admin", always);
   CHECK(bad.status == 400);
   json body = json::parse(bad.body);
   CHECK(body["response"]["allowed"] == false);
   CHECK(body["response"]["status"]["message"] ==
         "unknown Pod Security level \"admin\": the route takes privileged, baseline or restricted");
+  CHECK(Answer(review, "/mutate", always, "text/plain").status == 415);
+  CHECK(Answer("", "/mutate", always).status == 400);
+  AdmissionExchange garbage = Answer("{", "/mutate", always);
+  CHECK(garbage.status == 400);
+  CHECK_THAT(json::parse(garbage.body)["response"]["status"]["message"].get<std::string>(),
+             Catch::StartsWith("request body is "));
 
-  AdmissionExchange baseline = HandleAdmission(review, "application/json", always, {Face::kMutate, false, "baseline"});
+  AdmissionExchange baseline = Answer(review, "/mutate/pod-security/baseline", always);
   CHECK(baseline.status == 200);
   CHECK(baseline.outcome == Outcome::kPatched);
   json patch = json::parse(test::DecodeBase64(json::parse(baseline.body)["response"]["patch"]));
   for (const auto& op : patch) CHECK(op["path"] != "/spec/hostIPC");
-  AdmissionExchange privileged = HandleAdmission(review, "application/json", always, {Face::kMutate});
+  AdmissionExchange privileged = Answer(review, "/mutate", always);
   CHECK(json::parse(test::DecodeBase64(json::parse(privileged.body)["response"]["patch"])).dump().find("hostIPC") !=
         std::string::npos);
+}
+
+// A spent budget: the review is answered review-over-budget, unsized — allowed with the warning by
+// /mutate and /validate in warn namespaces, denied by /validate in enforce ones.
+TEST_CASE("HandleAdmission answers a review whose work budget is spent", "[admission_handler]") {
+  struct Spent : WorkBudget {
+    bool Exhausted() const override { return true; }
+  } spent;
+  const std::string pod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[
+    {"name":"t","resources":{"limits":{"nvidia.com/gpu":4,"memory":"64Gi"}}}]}})";
+  const std::string review = test::ReviewJson(pod, "team-a");
+  for (const char* path : {"/mutate", "/validate", "/validate/enforce"}) {
+    CAPTURE(path);
+    auto route = MatchAdmissionRoute(path, path);
+    AdmissionExchange x = HandleAdmission({review}, *route, {Policy{}, nullptr, nullptr, &spent});
+    json r = json::parse(x.body)["response"];
+    CHECK_FALSE(r.contains("patch"));
+    if (std::string(path) == "/validate/enforce") {
+      CHECK(r["allowed"] == false);
+      CHECK_THAT(r["status"]["message"].get<std::string>(), Catch::Contains("more CPU time than shmguard gives one"));
+    } else {
+      CHECK(r["allowed"] == true);
+      INFO(r["warnings"].dump());
+      REQUIRE(r["warnings"].size() == 1);
+      CHECK_THAT(r["warnings"][0].get<std::string>(), Catch::Contains("more CPU time"));
+    }
+  }
 }
 
 }  // namespace

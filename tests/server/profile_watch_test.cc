@@ -85,7 +85,7 @@ TEST_CASE("HandleAdmission sizes a pod of a workload with a profile from its pea
   ProfileWatch watch(nullptr);
   watch.SetProfiles(json::array({Profile("team-a", "Job/train", 1200 << 20)}));
   auto sized = [&](const ObservationIndex* index) {
-    AdmissionExchange x = HandleAdmission(review, "application/json", Policy{}, {Face::kMutate}, false, index);
+    AdmissionExchange x = HandleAdmission({review}, AdmissionRoute{}, {Policy{}, index});
     REQUIRE(x.status == 200);
     return x.required_bytes;
   };
