@@ -1,10 +1,14 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -141,9 +145,18 @@ func (p *compiledPolicy) cost(t testing.TB, pod map[string]any, ns *corev1.Names
 // mutating policy and the two validating ones, by name, in the order written. With
 // validateAll, the validating policies have no matchConditions: they validate every pod, as
 // if the mutating policy had not judged it ok.
-func exportedPolicies(t testing.TB, validateAll bool) (map[string]*compiledPolicy, []string) {
+func exportedPolicies(t testing.TB, validateAll bool, args ...string) (map[string]*compiledPolicy, []string) {
 	t.Helper()
-	out, _ := runShmguard(t, nil, "policy", "export")
+	out, code := runShmguard(t, nil, append([]string{"policy", "export"}, args...)...)
+	if code != 0 {
+		t.Fatalf("shmguard policy export %s: exit %d", strings.Join(args, " "), code)
+	}
+	return compileExport(t, out, validateAll)
+}
+
+// compileExport compiles what `shmguard policy export` wrote, as exportedPolicies describes.
+func compileExport(t testing.TB, out string, validateAll bool) (map[string]*compiledPolicy, []string) {
+	t.Helper()
 	policies := map[string]*compiledPolicy{}
 	var names []string
 	for _, doc := range strings.Split(out, "\n---\n") {
@@ -280,4 +293,170 @@ func BenchmarkPolicyModeCEL(b *testing.B) {
 			b.ReportMetric(float64(c.match+c.body), "cost-units/op")
 		})
 	}
+}
+
+// longLaunchPod is a pod the webhook denies (8 workers of 1Gi batches under an 8Gi limit), its
+// args grown to `bytes` of launch line: policy mode reads the first 16 KiB of a launch line as
+// the webhook does, so no length pushes a find() past CEL's per-call limit and no length makes
+// the policies fail open (failurePolicy Ignore).
+func longLaunchPod(bytes int) map[string]any {
+	args := []any{"train.py"}
+	for n := 8; n < bytes; n += 10 {
+		args = append(args, "--x=12345")
+	}
+	return map[string]any{"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": "long", "annotations": map[string]any{
+			"shmguard.io/num-workers": "8", "shmguard.io/batch-bytes": "1Gi"}},
+		"spec": map[string]any{"containers": []any{map[string]any{"name": "t", "command": []any{"torchrun", "--nproc_per_node=8"},
+			"args": args, "resources": map[string]any{"limits": map[string]any{"nvidia.com/gpu": "8", "memory": "8Gi"}}}}}}
+}
+
+// A launch line of 800 KB — past where a find() over all of it exceeded CEL's per-call limit and
+// the policies failed open — is read as the webhook reads it: the mutating policy still costs
+// within its budgets, and the enforcing policy still denies the pod the webhook denies.
+func TestPolicyModeBoundsWhatItSearchesOfALaunchLine(t *testing.T) {
+	policies, _ := exportedPolicies(t, true)
+	enforced := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "enforced",
+		Labels: map[string]string{"kubernetes.io/metadata.name": "enforced", "shmguard.io/enforce": "true"}}}
+	for _, bytes := range []int{1 << 10, 800 << 10} {
+		pod := longLaunchPod(bytes)
+		for name, p := range policies {
+			c, err := p.cost(t, pod, enforced)
+			if err != nil {
+				t.Fatalf("%s on a %d-byte launch line: %v", name, bytes, err)
+			}
+			if c.body > celconfig.RuntimeCELCostBudget/10 {
+				t.Errorf("%s on a %d-byte launch line costs %d", name, bytes, c.body)
+			}
+		}
+		// The enforcing policy denies it, as the webhook does.
+		v := policies["shmguard-enforce"]
+		denied, err := v.denies(t, pod, enforced)
+		if err != nil || !denied {
+			t.Errorf("shmguard-enforce on a %d-byte launch line: denied %v (%v), want denied", bytes, denied, err)
+		}
+	}
+	records := audit(t, mustJSON(t, longLaunchPod(800<<10)), "-")
+	if len(records) != 1 || records[0].Verdict != "deny" {
+		t.Errorf("the webhook's audit of the pod: %+v, want deny", records)
+	}
+}
+
+// denies runs the validating policy's validations on pod and says whether one fails.
+func (p *compiledPolicy) denies(t testing.TB, pod map[string]any, ns *corev1.Namespace) (bool, error) {
+	t.Helper()
+	var typed corev1.Pod
+	raw, _ := json.Marshal(pod)
+	if err := json.Unmarshal(raw, &typed); err != nil {
+		return false, err
+	}
+	typed.APIVersion, typed.Kind = "v1", "Pod"
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&typed)
+	if err != nil {
+		return false, err
+	}
+	obj := &unstructured.Unstructured{Object: content}
+	gvk := schema.GroupVersionKind{Version: "v1", Kind: "Pod"}
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	attr := admission.NewAttributesRecord(obj, nil, gvk, ns.Name, obj.GetName(), gvr, "", admission.Create,
+		&metav1.CreateOptions{}, false, &user.DefaultInfo{Name: "e2e"})
+	versioned := &admission.VersionedAttributes{Attributes: attr, VersionedKind: gvk, VersionedObject: admission.NewLazyObject(obj)}
+	request := plugincel.CreateAdmissionRequest(attr, metav1.GroupVersionResource(gvr), metav1.GroupVersionKind(gvk))
+	ctx := p.compiler.CreateContext(context.Background())
+	results, _, err := p.validate.ForInput(ctx, versioned, request, plugincel.OptionalVariableBindings{}, ns,
+		celconfig.RuntimeCELCostBudget)
+	if err != nil {
+		return false, err
+	}
+	for _, r := range results {
+		if r.Error != nil {
+			return false, r.Error
+		}
+		if r.EvalResult.Value() != true {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// What an operator's policy file or flags put into the exported CEL is a value, never CEL: each
+// hostile input below is either refused with the field named, or exported as policies the API
+// server's own CEL library compiles and runs within its budgets, with the label or glob read as
+// written.
+func TestPolicyExportOfHostilePolicyFiles(t *testing.T) {
+	dir := t.TempDir()
+	many := "namespaces:\n"
+	for i := 0; i < 249; i++ {
+		many += fmt.Sprintf("  - {match: [\"team-%d-*\"], mode: %s}\n", i, []string{"warn", "enforce"}[i%2])
+	}
+	huge := "namespaces:\n  - match: ["
+	for i := 0; i < 20000; i++ {
+		huge += fmt.Sprintf("\"team-%d\", ", i)
+	}
+	huge += "\"x\"]\n"
+	cases := []struct {
+		name, policy string
+		flags        []string
+		refused      string // "" for exported
+	}{
+		{"a newline in a glob class", "namespaces:\n  - {match: [\"ml-[a\\nb]\"]}\n", nil, "printable ASCII"},
+		{"a reversed range", "namespaces:\n  - {match: [\"team-[z-a]\"]}\n", nil, "reversed range"},
+		{"an empty negated class", "namespaces:\n  - {match: [\"x-[!]\"]}\n", nil, "left open"},
+		{"a class left open", "namespaces:\n  - {match: [\"ml-[[:alpha:]\"]}\n", nil, "left open"},
+		{"an rdma glob RE2 refuses", "rdmaResources: [\"rdma/[z-a]\"]\n", nil, "reversed range"},
+		{"a placeholder in a glob", "namespaces:\n  - {match: [\"team-[@gpus@]\"], mode: enforce}\n", nil, ""},
+		{"a placeholder in a GPU resource", "gpuResources: [\"x@MPS@y\"]\n", nil, "is not a resource name"},
+		{"an injected enforce label", "", []string{"--enforce-label", "x'].orValue('') == 'true' || true || ['"}, "is not a label key"},
+		{"an injected Pod Security label", "", []string{"--pod-security-label", "a'] || true || ['"}, "is not a label key"},
+		{"249 namespace rules", many, nil, ""},
+		{"one rule of 20,000 globs", huge, nil, "split the rule"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"policy", "export"}, c.flags...)
+			if c.policy != "" {
+				file := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".yaml")
+				if err := os.WriteFile(file, []byte(c.policy), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				args = append(args, "--config", file)
+			}
+			cmd := exec.Command(cp.Shmguard, args...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			if c.refused != "" {
+				if err == nil || !strings.Contains(stderr.String(), c.refused) {
+					t.Fatalf("shmguard %s: %v, stderr %q; want it refused, saying %q", strings.Join(args, " "), err,
+						stderr.String(), c.refused)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("shmguard %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+			}
+			out := stdout.String()
+			policies, _ := compileExport(t, out, false)
+			pod := map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "p"},
+				"spec": map[string]any{"containers": []any{map[string]any{"name": "t",
+					"resources": map[string]any{"limits": map[string]any{"nvidia.com/gpu": "4", "memory": "64Gi"}}}}}}
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-7-a",
+				Labels: map[string]string{"kubernetes.io/metadata.name": "team-7-a"}}}
+			for name, p := range policies {
+				if _, err := p.cost(t, pod, ns); err != nil {
+					t.Errorf("%s: %v", name, err)
+				}
+			}
+		})
+	}
+}
+
+// mustJSON is v as JSON.
+func mustJSON(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -183,7 +183,7 @@ int main(int argc, char** argv) {
   shmguard::cli::PolicyExportFlags policy_export;
   shmguard::cli::AddPolicyCommand(app, policy_export)->callback([&] {
     auto policy = LoadPolicyOrDefaults(policy_export.config, "policy export");
-    code = policy ? ToInt(shmguard::cli::RunPolicyExport(policy_export.objects, *policy, std::cout))
+    code = policy ? ToInt(shmguard::cli::RunPolicyExport(policy_export.objects, *policy, std::cout, std::cerr))
                   : ToInt(ExitCode::kUsage);
   });
 

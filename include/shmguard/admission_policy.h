@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "shmguard/policy.h"
+#include "shmguard/result.h"
 
 namespace shmguard {
 
@@ -26,12 +27,21 @@ struct PolicyExportOptions {
   std::string pod_security_label = "pod-security.kubernetes.io/enforce";
 };
 
-// The objects, in the order they are to be created: the mutating policy and binding, then the
-// validating policies and bindings. Pure: the same policy gives the same objects.
-std::vector<nlohmann::json> ExportAdmissionPolicies(const Policy& policy, const PolicyExportOptions& options = {});
+// What policy mode writes into CEL at most: more namespace rules, or a rule whose globs make a
+// longer regular expression, is refused (their CEL would pass the API server's limits).
+inline constexpr size_t kMaxCelNamespaceRules = 500;
+inline constexpr size_t kMaxCelRegexBytes = 8192;
 
-// An fnmatch(3) glob (flags 0, as MatchNamespace reads the policy's) as an anchored RE2 regular
-// expression: "ml-*" -> "^ml-.*$".
+// The objects, in the order they are to be created: the mutating policy and binding, then the
+// validating policies and bindings. Every value of the policy and the options is a CEL
+// variable whose expression is a literal (strings escaped, so no value can end its literal);
+// every other expression is fixed text. Pure: the same policy gives the same objects. Fails
+// with kInvalidInput naming the field for what CEL cannot hold: a glob GlobRegex refuses, more
+// than kMaxCelNamespaceRules rules, a rule's regular expression over kMaxCelRegexBytes.
+Result<std::vector<nlohmann::json>> ExportAdmissionPolicies(const Policy& policy,
+                                                            const PolicyExportOptions& options = {});
+
+// GlobRegex(glob) (glob.h), "" for a glob it refuses.
 std::string GlobToRegex(std::string_view glob);
 
 }  // namespace shmguard

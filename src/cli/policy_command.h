@@ -22,7 +22,8 @@ struct PolicyExportFlags {
 CLI::App* AddPolicyCommand(CLI::App& app, PolicyExportFlags& o);
 
 // Writes the objects for `policy` to `out` as YAML documents, in the order they are to be
-// created.
-ExitCode RunPolicyExport(const PolicyExportOptions& o, const Policy& policy, std::ostream& out);
+// created. kUsage, with the reason on `err` and nothing on `out`, for a label or name that is not
+// one Kubernetes takes, or a policy ExportAdmissionPolicies refuses.
+ExitCode RunPolicyExport(const PolicyExportOptions& o, const Policy& policy, std::ostream& out, std::ostream& err);
 
 }  // namespace shmguard::cli

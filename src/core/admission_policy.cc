@@ -9,6 +9,7 @@
 
 #include "launch_facts.h"
 #include "shmguard/checks.h"
+#include "shmguard/glob.h"
 #include "shmguard/pod_templates.h"
 #include "shmguard/shm_mount.h"
 #include "shmguard/shm_plan.h"
@@ -18,11 +19,23 @@ namespace {
 
 using nlohmann::json;
 
+// A CEL string literal holding `s` exactly: quotes and backslashes escaped, and every byte that
+// is not printable ASCII as \xHH, so no value can end the literal or hold a raw newline.
 std::string CelString(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
   std::string out = "'";
   for (char c : s) {
-    if (c == '\\' || c == '\'') out += '\\';
-    out += c;
+    const auto b = static_cast<unsigned char>(c);
+    if (c == '\\' || c == '\'') {
+      out += '\\';
+      out += c;
+    } else if (b < 0x20 || b >= 0x7F) {
+      out += "\\x";
+      out += kHex[b >> 4];
+      out += kHex[b & 0xF];
+    } else {
+      out += c;
+    }
   }
   return out + "'";
 }
@@ -35,6 +48,8 @@ std::string CelList(const std::vector<std::string>& items) {
 
 std::string CelBool(bool b) { return b ? "true" : "false"; }
 
+std::string CelInt(int64_t n) { return std::to_string(n); }
+
 // A list of CEL expressions.
 std::string CelArray(const std::vector<std::string>& items) {
   std::string out = "[";
@@ -42,25 +57,16 @@ std::string CelArray(const std::vector<std::string>& items) {
   return out + "]";
 }
 
-// Every "@NAME@" in `text` replaced by its value.
-std::string Fill(std::string text, const std::vector<std::pair<std::string, std::string>>& values) {
-  for (const auto& [name, value] : values) {
-    const std::string key = "@" + name + "@";
-    for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size())) {
-      text.replace(at, key.size(), value);
-    }
-  }
-  return text;
-}
-
-// One anchored alternation of `globs` as RE2 ("" when there are none).
-std::string RegexOf(const std::vector<std::string>& globs) {
+// One anchored alternation of `globs` as RE2 ("" when there are none); an error naming the glob
+// that GlobRegex refuses.
+Result<std::string> RegexOf(const std::vector<std::string>& globs) {
   std::string out;
   for (const auto& g : globs) {
-    std::string r = GlobToRegex(g);
-    out += (out.empty() ? "" : "|") + r.substr(1, r.size() - 2);
+    auto r = GlobRegex(g);
+    if (!r) return r.error();
+    out += (out.empty() ? "" : "|") + r->substr(1, r->size() - 2);
   }
-  return out.empty() ? "" : "^(?:" + out + ")$";
+  return out.empty() ? std::string() : "^(?:" + out + ")$";
 }
 
 // A quantity field as whole bytes, rounded up as the webhook's ReadQuantityField rounds.
@@ -94,11 +100,18 @@ std::string CountBad(const char* key, int64_t min, int64_t max) {
          ") >= " + std::to_string(min) + " && int(" + a + ") <= " + std::to_string(max) + "))";
 }
 
+// A count annotation's value, 0 when it is absent or not a whole number (field_values.cc
+// ReadCountAnnotation).
+std::string CountAnnotation(const char* key) {
+  const std::string a = std::string("variables.anns[?'") + key + "'].orValue('0')";
+  return "(" + a + ".matches('^[0-9]{1,18}$') ? int(" + a + ") : 0)";
+}
+
 // sum × safety rounded up, then up to a whole MiB (shm_plan.cc WithSafety), in int64 without
 // overflow: sum = q×10^6 + r, so ⌈sum×s/10^6⌉ = q×s + ⌈r×s/10^6⌉.
 std::string Safe(const std::string& sum) {
-  return "(((" + sum + ") / 1000000 * @SAFETY@ + ((" + sum +
-         ") % 1000000 * @SAFETY@ + 999999) / 1000000 + 1048575) / 1048576 * 1048576)";
+  return "(((" + sum + ") / 1000000 * variables.safetyPpm + ((" + sum +
+         ") % 1000000 * variables.safetyPpm + 999999) / 1000000 + 1048575) / 1048576 * 1048576)";
 }
 
 // ⌊limit × ppm / 10^6⌋ without overflow (memory_limit.cc, shm_estimate.cc Cap).
@@ -124,7 +137,8 @@ std::string QuantityText(const std::string& n) {
 // The variables both policies read, in order (a variable reads only those before it).
 std::vector<std::pair<std::string, std::string>> Variables() {
   const std::string gpus_of =
-      "@GPUS@.map(r, c.?resources.?limits[?r].orValue(c.?resources.?requests[?r].orValue('0'))).filter(q, q != "
+      "variables.gpuResources.map(r, "
+      "c.?resources.?limits[?r].orValue(c.?resources.?requests[?r].orValue('0'))).filter(q, q != "
       "'0').map(q, " +
       Bytes("q") + ").sum()";
   const std::string memory_of =
@@ -135,9 +149,6 @@ std::vector<std::pair<std::string, std::string>> Variables() {
   const std::string nodes =
       "(v.substring(v.indexOf(':') + 1).matches('^[0-9]{1,18}$') && int(v.substring(v.indexOf(':') + 1)) >= 1 ? "
       "[int(v.substring(v.indexOf(':') + 1)), 1000000].min() : 0)";
-  const std::string count_annotation =
-      "(variables.anns[?'@KEY@'].orValue('0').matches('^[0-9]{1,18}$') ? int(variables.anns[?'@KEY@'].orValue('0')) : "
-      "0)";
   const std::string shm_path = "m.mountPath.matches('^/dev/shm/*$')";
   // Read only where the container sets one of the launch variables: most set none.
   const std::string rdma_env = "(size(variables.launchEnv[i]) > 0 && ((" + std::string(Env("NCCL_IB_DISABLE")) +
@@ -152,20 +163,23 @@ std::vector<std::pair<std::string, std::string>> Variables() {
       "(c.?securityContext.?privileged.orValue(false) || c.?securityContext.?capabilities.?add.orValue([]).exists(k, "
       "k.upperAscii() in ['IPC_LOCK', 'CAP_IPC_LOCK', 'ALL']))";
   return {
-      // The namespace rule (policy.cc MatchNamespace) and what it says; the last entry is the
-      // {mode: warn} a namespace matching no rule gets.
-      {"rule", "@RULE@"},
+      // The namespace rule (policy.cc MatchNamespace), first: the policy's values that differ by
+      // rule read it; the last entry is the {mode: warn} a namespace matching no rule gets.
+      {"rule",
+       "(variables.ruleRegexes.transformList(i, r, request.namespace.matches(r), i) + "
+       "[size(variables.ruleRegexes)])[0]"},
       {"podSecurity",
-       "[@RULE_LEVELS@, {'baseline': 1, 'restricted': "
-       "2}[?namespaceObject.metadata.?labels[?'@PSA_LABEL@'].orValue('')].orValue(0)].max()"},
+       "[variables.ruleLevel, {'baseline': 1, 'restricted': "
+       "2}[?namespaceObject.metadata.?labels[?variables.podSecurityLabel].orValue('')].orValue(0)].max()"},
       {"privileged", "variables.podSecurity == 0"},
-      {"ipcLockMode", "@RULE_LOCK@"},
-      {"hostIpcAlways", "@RULE_HOSTIPC@"},
-      {"requireAnnotations", "@RULE_REQUIRE@"},
-      {"enforce", "@RULE_ENFORCE@ || namespaceObject.metadata.?labels[?'@ENFORCE_LABEL@'].orValue('') == 'true'"},
+      {"ipcLockMode", "variables.ruleLock"},
+      {"hostIpcAlways", "variables.ruleHostIpc"},
+      {"requireAnnotations", "variables.ruleRequire"},
+      {"enforce",
+       "variables.ruleEnforce || namespaceObject.metadata.?labels[?variables.enforceLabel].orValue('') == 'true'"},
       {"anns", "object.metadata.?annotations.orValue({})"},
       {"exempt",
-       "@RULE_IGNORE@ + ('shmguard.io/ignore' in variables.anns ? "
+       "variables.ruleIgnore + ('shmguard.io/ignore' in variables.anns ? "
        "variables.anns['shmguard.io/ignore'].split(',').map(s, s.trim()) : [])"},
       {"apps", "object.spec.containers"},
       {"inits", "object.spec.?initContainers.orValue([])"},
@@ -173,10 +187,13 @@ std::vector<std::pair<std::string, std::string>> Variables() {
       {"appGpus", "variables.apps.map(c, " + gpus_of + ")"},
       {"launchEnv", "variables.apps.map(c, c.?env.orValue([]).filter(e, has(e.value) && e.name in " +
                         CelList(LaunchEnvNames()) + "))"},
-      // Each app container's command and args as one line ('' when it has neither).
+      // Each app container's command and args as one line ('' when it has neither), its first
+      // kLaunchSearchBytes searched, as launch_facts.cc FindFlag searches them: a line of any
+      // length costs the same bounded find().
       {"launchLines",
        "variables.apps.map(c, has(c.command) || has(c.args) ? (c.?command.orValue([]) + "
-       "c.?args.orValue([])).join(' ') : '')"},
+       "c.?args.orValue([])).join(' ') : '').map(l, size(l) > " +
+           std::to_string(kLaunchSearchBytes) + " ? l.substring(0, " + std::to_string(kLaunchSearchBytes) + ") : l)"},
       {"initGpus", "variables.inits.map(c, " + gpus_of + ")"},
       {"gpus", "variables.appGpus.sum()"},
       {"requestsGpus", "variables.gpus > 0 || variables.initGpus.exists(g, g > 0)"},
@@ -197,30 +214,50 @@ std::vector<std::pair<std::string, std::string>> Variables() {
            "variables.inits[i - size(variables.apps)].?restartPolicy.orValue('') != 'Always', m) + [0]).max()].max()"},
       // The DataLoader annotations and the count annotations (pod_facts.cc ReadDataLoader,
       // field_values.cc ReadCountAnnotation): what is wrong with them, then their values.
-      {"sized", "'@WORKERS@' in variables.anns || '@BATCH@' in variables.anns"},
+      {"sized", "'" + std::string(kNumWorkersAnnotation) + "' in variables.anns || '" +
+                    std::string(kBatchBytesAnnotation) + "' in variables.anns"},
       {"annotationErrors",
-       "[" + CountBad(kNumWorkersAnnotation, 0, kMaxWorkers) + " ? '@WORKERS@ must be a whole number from 0 to " +
-           std::to_string(kMaxWorkers) + "' : '', " + CountBad(kPrefetchFactorAnnotation, 1, kMaxPrefetchFactor) +
-           " ? '@PREFETCH@ must be a whole number from 1 to " + std::to_string(kMaxPrefetchFactor) + "' : '', " +
-           CountBad(kProcsPerPodAnnotation, 1, kMaxProcs) + " ? '@PROCS@ must be a whole number from 1 to " +
-           std::to_string(kMaxProcs) + "' : '', " + CountBad(kNodesAnnotation, 1, kMaxNodes) +
-           " ? '@NODES@ must be a whole number from 1 to " + std::to_string(kMaxNodes) +
+       "[" + CountBad(kNumWorkersAnnotation, 0, kMaxWorkers) + " ? '" + std::string(kNumWorkersAnnotation) +
+           " must be a whole number from 0 to " + std::to_string(kMaxWorkers) + "' : '', " +
+           CountBad(kPrefetchFactorAnnotation, 1, kMaxPrefetchFactor) + " ? '" +
+           std::string(kPrefetchFactorAnnotation) + " must be a whole number from 1 to " +
+           std::to_string(kMaxPrefetchFactor) + "' : '', " + CountBad(kProcsPerPodAnnotation, 1, kMaxProcs) + " ? '" +
+           std::string(kProcsPerPodAnnotation) + " must be a whole number from 1 to " + std::to_string(kMaxProcs) +
+           "' : '', " + CountBad(kNodesAnnotation, 1, kMaxNodes) + " ? '" + std::string(kNodesAnnotation) +
+           " must be a whole number from 1 to " + std::to_string(kMaxNodes) +
            "' : '', "
-           "'@BATCH@' in variables.anns && !('@WORKERS@' in variables.anns) ? '@WORKERS@ is required with @BATCH@' : "
+           "'" +
+           std::string(kBatchBytesAnnotation) + "' in variables.anns && !('" + std::string(kNumWorkersAnnotation) +
+           "' in variables.anns) ? '" + std::string(kNumWorkersAnnotation) + " is required with " +
+           std::string(kBatchBytesAnnotation) +
+           "' : "
            "'', "
-           "'@BATCH@' in variables.anns && !(isQuantity(variables.anns['@BATCH@']) && "
-           "!quantity(variables.anns['@BATCH@']).isLessThan(quantity('0')) && "
-           "quantity(variables.anns['@BATCH@']).isInteger()) ? '@BATCH@ must be a quantity of bytes from 0 to 2^63-1, "
+           "'" +
+           std::string(kBatchBytesAnnotation) + "' in variables.anns && !(isQuantity(variables.anns['" +
+           std::string(kBatchBytesAnnotation) +
+           "']) && "
+           "!quantity(variables.anns['" +
+           std::string(kBatchBytesAnnotation) +
+           "']).isLessThan(quantity('0')) && "
+           "quantity(variables.anns['" +
+           std::string(kBatchBytesAnnotation) + "']).isInteger()) ? '" + std::string(kBatchBytesAnnotation) +
+           " must be a quantity of bytes from 0 to 2^63-1, "
            "such as 48Mi' : '', "
-           "!('@BATCH@' in variables.anns) && variables.anns[?'@WORKERS@'].orValue('0') != '0' ? '@BATCH@ is required "
+           "!('" +
+           std::string(kBatchBytesAnnotation) + "' in variables.anns) && variables.anns[?'" +
+           std::string(kNumWorkersAnnotation) + "'].orValue('0') != '0' ? '" + std::string(kBatchBytesAnnotation) +
+           " is required "
            "when num-workers > 0: the bytes of one collated batch, e.g. 48Mi' : ''"
            "].filter(e, e != '')"},
-      {"workers", Fill(count_annotation, {{"KEY", kNumWorkersAnnotation}})},
-      {"prefetchFactor", "'@PREFETCH@' in variables.anns ? " +
-                             Fill(count_annotation, {{"KEY", kPrefetchFactorAnnotation}}) + " : @PREFETCH_DEFAULT@"},
-      {"batchBytes",
-       "'@BATCH@' in variables.anns && isQuantity(variables.anns['@BATCH@']) && "
-       "quantity(variables.anns['@BATCH@']).isInteger() ? quantity(variables.anns['@BATCH@']).asInteger() : 0"},
+      {"workers", CountAnnotation(kNumWorkersAnnotation)},
+      {"prefetchFactor", "'" + std::string(kPrefetchFactorAnnotation) + "' in variables.anns ? " +
+                             CountAnnotation(kPrefetchFactorAnnotation) + " : variables.prefetchDefault"},
+      {"batchBytes", "'" + std::string(kBatchBytesAnnotation) + "' in variables.anns && isQuantity(variables.anns['" +
+                         std::string(kBatchBytesAnnotation) +
+                         "']) && "
+                         "quantity(variables.anns['" +
+                         std::string(kBatchBytesAnnotation) + "']).isInteger() ? quantity(variables.anns['" +
+                         std::string(kBatchBytesAnnotation) + "']).asInteger() : 0"},
       // Processes: the annotation, env PET_NPROC_PER_NODE, torchrun's --nproc_per_node, the GPUs
       // (launch_facts.cc ReadLaunchFacts, in that order).
       {"procsFromEnv", "variables.apps.transformList(i, c, " + std::string(Env("PET_NPROC_PER_NODE")) +
@@ -228,8 +265,7 @@ std::vector<std::pair<std::string, std::string>> Variables() {
       {"procsFromFlag", "variables.launchLines.filter(l, l != '').map(l, " +
                             Flag("--nproc_per_node|--nproc-per-node", 16) + ").map(v, " + count + ").filter(n, n > 0)"},
       {"procs",
-       Fill(count_annotation, {{"KEY", kProcsPerPodAnnotation}}) + " > 0 ? " +
-           Fill(count_annotation, {{"KEY", kProcsPerPodAnnotation}}) +
+       CountAnnotation(kProcsPerPodAnnotation) + " > 0 ? " + CountAnnotation(kProcsPerPodAnnotation) +
            " : size(variables.procsFromEnv) > 0 ? variables.procsFromEnv[0] : size(variables.procsFromFlag) > 0 ? "
            "variables.procsFromFlag[0] : variables.gpus > 0 ? [variables.gpus, 1024].min() : 1"},
       // Pods training together: the annotation, env PET_NNODES, torchrun's --nnodes ("1:4" is 4).
@@ -238,8 +274,7 @@ std::vector<std::pair<std::string, std::string>> Variables() {
       {"nodesFromFlag", "variables.launchLines.filter(l, l != '').map(l, " + Flag("--nnodes", 8) + ").map(v, " + nodes +
                             ").filter(n, n > 0)"},
       {"nodes",
-       Fill(count_annotation, {{"KEY", kNodesAnnotation}}) + " > 0 ? " +
-           Fill(count_annotation, {{"KEY", kNodesAnnotation}}) +
+       CountAnnotation(kNodesAnnotation) + " > 0 ? " + CountAnnotation(kNodesAnnotation) +
            " : size(variables.nodesFromEnv) > 0 ? variables.nodesFromEnv[0] : size(variables.nodesFromFlag) > 0 ? "
            "variables.nodesFromFlag[0] : 1"},
       // NCCL's shm transport, off when a GPU container sets NCCL_SHM_DISABLE=1.
@@ -248,21 +283,22 @@ std::vector<std::pair<std::string, std::string>> Variables() {
       // The plan (shm_plan.cc PlanShm) and the floor of the estimate (shm_estimate.cc).
       {"ncclBytes",
        "(variables.procs >= 2 && variables.ncclShm ? variables.procs * 2 * (variables.procs == 2 ? 1 : 2) * "
-       "@NCCL_CONNECTION@ : 0) + "
-       "(variables.nodes > 1 ? variables.procs * @NCCL_PROXY@ : 0)"},
+       "variables.ncclConnectionBytes : 0) + "
+       "(variables.nodes > 1 ? variables.procs * variables.ncclProxyBytes : 0)"},
       {"dataLoaderBytes",
-       "variables.workers > 0 ? variables.procs * (variables.workers * variables.prefetchFactor + @IN_FLIGHT_EXTRA@) * "
+       "variables.workers > 0 ? variables.procs * (variables.workers * variables.prefetchFactor + "
+       "variables.inFlightExtra) * "
        "variables.batchBytes : 0"},
-      {"planBytes", "[" + Safe("variables.dataLoaderBytes + variables.ncclBytes + @BASE@") +
-                        ", variables.procs >= 2 ? @MULTI_GPU_FLOOR@ : 0].max()"},
-      {"floorBytes",
-       "[" + Safe("variables.ncclBytes + @BASE@") + ", variables.procs >= 2 ? @MULTI_GPU_FLOOR@ : 0, @MINIMUM@].max()"},
+      {"planBytes", "[" + Safe("variables.dataLoaderBytes + variables.ncclBytes + variables.baseBytes") +
+                        ", variables.procs >= 2 ? variables.multiGpuFloorBytes : 0].max()"},
+      {"floorBytes", "[" + Safe("variables.ncclBytes + variables.baseBytes") +
+                         ", variables.procs >= 2 ? variables.multiGpuFloorBytes : 0, variables.minimumBytes].max()"},
       // The unannotated share of the limit, down to a whole MiB, and the most
       // maxFractionOfMemoryLimit allows (shm_estimate.cc ShareOf, Cap).
-      {"limitShare", Share("variables.memoryLimit", "@FRACTION@") + " / 1048576 * 1048576"},
-      {"limitCap", Share("variables.memoryLimit", "@MAX_FRACTION@")},
+      {"limitShare", Share("variables.memoryLimit", "variables.fractionPpm") + " / 1048576 * 1048576"},
+      {"limitCap", Share("variables.memoryLimit", "variables.maxFractionPpm")},
       {"estimateBytes",
-       "@UNANNOTATED_FLOOR@ || variables.memoryLimit < 0 || variables.limitShare <= variables.floorBytes ? "
+       "variables.unannotatedFloor || variables.memoryLimit < 0 || variables.limitShare <= variables.floorBytes ? "
        "variables.floorBytes : variables.limitShare > variables.limitCap ? [variables.floorBytes, "
        "variables.limitCap].max() : variables.limitShare"},
       // What the pod has at /dev/shm (shm_mount.cc ReadShmMount): the volume its containers mount
@@ -271,7 +307,7 @@ std::vector<std::pair<std::string, std::string>> Variables() {
                        ").map(m, m.name)).filter(l, size(l) > 0).map(l, l[0])"},
       {"shmMountError", "size(variables.shmNames) > 0 && !variables.shmNames.all(n, n == variables.shmNames[0])"},
       {"volumes", "object.spec.?volumes.orValue([])"},
-      {"wanted", "size(variables.shmNames) > 0 ? variables.shmNames[0] : '@VOLUME@'"},
+      {"wanted", "size(variables.shmNames) > 0 ? variables.shmNames[0] : '" + std::string(kShmVolumeName) + "'"},
       {"volumeIndex", "(variables.volumes.transformList(i, v, v.name == variables.wanted, i) + [-1])[0]"},
       {"mountKind",
        "variables.volumeIndex < 0 ? (size(variables.shmNames) == 0 ? 0 : 2) : "
@@ -281,11 +317,11 @@ std::vector<std::pair<std::string, std::string>> Variables() {
        "variables.mountKind == 1 && variables.volumes[variables.volumeIndex].emptyDir.?sizeLimit.hasValue() ? " +
            Bytes("variables.volumes[variables.volumeIndex].emptyDir.sizeLimit") + " : 0"},
       {"volumeName",
-       "variables.mountKind != 0 || variables.volumeIndex < 0 ? variables.wanted : @VOLUME_NAMES@.filter(n, "
+       "variables.mountKind != 0 || variables.volumeIndex < 0 ? variables.wanted : variables.volumeNames.filter(n, "
        "!variables.volumes.exists(v, v.name == n))[0]"},
       {"gpuContainersMount", "variables.containerGpus.all(i, g, g == 0 || variables.mountsShm[i])"},
       {"mps",
-       "variables.containers.exists(i, c, variables.containerGpus[i] > 0 && @MPS@.exists(r, "
+       "variables.containers.exists(i, c, variables.containerGpus[i] > 0 && variables.mpsResources.exists(r, "
        "c.?resources.?limits[?r].hasValue() || c.?resources.?requests[?r].hasValue()))"},
       {"hostIPC", "object.spec.?hostIPC.orValue(false)"},
       // What the pod is to get at /dev/shm, -1 for nothing (pod_evaluation.cc JudgeSized and
@@ -295,7 +331,7 @@ std::vector<std::pair<std::string, std::string>> Variables() {
        "variables.memoryLimit >= 0 && (variables.neededBytes > variables.memoryLimit || variables.neededBytes > "
        "variables.limitCap)"},
       {"estimated",
-       "!variables.sized && variables.requestsGpus && !variables.requireAnnotations && !@UNANNOTATED_LEAVE@ && "
+       "!variables.sized && variables.requestsGpus && !variables.requireAnnotations && !variables.unannotatedLeave && "
        "!variables.shmMountError && size(variables.annotationErrors) == 0"},
       // What the webhook would deny (its errors), in words for the validating policies.
       {"problems",
@@ -327,14 +363,14 @@ std::vector<std::pair<std::string, std::string>> Variables() {
       {"mountIn",
        "variables.containers.transformList(i, c, variables.shmParts && !variables.mountsShm[i] && (i < "
        "size(variables.apps) || "
-       "@INIT_MOUNTS_ALL@ || (@INIT_MOUNTS_GPU@ && variables.containerGpus[i] > 0)))"},
+       "variables.initMountsAll || (variables.initMountsGpu && variables.containerGpus[i] > 0)))"},
       // Whether the mode wants IPC_LOCK in the container (for auto: a root GPU container that
       // registers host memory for RDMA) is asked first, as most containers are not such.
       {"lockIn",
        "variables.apps.transformList(i, c, (variables.ipcLockMode == 2 || (variables.appGpus[i] > 0 && "
        "(variables.ipcLockMode == 1 || (variables.ipcLockMode == 0 && "
-       "(c.?resources.?limits.orValue({}).exists(k, k.matches(@RDMA@)) || "
-       "c.?resources.?requests.orValue({}).exists(k, k.matches(@RDMA@)) || " +
+       "(c.?resources.?limits.orValue({}).exists(k, k.matches(variables.rdmaRegex)) || "
+       "c.?resources.?requests.orValue({}).exists(k, k.matches(variables.rdmaRegex)) || " +
            rdma_env + ") && !" + non_root +
            ")))) && variables.targetBytes >= 0 && variables.privileged && !('ipc-lock-missing' in variables.exempt) "
            "&& !" +
@@ -389,58 +425,20 @@ json ResourceRules() {
 
 }  // namespace
 
-std::string GlobToRegex(std::string_view glob) {
-  std::string out = "^";
-  for (size_t i = 0; i < glob.size(); ++i) {
-    const char c = glob[i];
-    if (c == '*') {
-      out += ".*";
-    } else if (c == '?') {
-      out += '.';
-    } else if (c == '[') {
-      const size_t close = glob.find(']', i + 2);
-      if (close == std::string_view::npos) {
-        out += "\\[";
-        continue;
-      }
-      std::string_view set = glob.substr(i + 1, close - i - 1);
-      out += '[';
-      if (!set.empty() && set[0] == '!') {
-        out += '^';
-        set.remove_prefix(1);
-      }
-      for (char s : set) {
-        if (s == '\\' || s == '[') out += '\\';
-        out += s;
-      }
-      out += ']';
-      i = close;
-    } else if (c == '\\' && i + 1 < glob.size()) {
-      out += '\\';
-      out += glob[++i];
-    } else {
-      if (std::string_view(".+()|{}^$\\").find(c) != std::string_view::npos) out += '\\';
-      out += c;
-    }
-  }
-  return out + "$";
-}
-
-std::vector<json> ExportAdmissionPolicies(const Policy& policy, const PolicyExportOptions& o) {
-  // The namespace rules: one CEL index for the first that matches (the last entry is the
-  // default {mode: warn}), then each rule's settings as lists read at that index, or the one
-  // value when every rule has it.
-  std::string rule_expr;
-  std::vector<std::string> levels, lock, host_ipc, require, enforce, ignore, off;
+Result<std::vector<json>> ExportAdmissionPolicies(const Policy& policy, const PolicyExportOptions& o) {
+  // The namespace rules: the index of the first that matches (the last entry is the default
+  // {mode: warn}), then each rule's settings: the one value when every rule has it (no regex
+  // runs then), else a list read at that index.
+  std::vector<std::string> regexes, levels, lock, host_ipc, require, enforce, ignore, off;
   for (size_t i = 0; i <= policy.namespaces.size(); ++i) {
     const bool fallback = i == policy.namespaces.size();
     NamespaceRule rule = fallback ? NamespaceRule{} : policy.namespaces[i];
-    levels.push_back(std::to_string(static_cast<int>(rule.pod_security)));
+    levels.push_back(CelInt(static_cast<int>(rule.pod_security)));
     const IpcLockMode lock_mode = IpcLockIn(policy, rule);
-    lock.push_back(std::to_string(lock_mode == IpcLockMode::kAuto     ? 0
-                                  : lock_mode == IpcLockMode::kAlways ? 1
-                                  : lock_mode == IpcLockMode::kAll    ? 2
-                                                                      : 3));
+    lock.push_back(CelInt(lock_mode == IpcLockMode::kAuto     ? 0
+                          : lock_mode == IpcLockMode::kAlways ? 1
+                          : lock_mode == IpcLockMode::kAll    ? 2
+                                                              : 3));
     host_ipc.push_back(CelBool(HostIpcIn(policy, rule) == HostIpcMode::kAlways));
     require.push_back(CelBool(rule.require_annotations));
     enforce.push_back(CelBool(rule.mode == NamespaceMode::kEnforce));
@@ -449,59 +447,79 @@ std::vector<json> ExportAdmissionPolicies(const Policy& policy, const PolicyExpo
     for (Check c : rule.ignore) ids.emplace_back(InfoOf(c).id);
     ignore.push_back(CelList(ids));
     if (fallback) break;
-    const std::string regex = RegexOf(rule.match);
-    rule_expr += "request.namespace.matches(" + CelString(regex) + ") ? " + std::to_string(i) + " : ";
+    auto regex = RegexOf(rule.match);
+    if (!regex) {
+      return MakeError(Code::kInvalidInput, "namespaces[" + std::to_string(i) + "].match: " + regex.error().message);
+    }
+    if (regex->size() > kMaxCelRegexBytes) {
+      return MakeError(Code::kInvalidInput,
+                       "namespaces[" + std::to_string(i) + "].match: its globs make a regular expression of " +
+                           std::to_string(regex->size()) + " bytes, more than the " +
+                           std::to_string(kMaxCelRegexBytes) + " policy mode writes into CEL; split the rule");
+    }
+    regexes.push_back(*regex);
   }
-  rule_expr += std::to_string(policy.namespaces.size());
+  if (policy.namespaces.size() > kMaxCelNamespaceRules) {
+    return MakeError(Code::kInvalidInput, "namespaces: " + std::to_string(policy.namespaces.size()) +
+                                              " rules, more than the " + std::to_string(kMaxCelNamespaceRules) +
+                                              " policy mode writes into CEL");
+  }
+  auto rdma = RegexOf(policy.rdma_resources);
+  if (!rdma) return MakeError(Code::kInvalidInput, "rdmaResources: " + rdma.error().message);
   const auto by_rule = [](const std::vector<std::string>& values) {
     if (std::all_of(values.begin(), values.end(), [&](const std::string& v) { return v == values[0]; })) {
       return values[0];
     }
     return CelArray(values) + "[variables.rule]";
   };
+  // The first rule that matches, in a matchCondition, which reads no variables.
+  std::string rule_expr;
+  for (size_t i = 0; i < regexes.size(); ++i) rule_expr += CelString(regexes[i]) + ", ";
+  rule_expr = "([" + rule_expr.substr(0, rule_expr.empty() ? 0 : rule_expr.size() - 2) +
+              "].transformList(i, r, request.namespace.matches(r), i) + [" + std::to_string(regexes.size()) + "])[0]";
 
   std::vector<std::string> names = {kShmVolumeName};
   for (int i = 1; i <= 16; ++i) names.push_back(std::string(kShmVolumeName) + "-" + std::to_string(i));
   const auto& k = policy.sizing;
-  const bool init_all = policy.init_container_mounts == ContainerSelection::kAll;
-  const bool init_gpu = policy.init_container_mounts == ContainerSelection::kGpuContainers;
+  // The policy's values, each a variable of its own whose expression is a literal: every
+  // expression below is fixed text that reads them, and nothing is filled in by rescanning.
   const std::vector<std::pair<std::string, std::string>> values = {
-      {"RULE_LEVELS", by_rule(levels)},
-      {"RULE_LOCK", by_rule(lock)},
-      {"RULE_HOSTIPC", by_rule(host_ipc)},
-      {"RULE_REQUIRE", by_rule(require)},
-      {"RULE_ENFORCE", by_rule(enforce)},
-      {"RULE_IGNORE", by_rule(ignore)},
-      {"RULE", rule_expr},
-      {"PSA_LABEL", o.pod_security_label},
-      {"ENFORCE_LABEL", o.enforce_label},
-      {"GPUS", CelList(policy.gpu_resources)},
-      {"MPS", CelList(policy.mps_resources)},
-      {"RDMA", CelString(policy.rdma_resources.empty() ? "^$^" : RegexOf(policy.rdma_resources))},
-      {"WORKERS", kNumWorkersAnnotation},
-      {"PREFETCH_DEFAULT", std::to_string(k.prefetch_factor)},
-      {"PREFETCH", kPrefetchFactorAnnotation},
-      {"BATCH", kBatchBytesAnnotation},
-      {"PROCS", kProcsPerPodAnnotation},
-      {"NODES", kNodesAnnotation},
-      {"SAFETY", std::to_string(k.safety_ppm)},
-      {"BASE", std::to_string(k.base_bytes)},
-      {"MULTI_GPU_FLOOR", std::to_string(k.multi_gpu_floor_bytes)},
-      {"NCCL_CONNECTION", std::to_string(k.nccl_connection_bytes)},
-      {"NCCL_PROXY", std::to_string(k.nccl_proxy_pool_bytes)},
-      {"IN_FLIGHT_EXTRA", std::to_string(k.in_flight_extra)},
-      {"MINIMUM", std::to_string(policy.unannotated.minimum_bytes)},
-      {"FRACTION", std::to_string(policy.unannotated.fraction_ppm)},
-      {"MAX_FRACTION", std::to_string(policy.max_fraction_ppm)},
-      {"UNANNOTATED_FLOOR", CelBool(policy.unannotated.mode == UnannotatedMode::kFloor)},
-      {"UNANNOTATED_LEAVE", CelBool(policy.unannotated.mode == UnannotatedMode::kLeave)},
-      {"VOLUME", kShmVolumeName},
-      {"VOLUME_NAMES", CelList(names)},
-      {"INIT_MOUNTS_ALL", CelBool(init_all)},
-      {"INIT_MOUNTS_GPU", CelBool(init_gpu)},
+      {"ruleRegexes", CelList(regexes)},
+      {"ruleLevel", by_rule(levels)},
+      {"ruleLock", by_rule(lock)},
+      {"ruleHostIpc", by_rule(host_ipc)},
+      {"ruleRequire", by_rule(require)},
+      {"ruleEnforce", by_rule(enforce)},
+      {"ruleIgnore", by_rule(ignore)},
+      {"podSecurityLabel", CelString(o.pod_security_label)},
+      {"enforceLabel", CelString(o.enforce_label)},
+      {"gpuResources", CelList(policy.gpu_resources)},
+      {"mpsResources", CelList(policy.mps_resources)},
+      {"rdmaRegex", CelString(policy.rdma_resources.empty() ? "^$^" : *rdma)},
+      {"prefetchDefault", CelInt(k.prefetch_factor)},
+      {"safetyPpm", CelInt(k.safety_ppm)},
+      {"baseBytes", CelInt(k.base_bytes)},
+      {"multiGpuFloorBytes", CelInt(k.multi_gpu_floor_bytes)},
+      {"ncclConnectionBytes", CelInt(k.nccl_connection_bytes)},
+      {"ncclProxyBytes", CelInt(k.nccl_proxy_pool_bytes)},
+      {"inFlightExtra", CelInt(k.in_flight_extra)},
+      {"minimumBytes", CelInt(policy.unannotated.minimum_bytes)},
+      {"fractionPpm", CelInt(policy.unannotated.fraction_ppm)},
+      {"maxFractionPpm", CelInt(policy.max_fraction_ppm)},
+      {"unannotatedFloor", CelBool(policy.unannotated.mode == UnannotatedMode::kFloor)},
+      {"unannotatedLeave", CelBool(policy.unannotated.mode == UnannotatedMode::kLeave)},
+      {"volumeNames", CelList(names)},
+      {"initMountsAll", CelBool(policy.init_container_mounts == ContainerSelection::kAll)},
+      {"initMountsGpu", CelBool(policy.init_container_mounts == ContainerSelection::kGpuContainers)},
   };
+  // The rule's regexes, the rule, then the values (a variable reads only those before it).
   json variables = json::array();
-  for (const auto& [name, expression] : Variables()) variables.push_back(Variable(name, Fill(expression, values)));
+  const auto fixed = Variables();
+  for (const auto& [name, expression] : values) {
+    variables.push_back(Variable(name, expression));
+    if (name == "ruleRegexes") variables.push_back(Variable(fixed[0].first, fixed[0].second));
+  }
+  for (size_t i = 1; i < fixed.size(); ++i) variables.push_back(Variable(fixed[i].first, fixed[i].second));
 
   // Which pods reach the policies at all: as the chart's webhooks' matchConditions, and not in
   // a namespace whose rule is `mode: off`, nor opted out with shmguard.io/mode.
@@ -597,6 +615,11 @@ std::vector<json> ExportAdmissionPolicies(const Policy& policy, const PolicyExpo
                      {"matchResources", {{"namespaceSelector", selector}}}}}});
   }
   return out;
+}
+
+std::string GlobToRegex(std::string_view glob) {
+  auto r = GlobRegex(glob);
+  return r ? *r : std::string();
 }
 
 }  // namespace shmguard

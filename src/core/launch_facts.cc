@@ -19,8 +19,21 @@ std::optional<int64_t> ParseNodeCount(std::string_view s) {
   return ParseCount(colon == std::string_view::npos ? s : s.substr(colon + 1));
 }
 
-// Value of `--flag=V` or `--flag V` in a container's command/args, unquoted; "" if absent.
+// Value of `--flag=V` or `--flag V` in a container's command/args, unquoted; "" if absent. The
+// command and args are read as one line joined with spaces, its first kLaunchSearchBytes only,
+// as policy mode's CEL reads them (admission_policy.cc launchLines).
 std::string FindFlag(JsonNode container, std::initializer_list<std::string_view> flags) {
+  std::string line;
+  bool first = true;
+  for (const char* field : {"command", "args"}) {
+    for (JsonNode item : container.Find(field).Items()) {
+      if (line.size() > kLaunchSearchBytes) break;
+      if (!first) line += ' ';
+      line += item.String();
+      first = false;
+    }
+  }
+  if (line.size() > kLaunchSearchBytes) line.resize(kLaunchSearchBytes);
   auto unquote = [](std::string_view word) {
     std::string v(word);
     v.erase(std::remove_if(v.begin(), v.end(), [](char c) { return c == '"' || c == '\''; }), v.end());
@@ -29,22 +42,18 @@ std::string FindFlag(JsonNode container, std::initializer_list<std::string_view>
   // Whitespace-separated words, as a shell would split them (isspace in the C locale).
   auto is_space = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
   bool value_next = false;  // the previous word was a flag: this one is its value
-  for (const char* field : {"command", "args"}) {
-    for (JsonNode item : container.Find(field).Items()) {
-      std::string_view text = item.String();
-      for (size_t i = 0; i < text.size();) {
-        while (i < text.size() && is_space(text[i])) ++i;
-        size_t start = i;
-        while (i < text.size() && !is_space(text[i])) ++i;
-        if (i == start) continue;
-        std::string_view word = text.substr(start, i - start);
-        if (value_next) return unquote(word);
-        for (std::string_view flag : flags) {
-          value_next = value_next || word == flag;
-          if (word.size() > flag.size() && word.substr(0, flag.size()) == flag && word[flag.size()] == '=') {
-            return unquote(word.substr(flag.size() + 1));
-          }
-        }
+  std::string_view text = line;
+  for (size_t i = 0; i < text.size();) {
+    while (i < text.size() && is_space(text[i])) ++i;
+    size_t start = i;
+    while (i < text.size() && !is_space(text[i])) ++i;
+    if (i == start) continue;
+    std::string_view word = text.substr(start, i - start);
+    if (value_next) return unquote(word);
+    for (std::string_view flag : flags) {
+      value_next = value_next || word == flag;
+      if (word.size() > flag.size() && word.substr(0, flag.size()) == flag && word[flag.size()] == '=') {
+        return unquote(word.substr(flag.size() + 1));
       }
     }
   }

@@ -12,6 +12,11 @@
 
 namespace shmguard {
 
+// How much of a container's command and args, joined with spaces, is searched for torchrun's
+// flags (--nproc_per_node, --nnodes): the first 16 KiB, here and in policy mode's CEL alike, so
+// that the two modes agree and a command line of any length costs CEL the same bounded search.
+inline constexpr size_t kLaunchSearchBytes = 16384;
+
 // Fills f.procs and f.nodes with their sources, and the NCCL settings, in the order of
 // docs/sources.md §2: processes from the shmguard.io/procs-per-pod annotation, the kind's own
 // field (t.procs_field), PET_NPROC_PER_NODE, --nproc_per_node, else the GPUs; nodes from the

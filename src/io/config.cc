@@ -7,6 +7,7 @@
 
 #include "io/manifests.h"
 #include "io/yaml_json.h"
+#include "shmguard/glob.h"
 #include "shmguard/json_patch.h"
 #include "shmguard/quantity.h"
 #include "shmguard/shm_plan.h"
@@ -47,11 +48,14 @@ class PolicyReader {
     if (!Expect(root, Type::kObject, "policy", "a mapping")) return *error_;
     using Handler = std::function<bool(const Node&)>;
     std::map<std::string, Handler> keys = {
-        {"gpuResources", [&](const Node& n) { return StringList(n, "gpuResources", p.gpu_resources, false); }},
-        {"mpsResources", [&](const Node& n) { return StringList(n, "mpsResources", p.mps_resources, false); }},
-        {"rdmaResources", [&](const Node& n) { return StringList(n, "rdmaResources", p.rdma_resources, false); }},
+        {"gpuResources",
+         [&](const Node& n) { return StringList(n, "gpuResources", p.gpu_resources, Entries::kResourceNames); }},
+        {"mpsResources",
+         [&](const Node& n) { return StringList(n, "mpsResources", p.mps_resources, Entries::kResourceNames); }},
+        {"rdmaResources",
+         [&](const Node& n) { return StringList(n, "rdmaResources", p.rdma_resources, Entries::kResourceGlobs); }},
         {"gpuDeviceClasses",
-         [&](const Node& n) { return StringList(n, "gpuDeviceClasses", p.gpu_device_classes, false); }},
+         [&](const Node& n) { return StringList(n, "gpuDeviceClasses", p.gpu_device_classes, Entries::kWords); }},
         {"hostIPC", [&](const Node& n) { return Enum(n, "hostIPC", p.host_ipc, kHostIpcModes, HostIpcModeName); }},
         {"ipcLock", [&](const Node& n) { return IpcLock(n, "ipcLock", p.ipc_lock); }},
         {"initContainerMounts",
@@ -135,42 +139,76 @@ class PolicyReader {
 
   // A list of strings; with `globs`, of namespace globs, where one glob may also be written
   // without brackets.
-  bool StringList(const Node& n, const std::string& key, std::vector<std::string>& out, bool globs) {
-    const bool one = globs && n.v.IsString();
+  // What a list of strings holds, checked as it is read.
+  enum class Entries {
+    kWords,           // any non-empty string
+    kNamespaceGlobs,  // fnmatch globs of namespace names (GlobRegex); a single string is a list of one
+    kResourceGlobs,   // fnmatch globs of resource names (GlobRegex)
+    kResourceNames,   // resource names as Kubernetes qualifies them: [prefix/]name
+  };
+  bool StringList(const Node& n, const std::string& key, std::vector<std::string>& out, Entries entries) {
+    const bool one = entries == Entries::kNamespaceGlobs && n.v.IsString();
     if (!one && !Expect(n, Type::kArray, key, "a list")) return false;
     out.clear();
     for (const Node& item : one ? std::vector<Node>{n} : n.Items()) {
       std::string s;
       if (!Scalar(item, key, s)) return false;
       if (s.empty()) return FailB(item, key, "entries must not be empty");
-      if (globs && !ValidGlob(s)) {
+      if (entries == Entries::kNamespaceGlobs && !NamespaceGlobChars(s)) {
+        return FailB(
+            item, key,
+            "\"" + s + "\" is not a namespace glob (lowercase letters, digits, '-', '.', '*', '?', and [...] classes)");
+      }
+      if (entries == Entries::kNamespaceGlobs || entries == Entries::kResourceGlobs) {
+        // Read as the webhook's fnmatch and policy mode's RE2 would both read it, or refused.
+        if (auto regex = GlobRegex(s); !regex) return FailB(item, key, regex.error().message);
+      } else if (entries == Entries::kResourceNames && !IsResourceName(s)) {
         return FailB(item, key,
-                     "\"" + s +
-                         "\" is not a namespace glob (letters, digits, '-', "
-                         "'*', '?', and closed [...] classes)");
+                     "\"" + s + "\" is not a resource name ([DNS subdomain/]name of letters, digits, '-', '_', '.')");
       }
       out.push_back(s);
     }
     return true;
   }
 
-  static bool ValidGlob(const std::string& g) {
-    bool in_class = false;
-    for (size_t i = 0; i < g.size(); ++i) {
-      char c = g[i];
-      if (in_class) {
-        if (c == ']') in_class = false;
+  // Outside its [...] classes a namespace glob holds only what a namespace name can (a DNS label)
+  // and the wildcards.
+  static bool NamespaceGlobChars(const std::string& g) {
+    int depth = 0;
+    for (char c : g) {
+      if (c == '[') depth = 1;
+      if (depth) {
+        if (c == ']') depth = 0;
         continue;
       }
-      if (c == '[') {
-        in_class = true;
-        if (i + 1 < g.size() && (g[i + 1] == '!' || g[i + 1] == '^')) ++i;
-        continue;
-      }
-      bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '*' || c == '?' || c == '.';
+      const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '*' || c == '?' || c == '.';
       if (!ok) return false;
     }
-    return !in_class;
+    return true;
+  }
+
+  // A qualified name as Kubernetes validates a resource name (IsQualifiedName): an optional DNS
+  // subdomain prefix and '/', then 1 to 63 of [A-Za-z0-9-_.], starting and ending alphanumeric.
+  static bool IsResourceName(const std::string& s) {
+    const size_t slash = s.find('/');
+    std::string_view prefix = slash == std::string::npos ? "" : std::string_view(s).substr(0, slash);
+    std::string_view name = slash == std::string::npos ? std::string_view(s) : std::string_view(s).substr(slash + 1);
+    auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+    if (slash != std::string::npos) {
+      if (prefix.empty() || prefix.size() > 253) return false;
+      for (char c : prefix) {
+        if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '-' ||
+              c == '.')) {
+          return false;
+        }
+      }
+      if (!alnum(prefix.front()) || !alnum(prefix.back())) return false;
+    }
+    if (name.empty() || name.size() > 63 || !alnum(name.front()) || !alnum(name.back())) return false;
+    for (char c : name) {
+      if (!(alnum(c) || c == '-' || c == '_' || c == '.')) return false;
+    }
+    return true;
   }
 
   // A decimal such as 0.5 or 1.2, exactly, in millionths, within [min, max].
@@ -300,7 +338,7 @@ class PolicyReader {
         if (!version) return FailB(v, full, version.error().message);
         t.min_version = *version;
       } else if (key == "cipherSuites") {
-        if (!StringList(v, full, t.cipher_suites, false)) return false;
+        if (!StringList(v, full, t.cipher_suites, Entries::kWords)) return false;
         // Whether TLS 1.2 is allowed is known once the flags are merged in (the server checks).
         if (auto suites = ParseCipherSuites(t.cipher_suites, false); !suites) {
           return FailB(v, full, suites.error().message);
@@ -327,7 +365,7 @@ class PolicyReader {
         bool ok = true;
         if (key == "match") {
           has_match = true;
-          ok = StringList(value, full, rule.match, true);
+          ok = StringList(value, full, rule.match, Entries::kNamespaceGlobs);
         } else if (key == "mode") {
           ok = Enum(value, full, rule.mode, kNamespaceModes, NamespaceModeName);
         } else if (key == "requireAnnotations") {
@@ -346,7 +384,7 @@ class PolicyReader {
           rule.ipc_lock = mode;
         } else if (key == "ignore") {
           std::vector<std::string> ids;
-          ok = StringList(value, full, ids, false);
+          ok = StringList(value, full, ids, Entries::kWords);
           for (size_t k = 0; ok && k < ids.size(); ++k) {
             auto check = FindCheck(ids[k]);
             if (!check) return FailB(value.Items()[k], full, "\"" + ids[k] + "\" is not a check ID (docs/checks.md)");

@@ -1,11 +1,12 @@
-// ExportAdmissionPolicies and GlobToRegex: the objects policy mode installs, from the policy
-// file's settings. That the API server's answers under them match the webhook's is
-// e2e/policy_mode_test.go's to show; here, what the objects carry.
+// ExportAdmissionPolicies: the objects policy mode installs, from the policy file's settings;
+// every value a variable of its own, escaped, and what CEL cannot hold refused. That the API server's answers under
+// them match the webhook's is e2e/policy_mode_test.go's to show; here, what the objects carry.
 #include "shmguard/admission_policy.h"
 
 #include <fnmatch.h>
 
 #include <catch2/catch.hpp>
+#include <functional>
 #include <regex>
 #include <string>
 
@@ -13,32 +14,6 @@ namespace shmguard {
 namespace {
 
 using nlohmann::json;
-
-TEST_CASE("GlobToRegex matches what fnmatch(3) matches", "[admission_policy]") {
-  struct Case {
-    const char* glob;
-    const char* name;
-  };
-  const Case cases[] = {{"ml-*", "ml-train"},
-                        {"ml-*", "xml-train"},
-                        {"kube-*", "kube-system"},
-                        {"*", "anything"},
-                        {"a?c", "abc"},
-                        {"a?c", "ac"},
-                        {"team.a", "team.a"},
-                        {"team.a", "teamxa"},
-                        {"ns-[0-9]", "ns-7"},
-                        {"ns-[!0-9]", "ns-7"},
-                        {"ns-[!0-9]", "ns-x"},
-                        {"a+b", "a+b"},
-                        {"(x)", "(x)"},
-                        {"train-*-gpu", "train-1-gpu"}};
-  for (const auto& c : cases) {
-    CAPTURE(c.glob, c.name);
-    const std::string regex = GlobToRegex(c.glob);
-    CHECK(std::regex_match(c.name, std::regex(regex, std::regex::ECMAScript)) == (fnmatch(c.glob, c.name, 0) == 0));
-  }
-}
 
 // The variable `name`'s expression in a policy's spec.
 std::string VariableOf(const json& policy, const std::string& name) {
@@ -50,7 +25,9 @@ std::string VariableOf(const json& policy, const std::string& name) {
 
 TEST_CASE("ExportAdmissionPolicies writes the mutating policy, two validating ones and their bindings",
           "[admission_policy]") {
-  const auto objects = ExportAdmissionPolicies(Policy{});
+  const auto exported = ExportAdmissionPolicies(Policy{});
+  REQUIRE(exported);
+  const auto& objects = *exported;
   REQUIRE(objects.size() == 6);
   const std::pair<const char*, const char*> want[] = {
       {"MutatingAdmissionPolicy", "shmguard"},           {"MutatingAdmissionPolicyBinding", "shmguard"},
@@ -103,42 +80,103 @@ TEST_CASE("ExportAdmissionPolicies writes the policy file's constants and namesp
                         .host_ipc = HostIpcMode::kAlways}};
   PolicyExportOptions options;
   options.name = "gpu-shm";
-  const auto objects = ExportAdmissionPolicies(policy, options);
+  const auto exported = ExportAdmissionPolicies(policy, options);
+  REQUIRE(exported);
+  const auto& objects = *exported;
   REQUIRE(objects.size() == 6);
   const json& map = objects[0];
   CHECK(map["metadata"]["name"] == "gpu-shm");
   CHECK(objects[1]["spec"]["policyName"] == "gpu-shm");
   CHECK(objects[2]["metadata"]["name"] == "gpu-shm-enforce");
-  CHECK_THAT(VariableOf(map, "planBytes"), Catch::Contains("* 1500000"));
-  CHECK_THAT(VariableOf(map, "planBytes"), Catch::Contains(std::to_string(128ll << 20)));
-  CHECK_THAT(VariableOf(map, "appGpus"), Catch::Contains("['example.com/gpu']"));
+  // The policy's values are variables of their own, literals; the expressions read them.
+  CHECK(VariableOf(map, "safetyPpm") == "1500000");
+  CHECK(VariableOf(map, "baseBytes") == std::to_string(128ll << 20));
+  CHECK_THAT(VariableOf(map, "planBytes"), Catch::Contains("* variables.safetyPpm"));
+  CHECK_THAT(VariableOf(map, "planBytes"), Catch::Contains("variables.baseBytes"));
+  CHECK(VariableOf(map, "gpuResources") == "['example.com/gpu']");
+  CHECK_THAT(VariableOf(map, "appGpus"), Catch::Contains("variables.gpuResources"));
   // The first rule that matches, in order; the settings are read at its index, the last entry
   // being the {mode: warn} of a namespace no rule matches.
+  CHECK(VariableOf(map, "ruleRegexes") == "['^(?:batch-.*)$', '^(?:ml-.*)$']");
   CHECK(VariableOf(map, "rule") ==
-        "request.namespace.matches('^(?:batch-.*)$') ? 0 : request.namespace.matches('^(?:ml-.*)$') ? 1 : 2");
-  CHECK_THAT(VariableOf(map, "podSecurity"), Catch::StartsWith("[[0, 1, 0][variables.rule]"));
-  CHECK(VariableOf(map, "hostIpcAlways") == "[false, true, false][variables.rule]");
-  CHECK(VariableOf(map, "requireAnnotations") == "[false, true, false][variables.rule]");
+        "(variables.ruleRegexes.transformList(i, r, request.namespace.matches(r), i) + "
+        "[size(variables.ruleRegexes)])[0]");
+  CHECK(VariableOf(map, "ruleLevel") == "[0, 1, 0][variables.rule]");
+  CHECK(VariableOf(map, "ruleHostIpc") == "[false, true, false][variables.rule]");
+  CHECK(VariableOf(map, "ruleRequire") == "[false, true, false][variables.rule]");
   // A rule `mode: off` keeps its namespaces from the policies altogether: those for which it is
-  // the first rule that matches.
+  // the first rule that matches (matchConditions read no variables: the rule's index in full).
+  const std::string first_rule =
+      "(['^(?:batch-.*)$', '^(?:ml-.*)$'].transformList(i, r, request.namespace.matches(r), i) + [2])[0]";
   bool off = false;
   for (const auto& c : map["spec"]["matchConditions"]) {
-    off = off || (c["name"] == "namespace-rule-not-off" &&
-                  c["expression"] == "![true, false, false][" + VariableOf(map, "rule") + "]");
+    off = off ||
+          (c["name"] == "namespace-rule-not-off" && c["expression"] == "![true, false, false][" + first_rule + "]");
   }
   CHECK(off);
-  // A rule `mode: off` after one that takes the same namespaces first does not keep them.
-  policy.namespaces = {{.match = {"ml-*"}, .mode = NamespaceMode::kEnforce},
-                       {.match = {"*"}, .mode = NamespaceMode::kOff}};
-  const auto later_off = ExportAdmissionPolicies(policy);
-  bool ml_reached = false;
-  for (const auto& c : later_off[0]["spec"]["matchConditions"]) {
-    ml_reached = ml_reached || (c["name"] == "namespace-rule-not-off" &&
-                                c["expression"] ==
-                                    "![false, true, false][request.namespace.matches('^(?:ml-.*)$') ? 0 : "
-                                    "request.namespace.matches('^(?:.*)$') ? 1 : 2]");
+}
+
+// What an operator's own input puts in the export is a value, never CEL: a label or glob that
+// would end its literal is escaped, a placeholder-like text stays as written, and what CEL
+// cannot hold is refused with the field named.
+TEST_CASE("ExportAdmissionPolicies escapes every value and refuses what CEL cannot hold", "[admission_policy]") {
+  Policy policy;
+  policy.namespaces = {{.match = {"team-[@GPUS@]"}, .mode = NamespaceMode::kEnforce}};
+  policy.gpu_resources = {"x.example.com/gpu"};
+  PolicyExportOptions o;
+  o.enforce_label = "x'].orValue('') == 'true' || true || ['";
+  o.pod_security_label = "a\nb";
+  auto exported = ExportAdmissionPolicies(policy, o);
+  REQUIRE(exported);
+  const json& map = (*exported)[0];
+  CHECK(VariableOf(map, "enforceLabel") == "'x\\'].orValue(\\'\\') == \\'true\\' || true || [\\''");
+  CHECK(VariableOf(map, "podSecurityLabel") == "'a\\x0ab'");
+  CHECK(VariableOf(map, "ruleRegexes") == "['^(?:team-[@GPUS@])$']");  // as written, expanded once: never
+  for (const auto& v : map["spec"]["variables"]) {
+    CAPTURE(v["name"].get<std::string>());
+    CHECK(v["expression"].get<std::string>().find('\n') == std::string::npos);
   }
-  CHECK(ml_reached);
+
+  const struct {
+    const char* name;
+    std::function<void(Policy&)> set;
+    const char* error;
+  } refused[] = {
+      {"a reversed range", [](Policy& p) { p.namespaces = {{.match = {"team-[z-a]"}}}; }, "a reversed range z-a"},
+      {"an empty negated class", [](Policy& p) { p.namespaces = {{.match = {"x-[!]"}}}; }, "left open"},
+      {"a class left open", [](Policy& p) { p.namespaces = {{.match = {"ml-[[:alpha:]"}}}; }, "left open"},
+      {"a newline in a class", [](Policy& p) { p.namespaces = {{.match = {"ml-[a\n]"}}}; }, "printable ASCII"},
+      {"an rdma glob RE2 refuses", [](Policy& p) { p.rdma_resources = {"rdma/[z-a]"}; }, "rdmaResources"},
+      {"a rule of 20,000 globs",
+       [](Policy& p) {
+         NamespaceRule r;
+         for (int i = 0; i < 20000; ++i) r.match.push_back("team-" + std::to_string(i));
+         p.namespaces = {r};
+       },
+       "split the rule"},
+      {"more rules than CEL may read",
+       [](Policy& p) {
+         p.namespaces.clear();
+         for (size_t i = 0; i <= kMaxCelNamespaceRules; ++i)
+           p.namespaces.push_back({.match = {"t" + std::to_string(i)}});
+       },
+       "rules, more than"},
+  };
+  for (const auto& r : refused) {
+    SECTION(r.name) {
+      Policy p;
+      r.set(p);
+      auto e = ExportAdmissionPolicies(p);
+      REQUIRE_FALSE(e);
+      CHECK_THAT(e.error().message, Catch::Contains(r.error));
+    }
+  }
+  // 249 rules: a flat list, no nesting for the parser.
+  Policy many;
+  for (int i = 0; i < 249; ++i) many.namespaces.push_back({.match = {"team-" + std::to_string(i) + "-*"}});
+  auto flat = ExportAdmissionPolicies(many);
+  REQUIRE(flat);
+  CHECK(VariableOf((*flat)[0], "rule").find('?') == std::string::npos);
 }
 
 }  // namespace

@@ -116,7 +116,7 @@ TEST_CASE("ParsePolicy names the key and line of every error", "[config]") {
       {"gpuResources: nvidia.com/gpu\n", "p.yaml:1", "gpuResources: must be a list"},
       {"hostIPC: true\n", "p.yaml:1", "hostIPC: must be one of auto, always, never, got \"true\""},
       {"namespaces:\n  - {match: [\"ml-[\"], mode: warn}\n", "p.yaml:2",
-       "namespaces[0].match: \"ml-[\" is not a namespace glob"},
+       "namespaces[0].match: \"ml-[\": a bracket expression left open"},
       {"namespaces:\n  - {match: [\"ML_*\"]}\n", "p.yaml:2", "is not a namespace glob"},
       {"namespaces:\n  - {mode: warn}\n", "p.yaml:2", "namespaces[0].match: is required"},
       {"namespaces:\n  - {match: [a], mode: strict}\n", "p.yaml:2",
