@@ -6,14 +6,19 @@
 # etcd, kube-apiserver, kube-controller-manager, kubectl and helm built from their Go modules,
 # cached outside the tree), then the node suite (e2e/node) on a real node with shmguard installed
 # from its own image (control-plane.sh up --node; the images are built by
-# scripts/build-images.sh, in the background from the start), then the suite under ASan + UBSan
-# and the server's tests (and `shmguard serve`'s) under TSan, then each fuzzer for 20 s.
+# scripts/build-images.sh, in the background from the start; scripts/run-node-suite.sh fails when
+# the node or one of its processes is missing, or fewer node tests ran than e2e/node holds, and
+# scripts/check-node-death.sh shows that a dead kubelet fails it), then the suite under ASan +
+# UBSan and the server's tests (and `shmguard serve`'s) under TSan, then each fuzzer for 20 s.
+# It ends with every test that was skipped, and why (scripts/list-skips.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 export PATH=/usr/local/go/bin:$PATH
 # The node's images take minutes, much of it waiting on Debian's archive: built beside the rest.
 images_log=$(mktemp)
+# Every suite's log, for the list of skipped tests at the end.
+logs=$(mktemp -d)
 ./scripts/build-images.sh >"$images_log" 2>&1 &
 images_pid=$!
 cleanup() {
@@ -26,14 +31,19 @@ cleanup() {
 (cd e2e && test -z "$(gofmt -l .)" && go vet ./...) || { echo "e2e: gofmt -l or go vet found problems" >&2; exit 1; }
 # No debug info here: it is a third of the compile time, and CI only needs the verdicts.
 BUILD_DIR=${BUILD_DIR:-build} ./scripts/build.sh -DSHMGUARD_WERROR=ON "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG"
-ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j2
+ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j2 --output-junit "$logs/ctest.xml"
 
 # The end-to-end suite, in front of a real kube-apiserver: a control plane of its own (stopped
 # and removed on exit, whatever happens), with the binary just built.
 export SHMGUARD_CONTROL_PLANE_DIR=${TMPDIR:-/tmp}/shmguard-e2e-$$
 trap cleanup EXIT
 SHMGUARD_BINARY="$PWD/${BUILD_DIR:-build}/shmguard" ./scripts/control-plane.sh up >/dev/null
-(cd e2e && go test -count=1 -timeout 20m ./...)
+# Verbose into the log (skips and their reasons), the outcomes on the console; the node suite
+# runs below, on the node.
+e2e_status=0
+(cd e2e && go test -count=1 -timeout 20m -v $(go list ./... | grep -v '/node$')) >"$logs/e2e.log" 2>&1 || e2e_status=$?
+grep -a -E '^(--- FAIL|FAIL|ok|panic)|^    .*_test.go' "$logs/e2e.log" | grep -a -v -- '--- PASS' || true
+((e2e_status == 0)) || { echo "the end-to-end suite failed (its log: $logs/e2e.log)" >&2; exit 1; }
 ./scripts/control-plane.sh down
 
 # The fuzzers' clang build (ASan + UBSan) beside the node suite, which mostly waits on images
@@ -47,7 +57,8 @@ fuzz_pid=$!
 wait "$images_pid" || { cat "$images_log" >&2; exit 1; }
 export SHMGUARD_CONTROL_PLANE_DIR=${TMPDIR:-/tmp}/shmguard-e2e-node-$$
 SHMGUARD_BINARY="$PWD/${BUILD_DIR:-build}/shmguard" ./scripts/control-plane.sh up --node >/dev/null
-(cd e2e && go test -count=1 -timeout 20m -v ./node/ | grep -a -E '^(=== RUN|--- |ok|FAIL|PASS|SKIPPED)|_test.go|^        ')
+./scripts/run-node-suite.sh "$logs/node.log"
+./scripts/check-node-death.sh
 ./scripts/control-plane.sh down
 trap - EXIT
 
@@ -59,12 +70,15 @@ trap - EXIT
 sanitize_flags=(-DSHMGUARD_WERROR=OFF -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -g1")
 BUILD_DIR=build-asan ./scripts/build.sh -DSHMGUARD_SANITIZE=address "${sanitize_flags[@]}"
 ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j2
+  ctest --test-dir build-asan --output-on-failure -j2 --output-junit "$logs/ctest-asan.xml"
 BUILD_DIR=build-tsan ./scripts/build.sh -DSHMGUARD_SANITIZE=thread "-DSHMGUARD_TESTS=http/*.cc;kube/*.cc;server/*.cc;agent/*.cc;cli/serve_command_test.cc" "${sanitize_flags[@]}"
-TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir build-tsan --output-on-failure -j2
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir build-tsan --output-on-failure -j2 \
+  --output-junit "$logs/ctest-tsan.xml"
 
 # Every libFuzzer target for at most 20 s (clang, ASan + UBSan; scripts/fuzz.sh), so that a
 # target that no longer builds, or an input that crashes one within that time, fails CI. The
 # seed is fixed, so that a failure here reproduces with the same command.
 wait "$fuzz_pid" || { cat "$fuzz_log" >&2; exit 1; }
 SHMGUARD_FUZZ_SEED=1 ./scripts/fuzz.sh 10000000 20
+
+./scripts/list-skips.py "Skipped tests" "$logs"/*

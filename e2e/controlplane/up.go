@@ -50,6 +50,22 @@ func Running(dir string) bool {
 	return true
 }
 
+// Dead names the processes of the control plane in dir that are not running, in start order;
+// none when it is up whole.
+func Dead(dir string) []string {
+	s, err := Load(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, name := range s.processes() {
+		if !alive(processPid(dir, name)) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // Up starts a control plane in o.Dir, or returns the one already running there. It returns once
 // every CRD is Established and a probe pod has been patched through shmguard's webhook.
 func Up(ctx context.Context, o Options) (*State, error) {

@@ -36,9 +36,23 @@ func TestMain(m *testing.M) {
 	if dir == "" {
 		dir = filepath.Join(os.TempDir(), "shmguard-control-plane")
 	}
+	// scripts/test.sh asks for the node (SHMGUARD_NODE_SUITE=required): then a node that is not
+	// there, or one of whose processes has died, fails the suite; run by hand without a node, it
+	// is skipped, and says so.
+	required := os.Getenv("SHMGUARD_NODE_SUITE") == "required"
 	s, err := controlplane.Load(dir)
-	if err != nil || s.Node == nil || !controlplane.Running(dir) {
-		fmt.Printf("SKIPPED the node suite: no control plane with a node in %s (scripts/control-plane.sh up --node)\n", dir)
+	why := ""
+	if err != nil || s.Node == nil {
+		why = "no control plane with a node in " + dir + " (scripts/control-plane.sh up --node)"
+	} else if dead := controlplane.Dead(dir); len(dead) > 0 {
+		why = "the node's processes have died: " + strings.Join(dead, ", ") + " (their logs are in " + dir + ")"
+	}
+	if why != "" && required {
+		fmt.Fprintf(os.Stderr, "node: FAIL the node suite: %s\n", why)
+		os.Exit(1)
+	}
+	if why != "" {
+		fmt.Printf("SKIPPED the node suite: %s\n", why)
 		os.Exit(0)
 	}
 	cp = s

@@ -10,6 +10,7 @@
 
 #include "agent/shm_agent.h"
 #include "kube/fake_api.h"
+#include "test_util.h"
 
 namespace shmguard::cli {
 namespace {
@@ -164,7 +165,7 @@ TEST_CASE("RunTop asks only the chart's agents, and bounds what each may send", 
       std::ostringstream out, err;
       const auto started = std::chrono::steady_clock::now();
       CHECK(RunTop(o, out, err) == ExitCode::kOk);
-      CHECK(std::chrono::steady_clock::now() - started < std::chrono::milliseconds(2500));
+      CHECK(std::chrono::steady_clock::now() - started < std::chrono::milliseconds(1000 + 1500 * test::kSlowdown));
       // The list went to the chart's namespace with the chart's labels, never to every namespace.
       const auto seen = api.Seen();
       REQUIRE_FALSE(seen.empty());

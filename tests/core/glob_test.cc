@@ -15,15 +15,32 @@ TEST_CASE("GlobRegex matches what fnmatch(3) matches", "[glob]") {
     const char* glob;
     const char* name;
   };
-  const Case cases[] = {{"ml-*", "ml-train"},     {"ml-*", "xml-train"},        {"kube-*", "kube-system"},
-                        {"*", "anything"},        {"a?c", "abc"},               {"a?c", "ac"},
-                        {"team.a", "team.a"},     {"team.a", "teamxa"},         {"ns-[0-9]", "ns-7"},
-                        {"ns-[!0-9]", "ns-7"},    {"ns-[!0-9]", "ns-x"},        {"ns-[^0-9]", "ns-x"},
-                        {"a+b", "a+b"},           {"(x)", "(x)"},               {"train-*-gpu", "train-1-gpu"},
-                        {"[]]", "]"},             {"[]a]", "a"},                {"[!]a]", "b"},
-                        {"x\\*", "x*"},           {"x\\*", "xy"},               {"[[:digit:]]-a", "7-a"},
-                        {"[[:alpha:]]-a", "7-a"}, {"[a\\]]", "]"},              {"[a-c-e]", "-"},
-                        {"[-a]", "-"},            {"team-[a-c]*", "team-b-1"}};
+  const Case cases[] = {{"ml-*", "ml-train"},
+                        {"ml-*", "xml-train"},
+                        {"kube-*", "kube-system"},
+                        {"*", "anything"},
+                        {"a?c", "abc"},
+                        {"a?c", "ac"},
+                        {"team.a", "team.a"},
+                        {"team.a", "teamxa"},
+                        {"ns-[0-9]", "ns-7"},
+                        {"ns-[!0-9]", "ns-7"},
+                        {"ns-[!0-9]", "ns-x"},
+                        {"ns-[^0-9]", "ns-x"},
+                        {"a+b", "a+b"},
+                        {"(x)", "(x)"},
+                        {"train-*-gpu", "train-1-gpu"},
+                        {"[]]", "]"},
+                        {"[]a]", "a"},
+                        {"[!]a]", "b"},
+                        {"x\\*", "x*"},
+                        {"x\\*", "xy"},
+                        {"[[:digit:]]-a", "7-a"},
+                        {"[[:alpha:]]-a", "7-a"},
+                        {"[a\\]]", "]"},
+                        {"[a-c-e]", "-"},
+                        {"[-a]", "-"},
+                        {"team-[a-c]*", "team-b-1"}};
   for (const auto& c : cases) {
     CAPTURE(c.glob, c.name);
     auto regex = GlobRegex(c.glob);

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "kube/fake_api.h"
+#include "test_util.h"
 
 namespace shmguard::kube {
 namespace {
@@ -193,11 +194,11 @@ TEST_CASE("Reflector backs off from 500s with jitter, and waits as long as a 429
     auto gap = std::chrono::duration_cast<milliseconds>(seen[i + 1].at - seen[i].at).count();
     CAPTURE(i, gap);
     CHECK(gap >= bounds[i] / 2);
-    CHECK(gap <= bounds[i] + 250);  // the request's own time on loopback TLS
+    CHECK(gap <= bounds[i] + 250 * test::kSlowdown);  // the request's own time on loopback TLS
   }
   auto after_429 = std::chrono::duration_cast<milliseconds>(seen[5].at - seen[4].at).count();
   CHECK(after_429 >= 1000);
-  CHECK(after_429 <= 1500);
+  CHECK(after_429 <= 1000 + 500 * test::kSlowdown);
   CHECK(Asked(seen, 7) == std::vector<std::string>{"list rv=0", "list rv=0", "list rv=0", "list rv=0", "list rv=0",
                                                    "list rv=0", "watch rv=5"});
   CHECK(running.reflector.stats().failures == 5);
@@ -277,7 +278,7 @@ TEST_CASE("Reflector drops a watch that stays silent past its limit and watches 
   CHECK(Asked(seen, 4) == std::vector<std::string>{"list rv=0", "watch rv=3", "list rv=0", "watch rv=3"});
   auto dropped_after = std::chrono::duration_cast<milliseconds>(seen[2].at - seen[1].at).count();
   CHECK(dropped_after >= 1000);
-  CHECK(dropped_after <= 2500);
+  CHECK(dropped_after <= 1000 + 1500 * test::kSlowdown);
 }
 
 TEST_CASE("Reflector lists again when an answer is not a list, and after a line that is not an event",
