@@ -70,6 +70,21 @@ struct Growth {
 };
 Growth GrowthTarget(JsonNode pod, std::string_view volume, const Policy& policy);
 
+// A pod running with less /dev/shm than shmguard would give it: one the webhook did not patch
+// (admitted while it was down or slow, or created before it was installed) or that an admission
+// policy sized below the webhook's plan.
+struct Unpatched {
+  int64_t required_bytes = 0;  // what shmguard would give it
+  std::string current;         // what it has, in words ("64Mi (container default)")
+  bool policy_made = false;    // it carries the exported admission policies' plan (policyMode)
+};
+
+// Whether `pod` (a Pod as the API serves it, in its namespace) is one: its evaluation under
+// `policy`, as the webhook would answer its creation, still changes its /dev/shm (shm-below-need),
+// and it carries no plan of the webhook's (whose size, learned from use, may be below the
+// formula's). nullopt for a pod shmguard would leave as it is, skips, or cannot read.
+std::optional<Unpatched> FindUnpatched(JsonNode pod, const Policy& policy);
+
 // The body of the resize (a strategic merge patch of the pod's resize subresource) that sets
 // volume `volume`'s sizeLimit to `bytes`.
 std::string ResizeVolumePatch(std::string_view volume, int64_t bytes);

@@ -25,14 +25,27 @@ ShmAgent::ShmAgent(AgentOptions options, std::shared_ptr<kube::KubeClient> clien
                 .max_list_items = 2'000,
                 .max_values = 400'000},
             kube::InformerHandlers{
-                .on_add = [this](const nlohmann::json& pod) { table_.Upsert(pod); },
-                .on_update = [this](const nlohmann::json&, const nlohmann::json& pod) { table_.Upsert(pod); },
-                .on_delete = [this](const nlohmann::json& pod) { table_.Delete(pod); },
+                .on_add =
+                    [this](const nlohmann::json& pod) {
+                      table_.Upsert(pod);
+                      unpatched_.Update(pod);
+                    },
+                .on_update =
+                    [this](const nlohmann::json&, const nlohmann::json& pod) {
+                      table_.Upsert(pod);
+                      unpatched_.Update(pod);
+                    },
+                .on_delete =
+                    [this](const nlohmann::json& pod) {
+                      table_.Delete(pod);
+                      unpatched_.Remove(pod);
+                    },
                 .on_synced = nullptr,
                 .on_relisted = nullptr,
             }),
       events_(client_, options_.node_name, table_),
       profiles_(client_, table_),
+      unpatched_(options_.policy),
       growth_(client_, options_.policy, table_, events_, profiles_, options_.record_profiles),
       devices_(options_.device_checkpoint) {
   metrics_http_ = std::make_unique<http::HttpsServer>(
@@ -114,7 +127,25 @@ std::vector<VolumeUse> ShmAgent::SampleOnce() {
     for (const auto& r : table_.TakeRuns()) profiles_.Record(r, true);
   }
   CheckDeviceMounts();
+  TellUnpatched();
   return out;
+}
+
+void ShmAgent::TellUnpatched() {
+  for (const UnpatchedPod& u : unpatched_.TakeNew()) {
+    AgentPod pod;
+    pod.namespace_ = u.namespace_;
+    pod.name = u.name;
+    pod.uid = u.uid;
+    const std::string how = u.shm.policy_made
+                                ? "an admission policy sized it (shmguard's webhook did not answer when it was created)"
+                                : "shmguard's webhook did not patch it when it was created (it was down, slow, or not "
+                                  "installed yet)";
+    events_.Record(pod, "/dev/shm", "ShmUnpatched", "Warning",
+                   "/dev/shm is " + u.shm.current + ", below the " + Mib(static_cast<uint64_t>(u.shm.required_bytes)) +
+                       " shmguard would give this pod: " + how +
+                       ". A DataLoader or server that needs more dies with a Bus error: recreate the pod to be sized.");
+  }
 }
 
 void ShmAgent::CheckDeviceMounts() {
@@ -161,7 +192,9 @@ std::string ShmAgent::RenderMetrics() const {
     c.api_connections = client_->connections();
   }
   c.checkpoint_errors = checkpoint_errors_;
-  return RenderAgentMetrics(Uses(), DeviceUses(), c);
+  std::ostringstream unpatched;
+  unpatched_.Render(unpatched);
+  return RenderAgentMetrics(Uses(), DeviceUses(), c) + unpatched.str();
 }
 
 void ShmAgent::HandleMetricsPort(const http::HttpRequest& req, http::HttpResponse& res) {

@@ -22,6 +22,7 @@
 #include "agent/pod_table.h"
 #include "agent/profile_recorder.h"
 #include "agent/sampler.h"
+#include "agent/unpatched_pods.h"
 #include "http/https_server.h"
 #include "kube/informer.h"
 #include "kube/kube_client.h"
@@ -86,6 +87,8 @@ class ShmAgent {
   void RecordNearFull(const AgentPod& pod, const std::string& volume, const ShmWatch& w);
   // The device mounts read again; a Warning Event on each pod whose volume hides one, once.
   void CheckDeviceMounts();
+  // A ShmUnpatched Event on each pod found running with less /dev/shm than shmguard would give.
+  void TellUnpatched();
   void HandleMetricsPort(const http::HttpRequest& req, http::HttpResponse& res);
 
   AgentOptions options_;
@@ -95,6 +98,7 @@ class ShmAgent {
   kube::Informer pods_;
   EventRecorder events_;
   ProfileRecorder profiles_;
+  UnpatchedPods unpatched_;
   Grower growth_;
   DeviceMounts devices_;
   std::set<std::string> hidden_told_;  // "uid/container" whose hidden device mount has its Event

@@ -70,6 +70,7 @@ std::vector<ShmUse> ParseShmMetrics(std::string_view text) {
       {"shmguard_pod_shm_peak_bytes{", &ShmUse::peak},
   };
   static constexpr std::string_view kDeviceMount = "shmguard_pod_shm_device_mount{";
+  static constexpr std::string_view kUnpatched = "shmguard_pod_shm_unpatched_required_bytes{";
   std::vector<ShmUse> rows;
   std::map<std::tuple<std::string, std::string, std::string>, size_t> index;
   size_t start = 0;
@@ -77,6 +78,22 @@ std::vector<ShmUse> ParseShmMetrics(std::string_view text) {
     size_t end = text.find('\n', start);
     std::string_view line = text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
     start = end == std::string_view::npos ? text.size() : end + 1;
+    if (line.substr(0, kUnpatched.size()) == kUnpatched) {
+      size_t i = kUnpatched.size();
+      std::map<std::string, std::string> labels;
+      if (!ReadLabels(line, i, labels)) continue;
+      std::string number(line.substr(std::min(i + 1, line.size())));
+      char* parse_end = nullptr;
+      const double v = std::strtod(number.c_str(), &parse_end);
+      if (parse_end == number.c_str() || v < 0) continue;
+      ShmUse r;
+      r.namespace_ = labels["namespace"];
+      r.pod = labels["pod"];
+      r.volume = labels["policy_made"] == "true" ? "(sized by a policy)" : "(not patched)";
+      r.unpatched_required = static_cast<uint64_t>(v);
+      rows.push_back(std::move(r));
+      continue;
+    }
     if (line.substr(0, kDeviceMount.size()) == kDeviceMount) {
       size_t i = kDeviceMount.size();
       std::map<std::string, std::string> labels;
@@ -136,6 +153,10 @@ void PrintTop(std::vector<ShmUse> rows, bool all_namespaces, std::ostream& out) 
     std::string percent = r.size ? std::to_string((r.peak * 100 + r.size / 2) / r.size) + "%" : "-";
     std::vector<std::string> row = {r.pod, r.volume, Mi(r.used), Mi(r.peak), Mi(r.size), percent, r.workload, r.node};
     if (!r.device.empty()) row = {r.pod, r.volume, "-", "-", "-", "-", r.workload, r.node};  // the device's tmpfs
+    // A pod with less /dev/shm than shmguard would give it: what it needs, in the SIZE column.
+    if (r.unpatched_required) {
+      row = {r.pod, r.volume, "-", "-", "needs " + Mi(r.unpatched_required), "-", "UNPATCHED", r.node};
+    }
     if (all_namespaces) row.insert(row.begin(), r.namespace_);
     table.push_back(std::move(row));
   }

@@ -24,11 +24,15 @@ struct ShmUse {
   // container, the node's path, and whether a volume of the pod hides it.
   std::string device, container, host_path;
   bool hidden = false;
+  // A pod running with less /dev/shm than shmguard would give it
+  // (shmguard_pod_shm_unpatched_required_bytes): that size; 0 for any other row.
+  uint64_t unpatched_required = 0;
 };
 
 // The shmguard_pod_shm_{used,size,peak}_bytes samples of an agent's /metrics text (the
 // Prometheus text format, label values escaped as it escapes them), one ShmUse per volume, and
-// one per shmguard_pod_shm_device_mount sample, in the order the text first names them. Other
+// one per shmguard_pod_shm_device_mount and shmguard_pod_shm_unpatched_required_bytes sample, in
+// the order the text first names them. Other
 // lines are ignored.
 std::vector<ShmUse> ParseShmMetrics(std::string_view text);
 

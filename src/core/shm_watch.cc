@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "shmguard/compact_json.h"
+#include "shmguard/evaluation.h"
 #include "shmguard/int128.h"
 #include "shmguard/pod_facts.h"
 #include "shmguard/pod_templates.h"
@@ -94,6 +95,24 @@ bool ShmWatch::Observe(uint64_t used, uint64_t size) {
   }
   if (above_ && fraction < threshold_ - kRearm) above_ = false;
   return false;
+}
+
+std::optional<Unpatched> FindUnpatched(JsonNode pod, const Policy& policy) {
+  const Evaluation ev = Evaluate(pod, policy, {.detail = Detail::kProblems});
+  if (ev.verdict != Verdict::kPatch || ev.pods.size() != 1) return std::nullopt;
+  const PodEvaluation& pe = ev.pods[0];
+  const bool below = std::any_of(pe.findings.begin(), pe.findings.end(),
+                                 [](const Finding& f) { return f.check == Check::kShmBelowNeed && !f.suppressed; });
+  if (!below) return std::nullopt;
+  // The webhook's own plan stands: it may be a learned size below the formula's.
+  JsonNode plan = pod.Find("metadata").Find("annotations").Find(kPlanAnnotation);
+  const bool policy_made = plan.IsString() && plan.String().find("\"policyMode\":true") != std::string_view::npos;
+  if (plan.IsString() && !policy_made) return std::nullopt;
+  Unpatched u;
+  u.required_bytes = pe.required_bytes;
+  u.current = pe.current_shm;
+  u.policy_made = policy_made;
+  return u;
 }
 
 }  // namespace shmguard

@@ -199,5 +199,21 @@ TEST_CASE("RunTop names the namespace and labels it looked for when no agent run
   CHECK(err.str().find("(pods labelled app=shm in namespace monitoring)") != std::string::npos);
 }
 
+// An agent's unpatched pods are rows of their own: what shmguard would give them, marked.
+TEST_CASE("ParseShmMetrics and PrintTop show a pod with less /dev/shm than shmguard would give", "[top_command]") {
+  const std::string text =
+      "# HELP shmguard_pod_shm_unpatched_required_bytes x\n"
+      "shmguard_pod_shm_unpatched_required_bytes{namespace=\"ml\",pod=\"train\",policy_made=\"false\"} 14761852928\n";
+  auto rows = ParseShmMetrics(text);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].unpatched_required == 14761852928u);
+  std::ostringstream out;
+  PrintTop(rows, false, out);
+  CHECK_THAT(out.str(), Catch::Contains("train"));
+  CHECK_THAT(out.str(), Catch::Contains("(not patched)"));
+  CHECK_THAT(out.str(), Catch::Contains("needs 14078.0Mi"));
+  CHECK_THAT(out.str(), Catch::Contains("UNPATCHED"));
+}
+
 }  // namespace
 }  // namespace shmguard::cli

@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "shmguard/evaluation.h"
+
 namespace shmguard {
 namespace {
 
@@ -89,6 +91,39 @@ TEST_CASE("ShmWatch warns once per crossing of the threshold and keeps the peak"
   CHECK(w.size() == 100);
   ShmWatch first(0.9);
   CHECK(first.Observe(95, 100));  // above on its first sample
+}
+
+// A GPU pod running with less /dev/shm than the webhook would give it is found; once patched it
+// is not; a CPU pod never is.
+TEST_CASE("FindUnpatched finds the GPU pods shmguard would still size", "[shm_watch]") {
+  json pod = json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"team-a","uid":"u",
+    "annotations":{"shmguard.io/num-workers":"8","shmguard.io/batch-bytes":"160Mi"}},
+    "spec":{"containers":[{"name":"t","resources":{"limits":{"nvidia.com/gpu":4,"memory":"64Gi"}}}]}})");
+  auto found = FindUnpatched(pod, Policy{});
+  REQUIRE(found);
+  CHECK(found->required_bytes == 14078LL << 20);
+  CHECK(found->current == "64Mi (container default)");
+  CHECK_FALSE(found->policy_made);
+  // Patched as the webhook patches it: nothing left.
+  Evaluation ev = Evaluate(pod, Policy{});
+  CHECK_FALSE(FindUnpatched(pod.patch(ev.patch.ToJson()), Policy{}));
+  // Sized by an admission policy below the webhook's plan: found, and said to be policy-made.
+  json policy_made = pod;
+  policy_made["metadata"]["annotations"]["shmguard.io/plan"] = R"({"policyMode":true,"required":"1Gi"})";
+  policy_made["spec"]["volumes"] = json::parse(R"([{"name":"dshm","emptyDir":{"medium":"Memory","sizeLimit":"1Gi"}}])");
+  policy_made["spec"]["containers"][0]["volumeMounts"] = json::parse(R"([{"name":"dshm","mountPath":"/dev/shm"}])");
+  auto policy = FindUnpatched(policy_made, Policy{});
+  REQUIRE(policy);
+  CHECK(policy->policy_made);
+  // Sized by the webhook (its plan, without policyMode), even below the formula, as a learned
+  // size may be: its plan stands.
+  json webhook_made = policy_made;
+  webhook_made["metadata"]["annotations"]["shmguard.io/plan"] = R"({"learned":true,"required":"1Gi"})";
+  CHECK_FALSE(FindUnpatched(webhook_made, Policy{}));
+  // A CPU pod without annotations: never.
+  CHECK_FALSE(FindUnpatched(json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"c"},
+    "spec":{"containers":[{"name":"c"}]}})"),
+                            Policy{}));
 }
 
 }  // namespace

@@ -1,0 +1,48 @@
+// UnpatchedPods: the node's GPU pods that run with less /dev/shm than shmguard would give them
+// (FindUnpatched: admitted while the webhook was down or slow, created before it was installed,
+// or sized by an admission policy below the webhook's plan), kept from the pod informer's
+// events, each told once by a ShmUnpatched Event, and counted in shmguard_unpatched_pods per
+// namespace and shmguard_pod_shm_unpatched_required_bytes per pod. Nothing is unseen.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "shmguard/json_node.h"
+#include "shmguard/policy.h"
+#include "shmguard/shm_watch.h"
+
+namespace shmguard::agent {
+
+struct UnpatchedPod {
+  std::string namespace_, name, uid;
+  Unpatched shm;
+};
+
+class UnpatchedPods {
+ public:
+  explicit UnpatchedPods(const Policy& policy) : policy_(policy) {}
+
+  // A pod added or changed: it is one while it has not ended and shmguard would still change its
+  // /dev/shm; otherwise it is no longer.
+  void Update(JsonNode pod);
+  // A pod deleted.
+  void Remove(JsonNode pod);
+  // The pods found since the last call, each once: the Events to record.
+  std::vector<UnpatchedPod> TakeNew();
+  size_t size() const;
+  // Their series, in the Prometheus text format.
+  void Render(std::ostringstream& out) const;
+
+ private:
+  const Policy& policy_;
+  mutable std::mutex mu_;
+  std::map<std::string, UnpatchedPod> pods_;  // by UID
+  std::vector<UnpatchedPod> new_;
+};
+
+}  // namespace shmguard::agent
