@@ -49,17 +49,17 @@ var policyModeDifferences = []struct {
 
 // applyPolicyMode exports the policies from the policy file the webhook reads, with its own name
 // and the label `shmguard.io/policy-mode` to leave a namespace alone, creates them, and removes
-// them when t ends.
-func applyPolicyMode(t *testing.T, name, config, enabledLabel string) {
+// them when t ends. `mode` is policy export's --mode: policy (6 objects) or hybrid (2).
+func applyPolicyMode(t *testing.T, name, config, enabledLabel, mode string) {
 	t.Helper()
 	out, code := runShmguard(t, nil, "policy", "export", "--config", config, "--name", name,
-		"--enabled-label", enabledLabel)
+		"--enabled-label", enabledLabel, "--mode", mode)
 	if code != 0 {
 		t.Fatalf("shmguard policy export: exit %d\n%s", code, out)
 	}
 	objects := parseObjects(t, []byte(out))
-	if len(objects) != 6 {
-		t.Fatalf("shmguard policy export wrote %d objects, want 6", len(objects))
+	if want := map[string]int{"policy": 6, "hybrid": 2}[mode]; len(objects) != want {
+		t.Fatalf("shmguard policy export --mode %s wrote %d objects, want %d", mode, len(objects), want)
 	}
 	for _, u := range objects {
 		if _, _, err := createObject(t, "", u, false); err != nil {
@@ -115,7 +115,7 @@ func normalised(u *unstructured.Unstructured) (string, string) {
 // be equal, the plan annotation aside, except where the webhook's plan shows one of the
 // differences docs/policy-mode.md lists.
 func TestPolicyModeGivesTheWebhooksAnswers(t *testing.T) {
-	applyPolicyMode(t, "e2e-policy-mode", cp.ShmguardPolicy(), "shmguard.io/policy-mode")
+	applyPolicyMode(t, "e2e-policy-mode", cp.ShmguardPolicy(), "shmguard.io/policy-mode", "policy")
 	edges := edgePodsOf(t)
 	pods := append(append([]map[string]any{}, edges...), everyPod(t)...)
 	cases := []struct {
@@ -344,7 +344,7 @@ namespaces:
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	applyPolicyMode(t, "e2e-policy-mode-other", config, "shmguard.io/policy-mode-other")
+	applyPolicyMode(t, "e2e-policy-mode-other", config, "shmguard.io/policy-mode-other", "policy")
 	// Neither the webhook nor the other test's policies reach these namespaces.
 	policy := newNamespaceNamed(t, "policy", map[string]string{"shmguard.io/enabled": "false", "shmguard.io/policy-mode": "false"})
 	neither := newNamespaceNamed(t, "neither", map[string]string{"shmguard.io/enabled": "false",

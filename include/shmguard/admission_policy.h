@@ -25,6 +25,10 @@ struct PolicyExportOptions {
   std::string enabled_label = "shmguard.io/enabled";
   std::string enforce_label = "shmguard.io/enforce";
   std::string pod_security_label = "pod-security.kubernetes.io/enforce";
+  // Hybrid mode: the mutating policy and its binding only, a floor under the webhook, which
+  // validates and puts its own plan in place of the floor (policy_floor.h). The validating
+  // policies would judge the webhook's plan by the policy's size.
+  bool hybrid = false;
 };
 
 // What policy mode writes into CEL at most: more namespace rules, or a rule whose globs make a
@@ -32,8 +36,8 @@ struct PolicyExportOptions {
 inline constexpr size_t kMaxCelNamespaceRules = 500;
 inline constexpr size_t kMaxCelRegexBytes = 8192;
 
-// The objects, in the order they are to be created: the mutating policy and binding, then the
-// validating policies and bindings. Every value of the policy and the options is a CEL
+// The objects, in the order they are to be created: the mutating policy and binding, then
+// (unless hybrid) the validating policies and bindings. Every value of the policy and the options is a CEL
 // variable whose expression is a literal (strings escaped, so no value can end its literal);
 // every other expression is fixed text. Pure: the same policy gives the same objects. Fails
 // with kInvalidInput naming the field for what CEL cannot hold: a glob GlobRegex refuses, more

@@ -26,6 +26,8 @@ class JsonPatch {
   void Add(std::string_view path, std::string_view value) { Op("add", path, value); }
   // {"op":"replace","path":path,"value":value} (RFC 6902 §4.3).
   void Replace(std::string_view path, std::string_view value) { Op("replace", path, value); }
+  // {"op":"remove","path":path} (RFC 6902 §4.2).
+  void Remove(std::string_view path);
   // Appends the operations of `more`, after this patch's.
   void Extend(const JsonPatch& more);
 
@@ -41,5 +43,11 @@ class JsonPatch {
   std::string ops_;  // the operations' text, comma-separated
   size_t count_ = 0;
 };
+
+// The operations that turn `from` into `to`: objects compared member by member (a member
+// removed, added or replaced), arrays of the same length element by element, and any other
+// difference (an array that changed length, a value of another type) replaced whole. Applied to
+// `from`, it gives `to`. `path` is the pointer of both values (empty: the document).
+JsonPatch DiffPatch(const nlohmann::json& from, const nlohmann::json& to, const std::string& path = "");
 
 }  // namespace shmguard

@@ -52,8 +52,8 @@ void UnpatchedPods::Render(std::ostringstream& out) const {
                          "admission policy sized it below that.");
   for (const auto& [uid, p] : pods_) {
     out << "shmguard_pod_shm_unpatched_required_bytes{namespace=\"" << http::PrometheusLabel(p.namespace_)
-        << "\",pod=\"" << http::PrometheusLabel(p.name) << "\",policy_made=\""
-        << (p.shm.policy_made ? "true" : "false") << "\"} " << p.shm.required_bytes << "\n";
+        << "\",pod=\"" << http::PrometheusLabel(p.name) << "\",policy_made=\"" << (p.shm.policy_made ? "true" : "false")
+        << "\"} " << p.shm.required_bytes << "\n";
   }
 }
 

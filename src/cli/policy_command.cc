@@ -26,6 +26,11 @@ CLI::App* AddPolicyCommand(CLI::App& app, PolicyExportFlags& o) {
   cmd->add_option("--pod-security-label", o.objects.pod_security_label,
                   "the namespace label that holds its Pod Security level (default "
                   "pod-security.kubernetes.io/enforce)");
+  cmd->add_option_function<std::string>(
+         "--mode", [&o](const std::string& mode) { o.objects.hybrid = mode == "hybrid"; },
+         "policy: every object, shmguard without a webhook (default); hybrid: the mutating policy and its binding "
+         "only, a floor under the webhook, which puts its own plan in its place")
+      ->check(CLI::IsMember({"policy", "hybrid"}));
   return cmd;
 }
 

@@ -2,10 +2,12 @@
 #include "shmguard/admission.h"
 
 #include <iterator>
+#include <optional>
 #include <string_view>
 
 #include "shmguard/compose.h"
 #include "shmguard/pod_templates.h"
+#include "shmguard/policy_floor.h"
 
 namespace shmguard {
 namespace {
@@ -93,13 +95,35 @@ Decision Decide(const AdmissionRequest& request, const DecideContext& context) {
   if (IsComposeDocument(request.object)) return d;
 
   // A /mutate answer carries warnings and denials only: info findings are not recorded.
-  Evaluation ev = Evaluate(request.object, policy,
-                           {.namespace_name = request.namespace_name,
-                            .detail = face == Face::kMutate ? Detail::kProblems : Detail::kAll,
-                            .namespace_pod_security = labels.pod_security,
-                            .observations = context.observations,
-                            .claims = context.claims,
-                            .budget = context.budget});
+  const EvaluateOptions options{.namespace_name = request.namespace_name,
+                                .detail = face == Face::kMutate ? Detail::kProblems : Detail::kAll,
+                                .namespace_pod_security = labels.pod_security,
+                                .observations = context.observations,
+                                .claims = context.claims,
+                                .budget = context.budget};
+  // Hybrid mode: a pod the exported policy gave its floor is evaluated as its author wrote it.
+  // When the webhook would patch that, or leave it as it is, its answer takes the floor's place;
+  // when it would deny it, skip it or could not finish, the floor stands.
+  std::optional<nlohmann::json> undone;
+  if (face == Face::kMutate && request.kind == "Pod") {
+    if (auto floor = ReadPolicyFloor(request.object)) undone = UndoPolicyFloor(request.object, *floor);
+  }
+  Evaluation ev = Evaluate(undone ? JsonNode(*undone) : request.object, policy, options);
+  if (undone) {
+    std::optional<nlohmann::json> planned;
+    if (ev.verdict == Verdict::kPatch || ev.verdict == Verdict::kOk) {
+      try {
+        planned = undone->patch(ev.patch.ToJson());
+      } catch (const nlohmann::json::exception&) {  // a patch of the pod always applies to it
+      }
+    }
+    if (planned) {
+      ev.patch = DiffPatch(request.object.Copy(), *planned);
+      if (!ev.patch.empty()) ev.verdict = Verdict::kPatch;
+    } else {
+      ev = Evaluate(request.object, policy, options);  // the floor stands
+    }
+  }
   d.verdict = ev.verdict;
   d.required_bytes = ev.RequiredBytes();
   d.name = ev.name;

@@ -410,9 +410,12 @@ variables.apps.transformList(i, c, variables.lockIn[i],
   JSONPatch{op: "add", path: "/metadata/annotations/shmguard.io~1plan", value: variables.plan} :
   JSONPatch{op: "add", path: "/metadata/annotations", value: {"shmguard.io/plan": variables.plan}}])";
 
-// The plan annotation: what the pod was given and from what (sorted keys, as the webhook's).
+// The plan annotation: what the pod was given and from what (sorted keys, as the webhook's, but
+// for the verdict, last, which the validating policies read). `volume` names the /dev/shm volume
+// the policy added, or raised from `raisedFrom`: the floor the webhook may put its own plan in
+// place of (ReadPolicyFloor).
 constexpr std::string_view kPlanVariable =
-    R"('{"gpus":' + string(variables.gpus) + ',"nodes":' + string(variables.nodes) + ',"policyMode":true,"procs":' + string(variables.procs) + ',"required":"' + variables.targetText + '"' + (variables.sized ? ',"workers":' + string(variables.workers) : ',"estimated":true') + ',"verdict":"' + (size(variables.problems) == 0 ? 'ok' : 'deny') + '"}')";
+    R"('{"gpus":' + string(variables.gpus) + ',"nodes":' + string(variables.nodes) + ',"policyMode":true,"procs":' + string(variables.procs) + (variables.raise ? ',"raisedFrom":"' + string(variables.volumes[variables.volumeIndex].emptyDir.sizeLimit) + '"' : '') + ',"required":"' + variables.targetText + '"' + (variables.changes && (variables.raise || (variables.shmParts && variables.mountKind == 0)) ? ',"volume":"' + variables.volumeName + '"' : '') + (variables.sized ? ',"workers":' + string(variables.workers) : ',"estimated":true') + ',"verdict":"' + (size(variables.problems) == 0 ? 'ok' : 'deny') + '"}')";
 
 json Variable(const std::string& name, const std::string& expression) {
   return {{"name", name}, {"expression", expression}};
@@ -565,6 +568,7 @@ Result<std::vector<json>> ExportAdmissionPolicies(const Policy& policy, const Po
                  {"kind", "MutatingAdmissionPolicyBinding"},
                  {"metadata", {{"name", o.name}}},
                  {"spec", {{"policyName", o.name}, {"matchResources", {{"namespaceSelector", selector}}}}}});
+  if (o.hybrid) return out;
 
   // Validation sees the object after mutation: what is wrong with its annotations, a size over
   // the memory limit, and a /dev/shm still below need (the mutation failed or was exempted).

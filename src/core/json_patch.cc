@@ -48,11 +48,62 @@ void JsonPatch::Op(std::string_view op, std::string_view path, std::string_view 
   ops_ += '}';
 }
 
+void JsonPatch::Remove(std::string_view path) {
+  if (count_++ > 0) ops_ += ',';
+  ops_ += R"({"op":"remove","path":)";
+  AppendJsonQuoted(path, ops_);
+  ops_ += '}';
+}
+
 void JsonPatch::Extend(const JsonPatch& more) {
   if (more.empty()) return;
   if (count_ > 0) ops_ += ',';
   ops_ += more.ops_;
   count_ += more.count_;
+}
+
+namespace {
+
+void Diff(const nlohmann::json& from, const nlohmann::json& to, std::string& path, JsonPatch& out) {
+  if (from == to) return;
+  const size_t at = path.size();
+  if (from.is_object() && to.is_object()) {
+    for (const auto& [key, value] : from.items()) {
+      if (to.contains(key)) continue;
+      path += '/' + EscapePointerToken(key);
+      out.Remove(path);
+      path.resize(at);
+    }
+    for (const auto& [key, value] : to.items()) {
+      path += '/' + EscapePointerToken(key);
+      auto it = from.find(key);
+      if (it == from.end()) {
+        out.Add(path, CompactJson(value));
+      } else {
+        Diff(*it, value, path, out);
+      }
+      path.resize(at);
+    }
+    return;
+  }
+  if (from.is_array() && to.is_array() && from.size() == to.size()) {
+    for (size_t i = 0; i < from.size(); ++i) {
+      path += '/' + std::to_string(i);
+      Diff(from[i], to[i], path, out);
+      path.resize(at);
+    }
+    return;
+  }
+  out.Replace(path, CompactJson(to));
+}
+
+}  // namespace
+
+JsonPatch DiffPatch(const nlohmann::json& from, const nlohmann::json& to, const std::string& path) {
+  JsonPatch out;
+  std::string p = path;
+  Diff(from, to, p, out);
+  return out;
 }
 
 }  // namespace shmguard

@@ -9,6 +9,7 @@
 #include "shmguard/int128.h"
 #include "shmguard/pod_facts.h"
 #include "shmguard/pod_templates.h"
+#include "shmguard/policy_floor.h"
 #include "shmguard/quantity.h"
 #include "shmguard/shm_mount.h"
 
@@ -106,7 +107,7 @@ std::optional<Unpatched> FindUnpatched(JsonNode pod, const Policy& policy) {
   if (!below) return std::nullopt;
   // The webhook's own plan stands: it may be a learned size below the formula's.
   JsonNode plan = pod.Find("metadata").Find("annotations").Find(kPlanAnnotation);
-  const bool policy_made = plan.IsString() && plan.String().find("\"policyMode\":true") != std::string_view::npos;
+  const bool policy_made = ReadPolicyFloor(pod).has_value();
   if (plan.IsString() && !policy_made) return std::nullopt;
   Unpatched u;
   u.required_bytes = pe.required_bytes;

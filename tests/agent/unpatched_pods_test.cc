@@ -31,9 +31,10 @@ TEST_CASE("UnpatchedPods tells each pod once, counts them per namespace, and for
   u.Render(out);
   CHECK_THAT(out.str(), Catch::Contains("shmguard_unpatched_pods{namespace=\"ml\"} 2\n"));
   CHECK_THAT(out.str(), Catch::Contains("shmguard_unpatched_pods{namespace=\"team-a\"} 1\n"));
-  CHECK_THAT(out.str(), Catch::Contains(
-                            "shmguard_pod_shm_unpatched_required_bytes{namespace=\"ml\",pod=\"p-a\",policy_made=\"false\"} " +
-                            std::to_string(14078LL << 20)));
+  CHECK_THAT(
+      out.str(),
+      Catch::Contains("shmguard_pod_shm_unpatched_required_bytes{namespace=\"ml\",pod=\"p-a\",policy_made=\"false\"} " +
+                      std::to_string(14078LL << 20)));
   u.Update(Pod("a", "ml", "Succeeded"));
   u.Remove(Pod("b", "ml", "Running"));
   CHECK(u.size() == 1);

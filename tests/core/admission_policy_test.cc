@@ -64,6 +64,18 @@ TEST_CASE("ExportAdmissionPolicies writes the mutating policy, two validating on
   const std::string selector = objects[1]["spec"]["matchResources"]["namespaceSelector"].dump();
   CHECK_THAT(selector, Catch::Contains("kube-node-lease"));
   CHECK_THAT(selector, Catch::Contains("shmguard.io/enabled"));
+  // The plan names the volume the policy added or raised, and from what: the floor the webhook
+  // puts its own plan in place of in hybrid mode.
+  CHECK_THAT(
+      VariableOf(objects[0], "plan"),
+      Catch::Contains(R"(',"raisedFrom":"' + string(variables.volumes[variables.volumeIndex].emptyDir.sizeLimit))"));
+  CHECK_THAT(VariableOf(objects[0], "plan"), Catch::Contains(R"(',"volume":"' + variables.volumeName)"));
+  // Hybrid: the mutating policy and its binding only, the same as policy mode's.
+  const auto hybrid = ExportAdmissionPolicies(Policy{}, {.hybrid = true});
+  REQUIRE(hybrid);
+  REQUIRE(hybrid->size() == 2);
+  CHECK((*hybrid)[0] == objects[0]);
+  CHECK((*hybrid)[1] == objects[1]);
 }
 
 TEST_CASE("ExportAdmissionPolicies writes the policy file's constants and namespace rules into the CEL",

@@ -163,6 +163,70 @@ TEST_CASE("Decide mutates CREATE of Pods and of the kinds whose templates it pat
   }
 }
 
+// Hybrid mode: the exported policy's floor, then the webhook. Whatever the floor, the pod the
+// webhook lets through is the one it would make of the pod its author wrote, unless it would deny
+// or skip that one: then the floor stands.
+TEST_CASE("Decide puts the webhook's plan in place of the policy's floor", "[admission][policy_floor]") {
+  const json author = test::Yaml(kPod);  // needs 14078Mi
+  auto alone = [&](const json& pod) {
+    Parsed p = Parse(Review(pod, "team-a"));
+    Decision d = Decide(p, {Policy{}, Face::kMutate});
+    return p.request.object.Copy().patch(d.patch.ToJson());
+  };
+  auto floored = [](json pod, const std::string& plan, const std::string& size, bool added) {
+    pod["metadata"]["annotations"]["shmguard.io/plan"] = plan;
+    if (added) {
+      pod["spec"]["volumes"] = json::array({{{"name", "dshm"}, {"emptyDir", {{"medium", "Memory"}}}}});
+      pod["spec"]["containers"][0]["volumeMounts"] = json::array({{{"name", "dshm"}, {"mountPath", "/dev/shm"}}});
+    }
+    pod["spec"]["volumes"].back()["emptyDir"]["sizeLimit"] = size;
+    return pod;
+  };
+  json sized = author;  // an author's own /dev/shm of 1Gi
+  sized["spec"]["volumes"] =
+      json::array({{{"name", "shm"}, {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", "1Gi"}}}}});
+  sized["spec"]["containers"][0]["volumeMounts"] = json::array({{{"name", "shm"}, {"mountPath", "/dev/shm"}}});
+  json ample = sized;  // ...of 16Gi, which the webhook finds enough
+  ample["spec"]["volumes"][0]["emptyDir"]["sizeLimit"] = "16Gi";
+  struct Case {
+    const char* name;
+    json written, floor;
+  };
+  const std::vector<Case> cases = {
+      {"added, larger than the plan", author,
+       floored(author, R"({"policyMode":true,"required":"20Gi","volume":"dshm","verdict":"ok"})", "20Gi", true)},
+      {"added, smaller than the plan", author,
+       floored(author, R"({"policyMode":true,"required":"2Gi","volume":"dshm","verdict":"ok"})", "2Gi", true)},
+      {"raised", sized,
+       floored(sized, R"({"policyMode":true,"raisedFrom":"1Gi","required":"20Gi","volume":"shm"})", "20Gi", false)},
+      {"raised from what the webhook finds enough", ample,
+       floored(ample, R"({"policyMode":true,"raisedFrom":"16Gi","required":"20Gi","volume":"shm"})", "20Gi", false)},
+  };
+  for (const Case& c : cases) {
+    SECTION(c.name) {
+      Parsed p = Parse(Review(c.floor, "team-a"));
+      Decision d = Decide(p, {Policy{}, Face::kMutate});
+      CHECK(d.allowed);
+      json out = p.request.object.Copy().patch(d.patch.ToJson());
+      json want = alone(c.written);
+      if (want["metadata"]["annotations"].empty()) want["metadata"]["annotations"] = json::object();
+      CHECK(out == want);
+    }
+  }
+  SECTION("the webhook's own plan is no floor") {
+    json mine = alone(author);
+    Parsed p = Parse(Review(mine, "team-a"));
+    CHECK(Decide(p, {Policy{}, Face::kMutate}).patch.empty());
+  }
+  SECTION("a pod the webhook would deny keeps its floor") {
+    json floor = floored(test::Yaml(kTooBig), R"({"policyMode":true,"required":"60Gi","volume":"dshm"})", "60Gi", true);
+    Parsed p = Parse(Review(floor, "team-a"));
+    Decision d = Decide(p, {Policy{}, Face::kMutate});
+    CHECK(d.patch.empty());
+    CHECK(d.verdict == Verdict::kDeny);
+  }
+}
+
 TEST_CASE("Decide: /validate denies in enforce and warns in warn, /mutate never denies", "[admission]") {
   Parsed enforce = Parse(Review(test::Yaml(kTooBig), "ml-a"));
   Parsed warn = Parse(Review(test::Yaml(kTooBig), "team-a"));

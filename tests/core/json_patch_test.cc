@@ -3,6 +3,8 @@
 #include "shmguard/json_patch.h"
 
 #include <catch2/catch.hpp>
+#include <functional>
+#include <vector>
 
 namespace shmguard {
 namespace {
@@ -49,6 +51,43 @@ TEST_CASE("JsonPatch::Extend appends another patch's operations in order", "[jso
   JsonPatch c;
   c.Extend(b);
   CHECK(c == b);
+}
+
+TEST_CASE("DiffPatch turns one document into the other with the fewest whole values", "[json_patch]") {
+  const json pod = json::parse(R"({"metadata":{"annotations":{"shmguard.io/plan":"{\"policyMode\":true}","x":"1"}},
+    "spec":{"volumes":[{"name":"data"},{"name":"dshm","emptyDir":{"medium":"Memory","sizeLimit":"6Gi"}}],
+            "containers":[{"name":"a","volumeMounts":[{"name":"dshm","mountPath":"/dev/shm"}]}]}})");
+  struct Case {
+    const char* name;
+    std::function<void(json&)> change;
+    const char* ops;
+  };
+  const std::vector<Case> cases = {
+      {"the same document", [](json&) {}, "[]"},
+      {"a size", [](json& p) { p["spec"]["volumes"][1]["emptyDir"]["sizeLimit"] = "4270Mi"; },
+       R"([{"op":"replace","path":"/spec/volumes/1/emptyDir/sizeLimit","value":"4270Mi"}])"},
+      {"an annotation with a slash", [](json& p) { p["metadata"]["annotations"]["shmguard.io/plan"] = "{}"; },
+       R"([{"op":"replace","path":"/metadata/annotations/shmguard.io~1plan","value":"{}"}])"},
+      {"a member removed and one added",
+       [](json& p) {
+         p["metadata"]["annotations"].erase("x");
+         p["spec"]["hostIPC"] = true;
+       },
+       R"([{"op":"remove","path":"/metadata/annotations/x"},{"op":"add","path":"/spec/hostIPC","value":true}])"},
+      {"an array that changed length", [](json& p) { p["spec"]["volumes"].erase(1); },
+       R"([{"op":"replace","path":"/spec/volumes","value":[{"name":"data"}]}])"},
+      {"a value of another type", [](json& p) { p["spec"]["containers"][0]["volumeMounts"] = nullptr; },
+       R"([{"op":"replace","path":"/spec/containers/0/volumeMounts","value":null}])"},
+  };
+  for (const Case& c : cases) {
+    SECTION(c.name) {
+      json to = pod;
+      c.change(to);
+      JsonPatch patch = DiffPatch(pod, to);
+      CHECK(patch.Text() == c.ops);
+      CHECK(pod.patch(patch.ToJson()) == to);  // applied, it gives the other
+    }
+  }
 }
 
 }  // namespace
