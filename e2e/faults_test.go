@@ -27,8 +27,17 @@ func dryRunPod(ctx context.Context, ns string) (bool, error) {
 }
 
 func TestShmguardDown(t *testing.T) {
-	ns := newNamespace(t, nil)
-	enforceNS := newNamespace(t, map[string]string{"shmguard.io/enforce": "true"})
+	ns := newNamespace(t, map[string]string{"shmguard.io/hybrid": "false"})
+	enforceNS := newNamespace(t, map[string]string{"shmguard.io/enforce": "true", "shmguard.io/hybrid": "false"})
+	// Hybrid mode's floor (the exported mutating policy) reaches only hybridNS.
+	hybridNS := newNamespace(t, nil)
+	applyPolicyMode(t, "e2e-hybrid-down", cp.ShmguardPolicy(), "shmguard.io/hybrid", "hybrid")
+	annotated := readObjects(t, "testdata/pods/annotated.yaml")[0]
+	byWebhook, _, err := createObject(t, hybridNS, annotated, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitForPolicies(t, newNamespace(t, map[string]string{"shmguard.io/enabled": "false"}), annotated.Object)
 	if err := cp.StopShmguard(); err != nil {
 		t.Fatal(err)
 	}
@@ -49,9 +58,21 @@ func TestShmguardDown(t *testing.T) {
 	}
 	// failurePolicy Fail where enforcement was asked for: refused by the API server itself.
 	pod := readObjects(t, "testdata/pods/unannotated-4gpu.yaml")[0]
-	_, _, err := createObject(t, enforceNS, pod, false)
+	_, _, err = createObject(t, enforceNS, pod, false)
 	if msg := statusMessage(err); err == nil || !strings.Contains(msg, `failed calling webhook "validate-enforce.shmguard.io"`) {
 		t.Errorf("with shmguard down, an enforce namespace admitted a GPU pod or refused it for another reason: %v", err)
+	}
+
+	// Hybrid: the floor gives an annotated pod the formula's /dev/shm, as the webhook would.
+	byFloor, _, err := createObject(t, hybridNS, annotated, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	floorShm, webhookShm := readShm(&asPod(t, byFloor).Spec), readShm(&asPod(t, byWebhook).Spec)
+	if floorShm.size == nil || webhookShm.size == nil || floorShm.size.Cmp(*webhookShm.size) != 0 ||
+		!strings.Contains(byFloor.GetAnnotations()["shmguard.io/plan"], `"policyMode":true`) {
+		t.Errorf("with shmguard down, hybrid mode's floor gave an annotated pod /dev/shm %v (plan %s), the webhook %v",
+			floorShm.size, byFloor.GetAnnotations()["shmguard.io/plan"], webhookShm.size)
 	}
 
 	if err := cp.StartShmguard(); err != nil {
@@ -73,6 +94,17 @@ func TestShmguardDown(t *testing.T) {
 	if err != nil || readShm(&asPod(t, stored).Spec).size == nil {
 		t.Errorf("after the restart, the enforce namespace refused or did not patch a GPU pod: %v", err)
 	}
+	// Hybrid, the webhook back: its own answer, plan included, in place of the floor.
+	eventually(t, 30*time.Second, "the webhook's answer over the floor", func() error {
+		again, _, err := createObject(t, hybridNS, annotated, true)
+		if err != nil {
+			return err
+		}
+		if got, want := again.GetAnnotations()["shmguard.io/plan"], byWebhook.GetAnnotations()["shmguard.io/plan"]; got != want {
+			return fmt.Errorf("plan %s, the webhook's %s", got, want)
+		}
+		return nil
+	})
 	tooBig := readObjects(t, "testdata/pods/too-big.yaml")[0]
 	if _, _, err := createObject(t, enforceNS, tooBig, false); !strings.Contains(statusMessage(err), "shmguard denied") {
 		t.Errorf("after the restart, want shmguard's denial, got %v", err)

@@ -379,6 +379,20 @@ func TestHelmPolicyMode(t *testing.T) {
 	if !reflect.DeepEqual(kinds, want) {
 		t.Errorf("helm template --set mode=policy (agent off) rendered %v, want %v", kinds, want)
 	}
+	// Hybrid: the webhook's objects and the mutating policy, its floor; no validating policy.
+	rendered, err = cp.Run(nil, "helm", "template", release, chartDir(), "-n", ns, "--set", "mode=hybrid", "--set", "agent.enabled=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hybrid := map[string]int{}
+	for _, u := range parseObjects(t, rendered) {
+		hybrid[u.GetKind()]++
+	}
+	if hybrid["Deployment"] != 1 || hybrid["MutatingWebhookConfiguration"] != 1 || hybrid["ValidatingWebhookConfiguration"] != 1 ||
+		hybrid["MutatingAdmissionPolicy"] != 1 || hybrid["MutatingAdmissionPolicyBinding"] != 1 ||
+		hybrid["ValidatingAdmissionPolicy"] != 0 {
+		t.Errorf("helm template --set mode=hybrid rendered %v", hybrid)
+	}
 	if _, err := cp.Run(nil, "helm", "template", release, chartDir(), "--set", "mode=policy", "--set", "policy.unannotated.mode=floor"); err == nil ||
 		!strings.Contains(err.Error(), "policyMode.objects") {
 		t.Errorf("helm template of policy mode with another policy and no policyMode.objects: %v", err)

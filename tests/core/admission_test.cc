@@ -194,9 +194,13 @@ TEST_CASE("Decide puts the webhook's plan in place of the policy's floor", "[adm
   };
   const std::vector<Case> cases = {
       {"added, larger than the plan", author,
-       floored(author, R"({"policyMode":true,"required":"20Gi","volume":"dshm","verdict":"ok"})", "20Gi", true)},
+       floored(author,
+               R"({"added":true,"mountedIn":[0],"policyMode":true,"required":"20Gi","volume":"dshm","verdict":"ok"})",
+               "20Gi", true)},
       {"added, smaller than the plan", author,
-       floored(author, R"({"policyMode":true,"required":"2Gi","volume":"dshm","verdict":"ok"})", "2Gi", true)},
+       floored(author,
+               R"({"added":true,"mountedIn":[0],"policyMode":true,"required":"2Gi","volume":"dshm","verdict":"ok"})",
+               "2Gi", true)},
       {"raised", sized,
        floored(sized, R"({"policyMode":true,"raisedFrom":"1Gi","required":"20Gi","volume":"shm"})", "20Gi", false)},
       {"raised from what the webhook finds enough", ample,
@@ -219,7 +223,9 @@ TEST_CASE("Decide puts the webhook's plan in place of the policy's floor", "[adm
     CHECK(Decide(p, {Policy{}, Face::kMutate}).patch.empty());
   }
   SECTION("a pod the webhook would deny keeps its floor") {
-    json floor = floored(test::Yaml(kTooBig), R"({"policyMode":true,"required":"60Gi","volume":"dshm"})", "60Gi", true);
+    json floor =
+        floored(test::Yaml(kTooBig),
+                R"({"added":true,"mountedIn":[0],"policyMode":true,"required":"60Gi","volume":"dshm"})", "60Gi", true);
     Parsed p = Parse(Review(floor, "team-a"));
     Decision d = Decide(p, {Policy{}, Face::kMutate});
     CHECK(d.patch.empty());
