@@ -3,7 +3,8 @@
 # e2e/tools/*/go.mod — kube-apiserver, kube-controller-manager, kubectl, kubelet, kube-scheduler
 # and kube-proxy (k8s.io/kubernetes), etcd (go.etcd.io/etcd/server/v3), helm (helm.sh/helm/v3),
 # containerd with its runc shim and ctr (github.com/containerd/containerd/v2), runc with seccomp
-# (github.com/opencontainers/runc) — installs the SARIF Multitool (npm), and prints the directory
+# (github.com/opencontainers/runc), KWOK (sigs.k8s.io/kwok) and the JobSet controller
+# (sigs.k8s.io/jobset) — installs the SARIF Multitool (npm), and prints the directory
 # that holds them all. The cluster's components are built, not
 # downloaded: modules come from the Go module proxy and are checked against go.sum; the
 # Multitool, a .NET program, comes prebuilt from the npm registry, checked against
@@ -90,6 +91,34 @@ runc_version=$(module_version "$root/e2e/tools/runc" github.com/opencontainers/r
 runc=$(cgo=1 tags=seccomp build runc github.com/opencontainers/runc "-s -w -X main.version=${runc_version#v}" \
   github.com/opencontainers/runc)
 
+# The simulated fleet (e2e/controlplane/fleet.go): KWOK (sigs.k8s.io/kwok) makes fake nodes and
+# runs their pods by its stages, and the JobSet controller (sigs.k8s.io/jobset) makes a JobSet's
+# Jobs as in production. Each module's own data goes beside its binary, read from the module at
+# the pinned version: KWOK's "fast" stages (kustomize/stage: node-initialize, the node heartbeat
+# with its Lease, pod-ready and pod-delete; not pod-complete, so a storm's pods stay Running), and
+# the JobSet CRD (config/components/crd/bases).
+# module_dir DIR MODULE: where the module cache holds MODULE at the version DIR's go.mod pins.
+module_dir() { (cd "$1" && go mod download -json "$2@$(module_version "$1" "$2")" |
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])'); }
+kwok=$(build kwok sigs.k8s.io/kwok "-s -w" \
+  sigs.k8s.io/kwok/cmd/kwok)
+if [[ ! -f $kwok/kwok-stages.yaml ]]; then
+  kwok_src=$(module_dir "$root/e2e/tools/kwok" sigs.k8s.io/kwok)/kustomize/stage
+  for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+           pod/fast/pod-ready.yaml pod/fast/pod-delete.yaml; do
+    cat "$kwok_src/$f"
+    echo "---"
+  done > "$kwok/kwok-stages.yaml.tmp"
+  mv "$kwok/kwok-stages.yaml.tmp" "$kwok/kwok-stages.yaml"
+fi
+jobset=$(build jobset sigs.k8s.io/jobset "-s -w -X sigs.k8s.io/jobset/pkg/version.GitVersion=$(module_version "$root/e2e/tools/jobset" sigs.k8s.io/jobset)" \
+  sigs.k8s.io/jobset)
+if [[ ! -f $jobset/jobset-crd.yaml ]]; then
+  cp "$(module_dir "$root/e2e/tools/jobset" sigs.k8s.io/jobset)/config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml" \
+    "$jobset/jobset-crd.yaml.tmp"
+  mv "$jobset/jobset-crd.yaml.tmp" "$jobset/jobset-crd.yaml"
+fi
+
 # The SARIF Multitool (Microsoft's SARIF SDK), which validates `shmguard audit -o sarif` against
 # the SARIF 2.1.0 schema and its rules, and GitHub code scanning's: installed with `npm ci` from
 # e2e/tools/sarif's lockfile (integrity-checked), cached like the builds above. Its postinstall
@@ -110,10 +139,10 @@ if [[ ! -f $sarif/.complete ]]; then
 fi
 
 # One directory with every component, keyed by the builds it links to.
-bin=$cache/bin-$(echo "$k8s $etcd $helm $sarif $containerd $runc" | sha256sum | cut -c1-12)
+bin=$cache/bin-$(echo "$k8s $etcd $helm $sarif $containerd $runc $kwok $jobset" | sha256sum | cut -c1-12)
 if [[ ! -d $bin ]]; then
   mkdir -p "$bin.tmp"
-  for f in "$k8s"/* "$helm"/helm "$containerd"/* "$runc"/runc; do
+  for f in "$k8s"/* "$helm"/helm "$containerd"/* "$runc"/runc "$kwok"/* "$jobset"/*; do
     ln -sf "$f" "$bin.tmp/"
   done
   ln -sf "$etcd"/etcd "$bin.tmp/etcd"

@@ -1,0 +1,332 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"shmguard.io/e2e/controlplane"
+)
+
+// Point is the storm's pods at one moment, seconds after it started.
+type Point struct {
+	T       float64 `json:"t"`
+	Exist   int     `json:"exist"`
+	Running int     `json:"running"`
+}
+
+// ReplicaUse is one of shmguard's webhook replicas over a storm.
+type ReplicaUse struct {
+	Pod        string  `json:"pod"`
+	CPUSeconds float64 `json:"cpuSeconds"` // CPU time over the storm (since the pod started, for one started during it)
+	PeakMiB    float64 `json:"peakMiB"`    // its cgroup's peak memory
+	RSSMiB     float64 `json:"rssMiB"`     // anonymous memory at the end
+}
+
+// Result is one storm in one mode, with or without a fault.
+type Result struct {
+	Storm string `json:"storm"`
+	Mode  Mode   `json:"mode"`
+	Fault string `json:"fault"`
+	Round int    `json:"round"`
+	Pods  int    `json:"pods"`
+	// Seconds from the storm's start until every pod existed and until every pod was Running;
+	// NaN when it did not happen within the time allowed.
+	ExistSeconds   float64 `json:"existSeconds"`
+	RunningSeconds float64 `json:"runningSeconds"`
+	// Pod creates, as kube-apiserver's apiserver_request_duration_seconds saw them (POST pods).
+	CreateP50 float64 `json:"createP50"`
+	CreateP99 float64 `json:"createP99"`
+	// shmguard's mutating webhooks as apiserver_admission_webhook_admission_duration_seconds saw
+	// them, and all mutating admission of pods (apiserver_admission_step_admission_duration_seconds,
+	// type admit: MutatingAdmissionPolicies and webhooks together).
+	WebhookCalls float64 `json:"webhookCalls"`
+	WebhookP50   float64 `json:"webhookP50"`
+	WebhookP99   float64 `json:"webhookP99"`
+	AdmitP99     float64 `json:"admitP99"`
+	// apiserver_admission_webhook_rejection_count and _fail_open_count of shmguard's webhooks: calls
+	// that failed, and those the API server then admitted as written (failurePolicy Ignore).
+	Rejections float64 `json:"rejections"`
+	FailOpen   float64 `json:"failOpen"`
+	// Pod creates the API server answered with an error (apiserver_request_total, POST pods).
+	FailedCreates float64      `json:"failedCreates"`
+	Replicas      []ReplicaUse `json:"replicas"`
+	// The /dev/shm every pod must have (the mode's answer for the storm's pod; for none, the
+	// webhook's), and the pods that came out without it.
+	Want       string  `json:"want"`
+	WithoutShm int     `json:"withoutShm"`
+	Timeline   []Point `json:"timeline"`
+	FaultNote  string  `json:"faultNote,omitempty"`
+}
+
+// Fault is what goes wrong in the middle of a storm: Inject runs once a quarter of its pods exist.
+type Fault struct {
+	Name   string
+	Inject func(ctx context.Context, e *Env) (string, error)
+}
+
+// Run starts storm s in namespace ns, injects fault f (nil: none) once a quarter of its pods
+// exist, and measures until every pod runs or `timeout` passes.
+func (e *Env) Run(ctx context.Context, s *Storm, m Mode, ns, want string, f *Fault, timeout time.Duration) (*Result, error) {
+	r := &Result{Storm: s.Name, Mode: m, Pods: s.Pods, Want: want, ExistSeconds: math.NaN(), RunningSeconds: math.NaN()}
+	if f != nil {
+		r.Fault = f.Name
+	}
+	pods := e.CS.CoreV1().Pods(ns)
+	old := map[types.UID]bool{}
+	if s.Restart {
+		list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: s.Selector})
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range list.Items {
+			old[p.UID] = true
+		}
+	}
+	before, err := ScrapeAPIServer(ctx, e.CS)
+	if err != nil {
+		return nil, err
+	}
+	replicasBefore := e.replicaUse(ctx)
+	start := time.Now()
+	if err := s.Start(ctx, e, ns); err != nil {
+		return nil, fmt.Errorf("starting storm %s: %w", s.Name, err)
+	}
+	faultDone := make(chan error, 1)
+	injected := f == nil
+	var list *corev1.PodList
+	for {
+		list, err = pods.List(ctx, metav1.ListOptions{LabelSelector: s.Selector})
+		if err != nil {
+			e.Log("listing the storm's pods: %v", err) // an API server restart, a fault: go on
+			time.Sleep(time.Second)
+			continue
+		}
+		exist, running := 0, 0
+		for _, p := range list.Items {
+			if old[p.UID] || p.DeletionTimestamp != nil {
+				continue
+			}
+			exist++
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		t := time.Since(start).Seconds()
+		r.Timeline = append(r.Timeline, Point{T: t, Exist: exist, Running: running})
+		if exist >= s.Pods && math.IsNaN(r.ExistSeconds) {
+			r.ExistSeconds = t
+		}
+		if !injected && exist >= s.Pods/4 {
+			injected = true
+			go func() {
+				note, err := f.Inject(ctx, e)
+				r.FaultNote = note
+				faultDone <- err
+			}()
+		}
+		if running >= s.Pods && injected {
+			r.RunningSeconds = t
+			break
+		}
+		if time.Since(start) > timeout {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	if f != nil && injected {
+		if err := <-faultDone; err != nil {
+			return r, fmt.Errorf("fault %s: %w", f.Name, err)
+		}
+	}
+	after, err := ScrapeAPIServer(ctx, e.CS)
+	if err != nil {
+		return nil, err
+	}
+	e.measure(r, before, after)
+	r.Replicas = e.replicasSince(ctx, replicasBefore)
+	for _, p := range list.Items {
+		if !old[p.UID] && p.DeletionTimestamp == nil && ShmOf(&p.Spec) != want {
+			r.WithoutShm++
+		}
+	}
+	return r, nil
+}
+
+func (e *Env) measure(r *Result, before, after Scrape) {
+	create := map[string]string{"verb": "POST", "resource": "pods", "subresource": "", "dry_run": ""}
+	h := after.Histogram("apiserver_request_duration_seconds", create).Since(before.Histogram("apiserver_request_duration_seconds", create))
+	r.CreateP50, r.CreateP99 = h.Quantile(0.5), h.Quantile(0.99)
+	mutate := map[string]string{"name": "~.shmguard.io", "type": "admit", "operation": "CREATE"}
+	w := after.Histogram("apiserver_admission_webhook_admission_duration_seconds", mutate).
+		Since(before.Histogram("apiserver_admission_webhook_admission_duration_seconds", mutate))
+	r.WebhookCalls, r.WebhookP50, r.WebhookP99 = w.Count(), w.Quantile(0.5), w.Quantile(0.99)
+	step := map[string]string{"type": "admit", "operation": "CREATE"}
+	r.AdmitP99 = after.Histogram("apiserver_admission_step_admission_duration_seconds", step).
+		Since(before.Histogram("apiserver_admission_step_admission_duration_seconds", step)).Quantile(0.99)
+	ours := map[string]string{"name": "~.shmguard.io"}
+	r.Rejections = CounterSince(after.Counter("apiserver_admission_webhook_rejection_count", ours),
+		before.Counter("apiserver_admission_webhook_rejection_count", ours))
+	r.FailOpen = CounterSince(after.Counter("apiserver_admission_webhook_fail_open_count", ours),
+		before.Counter("apiserver_admission_webhook_fail_open_count", ours))
+	failed := map[string]string{"verb": "POST", "resource": "pods", "subresource": "", "code": "!201", "dry_run": ""}
+	r.FailedCreates = CounterSince(after.Counter("apiserver_request_total", failed), before.Counter("apiserver_request_total", failed))
+}
+
+// replicaUse is each webhook replica's cgroup usage now, by pod UID.
+func (e *Env) replicaUse(ctx context.Context) map[types.UID]controlplane.PodUsage {
+	out := map[types.UID]controlplane.PodUsage{}
+	list, err := e.CS.CoreV1().Pods(controlplane.ReleaseNamespace).List(ctx, metav1.ListOptions{
+		LabelSelector: "app.kubernetes.io/name=shmguard"})
+	if err != nil {
+		return out
+	}
+	for i := range list.Items {
+		if u, err := controlplane.PodCgroupUsage(&list.Items[i]); err == nil {
+			out[list.Items[i].UID] = u
+		}
+	}
+	return out
+}
+
+func (e *Env) replicasSince(ctx context.Context, before map[types.UID]controlplane.PodUsage) []ReplicaUse {
+	list, err := e.CS.CoreV1().Pods(controlplane.ReleaseNamespace).List(ctx, metav1.ListOptions{
+		LabelSelector: "app.kubernetes.io/name=shmguard"})
+	if err != nil {
+		return nil
+	}
+	var out []ReplicaUse
+	for i := range list.Items {
+		p := &list.Items[i]
+		u, err := controlplane.PodCgroupUsage(p)
+		if err != nil {
+			continue
+		}
+		cpu := u.CPUNanos - before[p.UID].CPUNanos
+		out = append(out, ReplicaUse{Pod: p.Name, CPUSeconds: float64(cpu) / 1e9,
+			PeakMiB: float64(u.Peak) / (1 << 20), RSSMiB: float64(u.RSS) / (1 << 20)})
+	}
+	return out
+}
+
+// The faults.
+
+// RollingUpdate is `helm upgrade` to a changed config: the Deployment rolls its replicas.
+func RollingUpdate(round int) *Fault {
+	return &Fault{Name: "rolling update", Inject: func(ctx context.Context, e *Env) (string, error) {
+		values, err := e.CP.HelmValueArgs()
+		if err != nil {
+			return "", err
+		}
+		args := append([]string{"upgrade", controlplane.ReleaseName, e.CP.Chart, "--namespace", controlplane.ReleaseNamespace,
+			"--reuse-values", "--wait", "--timeout", "5m", "--set", fmt.Sprintf("server.keepAliveSeconds=%d", 10+round%2+1),
+			"--set-string", "podAnnotations.fleetRound=" + strconv.Itoa(round)}, values...)
+		start := time.Now()
+		if out, err := e.CP.Run(nil, "helm", args...); err != nil {
+			return "", fmt.Errorf("helm upgrade: %v\n%s", err, out)
+		}
+		return fmt.Sprintf("helm upgrade --wait took %.1fs", time.Since(start).Seconds()), nil
+	}}
+}
+
+// KillReplica kills one webhook replica's process with SIGKILL: the kubelet restarts its
+// container.
+func KillReplica() *Fault {
+	return &Fault{Name: "kill -9 of a replica", Inject: func(ctx context.Context, e *Env) (string, error) {
+		pid, err := servePid()
+		if err != nil {
+			return "", err
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("killed pid %d", pid), nil
+	}}
+}
+
+// servePid is the pid of one `shmguard serve` process on this machine: a webhook replica.
+func servePid() (int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	for _, ent := range entries {
+		pid, err := strconv.Atoi(ent.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", ent.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(cmdline), "\x00")
+		if len(args) > 1 && filepath.Base(args[0]) == "shmguard" && args[1] == "serve" &&
+			strings.Contains(string(cmdline), "/etc/shmguard/tls/tls.crt") {
+			return pid, nil
+		}
+	}
+	return 0, fmt.Errorf("no shmguard serve process of a replica found")
+}
+
+// Outage stops every webhook replica for `d` (the Deployment scaled to 0), then brings them back.
+func Outage(d time.Duration) *Fault {
+	return &Fault{Name: fmt.Sprintf("all replicas down %ds", int(d.Seconds())), Inject: func(ctx context.Context, e *Env) (string, error) {
+		deps := e.CS.AppsV1().Deployments(controlplane.ReleaseNamespace)
+		scale, err := deps.GetScale(ctx, controlplane.ReleaseName, metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		replicas := scale.Spec.Replicas
+		scale.Spec.Replicas = 0
+		if _, err := deps.UpdateScale(ctx, controlplane.ReleaseName, scale, metav1.UpdateOptions{}); err != nil {
+			return "", err
+		}
+		time.Sleep(d)
+		scale, err = deps.GetScale(ctx, controlplane.ReleaseName, metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		scale.Spec.Replicas = replicas
+		if _, err := deps.UpdateScale(ctx, controlplane.ReleaseName, scale, metav1.UpdateOptions{}); err != nil {
+			return "", err
+		}
+		return "", WaitReplicas(ctx, e, replicas)
+	}}
+}
+
+// RestartAPIServer stops kube-apiserver and starts it again.
+func RestartAPIServer() *Fault {
+	return &Fault{Name: "kube-apiserver restarted", Inject: func(ctx context.Context, e *Env) (string, error) {
+		start := time.Now()
+		if err := e.CP.RestartAPIServer(); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("down and back in %.1fs (the metrics count from the restart)", time.Since(start).Seconds()), nil
+	}}
+}
+
+// WaitReplicas waits until shmguard's Deployment has n ready, updated replicas.
+func WaitReplicas(ctx context.Context, e *Env, n int32) error {
+	deps := e.CS.AppsV1().Deployments(controlplane.ReleaseNamespace)
+	for {
+		d, err := deps.Get(ctx, controlplane.ReleaseName, metav1.GetOptions{})
+		if err == nil && d.Status.ReadyReplicas == n && d.Status.UpdatedReplicas == n && d.Status.Replicas == n {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("shmguard's replicas not back: %w", ctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
+}
