@@ -68,7 +68,16 @@ TEST_CASE("deploy/ holds every object with the fields an install needs", "[deplo
   CHECK(pod["securityContext"]["runAsNonRoot"] == true);
   CHECK(pod["securityContext"]["runAsUser"].get<int>() > 0);
   CHECK(pod["securityContext"]["seccompProfile"]["type"] == "RuntimeDefault");
-  CHECK(pod["affinity"]["podAntiAffinity"].contains("preferredDuringSchedulingIgnoredDuringExecution"));
+  // Replicas spread over nodes and zones, preferred (ScheduleAnyway) so that a one-node cluster still
+  // runs them all; a rolling update never takes one away before its successor is ready.
+  std::set<std::string> spread;
+  for (const auto& t : pod["topologySpreadConstraints"]) {
+    CHECK(t["whenUnsatisfiable"] == "ScheduleAnyway");
+    spread.insert(t["topologyKey"].get<std::string>());
+  }
+  CHECK(spread == std::set<std::string>{"kubernetes.io/hostname", "topology.kubernetes.io/zone"});
+  CHECK(dep["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] == 0);
+  CHECK(dep["spec"]["strategy"]["rollingUpdate"]["maxSurge"] == 1);
   const json& c = pod["containers"][0];
   CHECK(c["securityContext"]["readOnlyRootFilesystem"] == true);
   CHECK(c["securityContext"]["allowPrivilegeEscalation"] == false);
