@@ -3,8 +3,8 @@
 # e2e/tools/*/go.mod — kube-apiserver, kube-controller-manager, kubectl, kubelet, kube-scheduler
 # and kube-proxy (k8s.io/kubernetes), etcd (go.etcd.io/etcd/server/v3), helm (helm.sh/helm/v3),
 # containerd with its runc shim and ctr (github.com/containerd/containerd/v2), runc with seccomp
-# (github.com/opencontainers/runc), KWOK (sigs.k8s.io/kwok) and the JobSet controller
-# (sigs.k8s.io/jobset) — installs the SARIF Multitool (npm), and prints the directory
+# (github.com/opencontainers/runc), KWOK (sigs.k8s.io/kwok), the JobSet controller
+# (sigs.k8s.io/jobset), Prometheus and promtool (github.com/prometheus/prometheus) — installs the SARIF Multitool (npm), and prints the directory
 # that holds them all. The cluster's components are built, not
 # downloaded: modules come from the Go module proxy and are checked against go.sum; the
 # Multitool, a .NET program, comes prebuilt from the npm registry, checked against
@@ -119,6 +119,17 @@ if [[ ! -f $jobset/jobset-crd.yaml ]]; then
   mv "$jobset/jobset-crd.yaml.tmp" "$jobset/jobset-crd.yaml"
 fi
 
+# Prometheus and promtool (github.com/prometheus/prometheus): promtool checks and unit-tests the
+# chart's alert rules; the node suite's Prometheus scrapes the agent and the webhook. Stamped as
+# its Makefile (promu) stamps them; the web UI's assets are not built in (its API is what is used).
+prom_version=$(module_version "$root/e2e/tools/prometheus" github.com/prometheus/prometheus)
+prom_ldflags="-s -w"
+for kv in "Version=${prom_version#v}" "Branch=release" "Revision=$prom_version"; do
+  prom_ldflags+=" -X github.com/prometheus/common/version.$kv"
+done
+prometheus=$(build prometheus github.com/prometheus/prometheus "$prom_ldflags" \
+  github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool)
+
 # The SARIF Multitool (Microsoft's SARIF SDK), which validates `shmguard audit -o sarif` against
 # the SARIF 2.1.0 schema and its rules, and GitHub code scanning's: installed with `npm ci` from
 # e2e/tools/sarif's lockfile (integrity-checked), cached like the builds above. Its postinstall
@@ -139,10 +150,10 @@ if [[ ! -f $sarif/.complete ]]; then
 fi
 
 # One directory with every component, keyed by the builds it links to.
-bin=$cache/bin-$(echo "$k8s $etcd $helm $sarif $containerd $runc $kwok $jobset" | sha256sum | cut -c1-12)
+bin=$cache/bin-$(echo "$k8s $etcd $helm $sarif $containerd $runc $kwok $jobset $prometheus" | sha256sum | cut -c1-12)
 if [[ ! -d $bin ]]; then
   mkdir -p "$bin.tmp"
-  for f in "$k8s"/* "$helm"/helm "$containerd"/* "$runc"/runc "$kwok"/* "$jobset"/*; do
+  for f in "$k8s"/* "$helm"/helm "$containerd"/* "$runc"/runc "$kwok"/* "$jobset"/* "$prometheus"/*; do
     ln -sf "$f" "$bin.tmp/"
   done
   ln -sf "$etcd"/etcd "$bin.tmp/etcd"

@@ -61,6 +61,10 @@ func (s *State) StartFleet(ctx context.Context, nodes, gpus int) (*Fleet, error)
 	if err != nil {
 		return nil, err
 	}
+	// What a run that was killed left (its processes, nodes and webhooks) goes first.
+	if err := s.StopFleet(ctx); err != nil {
+		return nil, err
+	}
 	if err := s.startKWOK(); err != nil {
 		return nil, err
 	}
@@ -124,7 +128,11 @@ func (s *State) startKWOK() error {
 	if err := s.start(kwokName, s.Bin(kwokName), args, nil); err != nil {
 		return err
 	}
-	return waitHealthy(s.Dir, kwokName, fmt.Sprintf("http://127.0.0.1:%d/healthz", port), nil, time.Minute)
+	hc, err := s.PodHTTPClient() // it listens on the node's loopback
+	if err != nil {
+		return err
+	}
+	return waitHealthy(s.Dir, kwokName, fmt.Sprintf("http://127.0.0.1:%d/healthz", port), hc, time.Minute)
 }
 
 // startJobSet runs the JobSet controller with its webhooks served on loopback from a certificate
@@ -182,7 +190,11 @@ leaderElection: {leaderElect: false}
 		[]string{"KUBECONFIG=" + s.Kubeconfig()}); err != nil {
 		return err
 	}
-	if err := waitHealthy(s.Dir, jobsetName, fmt.Sprintf("http://127.0.0.1:%d/readyz", probePort), nil, time.Minute); err != nil {
+	hc, err := s.PodHTTPClient()
+	if err != nil {
+		return err
+	}
+	if err := waitHealthy(s.Dir, jobsetName, fmt.Sprintf("http://127.0.0.1:%d/readyz", probePort), hc, time.Minute); err != nil {
 		return err
 	}
 	url := func(path string) admissionv1.WebhookClientConfig {

@@ -85,7 +85,9 @@ func (s Scrape) Histogram(name string, want map[string]string) Histogram {
 			continue
 		}
 		for _, b := range m.GetHistogram().GetBucket() {
-			h[b.GetUpperBound()] += float64(b.GetCumulativeCount())
+			if !math.IsInf(b.GetUpperBound(), 1) { // the text format's +Inf bucket is the count
+				h[b.GetUpperBound()] += float64(b.GetCumulativeCount())
+			}
 		}
 		h[math.Inf(1)] += float64(m.GetHistogram().GetSampleCount())
 	}

@@ -230,7 +230,8 @@ func RollingUpdate(round int) *Fault {
 		}
 		args := append([]string{"upgrade", controlplane.ReleaseName, e.CP.Chart, "--namespace", controlplane.ReleaseNamespace,
 			"--reuse-values", "--wait", "--timeout", "5m", "--set", fmt.Sprintf("server.keepAliveSeconds=%d", 10+round%2+1),
-			"--set-string", "podAnnotations.fleetRound=" + strconv.Itoa(round)}, values...)
+			// a new annotation each time: every upgrade rolls the replicas, whatever the last left
+			"--set-string", "podAnnotations.fleetRollout=" + strconv.Itoa(round) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)}, values...)
 		start := time.Now()
 		if out, err := e.CP.Run(nil, "helm", args...); err != nil {
 			return "", fmt.Errorf("helm upgrade: %v\n%s", err, out)
@@ -313,6 +314,32 @@ func RestartAPIServer() *Fault {
 		}
 		return fmt.Sprintf("down and back in %.1fs (the metrics count from the restart)", time.Since(start).Seconds()), nil
 	}}
+}
+
+// ScaleReplicas makes shmguard's Deployment n replicas through helm (so that a later
+// `helm upgrade --reuse-values` keeps them) and returns what puts the release back as the
+// control plane installed it.
+func ScaleReplicas(ctx context.Context, e *Env, n int32) (func(), error) {
+	values, err := e.CP.HelmValueArgs()
+	if err != nil {
+		return nil, err
+	}
+	upgrade := func(extra ...string) error {
+		args := append(append([]string{"upgrade", controlplane.ReleaseName, e.CP.Chart, "--namespace",
+			controlplane.ReleaseNamespace, "--wait", "--timeout", "5m"}, extra...), values...)
+		if out, err := e.CP.Run(nil, "helm", args...); err != nil {
+			return fmt.Errorf("helm upgrade: %v\n%s", err, out)
+		}
+		return nil
+	}
+	if err := upgrade("--reuse-values", "--set", fmt.Sprintf("replicaCount=%d", n)); err != nil {
+		return nil, err
+	}
+	return func() {
+		if err := upgrade(); err != nil {
+			e.Log("putting shmguard's release back: %v", err)
+		}
+	}, WaitReplicas(ctx, e, n)
 }
 
 // WaitReplicas waits until shmguard's Deployment has n ready, updated replicas.

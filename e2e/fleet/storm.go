@@ -52,7 +52,9 @@ func trainingPod() *corev1.Pod {
 }
 
 // JobSetStorm is one JobSet of `pods` annotated 8-GPU pods: one replicated Job, Indexed, that
-// many completions in parallel. Its Job may lose every pod once (a mass restart) and go on.
+// many completions in parallel. As training JobSets are set up, a pod that fails fails its Job
+// (backoffLimit 0) and the JobSet controller restarts the whole JobSet (failurePolicy
+// maxRestarts): it deletes the Job and makes it again, every pod at once (a mass restart).
 func JobSetStorm(pods int) *Storm {
 	s := &Storm{Name: "jobset", Pods: pods, Pod: trainingPod, Selector: stormLabel + "=jobset"}
 	s.Start = func(ctx context.Context, e *Env, ns string) error {
@@ -70,10 +72,11 @@ func JobSetStorm(pods int) *Storm {
 					"name": "workers", "replicas": int64(1),
 					"template": map[string]any{"spec": map[string]any{
 						"parallelism": int64(pods), "completions": int64(pods), "completionMode": "Indexed",
-						"backoffLimit": int64(10 * pods),
+						"backoffLimit": int64(0),
 						"template":     podTemplate,
 					}},
 				}},
+				"failurePolicy": map[string]any{"maxRestarts": int64(100)},
 			},
 		}}
 		_, err = e.Dyn.Resource(schema.GroupVersionResource{Group: "jobset.x-k8s.io", Version: "v1alpha2", Resource: "jobsets"}).
@@ -83,7 +86,8 @@ func JobSetStorm(pods int) *Storm {
 	return s
 }
 
-// RestartStorm deletes the pods of `of` (already Running) at once: their Job recreates them.
+// RestartStorm deletes the pods of `of` (already Running) at once: their Job fails, and the
+// JobSet controller makes it and all its pods again.
 func RestartStorm(of *Storm) *Storm {
 	return &Storm{Name: "restart", Pods: of.Pods, Pod: of.Pod, Selector: of.Selector, Restart: true,
 		Start: func(ctx context.Context, e *Env, ns string) error {

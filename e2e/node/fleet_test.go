@@ -1,0 +1,94 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"testing"
+	"time"
+
+	"shmguard.io/e2e/fleet"
+)
+
+// A storm over a simulated fleet: 200 KWOK nodes of 8 GPUs beside the real node, which runs
+// shmguard's three replicas. The JobSet controller makes a JobSet of 200 annotated 8-GPU pods
+// into its Job's pods while shmguard is rolled to a changed config (helm upgrade); then, over
+// hybrid mode's floor, every pod is deleted at once and recreated while one replica is killed
+// with SIGKILL. Every pod must come out with the /dev/shm shmguard gives it and no create may
+// fail. bench/fleet.sh runs the full-size storms (1,000 nodes, every mode, every fault).
+func TestAStormOfGPUPodsThroughARolloutAndAKilledReplicaComesOutPatched(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	e, err := fleet.NewEnv(cp, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restore, err := fleet.ScaleReplicas(ctx, e, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(restore)
+	f, err := cp.StartFleet(ctx, 200, 8)
+	t.Cleanup(func() {
+		if err := cp.StopFleet(context.Background()); err != nil {
+			t.Errorf("stopping the fleet: %v", err)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d fake nodes of %d GPUs Ready in %.1fs", f.Nodes, f.GPUsPerNode, f.Took.Seconds())
+	undo, err := e.InstallPolicies(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(undo)
+
+	storm := fleet.JobSetStorm(200)
+	rounds := []struct {
+		mode  fleet.Mode
+		storm *fleet.Storm
+		fault *fleet.Fault
+	}{
+		{fleet.Webhook, storm, fleet.RollingUpdate(1)},
+		{fleet.Hybrid, storm, nil},
+		{fleet.Hybrid, fleet.RestartStorm(storm), fleet.KillReplica()},
+	}
+	// A mode's rounds share its namespace (the restart storm restarts the pods the storm before it
+	// made); the namespace of the mode before is deleted first, so that its pods free the GPUs.
+	var ns, want string
+	var mode fleet.Mode
+	for _, r := range rounds {
+		if ns == "" || r.mode != mode {
+			if ns != "" {
+				if err := e.DeleteNamespace(ctx, ns); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ns, want, err = e.Namespace(ctx, r.mode, r.storm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mode = r.mode
+			last := ns
+			t.Cleanup(func() { _ = e.DeleteNamespace(context.Background(), last) })
+		}
+		res, err := e.Run(ctx, r.storm, r.mode, ns, want, r.fault, 8*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Timeline = nil
+		b, _ := json.Marshal(res)
+		t.Logf("%s", b)
+		if math.IsNaN(res.RunningSeconds) || res.WithoutShm != 0 || res.FailedCreates != 0 || want == "" {
+			t.Errorf("%s in %s mode with %q: running after %.1fs, %d of %d pods without the /dev/shm %s, %.0f creates failed",
+				res.Storm, res.Mode, res.Fault, res.RunningSeconds, res.WithoutShm, res.Pods, want, res.FailedCreates)
+		}
+		if r.mode == fleet.Webhook && res.FailOpen != 0 {
+			t.Errorf("%.0f webhook calls failed open during the rolling update", res.FailOpen)
+		}
+	}
+	if err := fleet.WaitReplicas(ctx, e, 3); err != nil {
+		t.Error(err)
+	}
+}
