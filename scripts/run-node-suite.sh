@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH
 log=${1:-$(mktemp)}
 status=0
-(cd e2e && SHMGUARD_NODE_SUITE=required go test -count=1 -timeout 20m -v ./node/) >"$log" 2>&1 || status=$?
+(cd e2e && SHMGUARD_NODE_SUITE=required go test -count=1 -timeout 40m -v ./node/) >"$log" 2>&1 || status=$?
 grep -a -E '^(=== RUN|--- |ok|FAIL|PASS|SKIPPED)|_test.go|^        |^node: ' "$log" || true
 if ((status != 0)); then
   echo "run-node-suite: the node suite failed (exit $status)" >&2

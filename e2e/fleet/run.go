@@ -2,10 +2,12 @@ package fleet
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
@@ -356,4 +358,24 @@ func WaitReplicas(ctx context.Context, e *Env, n int32) error {
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// MarshalJSON writes the result with NaN (what did not happen, or was not measured: a webhook's
+// latency with no webhook) as null, which encoding/json refuses to write as a number.
+func (r Result) MarshalJSON() ([]byte, error) {
+	v := reflect.ValueOf(r)
+	out := make(map[string]any, v.NumField())
+	for i := 0; i < v.NumField(); i++ {
+		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+		f := v.Field(i)
+		if f.Kind() == reflect.Float64 && math.IsNaN(f.Float()) {
+			out[name] = nil
+			continue
+		}
+		if name == "faultNote" && f.String() == "" {
+			continue
+		}
+		out[name] = f.Interface()
+	}
+	return json.Marshal(out)
 }

@@ -96,8 +96,12 @@ func run(dir string, nodes, pods, rounds int, out, only string, outage time.Dura
 			return err
 		}
 		if m == fleet.None {
-			_, want, err = e.Namespace(ctx, fleet.Webhook, s) // what shmguard would give, for the count
+			probe, w, err := e.Namespace(ctx, fleet.Webhook, s) // what shmguard would give, for the count
 			if err != nil {
+				return err
+			}
+			want = w
+			if err := e.DeleteNamespace(ctx, probe); err != nil {
 				return err
 			}
 		}
