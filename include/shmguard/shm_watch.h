@@ -85,6 +85,11 @@ struct Unpatched {
 // formula's). nullopt for a pod shmguard would leave as it is, skips, or cannot read.
 std::optional<Unpatched> FindUnpatched(JsonNode pod, const Policy& policy);
 
+// The /dev/shm shmguard planned for `pod`: its shmguard.io/plan annotation's `required`, written
+// by the webhook or by the exported admission policies. nullopt without the annotation, or when it
+// is not such a plan (a tenant may write anything there: it is read, never trusted further).
+std::optional<int64_t> PlannedShmBytes(JsonNode pod);
+
 // The body of the resize (a strategic merge patch of the pod's resize subresource) that sets
 // volume `volume`'s sizeLimit to `bytes`.
 std::string ResizeVolumePatch(std::string_view volume, int64_t bytes);

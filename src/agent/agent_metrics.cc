@@ -10,6 +10,16 @@ namespace shmguard::agent {
 using http::PrometheusHeader;
 using http::PrometheusLabel;
 
+namespace {
+
+// A volume's labels, as kube-state-metrics names them, and the space before the value.
+std::string VolumeLabels(const VolumeUse& u) {
+  return "{namespace=\"" + PrometheusLabel(u.namespace_) + "\",pod=\"" + PrometheusLabel(u.pod) + "\",volume=\"" +
+         PrometheusLabel(u.volume) + "\",workload=\"" + PrometheusLabel(u.workload) + "\"} ";
+}
+
+}  // namespace
+
 std::string RenderAgentMetrics(const std::vector<VolumeUse>& uses, const std::vector<DeviceShmUse>& devices,
                                const AgentCounters& c) {
   std::ostringstream out;
@@ -27,12 +37,20 @@ std::string RenderAgentMetrics(const std::vector<VolumeUse>& uses, const std::ve
   };
   for (const auto& g : gauges) {
     PrometheusHeader(out, g.name, "gauge", g.help);
-    for (const auto& u : uses) {
-      out << g.name << "{namespace=\"" << PrometheusLabel(u.namespace_) << "\",pod=\"" << PrometheusLabel(u.pod)
-          << "\",volume=\"" << PrometheusLabel(u.volume) << "\",workload=\"" << PrometheusLabel(u.workload) << "\"} "
-          << u.*g.value << "\n";
-    }
+    for (const auto& u : uses) out << g.name << VolumeLabels(u) << u.*g.value << "\n";
   }
+  // Recommended against actual: with size (what it has) and peak (what it used), a single query
+  // finds pods sized far above or below their use.
+  PrometheusHeader(out, "shmguard_pod_shm_planned_bytes", "gauge",
+                   "The /dev/shm shmguard planned for the pod (its shmguard.io/plan annotation's required), for "
+                   "pods that carry a plan.");
+  for (const auto& u : uses) {
+    if (u.planned) out << "shmguard_pod_shm_planned_bytes" << VolumeLabels(u) << *u.planned << "\n";
+  }
+  PrometheusHeader(out, "shmguard_pod_shm_learned_bytes", "gauge",
+                   "What the pod's peak use teaches its workload's next pods: the peak times the policy's "
+                   "observed.margin, in whole MiB (as the webhook sizes from a ShmProfile).");
+  for (const auto& u : uses) out << "shmguard_pod_shm_learned_bytes" << VolumeLabels(u) << u.learned << "\n";
   PrometheusHeader(out, "shmguard_pod_shm_device_mount", "gauge",
                    "1 for each container whose /dev/shm a device plugin mounted (NVIDIA's in MPS mode: the MPS "
                    "daemon's tmpfs), by the resource and the node's path; hidden=\"true\" when a volume of the "

@@ -42,6 +42,7 @@ void PodTable::Upsert(JsonNode pod) {
                 {"metadata", {{"name", p.name}, {"namespace", p.namespace_}}},
                 {"spec", pod.Find("spec").IsObject() ? pod.Find("spec").Copy() : nlohmann::json::object()}};
   }
+  p.planned_bytes = PlannedShmBytes(pod);
   std::map<std::string, ShmWatch> seen;
   seen.swap(p.volumes);
   for (const auto& v : volumes) {
@@ -94,13 +95,14 @@ std::vector<RefusedResize> PodTable::TakeRefusals() {
   return std::exchange(refusals_, {});
 }
 
-std::vector<VolumeUse> PodTable::Uses() const {
+std::vector<VolumeUse> PodTable::Uses(int64_t margin_ppm) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<VolumeUse> out;
   for (const auto& [uid, pod] : pods_) {
     for (const auto& [name, w] : pod.volumes) {
       if (w.size() == 0) continue;  // never sampled
-      out.push_back({pod.namespace_, pod.name, name, pod.workload, w.used(), w.size(), w.peak()});
+      out.push_back({pod.namespace_, pod.name, name, pod.workload, w.used(), w.size(), w.peak(), pod.planned_bytes,
+                     LearnedBytes(static_cast<int64_t>(w.peak()), margin_ppm)});
     }
   }
   return out;

@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,7 @@ struct AgentPod {
   std::map<std::string, ShmWatch> volumes;    // by volume name
   std::map<std::string, EventRecord> events;  // by event reason and volume name
   std::map<std::string, GrowthState> growth;  // by volume name
+  std::optional<int64_t> planned_bytes;       // its shmguard.io/plan's size (PlannedShmBytes)
   uint64_t recorded_peak = 0;                 // the peak last written to the profile
   Clock::time_point recorded_at{};
   bool ended = false;  // its run is recorded
@@ -58,10 +60,14 @@ struct RefusedResize {
   GrowthState state;
 };
 
-// A volume's use, as the metrics show it.
+// A volume's use, as the metrics show it: what it uses and has, what shmguard planned for the pod
+// (when it carries a plan), and what its peak teaches its workload's next pods (LearnedBytes:
+// peak × observed.margin).
 struct VolumeUse {
   std::string namespace_, pod, volume, workload;
   uint64_t used = 0, size = 0, peak = 0;
+  std::optional<int64_t> planned;
+  int64_t learned = 0;
 };
 
 class PodTable {
@@ -79,8 +85,8 @@ class PodTable {
   // The runs ended since the last call, and the kubelet's refusals read since then.
   std::vector<AgentPod> TakeRuns();
   std::vector<RefusedResize> TakeRefusals();
-  // The volumes sampled at least once.
-  std::vector<VolumeUse> Uses() const;
+  // The volumes sampled at least once; `margin_ppm` is the policy's observed.margin.
+  std::vector<VolumeUse> Uses(int64_t margin_ppm) const;
   size_t size() const;
 
  private:

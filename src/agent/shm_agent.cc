@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "agent/agent_metrics.h"
+#include "shmguard/shm_profile.h"
 
 namespace shmguard::agent {
 
@@ -115,8 +116,9 @@ std::vector<VolumeUse> ShmAgent::SampleOnce() {
   samples_++;
   std::vector<VolumeUse> out;
   for (const auto& c : round.crossed) {
-    out.push_back(
-        {c.pod.namespace_, c.pod.name, c.volume, c.pod.workload, c.watch.used(), c.watch.size(), c.watch.peak()});
+    out.push_back({c.pod.namespace_, c.pod.name, c.volume, c.pod.workload, c.watch.used(), c.watch.size(),
+                   c.watch.peak(), c.pod.planned_bytes,
+                   LearnedBytes(static_cast<int64_t>(c.watch.peak()), options_.policy.observed.margin_ppm)});
     RecordNearFull(c.pod, c.volume, c.watch);
     growth_.Grow(c.pod, c.volume, c.watch);
   }

@@ -77,7 +77,7 @@ class ShmAgent {
   // One round of samples; returns the volumes that crossed the threshold in it (and records
   // their Events when there is a client).
   std::vector<VolumeUse> SampleOnce();
-  std::vector<VolumeUse> Uses() const { return table_.Uses(); }
+  std::vector<VolumeUse> Uses() const { return table_.Uses(options_.policy.observed.margin_ppm); }
   // The device plugins' mounts at the node's containers' /dev/shm, as of the last round.
   std::vector<DeviceShmUse> DeviceUses() const { return devices_.uses(); }
   // The Prometheus text of the metrics port.

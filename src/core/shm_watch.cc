@@ -2,6 +2,7 @@
 #include "shmguard/shm_watch.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <unordered_set>
 
 #include "shmguard/compact_json.h"
@@ -96,6 +97,18 @@ bool ShmWatch::Observe(uint64_t used, uint64_t size) {
   }
   if (above_ && fraction < threshold_ - kRearm) above_ = false;
   return false;
+}
+
+std::optional<int64_t> PlannedShmBytes(JsonNode pod) {
+  JsonNode plan = pod.Find("metadata").Find("annotations").Find(kPlanAnnotation);
+  if (!plan.IsString()) return std::nullopt;
+  const nlohmann::json p = nlohmann::json::parse(plan.String(), nullptr, /*allow_exceptions=*/false);
+  if (!p.is_object()) return std::nullopt;
+  auto required = p.find("required");
+  if (required == p.end() || !required->is_string()) return std::nullopt;
+  auto bytes = ParseBytes(required->get<std::string>(), "required");
+  if (!bytes || *bytes <= 0) return std::nullopt;
+  return *bytes;
 }
 
 std::optional<Unpatched> FindUnpatched(JsonNode pod, const Policy& policy) {

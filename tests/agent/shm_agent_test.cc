@@ -102,6 +102,16 @@ TEST_CASE("ShmAgent's metrics port serves the gauges, labelled, and its probes",
   CHECK(res->body.find("shmguard_pod_shm_size_bytes" + labels + " 104857600\n") != std::string::npos);
   CHECK(res->body.find("shmguard_pod_shm_peak_bytes" + labels + " 100663296\n") != std::string::npos);
   CHECK(res->body.find("# TYPE shmguard_pod_shm_used_bytes gauge\n") != std::string::npos);
+  // Recommended against actual: no plan on the pod, so no planned gauge; its peak × 1.5 (the
+  // default observed.margin), in whole MiB, is what it teaches.
+  CHECK(res->body.find("shmguard_pod_shm_planned_bytes{") == std::string::npos);
+  CHECK(res->body.find("shmguard_pod_shm_learned_bytes" + labels + " 150994944\n") != std::string::npos);
+  json planned = Pod("u1", "p1");
+  planned["metadata"]["annotations"]["shmguard.io/plan"] = R"({"gpus":8,"required":"17332Mi","workers":8})";
+  agent.UpdatePod("MODIFIED", planned);
+  res = client.Get("/metrics");
+  REQUIRE(res);
+  CHECK(res->body.find("shmguard_pod_shm_planned_bytes" + labels + " 18173919232\n") != std::string::npos);
   auto ready = client.Get("/readyz");
   REQUIRE(ready);
   CHECK(ready->status == 200);

@@ -31,6 +31,8 @@ std::string Source(const std::string& rel) { return std::string(SOURCE_DIR) + "/
 std::map<std::string, json> DeployObjects() {
   std::map<std::string, json> out;
   for (const auto& entry : fs::directory_iterator(Source("deploy"))) {
+    // deploy/monitoring/ needs the Prometheus Operator's CRDs: not part of `kubectl apply -f deploy/`.
+    if (!entry.is_regular_file()) continue;
     auto text = io::ReadFileText(entry.path().string());
     REQUIRE(text.has_value());
     for (const auto& d : io::ParseManifests(*text, entry.path().string())) {
