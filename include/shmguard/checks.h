@@ -26,6 +26,21 @@ std::optional<E> FindByName(const E (&values)[N], const char* (*name)(E), std::s
   return std::nullopt;
 }
 
+// Ordered by severity: a workload's verdict is the most severe of its pods'.
+enum class Verdict {
+  kSkip,   // not shmguard's business: not a workload, opted out, namespace off
+  kOk,     // nothing to change
+  kPatch,  // the patch fixes it
+  kDeny,   // patching cannot fix it; the reasons say what to change
+};
+const char* VerdictName(Verdict v);  // "skip", "ok", "patch", "deny"
+
+// How much is recorded. kAll: every finding and the patch's change descriptions (the audit,
+// `shmguard plan`, /validate). kProblems: what a /mutate answer can carry — warnings and errors;
+// no info findings, no change descriptions. Verdicts, plans and patches are the same either
+// way.
+enum class Detail { kAll, kProblems };
+
 enum class Severity { kInfo, kWarning, kError };
 inline constexpr Severity kSeverities[] = {Severity::kInfo, Severity::kWarning, Severity::kError};
 const char* SeverityName(Severity s);  // "info", "warning", "error"

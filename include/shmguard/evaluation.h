@@ -23,15 +23,6 @@
 
 namespace shmguard {
 
-// Ordered by severity: a workload's verdict is the most severe of its pods'.
-enum class Verdict {
-  kSkip,   // not shmguard's business: not a workload, opted out, namespace off
-  kOk,     // nothing to change
-  kPatch,  // the patch fixes it
-  kDeny,   // patching cannot fix it; the reasons say what to change
-};
-const char* VerdictName(Verdict v);  // "skip", "ok", "patch", "deny"
-
 struct PodEvaluation {
   std::string label;  // "pod", "replicatedJob workers"
   std::string path;   // JSON pointer of the pod spec
@@ -65,12 +56,6 @@ struct Evaluation {
   // The largest required size over the pods, 0 when none was planned.
   int64_t RequiredBytes() const;
 };
-
-// How much is recorded. kAll: every finding and the patch's change descriptions (the audit,
-// `shmguard plan`, /validate). kProblems: what a /mutate answer can carry — warnings and errors;
-// no info findings, no change descriptions. Verdicts, plans and patches are the same either
-// way.
-enum class Detail { kAll, kProblems };
 
 // Which checks are exempted for an object: the policy rule's `ignore`, the caller's (--ignore),
 // and the object's and each pod template's shmguard.io/ignore annotation ("id,id"). An exempted

@@ -5,15 +5,18 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "shmguard/json_node.h"
-#include "shmguard/pod_templates.h"
 #include "shmguard/result.h"
 
 namespace shmguard {
+
+// shmguard.io/* annotations by key.
+using Annotations = std::map<std::string, JsonNode, std::less<>>;
 
 // A count as shmguard.io/* annotations, the kinds' fields and torchrun's flags write it: decimal
 // digits only ("8", "08"; not "+8", "8.0" or " 8"), at most 18 of them; nullopt otherwise.

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "shmguard/checks.h"
+#include "shmguard/field_values.h"
 #include "shmguard/json_node.h"
 #include "shmguard/result.h"
 #include "shmguard/work_budget.h"
@@ -48,9 +49,6 @@ inline constexpr std::string_view kAnnotationTokens[] = {
     "shmguard.io~1num-workers",   "shmguard.io~1prefetch-factor", "shmguard.io~1batch-bytes",
     "shmguard.io~1procs-per-pod", "shmguard.io~1nodes",           "shmguard.io~1mode",
     "shmguard.io~1plan",          "shmguard.io~1ignore",          "shmguard.io~1profile"};
-
-// shmguard.io/* annotations by key.
-using Annotations = std::map<std::string, JsonNode, std::less<>>;
 
 // Where a pod's containers are within its spec: a list (a PodSpec's "/containers") or one
 // container (an Argo template's "/container"). `init`: they run before the others.

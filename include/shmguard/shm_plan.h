@@ -56,15 +56,4 @@ Result<ShmPlan> PlanShm(const ShmInputs& in, const SizingConstants& k);
 Finding ShmPlanFinding(const ShmPlan& plan, const SizingConstants& k, std::string_view volume,
                        const std::string& procs_source, std::string pointer = {});
 
-// A byte count for people: the exact quantity when it is a whole MiB or smaller than 1Mi
-// ("12Gi", "1000"), else MiB with one decimal ("147.1Mi").
-std::string HumanBytes(int64_t bytes);
-
-// A factor in millionths as a decimal: 1200000 -> "1.2", 500000 -> "0.5".
-std::string FormatPpm(int64_t ppm);
-
-// A count and its noun: (1, "proc") -> "1 proc", (4, "proc") -> "4 procs", and with `plural`
-// given, (2, "process", "processes") -> "2 processes".
-std::string Plural(int64_t n, const char* word, const char* plural = nullptr);
-
 }  // namespace shmguard

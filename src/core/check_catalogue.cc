@@ -3,8 +3,8 @@
 // and Finding's accessors are in checks.cc.
 #include "check_catalogue.h"
 
+#include "shmguard/human_units.h"
 #include "shmguard/quantity.h"
-#include "shmguard/shm_plan.h"
 
 namespace shmguard {
 namespace {

@@ -119,4 +119,14 @@ const std::string& Finding::Value(std::string_view name) const {
   return kEmpty;
 }
 
+const char* VerdictName(Verdict v) {
+  switch (v) {
+    case Verdict::kSkip: return "skip";
+    case Verdict::kOk: return "ok";
+    case Verdict::kPatch: return "patch";
+    case Verdict::kDeny: return "deny";
+  }
+  return "skip";
+}
+
 }  // namespace shmguard

@@ -64,16 +64,6 @@ bool SettleObject(std::vector<Finding>& findings, const std::vector<Check>& exem
 
 }  // namespace
 
-const char* VerdictName(Verdict v) {
-  switch (v) {
-    case Verdict::kSkip: return "skip";
-    case Verdict::kOk: return "ok";
-    case Verdict::kPatch: return "patch";
-    case Verdict::kDeny: return "deny";
-  }
-  return "skip";
-}
-
 std::vector<Finding> Evaluation::AllFindings() const {
   std::vector<Finding> out = findings;
   for (const auto& p : pods) out.insert(out.end(), p.findings.begin(), p.findings.end());

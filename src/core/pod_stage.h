@@ -10,7 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "shmguard/evaluation.h"
+#include "shmguard/checks.h"
+#include "shmguard/pod_templates.h"
+#include "shmguard/policy.h"
 #include "shmguard/shm_profile.h"
 
 namespace shmguard {

@@ -11,7 +11,6 @@
 #include "kinds.h"
 #include "shmguard/compose.h"
 #include "shmguard/json_patch.h"
-#include "shmguard/shm_mount.h"
 #include "train_job.h"
 
 namespace shmguard {

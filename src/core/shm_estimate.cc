@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "shmguard/human_units.h"
 #include "shmguard/int128.h"
 #include "shmguard/quantity.h"
 

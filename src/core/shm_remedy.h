@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "pod_stage.h"
+#include "shmguard/json_patch.h"
 #include "shmguard/pod_facts.h"
 
 namespace shmguard {

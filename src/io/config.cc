@@ -8,6 +8,7 @@
 #include "io/manifests.h"
 #include "io/yaml_json.h"
 #include "shmguard/glob.h"
+#include "shmguard/human_units.h"
 #include "shmguard/json_patch.h"
 #include "shmguard/quantity.h"
 #include "shmguard/shm_plan.h"

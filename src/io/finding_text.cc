@@ -2,6 +2,7 @@
 // the plan's arithmetic (ExplainPlan).
 #include "io/finding_text.h"
 
+#include "shmguard/human_units.h"
 #include "shmguard/quantity.h"
 
 namespace shmguard::io {

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "shmguard/human_units.h"
 #include "test_util.h"
 
 namespace shmguard {

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "server_rows.h"
+#include "shmguard/human_units.h"
 #include "shmguard/int128.h"
 #include "shmguard/quantity.h"
 #include "shmguard/shm_plan.h"
