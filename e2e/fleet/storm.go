@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"shmguard.io/e2e/controlplane"
@@ -134,11 +135,10 @@ func DeploymentStorm(deployments, pods int) *Storm {
 			wg.Add(1)
 			go func(name string) {
 				defer wg.Done()
-				scale, err := apps.GetScale(ctx, name, metav1.GetOptions{})
-				if err == nil {
-					scale.Spec.Replicas = int32(pods / deployments)
-					_, err = apps.UpdateScale(ctx, name, scale, metav1.UpdateOptions{})
-				}
+				// A merge patch of the scale, as `kubectl scale` without --resource-version: the
+				// Deployment controller writing its status meanwhile is no conflict.
+				body := fmt.Sprintf(`{"spec":{"replicas":%d}}`, pods/deployments)
+				_, err := apps.Patch(ctx, name, types.MergePatchType, []byte(body), metav1.PatchOptions{}, "scale")
 				if err != nil {
 					errs <- err
 				}
