@@ -24,7 +24,7 @@
 #include "http/https_server.h"
 #include "io/fast_json.h"
 #include "server/admission_handler.h"
-#include "shmguard/policy.h"
+#include "shmguard/policy/policy.h"
 #include "spike_dom_decision.h"
 
 namespace {

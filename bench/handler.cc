@@ -13,7 +13,7 @@
 
 #include "io/fast_json.h"
 #include "server/admission_handler.h"
-#include "shmguard/admission.h"
+#include "shmguard/verdict/admission.h"
 
 namespace {
 

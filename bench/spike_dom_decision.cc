@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "server/admission_handler.h"
-#include "shmguard/compact_json.h"
-#include "shmguard/pod_templates.h"
-#include "shmguard/policy.h"
-#include "shmguard/quantity.h"
-#include "shmguard/shm_patch.h"
-#include "shmguard/shm_plan.h"
+#include "shmguard/patch/shm_patch.h"
+#include "shmguard/plan/shm_plan.h"
+#include "shmguard/policy/policy.h"
+#include "shmguard/values/compact_json.h"
+#include "shmguard/values/quantity.h"
+#include "shmguard/workloads/pod_templates.h"
 
 namespace shmguard::bench {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "io/fast_json.h"
 #include "server/admission_handler.h"
-#include "shmguard/admission.h"
+#include "shmguard/verdict/admission.h"
 
 namespace {
 std::string DecodeBase64(const std::string& s);

@@ -10,7 +10,7 @@
 #include "agent/agent_metrics.h"
 #include "cli/top_command.h"
 #include "server/metrics.h"
-#include "shmguard/pod_templates.h"
+#include "shmguard/workloads/pod_templates.h"
 
 namespace {
 

@@ -12,7 +12,7 @@
 #include "cli/top_command.h"
 #include "io/config.h"
 #include "io/observations.h"
-#include "shmguard/pod_facts.h"
+#include "shmguard/facts/pod_facts.h"
 
 namespace {
 

@@ -5,10 +5,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "shmguard/checks.h"
-#include "shmguard/pod_facts.h"
-#include "shmguard/pod_templates.h"
-#include "shmguard/result.h"
+#include "shmguard/checks/checks.h"
+#include "shmguard/facts/pod_facts.h"
+#include "shmguard/values/result.h"
+#include "shmguard/workloads/pod_templates.h"
 
 namespace shmguard::test {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "io/file_watch.h"
-#include "shmguard/device_checkpoint.h"
+#include "shmguard/node/device_checkpoint.h"
 
 namespace shmguard::agent {
 

@@ -3,8 +3,8 @@
 
 #include <cstdio>
 
-#include "shmguard/quantity.h"
-#include "shmguard/shm_watch.h"
+#include "shmguard/node/shm_watch.h"
+#include "shmguard/values/quantity.h"
 
 namespace shmguard::agent {
 namespace {

@@ -19,7 +19,7 @@
 #include "agent/profile_recorder.h"
 #include "agent/sampler.h"
 #include "kube/kube_client.h"
-#include "shmguard/policy.h"
+#include "shmguard/policy/policy.h"
 
 namespace shmguard::agent {
 

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "shmguard/json_node.h"
-#include "shmguard/shm_watch.h"
+#include "shmguard/node/shm_watch.h"
+#include "shmguard/values/json_node.h"
 
 namespace shmguard::agent {
 

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "agent/agent_metrics.h"
-#include "shmguard/shm_profile.h"
+#include "shmguard/plan/shm_profile.h"
 
 namespace shmguard::agent {
 

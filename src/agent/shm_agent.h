@@ -26,8 +26,8 @@
 #include "http/https_server.h"
 #include "kube/informer.h"
 #include "kube/kube_client.h"
-#include "shmguard/policy.h"
-#include "shmguard/result.h"
+#include "shmguard/policy/policy.h"
+#include "shmguard/values/result.h"
 
 namespace shmguard::agent {
 

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "shmguard/json_node.h"
-#include "shmguard/policy.h"
-#include "shmguard/shm_watch.h"
+#include "shmguard/node/shm_watch.h"
+#include "shmguard/policy/policy.h"
+#include "shmguard/values/json_node.h"
 
 namespace shmguard::agent {
 

@@ -11,7 +11,7 @@
 #include "cli/ordered_pool.h"
 #include "io/file_text.h"
 #include "io/manifests.h"
-#include "shmguard/json_node.h"
+#include "shmguard/values/json_node.h"
 
 namespace shmguard::cli {
 namespace {

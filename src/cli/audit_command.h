@@ -17,7 +17,7 @@
 #include "cli/exit_code.h"
 #include "io/input_limits.h"
 #include "io/manifests.h"
-#include "shmguard/policy.h"
+#include "shmguard/policy/policy.h"
 
 namespace shmguard::cli {
 

@@ -7,7 +7,7 @@
 #include "io/finding_text.h"
 #include "io/printable.h"
 #include "io/yaml_emit.h"
-#include "shmguard/quantity.h"
+#include "shmguard/values/quantity.h"
 
 namespace shmguard::cli {
 namespace {

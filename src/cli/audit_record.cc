@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "shmguard/json_node.h"
+#include "shmguard/values/json_node.h"
 
 namespace shmguard::cli {
 

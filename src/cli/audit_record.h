@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "shmguard/evaluation.h"
-#include "shmguard/json_patch.h"
-#include "shmguard/pod_templates.h"
-#include "shmguard/policy.h"
+#include "shmguard/policy/policy.h"
+#include "shmguard/values/json_patch.h"
+#include "shmguard/verdict/evaluation.h"
+#include "shmguard/workloads/pod_templates.h"
 
 namespace shmguard::cli {
 

@@ -7,13 +7,13 @@
 
 #include "cli/audit_output.h"
 #include "io/finding_text.h"
-#include "shmguard/docker_bytes.h"
-#include "shmguard/ipc_lock.h"
-#include "shmguard/memory_limit.h"
-#include "shmguard/pod_facts.h"
-#include "shmguard/quantity.h"
-#include "shmguard/server_plan.h"
-#include "shmguard/shm_plan.h"
+#include "shmguard/facts/pod_facts.h"
+#include "shmguard/patch/ipc_lock.h"
+#include "shmguard/plan/shm_plan.h"
+#include "shmguard/servers/server_plan.h"
+#include "shmguard/sizing/memory_limit.h"
+#include "shmguard/values/docker_bytes.h"
+#include "shmguard/values/quantity.h"
 
 namespace shmguard::cli {
 

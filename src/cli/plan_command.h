@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cli/exit_code.h"
-#include "shmguard/policy.h"
+#include "shmguard/policy/policy.h"
 
 namespace shmguard::cli {
 

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "cli/exit_code.h"
-#include "shmguard/admission_policy.h"
-#include "shmguard/policy.h"
+#include "shmguard/cel/admission_policy.h"
+#include "shmguard/policy/policy.h"
 
 namespace shmguard::cli {
 

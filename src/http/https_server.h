@@ -22,7 +22,7 @@
 
 #include "http/http_connection.h"
 #include "http/http_message.h"
-#include "shmguard/result.h"
+#include "shmguard/values/result.h"
 
 namespace shmguard::http {
 

@@ -7,11 +7,11 @@
 
 #include "io/manifests.h"
 #include "io/yaml_json.h"
-#include "shmguard/glob.h"
-#include "shmguard/human_units.h"
-#include "shmguard/json_patch.h"
-#include "shmguard/quantity.h"
-#include "shmguard/shm_plan.h"
+#include "shmguard/plan/shm_plan.h"
+#include "shmguard/values/glob.h"
+#include "shmguard/values/human_units.h"
+#include "shmguard/values/json_patch.h"
+#include "shmguard/values/quantity.h"
 
 namespace shmguard::io {
 namespace {

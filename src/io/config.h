@@ -7,8 +7,8 @@
 #include <string_view>
 
 #include "io/file_text.h"
-#include "shmguard/policy.h"
-#include "shmguard/result.h"
+#include "shmguard/policy/policy.h"
+#include "shmguard/values/result.h"
 
 namespace shmguard::io {
 

@@ -10,8 +10,8 @@
 
 #include "io/json_list_scan.h"
 #include "io/tape.h"
-#include "shmguard/json_node.h"
-#include "shmguard/result.h"
+#include "shmguard/values/json_node.h"
+#include "shmguard/values/result.h"
 
 namespace shmguard::io {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "shmguard/result.h"
+#include "shmguard/values/result.h"
 
 namespace shmguard::io {
 

@@ -2,8 +2,8 @@
 // the plan's arithmetic (ExplainPlan).
 #include "io/finding_text.h"
 
-#include "shmguard/human_units.h"
-#include "shmguard/quantity.h"
+#include "shmguard/values/human_units.h"
+#include "shmguard/values/quantity.h"
 
 namespace shmguard::io {
 

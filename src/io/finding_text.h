@@ -1,15 +1,15 @@
 // The words of findings, for every edge that speaks — the audit's outputs, the webhook's
 // warnings and denials, `shmguard plan`: each check's row in the catalogue (src/core/
 // check_catalogue.cc) words its findings; these label them by pod and pick them by severity.
-// The one test that asserts a check's words is tests/core/check_catalogue_test.cc.
+// The one test that asserts a check's words is tests/core/checks/check_catalogue_test.cc.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "shmguard/checks.h"
-#include "shmguard/evaluation.h"
-#include "shmguard/shm_plan.h"
+#include "shmguard/checks/checks.h"
+#include "shmguard/plan/shm_plan.h"
+#include "shmguard/verdict/evaluation.h"
 
 namespace shmguard::io {
 

@@ -7,7 +7,7 @@
 #include <mutex>
 
 #include "io/printable.h"
-#include "shmguard/compact_json.h"
+#include "shmguard/values/compact_json.h"
 
 namespace shmguard::io {
 namespace {

@@ -12,7 +12,7 @@
 #include "io/file_text.h"
 #include "io/input_limits.h"
 #include "io/tape.h"
-#include "shmguard/result.h"
+#include "shmguard/values/result.h"
 
 namespace shmguard::io {
 

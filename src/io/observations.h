@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include "shmguard/result.h"
-#include "shmguard/shm_profile.h"
+#include "shmguard/plan/shm_profile.h"
+#include "shmguard/values/result.h"
 
 namespace shmguard::io {
 

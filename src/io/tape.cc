@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "shmguard/json_patch.h"
+#include "shmguard/values/json_patch.h"
 
 namespace shmguard::io {
 namespace {

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "shmguard/json_node.h"
+#include "shmguard/values/json_node.h"
 
 namespace shmguard::io {
 

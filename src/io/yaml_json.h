@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "io/tape.h"
-#include "shmguard/result.h"
+#include "shmguard/values/result.h"
 
 namespace shmguard::io {
 

@@ -20,7 +20,7 @@
 
 #include "kube/kube_config.h"
 #include "kube/rate_limit.h"
-#include "shmguard/result.h"
+#include "shmguard/values/result.h"
 
 namespace httplib {
 class SSLClient;

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "shmguard/result.h"
+#include "shmguard/values/result.h"
 
 namespace shmguard::kube {
 

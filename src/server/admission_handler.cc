@@ -11,7 +11,7 @@
 
 #include "io/fast_json.h"
 #include "server/admission_words.h"
-#include "shmguard/compact_json.h"
+#include "shmguard/values/compact_json.h"
 
 namespace shmguard::server {
 namespace {

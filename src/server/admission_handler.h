@@ -11,8 +11,8 @@
 #include <string>
 #include <string_view>
 
-#include "shmguard/admission.h"
-#include "shmguard/policy.h"
+#include "shmguard/policy/policy.h"
+#include "shmguard/verdict/admission.h"
 
 namespace shmguard::server {
 

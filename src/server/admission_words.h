@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "shmguard/admission.h"
+#include "shmguard/verdict/admission.h"
 
 namespace shmguard::server {
 

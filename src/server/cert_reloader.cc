@@ -9,19 +9,11 @@
 #include <cstring>
 #include <ctime>
 
+#include "http/openssl_error.h"
 #include "io/manifests.h"
 
 namespace shmguard::server {
 namespace {
-
-std::string OpenSslError() {
-  unsigned long e = ERR_get_error();
-  ERR_clear_error();
-  if (e == 0) return "no PEM data";
-  char buf[256];
-  ERR_error_string_n(e, buf, sizeof buf);
-  return buf;
-}
 
 struct BioCloser {
   void operator()(BIO* b) const { BIO_free(b); }
@@ -43,7 +35,8 @@ Result<std::unique_ptr<PemFile>> OpenFile(const std::string& path) {
   auto pem = std::make_unique<PemFile>();
   pem->text = std::move(*read);
   pem->bio.reset(BIO_new_mem_buf(pem->text.data(), static_cast<int>(pem->text.size())));
-  if (!pem->bio) return MakeError(Code::kInternal, "cannot read: " + OpenSslError(), Location::File(path));
+  if (!pem->bio)
+    return MakeError(Code::kInternal, "cannot read: " + http::OpenSslError("no PEM data"), Location::File(path));
   return pem;
 }
 
@@ -61,7 +54,8 @@ Result<std::shared_ptr<const CertPair>> LoadCertPair(const std::string& cert_fil
   if (!cert_bio) return cert_bio.error();
   pair->cert = PEM_read_bio_X509((*cert_bio)->get(), nullptr, nullptr, nullptr);
   if (!pair->cert) {
-    return MakeError(Code::kInvalidInput, "no PEM certificate: " + OpenSslError(), Location::File(cert_file));
+    return MakeError(Code::kInvalidInput, "no PEM certificate: " + http::OpenSslError("no PEM data"),
+                     Location::File(cert_file));
   }
   pair->chain = sk_X509_new_null();
   while (X509* extra = PEM_read_bio_X509((*cert_bio)->get(), nullptr, nullptr, nullptr)) {
@@ -72,7 +66,8 @@ Result<std::shared_ptr<const CertPair>> LoadCertPair(const std::string& cert_fil
   if (!key_bio) return key_bio.error();
   pair->key = PEM_read_bio_PrivateKey((*key_bio)->get(), nullptr, nullptr, nullptr);
   if (!pair->key) {
-    return MakeError(Code::kInvalidInput, "no PEM private key: " + OpenSslError(), Location::File(key_file));
+    return MakeError(Code::kInvalidInput, "no PEM private key: " + http::OpenSslError("no PEM data"),
+                     Location::File(key_file));
   }
   if (X509_check_private_key(pair->cert, pair->key) != 1) {
     ERR_clear_error();

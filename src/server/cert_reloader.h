@@ -11,7 +11,7 @@
 #include <mutex>
 #include <string>
 
-#include "shmguard/result.h"
+#include "shmguard/values/result.h"
 
 namespace shmguard::server {
 

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "kube/indexed_informer.h"
-#include "shmguard/resource_claims.h"
+#include "shmguard/facts/resource_claims.h"
 
 namespace shmguard::server {
 

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "http/openssl_error.h"
 #include "io/manifests.h"
 
 namespace shmguard::server {
@@ -44,15 +45,6 @@ int PolicyIndex() {
   return index;
 }
 
-std::string OpenSslError() {
-  unsigned long e = ERR_get_error();
-  ERR_clear_error();
-  if (e == 0) return "no PEM certificate";
-  char buf[256];
-  ERR_error_string_n(e, buf, sizeof buf);
-  return buf;
-}
-
 }  // namespace
 
 Result<std::shared_ptr<const HandshakePolicy::Compiled>> HandshakePolicy::Compile(const TlsSettings& tls) {
@@ -84,7 +76,8 @@ Result<std::shared_ptr<const HandshakePolicy::Cas>> HandshakePolicy::LoadCas(con
     return read.error();
   }
   if (X509_STORE_load_file(cas->store, file.c_str()) != 1) {
-    return MakeError(Code::kInvalidInput, "no PEM CA certificate: " + OpenSslError(), Location::File(file));
+    return MakeError(Code::kInvalidInput, "no PEM CA certificate: " + http::OpenSslError("no PEM certificate"),
+                     Location::File(file));
   }
   cas->names = SSL_load_client_CA_file(file.c_str());
   ERR_clear_error();

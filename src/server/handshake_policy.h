@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "shmguard/result.h"
-#include "shmguard/tls_names.h"
+#include "shmguard/policy/tls_names.h"
+#include "shmguard/values/result.h"
 
 namespace shmguard::server {
 

@@ -5,7 +5,7 @@
 #include <set>
 #include <sstream>
 
-#include "shmguard/pod_templates.h"
+#include "shmguard/workloads/pod_templates.h"
 
 namespace shmguard::server {
 

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "kube/indexed_informer.h"
-#include "shmguard/shm_profile.h"
+#include "shmguard/plan/shm_profile.h"
 
 namespace shmguard::server {
 

@@ -7,7 +7,7 @@
 
 #include <chrono>
 
-#include "shmguard/work_budget.h"
+#include "shmguard/values/work_budget.h"
 
 namespace shmguard::server {
 

@@ -25,8 +25,8 @@
 #include "server/handshake_policy.h"
 #include "server/metrics.h"
 #include "server/profile_watch.h"
-#include "shmguard/policy.h"
-#include "shmguard/result.h"
+#include "shmguard/policy/policy.h"
+#include "shmguard/values/result.h"
 
 namespace shmguard::server {
 

@@ -11,8 +11,8 @@
 
 #include "agent/shm_agent.h"
 #include "server/tls_fixture.h"
-#include "shmguard/quantity.h"
-#include "shmguard/shm_profile.h"
+#include "shmguard/plan/shm_profile.h"
+#include "shmguard/values/quantity.h"
 #include "test_util.h"
 
 namespace shmguard::agent {

@@ -14,8 +14,8 @@
 #include "cli/audit_output.h"
 #include "io/printable.h"
 #include "server/tls_fixture.h"
-#include "shmguard/compose.h"
-#include "shmguard/evaluation.h"
+#include "shmguard/verdict/evaluation.h"
+#include "shmguard/workloads/compose.h"
 #include "test_util.h"
 
 namespace shmguard::cli {

@@ -68,7 +68,7 @@ TEST_CASE("audit -o yaml over examples/ reads back as the JSON output", "[audit_
 }
 
 // The words of every finding over examples/, one per line: the one golden file a rewording
-// changes (each check's wording is tested in tests/core/check_catalogue_test.cc).
+// changes (each check's wording is tested in tests/core/checks/check_catalogue_test.cc).
 TEST_CASE("audit over examples/ words each finding as the golden messages", "[audit_command][golden]") {
   const nlohmann::json out = nlohmann::json::parse(AuditExamples("json"));
   std::string lines;

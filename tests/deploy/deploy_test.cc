@@ -15,7 +15,7 @@
 #include "io/manifests.h"
 #include "io/yaml_json.h"
 #include "server/tls_fixture.h"
-#include "shmguard/pod_templates.h"
+#include "shmguard/workloads/pod_templates.h"
 #include "test_util.h"
 
 namespace shmguard::test {

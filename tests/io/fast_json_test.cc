@@ -9,7 +9,7 @@
 #include "io/manifests.h"
 #include "io/yaml_emit.h"
 #include "io/yaml_json.h"
-#include "shmguard/evaluation.h"
+#include "shmguard/verdict/evaluation.h"
 #include "test_util.h"
 
 namespace shmguard::io {

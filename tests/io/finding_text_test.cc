@@ -1,10 +1,10 @@
 // FindingLine and FindingLines (a finding's words labelled by pod, picked by severity) and
-// ExplainPlan. Each check's own words are tested with its row, in tests/core/check_catalogue_test.cc.
+// ExplainPlan. Each check's own words are tested with its row, in tests/core/checks/check_catalogue_test.cc.
 #include "io/finding_text.h"
 
 #include <catch2/catch.hpp>
 
-#include "shmguard/shm_plan.h"
+#include "shmguard/plan/shm_plan.h"
 #include "test_util.h"
 
 namespace shmguard::io {

@@ -12,7 +12,7 @@
 
 #include "cli/audit_command.h"
 #include "server/tls_fixture.h"
-#include "shmguard/checks.h"
+#include "shmguard/checks/checks.h"
 
 namespace shmguard::io {
 namespace {

@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "shmguard/json_node.h"
+#include "shmguard/values/json_node.h"
 
 namespace shmguard::servers {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "shmguard/server_plan.h"
+#include "shmguard/servers/server_plan.h"
 
 namespace shmguard::servers {
 

@@ -6,8 +6,8 @@
 
 #include "launch_text.h"
 #include "server_rows.h"
-#include "shmguard/quantity.h"
-#include "shmguard/shm_plan.h"
+#include "shmguard/plan/shm_plan.h"
+#include "shmguard/values/quantity.h"
 
 namespace shmguard {
 namespace servers {

@@ -4,10 +4,10 @@
 #include <algorithm>
 
 #include "server_rows.h"
-#include "shmguard/human_units.h"
-#include "shmguard/int128.h"
-#include "shmguard/quantity.h"
-#include "shmguard/shm_plan.h"
+#include "shmguard/plan/shm_plan.h"
+#include "shmguard/values/human_units.h"
+#include "shmguard/values/int128.h"
+#include "shmguard/values/quantity.h"
 
 namespace shmguard {
 namespace servers {

@@ -4,10 +4,10 @@
 #include <catch2/catch.hpp>
 #include <set>
 
-#include "core/pod_sizing.h"
+#include "core/sizing/pod_sizing.h"
 #include "io/manifests.h"
-#include "shmguard/evaluation.h"
-#include "shmguard/server_plan.h"
+#include "shmguard/servers/server_plan.h"
+#include "shmguard/verdict/evaluation.h"
 #include "test_util.h"
 
 namespace shmguard {

@@ -3,10 +3,10 @@
 // and the plan before NCCL at least their bytes and at most 1.5 × them + 1 GiB.
 #include <catch2/catch.hpp>
 
-#include "shmguard/json_node.h"
-#include "shmguard/policy.h"
-#include "shmguard/server_plan.h"
-#include "shmguard/shm_plan.h"
+#include "shmguard/plan/shm_plan.h"
+#include "shmguard/policy/policy.h"
+#include "shmguard/servers/server_plan.h"
+#include "shmguard/values/json_node.h"
 #include "test_util.h"
 
 namespace shmguard {

@@ -1,0 +1,395 @@
+// ReadPodFacts: containers (GPUs, memory, /dev/shm mounts, IPC_LOCK), the memory limit and the
+// volumes of a pod template; its processes, nodes and NCCL settings are read by launch_facts.cc.
+#include "shmguard/facts/pod_facts.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <string_view>
+
+#include "launch_facts.h"
+#include "shmguard/plan/shm_plan.h"
+#include "shmguard/values/json_patch.h"
+#include "shmguard/values/quantity.h"
+
+namespace shmguard {
+namespace {
+
+// `where` in pieces, joined only for the error.
+Result<int64_t> CheckedAdd(int64_t a, int64_t b, std::initializer_list<std::string_view> where) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) {
+    return MakeError(Code::kInvalidInput, "sum overflows 2^63-1", Location::Pointer(Joined(where)));
+  }
+  return r;
+}
+
+// GPUs and memory of one container, as written (a zero memory limit included), and the first
+// RDMA and MPS resources it asks for ("" none).
+struct ContainerResources {
+  int64_t gpus = 0;
+  std::optional<int64_t> memory_limit, memory_request;
+  std::string rdma_resource, mps_resource;
+};
+
+// `memory_request`: also read requests.memory (only KubeRay's sizing of its shared-mem needs it).
+Result<ContainerResources> ReadResources(JsonNode c, const std::string& pointer, const Policy& policy,
+                                         bool memory_request) {
+  ContainerResources r;
+  JsonNode res = c.Find("resources");
+  if (!res) return r;
+  if (!res.IsObject())
+    return MakeError(Code::kInvalidInput, "must be an object", Location::Pointer(pointer + "/resources"));
+  JsonNode limits = res.Find("limits");
+  JsonNode requests = res.Find("requests");
+  for (const auto& [field, obj] : {std::pair{"limits", limits}, std::pair{"requests", requests}}) {
+    if (obj && !obj.IsObject()) {
+      return MakeError(Code::kInvalidInput, "must be an object", Location::Pointer(pointer + "/resources/" + field));
+    }
+  }
+  for (const auto& name : policy.gpu_resources) {
+    JsonNode value = limits.Find(name);
+    const char* from = "limits/";
+    if (!value) {
+      value = requests.Find(name);
+      from = "requests/";
+    }
+    if (!value) continue;
+    const std::string token = EscapePointerToken(name);  // "nvidia.com~1gpu" (RFC 6901)
+    auto n = ReadQuantityField(value, {pointer, "/resources/", from, token});
+    if (!n) return n.error();
+    if (*n < 0)
+      return MakeError(Code::kInvalidInput, "must not be negative",
+                       Location::Pointer(pointer + "/resources/" + from + token));
+    auto sum = CheckedAdd(r.gpus, *n, {pointer, "/resources/", from, token});
+    if (!sum) return sum.error();
+    r.gpus = *sum;
+  }
+  if (JsonNode memory = limits.Find("memory")) {
+    auto m = ReadSizeField(memory, {pointer, "/resources/limits/memory"});
+    if (!m) return m.error();
+    r.memory_limit = *m;
+  }
+  if (JsonNode memory = memory_request ? requests.Find("memory") : JsonNode()) {
+    auto m = ReadSizeField(memory, {pointer, "/resources/requests/memory"});
+    if (!m) return m.error();
+    r.memory_request = *m;
+  }
+  r.rdma_resource = FindResource({limits, requests}, policy.rdma_resources);
+  if (r.gpus > 0) r.mps_resource = FindResource({limits, requests}, policy.mps_resources);
+  return r;
+}
+
+// runAsUser and runAsNonRoot of a securityContext, as far as it states them.
+struct RunAsFields {
+  std::optional<int64_t> user;
+  std::optional<bool> non_root;
+};
+
+Result<RunAsFields> ReadRunAsFields(JsonNode sc, const std::string& pointer) {
+  RunAsFields out;
+  if (!sc || !sc.IsObject()) return out;  // a wrong type is reported where the fields are used
+  if (JsonNode user = sc.Find("runAsUser"); user && !user.IsNull()) {
+    if (!user.IsInteger() || user.Integer() < 0) {
+      return MakeError(Code::kInvalidInput, "must be a user ID (a whole number, 0 or more)",
+                       Location::Pointer(pointer + "/securityContext/runAsUser"));
+    }
+    out.user = user.Integer();
+  }
+  if (JsonNode non_root = sc.Find("runAsNonRoot"); non_root.IsBool()) out.non_root = non_root.Bool();
+  return out;
+}
+
+// Whom a container runs as: its own runAsUser and runAsNonRoot, else the pod's (the
+// container's securityContext overrides the pod's, field by field).
+void ResolveRunAs(const RunAsFields& own, const RunAsFields& pod, ContainerFacts& cf) {
+  const std::optional<int64_t> user = own.user ? own.user : pod.user;
+  const bool non_root = own.non_root.value_or(pod.non_root.value_or(false));
+  const char* whose = own.user ? "" : " (pod)";
+  if (user && *user > 0) {
+    cf.run_as = RunAs::kNonRoot;
+    cf.run_as_source = "runAsUser " + std::to_string(*user) + whose;
+  } else if (non_root) {
+    cf.run_as = RunAs::kNonRoot;
+    cf.run_as_source = std::string("runAsNonRoot: true") + (own.non_root ? "" : " (pod)");
+  } else if (user) {
+    cf.run_as = RunAs::kRoot;
+    cf.run_as_source = std::string("runAsUser 0") + whose;
+  } else {
+    cf.run_as = RunAs::kUnknown;
+    cf.run_as_source = "runAsUser unset";
+  }
+}
+
+bool IsShmPath(JsonNode mount_path) { return mount_path.IsString() && IsShmMountPath(mount_path.String()); }
+
+// Container runtimes accept "ipc_lock" and "CAP_IPC_LOCK" alike; "ALL" grants it too.
+bool GrantsIpcLock(JsonNode cap) {
+  if (!cap.IsString()) return false;
+  std::string c(cap.String());
+  for (auto& ch : c) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return c == "IPC_LOCK" || c == "CAP_IPC_LOCK" || c == "ALL";
+}
+
+Result<IpcLock> ReadIpcLock(JsonNode c, const std::string& pointer) {
+  JsonNode sc = c.Find("securityContext");
+  if (!sc) return IpcLock::kNoSecurityContext;
+  if (!sc.IsObject())
+    return MakeError(Code::kInvalidInput, "must be an object", Location::Pointer(pointer + "/securityContext"));
+  if (sc.Find("privileged").Bool()) return IpcLock::kGranted;  // has every capability
+  JsonNode caps = sc.Find("capabilities");
+  if (!caps) return IpcLock::kNoCapabilities;
+  const std::string caps_ptr = pointer + "/securityContext/capabilities";
+  if (!caps.IsObject()) return MakeError(Code::kInvalidInput, "must be an object", Location::Pointer(caps_ptr));
+  JsonNode add = caps.Find("add");
+  if (!add) return IpcLock::kNoAddList;
+  if (!add.IsArray()) return MakeError(Code::kInvalidInput, "must be a list", Location::Pointer(caps_ptr + "/add"));
+  for (JsonNode cap : add.Items()) {
+    if (GrantsIpcLock(cap)) return IpcLock::kGranted;
+  }
+  return IpcLock::kNotAdded;
+}
+
+bool Has(const Annotations& a, const char* key) {
+  auto it = a.find(key);
+  return it != a.end() && it->second;
+}
+
+// The DataLoader annotations of a sized pod into `in`: workers, prefetch factor (the policy's
+// when not annotated) and the bytes of one batch.
+Result<bool> ReadDataLoader(const Annotations& a, const Policy& policy, ShmInputs& in) {
+  auto workers = ReadCountAnnotation(a, kNumWorkersAnnotation, 0, kMaxWorkers);
+  if (!workers) return workers.error();
+  if (!*workers) {
+    return MakeError(Code::kInvalidInput,
+                     "is required with shmguard.io/batch-bytes (DataLoader num_workers per process)",
+                     Location::Annotation(kNumWorkersAnnotation));
+  }
+  in.workers = **workers;
+  auto prefetch = ReadCountAnnotation(a, kPrefetchFactorAnnotation, 1, kMaxPrefetchFactor);
+  if (!prefetch) return prefetch.error();
+  in.prefetch_factor = prefetch->value_or(policy.sizing.prefetch_factor);
+  auto it = a.find(kBatchBytesAnnotation);
+  const Location where = Location::Annotation(kBatchBytesAnnotation);
+  if (it == a.end() || !it->second) {
+    if (in.workers == 0) return true;  // no workers: batches never touch /dev/shm
+    return MakeError(Code::kInvalidInput,
+                     "is required when num-workers > 0: the bytes of one collated batch, e.g. 48Mi", where);
+  }
+  if (!it->second.IsString()) {
+    return MakeError(Code::kInvalidInput, "annotation values must be strings: quote it (\"" + it->second.Dump() + "\")",
+                     where);
+  }
+  auto bytes = ParseBytes(it->second.String(), kBatchBytesAnnotation);
+  if (!bytes) return MakeError(bytes.error().code, bytes.error().message, where);
+  in.batch_bytes = *bytes;
+  return true;
+}
+
+// An unannotated pod's server, planned: its processes and whether its ranks span pods replace
+// what the GPU count said (an annotation, env or torchrun flag still wins).
+void PlanServerOf(PodReading& r) {
+  PodFacts& f = r.facts;
+  const ServerLaunch& l = *f.server;
+  auto plan = PlanServer(l, f.gpus, f.memory_limit_bytes);
+  if (!plan) {
+    r.facts_error = MakeError(plan.error().code, plan.error().message, Location::Pointer(l.pointer));
+    return;
+  }
+  if (!f.procs_stated) {
+    const std::string flags = ServerFlagsText(l);
+    f.procs = std::min(plan->procs, kMaxProcs);
+    f.procs_source =
+        std::string(ServerTitle(l.server)) + " (" + l.launched_by + (flags.empty() ? "" : ": " + flags) + ")";
+    f.procs_stated = true;
+    f.procs_pointer = l.pointer;
+  }
+  if (plan->multi_node && f.nodes == 1) {
+    f.nodes = std::max<int64_t>(l.nnodes, 2);
+    f.nodes_source = std::string(ServerTitle(l.server)) + "'s ranks span pods";
+  }
+  r.server = std::move(*plan);
+}
+
+}  // namespace
+
+PodReading ReadPod(const PodTemplate& t, const Policy& policy) {
+  PodReading r;
+  r.current = std::string(t.default_shm);
+  auto facts = ReadPodFacts(t, policy);
+  ShmInputs dataloader;
+  r.sized = Has(t.annotations, kNumWorkersAnnotation) || Has(t.annotations, kBatchBytesAnnotation);
+  if (r.sized) {
+    if (auto read = ReadDataLoader(t.annotations, policy, dataloader); !read) r.sizing_error = read.error();
+  }
+  if (!facts) {
+    r.facts_error = facts.error();
+    r.mount_error = facts.error();
+    return r;
+  }
+  r.facts = std::move(*facts);
+  if (!r.sized && r.facts.server) PlanServerOf(r);
+  r.inputs = PodShmInputs(r.facts);
+  if (r.server) r.inputs.server_bytes = r.server->bytes;
+  r.inputs.workers = dataloader.workers;
+  r.inputs.prefetch_factor = dataloader.prefetch_factor;
+  r.inputs.batch_bytes = dataloader.batch_bytes;
+  auto mount = ReadShm(t, r.facts);
+  if (!mount) {
+    r.mount_error = mount.error();
+    return r;
+  }
+  r.mount = std::move(*mount);
+  r.current = DescribeShm(r.mount, t, r.facts);
+  return r;
+}
+
+ShmInputs PodShmInputs(const PodFacts& facts) {
+  ShmInputs in;
+  in.procs = facts.procs;
+  in.nodes = facts.nodes;
+  in.nccl_shm = !facts.nccl_shm_disabled;
+  return in;
+}
+
+Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
+  PodFacts f;
+  JsonNode spec = t.spec;
+  int64_t app_memory = 0, init_memory = 0;
+  std::string missing_memory, missing_memory_pointer, first_memory_pointer;
+  // Each container beside its facts (same index), for ReadLaunchFacts.
+  std::vector<JsonNode> container_nodes;
+  auto pod_run_as = ReadRunAsFields(spec.Find("securityContext"), t.spec_pointer);
+  if (!pod_run_as) return pod_run_as.error();
+  // One container at `pointer`; `fallback_name` names it when it has no name.
+  auto add = [&](JsonNode c, const std::string& pointer, bool init, std::string fallback_name) -> Result<bool> {
+    if (t.budget && t.budget->Exhausted()) {  // Evaluate answers review-over-budget
+      return MakeError(Code::kUnsupportedKind, "the review's work budget is spent", Location::Pointer(pointer));
+    }
+    if (!c.IsObject()) return MakeError(Code::kInvalidInput, "must be a container object", Location::Pointer(pointer));
+    ContainerFacts cf;
+    JsonNode name = c.Find("name");
+    cf.name = name.IsString() ? std::string(name.String()) : std::move(fallback_name);
+    cf.pointer = pointer;
+    cf.init = init;
+    cf.sidecar = init && c.Find("restartPolicy").Is("Always");
+    auto res = ReadResources(c, pointer, policy, t.operator_shm && f.containers.empty());
+    if (!res) return res.error();
+    cf.gpus = res->gpus;
+    for (const auto& [user, gpus] : t.claim_gpus) {
+      if (user == cf.name) cf.gpus += gpus;  // through resource claims (DRA)
+    }
+    cf.memory_limit = res->memory_limit;
+    cf.memory_request = res->memory_request;
+    JsonNode mounts = c.Find("volumeMounts");
+    if (mounts && !mounts.IsArray())
+      return MakeError(Code::kInvalidInput, "must be a list", Location::Pointer(pointer + "/volumeMounts"));
+    cf.has_volume_mounts = static_cast<bool>(mounts);
+    for (JsonNode m : mounts.Items()) {
+      if (!IsShmPath(m.Find("mountPath"))) continue;
+      cf.mounts_shm = true;
+      cf.shm_read_only = cf.shm_read_only || m.Find("readOnly").Bool();
+      if (JsonNode volume = m.Find("name"); volume.IsString() && !cf.shm_volume) cf.shm_volume = volume.String();
+    }
+    if (!init) {
+      auto lock = ReadIpcLock(c, pointer);
+      if (!lock) return lock.error();
+      cf.ipc_lock = *lock;
+      auto run_as = ReadRunAsFields(c.Find("securityContext"), pointer);
+      if (!run_as) return run_as.error();
+      ResolveRunAs(*run_as, *pod_run_as, cf);
+    }
+    if (!res->rdma_resource.empty()) cf.rdma = "requests " + res->rdma_resource;
+    if (!res->mps_resource.empty() && f.mps_resource.empty()) {
+      f.mps_resource = res->mps_resource;
+      f.mps_container = cf.name;
+      f.mps_pointer = pointer + "/resources";
+    }
+    cf.mps_resource = res->mps_resource;
+    f.requests_gpus = f.requests_gpus || cf.gpus > 0;
+    if (!init) {
+      auto sum = CheckedAdd(f.gpus, cf.gpus, {pointer});
+      if (!sum) return sum.error();
+      f.gpus = *sum;
+    }
+    // A zero limit counts as none (a container runtime reads memory 0 as unlimited).
+    const std::optional<int64_t> memory = res->memory_limit > 0 ? res->memory_limit : std::nullopt;
+    if (!memory) {
+      if (missing_memory.empty()) {
+        missing_memory = cf.name;
+        missing_memory_pointer = pointer + "/resources/limits/memory";
+      }
+    } else if (!init || cf.sidecar) {
+      if (first_memory_pointer.empty()) first_memory_pointer = pointer + "/resources/limits/memory";
+      auto sum = CheckedAdd(app_memory, *memory, {pointer, "/resources/limits/memory"});
+      if (!sum) return sum.error();
+      app_memory = *sum;
+    } else {
+      init_memory = std::max(init_memory, *memory);
+    }
+    if (f.containers.empty() && !t.rdma.empty() && cf.rdma.empty()) cf.rdma = t.rdma;
+    f.containers.push_back(std::move(cf));
+    container_nodes.push_back(c);
+    return true;
+  };
+  for (const ContainerSlot& slot : t.containers) {
+    JsonNode at = FollowPointer(spec, slot.path);
+    if (!at) continue;
+    std::string pointer = t.spec_pointer + std::string(slot.path);
+    if (!slot.list) {
+      auto added = add(at, pointer, slot.init, "main");
+      if (!added) return added.error();
+      continue;
+    }
+    if (!at.IsArray())
+      return MakeError(Code::kInvalidInput, "must be a list of containers", Location::Pointer(pointer));
+    size_t i = 0;
+    for (JsonNode c : at.Items()) {
+      auto added = add(c, pointer + "/" + std::to_string(i), slot.init, "#" + std::to_string(i));
+      if (!added) return added.error();
+      ++i;
+    }
+  }
+
+  if (JsonNode pod_memory = spec.Find("resources").Find("limits").Find("memory")) {
+    auto m = ReadSizeField(pod_memory, {t.spec_pointer, "/resources/limits/memory"});
+    if (!m) return m.error();
+    f.memory_limit_bytes = *m;
+    f.memory_limit_source = "pod-level limit";
+    f.memory_limit_pointer = t.spec_pointer + "/resources/limits/memory";
+  } else if (!missing_memory.empty()) {
+    f.memory_limit_source = "container \"" + missing_memory + "\" has no memory limit";
+    f.memory_limit_pointer = missing_memory_pointer;
+  } else if (!f.containers.empty()) {
+    f.memory_limit_bytes = std::max(app_memory, init_memory);
+    f.memory_limit_source = "sum of container limits";
+    f.memory_limit_pointer = first_memory_pointer;
+  } else {
+    f.memory_limit_source = "the pod has no containers";
+    f.memory_limit_pointer = t.spec_pointer;
+  }
+
+  if (!t.memory_limit_source.empty()) f.memory_limit_source = t.memory_limit_source;
+  if (!t.memory_limit_pointer.empty()) f.memory_limit_pointer = t.memory_limit_pointer;
+  JsonNode host_ipc = spec.Find("hostIPC");
+  f.host_ipc = host_ipc.Bool();
+  f.host_ipc_written = static_cast<bool>(host_ipc);
+  auto shm = ReadShmMount(t, f);
+  if (!shm) return shm.error();
+  f.shm = std::move(*shm);
+
+  auto launch = ReadLaunchFacts(t, container_nodes, f);
+  if (!launch) return launch.error();
+  if (!t.claims_unknown.empty()) {
+    f.claims_unknown = t.claims_unknown;
+    // Its GPUs may come through those claims: what the launch says is the count.
+    if (!f.requests_gpus && (f.procs_stated || f.server)) {
+      f.requests_gpus = true;
+      if (f.procs_stated) f.gpus = f.procs;
+    }
+  }
+  return f;
+}
+
+}  // namespace shmguard

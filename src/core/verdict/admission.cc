@@ -1,0 +1,173 @@
+// ParseReview, Decide and FixedByPatch.
+#include "shmguard/verdict/admission.h"
+
+#include <iterator>
+#include <optional>
+#include <string_view>
+
+#include "shmguard/patch/policy_floor.h"
+#include "shmguard/workloads/compose.h"
+#include "shmguard/workloads/pod_templates.h"
+
+namespace shmguard {
+namespace {
+
+Result<std::string> OptionalString(JsonNode obj, const char* key, const std::string& where) {
+  JsonNode v = obj.Find(key);
+  if (!v) return std::string();
+  if (!v.IsString()) return MakeError(Code::kInvalidInput, "must be a string", Location::Pointer(where + "/" + key));
+  return std::string(v.String());
+}
+
+}  // namespace
+
+Result<AdmissionRequest> ParseReview(JsonNode review) {
+  if (!review.IsObject())
+    return MakeError(Code::kInvalidInput, "an AdmissionReview must be a JSON object", Location::Pointer("/"));
+  auto api = OptionalString(review, "apiVersion", "");
+  if (!api) return api.error();
+  if (*api != "admission.k8s.io/v1") {
+    return MakeError(Code::kInvalidInput,
+                     "apiVersion \"" + *api +
+                         "\" is not supported: send admission.k8s.io/v1 "
+                         "(admissionReviewVersions: [v1])",
+                     Location::Pointer("/apiVersion"));
+  }
+  auto kind = OptionalString(review, "kind", "");
+  if (!kind) return kind.error();
+  if (*kind != "AdmissionReview") {
+    return MakeError(Code::kInvalidInput, "kind must be AdmissionReview", Location::Pointer("/kind"));
+  }
+  JsonNode req = review.Find("request");
+  if (!req.IsObject()) return MakeError(Code::kInvalidInput, "must be an object", Location::Pointer("/request"));
+  AdmissionRequest r;
+  auto uid = OptionalString(req, "uid", "/request");
+  if (!uid) return uid.error();
+  if (uid->empty()) return MakeError(Code::kInvalidInput, "is required", Location::Pointer("/request/uid"));
+  r.uid = *uid;
+  if (JsonNode k = req.Find("kind")) {
+    if (!k.IsObject()) return MakeError(Code::kInvalidInput, "must be an object", Location::Pointer("/request/kind"));
+    for (auto [field, out] :
+         {std::pair{"group", &r.group}, std::pair{"version", &r.version}, std::pair{"kind", &r.kind}}) {
+      auto v = OptionalString(k, field, "/request/kind");
+      if (!v) return v.error();
+      *out = *v;
+    }
+  }
+  for (auto [field, out] :
+       {std::pair{"namespace", &r.namespace_name}, std::pair{"name", &r.name}, std::pair{"operation", &r.operation}}) {
+    auto v = OptionalString(req, field, "/request");
+    if (!v) return v.error();
+    *out = *v;
+  }
+  if (JsonNode dry = req.Find("dryRun")) {
+    if (!dry.IsBool()) return MakeError(Code::kInvalidInput, "must be a boolean", Location::Pointer("/request/dryRun"));
+    r.dry_run = dry.Bool();
+  }
+  r.object = req.Find("object");
+  if (r.operation == "CREATE" && !r.object.IsObject()) {
+    return MakeError(Code::kInvalidInput, "must be an object for CREATE", Location::Pointer("/request/object"));
+  }
+  return r;
+}
+
+bool FixedByPatch(const Finding& f) {
+  switch (f.check) {
+    case Check::kShmBelowNeed: return f.severity != Severity::kError;  // an error: a kind shmguard does not patch
+    case Check::kIpcLockMissing:
+    case Check::kHostIpcMissing:
+    case Check::kComposeShmDefault: return true;
+    default: return false;
+  }
+}
+
+Decision Decide(const AdmissionRequest& request, const DecideContext& context) {
+  const Policy& policy = context.policy;
+  const Face face = context.face;
+  const NamespaceLabels& labels = context.labels;
+  Decision d;
+  if (request.operation != "CREATE") return d;  // pod fields are immutable after creation
+  std::string api_version = request.group.empty() ? request.version : request.group + "/" + request.version;
+  // Kinds the webhook does not evaluate are allowed untouched; the KubeRay kinds are evaluated
+  // but their templates never produce a patch (PodTemplate::patchable).
+  if (AdmissionRoleOf(api_version, request.kind) == AdmissionRole::kNone) return d;
+  // Only Kubernetes objects are admitted: a body shaped like a Compose file is left alone.
+  if (IsComposeDocument(request.object)) return d;
+
+  // A /mutate answer carries warnings and denials only: info findings are not recorded.
+  const EvaluateOptions options{.namespace_name = request.namespace_name,
+                                .detail = face == Face::kMutate ? Detail::kProblems : Detail::kAll,
+                                .namespace_pod_security = labels.pod_security,
+                                .observations = context.observations,
+                                .claims = context.claims,
+                                .budget = context.budget};
+  // Hybrid mode: a pod the exported policy gave its floor is evaluated as its author wrote it.
+  // When the webhook would patch that, or leave it as it is, its answer takes the floor's place;
+  // when it would deny it, skip it or could not finish, the floor stands.
+  std::optional<nlohmann::json> undone;
+  if (face == Face::kMutate && request.kind == "Pod") {
+    if (auto floor = ReadPolicyFloor(request.object)) undone = UndoPolicyFloor(request.object, *floor);
+  }
+  Evaluation ev = Evaluate(undone ? JsonNode(*undone) : request.object, policy, options);
+  if (undone) {
+    std::optional<nlohmann::json> planned;
+    if (ev.verdict == Verdict::kPatch || ev.verdict == Verdict::kOk) {
+      try {
+        planned = undone->patch(ev.patch.ToJson());
+      } catch (const nlohmann::json::exception&) {  // a patch of the pod always applies to it
+      }
+    }
+    if (planned) {
+      ev.patch = DiffPatch(request.object.Copy(), *planned);
+      if (!ev.patch.empty()) ev.verdict = Verdict::kPatch;
+    } else {
+      ev = Evaluate(request.object, policy, options);  // the floor stands
+    }
+  }
+  d.verdict = ev.verdict;
+  d.required_bytes = ev.RequiredBytes();
+  d.name = ev.name;
+  d.prefix_pods = ev.pods.size() > 1;
+  if (ev.verdict == Verdict::kSkip) return d;
+  const bool enforce = ev.rule.mode == NamespaceMode::kEnforce || labels.enforce;
+
+  // What is wrong: errors, and (on /validate, which sees the object after mutation) what a patch
+  // should have fixed; then what only warrants a warning. Moved out of `ev`, which ends here.
+  std::vector<Finding> problems, warnings;
+  auto sort = [&](Finding& f, Verdict pod_verdict) {
+    if (f.suppressed) return;
+    // A denial cites the arithmetic it refuses.
+    if (f.check == Check::kShmPlan && pod_verdict == Verdict::kDeny) return problems.push_back(std::move(f));
+    if (f.severity == Severity::kInfo) return;
+    if (f.severity == Severity::kError) return problems.push_back(std::move(f));
+    const bool patched_part =
+        pod_verdict == Verdict::kPatch && (FixedByPatch(f) || f.check == Check::kSizedWithoutAnnotations);
+    if (face == Face::kValidate && patched_part) return problems.push_back(std::move(f));
+    if (face == Face::kMutate && pod_verdict == Verdict::kPatch && FixedByPatch(f)) return;  // the patch fixes it
+    warnings.push_back(std::move(f));
+  };
+  for (auto& f : ev.findings) sort(f, ev.verdict);
+  for (auto& p : ev.pods) {
+    for (auto& f : p.findings) sort(f, p.verdict);
+  }
+
+  if (face == Face::kMutate) {
+    if (ev.verdict == Verdict::kPatch) d.patch = std::move(ev.patch);
+    d.findings = std::move(problems);
+    d.findings.insert(d.findings.end(), std::make_move_iterator(warnings.begin()),
+                      std::make_move_iterator(warnings.end()));
+    return d;
+  }
+  if (enforce && !problems.empty()) {
+    d.allowed = false;
+    d.code = 403;
+    d.findings = std::move(problems);
+    return d;
+  }
+  d.findings = std::move(problems);
+  d.findings.insert(d.findings.end(), std::make_move_iterator(warnings.begin()),
+                    std::make_move_iterator(warnings.end()));
+  return d;
+}
+
+}  // namespace shmguard

@@ -1,0 +1,191 @@
+// Evaluate: discovery, the namespace's rule, the exemptions, and every pod template's verdict
+// (EvaluatePod) gathered into the workload's verdict and patch.
+#include "shmguard/verdict/evaluation.h"
+
+#include <algorithm>
+
+#include "pod_evaluation.h"
+
+namespace shmguard {
+namespace {
+
+// An evaluation stopped because its work budget was spent: review-over-budget, and nothing of
+// what was found before it (a partial answer would patch part of a workload).
+Evaluation OverBudget(Evaluation ev) {
+  ev.findings.clear();
+  ev.pods.clear();
+  ev.patch = JsonPatch();
+  ev.findings.push_back(Finding(Check::kReviewOverBudget, ""));
+  ev.verdict = Verdict::kDeny;
+  return ev;
+}
+
+// The checks a shmguard.io/ignore value names ("id,id"; spaces around IDs allowed). An unknown
+// ID is an annotation-invalid warning at `pointer`: a typo must not exempt nothing silently.
+std::vector<Check> ReadIgnore(JsonNode value, const std::string& pointer, std::vector<Finding>& findings) {
+  std::vector<Check> out;
+  if (!value) return out;
+  if (!value.IsString()) {
+    findings.push_back(Finding(Check::kAnnotationInvalid, pointer)
+                           .At(Severity::kWarning)
+                           .Val("annotation", kIgnoreAnnotation)
+                           .Val("error", "must be a string of check IDs such as \"shm-plan,no-gpus\""));
+    return out;
+  }
+  std::string_view rest = value.String();
+  while (!rest.empty()) {
+    size_t comma = rest.find(',');
+    std::string_view id = rest.substr(0, comma);
+    while (!id.empty() && id.front() == ' ') id.remove_prefix(1);
+    while (!id.empty() && id.back() == ' ') id.remove_suffix(1);
+    if (auto c = FindCheck(id)) {
+      out.push_back(*c);
+    } else if (!id.empty()) {
+      findings.push_back(Finding(Check::kAnnotationInvalid, pointer)
+                             .At(Severity::kWarning)
+                             .Val("annotation", kIgnoreAnnotation)
+                             .Val("error", "\"" + std::string(id) + "\" is not a check ID (docs/checks.md)"));
+    }
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  }
+  return out;
+}
+
+// Marks the object's own findings that are exempted; true while one of them is an error
+// that is not.
+bool SettleObject(std::vector<Finding>& findings, const std::vector<Check>& exempt) {
+  bool error = false;
+  for (auto& f : findings) {
+    f.suppressed = std::find(exempt.begin(), exempt.end(), f.check) != exempt.end();
+    error = error || (!f.suppressed && f.severity == Severity::kError);
+  }
+  return error;
+}
+
+}  // namespace
+
+std::vector<Finding> Evaluation::AllFindings() const {
+  std::vector<Finding> out = findings;
+  for (const auto& p : pods) out.insert(out.end(), p.findings.begin(), p.findings.end());
+  return out;
+}
+
+int64_t Evaluation::RequiredBytes() const {
+  int64_t out = 0;
+  for (const auto& p : pods) {
+    out = std::max(out, p.required_bytes);
+  }
+  return out;
+}
+
+Evaluation Evaluate(JsonNode object, const Policy& policy, const EvaluateOptions& options) {
+  const std::string_view namespace_name = options.namespace_name;
+  const Detail detail = options.detail;
+  const Exemptions& exemptions = options.exemptions;
+  Evaluation ev;
+  auto workload = FindPodTemplates(object, options.runtimes);
+  if (workload && options.policy_mode) {
+    for (PodTemplate& t : workload->templates) {
+      t.servers_sized = false;
+      if (!workload->is_pod && !workload->separate_pods && t.patchable) {
+        t.patchable = false;
+        t.pods_patched_at_creation = true;
+      }
+    }
+  }
+  if (!workload) {
+    const Error& e = workload.error();
+    ev.kind = object.StringMember("kind");
+    if (e.code == Code::kUnsupportedKind) {
+      ev.verdict = Verdict::kSkip;
+      if (detail == Detail::kAll) ev.findings.push_back(Finding(Check::kNotAWorkload, "/kind").Val("error", e.message));
+      return ev;
+    }
+    ev.findings.push_back(
+        Finding(Check::kObjectInvalid, e.where.pointer).Val("where", e.where.ToString()).Val("error", e.message));
+    ev.verdict = SettleObject(ev.findings, exemptions.checks) ? Verdict::kDeny : Verdict::kOk;
+    return ev;
+  }
+  Workload& w = *workload;
+  ev.workload = true;
+  ev.api_version = w.api_version;
+  ev.kind = w.kind;
+  ev.name = w.name;
+  ev.namespace_name = !namespace_name.empty()     ? std::string(namespace_name)
+                      : !w.namespace_name.empty() ? w.namespace_name
+                                                  : "default";
+  ev.separate_pods = w.separate_pods;
+  // A Compose file (the only kind of separate applications) runs in no namespace: the default
+  // rule (privileged, no annotations required). A cluster-scoped object has none either: the
+  // rule that matches every namespace ("*"), if any, applies to it.
+  if (w.separate_pods || w.cluster_scoped) ev.namespace_name.clear();
+  ev.rule = w.separate_pods ? NamespaceRule{} : MatchNamespace(policy, ev.namespace_name);
+  ev.rule.pod_security = std::max(ev.rule.pod_security, options.namespace_pod_security);
+  if (ev.rule.mode == NamespaceMode::kOff) {
+    ev.verdict = Verdict::kSkip;
+    if (detail == Detail::kAll) {
+      ev.findings.push_back(Finding(Check::kNamespaceOff, "/metadata")
+                                .Val("namespace", ev.namespace_name)
+                                .Num("cluster_scoped", w.cluster_scoped ? 1 : 0));
+    }
+    return ev;
+  }
+  // Exempted for every pod: the caller's, the rule's, the object's own annotation.
+  std::vector<Check> exempt = exemptions.checks;
+  exempt.insert(exempt.end(), ev.rule.ignore.begin(), ev.rule.ignore.end());
+  std::vector<Finding> own = w.findings;
+  if (JsonNode ignore = object.Find("metadata").Find("annotations").Find(kIgnoreAnnotation)) {
+    std::vector<Check> object_ignore = ReadIgnore(ignore, "/metadata/annotations/shmguard.io~1ignore", own);
+    exempt.insert(exempt.end(), object_ignore.begin(), object_ignore.end());
+  }
+  for (auto& f : own) {
+    if (detail == Detail::kAll || f.severity != Severity::kInfo) ev.findings.push_back(std::move(f));
+  }
+  bool object_error = SettleObject(ev.findings, exempt);
+  // Claims are read for every pod that uses some: one the input does not hold is unknown.
+  if (!w.separate_pods && !options.policy_mode) {
+    static const ClaimIndex kNone;
+    const ClaimIndex& claims = options.claims ? *options.claims : kNone;
+    for (auto& t : w.templates) ResolveClaimGpus(t, ev.namespace_name, claims, policy.gpu_device_classes);
+  }
+  for (auto& t : w.templates) t.budget = options.budget;
+  for (const auto& t : w.templates) {
+    if (options.budget && options.budget->Exhausted()) return OverBudget(std::move(ev));
+    PodContext ctx{detail, exempt};
+    if (options.observations && options.observations->size() > 0 && !w.separate_pods && !options.policy_mode) {
+      auto profile = t.annotations.find(kProfileAnnotation);  // the template's, else the workload's
+      ctx.observed = options.observations->Find(
+          ev.namespace_name, WorkloadCandidates(object, profile != t.annotations.end() ? profile->second : JsonNode()));
+    }
+    std::vector<Finding> ignore_findings;
+    auto it = t.annotations.find(kIgnoreAnnotation);
+    if (it != t.annotations.end()) {
+      // The template's value wins over the workload's, as for every shmguard.io/ annotation.
+      ctx.exempt = exemptions.checks;
+      ctx.exempt.insert(ctx.exempt.end(), ev.rule.ignore.begin(), ev.rule.ignore.end());
+      auto own_ignore = ReadIgnore(it->second, t.AnnotationPointer(kIgnoreAnnotation), ignore_findings);
+      ctx.exempt.insert(ctx.exempt.end(), own_ignore.begin(), own_ignore.end());
+    }
+    PodEvaluation pe = EvaluatePod({t, w, ev.rule, policy, ctx});
+    for (auto& f : ignore_findings) {
+      f.pod = pe.label;
+      pe.findings.insert(pe.findings.begin(), std::move(f));
+    }
+    ev.patch.Extend(pe.patch);
+    if (!w.separate_pods) pe.patch = JsonPatch();  // only separate applications are patched one by one
+    ev.verdict = ev.pods.empty() ? pe.verdict : std::max(ev.verdict, pe.verdict);
+    ev.pods.push_back(std::move(pe));
+  }
+  if (options.budget && options.budget->Exhausted()) return OverBudget(std::move(ev));
+  if (ev.pods.empty()) {
+    ev.verdict = Verdict::kOk;
+    if (detail == Detail::kAll) ev.findings.push_back(Finding(Check::kNoPodTemplates, "/spec"));
+  }
+  if (object_error) ev.verdict = Verdict::kDeny;
+  // A workload one of whose pods is denied is not patched at all: /mutate sends no patch then,
+  // and the audit shows what /mutate would do. Separate applications are patched one by one.
+  if (ev.verdict == Verdict::kDeny && !ev.separate_pods) ev.patch = JsonPatch();
+  return ev;
+}
+
+}  // namespace shmguard
