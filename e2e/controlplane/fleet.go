@@ -35,8 +35,9 @@ const (
 	jobsetWebhooks = "jobset-webhooks"
 )
 
-// FleetProcesses are the fleet's processes, stopped by Down when they run.
-var FleetProcesses = []string{jobsetName, kwokName}
+// FleetProcesses are the processes tests start beside the control plane (the fleet's, and
+// Prometheus), stopped by Down when they run.
+var FleetProcesses = []string{jobsetName, kwokName, prometheusName}
 
 // FleetToleration lets a pod onto the fake nodes; FleetSelector keeps it there.
 var (

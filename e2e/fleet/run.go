@@ -231,14 +231,17 @@ func RollingUpdate(round int) *Fault {
 			return "", err
 		}
 		args := append([]string{"upgrade", controlplane.ReleaseName, e.CP.Chart, "--namespace", controlplane.ReleaseNamespace,
-			"--reuse-values", "--wait", "--timeout", "5m", "--set", fmt.Sprintf("server.keepAliveSeconds=%d", 10+round%2+1),
+			"--reuse-values", "--set", fmt.Sprintf("server.keepAliveSeconds=%d", 10+round%2+1),
 			// a new annotation each time: every upgrade rolls the replicas, whatever the last left
 			"--set-string", "podAnnotations.fleetRollout=" + strconv.Itoa(round) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)}, values...)
 		start := time.Now()
 		if out, err := e.CP.Run(nil, "helm", args...); err != nil {
 			return "", fmt.Errorf("helm upgrade: %v\n%s", err, out)
 		}
-		return fmt.Sprintf("helm upgrade --wait took %.1fs", time.Since(start).Seconds()), nil
+		if err := WaitRollout(ctx, e); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("helm upgrade and the rollout took %.1fs", time.Since(start).Seconds()), nil
 	}}
 }
 
@@ -328,7 +331,7 @@ func ScaleReplicas(ctx context.Context, e *Env, n int32) (func(), error) {
 	}
 	upgrade := func(extra ...string) error {
 		args := append(append([]string{"upgrade", controlplane.ReleaseName, e.CP.Chart, "--namespace",
-			controlplane.ReleaseNamespace, "--wait", "--timeout", "5m"}, extra...), values...)
+			controlplane.ReleaseNamespace}, extra...), values...)
 		if out, err := e.CP.Run(nil, "helm", args...); err != nil {
 			return fmt.Errorf("helm upgrade: %v\n%s", err, out)
 		}
@@ -338,18 +341,36 @@ func ScaleReplicas(ctx context.Context, e *Env, n int32) (func(), error) {
 		return nil, err
 	}
 	return func() {
-		if err := upgrade(); err != nil {
+		err := upgrade()
+		if err == nil {
+			err = WaitRollout(context.Background(), e)
+		}
+		if err != nil {
 			e.Log("putting shmguard's release back: %v", err)
 		}
 	}, WaitReplicas(ctx, e, n)
 }
 
-// WaitReplicas waits until shmguard's Deployment has n ready, updated replicas.
+// WaitRollout waits until shmguard's Deployment has rolled out its last change: every replica
+// updated and ready. Not `helm upgrade --wait`, which also waits for the node agents' DaemonSet,
+// whose pods on KWOK's nodes stay not ready once an API server restart has made those nodes
+// unreachable for a while.
+func WaitRollout(ctx context.Context, e *Env) error {
+	d, err := e.CS.AppsV1().Deployments(controlplane.ReleaseNamespace).Get(ctx, controlplane.ReleaseName, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	return WaitReplicas(ctx, e, *d.Spec.Replicas)
+}
+
+// WaitReplicas waits until shmguard's Deployment has n ready, updated replicas, its last change
+// observed, and no other.
 func WaitReplicas(ctx context.Context, e *Env, n int32) error {
 	deps := e.CS.AppsV1().Deployments(controlplane.ReleaseNamespace)
 	for {
 		d, err := deps.Get(ctx, controlplane.ReleaseName, metav1.GetOptions{})
-		if err == nil && d.Status.ReadyReplicas == n && d.Status.UpdatedReplicas == n && d.Status.Replicas == n {
+		if err == nil && d.Status.ObservedGeneration >= d.Generation && d.Status.ReadyReplicas == n &&
+			d.Status.UpdatedReplicas == n && d.Status.Replicas == n {
 			return nil
 		}
 		select {
@@ -378,4 +399,21 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		out[name] = f.Interface()
 	}
 	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes: null is NaN again.
+func (r *Result) UnmarshalJSON(b []byte) error {
+	type plain Result
+	p := plain{}
+	v := reflect.ValueOf(&p).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		if v.Field(i).Kind() == reflect.Float64 {
+			v.Field(i).SetFloat(math.NaN())
+		}
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*r = Result(p)
+	return nil
 }

@@ -25,7 +25,8 @@ func TestResultJSON(t *testing.T) {
 		t.Errorf("%s: an empty faultNote is left out", b)
 	}
 	var back Result
-	if err := json.Unmarshal(b, &back); err != nil || back.ExistSeconds != 1.5 || back.Pods != 3 {
+	if err := json.Unmarshal(b, &back); err != nil || back.ExistSeconds != 1.5 || back.Pods != 3 ||
+		!math.IsNaN(back.RunningSeconds) || !math.IsNaN(back.WebhookP99) {
 		t.Errorf("read back: %+v, %v", back, err)
 	}
 }

@@ -111,11 +111,8 @@ Result<PlanInputs> ReadFlags(const PlanOptions& o, const Policy& policy) {
     }
     auto plan = PlanServer(l, o.gpus, f.memory_limit_bytes);
     if (!plan) return plan.error();
-    if (!o.procs) {
-      f.procs = std::min(plan->procs, kMaxProcs);
-      f.procs_source = std::string(ServerTitle(*server)) + " (" + std::to_string(plan->procs) + " ranks in the pod)";
-    }
-    if (plan->multi_node && f.nodes == 1) f.nodes = 2;
+    f.procs_stated = o.procs.has_value();
+    TakeServerCounts(f, l, *plan);
     in.server = std::move(*plan);
   }
   in.shm = PodShmInputs(f);

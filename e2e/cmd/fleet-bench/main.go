@@ -5,7 +5,7 @@
 // writes the results (JSON), a Markdown table, and a PNG of creates per second over time.
 // bench/fleet.sh runs it.
 //
-//	fleet-bench --dir DIR [--nodes 1000] [--pods 1000] [--rounds 3] [--out DIR] [--only storms|faults]
+//	fleet-bench --dir DIR [--nodes 1000] [--pods 1000] [--rounds 3] [--out DIR] [--only storms|faults] [--resume]
 package main
 
 import (
@@ -30,18 +30,19 @@ func main() {
 	out := flag.String("out", "bench/fleet", "the directory results.json, table.md and the plots go to")
 	only := flag.String("only", "", "storms or faults: run only those")
 	outage := flag.Duration("outage", 60*time.Second, "how long every replica is down in the outage fault")
+	resume := flag.Bool("resume", false, "keep the results already in OUT/results.json and add this run's")
 	flag.Parse()
 	if *dir == "" {
 		fmt.Fprintln(os.Stderr, "usage: fleet-bench --dir DIR [--nodes 1000] [--pods 1000] [--rounds 3] [--out DIR]")
 		os.Exit(2)
 	}
-	if err := run(*dir, *nodes, *pods, *rounds, *out, *only, *outage); err != nil {
+	if err := run(*dir, *nodes, *pods, *rounds, *out, *only, *outage, *resume); err != nil {
 		fmt.Fprintf(os.Stderr, "fleet-bench: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir string, nodes, pods, rounds int, out, only string, outage time.Duration) error {
+func run(dir string, nodes, pods, rounds int, out, only string, outage time.Duration, resume bool) error {
 	cp, err := controlplane.Load(dir)
 	if err != nil {
 		return err
@@ -79,6 +80,15 @@ func run(dir string, nodes, pods, rounds int, out, only string, outage time.Dura
 	defer undo()
 
 	var results []*fleet.Result
+	if resume {
+		b, err := os.ReadFile(filepath.Join(out, "results.json"))
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(b, &results); err != nil {
+			return fmt.Errorf("%s: %w", filepath.Join(out, "results.json"), err)
+		}
+	}
 	save := func() error {
 		b, err := json.MarshalIndent(results, "", "  ")
 		if err != nil {

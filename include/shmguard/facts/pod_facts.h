@@ -152,4 +152,10 @@ struct PodReading {
 // quantity, counts quoted integers in range).
 PodReading ReadPod(const PodTemplate& t, const Policy& policy);
 
+// What a server's plan says of a pod's counts: its ranks are the pod's processes unless something
+// stated them (an annotation, env, a launcher's flag, `plan --procs`), and ranks that span pods
+// make at least two nodes (the launch's own count when it says). One rule for the webhook's
+// reading and `shmguard plan --server`.
+void TakeServerCounts(PodFacts& f, const ServerLaunch& l, const ServerPlan& plan);
+
 }  // namespace shmguard

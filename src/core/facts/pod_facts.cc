@@ -197,22 +197,26 @@ void PlanServerOf(PodReading& r) {
     r.facts_error = MakeError(plan.error().code, plan.error().message, Location::Pointer(l.pointer));
     return;
   }
+  TakeServerCounts(f, l, *plan);
+  r.server = std::move(*plan);
+}
+
+}  // namespace
+
+void TakeServerCounts(PodFacts& f, const ServerLaunch& l, const ServerPlan& plan) {
   if (!f.procs_stated) {
     const std::string flags = ServerFlagsText(l);
-    f.procs = std::min(plan->procs, kMaxProcs);
+    f.procs = std::min(plan.procs, kMaxProcs);
     f.procs_source =
         std::string(ServerTitle(l.server)) + " (" + l.launched_by + (flags.empty() ? "" : ": " + flags) + ")";
     f.procs_stated = true;
     f.procs_pointer = l.pointer;
   }
-  if (plan->multi_node && f.nodes == 1) {
+  if (plan.multi_node && f.nodes == 1) {
     f.nodes = std::max<int64_t>(l.nnodes, 2);
     f.nodes_source = std::string(ServerTitle(l.server)) + "'s ranks span pods";
   }
-  r.server = std::move(*plan);
 }
-
-}  // namespace
 
 PodReading ReadPod(const PodTemplate& t, const Policy& policy) {
   PodReading r;

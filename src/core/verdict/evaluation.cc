@@ -3,6 +3,7 @@
 #include "shmguard/verdict/evaluation.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "pod_evaluation.h"
 
@@ -130,9 +131,11 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, const EvaluateOptions
     }
     return ev;
   }
-  // Exempted for every pod: the caller's, the rule's, the object's own annotation.
-  std::vector<Check> exempt = exemptions.checks;
-  exempt.insert(exempt.end(), ev.rule.ignore.begin(), ev.rule.ignore.end());
+  // Exempted for every pod: the caller's and the rule's, and the object's own annotation, which a
+  // template's own replaces.
+  std::vector<Check> base = exemptions.checks;
+  base.insert(base.end(), ev.rule.ignore.begin(), ev.rule.ignore.end());
+  std::vector<Check> exempt = base;
   std::vector<Finding> own = w.findings;
   if (JsonNode ignore = object.Find("metadata").Find("annotations").Find(kIgnoreAnnotation)) {
     std::vector<Check> object_ignore = ReadIgnore(ignore, "/metadata/annotations/shmguard.io~1ignore", own);
@@ -161,16 +164,14 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, const EvaluateOptions
     auto it = t.annotations.find(kIgnoreAnnotation);
     if (it != t.annotations.end()) {
       // The template's value wins over the workload's, as for every shmguard.io/ annotation.
-      ctx.exempt = exemptions.checks;
-      ctx.exempt.insert(ctx.exempt.end(), ev.rule.ignore.begin(), ev.rule.ignore.end());
+      ctx.exempt = base;
       auto own_ignore = ReadIgnore(it->second, t.AnnotationPointer(kIgnoreAnnotation), ignore_findings);
       ctx.exempt.insert(ctx.exempt.end(), own_ignore.begin(), own_ignore.end());
     }
     PodEvaluation pe = EvaluatePod({t, w, ev.rule, policy, ctx});
-    for (auto& f : ignore_findings) {
-      f.pod = pe.label;
-      pe.findings.insert(pe.findings.begin(), std::move(f));
-    }
+    for (auto& f : ignore_findings) f.pod = pe.label;
+    pe.findings.insert(pe.findings.begin(), std::make_move_iterator(ignore_findings.begin()),
+                       std::make_move_iterator(ignore_findings.end()));
     ev.patch.Extend(pe.patch);
     if (!w.separate_pods) pe.patch = JsonPatch();  // only separate applications are patched one by one
     ev.verdict = ev.pods.empty() ? pe.verdict : std::max(ev.verdict, pe.verdict);

@@ -140,6 +140,40 @@ spec:
         "/spec/replicatedJobs/1/template/spec/template/metadata/annotations/shmguard.io~1num-workers");
 }
 
+TEST_CASE("Evaluate reads a template's shmguard.io/ignore in place of the object's, its errors in order",
+          "[evaluation]") {
+  json js = Yaml(R"(
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: js, annotations: {shmguard.io/ignore: shm-below-need}}
+spec:
+  replicatedJobs:
+  - name: own
+    template:
+      spec:
+        template:
+          metadata: {annotations: {shmguard.io/ignore: "first-typo, ipc-lock-missing, second-typo"}}
+          spec: {containers: [{name: a, resources: {limits: {nvidia.com/gpu: 4}}}]}
+  - name: inherits
+    template: {spec: {template: {spec: {containers: [{name: a, resources: {limits: {nvidia.com/gpu: 4}}}]}}}}
+)");
+  Evaluation ev = Evaluate(js, Policy{}, {.namespace_name = "team-a"});
+  REQUIRE(ev.pods.size() == 2);
+  std::vector<std::string> errors;
+  for (const auto& f : ev.pods[0].findings) {
+    if (f.check == Check::kAnnotationInvalid) errors.push_back(f.Value("error"));
+  }
+  CHECK(errors == std::vector<std::string>{"\"first-typo\" is not a check ID (docs/checks.md)",
+                                           "\"second-typo\" is not a check ID (docs/checks.md)"});
+  // The template's list replaces the object's: its shm-below-need counts; the other template's
+  // is the object's, exempted.
+  auto below = [](const PodEvaluation& pe) { return test::FindingOf(pe.findings, Check::kShmBelowNeed); };
+  REQUIRE(below(ev.pods[0]) != nullptr);
+  REQUIRE(below(ev.pods[1]) != nullptr);
+  CHECK_FALSE(below(ev.pods[0])->suppressed);
+  CHECK(below(ev.pods[1])->suppressed);
+}
+
 // The warnings and errors of `findings`, with the plan a denial cites, by ID and pointer, sorted:
 // what a /mutate answer can carry.
 std::vector<std::string> Problems(const std::vector<Finding>& findings, bool denied) {
