@@ -3,7 +3,9 @@
 # every mode of shmguard, and faults in the middle of them (e2e/cmd/fleet-bench, run by
 # bench/on-node.sh): writes bench/fleet/results.json, table.md, storms.png and faults.png, and the
 # table into bench/README.md between its fleet markers.
-#   bench/fleet.sh [--nodes 1000] [--pods 1000] [--rounds 3] [--only storms|faults]
+#   bench/fleet.sh [--nodes 1000] [--pods 1000] [--rounds 3] [--only storms|faults|plots] [--resume]
+# (--resume keeps the results already in bench/fleet/results.json; --only plots writes the table
+# and plots of those again, for a run stopped before its end)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/bench/on-node.sh" fleet-bench --out "$root/bench/fleet" "$@"

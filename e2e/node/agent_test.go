@@ -16,17 +16,20 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+
+	"shmguard.io/e2e/controlplane"
 )
 
 const agentNamespace = "shmguard-agent"
 
-// agentPod is the node agent's pod once it is Ready.
+// agentPod is the node agent's pod on the real node once it is Ready (not one of those the
+// DaemonSet runs on a fleet's KWOK nodes).
 func agentPod(t *testing.T) *corev1.Pod {
 	t.Helper()
 	var pod *corev1.Pod
 	wait(t, 2*time.Minute, "the node agent Ready", func() error {
 		pods, err := client.CoreV1().Pods(agentNamespace).List(ctxFor(t, time.Minute), metav1.ListOptions{
-			LabelSelector: "app.kubernetes.io/component=agent"})
+			LabelSelector: "app.kubernetes.io/component=agent", FieldSelector: "spec.nodeName=" + controlplane.NodeName})
 		if err != nil {
 			return err
 		}

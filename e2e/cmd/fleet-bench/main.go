@@ -28,10 +28,17 @@ func main() {
 	pods := flag.Int("pods", 1000, "pods of each storm")
 	rounds := flag.Int("rounds", 3, "times each fault is repeated")
 	out := flag.String("out", "bench/fleet", "the directory results.json, table.md and the plots go to")
-	only := flag.String("only", "", "storms or faults: run only those")
+	only := flag.String("only", "", "storms or faults: run only those; plots: write the table and plots of OUT/results.json again")
 	outage := flag.Duration("outage", 60*time.Second, "how long every replica is down in the outage fault")
 	resume := flag.Bool("resume", false, "keep the results already in OUT/results.json and add this run's")
 	flag.Parse()
+	if *only == "plots" {
+		if err := replot(*out, *pods, *nodes); err != nil {
+			fmt.Fprintf(os.Stderr, "fleet-bench: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *dir == "" {
 		fmt.Fprintln(os.Stderr, "usage: fleet-bench --dir DIR [--nodes 1000] [--pods 1000] [--rounds 3] [--out DIR]")
 		os.Exit(2)
@@ -192,4 +199,35 @@ func faultName(f *fleet.Fault) string {
 		return ""
 	}
 	return strings.TrimSpace(f.Name)
+}
+
+// replot writes table.md, storms.png and faults.png again from out/results.json, as a run does at
+// its end: for a run stopped before it.
+func replot(out string, pods, nodes int) error {
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		return err
+	}
+	var results []*fleet.Result
+	if err := json.Unmarshal(b, &results); err != nil {
+		return err
+	}
+	var storms, faulted []*fleet.Result
+	for _, r := range results {
+		switch {
+		case r.Storm == "jobset" && r.Fault == "":
+			storms = append(storms, r)
+		case r.Fault != "" && r.Round == 1:
+			faulted = append(faulted, r)
+		}
+	}
+	if err := fleet.PlotCreates(storms, fmt.Sprintf("A JobSet of %d 8-GPU pods over %d KWOK nodes", pods, nodes),
+		filepath.Join(out, "storms.png")); err != nil {
+		return err
+	}
+	if err := fleet.PlotCreates(faulted, fmt.Sprintf("A JobSet of %d pods with a fault once a quarter exist (round 1)", pods),
+		filepath.Join(out, "faults.png")); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, "table.md"), []byte(fleet.Table(results)), 0o644)
 }
