@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -348,6 +349,37 @@ func TestHelmMonitoring(t *testing.T) {
 	}
 	if objects["ServiceMonitor/shmguard"] == nil {
 		t.Error("no ServiceMonitor/shmguard rendered")
+	}
+
+	// The alerts find the targets by the job labels the Prometheus Operator gives the monitors'
+	// targets: the Service's name, and the PodMonitor's namespace/name.
+	docs, err = cp.RenderChart("serviceMonitor.enabled=true", "prometheusRule.enabled=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects = objectsByKey(t, docs, nil)
+	rule := objects["PrometheusRule/shmguard"]
+	if rule == nil {
+		t.Fatal("no PrometheusRule/shmguard rendered")
+	}
+	pm = objects["PodMonitor/shmguard-agent"]
+	pmNamespace, _, _ := unstructured.NestedString(pm, "metadata", "namespace")
+	jobs := map[string]bool{}
+	groups, _, _ := unstructured.NestedSlice(rule, "spec", "groups")
+	for _, g := range groups {
+		for _, r := range g.(map[string]any)["rules"].([]any) {
+			for _, m := range regexp.MustCompile(`job="([^"]+)"`).FindAllStringSubmatch(r.(map[string]any)["expr"].(string), -1) {
+				jobs[m[1]] = true
+			}
+		}
+	}
+	for _, want := range []string{"shmguard", pmNamespace + "/shmguard-agent", "apiserver"} {
+		if !jobs[want] {
+			t.Errorf("the alerts never select job %q; they select %v", want, jobs)
+		}
+	}
+	if len(jobs) != 3 {
+		t.Errorf("the alerts select jobs %v, want the webhook's, the agents' and the API server's", jobs)
 	}
 }
 
