@@ -287,23 +287,16 @@ func servePid() (int, error) {
 // Outage stops every webhook replica for `d` (the Deployment scaled to 0), then brings them back.
 func Outage(d time.Duration) *Fault {
 	return &Fault{Name: fmt.Sprintf("all replicas down %ds", int(d.Seconds())), Inject: func(ctx context.Context, e *Env) (string, error) {
-		deps := e.CS.AppsV1().Deployments(controlplane.ReleaseNamespace)
-		scale, err := deps.GetScale(ctx, controlplane.ReleaseName, metav1.GetOptions{})
+		scale, err := e.CS.AppsV1().Deployments(controlplane.ReleaseNamespace).GetScale(ctx, controlplane.ReleaseName, metav1.GetOptions{})
 		if err != nil {
 			return "", err
 		}
 		replicas := scale.Spec.Replicas
-		scale.Spec.Replicas = 0
-		if _, err := deps.UpdateScale(ctx, controlplane.ReleaseName, scale, metav1.UpdateOptions{}); err != nil {
+		if err := Scale(ctx, e.CS, controlplane.ReleaseNamespace, controlplane.ReleaseName, 0); err != nil {
 			return "", err
 		}
 		time.Sleep(d)
-		scale, err = deps.GetScale(ctx, controlplane.ReleaseName, metav1.GetOptions{})
-		if err != nil {
-			return "", err
-		}
-		scale.Spec.Replicas = replicas
-		if _, err := deps.UpdateScale(ctx, controlplane.ReleaseName, scale, metav1.UpdateOptions{}); err != nil {
+		if err := Scale(ctx, e.CS, controlplane.ReleaseNamespace, controlplane.ReleaseName, replicas); err != nil {
 			return "", err
 		}
 		return "", WaitReplicas(ctx, e, replicas)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"shmguard.io/e2e/controlplane"
@@ -135,11 +136,7 @@ func DeploymentStorm(deployments, pods int) *Storm {
 			wg.Add(1)
 			go func(name string) {
 				defer wg.Done()
-				// A merge patch of the scale, as `kubectl scale` without --resource-version: the
-				// Deployment controller writing its status meanwhile is no conflict.
-				body := fmt.Sprintf(`{"spec":{"replicas":%d}}`, pods/deployments)
-				_, err := apps.Patch(ctx, name, types.MergePatchType, []byte(body), metav1.PatchOptions{}, "scale")
-				if err != nil {
+				if err := Scale(ctx, e.CS, ns, name, int32(pods/deployments)); err != nil {
 					errs <- err
 				}
 			}(fmt.Sprintf("vllm-%d", i))
@@ -149,4 +146,13 @@ func DeploymentStorm(deployments, pods int) *Storm {
 		return <-errs
 	}
 	return s
+}
+
+// Scale sets a Deployment's replicas by a merge patch of its scale, as `kubectl scale` without
+// --resource-version does: the Deployment controller writing its status meanwhile is no
+// conflict, as it is for a read and an update of the scale.
+func Scale(ctx context.Context, cs kubernetes.Interface, namespace, name string, replicas int32) error {
+	body := fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas)
+	_, err := cs.AppsV1().Deployments(namespace).Patch(ctx, name, types.MergePatchType, []byte(body), metav1.PatchOptions{}, "scale")
+	return err
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 
 	"shmguard.io/e2e/controlplane"
+	"shmguard.io/e2e/fleet"
 )
 
 // stopWebhook scales shmguard's Deployment to 0 and waits until none of its pods is left, so
@@ -29,12 +30,7 @@ func stopWebhook(t *testing.T) {
 	}
 	replicas := scale.Spec.Replicas
 	t.Cleanup(func() {
-		s, err := deps.GetScale(ctx, controlplane.ReleaseName, metav1.GetOptions{})
-		if err == nil {
-			s.Spec.Replicas = replicas
-			_, err = deps.UpdateScale(ctx, controlplane.ReleaseName, s, metav1.UpdateOptions{})
-		}
-		if err != nil {
+		if err := fleet.Scale(ctx, client, controlplane.ReleaseNamespace, controlplane.ReleaseName, replicas); err != nil {
 			t.Errorf("scaling shmguard back to %d replicas: %v", replicas, err)
 			return
 		}
@@ -49,8 +45,7 @@ func stopWebhook(t *testing.T) {
 			return nil
 		})
 	})
-	scale.Spec.Replicas = 0
-	if _, err := deps.UpdateScale(ctx, controlplane.ReleaseName, scale, metav1.UpdateOptions{}); err != nil {
+	if err := fleet.Scale(ctx, client, controlplane.ReleaseNamespace, controlplane.ReleaseName, 0); err != nil {
 		t.Fatal(err)
 	}
 	wait(t, 2*time.Minute, "shmguard's pods gone", func() error {
