@@ -93,8 +93,8 @@ func (s *State) StartFleet(ctx context.Context, nodes, gpus int) (*Fleet, error)
 	return &Fleet{Nodes: nodes, GPUsPerNode: gpus, Took: time.Since(start)}, nil
 }
 
-// StopFleet removes the fake nodes (and with them their pods), the JobSet webhooks, and stops
-// the fleet's processes.
+// StopFleet removes the fake nodes and their pods, the JobSet webhooks, and stops the fleet's
+// processes.
 func (s *State) StopFleet(ctx context.Context) error {
 	cs, err := s.Clientset()
 	if err != nil {
@@ -108,11 +108,53 @@ func (s *State) StopFleet(ctx context.Context) error {
 	}
 	keep(cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, jobsetWebhooks, metav1.DeleteOptions{}))
 	keep(cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx, jobsetWebhooks, metav1.DeleteOptions{}))
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: FleetLabel + "=true"})
+	keep(err)
 	keep(cs.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: FleetLabel + "=true"}))
+	if nodes != nil && len(nodes.Items) > 0 {
+		// Pods bound to a deleted node (the node agents' DaemonSet puts one on each) wait for the
+		// pod garbage collector; the tests after this one count the agents' pods, so they go now.
+		fake := map[string]bool{}
+		for _, n := range nodes.Items {
+			fake[n.Name] = true
+		}
+		keep(deletePodsOn(ctx, cs, fake))
+	}
 	for _, name := range FleetProcesses {
 		keep(stopProcess(s.Dir, name, 15*time.Second))
 	}
 	return first
+}
+
+// deletePodsOn deletes, at once (no grace: nothing runs them), every pod bound to one of `nodes`
+// and waits until none is left.
+func deletePodsOn(ctx context.Context, cs *kubernetes.Clientset, nodes map[string]bool) error {
+	zero := int64(0)
+	for {
+		pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		left := 0
+		for _, p := range pods.Items {
+			if !nodes[p.Spec.NodeName] {
+				continue
+			}
+			left++
+			err := cs.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+			if err != nil && !apierrors.IsNotFound(err) {
+				return err
+			}
+		}
+		if left == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%d pods of the fleet's nodes left: %w", left, ctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 func (s *State) startKWOK() error {

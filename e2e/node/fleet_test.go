@@ -30,7 +30,9 @@ func TestAStormOfGPUPodsThroughARolloutAndAKilledReplicaComesOutPatched(t *testi
 	t.Cleanup(restore)
 	f, err := cp.StartFleet(ctx, 200, 8)
 	t.Cleanup(func() {
-		if err := cp.StopFleet(context.Background()); err != nil {
+		stop, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		if err := cp.StopFleet(stop); err != nil {
 			t.Errorf("stopping the fleet: %v", err)
 		}
 	})
