@@ -15,7 +15,7 @@ if ((status != 0)); then
   echo "run-node-suite: the node suite failed (exit $status)" >&2
   exit 1
 fi
-want=$(grep -h -c -E '^func Test[A-Z]' e2e/node/*_test.go | awk '{s+=$1} END{print s}')
+want=$(grep -h -c -E '^func Test[A-Z][A-Za-z0-9_]*\(t \*testing\.T\)' e2e/node/*_test.go | awk '{s+=$1} END{print s}')
 ran=$(grep -a -c -E '^--- (PASS|FAIL|SKIP): Test' "$log" || true)
 if ((ran < want)); then
   echo "run-node-suite: $ran of the node suite's $want tests ran" >&2
