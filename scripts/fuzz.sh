@@ -2,8 +2,8 @@
 # Builds the libFuzzer targets (clang, ASan + UBSan) and runs each one.
 #   scripts/fuzz.sh build                          installs clang and builds the targets, runs none
 #   scripts/fuzz.sh [RUNS] [SECONDS] [TARGET...]   defaults: 10,000,000 runs, at most 1800 s each,
-#                                                  all eight targets (admission quantity audit config
-#                                                  transport labels observations splitter)
+#                                                  all nine targets (admission quantity audit config
+#                                                  transport labels observations splitter report)
 # Seeds come from examples/, tests/testdata and (when present) the third-party manifests in
 # ${SHMGUARD_CORPUS_DIR:-../shared/testdata}; corpora grow in build-fuzz/corpus/<target>.
 # A crash leaves build-fuzz/<target>-crash-*; turn it into a regression test before fixing, and
@@ -17,7 +17,7 @@ mode=${1:-}
 runs=${1:-10000000}
 seconds=${2:-1800}
 shift $(( $# > 2 ? 2 : $# ))
-targets=("${@:-admission quantity audit config transport labels observations splitter}")
+targets=("${@:-admission quantity audit config transport labels observations splitter report}")
 read -r -a targets <<< "${targets[*]}"
 ./scripts/install-deps.sh
 dpkg-query -W -f='${Status}\n' clang libclang-rt-14-dev 2>/dev/null | grep -c "install ok installed" | grep -q 2 ||
@@ -70,6 +70,9 @@ PY
     observations)
       find examples tests/testdata -name '*profile*.yaml' -exec cp {} "$dir/" \; 2>/dev/null || true
       printf 'apiVersion: shmguard.io/v1alpha1\nkind: ShmProfile\nmetadata: {name: job-train, namespace: ml}\nspec: {workload: Job/train}\nstatus: {peakBytes: 1048576, runs: 2}\n' > "$dir/one" ;;
+    report)
+      cp examples/report/*.json "$dir/"
+      find examples -name '*.yaml' -size -16k -exec cp {} "$dir/" \; ;;
     splitter)
       find "$corpus" examples -name '*.yaml' -size -16k -exec cp {} "$dir/" \; 2>/dev/null || true ;;
     config)

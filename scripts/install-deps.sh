@@ -9,7 +9,9 @@ build=(
   g++ cmake ninja-build pkg-config
   libcpp-httplib-dev libssl-dev libyaml-dev nlohmann-json3-dev libspdlog-dev libcli11-dev libsimdjson-dev libjemalloc-dev catch2
 )
-tests=(openssl curl python3 python3-yaml python3-jsonpatch clang-format)
+# The report's browser test (tests/report/browser_test.py) drives Debian's chromium through its
+# chromedriver: no browser is downloaded.
+tests=(openssl curl python3 python3-yaml python3-jsonpatch clang-format chromium chromium-driver python3-selenium)
 # The end-to-end suite's node (scripts/control-plane.sh up --node): runc's seccomp, the CNI
 # plugins, the tools the kubelet, kube-proxy and the node's set-up call, and what builds the
 # images (mmdebstrap makes the Debian base images, buildah builds the Dockerfiles).

@@ -2,7 +2,8 @@
 # Fresh machine -> all tests: installs dependencies (Debian packages), checks the formatting
 # (clang-format, gofmt, go vet) and that each layer includes only the ones below it
 # (scripts/check-layers.sh), builds with warnings as errors, runs every Catch2 test through
-# CTest, the alerts' tests (scripts/check-alerts.sh: promtool), then the end-to-end suite (e2e/) against a real control plane (scripts/control-plane.sh:
+# CTest, the alerts' tests (scripts/check-alerts.sh: promtool), the report's page in Debian's
+# chromium (scripts/check-report.sh), then the end-to-end suite (e2e/) against a real control plane (scripts/control-plane.sh:
 # etcd, kube-apiserver, kube-controller-manager, kubectl and helm built from their Go modules,
 # cached outside the tree), then the node suite (e2e/node) on a real node with shmguard installed
 # from its own image (control-plane.sh up --node; the images are built by
@@ -34,6 +35,8 @@ BUILD_DIR=${BUILD_DIR:-build} ./scripts/build.sh -DSHMGUARD_WERROR=ON "-DCMAKE_C
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j2 --output-junit "$logs/ctest.xml"
 # The chart's alerts: promtool check rules on the rendered PrometheusRule, and their unit tests.
 ./scripts/check-alerts.sh
+# `shmguard report`'s page in a real browser: no request, no console error, filter, sort, numbers.
+./scripts/check-report.sh
 
 # The end-to-end suite, in front of a real kube-apiserver: a control plane of its own (stopped
 # and removed on exit, whatever happens), with the binary just built.

@@ -8,6 +8,7 @@
 #include "cli/exit_code.h"
 #include "cli/plan_command.h"
 #include "cli/policy_command.h"
+#include "cli/report_command.h"
 #include "cli/serve_command.h"
 #include "cli/top_command.h"
 #include "io/config.h"
@@ -179,6 +180,11 @@ int main(int argc, char** argv) {
   shmguard::cli::TopOptions top;
   shmguard::cli::AddTopCommand(app, top)->callback(
       [&] { code = ToInt(shmguard::cli::RunTop(top, std::cout, std::cerr)); });
+
+  shmguard::cli::ReportCommand report;
+  shmguard::cli::AddReportCommand(app, report)->callback([&] {
+    code = ToInt(shmguard::cli::RunReport(report, std::cin, std::cout, std::cerr));
+  });
 
   shmguard::cli::PolicyExportFlags policy_export;
   shmguard::cli::AddPolicyCommand(app, policy_export)->callback([&] {

@@ -145,16 +145,24 @@ std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy&
 // ResourceClaimTemplates whose GPUs pods use (DRA). Only files that mention one are parsed; what cannot be read twice
 // (stdin, a pipe), or why it could not be read, is kept in `kept` for the audit itself to use or
 // report.
+// The ShmProfiles in the input (`kubectl get pods,shmprofiles -A -o json`) are observations as
+// --observations' are (`given`), the input's taking precedence for the same workload; a profile
+// that cannot be read is left out here and reported by the audit as the object it is.
 struct References {
   RuntimeCatalog runtimes;
   ClaimIndex claims;
+  ObservationIndex observations;
 };
 References CollectReferences(const std::vector<io::InputFile>& expanded, std::istream& in, size_t max_bytes,
-                             std::map<std::string, Result<io::FileText>>& kept) {
+                             const ObservationIndex* given, std::map<std::string, Result<io::FileText>>& kept) {
   References refs;
+  if (given) refs.observations = *given;
   auto add = [&](JsonNode object) {
     refs.runtimes.Add(object);
     refs.claims.Add(object);
+    if (object.StringMember("kind") == kShmProfileKind) {
+      if (auto observed = ReadShmProfile(object)) refs.observations.Put(std::move(*observed));
+    }
   };
   for (const auto& input : expanded) {
     if (input.error) continue;
@@ -168,7 +176,8 @@ References CollectReferences(const std::vector<io::InputFile>& expanded, std::is
       }
       if (text->view().find("TrainingRuntime") != std::string_view::npos ||
           text->view().find("ServingRuntime") != std::string_view::npos ||
-          text->view().find("ResourceClaim") != std::string_view::npos) {
+          text->view().find("ResourceClaim") != std::string_view::npos ||
+          text->view().find(kShmProfileKind) != std::string_view::npos) {
         for (const auto& doc : io::ParseManifests(text->view(), file)) {
           if (!doc.object) continue;
           const JsonNode root = doc.object->Root();
@@ -238,10 +247,10 @@ AuditSummary StreamAudit(const AuditOptions& o, const Policy& policy, std::istre
   // The paths are expanded once: the references' pass and the audit walk the same files.
   const std::vector<io::InputFile> expanded = io::ExpandPaths(paths);
   std::map<std::string, Result<io::FileText>> kept;
-  const References refs = CollectReferences(expanded, in, o.max_file_bytes, kept);
+  const References refs = CollectReferences(expanded, in, o.max_file_bytes, o.observations, kept);
   const EvaluateOptions eval{.runtimes = &refs.runtimes,
                              .exemptions = o.ignore,
-                             .observations = o.observations,
+                             .observations = refs.observations.size() ? &refs.observations : nullptr,
                              .claims = &refs.claims,
                              .policy_mode = o.policy_mode};
   for (const auto& input : expanded) {

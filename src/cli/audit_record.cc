@@ -76,6 +76,16 @@ AuditRecord UnreadableRecord(const std::string& file, const Error& e, int line) 
 
 namespace {
 
+// The names of the containers of the pod spec at `spec_pointer` of `object` (a Compose
+// service's: none).
+std::vector<std::string> ContainerNames(JsonNode object, const std::string& spec_pointer) {
+  std::vector<std::string> names;
+  for (JsonNode c : FollowPointer(object, spec_pointer).Find("containers").Items()) {
+    names.emplace_back(c.StringMember("name"));
+  }
+  return names;
+}
+
 // The record of `ev`, evaluated from `object` (whose apiVersion it takes when `ev` has none); with
 // `only`, the record of that pod alone (a Compose service, judged on its own): its verdict, patch
 // and the service's name. With several pods and no `only`, each pod's changes start with its
@@ -89,6 +99,10 @@ AuditRecord RecordOf(const Evaluation& ev, JsonNode object, std::optional<size_t
   r.name = ev.name;
   r.verdict = AuditVerdictOf(ev.verdict);
   r.workload = ev.workload;
+  if (ev.workload) {
+    const std::vector<std::string> candidates = WorkloadCandidates(object);
+    if (!candidates.empty()) r.workload_key = candidates.front();
+  }
   for (const auto& f : ev.findings) r.findings.push_back({f});
   const bool prefix = ev.pods.size() > 1 && !only;
   for (size_t i = 0; i < ev.pods.size(); ++i) {
@@ -97,7 +111,8 @@ AuditRecord RecordOf(const Evaluation& ev, JsonNode object, std::optional<size_t
     for (const auto& f : p.findings) r.findings.push_back({f});
     for (const auto& text : p.changes) r.changes.push_back(prefix ? p.label + ": " + text : text);
     r.required_bytes = std::max(r.required_bytes, p.required_bytes);
-    r.pods.push_back({p.path, p.label, p.verdict, p.current_shm, p.required_bytes, p.estimated, p.memory_limit_bytes});
+    r.pods.push_back({p.path, p.label, p.verdict, p.current_shm, p.current_bytes, p.required_bytes, p.estimated,
+                      p.memory_limit_bytes, ContainerNames(object, p.path)});
     if (r.current_shm.empty() || p.plan) r.current_shm = p.current_shm;
     if (p.memory_limit_bytes && (!r.memory_limit_bytes || p.plan)) r.memory_limit_bytes = p.memory_limit_bytes;
   }

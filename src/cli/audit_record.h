@@ -31,9 +31,11 @@ struct AuditPod {
   std::string path, label;  // "/spec/template/spec", "pod"
   Verdict verdict = Verdict::kSkip;
   std::string current_shm;
-  int64_t required_bytes = 0;  // 0: not sized
-  bool estimated = false;      // sized without DataLoader annotations
+  std::optional<int64_t> current_bytes;  // current_shm in bytes, where a number applies
+  int64_t required_bytes = 0;            // 0: not sized
+  bool estimated = false;                // sized without DataLoader annotations
   std::optional<int64_t> memory_limit_bytes;
+  std::vector<std::string> containers;  // the names of the template's containers
   bool operator==(const AuditPod&) const = default;
 };
 
@@ -52,7 +54,8 @@ struct AuditRecord {
   std::optional<int> item;  // index inside a List
   int line = 1;             // line where the document starts
   std::string api_version, kind, namespace_name, name;
-  std::string service;  // a Compose service: each is a record of its own
+  std::string service;       // a Compose service: each is a record of its own
+  std::string workload_key;  // what its pods' ShmProfile is kept under ("Deployment/serve"), "" if none
   AuditVerdict verdict = AuditVerdict::kError;
   bool workload = false;               // false: a non-workload document (Service, ConfigMap...)
   std::vector<AuditFinding> findings;  // the object's, then each pod's

@@ -88,6 +88,34 @@ spec:
   CHECK(piped["current_shm"] == "emptyDir Memory 32Gi");
 }
 
+TEST_CASE("RunAudit sizes a workload from a ShmProfile anywhere in the input, as --observations does",
+          "[audit_command]") {
+  test::TempDir dir;
+  std::ofstream(dir.File("a-job.yaml")) << R"(apiVersion: batch/v1
+kind: Job
+metadata: {name: train, namespace: ml}
+spec:
+  template:
+    metadata: {annotations: {shmguard.io/num-workers: "2", shmguard.io/batch-bytes: 8Mi}}
+    spec:
+      containers: [{name: t, resources: {limits: {nvidia.com/gpu: 1, memory: 64Gi}}}]
+)";
+  auto sized = [&] {
+    json j = json::parse(Audit({dir.path()}).out);
+    for (const auto& rec : j["records"]) {
+      if (rec["kind"] == "Job") return rec["required_bytes"].get<int64_t>();
+    }
+    return int64_t{0};
+  };
+  const int64_t formula = sized();
+  std::ofstream(dir.File("b-profiles.json")) << R"({"apiVersion": "v1", "kind": "List", "items": [
+  {"apiVersion": "shmguard.io/v1alpha1", "kind": "ShmProfile", "metadata": {"name": "job.train", "namespace": "ml"},
+   "spec": {"workload": "Job/train"}, "status": {"peakBytes": 4294967296, "sizeBytes": 4294967296, "runs": 1}}]})";
+  // The peak, 4Gi, times the policy's margin (1.5 by default) is above the formula's size.
+  CHECK(formula < 4 * (int64_t{1} << 30));
+  CHECK(sized() == 6 * (int64_t{1} << 30));
+}
+
 std::string Examples() { return std::string(SOURCE_DIR) + "/examples"; }
 
 TEST_CASE("RunAudit over examples/ gives one verdict of each kind", "[audit_command]") {
@@ -100,7 +128,9 @@ TEST_CASE("RunAudit over examples/ gives one verdict of each kind", "[audit_comm
   CHECK(verdict_by_name["bert-finetune"] == "ok");
   CHECK(verdict_by_name["vit-huge"] == "deny");
   CHECK(verdict_by_name["llama-pretrain"] == "patch");  // the JobSet; the Service is skipped
-  CHECK(j["summary"]["non_workloads"] == 1);
+  // The Service, and the report example's two ShmProfiles, which size their workloads' pods.
+  CHECK(j["summary"]["non_workloads"] == 3);
+  CHECK(verdict_by_name["vllm-dp-7d9f8-3"] == "patch");
   for (const auto& rec : j["records"]) {
     for (const char* key : {"file", "document", "kind", "namespace", "name", "verdict", "findings", "pods", "patch"}) {
       CAPTURE(key);
@@ -327,7 +357,7 @@ TEST_CASE("RunAudit -o yaml and table render the same records", "[audit_command]
   Run t = Audit({Examples()}, "table");
   CHECK_THAT(t.out, Catch::Contains("Pod ml-vision/vit-huge"));
   CHECK_THAT(t.out, Catch::Contains("+ add volume dshm: emptyDir {medium: Memory, sizeLimit: 14078Mi}"));
-  CHECK_THAT(t.out, Catch::Contains("1 non-workload documents skipped: Service ×1"));
+  CHECK_THAT(t.out, Catch::Contains("3 non-workload documents skipped: Service ×1, ShmProfile ×2"));
 }
 
 // Every file of the corpus: never a crash, every record explained.

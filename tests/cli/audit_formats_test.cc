@@ -172,9 +172,10 @@ TEST_CASE("audit -o policyreport: a report per namespace, a result per warning a
     CHECK(r["apiVersion"] == "wgpolicyk8s.io/v1alpha2");
     by_namespace[r["metadata"].value("namespace", "")] = r;
   }
-  // team-a (Workflow, TrainJob), ml-nlp, ml-vision, train-llm; the ClusterTrainingRuntime's
-  // cluster report. The Compose file has no report: it is not a Kubernetes object.
-  CHECK(by_namespace.size() == 5);
+  // team-a (Workflow, TrainJob), ml-nlp, ml-vision, train-llm, and the report example's batch,
+  // ml-research and serving; the ClusterTrainingRuntime's cluster report. The Compose file has no
+  // report: it is not a Kubernetes object.
+  CHECK(by_namespace.size() == 8);
   REQUIRE(by_namespace.count(""));
   CHECK(by_namespace[""]["kind"] == "ClusterPolicyReport");
   const json& vision = by_namespace["ml-vision"];

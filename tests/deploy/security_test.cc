@@ -1,6 +1,7 @@
 // Security posture: shmguard runs no other programs and writes no files (it only reads its
 // config and certificate and writes logs to stderr), so a read-only root filesystem and a
-// non-root user cost it nothing.
+// non-root user cost it nothing. The one file it ever opens for writing is the one a person names
+// to `shmguard report --json FILE` on their own machine.
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <regex>
@@ -15,6 +16,8 @@ namespace fs = std::filesystem;
 TEST_CASE("shmguard's sources start no processes and open no file for writing", "[security]") {
   const std::regex spawn(R"(\b(system|popen|fork|vfork|execv|execvp|execve|execl|execlp|posix_spawn)\s*\()");
   const std::regex write_file(R"(\b(ofstream|fopen\s*\([^)]*"[wa]|creat\s*\(|O_WRONLY|O_RDWR))");
+  // The file that may write, and only the file its user names (`report --json FILE`).
+  const std::string writes_named_file = std::string(SOURCE_DIR) + "/src/cli/report_command.cc";
   int files = 0;
   for (const char* dir : {"src", "include"}) {
     for (const auto& e : fs::recursive_directory_iterator(std::string(SOURCE_DIR) + "/" + dir)) {
@@ -23,7 +26,11 @@ TEST_CASE("shmguard's sources start no processes and open no file for writing", 
       REQUIRE(text.has_value());
       CAPTURE(e.path().string());
       CHECK_FALSE(std::regex_search(*text, spawn));
-      CHECK_FALSE(std::regex_search(*text, write_file));
+      if (e.path().string() == writes_named_file) {
+        CHECK(std::regex_search(*text, write_file));  // the allowance ends when it no longer writes
+      } else {
+        CHECK_FALSE(std::regex_search(*text, write_file));
+      }
       ++files;
     }
   }

@@ -131,6 +131,10 @@ ShmInputs PodShmInputs(const PodFacts& facts);
 // DataLoader annotations (shmguard.io/num-workers or batch-bytes) and what they say, its facts
 // and the plan's inputs from them, what it has at /dev/shm (ReadShm) and that in words. A part
 // that could not be read is its error; what depends on it is left as it is by default.
+// What a container has at /dev/shm when nothing is mounted there: containerd's and Docker's
+// 64 MiB (containerd pkg/oci spec's defaultShmSize; Docker's --shm-size default).
+inline constexpr int64_t kContainerDefaultShmBytes = int64_t{64} << 20;
+
 struct PodReading {
   bool sized = false;
   std::optional<Error> sizing_error;  // a sized pod's malformed or missing DataLoader annotation
@@ -142,6 +146,11 @@ struct PodReading {
   ShmMount mount;
   std::optional<Error> mount_error;  // the facts' error when they could not be read
   std::string current;               // DescribeShm(mount), else t.default_shm
+  // What `current` is in bytes: the container runtime's 64 MiB, a memory emptyDir's sizeLimit,
+  // or for one without sizeLimit the memory limit the kubelet sizes it at; nullopt where no
+  // number applies (the node's /dev/shm through hostIPC, another kind of volume, an unbounded
+  // volume in a pod without a memory limit, a mount that could not be read).
+  std::optional<int64_t> current_bytes = kContainerDefaultShmBytes;
   // An unannotated pod's server (facts.server), planned; its processes and nodes are in facts
   // and its segments in inputs.server_bytes.
   std::optional<ServerPlan> server;

@@ -36,6 +36,8 @@ struct PodEvaluation {
   std::optional<int64_t> memory_limit_bytes;  // nullopt: unknown or unlimited
   // "64Mi (container default)", "emptyDir Memory 1Gi", "the node's /dev/shm (hostIPC: true)"
   std::string current_shm;
+  // current_shm in bytes (PodReading::current_bytes): nullopt where no number applies.
+  std::optional<int64_t> current_bytes;
   std::vector<Finding> findings;     // why this verdict, in order; `pod` is this pod's label
   std::vector<std::string> changes;  // what this pod's part of the patch does, one line each
   JsonPatch patch;                   // separate pods (Compose services): this pod's operations; else empty

@@ -218,6 +218,24 @@ void TakeServerCounts(PodFacts& f, const ServerLaunch& l, const ServerPlan& plan
   }
 }
 
+namespace {
+
+// PodReading::current_bytes of a mount that was read.
+std::optional<int64_t> CurrentShmBytes(const ShmMount& mount, const PodFacts& facts) {
+  switch (mount.kind) {
+    case ShmMountKind::kNone:
+      if (facts.host_ipc) return std::nullopt;
+      return kContainerDefaultShmBytes;
+    case ShmMountKind::kMemoryEmptyDir:
+      if (mount.size_limit) return mount.size_limit;
+      return facts.memory_limit_bytes;
+    case ShmMountKind::kOther: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 PodReading ReadPod(const PodTemplate& t, const Policy& policy) {
   PodReading r;
   r.current = std::string(t.default_shm);
@@ -230,6 +248,7 @@ PodReading ReadPod(const PodTemplate& t, const Policy& policy) {
   if (!facts) {
     r.facts_error = facts.error();
     r.mount_error = facts.error();
+    r.current_bytes.reset();
     return r;
   }
   r.facts = std::move(*facts);
@@ -242,10 +261,12 @@ PodReading ReadPod(const PodTemplate& t, const Policy& policy) {
   auto mount = ReadShm(t, r.facts);
   if (!mount) {
     r.mount_error = mount.error();
+    r.current_bytes.reset();
     return r;
   }
   r.mount = std::move(*mount);
   r.current = DescribeShm(r.mount, t, r.facts);
+  r.current_bytes = CurrentShmBytes(r.mount, r.facts);
   return r;
 }
 

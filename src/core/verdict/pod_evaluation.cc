@@ -134,6 +134,7 @@ PodEvaluation Opened(const PodTemplate& t) {
   pe.label = t.label;
   pe.path = t.spec_pointer;
   pe.current_shm = std::string(t.default_shm);
+  pe.current_bytes = kContainerDefaultShmBytes;
   return pe;
 }
 
@@ -164,6 +165,7 @@ void JudgeSized(const PodStage& s, const PodReading& r, const PodSizing& z, Judg
   pe.memory_limit_bytes = r.facts.memory_limit_bytes;
   if (r.mount_error) return DenyWith(t, pe, *r.mount_error);
   pe.current_shm = r.current;
+  pe.current_bytes = r.current_bytes;
   if (z.error) return DenyWith(t, pe, *z.error);
   pe.plan = z.plan;
   pe.required_bytes = z.required_bytes;
@@ -208,6 +210,7 @@ void JudgeEstimated(const PodStage& s, const PodReading& r, const PodSizing& z, 
   PodEvaluation& pe = j.pe;
   pe.memory_limit_bytes = facts.memory_limit_bytes;
   pe.current_shm = r.current;
+  pe.current_bytes = r.current_bytes;
   if (z.error) return DenyWith(t, pe, *z.error);
   pe.plan = z.plan;
   pe.estimated = true;
@@ -261,6 +264,7 @@ void JudgeUnannotated(const PodStage& s, const PodReading& r, Judged& j) {
   if (r.facts_error) return DenyWith(t, pe, *r.facts_error);
   pe.memory_limit_bytes = r.facts.memory_limit_bytes;
   pe.current_shm = r.current;
+  pe.current_bytes = r.current_bytes;
   const bool all = s.ctx.detail == Detail::kAll;
   if (!r.facts.requests_gpus) {
     if (all) Add(pe, Finding(Check::kNoGpus, t.spec_pointer));
