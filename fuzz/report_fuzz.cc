@@ -15,10 +15,10 @@ namespace {
 // The tags the page writes itself; any other "<" is a text of the input left unescaped.
 bool OwnTag(std::string_view at) {
   static constexpr std::string_view kTags[] = {
-      "<!DOCTYPE", "<html", "<head", "<meta", "<title", "<style", "<body", "<header", "<h1", "<h2", "<h3",
-      "<p>",       "<div",  "<label", "<select", "<option", "<span", "<i ", "<main", "<section", "<article",
-      "<table",    "<thead", "<tr",  "<th>",    "<td",     "<tbody", "<svg", "<rect", "<path", "<details",
-      "<summary",  "<pre",  "<button", "<ul>",  "<li",     "<b>",    "<script>", "</"};
+      "<!DOCTYPE", "<html",    "<head",  "<meta",   "<title",  "<style",  "<body",  "<header",  "<h1",   "<h2",
+      "<h3",       "<p>",      "<div",   "<label",  "<select", "<option", "<span",  "<i ",      "<main", "<section",
+      "<article",  "<table",   "<thead", "<tr",     "<th>",    "<td",     "<tbody", "<svg",     "<rect", "<path",
+      "<details",  "<summary", "<pre",   "<button", "<ul>",    "<li",     "<b>",    "<script>", "</"};
   for (std::string_view tag : kTags) {
     if (at.substr(0, tag.size()) == tag) return true;
   }

@@ -165,9 +165,8 @@ void Row(std::ostringstream& out, const json& row) {
   out << "</td><td class=\"current\"" << DataBytes(row["currentBytes"]) << ">" << Escape(Str(row["current"]))
       << "</td><td class=\"required\"" << DataBytes(row["requiredBytes"]) << ">"
       << (Int(row["requiredBytes"]) > 0 ? HumanBytes(Int(row["requiredBytes"])) : "-")
-      << (row["estimated"].get<bool>() ? " <span class=\"terms\">(estimate)</span>" : "")
-      << "<div class=\"terms\">" << Escape(Terms(row["plan"])) << "</div></td><td class=\"peak\"" << DataBytes(peak)
-      << ">" << Human(peak);
+      << (row["estimated"].get<bool>() ? " <span class=\"terms\">(estimate)</span>" : "") << "<div class=\"terms\">"
+      << Escape(Terms(row["plan"])) << "</div></td><td class=\"peak\"" << DataBytes(peak) << ">" << Human(peak);
   if (learned.is_object()) out << "<div class=\"terms\">" << Int(learned["runs"]) << " run(s)</div>";
   out << "</td><td class=\"limit\"" << DataBytes(row["memoryLimitBytes"]) << ">" << Human(row["memoryLimitBytes"])
       << "</td><td><span class=\"verdict v-" << Escape(Str(row["verdict"])) << "\">" << Escape(Str(row["verdict"]))
@@ -201,9 +200,9 @@ void Workload(std::ostringstream& out, const json& w, int index) {
     if (verdict == name) weight = wt;
   }
   out << "<article class=\"workload\" data-name=\"" << Escape(Str(w["workload"])) << "\" data-required=\"" << required
-      << "\" data-current=\"" << current << "\" data-peak=\"" << peak_ppm << "\" data-verdict=\"" << weight
-      << "\"><h3>" << Escape(Str(w["kind"])) << " " << Escape(Str(w["name"])) << " <span class=\"verdict v-"
-      << Escape(verdict) << "\">" << Escape(verdict) << "</span></h3>\n"
+      << "\" data-current=\"" << current << "\" data-peak=\"" << peak_ppm << "\" data-verdict=\"" << weight << "\"><h3>"
+      << Escape(Str(w["kind"])) << " " << Escape(Str(w["name"])) << " <span class=\"verdict v-" << Escape(verdict)
+      << "\">" << Escape(verdict) << "</span></h3>\n"
       << "<table><thead><tr><th>pod template</th><th>/dev/shm now</th><th>plan</th><th>learned peak</th>"
          "<th>memory limit</th><th>verdict</th><th>used / planned / configured / limit</th></tr></thead><tbody>\n";
   for (const auto& row : w["pods"]) Row(out, row);
@@ -227,8 +226,8 @@ std::string ReportHtml(const json& report) {
          "script-src 'unsafe-inline'\">\n"
       << "<meta name=\"viewport\" content=\"width=device-width\">\n<title>shmguard report</title>\n<style>" << kStyle
       << "</style></head><body>\n<header><h1>shmguard: /dev/shm by workload</h1><p>" << Int(s["workloads"])
-      << " workloads, " << Int(s["podTemplates"]) << " pod templates: " << Int(s["verdicts"]["patch"])
-      << " to patch, " << Int(s["verdicts"]["deny"]) << " denied, " << Int(s["verdicts"]["ok"]) << " ok";
+      << " workloads, " << Int(s["podTemplates"]) << " pod templates: " << Int(s["verdicts"]["patch"]) << " to patch, "
+      << Int(s["verdicts"]["deny"]) << " denied, " << Int(s["verdicts"]["ok"]) << " ok";
   if (Int(s["errors"]) > 0) out << "; " << Int(s["errors"]) << " unreadable";
   out << "</p></header>\n<div class=\"controls\"><label>namespace <select id=\"namespace\"><option value=\"\">all"
          "</option>";
@@ -240,7 +239,8 @@ std::string ReportHtml(const json& report) {
          "<option value=\"current\">/dev/shm now</option><option value=\"peak\">peak / size</option></select></label>"
          "<span class=\"legend\"><span><i style=\"background:#08519c\"></i>used (learned peak)</span>"
          "<span><i style=\"background:#9ecae1\"></i>configured</span><span><i style=\"background:#e6550d\"></i>"
-         "planned</span><span><i style=\"background:#000\"></i>memory limit (&#9654;: further out)</span></span></div>\n<main>\n";
+         "planned</span><span><i style=\"background:#000\"></i>memory limit (&#9654;: further "
+         "out)</span></span></div>\n<main>\n";
   int index = 0;
   for (const auto& ns : report["namespaces"]) {
     out << "<section class=\"ns\" data-namespace=\"" << Escape(Str(ns["name"])) << "\"><h2>" << Escape(Str(ns["name"]))

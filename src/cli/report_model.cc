@@ -1,8 +1,9 @@
 // ReportJson: the audit's records as namespaces, workloads and pod templates.
+#include "cli/report_model.h"
+
 #include <algorithm>
 #include <map>
 
-#include "cli/report_model.h"
 #include "io/finding_text.h"
 
 namespace shmguard::cli {
@@ -95,7 +96,8 @@ json PodRow(const AuditRecord& r, const AuditPod& pod) {
 
 // Two rows that read alike, whatever the objects they came from.
 bool Alike(const json& a, const json& b) {
-  for (const char* key : {"label", "containers", "verdict", "current", "requiredBytes", "memoryLimitBytes", "learned"}) {
+  for (const char* key :
+       {"label", "containers", "verdict", "current", "requiredBytes", "memoryLimitBytes", "learned"}) {
     if (a[key] != b[key]) return false;
   }
   return true;
@@ -167,9 +169,12 @@ json ReportJson(const std::vector<AuditRecord>& records, const AuditSummary& sum
   }
   json verdicts = json::object();
   for (AuditVerdict v : kAuditVerdicts) verdicts[AuditVerdictName(v)] = summary.Count(v);
-  out["summary"] = {{"files", summary.files},       {"objects", summary.objects},
-                    {"workloads", workloads},       {"podTemplates", templates},
-                    {"errors", summary.Count(AuditVerdict::kError)}, {"verdicts", verdicts}};
+  out["summary"] = {{"files", summary.files},
+                    {"objects", summary.objects},
+                    {"workloads", workloads},
+                    {"podTemplates", templates},
+                    {"errors", summary.Count(AuditVerdict::kError)},
+                    {"verdicts", verdicts}};
   return out;
 }
 

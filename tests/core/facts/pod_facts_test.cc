@@ -154,7 +154,8 @@ TEST_CASE("ReadPod gives what the pod has at /dev/shm in bytes, where a number a
        2 * kGi},
       // Without sizeLimit the kubelet sizes it at the memory limit, and without one at the node's.
       {"volumes: [{name: dshm, emptyDir: {medium: Memory}}]\n  containers: [{name: t, resources: {limits: {memory: "
-       "48Gi}}, " + mount + "}]",
+       "48Gi}}, " +
+           mount + "}]",
        48 * kGi},
       {"volumes: [{name: dshm, emptyDir: {medium: Memory}}]\n  containers: [{name: t, " + mount + "}]", std::nullopt},
       {"hostIPC: true\n  containers: [{name: t}]", std::nullopt},  // the node's /dev/shm
