@@ -2,8 +2,8 @@
 # Builds the libFuzzer targets (clang, ASan + UBSan) and runs each one.
 #   scripts/fuzz.sh build                          installs clang and builds the targets, runs none
 #   scripts/fuzz.sh [RUNS] [SECONDS] [TARGET...]   defaults: 10,000,000 runs, at most 1800 s each,
-#                                                  all nine targets (admission quantity audit config
-#                                                  transport labels observations splitter report)
+#                                                  all ten targets (admission quantity audit config
+#                                                  transport labels observations splitter report proc)
 # Seeds come from examples/, tests/testdata and (when present) the third-party manifests in
 # ${SHMGUARD_CORPUS_DIR:-../shared/testdata}; corpora grow in build-fuzz/corpus/<target>.
 # A crash leaves build-fuzz/<target>-crash-*; turn it into a regression test before fixing, and
@@ -17,7 +17,7 @@ mode=${1:-}
 runs=${1:-10000000}
 seconds=${2:-1800}
 shift $(( $# > 2 ? 2 : $# ))
-targets=("${@:-admission quantity audit config transport labels observations splitter report}")
+targets=("${@:-admission quantity audit config transport labels observations splitter report proc}")
 read -r -a targets <<< "${targets[*]}"
 ./scripts/install-deps.sh
 dpkg-query -W -f='${Status}\n' clang libclang-rt-14-dev 2>/dev/null | grep -c "install ok installed" | grep -q 2 ||
@@ -70,6 +70,12 @@ PY
     observations)
       find examples tests/testdata -name '*profile*.yaml' -exec cp {} "$dir/" \; 2>/dev/null || true
       printf 'apiVersion: shmguard.io/v1alpha1\nkind: ShmProfile\nmetadata: {name: job-train, namespace: ml}\nspec: {workload: Job/train}\nstatus: {peakBytes: 1048576, runs: 2}\n' > "$dir/one" ;;
+    proc)  # this machine's own maps and cgroups, and a pod's of either cgroup driver
+      cp /proc/self/maps "$dir/self-maps" 2>/dev/null || true
+      cp /proc/self/cgroup "$dir/self-cgroup" 2>/dev/null || true
+      printf '8a1f2c3d-0000-4b5e-9c7d-112233445566\n12:memory:/kubepods/burstable/pod8a1f2c3d-0000-4b5e-9c7d-112233445566/4f1e9a\n' > "$dir/cgroupfs"
+      printf '0::/kubepods.slice/kubepods-pod8a1f2c3d_0000_4b5e_9c7d_112233445566.slice/cri-containerd-77ab.scope\n' > "$dir/systemd"
+      printf '7f3a40000000-7f3a52c00000 rw-s 00000000 00:2f 12 /dev/shm/psm_1f2e (deleted)\n' > "$dir/maps" ;;
     report)
       cp examples/report/*.json "$dir/"
       find examples -name '*.yaml' -size -16k -exec cp {} "$dir/" \; ;;

@@ -24,8 +24,9 @@ func (s *State) RepoRoot() string { return filepath.Dir(filepath.Dir(s.Chart)) }
 const HostIPCNamespacePrefix = "hostipc-"
 
 // HelmValueArgs are the values shmguard is installed with on the node, as helm's flags: the
-// built image, the certificate of install-without-cert-manager.sh instead of cert-manager's, and
-// the chart's policy namespaces with one rule added for HostIPCNamespacePrefix.
+// built image, the certificate of install-without-cert-manager.sh instead of cert-manager's, the
+// agent reading the device checkpoint and allowed to delete leaked segments (where a pod asks),
+// and the chart's policy namespaces with one rule added for HostIPCNamespacePrefix.
 func (s *State) HelmValueArgs() ([]string, error) {
 	secret, err := s.tlsSecret()
 	if err != nil {
@@ -37,7 +38,7 @@ func (s *State) HelmValueArgs() ([]string, error) {
 		"image.repository=" + repo, "image.tag=" + tag, "image.pullPolicy=Never",
 		"certManager.enabled=false", "tls.secretName=" + secret.Name,
 		"tls.caBundle=" + base64.StdEncoding.EncodeToString(secret.Data["ca.crt"]),
-		"agent.deviceCheckpoint=true",
+		"agent.deviceCheckpoint=true", "agent.reclaimLeakedSegments=true",
 	} {
 		args = append(args, "--set", v)
 	}

@@ -162,6 +162,18 @@ scrape_configs:
 		t.Fatal(err)
 	}
 
+	// A pod whose first run leaves 20 MiB in /dev/shm and exits 1; its second run finds the file
+	// and sleeps, holding nothing: the agent finds the file leaked.
+	leaky := shell(trainPod("leaky", 0, "1Gi"),
+		"[ -e /dev/shm/seg ] && exec sleep 600; dd if=/dev/zero of=/dev/shm/seg bs=1M count=20 status=none; exit 1")
+	leaky.Spec.RestartPolicy = corev1.RestartPolicyAlways
+	leaky.Spec.Volumes = full.Spec.Volumes
+	leaky.Spec.Containers[0].VolumeMounts = full.Spec.Containers[0].VolumeMounts
+	annotate(leaky, "shmguard.io/mode", "skip")
+	if _, err := client.CoreV1().Pods(ns).Create(ctx, leaky, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
 	wait(t, 3*time.Minute, "Prometheus sees the pod's /dev/shm over 90 %", func() error {
 		got, err := promQuery(hc, addr, fmt.Sprintf(`shmguard_pod_shm_used_bytes{namespace=%q,pod="full"} / shmguard_pod_shm_size_bytes > 0.9`, ns))
 		if err == nil && len(got) == 0 {
@@ -206,28 +218,31 @@ scrape_configs:
 	}
 	t.Logf("%d panel queries of the dashboard return series", queries)
 
-	// The nearly-full alert, active for the pod that filled its /dev/shm and for no other.
-	wait(t, time.Minute, "ShmguardPodShmNearlyFull active for the full pod", func() error {
-		alerts, err := promAlerts(hc, addr)
-		if err != nil {
-			return err
-		}
-		var found []string
-		for _, a := range alerts {
-			if a["alertname"] != "ShmguardPodShmNearlyFull" {
-				continue
+	// The nearly-full alert, active for the pod that filled its /dev/shm and for no other; the
+	// leaked-segment alert for the pod that left a segment behind.
+	for alert, pod := range map[string]string{"ShmguardPodShmNearlyFull": "full", "ShmguardPodShmLeaked": "leaky"} {
+		wait(t, 2*time.Minute, alert+" active for the "+pod+" pod", func() error {
+			alerts, err := promAlerts(hc, addr)
+			if err != nil {
+				return err
 			}
-			if a["namespace"] != ns || a["pod"] != "full" || a["volume"] != "dshm" || a["severity"] != "warning" {
-				t.Errorf("ShmguardPodShmNearlyFull for another pod: %v", a)
+			var found []string
+			for _, a := range alerts {
+				if a["alertname"] != alert {
+					continue
+				}
+				if a["namespace"] != ns || a["pod"] != pod || a["volume"] != "dshm" || a["severity"] != "warning" {
+					t.Errorf("%s for another pod: %v", alert, a)
+				}
+				found = append(found, a["state"])
 			}
-			found = append(found, a["state"])
-		}
-		if len(found) != 1 {
-			return fmt.Errorf("active: %v", alerts)
-		}
-		t.Logf("ShmguardPodShmNearlyFull for %s/full: %s", ns, found[0])
-		return nil
-	})
+			if len(found) != 1 {
+				return fmt.Errorf("active: %v", alerts)
+			}
+			t.Logf("%s for %s/%s: %s", alert, ns, pod, found[0])
+			return nil
+		})
+	}
 	// Everything it scrapes is up.
 	up, err := promQuery(hc, addr, `up == 0`)
 	if err != nil || len(up) != 0 {

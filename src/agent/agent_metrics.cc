@@ -51,6 +51,13 @@ std::string RenderAgentMetrics(const std::vector<VolumeUse>& uses, const std::ve
                    "What the pod's peak use teaches its workload's next pods: the peak times the policy's "
                    "observed.margin, in whole MiB (as the webhook sizes from a ShmProfile).");
   for (const auto& u : uses) out << "shmguard_pod_shm_learned_bytes" << VolumeLabels(u) << u.learned << "\n";
+  PrometheusHeader(out, "shmguard_pod_shm_leaked_bytes", "gauge",
+                   "Bytes of the files in a pod's /dev/shm that no process of the pod holds open or maps, found "
+                   "after a container restart: segments a process left when it ended (never counted in the peak).");
+  for (const auto& u : uses) out << "shmguard_pod_shm_leaked_bytes" << VolumeLabels(u) << u.leaked << "\n";
+  PrometheusHeader(out, "shmguard_pod_shm_leaked_files", "gauge",
+                   "Files in a pod's /dev/shm that no process of the pod holds open or maps.");
+  for (const auto& u : uses) out << "shmguard_pod_shm_leaked_files" << VolumeLabels(u) << u.leaked_files << "\n";
   PrometheusHeader(out, "shmguard_pod_shm_device_mount", "gauge",
                    "1 for each container whose /dev/shm a device plugin mounted (NVIDIA's in MPS mode: the MPS "
                    "daemon's tmpfs), by the resource and the node's path; hidden=\"true\" when a volume of the "
@@ -64,6 +71,22 @@ std::string RenderAgentMetrics(const std::vector<VolumeUse>& uses, const std::ve
   PrometheusHeader(out, "shmguard_agent_device_checkpoint_errors_total", "counter",
                    "Versions of the kubelet's device manager checkpoint the agent could not read.");
   out << "shmguard_agent_device_checkpoint_errors_total " << c.checkpoint_errors << "\n";
+  PrometheusHeader(out, "shmguard_agent_leak_scans_total", "counter",
+                   "Scans of a restarted pod's /dev/shm and processes for leaked segments.");
+  out << "shmguard_agent_leak_scans_total " << c.leak_scans << "\n";
+  PrometheusHeader(out, "shmguard_agent_leak_scan_failures_total", "counter",
+                   "Scans that could not read what a pod's processes hold (the agent lacks CAP_SYS_PTRACE or "
+                   "CAP_DAC_READ_SEARCH): nothing is then called leaked.");
+  out << "shmguard_agent_leak_scan_failures_total " << c.leak_scan_failures << "\n";
+  PrometheusHeader(out, "shmguard_agent_leaked_reclaimed_bytes_total", "counter",
+                   "Bytes of leaked segments the agent deleted (reclaimLeakedSegments, shmguard.io/reclaim-leaked).");
+  out << "shmguard_agent_leaked_reclaimed_bytes_total " << c.reclaimed_bytes << "\n";
+  PrometheusHeader(out, "shmguard_agent_leaked_reclaimed_files_total", "counter",
+                   "Leaked segments (files) the agent deleted.");
+  out << "shmguard_agent_leaked_reclaimed_files_total " << c.reclaimed_files << "\n";
+  PrometheusHeader(out, "shmguard_agent_leaked_reclaim_failures_total", "counter",
+                   "Volumes whose leaked segments the agent could not all delete (a read-only mount).");
+  out << "shmguard_agent_leaked_reclaim_failures_total " << c.reclaim_failures << "\n";
   PrometheusHeader(out, "shmguard_agent_samples_total", "counter", "Rounds of samples of every watched volume.");
   out << "shmguard_agent_samples_total " << c.samples << "\n";
   PrometheusHeader(out, "shmguard_agent_events_total", "counter",

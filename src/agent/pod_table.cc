@@ -5,6 +5,10 @@
 
 namespace shmguard::agent {
 
+std::string VolumeDir(const std::string& kubelet_dir, const std::string& uid, const std::string& volume) {
+  return kubelet_dir + "/pods/" + uid + "/volumes/kubernetes.io~empty-dir/" + volume;
+}
+
 std::pair<uint64_t, uint64_t> AgentPod::Peak() const {
   std::pair<uint64_t, uint64_t> out{0, 0};
   for (const auto& [volume, w] : volumes) {
@@ -43,6 +47,8 @@ void PodTable::Upsert(JsonNode pod) {
                 {"spec", pod.Find("spec").IsObject() ? pod.Find("spec").Copy() : nlohmann::json::object()}};
   }
   p.planned_bytes = PlannedShmBytes(pod);
+  p.run = ReadPodRunState(pod);
+  p.reclaim_annotated = meta.Find("annotations").Find(kReclaimLeakedAnnotation).Is("true");
   std::map<std::string, ShmWatch> seen;
   seen.swap(p.volumes);
   for (const auto& v : volumes) {
@@ -101,8 +107,14 @@ std::vector<VolumeUse> PodTable::Uses(int64_t margin_ppm) const {
   for (const auto& [uid, pod] : pods_) {
     for (const auto& [name, w] : pod.volumes) {
       if (w.size() == 0) continue;  // never sampled
-      out.push_back({pod.namespace_, pod.name, name, pod.workload, w.used(), w.size(), w.peak(), pod.planned_bytes,
-                     LearnedBytes(static_cast<int64_t>(w.peak()), margin_ppm)});
+      VolumeUse u{pod.namespace_, pod.name,          name,
+                  pod.workload,   w.used(),          w.size(),
+                  w.peak(),       pod.planned_bytes, LearnedBytes(static_cast<int64_t>(w.peak()), margin_ppm)};
+      if (auto leak = pod.leaks.find(name); leak != pod.leaks.end()) {
+        u.leaked = leak->second.bytes;
+        u.leaked_files = static_cast<int64_t>(leak->second.files.size());
+      }
+      out.push_back(std::move(u));
     }
   }
   return out;

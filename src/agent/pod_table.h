@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "shmguard/node/leaked_segments.h"
 #include "shmguard/node/shm_watch.h"
 #include "shmguard/values/json_node.h"
 
@@ -46,6 +47,15 @@ struct AgentPod {
   uint64_t recorded_peak = 0;                 // the peak last written to the profile
   Clock::time_point recorded_at{};
   bool ended = false;  // its run is recorded
+  // Leaked segments: its containers' restarts and state (ReadPodRunState), its opt-in to their
+  // deletion (shmguard.io/reclaim-leaked), what the last scan found by volume, and when.
+  PodRunState run;
+  bool reclaim_annotated = false;
+  std::map<std::string, LeakedSegments> leaks;
+  int64_t leak_scanned_restarts = -1;
+  bool leak_scanned_running = false;
+  Clock::time_point leak_scanned_at{};
+  int64_t leak_told_restarts = 0;  // the restarts its ShmLeaked Event was recorded for
 
   // The largest peak of its volumes, and the size of the volume it was reached in.
   std::pair<uint64_t, uint64_t> Peak() const;
@@ -68,7 +78,12 @@ struct VolumeUse {
   uint64_t used = 0, size = 0, peak = 0;
   std::optional<int64_t> planned;
   int64_t learned = 0;
+  int64_t leaked = 0, leaked_files = 0;  // its leaked segments, as of the last scan
 };
+
+// The directory of a pod's memory emptyDir on the node: the kubelet mounts each as a tmpfs there
+// (pkg/volume/emptydir).
+std::string VolumeDir(const std::string& kubelet_dir, const std::string& uid, const std::string& volume);
 
 class PodTable {
  public:

@@ -26,10 +26,12 @@ SampleRound Sample(PodTable& table, const StatFs& statfs, const SamplerOptions& 
     for (auto& [uid, pod] : pods) {
       bool pod_crossed = false;
       for (auto& [name, watch] : pod.volumes) {
-        // The kubelet mounts each memory emptyDir as a tmpfs here (pkg/volume/emptydir).
-        auto use = statfs(options.kubelet_dir + "/pods/" + uid + "/volumes/kubernetes.io~empty-dir/" + name);
+        auto use = statfs(VolumeDir(options.kubelet_dir, uid, name));
         if (!use || !use->tmpfs) continue;  // not mounted yet, or already gone
-        const bool crossed = watch.Observe(use->used, use->size);
+        // What crashed processes left is no demand of the workload's: not in its peak.
+        auto leak = pod.leaks.find(name);
+        const uint64_t leaked = leak != pod.leaks.end() ? static_cast<uint64_t>(leak->second.bytes) : 0;
+        const bool crossed = watch.Observe(use->used, use->size, leaked);
         if (auto g = pod.growth.find(name); g != pod.growth.end() && !g->second.settled) {
           if (static_cast<int64_t>(use->size) >= g->second.to) {
             g->second.settled = true;

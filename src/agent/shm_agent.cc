@@ -48,7 +48,8 @@ ShmAgent::ShmAgent(AgentOptions options, std::shared_ptr<kube::KubeClient> clien
       profiles_(client_, table_),
       unpatched_(options_.policy),
       growth_(client_, options_.policy, table_, events_, profiles_, options_.record_profiles),
-      devices_(options_.device_checkpoint) {
+      devices_(options_.device_checkpoint),
+      leaks_(LeakFinderOptions{.proc_dir = options_.proc_dir}) {
   metrics_http_ = std::make_unique<http::HttpsServer>(
       http::MetricsPortOptions(options_.bind_address, options_.metrics_port), nullptr,
       [this](const http::HttpRequest& req, http::HttpResponse& res) { HandleMetricsPort(req, res); });
@@ -111,6 +112,8 @@ void ShmAgent::SetPods(const nlohmann::json& items) {
 void ShmAgent::UpdatePod(const std::string& type, const nlohmann::json& pod) { pods_.Apply(type, nlohmann::json(pod)); }
 
 std::vector<VolumeUse> ShmAgent::SampleOnce() {
+  // Leaked segments first, so that this round's samples leave them out of the peaks.
+  ScanLeaks();
   const SamplerOptions sampling{options_.kubelet_dir, options_.record_interval, options_.resize_timeout};
   SampleRound round = Sample(table_, statfs_, sampling, Clock::now());
   samples_++;
@@ -131,6 +134,100 @@ std::vector<VolumeUse> ShmAgent::SampleOnce() {
   CheckDeviceMounts();
   TellUnpatched();
   return out;
+}
+
+void ShmAgent::ScanLeaks() {
+  if (!options_.leaked_segments) return;
+  const auto now = Clock::now();
+  struct Due {
+    AgentPod pod;  // a summary: namespace, name, uid, run
+    std::vector<std::string> volumes;
+    bool reclaim = false;
+  };
+  std::vector<Due> due;
+  table_.With([&](std::map<std::string, AgentPod>& pods) {
+    for (auto& [uid, p] : pods) {
+      if (p.volumes.empty() || p.run.restarts == 0 || p.ended) continue;
+      const auto every = p.run.running ? std::chrono::seconds(30) : std::chrono::seconds(1);
+      const bool changed = p.run.restarts != p.leak_scanned_restarts || p.run.running != p.leak_scanned_running;
+      if (!changed && now - p.leak_scanned_at < every) continue;
+      p.leak_scanned_restarts = p.run.restarts;
+      p.leak_scanned_running = p.run.running;
+      p.leak_scanned_at = now;
+      Due d{p.Summary(),
+            {},
+            p.reclaim_annotated || MatchNamespace(options_.policy, p.namespace_).reclaim_leaked_segments};
+      for (const auto& [name, w] : p.volumes) d.volumes.push_back(name);
+      due.push_back(std::move(d));
+    }
+  });
+  if (due.empty()) return;
+  std::set<std::string> uids;
+  for (const Due& d : due) uids.insert(d.pod.uid);
+  const std::map<std::string, PodProcesses> processes = leaks_.ProcessesOf(uids);  // one pass over /proc
+  for (Due& d : due) {
+    leak_scans_++;
+    const PodProcesses& procs = processes.at(d.pod.uid);
+    std::string unreadable;
+    const std::set<FileId> held = leaks_.HeldBy(procs.pids, unreadable);
+    if (!unreadable.empty()) {  // what the pod holds is not known: nothing is called leaked
+      leak_scan_failures_++;
+      continue;
+    }
+    const bool idle = NoContainerRuns(d.pod.run, procs.containers);
+    std::map<std::string, LeakedSegments> found;
+    for (const std::string& volume : d.volumes) {
+      const std::string dir = VolumeDir(options_.kubelet_dir, d.pod.uid, volume);
+      LeakedSegments leaked = FindLeaked(leaks_.List(dir).entries, held);
+      if (d.reclaim && idle && !leaked.files.empty()) {
+        std::string error;
+        const int64_t bytes = leaks_.Reclaim(dir, leaked, held, error);
+        if (!error.empty()) reclaim_failures_++;
+        if (bytes > 0) {
+          reclaimed_bytes_ += static_cast<uint64_t>(bytes);
+          reclaimed_files_ += leaked.files.size();
+          events_.Record(d.pod, volume, "ShmLeakReclaimed", "Normal",
+                         "Deleted " + std::to_string(leaked.files.size()) + " file(s), " +
+                             Mib(static_cast<uint64_t>(bytes)) + ", from /dev/shm (volume " + volume +
+                             ") that no process of the pod held while none of its containers ran (" +
+                             std::string(kReclaimLeakedAnnotation) + " or the policy's reclaimLeakedSegments)" +
+                             (error.empty() ? "." : "; not all: " + error + "."));
+        } else if (!error.empty()) {
+          events_.Record(d.pod, volume, "ShmLeakNotReclaimed", "Warning",
+                         "Could not delete the leaked files in /dev/shm (volume " + volume + "): " + error +
+                             ". The agent needs the chart's agent.reclaimLeakedSegments (a writable kubelet pod "
+                             "directory) to delete them.");
+        }
+        leaked = FindLeaked(leaks_.List(dir).entries, held);
+      }
+      found[volume] = std::move(leaked);
+    }
+    int64_t bytes = 0, files = 0;
+    for (const auto& [volume, leaked] : found) {
+      bytes += leaked.bytes;
+      files += static_cast<int64_t>(leaked.files.size());
+    }
+    bool tell = false;
+    table_.With([&](std::map<std::string, AgentPod>& pods) {
+      auto it = pods.find(d.pod.uid);
+      if (it == pods.end()) return;
+      it->second.leaks = found;
+      if (bytes > 0 && it->second.leak_told_restarts != d.pod.run.restarts) {
+        it->second.leak_told_restarts = d.pod.run.restarts;
+        tell = true;
+      }
+    });
+    if (!tell) continue;
+    events_.Record(d.pod, found.begin()->first, "ShmLeaked", "Warning",
+                   std::to_string(files) + " file(s), " + Mib(static_cast<uint64_t>(bytes)) +
+                       ", in /dev/shm are held by no process of the pod after " + std::to_string(d.pod.run.restarts) +
+                       " container restart(s): segments a process left when it ended. They count against the "
+                       "memory limit and stay until the pod is deleted (emptyDir keeps its files across container "
+                       "restarts). Let shmguard delete them while no container runs: annotate the pod " +
+                       std::string(kReclaimLeakedAnnotation) +
+                       ": \"true\" or set reclaimLeakedSegments in its "
+                       "namespace's rule.");
+  }
 }
 
 void ShmAgent::TellUnpatched() {
@@ -194,6 +291,11 @@ std::string ShmAgent::RenderMetrics() const {
     c.api_connections = client_->connections();
   }
   c.checkpoint_errors = checkpoint_errors_;
+  c.leak_scans = leak_scans_;
+  c.leak_scan_failures = leak_scan_failures_;
+  c.reclaimed_bytes = reclaimed_bytes_;
+  c.reclaimed_files = reclaimed_files_;
+  c.reclaim_failures = reclaim_failures_;
   std::ostringstream unpatched;
   unpatched_.Render(unpatched);
   return RenderAgentMetrics(Uses(), DeviceUses(), c) + unpatched.str();

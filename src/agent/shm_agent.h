@@ -19,6 +19,7 @@
 #include "agent/device_mounts.h"
 #include "agent/event_recorder.h"
 #include "agent/growth.h"
+#include "agent/leak_finder.h"
 #include "agent/pod_table.h"
 #include "agent/profile_recorder.h"
 #include "agent/sampler.h"
@@ -55,6 +56,11 @@ struct AgentOptions {
   // observed.retentionDays (ProfileRecorder::Sweep): first at a random time within it, so a
   // cluster's agents do not sweep together. 0: never. Default: 24 h.
   std::chrono::seconds profile_sweep_interval{86400};
+  // Look for leaked segments in the /dev/shm of pods whose containers restarted (leak_finder.h),
+  // reading their processes under `proc_dir` (the host's /proc: the agent needs the host's PID
+  // namespace and CAP_SYS_PTRACE). Default: true.
+  bool leaked_segments = true;
+  std::string proc_dir = "/proc";
 };
 
 class ShmAgent {
@@ -90,6 +96,11 @@ class ShmAgent {
   // A ShmUnpatched Event on each pod found running with less /dev/shm than shmguard would give.
   void TellUnpatched();
   void HandleMetricsPort(const http::HttpRequest& req, http::HttpResponse& res);
+  // Scans the pods whose containers restarted for leaked segments: when the restarts or whether a
+  // container runs change, then every second while none runs (a back-off: when they may be
+  // deleted) and every 30 s while one does. Records ShmLeaked once per restart that left some, and deletes
+  // them where the policy or the pod allows and no container runs (ShmLeakReclaimed).
+  void ScanLeaks();
 
   AgentOptions options_;
   std::shared_ptr<kube::KubeClient> client_;
@@ -101,6 +112,9 @@ class ShmAgent {
   UnpatchedPods unpatched_;
   Grower growth_;
   DeviceMounts devices_;
+  LeakFinder leaks_;
+  std::atomic<uint64_t> leak_scans_{0}, leak_scan_failures_{0}, reclaimed_bytes_{0}, reclaimed_files_{0},
+      reclaim_failures_{0};
   std::set<std::string> hidden_told_;  // "uid/container" whose hidden device mount has its Event
   std::atomic<uint64_t> samples_{0}, checkpoint_errors_{0};
   std::atomic<bool> stop_{false};

@@ -43,6 +43,11 @@ CLI::App* AddAgentCommand(CLI::App& app, AgentCommand& command) {
          "while a pod's peak grows, how often it is written")
       ->default_val(record_ms)
       ->check(CLI::Range(0, 3600000));
+  cmd->add_option("--leaked-segments", o.leaked_segments,
+                  "find the files in restarted pods' /dev/shm that no process of the pod holds (needs the host's "
+                  "PID namespace and CAP_SYS_PTRACE)")
+      ->capture_default_str();
+  cmd->add_option("--proc-dir", o.proc_dir, "the host's /proc as mounted here")->capture_default_str();
   cmd->add_option("--device-checkpoint", command.device_checkpoint,
                   "the kubelet's device manager checkpoint, where device plugins' mounts at /dev/shm (NVIDIA's "
                   "MPS) are read (default: <kubelet-dir>/device-plugins/kubelet_internal_checkpoint; \"none\": "

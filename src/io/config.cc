@@ -375,6 +375,8 @@ class PolicyReader {
           ok = Enum(value, full, rule.pod_security, kPodSecurityLevels, PodSecurityLevelName);
         } else if (key == "growInPlace") {
           ok = Bool(value, full, rule.grow_in_place);
+        } else if (key == "reclaimLeakedSegments") {
+          ok = Bool(value, full, rule.reclaim_leaked_segments);
         } else if (key == "hostIPC") {
           HostIpcMode mode{};
           ok = Enum(value, full, mode, kHostIpcModes, HostIpcModeName);
@@ -394,7 +396,7 @@ class PolicyReader {
         } else {
           return FailB(value, full,
                        "unknown key; known keys: match, mode, requireAnnotations, podSecurity, ignore, growInPlace, "
-                       "hostIPC, ipcLock");
+                       "reclaimLeakedSegments, hostIPC, ipcLock");
         }
         if (!ok) return false;
       }

@@ -118,6 +118,25 @@ TEST_CASE("deploy/ holds every object with the fields an install needs", "[deplo
   }
 }
 
+TEST_CASE("deploy/ agent reads other pods' processes and nothing more: no write to the kubelet's pods", "[deploy]") {
+  const auto objects = DeployObjects();
+  REQUIRE(objects.count("DaemonSet"));
+  const json& spec = objects.at("DaemonSet")["spec"]["template"]["spec"];
+  // Leaked segments are found from /proc of the pods' processes: the host's PID namespace, and
+  // the capabilities to read their fds and maps; nothing that writes or signals.
+  CHECK(spec["hostPID"] == true);
+  const json& agent = spec["containers"][0];
+  CHECK(agent["securityContext"]["capabilities"]["drop"] == json::array({"ALL"}));
+  CHECK(agent["securityContext"]["capabilities"]["add"] == json::array({"SYS_PTRACE", "DAC_READ_SEARCH"}));
+  CHECK(agent["securityContext"]["allowPrivilegeEscalation"] == false);
+  CHECK(Args(agent).at("--leaked-segments") == "true");
+  // Reclaiming is off: the kubelet's pod directory is read-only.
+  for (const auto& m : agent["volumeMounts"]) {
+    CAPTURE(m.dump());
+    CHECK(m["readOnly"] == true);
+  }
+}
+
 TEST_CASE("deploy/ webhook configurations are safe to install", "[deploy]") {
   auto objs = DeployObjects();
   const json& mutating = objs["MutatingWebhookConfiguration"];

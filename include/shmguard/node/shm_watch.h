@@ -36,17 +36,20 @@ class ShmWatch {
   explicit ShmWatch(double threshold = 0.9) : threshold_(threshold) {}
 
   // Records one sample, in bytes. Returns true when this sample crosses the threshold. A size
-  // of 0 (not mounted yet) is ignored.
-  bool Observe(uint64_t used, uint64_t size);
+  // of 0 (not mounted yet) is ignored. `leaked`: the bytes of the volume's leaked segments
+  // (leaked_segments.h), part of `used` and of the threshold's fullness, never of the peak: what
+  // a crashed process left is no demand of the workload's.
+  bool Observe(uint64_t used, uint64_t size, uint64_t leaked = 0);
 
   uint64_t used() const { return used_; }
   uint64_t size() const { return size_; }
-  uint64_t peak() const { return peak_; }  // the largest use seen
+  uint64_t leaked() const { return leaked_; }  // as of the last sample
+  uint64_t peak() const { return peak_; }      // the largest use seen, leaked segments left out
   double threshold() const { return threshold_; }
 
  private:
   double threshold_;
-  uint64_t used_ = 0, size_ = 0, peak_ = 0;
+  uint64_t used_ = 0, size_ = 0, leaked_ = 0, peak_ = 0;
   bool above_ = false;
 };
 

@@ -104,6 +104,10 @@ struct NamespaceRule {
   // The node agent may grow a running pod's /dev/shm in place (the pod's resize subresource) in
   // these namespaces, as the namespace label shmguard.io/grow-in-place=true does. Default: false.
   bool grow_in_place = false;
+  // The node agent may delete the files in a pod's /dev/shm that no process of the pod holds open
+  // or maps, while none of its containers runs (leaked_segments.h), as the pod annotation
+  // shmguard.io/reclaim-leaked: "true" lets it for one pod. Default: false.
+  bool reclaim_leaked_segments = false;
   // The policy's hostIPC and ipcLock for these namespaces, when the rule sets them (a namespace
   // whose pods relied on the old patch keeps it with hostIPC: always). Default: the policy's.
   std::optional<HostIpcMode> host_ipc = std::nullopt;

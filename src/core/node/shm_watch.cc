@@ -85,11 +85,12 @@ std::string ResizeVolumePatch(std::string_view volume, int64_t bytes) {
          FormatBytes(bytes) + R"("}}]}})";
 }
 
-bool ShmWatch::Observe(uint64_t used, uint64_t size) {
+bool ShmWatch::Observe(uint64_t used, uint64_t size, uint64_t leaked) {
   if (size == 0) return false;
   used_ = used;
   size_ = size;
-  peak_ = std::max(peak_, used);
+  leaked_ = std::min(leaked, used);
+  peak_ = std::max(peak_, used - leaked_);
   const double fraction = static_cast<double>(used) / static_cast<double>(size);
   if (!above_ && fraction >= threshold_) {
     above_ = true;

@@ -1,0 +1,145 @@
+package node
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// crashingServer is a pod whose container, at each start, says what it finds in /dev/shm, waits
+// (a server loading its model), writes a 300 MiB segment, holds it open for a while and exits 1:
+// a server that crashes and leaves its segment, restarted by the kubelet (immediately the first
+// time, after a 10 s back-off the second).
+func crashingServer(name string) *corev1.Pod {
+	p := shell(trainPod(name, 0, "3Gi"), `
+echo "start: $(ls -A /dev/shm | wc -l) files, $(du -sk /dev/shm | cut -f1) KiB"
+sleep 3
+seg=/dev/shm/psm_$(cat /proc/sys/kernel/random/uuid)
+dd if=/dev/zero of=$seg bs=1M count=300 status=none
+exec 3<$seg
+sleep 6
+exit 1`)
+	p.Spec.RestartPolicy = corev1.RestartPolicyAlways
+	p.Spec.Volumes = []corev1.Volume{{Name: "dshm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
+		Medium: corev1.StorageMediumMemory, SizeLimit: resource.NewQuantity(2<<30, resource.BinarySI)}}}}
+	p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "dshm", MountPath: "/dev/shm"}}
+	return annotate(p, "shmguard.io/mode", "skip") // as written
+}
+
+// startsOf reads the "start:" lines of a pod's current container and of its last one.
+func startLine(t *testing.T, ns, pod string, previous bool) string {
+	t.Helper()
+	b, err := client.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Previous: previous}).DoRaw(ctxFor(t, time.Minute))
+	if err != nil {
+		return ""
+	}
+	return lastLineWith(string(b), "start:")
+}
+
+func restarts(t *testing.T, ns, pod string) int32 {
+	t.Helper()
+	p, err := client.CoreV1().Pods(ns).Get(ctxFor(t, time.Minute), pod, metav1.GetOptions{})
+	if err != nil || len(p.Status.ContainerStatuses) == 0 {
+		return 0
+	}
+	return p.Status.ContainerStatuses[0].RestartCount
+}
+
+// A server that crashes leaves its 300 MiB segment in /dev/shm, which outlives the container.
+// After the restart the agent reports it as leaked (gauge and ShmLeaked Event) and leaves it out
+// of the peak it learns from; without reclaim the third start finds both runs' segments, with
+// shmguard.io/reclaim-leaked the agent deletes them during the back-off and the third start
+// finds /dev/shm empty.
+func TestAServersLeakedSegmentsAreReportedAndReclaimedBetweenRestarts(t *testing.T) {
+	agent := agentPod(t)
+	ns := newNamespace(t, nil)
+	kept := crashingServer("kept")
+	reclaimed := annotate(crashingServer("reclaimed"), "shmguard.io/reclaim-leaked", "true")
+	for _, p := range []*corev1.Pod{kept, reclaimed} {
+		if _, err := client.CoreV1().Pods(ns).Create(ctxFor(t, time.Minute), p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// After the first restart: 300 MiB leaked, and one ShmLeaked Event saying so.
+	var leaked, peak, used int64
+	wait(t, 2*time.Minute, "the agent reports 300 MiB leaked in kept's /dev/shm", func() error {
+		metrics := agentMetrics(t, agent)
+		leaked, _ = gauge(metrics, "shmguard_pod_shm_leaked_bytes", ns, "kept")
+		peak, _ = gauge(metrics, "shmguard_pod_shm_peak_bytes", ns, "kept")
+		used, _ = gauge(metrics, "shmguard_pod_shm_used_bytes", ns, "kept")
+		if leaked != 300<<20 {
+			return fmt.Errorf("leaked %d bytes, used %d, restarts %d", leaked, used, restarts(t, ns, "kept"))
+		}
+		return nil
+	})
+	var events []corev1.Event
+	wait(t, 30*time.Second, "a ShmLeaked Event on kept", func() error {
+		if events = podEvents(t, ns, "kept", "ShmLeaked"); len(events) == 0 {
+			return fmt.Errorf("none")
+		}
+		return nil
+	})
+	if e := events[0]; e.Type != corev1.EventTypeWarning || !strings.Contains(e.Message, "1 file(s), 300.0 MiB") {
+		t.Errorf("the Event: %s %q", e.Type, e.Message)
+	}
+	t.Logf("after the first restart: leaked %s (used %s, the peak learned from %s); Event: %s", mib(leaked), mib(used),
+		mib(peak), events[0].Message)
+
+	// The third start of each: what it found in /dev/shm.
+	found := map[string]string{}
+	wait(t, 2*time.Minute, "both pods started a third time", func() error {
+		for _, pod := range []string{"kept", "reclaimed"} {
+			if restarts(t, ns, pod) < 2 {
+				return fmt.Errorf("%s restarted %d times", pod, restarts(t, ns, pod))
+			}
+			line := startLine(t, ns, pod, false)
+			if line == "" {
+				return fmt.Errorf("%s: no start line yet", pod)
+			}
+			found[pod] = line
+		}
+		return nil
+	})
+	kib := func(line string) int64 {
+		m := regexp.MustCompile(`(\d+) KiB`).FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("no KiB in %q", line)
+		}
+		n, _ := strconv.ParseInt(m[1], 10, 64)
+		return n
+	}
+	t.Logf("third start without reclaim: %s; with shmguard.io/reclaim-leaked: %s", found["kept"], found["reclaimed"])
+	if !strings.HasPrefix(found["kept"], "start: 2 files") || kib(found["kept"]) < 600<<10 {
+		t.Errorf("kept's third start found %q, want the two runs' 600 MiB", found["kept"])
+	}
+	if !strings.HasPrefix(found["reclaimed"], "start: 0 files") || kib(found["reclaimed"]) > 16 {
+		t.Errorf("reclaimed's third start found %q, want an empty /dev/shm", found["reclaimed"])
+	}
+	if e := podEvents(t, ns, "reclaimed", "ShmLeakReclaimed"); len(e) == 0 ||
+		!strings.Contains(e[0].Message, "Deleted 2 file(s), 600.0 MiB") {
+		t.Errorf("ShmLeakReclaimed on reclaimed: %v", e)
+	} else {
+		t.Logf("Event: %s", e[0].Message)
+	}
+	if e := podEvents(t, ns, "kept", "ShmLeakReclaimed"); len(e) != 0 {
+		t.Errorf("kept, not opted in, had its segments deleted: %v", e)
+	}
+	// What a run left is no demand: the peak stays one run's 300 MiB while 600 MiB are used.
+	metrics := agentMetrics(t, agent)
+	peak, _ = gauge(metrics, "shmguard_pod_shm_peak_bytes", ns, "kept")
+	if peak > 301<<20 {
+		t.Errorf("kept's peak %s counts leaked segments (one run holds 300 MiB)", mib(peak))
+	}
+	if n := agentCounter(metrics, "shmguard_agent_leaked_reclaimed_bytes_total"); n < 600<<20 {
+		t.Errorf("shmguard_agent_leaked_reclaimed_bytes_total %d, want at least 600 MiB", n)
+	}
+	deleteNamespace(t, ns)
+}
