@@ -151,8 +151,7 @@ int64_t LeakFinder::Reclaim(const std::string& dir, const LeakedSegments& leaked
     int parent = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     std::string name = file.path;
     for (size_t slash; parent >= 0 && (slash = name.find('/')) != std::string::npos;) {
-      const int next =
-          ::openat(parent, name.substr(0, slash).c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      const int next = ::openat(parent, name.substr(0, slash).c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       ::close(parent);
       parent = next;
       name = name.substr(slash + 1);

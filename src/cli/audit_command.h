@@ -4,6 +4,7 @@
 // in input order as they finish, so memory stays flat however long the stream.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <functional>
 #include <istream>
 #include <map>
@@ -82,5 +83,18 @@ AuditResult CollectAudit(const std::vector<std::string>& paths, const Policy& po
 // unreadable, else kFindings when a finding that is not suppressed reaches --fail-on, else kOk.
 ExitCode RunAudit(const AuditOptions& options, const Policy& policy, std::istream& in, std::ostream& out,
                   std::ostream& err);
+
+// `shmguard audit` as typed (audit_flags.cc): the options, and the flags' words before they are
+// read into them (checked by the parse; read by RunAuditCommand).
+struct AuditCommand {
+  AuditOptions options;
+  std::string config, format = "table", fail_on = "error", report_api = "wgpolicy", observations_file;
+  std::vector<std::string> ignore;
+  ObservationIndex observations;  // read from observations_file
+};
+
+CLI::App* AddAuditCommand(CLI::App& app, AuditCommand& command);
+// The flags into the options, the policy and the observations, then RunAudit.
+ExitCode RunAuditCommand(AuditCommand& command, std::istream& in, std::ostream& out, std::ostream& err);
 
 }  // namespace shmguard::cli

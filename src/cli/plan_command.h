@@ -3,6 +3,7 @@
 // (PlanShm, CheckLimit in shmguard/memory_limit.h), so the calculator and the cluster never disagree.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <optional>
 #include <ostream>
@@ -40,5 +41,18 @@ struct PlanOptions {
 // Prints the plan to `out`. Returns kOk when it fits, kFindings when it would be denied,
 // kUsage (message on `err`) for invalid values.
 ExitCode RunPlan(const PlanOptions& options, const Policy& policy, std::ostream& out, std::ostream& err);
+
+// `shmguard plan` as typed (plan_flags.cc): its options, --config, and what the parse leaves for
+// the run to check (whether --num-workers was given; every unknown flag is the server's).
+struct PlanCommand {
+  PlanOptions options;
+  std::string config;
+  bool workers_given = false;
+};
+
+CLI::App* AddPlanCommand(CLI::App& app, PlanCommand& command);
+// The parse's checks (a server's flag without --server, no --num-workers nor --server), the
+// policy, then RunPlan.
+ExitCode RunPlanCommand(const PlanCommand& command, std::ostream& out, std::ostream& err);
 
 }  // namespace shmguard::cli

@@ -4,9 +4,8 @@
 #include <fstream>
 #include <ostream>
 
+#include "cli/policy_file.h"
 #include "cli/report_model.h"
-#include "io/config.h"
-#include "io/observations.h"
 
 namespace shmguard::cli {
 
@@ -33,24 +32,9 @@ CLI::App* AddReportCommand(CLI::App& app, ReportCommand& c) {
 }
 
 ExitCode RunReport(ReportCommand& c, std::istream& in, std::ostream& out, std::ostream& err) {
-  Policy policy;
-  if (!c.config.empty()) {
-    auto loaded = io::LoadPolicy(c.config);
-    if (!loaded) {
-      err << "shmguard report: config " << loaded.error().ToString() << "\n";
-      return ExitCode::kUsage;
-    }
-    policy = std::move(*loaded);
-  }
-  if (!c.observations_file.empty()) {
-    auto loaded = io::LoadObservations(c.observations_file);
-    if (!loaded) {
-      err << "shmguard report: --observations " << loaded.error().ToString() << "\n";
-      return ExitCode::kUsage;
-    }
-    c.observations = std::move(*loaded);
-    c.audit.observations = &c.observations;
-  }
+  const std::optional<Policy> policy = LoadPolicyFor(c.config, "report", err);
+  if (!policy || !LoadObservationsFor(c.observations_file, "report", c.observations, err)) return ExitCode::kUsage;
+  if (!c.observations_file.empty()) c.audit.observations = &c.observations;
   std::ofstream json_out;
   if (!c.json_file.empty()) {
     json_out.open(c.json_file, std::ios::binary | std::ios::trunc);
@@ -60,7 +44,7 @@ ExitCode RunReport(ReportCommand& c, std::istream& in, std::ostream& out, std::o
     }
   }
   std::vector<AuditRecord> records;
-  const AuditSummary summary = StreamAudit(c.audit, policy, in, io::JsonLists::kItemByItem, false,
+  const AuditSummary summary = StreamAudit(c.audit, *policy, in, io::JsonLists::kItemByItem, false,
                                            [&](const io::Document&, std::vector<AuditRecord>&& of_document) {
                                              for (auto& r : of_document) {
                                                if (r.verdict == AuditVerdict::kError) {

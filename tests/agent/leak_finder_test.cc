@@ -188,9 +188,10 @@ json RestartedPod(bool running, bool reclaim) {
   return pod;
 }
 
-TEST_CASE("ShmAgent reports a restarted pod's leaked segments, leaves them out of its peak, and deletes them when "
-          "allowed and idle",
-          "[leak_finder][shm_agent]") {
+TEST_CASE(
+    "ShmAgent reports a restarted pod's leaked segments, leaves them out of its peak, and deletes them when "
+    "allowed and idle",
+    "[leak_finder][shm_agent]") {
   test::TempDir dir;
   const std::string kubelet = dir.File("kubelet"), proc = dir.File("proc");
   const std::string volume = kubelet + "/pods/" + kUid + "/volumes/kubernetes.io~empty-dir/dshm";
@@ -218,9 +219,9 @@ TEST_CASE("ShmAgent reports a restarted pod's leaked segments, leaves them out o
   CHECK(uses[0].used == 4 << 20);
   CHECK(uses[0].peak == 1 << 20);  // what the live server uses, not what the crashed one left
   const std::string metrics = agent.RenderMetrics();
-  CHECK_THAT(metrics, Catch::Contains(
-                          "shmguard_pod_shm_leaked_bytes{namespace=\"serving\",pod=\"sglang-0\",volume=\"dshm\","
-                          "workload=\"Pod/sglang-0\"} 3145728\n"));
+  CHECK_THAT(metrics,
+             Catch::Contains("shmguard_pod_shm_leaked_bytes{namespace=\"serving\",pod=\"sglang-0\",volume=\"dshm\","
+                             "workload=\"Pod/sglang-0\"} 3145728\n"));
   CHECK(fs::exists(volume + "/psm_crashed"));  // a container runs: never deleted
 
   // Crashed again and waiting in back-off: the server's process is gone, the sandbox stays.

@@ -67,12 +67,9 @@ TEST_CASE("PodContainerOf finds the pod's container in a process's cgroups, of e
 TEST_CASE("FindLeaked counts the regular files no process holds, and never a symlink or directory",
           "[leaked_segments]") {
   const std::vector<ShmEntry> entries = {
-      {"held", {1, 10}, ShmEntryKind::kRegular, 100},
-      {"left", {1, 11}, ShmEntryKind::kRegular, 300 << 20},
-      {"link-to-etc", {1, 12}, ShmEntryKind::kSymlink, 0},
-      {"nccl", {1, 13}, ShmEntryKind::kDirectory, 4096},
-      {"nccl/ring", {1, 14}, ShmEntryKind::kRegular, 4096},
-      {"fifo", {1, 15}, ShmEntryKind::kOther, 0},
+      {"held", {1, 10}, ShmEntryKind::kRegular, 100},       {"left", {1, 11}, ShmEntryKind::kRegular, 300 << 20},
+      {"link-to-etc", {1, 12}, ShmEntryKind::kSymlink, 0},  {"nccl", {1, 13}, ShmEntryKind::kDirectory, 4096},
+      {"nccl/ring", {1, 14}, ShmEntryKind::kRegular, 4096}, {"fifo", {1, 15}, ShmEntryKind::kOther, 0},
   };
   const LeakedSegments l = FindLeaked(entries, {{1, 10}, {2, 11}});  // {2, 11}: another device's inode 11
   REQUIRE(l.files.size() == 2);
@@ -114,13 +111,13 @@ TEST_CASE("The agent deletes leaked segments where the rule or the pod allows, a
   CHECK_FALSE(ReclaimAllowed(test::Yaml("metadata: {namespace: ml}"), policy));
   CHECK(ReclaimAllowed(test::Yaml(R"(metadata: {namespace: ml, annotations: {shmguard.io/reclaim-leaked: "true"}})"),
                        policy));
-  CHECK_FALSE(ReclaimAllowed(test::Yaml(R"(metadata: {namespace: ml, annotations: {shmguard.io/reclaim-leaked: "yes"}})"),
-                             policy));
+  CHECK_FALSE(ReclaimAllowed(
+      test::Yaml(R"(metadata: {namespace: ml, annotations: {shmguard.io/reclaim-leaked: "yes"}})"), policy));
 
   PodRunState waiting{.restarts = 2, .running = false, .container_ids = {"bb"}};
   CHECK(NoContainerRuns(waiting, {}));
-  CHECK(NoContainerRuns(waiting, {"pause-id"}));            // the sandbox
-  CHECK_FALSE(NoContainerRuns(waiting, {"bb"}));            // the container the status names still has a process
+  CHECK(NoContainerRuns(waiting, {"pause-id"}));               // the sandbox
+  CHECK_FALSE(NoContainerRuns(waiting, {"bb"}));               // the container the status names still has a process
   CHECK_FALSE(NoContainerRuns(waiting, {"pause-id", "new"}));  // a container started that the status does not name yet
   PodRunState running = waiting;
   running.running = true;
