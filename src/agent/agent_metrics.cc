@@ -71,6 +71,12 @@ std::string RenderAgentMetrics(const std::vector<VolumeUse>& uses, const std::ve
   PrometheusHeader(out, "shmguard_agent_device_checkpoint_errors_total", "counter",
                    "Versions of the kubelet's device manager checkpoint the agent could not read.");
   out << "shmguard_agent_device_checkpoint_errors_total " << c.checkpoint_errors << "\n";
+  PrometheusHeader(out, "shmguard_agent_api_queue_depth", "gauge",
+                   "Writes to the API server (Events, ShmProfiles, resizes) waiting on the agent's queue.");
+  out << "shmguard_agent_api_queue_depth " << c.api_queue_depth << "\n";
+  PrometheusHeader(out, "shmguard_agent_api_queue_dropped_total", "counter",
+                   "Writes to the API server dropped because the agent's queue was full (1,000) or it stopped.");
+  out << "shmguard_agent_api_queue_dropped_total " << c.api_queue_dropped << "\n";
   PrometheusHeader(out, "shmguard_agent_leak_scans_total", "counter",
                    "Scans of a restarted pod's /dev/shm and processes for leaked segments.");
   out << "shmguard_agent_leak_scans_total " << c.leak_scans << "\n";

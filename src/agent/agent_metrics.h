@@ -22,7 +22,8 @@ struct AgentCounters {
   const GrowthCounts* growth = nullptr;
   const kube::ReflectorStats* informer = nullptr;  // null without an API server
   uint64_t api_requests = 0, api_connections = 0;
-  uint64_t checkpoint_errors = 0;  // versions of the device checkpoint that could not be read
+  uint64_t checkpoint_errors = 0;                       // versions of the device checkpoint that could not be read
+  uint64_t api_queue_depth = 0, api_queue_dropped = 0;  // the writes waiting, and those dropped
   // Leaked segments: pods scanned, and what was deleted (and deletions that failed).
   uint64_t leak_scans = 0, leak_scan_failures = 0, reclaimed_bytes = 0, reclaimed_files = 0, reclaim_failures = 0;
 };

@@ -5,6 +5,17 @@
 
 namespace shmguard::agent {
 
+VolumeUse UseOf(const AgentPod& pod, const std::string& volume, const ShmWatch& w, int64_t margin_ppm) {
+  VolumeUse u{pod.namespace_, pod.name,          volume,
+              pod.workload,   w.used(),          w.size(),
+              w.peak(),       pod.planned_bytes, LearnedBytes(static_cast<int64_t>(w.peak()), margin_ppm)};
+  if (auto leak = pod.leaks.find(volume); leak != pod.leaks.end()) {
+    u.leaked = leak->second.bytes;
+    u.leaked_files = static_cast<int64_t>(leak->second.files.size());
+  }
+  return u;
+}
+
 std::string VolumeDir(const std::string& kubelet_dir, const std::string& uid, const std::string& volume) {
   return kubelet_dir + "/pods/" + uid + "/volumes/kubernetes.io~empty-dir/" + volume;
 }

@@ -81,6 +81,9 @@ struct VolumeUse {
   int64_t leaked = 0, leaked_files = 0;  // its leaked segments, as of the last scan
 };
 
+// A volume's use as the metrics show it, from its pod and its samples.
+VolumeUse UseOf(const AgentPod& pod, const std::string& volume, const ShmWatch& w, int64_t margin_ppm);
+
 // The directory of a pod's memory emptyDir on the node: the kubelet mounts each as a tmpfs there
 // (pkg/volume/emptydir).
 std::string VolumeDir(const std::string& kubelet_dir, const std::string& uid, const std::string& volume);

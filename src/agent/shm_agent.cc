@@ -62,6 +62,7 @@ Result<bool> ShmAgent::Start() {
   if (!port) return port.error();
   metrics_port_ = *port;
   metrics_http_->Start();
+  api_.Start();
   if (client_) pods_.Start();
   sampler_ = std::thread([this] {
     auto next = Clock::now();
@@ -99,6 +100,7 @@ void ShmAgent::Stop() {
   if (stop_.exchange(true)) return;
   if (sampler_.joinable()) sampler_.join();
   if (sweeper_.joinable()) sweeper_.join();
+  api_.Stop();
   pods_.Stop();  // closes the watch's connection and joins its thread
   metrics_http_->Stop();
 }
@@ -117,19 +119,20 @@ std::vector<VolumeUse> ShmAgent::SampleOnce() {
   const SamplerOptions sampling{options_.kubelet_dir, options_.record_interval, options_.resize_timeout};
   SampleRound round = Sample(table_, statfs_, sampling, Clock::now());
   samples_++;
+  // What the round found, for the API server: written on the queue's thread, never this one.
   std::vector<VolumeUse> out;
   for (const auto& c : round.crossed) {
-    out.push_back({c.pod.namespace_, c.pod.name, c.volume, c.pod.workload, c.watch.used(), c.watch.size(),
-                   c.watch.peak(), c.pod.planned_bytes,
-                   LearnedBytes(static_cast<int64_t>(c.watch.peak()), options_.policy.observed.margin_ppm)});
-    RecordNearFull(c.pod, c.volume, c.watch);
-    growth_.Grow(c.pod, c.volume, c.watch);
+    out.push_back(UseOf(c.pod, c.volume, c.watch, options_.policy.observed.margin_ppm));
+    api_.Post([this, c] {
+      RecordNearFull(c.pod, c.volume, c.watch);
+      growth_.Grow(c.pod, c.volume, c.watch);
+    });
   }
-  for (const auto& o : round.resizes) growth_.Settle(o);
-  for (const auto& r : table_.TakeRefusals()) growth_.Settle(r);
+  for (auto& o : round.resizes) api_.Post([this, o] { growth_.Settle(o); });
+  for (auto& r : table_.TakeRefusals()) api_.Post([this, r] { growth_.Settle(r); });
   if (client_ && options_.record_profiles) {
-    for (const auto& p : round.peaks) profiles_.Record(p, false);
-    for (const auto& r : table_.TakeRuns()) profiles_.Record(r, true);
+    for (auto& p : round.peaks) api_.Post([this, p] { profiles_.Record(p, false); });
+    for (auto& r : table_.TakeRuns()) api_.Post([this, r] { profiles_.Record(r, true); });
   }
   CheckDeviceMounts();
   TellUnpatched();
@@ -186,17 +189,17 @@ void ShmAgent::ScanLeaks() {
         if (bytes > 0) {
           reclaimed_bytes_ += static_cast<uint64_t>(bytes);
           reclaimed_files_ += leaked.files.size();
-          events_.Record(d.pod, volume, "ShmLeakReclaimed", "Normal",
-                         "Deleted " + std::to_string(leaked.files.size()) + " file(s), " +
-                             Mib(static_cast<uint64_t>(bytes)) + ", from /dev/shm (volume " + volume +
-                             ") that no process of the pod held while none of its containers ran (" +
-                             std::string(kReclaimLeakedAnnotation) + " or the policy's reclaimLeakedSegments)" +
-                             (error.empty() ? "." : "; not all: " + error + "."));
+          Record(d.pod, volume, "ShmLeakReclaimed", "Normal",
+                 "Deleted " + std::to_string(leaked.files.size()) + " file(s), " + Mib(static_cast<uint64_t>(bytes)) +
+                     ", from /dev/shm (volume " + volume +
+                     ") that no process of the pod held while none of its containers ran (" +
+                     std::string(kReclaimLeakedAnnotation) + " or the policy's reclaimLeakedSegments)" +
+                     (error.empty() ? "." : "; not all: " + error + "."));
         } else if (!error.empty()) {
-          events_.Record(d.pod, volume, "ShmLeakNotReclaimed", "Warning",
-                         "Could not delete the leaked files in /dev/shm (volume " + volume + "): " + error +
-                             ". The agent needs the chart's agent.reclaimLeakedSegments (a writable kubelet pod "
-                             "directory) to delete them.");
+          Record(d.pod, volume, "ShmLeakNotReclaimed", "Warning",
+                 "Could not delete the leaked files in /dev/shm (volume " + volume + "): " + error +
+                     ". The agent needs the chart's agent.reclaimLeakedSegments (a writable kubelet pod "
+                     "directory) to delete them.");
         }
         leaked = FindLeaked(leaks_.List(dir).entries, held);
       }
@@ -218,16 +221,21 @@ void ShmAgent::ScanLeaks() {
       }
     });
     if (!tell) continue;
-    events_.Record(d.pod, found.begin()->first, "ShmLeaked", "Warning",
-                   std::to_string(files) + " file(s), " + Mib(static_cast<uint64_t>(bytes)) +
-                       ", in /dev/shm are held by no process of the pod after " + std::to_string(d.pod.run.restarts) +
-                       " container restart(s): segments a process left when it ended. They count against the "
-                       "memory limit and stay until the pod is deleted (emptyDir keeps its files across container "
-                       "restarts). Let shmguard delete them while no container runs: annotate the pod " +
-                       std::string(kReclaimLeakedAnnotation) +
-                       ": \"true\" or set reclaimLeakedSegments in its "
-                       "namespace's rule.");
+    Record(d.pod, found.begin()->first, "ShmLeaked", "Warning",
+           std::to_string(files) + " file(s), " + Mib(static_cast<uint64_t>(bytes)) +
+               ", in /dev/shm are held by no process of the pod after " + std::to_string(d.pod.run.restarts) +
+               " container restart(s): segments a process left when it ended. They count against the "
+               "memory limit and stay until the pod is deleted (emptyDir keeps its files across container "
+               "restarts). Let shmguard delete them while no container runs: annotate the pod " +
+               std::string(kReclaimLeakedAnnotation) +
+               ": \"true\" or set reclaimLeakedSegments in its "
+               "namespace's rule.");
   }
+}
+
+void ShmAgent::Record(const AgentPod& pod, const std::string& subject, const std::string& reason,
+                      const std::string& type, const std::string& message) {
+  api_.Post([this, pod, subject, reason, type, message] { events_.Record(pod, subject, reason, type, message); });
 }
 
 void ShmAgent::TellUnpatched() {
@@ -240,10 +248,10 @@ void ShmAgent::TellUnpatched() {
                                 ? "an admission policy sized it (shmguard's webhook did not answer when it was created)"
                                 : "shmguard's webhook did not patch it when it was created (it was down, slow, or not "
                                   "installed yet)";
-    events_.Record(pod, "/dev/shm", "ShmUnpatched", "Warning",
-                   "/dev/shm is " + u.shm.current + ", below the " + Mib(static_cast<uint64_t>(u.shm.required_bytes)) +
-                       " shmguard would give this pod: " + how +
-                       ". A DataLoader or server that needs more dies with a Bus error: recreate the pod to be sized.");
+    Record(pod, "/dev/shm", "ShmUnpatched", "Warning",
+           "/dev/shm is " + u.shm.current + ", below the " + Mib(static_cast<uint64_t>(u.shm.required_bytes)) +
+               " shmguard would give this pod: " + how +
+               ". A DataLoader or server that needs more dies with a Bus error: recreate the pod to be sized.");
   }
 }
 
@@ -256,12 +264,12 @@ void ShmAgent::CheckDeviceMounts() {
     pod.namespace_ = d.namespace_;
     pod.name = d.pod;
     pod.uid = d.uid;
-    events_.Record(pod, "container " + d.container, "ShmHidesDeviceMount", "Warning",
-                   "A volume mounted at /dev/shm of container " + d.container + " hides what the device plugin for " +
-                       d.resource + " mounted there (" + d.host_path +
-                       " on the node: NVIDIA's plugin in MPS mode mounts the MPS daemon's tmpfs), so CUDA MPS "
-                       "clients in it cannot reach the daemon. Add " +
-                       d.resource + " to the shmguard policy's mpsResources: its pods then get no dshm.");
+    Record(pod, "container " + d.container, "ShmHidesDeviceMount", "Warning",
+           "A volume mounted at /dev/shm of container " + d.container + " hides what the device plugin for " +
+               d.resource + " mounted there (" + d.host_path +
+               " on the node: NVIDIA's plugin in MPS mode mounts the MPS daemon's tmpfs), so CUDA MPS "
+               "clients in it cannot reach the daemon. Add " +
+               d.resource + " to the shmguard policy's mpsResources: its pods then get no dshm.");
   }
 }
 
@@ -291,6 +299,8 @@ std::string ShmAgent::RenderMetrics() const {
     c.api_connections = client_->connections();
   }
   c.checkpoint_errors = checkpoint_errors_;
+  c.api_queue_depth = api_.depth();
+  c.api_queue_dropped = api_.dropped();
   c.leak_scans = leak_scans_;
   c.leak_scan_failures = leak_scan_failures_;
   c.reclaimed_bytes = reclaimed_bytes_;

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "agent/api_queue.h"
 #include "agent/device_mounts.h"
 #include "agent/event_recorder.h"
 #include "agent/growth.h"
@@ -91,6 +92,9 @@ class ShmAgent {
 
  private:
   void RecordNearFull(const AgentPod& pod, const std::string& volume, const ShmWatch& w);
+  // An Event, recorded on the API queue's thread.
+  void Record(const AgentPod& pod, const std::string& subject, const std::string& reason, const std::string& type,
+              const std::string& message);
   // The device mounts read again; a Warning Event on each pod whose volume hides one, once.
   void CheckDeviceMounts();
   // A ShmUnpatched Event on each pod found running with less /dev/shm than shmguard would give.
@@ -113,6 +117,8 @@ class ShmAgent {
   Grower growth_;
   DeviceMounts devices_;
   LeakFinder leaks_;
+  // Events, profile writes and resizes: off the sampler's thread (Start to Stop).
+  ApiQueue api_;
   std::atomic<uint64_t> leak_scans_{0}, leak_scan_failures_{0}, reclaimed_bytes_{0}, reclaimed_files_{0},
       reclaim_failures_{0};
   std::set<std::string> hidden_told_;  // "uid/container" whose hidden device mount has its Event

@@ -12,7 +12,8 @@ CLI::App* AddAuditCommand(CLI::App& app, AuditCommand& c) {
   cmd->add_option("paths", audit.paths, "files, directories (*.yaml, *.yml, *.json) or - for stdin")->required();
   cmd->add_option("-o,--output", c.format, "table, json, yaml, patched, sarif, junit, github or policyreport")
       ->check([](const std::string& f) {
-        return ParseAuditFormat(f) ? std::string() : "use table, json, yaml, patched, sarif, junit, github or policyreport";
+        return ParseAuditFormat(f) ? std::string()
+                                   : "use table, json, yaml, patched, sarif, junit, github or policyreport";
       });
   cmd->add_option("--fail-on", c.fail_on,
                   "exit 1 at a finding this severe: error (default; alias deny), warning (alias warn), info")
@@ -36,7 +37,8 @@ CLI::App* AddAuditCommand(CLI::App& app, AuditCommand& c) {
                   "links to its check's section")
       ->check([](const std::string& url) {
         const bool absolute = url.rfind("https://", 0) == 0 || url.rfind("http://", 0) == 0;
-        const bool plain = std::all_of(url.begin(), url.end(), [](char ch) { return ch > ' ' && ch < 127 && ch != '#'; });
+        const bool plain =
+            std::all_of(url.begin(), url.end(), [](char ch) { return ch > ' ' && ch < 127 && ch != '#'; });
         return absolute && plain ? std::string()
                                  : "an absolute http(s) URL without a fragment, such as "
                                    "https://github.com/ORG/shmguard/blob/v1.0.0/docs/checks.md";

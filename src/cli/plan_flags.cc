@@ -51,7 +51,8 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanCommand& c) {
 ExitCode RunPlanCommand(const PlanCommand& c, std::ostream& out, std::ostream& err) {
   const PlanOptions& plan = c.options;
   if (plan.server.empty() && !plan.server_args.empty()) {
-    err << "shmguard plan: " << plan.server_args.front() << " is not a flag of plan (a server's flags follow --server NAME)\n";
+    err << "shmguard plan: " << plan.server_args.front()
+        << " is not a flag of plan (a server's flags follow --server NAME)\n";
     return ExitCode::kUsage;
   }
   if (plan.server.empty() && !c.workers_given) {

@@ -79,6 +79,8 @@ class RestFake {
   }
   // Another writer changes the object between the agent's read and its write, once.
   std::function<void()> before_put;
+  // Runs before each Event is taken (a slow API server: the test blocks it here).
+  std::function<void()> before_event;
 
  private:
   void Answer(const httplib::Request& req, httplib::Response& res) {
@@ -87,6 +89,7 @@ class RestFake {
       std::lock_guard<std::mutex> lock(mu_);
       seen_.push_back(req.method + " " + req.path);
       if (req.method == "PUT") hook = std::exchange(before_put, nullptr);
+      if (req.method == "POST" && req.path.find("/events") != std::string::npos) hook = before_event;
     }
     if (hook) hook();
     std::lock_guard<std::mutex> lock(mu_);
@@ -219,6 +222,13 @@ AgentOptions Options() {
 }
 
 constexpr uint64_t kMi = 1 << 20;
+
+// A counter or gauge without labels, from the agent's metrics text; -1 when absent.
+int64_t agentCounterOf(const std::string& metrics, const std::string& name) {
+  const size_t at = metrics.find("\n" + name + " ");
+  if (at == std::string::npos) return -1;
+  return std::stoll(metrics.substr(at + name.size() + 2));
+}
 
 TEST_CASE("ShmAgent records a workload's peak at the crossing and a run at the pod's end", "[shm_agent][net]") {
   RestFake api;
@@ -440,6 +450,42 @@ TEST_CASE("ProfileRecorder::Sweep deletes the profiles not observed within the r
   // A week later, with a 10-day retention, the Deployment's (last seen 14 days before) goes too.
   CHECK(recorder.Sweep(now + 7 * 86400, 10) == std::optional<uint64_t>(1));
   CHECK(recorder.deleted() == 701);
+}
+
+}  // namespace
+}  // namespace shmguard::agent
+
+namespace shmguard::agent {
+namespace {
+
+TEST_CASE("ShmAgent keeps sampling while the API server holds its Event writes, and writes them after",
+          "[shm_agent][net]") {
+  RestFake api;
+  std::mutex gate;
+  std::unique_lock<std::mutex> held(gate);  // the API server answers no Event until released
+  api.before_event = [&] { std::lock_guard<std::mutex> wait_for(gate); };
+  Node node;
+  AgentOptions o = Options();
+  o.interval = std::chrono::milliseconds(20);
+  o.metrics_port = 0;
+  o.bind_address = "127.0.0.1";
+  ShmAgent agent(o, api.Client(), node.statfs());
+  std::vector<json> pods;
+  for (int i = 0; i < 20; ++i) {
+    pods.push_back(JobPod("u" + std::to_string(i), "train"));
+    node.use["u" + std::to_string(i)] = {95 * kMi, 100 * kMi};  // twenty crossings at once
+  }
+  agent.SetPods(pods);
+  REQUIRE(agent.Start());
+  auto samples = [&] { return agentCounterOf(agent.RenderMetrics(), "shmguard_agent_samples_total"); };
+  // The first Event is held by the API server; the samples go on meanwhile.
+  REQUIRE(test::Eventually([&] { return api.Seen().size() > 0 && samples() >= 10; }, 10));
+  CHECK(api.Events().empty());
+  CHECK(agentCounterOf(agent.RenderMetrics(), "shmguard_agent_api_queue_depth") > 0);
+  held.unlock();
+  CHECK(test::Eventually([&] { return api.Events().size() == 20; }, 20));
+  CHECK(agentCounterOf(agent.RenderMetrics(), "shmguard_agent_api_queue_dropped_total") == 0);
+  agent.Stop();
 }
 
 }  // namespace
