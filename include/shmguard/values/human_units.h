@@ -7,8 +7,8 @@
 
 namespace shmguard {
 
-// A byte count for people: the exact quantity when it is a whole MiB or smaller than 1Mi
-// ("12Gi", "1000"), else MiB with one decimal ("147.1Mi").
+// A byte count for people: the exact quantity (FormatBytes) when it is a whole MiB or smaller
+// than 1Mi ("12Gi", "999", "1k"), else MiB with one decimal ("147.1Mi").
 std::string HumanBytes(int64_t bytes);
 
 // A factor in millionths as a decimal: 1200000 -> "1.2", 500000 -> "0.5".

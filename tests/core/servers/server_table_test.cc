@@ -1,6 +1,6 @@
 // The table of servers: each recognised from commands written out in full, its flags read as its
-// parser reads them (and refused where it refuses them), TGI's, Triton's and Ray's plans, and a
-// pod sized from its server's launch. vLLM's and SGLang's plans: vllm_test.cc, sglang_test.cc.
+// parser reads them (and refused where it refuses them), and a pod sized from its server's
+// launch. Each server's plan: vllm_test.cc, sglang_test.cc, tgi_test.cc, triton_test.cc, ray_test.cc.
 #include <catch2/catch.hpp>
 #include <set>
 
@@ -190,49 +190,6 @@ spec:
   CHECK(ids.count("sized-without-annotations"));
   CHECK_FALSE(ids.count("sized-from-server-launch"));
   CHECK(ev.verdict == Verdict::kPatch);
-}
-
-TEST_CASE("PlanServer: TGI's shards, Triton's ranks, Ray's object store × 1.1", "[server_table]") {
-  auto plan_of = [](const char* container, int64_t gpus, std::optional<int64_t> limit = std::nullopt) {
-    auto p = PlanServer(Launch(container), gpus, limit);
-    REQUIRE(p);
-    return *p;
-  };
-  // TGI's find_num_shards: --num-shard, else one shard with --sharded false, else every GPU.
-  const struct {
-    const char* container;
-    int64_t gpus, shards;
-  } tgi[] = {
-      {"{name: t, command: [text-generation-launcher, --num-shard=4]}", 8, 4},
-      {"{name: t, command: [text-generation-launcher, --sharded, 'false']}", 8, 1},
-      {"{name: t, command: [text-generation-launcher], env: [{name: SHARDED, value: 'false'}]}", 8, 1},
-      {"{name: t, command: [text-generation-launcher, --sharded, 'true']}", 4, 4},
-      {"{name: t, command: [text-generation-launcher]}", 2, 2},
-      {"{name: t, command: [text-generation-launcher, --sharded, 'false', --num-shard, '2']}", 8, 2},
-  };
-  for (const auto& t : tgi) {
-    CAPTURE(t.container);
-    const ServerPlan p = plan_of(t.container, t.gpus);
-    CHECK(p.procs == t.shards);
-    CHECK(p.bytes == 0);
-  }
-  const ServerPlan triton = plan_of("{name: t, command: [mpirun, -np, '2', tritonserver]}", 2);
-  CHECK(triton.procs == 2);
-  CHECK_FALSE(triton.unbounded.empty());  // its Python backend's regions, per model instance
-
-  // 1e10 × 1.1 = 11e9 bytes, rounded up to a MiB.
-  const ServerPlan store = plan_of("{name: r, command: [ray, start, --head, --object-store-memory=10000000000]}", 0);
-  CHECK(store.bytes == (11'000'000'000 + kMiB - 1) / kMiB * kMiB);
-  // Ray's default: 30% of a 64Gi limit, × 1.1.
-  CHECK(plan_of("{name: r, command: [ray, start, --head]}", 0, 64 * kGiB).bytes ==
-        ((64 * kGiB / 10 * 3 * 11 + 9) / 10 + kMiB - 1) / kMiB * kMiB);
-  const ServerPlan unknown = plan_of("{name: r, command: [ray, start, --head]}", 0);
-  CHECK(unknown.bytes == 0);
-  CHECK_FALSE(unknown.unbounded.empty());
-  // A store near 2^63 bytes is an error, never a wrapped sum.
-  auto huge = PlanServer(Launch("{name: r, command: [ray, start, --object-store-memory, '9000000000000000000']}"), 0,
-                         std::nullopt);
-  if (huge) CHECK(huge->bytes > 0);
 }
 
 TEST_CASE("An unannotated vLLM pod is sized from its launch, not by the estimate", "[server_table]") {
