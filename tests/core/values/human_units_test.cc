@@ -25,7 +25,7 @@ TEST_CASE("HumanBytes is exact for whole units and below 1Mi, else MiB with one 
   }
 }
 
-TEST_CASE("FormatPpm writes millionths as a short decimal; Plural picks the noun", "[human_units]") {
+TEST_CASE("FormatPpm writes millionths as a short decimal, and Plural picks the noun", "[human_units]") {
   CHECK(FormatPpm(1'200'000) == "1.2");
   CHECK(FormatPpm(500'000) == "0.5");
   CHECK(FormatPpm(1'000'000) == "1");
