@@ -74,13 +74,14 @@ TEST_CASE("BuildServicePatch gives unlimited locked memory where a pod would get
                       2 * kGiB, IpcLockMode::kAlways);
   REQUIRE(soft);
   CHECK(soft->ops.Text() == R"([{"op":"replace","path":"/services/trainer/ulimits/memlock","value":-1}])");
-  auto unlimited = PatchOf(std::string(kGpuService) + "    shm_size: 8g\n    ulimits: {memlock: {soft: -1, hard: -1}}\n",
-                           2 * kGiB, IpcLockMode::kAlways);
+  auto unlimited =
+      PatchOf(std::string(kGpuService) + "    shm_size: 8g\n    ulimits: {memlock: {soft: -1, hard: -1}}\n", 2 * kGiB,
+              IpcLockMode::kAlways);
   REQUIRE(unlimited);
   CHECK(unlimited->ops.empty());
 
-  auto broken = PatchOf(std::string(kGpuService) + "    shm_size: 8g\n    ulimits: [memlock]\n", 2 * kGiB,
-                        IpcLockMode::kAlways);
+  auto broken =
+      PatchOf(std::string(kGpuService) + "    shm_size: 8g\n    ulimits: [memlock]\n", 2 * kGiB, IpcLockMode::kAlways);
   REQUIRE_FALSE(broken);
   CHECK(broken.error().where.ToString() == "/services/trainer/ulimits");
 }

@@ -11,7 +11,8 @@ using test::kMiB;
 
 TEST_CASE("Ray's object store: its flag, else 30% of the memory limit, each × 1.1 to a whole MiB", "[ray]") {
   // 1e10 × 1.1 = 11e9 bytes, rounded up to a MiB.
-  const ServerPlan store = test::PlanOf("{name: r, command: [ray, start, --head, --object-store-memory=10000000000]}", 0);
+  const ServerPlan store =
+      test::PlanOf("{name: r, command: [ray, start, --head, --object-store-memory=10000000000]}", 0);
   CHECK(store.bytes == (11'000'000'000 + kMiB - 1) / kMiB * kMiB);
   CHECK(store.procs == 1);
   CHECK(test::PlanOf("{name: r, command: [ray, start, --object-store-memory, '10000000000']}", 4).procs == 4);
@@ -24,8 +25,9 @@ TEST_CASE("Ray's object store: its flag, else 30% of the memory limit, each × 1
 }
 
 TEST_CASE("A Ray object store near 2^63 bytes is an error or a size, never a wrapped sum", "[ray]") {
-  auto huge = PlanServer(test::LaunchOf("{name: r, command: [ray, start, --object-store-memory, '9000000000000000000']}"),
-                         0, std::nullopt);
+  auto huge =
+      PlanServer(test::LaunchOf("{name: r, command: [ray, start, --object-store-memory, '9000000000000000000']}"), 0,
+                 std::nullopt);
   if (huge) {
     CHECK(huge->bytes > 0);
   } else {

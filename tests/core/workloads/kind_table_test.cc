@@ -36,7 +36,8 @@ TEST_CASE("LookUpKind names the versions a kind is read at, else every kind it r
   auto old = LookUpKind("kubeflow.org/v9", "PyTorchJob");
   REQUIRE_FALSE(old);
   CHECK(old.error().code == Code::kUnsupportedKind);
-  CHECK(old.error().message == "kubeflow.org/v9 PyTorchJob is not a version shmguard reads: it reads PyTorchJob as kubeflow.org/v1");
+  CHECK(old.error().message ==
+        "kubeflow.org/v9 PyTorchJob is not a version shmguard reads: it reads PyTorchJob as kubeflow.org/v1");
 
   auto other = LookUpKind("v1", "ConfigMap");
   REQUIRE_FALSE(other);

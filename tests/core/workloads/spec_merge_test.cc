@@ -51,8 +51,7 @@ nodeSelector: {gpu: a100, zone: b}
   CHECK(into == want);
 }
 
-TEST_CASE("MergeSpec merges a JobSet's replicatedJobs by name, and an item without its key is added",
-          "[spec_merge]") {
+TEST_CASE("MergeSpec merges a JobSet's replicatedJobs by name, and an item without its key is added", "[spec_merge]") {
   json into = test::Yaml("replicatedJobs: [{name: node, replicas: 1}]");
   MergeSpec(into, test::Yaml("replicatedJobs: [{name: node, replicas: 4}, {replicas: 2}]"));
   CHECK(into == test::Yaml("replicatedJobs: [{name: node, replicas: 4}, {replicas: 2}]"));
