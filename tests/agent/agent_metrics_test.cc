@@ -18,14 +18,14 @@ TEST_CASE("RenderAgentMetrics labels each volume's gauges and escapes the label 
   c.reclaimed_bytes = 9;
   const std::string m = RenderAgentMetrics({planned, odd}, {}, c);
   const std::string labels = R"({namespace="ml",pod="train-0",volume="dshm",workload="Job/train"} )";
-  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
-           {"shmguard_pod_shm_used_bytes", "10"},
-           {"shmguard_pod_shm_size_bytes", "100"},
-           {"shmguard_pod_shm_peak_bytes", "50"},
-           {"shmguard_pod_shm_planned_bytes", "200"},
-           {"shmguard_pod_shm_learned_bytes", "75"},
-           {"shmguard_pod_shm_leaked_bytes", "5"},
-           {"shmguard_pod_shm_leaked_files", "1"}}) {
+  for (const auto& [name, value] :
+       std::vector<std::pair<std::string, std::string>>{{"shmguard_pod_shm_used_bytes", "10"},
+                                                        {"shmguard_pod_shm_size_bytes", "100"},
+                                                        {"shmguard_pod_shm_peak_bytes", "50"},
+                                                        {"shmguard_pod_shm_planned_bytes", "200"},
+                                                        {"shmguard_pod_shm_learned_bytes", "75"},
+                                                        {"shmguard_pod_shm_leaked_bytes", "5"},
+                                                        {"shmguard_pod_shm_leaked_files", "1"}}) {
     CAPTURE(name);
     CHECK_THAT(m, Catch::Contains("\n" + name + labels + value + "\n"));
     CHECK_THAT(m, Catch::Contains("# TYPE " + name + " gauge\n"));
@@ -52,8 +52,9 @@ TEST_CASE("RenderAgentMetrics shows each device plugin's mount at /dev/shm, hidd
   d.host_path = "/run/nvidia/mps/shm";
   d.hidden = true;
   const std::string m = RenderAgentMetrics({}, {d}, AgentCounters{});
-  CHECK_THAT(m, Catch::Contains(R"(shmguard_pod_shm_device_mount{namespace="ml",pod="mps-0",container="c",)"
-                                R"(resource="nvidia.com/gpu.shared",host_path="/run/nvidia/mps/shm",hidden="true"} 1)"));
+  CHECK_THAT(m,
+             Catch::Contains(R"(shmguard_pod_shm_device_mount{namespace="ml",pod="mps-0",container="c",)"
+                             R"(resource="nvidia.com/gpu.shared",host_path="/run/nvidia/mps/shm",hidden="true"} 1)"));
 }
 
 }  // namespace

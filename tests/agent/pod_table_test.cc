@@ -18,7 +18,8 @@ json Pod(const std::string& volumes_yaml, const std::string& status_yaml = "{pha
 metadata: {uid: u1, namespace: ml, name: train-0, annotations: )" +
                     annotations + R"(, ownerReferences: [{kind: Job, name: train, controller: true}]}
 spec:
-  volumes: )" + volumes_yaml + R"(
+  volumes: )" + volumes_yaml +
+                    R"(
   containers: [{name: t, volumeMounts: [{name: dshm, mountPath: /dev/shm/}]}]
 status: )" + status_yaml);
 }
