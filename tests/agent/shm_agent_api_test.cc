@@ -28,7 +28,9 @@ class RestFake {
   enum class Resize { kApply, kDropVolumes, kReject };
   Resize resize = Resize::kApply;
 
-  RestFake() {
+  // `one_at_a_time`: one request at a time, each on a connection of its own (requests queue
+  // behind one the test holds), for a test that starts the agent's informer beside its writes.
+  explicit RestFake(bool one_at_a_time = false) {
     test::MakeCa(dir_.path());
     test::IssueCert(dir_.path(), "localhost", dir_.File("tls.crt"), dir_.File("tls.key"));
     std::ofstream(dir_.File("token")) << "t\n";
@@ -40,6 +42,10 @@ class RestFake {
     server_->Patch(".*", handle);
     server_->Delete(".*", handle);
     server_->set_tcp_nodelay(true);
+    if (one_at_a_time) {
+      server_->new_task_queue = [] { return new httplib::ThreadPool(1); };
+      server_->set_keep_alive_max_count(1);
+    }
     port_ = server_->bind_to_any_port("127.0.0.1");
     serving_ = std::thread([this] { server_->listen_after_bind(); });
   }
@@ -460,7 +466,7 @@ namespace {
 
 TEST_CASE("ShmAgent keeps sampling while the API server holds its Event writes, and writes them after",
           "[shm_agent][net]") {
-  RestFake api;
+  RestFake api(true);
   std::mutex gate;
   std::unique_lock<std::mutex> held(gate);  // the API server answers no Event until released
   api.before_event = [&] { std::lock_guard<std::mutex> wait_for(gate); };
