@@ -42,6 +42,27 @@ FakeAnswer Body(std::string body) {
   return a;
 }
 
+TEST_CASE("ParseBounded counts every object, array and scalar, and refuses one past its bound", "[kube_client]") {
+  // {"a": [1, "x", null], "b": {}}: the object, the array, three scalars, the inner object.
+  const std::string text = R"({"a": [1, "x", null], "b": {}})";
+  auto six = ParseBounded(text, 6);
+  REQUIRE(six);
+  CHECK((*six)["a"][1] == "x");
+  CHECK_FALSE(ParseBounded(text, 5));
+  auto broken = ParseBounded("{\"a\": [1,", 100);
+  REQUIRE(broken);
+  CHECK(broken->is_discarded());
+  // A million empty objects: refused at the bound, without building them (the parse is linear;
+  // nlohmann's callback parser, used before, rescanned the array at each object).
+  std::string items = "[";
+  for (int i = 0; i < 1'000'000; ++i) items += i ? ",{}" : "{}";
+  items += "]";
+  CHECK_FALSE(ParseBounded(items, 100'000));
+  auto all = ParseBounded(items, 1'000'001);
+  REQUIRE(all);
+  CHECK(all->size() == 1'000'000);
+}
+
 TEST_CASE("KubeClient keeps one connection alive over many requests and opens a new one when the CA changes",
           "[kube_client][net]") {
   FakeApi api([](const FakeRequest&, size_t) { return Body(R"({"items":[]})"); });

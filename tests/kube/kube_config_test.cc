@@ -33,7 +33,6 @@ TEST_CASE("KubeConfig::InCluster fails outside a pod, naming what is missing", "
   CHECK(c.error().message.find("KUBERNETES_SERVICE_HOST") != std::string::npos);
 }
 
-
 constexpr char kKubeconfig[] = R"(apiVersion: v1
 kind: Config
 current-context: dev
@@ -60,8 +59,7 @@ users:
   user: {exec: {command: gke-gcloud-auth-plugin}}
 )";
 
-TEST_CASE("KubeConfig::FromKubeconfig reads the current context, or the one named, as kubectl does",
-          "[kube_config]") {
+TEST_CASE("KubeConfig::FromKubeconfig reads the current context, or the one named, as kubectl does", "[kube_config]") {
   test::TempDir dir;
   std::filesystem::create_directories(dir.File("pki"));
   std::ofstream(dir.File("pki/ca.crt")) << "CA FILE";
@@ -79,8 +77,8 @@ TEST_CASE("KubeConfig::FromKubeconfig reads the current context, or the one name
 
   auto files = KubeConfig::FromKubeconfig(path, "files");
   REQUIRE(files);
-  CHECK(files->ca_pem == "CA FILE");                  // relative to the kubeconfig's directory
-  CHECK(files->token_file == dir.File("token"));      // re-read by the client, not here
+  CHECK(files->ca_pem == "CA FILE");              // relative to the kubeconfig's directory
+  CHECK(files->token_file == dir.File("token"));  // re-read by the client, not here
   CHECK(files->client_cert_pem == "CERT");
   CHECK(files->client_key_pem == "KEY");
   CHECK(files->insecure);
@@ -105,7 +103,7 @@ TEST_CASE("KubeConfig::FromKubeconfig names what it cannot use", "[kube_config]"
     CHECK(c.error().where.file == path);
   }
   std::ofstream(dir.File("http")) << "current-context: a\ncontexts: [{name: a, context: {cluster: a}}]\n"
-                                      "clusters: [{name: a, cluster: {server: 'http://127.0.0.1:8080'}}]\n";
+                                     "clusters: [{name: a, cluster: {server: 'http://127.0.0.1:8080'}}]\n";
   auto plain = KubeConfig::FromKubeconfig(dir.File("http"));
   REQUIRE_FALSE(plain);
   CHECK(plain.error().message == "cluster a: server must be https://");
