@@ -29,7 +29,8 @@ class DeviceMounts {
 
   // Reads the checkpoint again when it changed, and joins its /dev/shm mounts with `pods` (the
   // node's, from the informer); a mount of a pod not among them (gone, or not listed yet) is left
-  // out. Returns what could not be read, once per version of the file ("" when all is well).
+  // out. Returns what could not be read, once per version of the file ("" when all is well); no
+  // mount is known from such a version until a readable one.
   std::string Refresh(const std::vector<std::shared_ptr<const nlohmann::json>>& pods);
   std::vector<DeviceShmUse> uses() const;
   const std::string& path() const { return path_; }
