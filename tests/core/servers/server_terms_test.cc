@@ -38,7 +38,7 @@ TEST_CASE("PlanBuilder adds each segment's flags and page rounding as one term, 
   CHECK(wrapped.error().message == "its /dev/shm segments sum past 2^63-1 bytes");
 }
 
-TEST_CASE("LocalRanks keeps the ranks a pod holds; FillUnread gives an unset count the GPUs left", "[server_terms]") {
+TEST_CASE("LocalRanks keeps the ranks a pod holds, and FillUnread gives an unset count the GPUs left", "[server_terms]") {
   bool multi = false;
   CHECK(LocalRanks(8, 1, 8, multi) == 8);
   CHECK_FALSE(multi);
