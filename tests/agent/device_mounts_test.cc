@@ -16,8 +16,8 @@ namespace {
 using nlohmann::json;
 
 std::shared_ptr<const json> Pod(const std::string& uid, const std::string& name, bool dshm) {
-  json pod = test::Yaml("{metadata: {uid: " + uid + ", namespace: ml, name: " + name +
-                        "}, spec: {containers: [{name: c}]}}");
+  json pod =
+      test::Yaml("{metadata: {uid: " + uid + ", namespace: ml, name: " + name + "}, spec: {containers: [{name: c}]}}");
   if (dshm) {
     pod["spec"]["volumes"] = json::array({{{"name", "dshm"}, {"emptyDir", {{"medium", "Memory"}}}}});
     pod["spec"]["containers"][0]["volumeMounts"] = json::array({{{"name", "dshm"}, {"mountPath", "/dev/shm"}}});

@@ -38,7 +38,8 @@ TEST_CASE("PlanBuilder adds each segment's flags and page rounding as one term, 
   CHECK(wrapped.error().message == "its /dev/shm segments sum past 2^63-1 bytes");
 }
 
-TEST_CASE("LocalRanks keeps the ranks a pod holds, and FillUnread gives an unset count the GPUs left", "[server_terms]") {
+TEST_CASE("LocalRanks keeps the ranks a pod holds, and FillUnread gives an unset count the GPUs left",
+          "[server_terms]") {
   bool multi = false;
   CHECK(LocalRanks(8, 1, 8, multi) == 8);
   CHECK_FALSE(multi);
@@ -68,7 +69,8 @@ TEST_CASE("Ray's store in words names where its size came from", "[server_terms]
   const ServerPlan given = test::PlanOf("{name: r, command: [ray, start, --object-store-memory, '1073741824']}", 0);
   CHECK(ServerTermsText(given) == "1127Mi Ray object store (--object-store-memory 1Gi) × 1.1");
   const ServerPlan share = test::PlanOf("{name: r, command: [ray, start]}", 0, int64_t{10} << 30);
-  CHECK_THAT(ServerTermsText(share), Catch::EndsWith("Ray object store (Ray's default: 30% of the 10Gi memory limit) × 1.1"));
+  CHECK_THAT(ServerTermsText(share),
+             Catch::EndsWith("Ray object store (Ray's default: 30% of the 10Gi memory limit) × 1.1"));
 }
 
 }  // namespace
