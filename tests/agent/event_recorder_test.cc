@@ -45,9 +45,8 @@ TEST_CASE("EventRecorder creates an Event once per reason and volume, and counts
   CHECK(std::count(seen.begin(), seen.end(), "PATCH /api/v1/namespaces/ml/events/ev0") == 1);
   CHECK(events.ok() == 3);
   CHECK(events.failed() == 0);
-  table.With([](std::map<std::string, AgentPod>& pods) {
-    CHECK(pods.at("u1").events.at("ShmNearFull/dshm").count == 2);
-  });
+  table.With(
+      [](std::map<std::string, AgentPod>& pods) { CHECK(pods.at("u1").events.at("ShmNearFull/dshm").count == 2); });
 }
 
 TEST_CASE("EventRecorder counts an Event the API refuses as failed, and records nothing without a client",

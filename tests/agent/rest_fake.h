@@ -194,5 +194,4 @@ class RestFake {
   std::thread serving_;
 };
 
-
 }  // namespace shmguard::test
