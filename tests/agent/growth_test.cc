@@ -31,7 +31,8 @@ struct Setup {
   }
   // The pod of `ns` with a dshm of `size_limit` and a memory limit of `memory`, in the table and
   // at the fake, and the ShmWatch of a crossing.
-  AgentPod Pod(const std::string& uid, const std::string& ns, const std::string& size_limit, const std::string& memory) {
+  AgentPod Pod(const std::string& uid, const std::string& ns, const std::string& size_limit,
+               const std::string& memory) {
     json pod = test::Yaml("{apiVersion: v1, kind: Pod, metadata: {uid: " + uid + ", namespace: " + ns + ", name: p-" +
                           uid + R"(}, spec: {volumes: [{name: dshm, emptyDir: {medium: Memory}}],
         containers: [{name: t, resources: {limits: {}}, volumeMounts: [{name: dshm, mountPath: /dev/shm}]}]}})");
@@ -56,8 +57,7 @@ ShmWatch Crossed() {
   return w;
 }
 
-TEST_CASE("Grower asks once for twice the sizeLimit where growth is on, and says what became of it",
-          "[growth][net]") {
+TEST_CASE("Grower asks once for twice the sizeLimit where growth is on, and says what became of it", "[growth][net]") {
   Setup s(true);
   AgentPod pod = s.Pod("u1", "ml", "100Mi", "1Gi");
   s.grower.Grow(pod, "dshm", Crossed());
@@ -74,12 +74,12 @@ TEST_CASE("Grower asks once for twice the sizeLimit where growth is on, and says
 
 TEST_CASE("Grower says why a pod is not grown: no room, no sizeLimit, a refusal, growth off", "[growth][net]") {
   Setup s(true);
-  s.grower.Grow(s.Pod("u1", "ml", "", "1Gi"), "dshm", Crossed());         // no sizeLimit: the limit already
-  s.grower.Grow(s.Pod("u2", "ml", "512Mi", "1Gi"), "dshm", Crossed());    // at maxFractionOfMemoryLimit
+  s.grower.Grow(s.Pod("u1", "ml", "", "1Gi"), "dshm", Crossed());       // no sizeLimit: the limit already
+  s.grower.Grow(s.Pod("u2", "ml", "512Mi", "1Gi"), "dshm", Crossed());  // at maxFractionOfMemoryLimit
   s.api.resize = test::RestFake::Resize::kReject;
-  s.grower.Grow(s.Pod("u3", "ml", "100Mi", "1Gi"), "dshm", Crossed());    // 422 from the API server
+  s.grower.Grow(s.Pod("u3", "ml", "100Mi", "1Gi"), "dshm", Crossed());  // 422 from the API server
   s.api.resize = test::RestFake::Resize::kDropVolumes;
-  s.grower.Grow(s.Pod("u4", "ml", "100Mi", "1Gi"), "dshm", Crossed());    // 200, the sizeLimit kept
+  s.grower.Grow(s.Pod("u4", "ml", "100Mi", "1Gi"), "dshm", Crossed());     // 200, the sizeLimit kept
   s.grower.Grow(s.Pod("u5", "other", "100Mi", "1Gi"), "dshm", Crossed());  // growth off there: nothing
   CHECK(s.grower.counts().refused == 2);
   CHECK(s.grower.counts().rejected == 2);
@@ -91,7 +91,8 @@ TEST_CASE("Grower says why a pod is not grown: no room, no sizeLimit, a refusal,
 
 TEST_CASE("Grower reads the namespace's label where no rule turns growth on", "[growth][net]") {
   Setup s(false);
-  s.api.Put("/api/v1/namespaces/labelled", test::Yaml("{metadata: {name: labelled, labels: {shmguard.io/grow-in-place: 'true'}}}"));
+  s.api.Put("/api/v1/namespaces/labelled",
+            test::Yaml("{metadata: {name: labelled, labels: {shmguard.io/grow-in-place: 'true'}}}"));
   s.grower.Grow(s.Pod("u1", "labelled", "100Mi", "1Gi"), "dshm", Crossed());
   s.grower.Grow(s.Pod("u2", "ml", "100Mi", "1Gi"), "dshm", Crossed());
   CHECK(s.api.Resizes().size() == 1);

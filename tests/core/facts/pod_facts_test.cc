@@ -141,34 +141,5 @@ TEST_CASE("ReadPodFacts names the field of a malformed mount, volume or security
   }
 }
 
-TEST_CASE("ReadPod gives what the pod has at /dev/shm in bytes, where a number applies", "[pod_facts]") {
-  constexpr int64_t kMi = int64_t{1} << 20, kGi = int64_t{1} << 30;
-  const std::string mount = "volumeMounts: [{name: dshm, mountPath: /dev/shm}]";
-  struct Case {
-    std::string spec;
-    std::optional<int64_t> bytes;
-  };
-  const Case cases[] = {
-      {"containers: [{name: t}]", 64 * kMi},  // the container runtime's
-      {"volumes: [{name: dshm, emptyDir: {medium: Memory, sizeLimit: 2Gi}}]\n  containers: [{name: t, " + mount + "}]",
-       2 * kGi},
-      // Without sizeLimit the kubelet sizes it at the memory limit, and without one at the node's.
-      {"volumes: [{name: dshm, emptyDir: {medium: Memory}}]\n  containers: [{name: t, resources: {limits: {memory: "
-       "48Gi}}, " +
-           mount + "}]",
-       48 * kGi},
-      {"volumes: [{name: dshm, emptyDir: {medium: Memory}}]\n  containers: [{name: t, " + mount + "}]", std::nullopt},
-      {"hostIPC: true\n  containers: [{name: t}]", std::nullopt},  // the node's /dev/shm
-      {"volumes: [{name: dshm, hostPath: {path: /dev/shm}}]\n  containers: [{name: t, " + mount + "}]", std::nullopt},
-      {"volumes: {dshm: {}}\n  containers: [{name: t}]", std::nullopt},  // not read
-  };
-  for (const auto& c : cases) {
-    CAPTURE(c.spec);
-    const json object = test::Yaml("apiVersion: v1\nkind: Pod\nspec:\n  " + c.spec + "\n");
-    const Workload w = test::OnlyTemplate(object);
-    CHECK(ReadPod(w.templates[0], Policy{}).current_bytes == c.bytes);
-  }
-}
-
 }  // namespace
 }  // namespace shmguard
