@@ -68,33 +68,40 @@ std::string RenderAgentMetrics(const std::vector<VolumeUse>& uses, const std::ve
         << PrometheusLabel(d.resource) << "\",host_path=\"" << PrometheusLabel(d.host_path) << "\",hidden=\""
         << (d.hidden ? "true" : "false") << "\"} 1\n";
   }
-  PrometheusHeader(out, "shmguard_agent_device_checkpoint_errors_total", "counter",
-                   "Versions of the kubelet's device manager checkpoint the agent could not read.");
-  out << "shmguard_agent_device_checkpoint_errors_total " << c.checkpoint_errors << "\n";
-  PrometheusHeader(out, "shmguard_agent_api_queue_depth", "gauge",
-                   "Writes to the API server (Events, ShmProfiles, resizes) waiting on the agent's queue.");
-  out << "shmguard_agent_api_queue_depth " << c.api_queue_depth << "\n";
-  PrometheusHeader(out, "shmguard_agent_api_queue_dropped_total", "counter",
-                   "Writes to the API server dropped because the agent's queue was full (1,000) or it stopped.");
-  out << "shmguard_agent_api_queue_dropped_total " << c.api_queue_dropped << "\n";
-  PrometheusHeader(out, "shmguard_agent_leak_scans_total", "counter",
-                   "Scans of a restarted pod's /dev/shm and processes for leaked segments.");
-  out << "shmguard_agent_leak_scans_total " << c.leak_scans << "\n";
-  PrometheusHeader(out, "shmguard_agent_leak_scan_failures_total", "counter",
-                   "Scans that could not read what a pod's processes hold (the agent lacks CAP_SYS_PTRACE or "
-                   "CAP_DAC_READ_SEARCH): nothing is then called leaked.");
-  out << "shmguard_agent_leak_scan_failures_total " << c.leak_scan_failures << "\n";
-  PrometheusHeader(out, "shmguard_agent_leaked_reclaimed_bytes_total", "counter",
-                   "Bytes of leaked segments the agent deleted (reclaimLeakedSegments, shmguard.io/reclaim-leaked).");
-  out << "shmguard_agent_leaked_reclaimed_bytes_total " << c.reclaimed_bytes << "\n";
-  PrometheusHeader(out, "shmguard_agent_leaked_reclaimed_files_total", "counter",
-                   "Leaked segments (files) the agent deleted.");
-  out << "shmguard_agent_leaked_reclaimed_files_total " << c.reclaimed_files << "\n";
-  PrometheusHeader(out, "shmguard_agent_leaked_reclaim_failures_total", "counter",
-                   "Volumes whose leaked segments the agent could not all delete (a read-only mount).");
-  out << "shmguard_agent_leaked_reclaim_failures_total " << c.reclaim_failures << "\n";
-  PrometheusHeader(out, "shmguard_agent_samples_total", "counter", "Rounds of samples of every watched volume.");
-  out << "shmguard_agent_samples_total " << c.samples << "\n";
+  // The agent's own numbers without labels, one row each: name, type, help, value.
+  struct Plain {
+    const char* name;
+    const char* type;
+    const char* help;
+    uint64_t value;
+  };
+  const Plain plain[] = {
+      {"shmguard_agent_device_checkpoint_errors_total", "counter",
+       "Versions of the kubelet's device manager checkpoint the agent could not read.", c.checkpoint_errors},
+      {"shmguard_agent_api_queue_depth", "gauge",
+       "Writes to the API server (Events, ShmProfiles, resizes) waiting on the agent's queue.", c.api_queue_depth},
+      {"shmguard_agent_api_queue_dropped_total", "counter",
+       "Writes to the API server dropped because the agent's queue was full (1,000) or it stopped.",
+       c.api_queue_dropped},
+      {"shmguard_agent_leak_scans_total", "counter",
+       "Scans of a restarted pod's /dev/shm and processes for leaked segments.", c.leak_scans},
+      {"shmguard_agent_leak_scan_failures_total", "counter",
+       "Scans that could not read what a pod's processes hold (the agent lacks CAP_SYS_PTRACE or "
+       "CAP_DAC_READ_SEARCH): nothing is then called leaked.",
+       c.leak_scan_failures},
+      {"shmguard_agent_leaked_reclaimed_bytes_total", "counter",
+       "Bytes of leaked segments the agent deleted (reclaimLeakedSegments, shmguard.io/reclaim-leaked).",
+       c.reclaimed_bytes},
+      {"shmguard_agent_leaked_reclaimed_files_total", "counter", "Leaked segments (files) the agent deleted.",
+       c.reclaimed_files},
+      {"shmguard_agent_leaked_reclaim_failures_total", "counter",
+       "Volumes whose leaked segments the agent could not all delete (a read-only mount).", c.reclaim_failures},
+      {"shmguard_agent_samples_total", "counter", "Rounds of samples of every watched volume.", c.samples},
+  };
+  for (const Plain& m : plain) {
+    PrometheusHeader(out, m.name, m.type, m.help);
+    out << m.name << " " << m.value << "\n";
+  }
   PrometheusHeader(out, "shmguard_agent_events_total", "counter",
                    "ShmNearFull Events recorded or counted again, by result (ok, or failed when the API refused or "
                    "could not be reached).");

@@ -194,11 +194,7 @@ void Workload(std::ostringstream& out, const json& w, int index) {
     }
   }
   const std::string verdict = Str(w["verdict"]);
-  static constexpr std::pair<const char*, int> kWeights[] = {{"skip", 0}, {"ok", 1}, {"patch", 2}, {"deny", 4}};
-  int weight = 0;
-  for (const auto& [name, wt] : kWeights) {
-    if (verdict == name) weight = wt;
-  }
+  const int weight = VerdictRank(verdict);
   out << "<article class=\"workload\" data-name=\"" << Escape(Str(w["workload"])) << "\" data-required=\"" << required
       << "\" data-current=\"" << current << "\" data-peak=\"" << peak_ppm << "\" data-verdict=\"" << weight << "\"><h3>"
       << Escape(Str(w["kind"])) << " " << Escape(Str(w["name"])) << " <span class=\"verdict v-" << Escape(verdict)

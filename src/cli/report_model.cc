@@ -11,7 +11,6 @@ namespace {
 
 using nlohmann::json;
 
-// How much a verdict asks of the operator, for a workload's worst: a denial first.
 int Weight(AuditVerdict v) {
   switch (v) {
     case AuditVerdict::kDeny: return 4;
@@ -19,14 +18,6 @@ int Weight(AuditVerdict v) {
     case AuditVerdict::kPatch: return 2;
     case AuditVerdict::kOk: return 1;
     case AuditVerdict::kSkip: return 0;
-  }
-  return 0;
-}
-
-// Weight of a verdict by its name, as the report's JSON holds it.
-int WeightOfName(const std::string& name) {
-  for (AuditVerdict v : kAuditVerdicts) {
-    if (name == AuditVerdictName(v)) return Weight(v);
   }
   return 0;
 }
@@ -118,6 +109,13 @@ std::string CommandOf(const AuditRecord& r) {
 
 }  // namespace
 
+int VerdictRank(std::string_view name) {
+  for (AuditVerdict v : kAuditVerdicts) {
+    if (name == AuditVerdictName(v)) return Weight(v);
+  }
+  return 0;
+}
+
 json ReportJson(const std::vector<AuditRecord>& records, const AuditSummary& summary) {
   // namespace -> workload key -> workload
   std::map<std::string, std::map<std::string, json>> namespaces;
@@ -141,7 +139,7 @@ json ReportJson(const std::vector<AuditRecord>& records, const AuditSummary& sum
            {"pods", json::array()}};
     }
     w["objects"] = w["objects"].get<int>() + 1;
-    if (Weight(r.verdict) > WeightOfName(w["verdict"].get<std::string>())) {
+    if (Weight(r.verdict) > VerdictRank(w["verdict"].get<std::string>())) {
       w["verdict"] = AuditVerdictName(r.verdict);
     }
     if (w["patch"].is_null() && !r.patch.empty()) {

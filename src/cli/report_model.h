@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/audit_record.h"
@@ -24,6 +25,10 @@ namespace shmguard::cli {
 //    "summary": {"files", "objects", "workloads", "podTemplates", "errors", "verdicts": {...}}}
 // Bytes are integers; absent numbers are null.
 nlohmann::json ReportJson(const std::vector<AuditRecord>& records, const AuditSummary& summary);
+
+// How much a verdict (its name in the report) asks of the operator: deny 4, error 3, patch 2,
+// ok 1, skip 0. A workload's verdict is its records' highest; the page sorts by it.
+int VerdictRank(std::string_view name);
 
 // The report as one self-contained HTML page: no network (a Content-Security-Policy that allows
 // none), inline style, inline SVG bars, and a script that filters by namespace and sorts the

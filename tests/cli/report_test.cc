@@ -15,8 +15,10 @@ using nlohmann::json;
 
 constexpr int64_t kMi = int64_t{1} << 20, kGi = int64_t{1} << 30;
 
-// The report of `text` (YAML or JSON), through RunReport as the command runs it.
-json ReportOf(const std::string& text, std::string* html = nullptr) {
+// The report of `text` (YAML or JSON), through RunReport as the command runs it: its JSON, and
+// the page and stderr in `html` and `err` when given. `want`: the exit code it must give.
+json ReportOf(const std::string& text, std::string* html = nullptr, ExitCode want = ExitCode::kOk,
+              std::string* err_text = nullptr) {
   test::TempDir dir;
   const std::string json_file = dir.File("report.json");
   ReportCommand c;
@@ -27,8 +29,9 @@ json ReportOf(const std::string& text, std::string* html = nullptr) {
   std::ostringstream out, err;
   const ExitCode code = RunReport(c, in, out, err);
   INFO(err.str());
-  CHECK(code == ExitCode::kOk);
+  CHECK(code == want);
   if (html) *html = out.str();
+  if (err_text) *err_text = err.str();
   return json::parse(test::ReadText(json_file));
 }
 
@@ -145,21 +148,21 @@ spec:
 }
 
 TEST_CASE("ReportJson leaves out what is not a workload and counts unreadable input", "[report]") {
-  test::TempDir dir;
-  const std::string json_file = dir.File("report.json");
-  ReportCommand c;
-  c.audit.paths = {"-"};
-  c.audit.jobs = 1;
-  c.json_file = json_file;
-  std::istringstream in("kind: ConfigMap\nmetadata: {name: c}\n---\n[unclosed\n");
-  std::ostringstream out, err;
-  CHECK(RunReport(c, in, out, err) == ExitCode::kUsage);
-  CHECK(err.str().find("shmguard report: ") != std::string::npos);
-  const json r = json::parse(test::ReadText(json_file));
+  std::string html, err;
+  const json r = ReportOf("kind: ConfigMap\nmetadata: {name: c}\n---\n[unclosed\n", &html, ExitCode::kUsage, &err);
+  CHECK(err.find("shmguard report: ") != std::string::npos);
   CHECK(r["namespaces"].empty());
   CHECK(r["summary"]["errors"] == 1);
-  CHECK(out.str().find("No workloads in the input.") != std::string::npos);
-  CHECK(out.str().find("1 unreadable") != std::string::npos);
+  CHECK(html.find("No workloads in the input.") != std::string::npos);
+  CHECK(html.find("1 unreadable") != std::string::npos);
+}
+
+TEST_CASE("VerdictRank puts a denial first and an unknown name last", "[report]") {
+  CHECK(VerdictRank("deny") > VerdictRank("error"));
+  CHECK(VerdictRank("error") > VerdictRank("patch"));
+  CHECK(VerdictRank("patch") > VerdictRank("ok"));
+  CHECK(VerdictRank("ok") > VerdictRank("skip"));
+  CHECK(VerdictRank("nonsense") == VerdictRank("skip"));
 }
 
 TEST_CASE("ReportHtml escapes every text of the input and fetches nothing", "[report]") {
