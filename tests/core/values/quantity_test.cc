@@ -160,6 +160,33 @@ TEST_CASE("FormatQuantity round-trips its own output", "[quantity]") {
   }
 }
 
+// A BinarySI quantity of whole bytes that are not whole KiB prints as plain bytes, and plain
+// bytes read back as DecimalSI: a second canonical form, which is then stable. apimachinery does
+// the same (CanonicalizeBytes, k8s.io/apimachinery v0.37.2 pkg/api/resource/quantity.go:425-462;
+// resource.MustParse("90131562.5Ki").String() is "92294720000", and of that "92294720k"). The
+// value never changes. Found by fuzzing ("00000090131562.5Ki").
+TEST_CASE("A binary quantity of whole bytes canonicalizes twice as apimachinery does", "[quantity]") {
+  struct Case {
+    const char* input;
+    const char* first;
+    const char* second;
+  };
+  for (const auto& c : {Case{"90131562.5Ki", "92294720000", "92294720k"}, Case{"1.953125Ki", "2000", "2k"},
+                        Case{"0.9765625Mi", "1000Ki", "1000Ki"}, Case{"1.5Ki", "1536", "1536"}}) {
+    CAPTURE(c.input);
+    auto q = ParseQuantity(c.input);
+    REQUIRE(q.has_value());
+    CHECK(FormatQuantity(*q) == c.first);
+    auto again = ParseQuantity(c.first);
+    REQUIRE(again.has_value());
+    CHECK(FormatQuantity(*again) == c.second);
+    auto third = ParseQuantity(c.second);
+    REQUIRE(third.has_value());
+    CHECK(FormatQuantity(*third) == c.second);
+    CHECK(QuantityValue(*q).value() == QuantityValue(*third).value());
+  }
+}
+
 TEST_CASE("FormatBytes prints BinarySI like Kubernetes", "[quantity]") {
   CHECK(FormatBytes(0) == "0");
   CHECK(FormatBytes(1000) == "1k");  // below 1Ki a BinarySI quantity prints as DecimalSI
