@@ -131,6 +131,108 @@ Result<PlanInputs> ReadFlags(const PlanOptions& o, const Policy& policy) {
   return in;
 }
 
+// What `plan` answers: the plan and its findings, its arithmetic, and how to set it in a pod,
+// with docker run and in Compose.
+struct PlanAnswer {
+  ShmPlan plan;
+  std::optional<int64_t> memory_limit;
+  std::vector<Finding> findings;  // shm-plan first
+  std::vector<std::string> arithmetic;
+  bool denied = false;
+  bool lock = false, ulimit = false;  // IPC_LOCK in a pod; an unlimited memlock ulimit for Docker
+  std::string docker_size, docker_run;
+};
+
+// The same catalogue as the webhook's: the plan, the memory limit, the layout's advice.
+std::vector<Finding> PlanFindings(const PlanOptions& o, const ShmPlan& plan, const PlanInputs& in, const Policy& policy,
+                                  bool& denied) {
+  LimitCheck limit = CheckLimit(plan.required_bytes, in.facts, policy, ShmUse{});
+  denied = limit.denial.has_value();
+  std::vector<Finding> findings = {ShmPlanFinding(plan, policy.sizing, "dshm", in.facts.procs_source)};
+  if (in.server) findings[0].Val("server_terms", ServerTermsText(*in.server));
+  for (auto* f : {&limit.denial, &limit.headroom, &limit.missing}) {
+    if (*f) findings.push_back(std::move(**f));
+  }
+  if (o.procs && o.gpus > 0 && *o.procs != o.gpus) {
+    findings.push_back(Finding(Check::kProcsGpusMismatch)
+                           .Num("procs", *o.procs)
+                           .Num("gpus", o.gpus)
+                           .Val("procs_source", in.facts.procs_source));
+  }
+  if (o.gpus == 1 && o.nodes > 1) {
+    findings.push_back(Finding(Check::kSingleGpuPods).Num("pods", o.nodes).Val("pods_source", "--nodes"));
+  }
+  return findings;
+}
+
+// The same answer in the three places /dev/shm is set: a pod's volume, docker run, Compose.
+// Locked memory by the webhook's rules (ipc_lock.h) for a container whose user is the image's:
+// IPC_LOCK in a pod (where it runs as root), an unlimited memlock ulimit for Docker.
+PlanAnswer Answer(const PlanOptions& o, const ShmPlan& plan, const PlanInputs& in, const Policy& policy) {
+  PlanAnswer a;
+  a.plan = plan;
+  a.memory_limit = in.facts.memory_limit_bytes;
+  a.findings = PlanFindings(o, plan, in, policy, a.denied);
+  a.arithmetic = io::ExplainPlan(plan, policy.sizing, in.server ? ServerTermsText(*in.server) : "");
+  ContainerFacts container;
+  container.gpus = o.gpus;
+  container.rdma = o.rdma ? "--rdma" : "";
+  a.lock = AddsIpcLock(container, policy.ipc_lock);
+  a.ulimit = AddsMemlockUlimit(container, policy.ipc_lock);
+  a.docker_size = FormatDockerBytes(plan.required_bytes);
+  a.docker_run = "docker run --shm-size=" + a.docker_size + (a.ulimit ? " --ulimit memlock=-1:-1" : "");
+  return a;
+}
+
+void WritePlanJson(const PlanAnswer& a, std::ostream& out) {
+  const ShmPlan& plan = a.plan;
+  const json volume = {{"name", kShmVolumeName},
+                       {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", FormatBytes(plan.required_bytes)}}}};
+  json compose = {{"shm_size", a.docker_size}};
+  if (a.ulimit) compose["ulimits"] = {{"memlock", -1}};
+  json j = {{"required_bytes", plan.required_bytes},
+            {"required", FormatBytes(plan.required_bytes)},
+            {"memory_limit_bytes", a.memory_limit ? json(*a.memory_limit) : json()},
+            {"memory_limit", a.memory_limit ? json(FormatBytes(*a.memory_limit)) : json()},
+            {"left_for_processes_bytes", a.memory_limit ? json(*a.memory_limit - plan.required_bytes) : json()},
+            {"verdict", a.denied ? "deny" : "ok"},
+            {"findings", json::array()},
+            {"terms",
+             {{"dataloader_bytes", plan.dataloader_bytes},
+              {"nccl_shm_bytes", plan.nccl_shm_bytes},
+              {"nccl_proxy_bytes", plan.nccl_proxy_bytes},
+              {"server_bytes", plan.server_bytes},
+              {"base_bytes", plan.base_bytes},
+              {"floor_applied", plan.floor_applied}}},
+            {"arithmetic", a.arithmetic},
+            {"kubernetes", {{"volume", volume}, {"mountPath", kShmPath}, {"ipc_lock", a.lock}}},
+            {"docker_run", a.docker_run},
+            {"compose", compose}};
+  for (const auto& f : a.findings) j["findings"].push_back(FindingToJson({f}, false));
+  out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
+
+void WritePlanText(const PlanAnswer& a, std::ostream& out) {
+  const int64_t required = a.plan.required_bytes;
+  out << "/dev/shm needs " << FormatBytes(required) << " (" << required << " bytes)\n";
+  for (const auto& line : a.arithmetic) out << "  " << line << "\n";
+  if (a.memory_limit) {
+    out << "memory limit " << FormatBytes(*a.memory_limit) << ": " << (a.denied ? "DENY" : "ok") << "\n";
+  }
+  for (size_t i = 1; i < a.findings.size(); ++i) {
+    out << "  " << SeverityName(a.findings[i].severity) << " [" << a.findings[i].id() << "] "
+        << io::FindingText(a.findings[i]) << "\n";
+  }
+  out << "verdict: " << (a.denied ? "deny" : "ok") << "\n";
+  out << "set it:\n"
+      << "  Kubernetes: volume " << kShmVolumeName << ": emptyDir {medium: Memory, sizeLimit: " << FormatBytes(required)
+      << "} mounted at " << kShmPath
+      << (a.lock ? ", capability IPC_LOCK (it takes effect when the container runs as root)" : "") << "\n"
+      << "  docker run: " << a.docker_run << " ...\n"
+      << "  Compose:    shm_size: " << a.docker_size << "\n";
+  if (a.ulimit) out << "              ulimits: {memlock: -1}\n";
+}
+
 }  // namespace
 
 ExitCode RunPlan(const PlanOptions& o, const Policy& policy, std::ostream& out, std::ostream& err) {
@@ -144,83 +246,13 @@ ExitCode RunPlan(const PlanOptions& o, const Policy& policy, std::ostream& out, 
     err << "shmguard plan: " << planned.error().ToString() << "\n";
     return ExitCode::kUsage;
   }
-  const PodFacts& facts = in->facts;
-  const ShmPlan& plan = *planned;
-  LimitCheck limit = CheckLimit(plan.required_bytes, facts, policy, ShmUse{});
-  const bool denied = limit.denial.has_value();
-  // The same catalogue as the webhook's: the plan, the memory limit, the layout's advice.
-  std::vector<Finding> findings = {ShmPlanFinding(plan, policy.sizing, "dshm", facts.procs_source)};
-  const std::string server_terms = in->server ? ServerTermsText(*in->server) : "";
-  if (in->server) findings[0].Val("server_terms", server_terms);
-  for (auto* f : {&limit.denial, &limit.headroom, &limit.missing}) {
-    if (*f) findings.push_back(std::move(**f));
-  }
-  if (o.procs && o.gpus > 0 && *o.procs != o.gpus) {
-    findings.push_back(Finding(Check::kProcsGpusMismatch)
-                           .Num("procs", *o.procs)
-                           .Num("gpus", o.gpus)
-                           .Val("procs_source", facts.procs_source));
-  }
-  if (o.gpus == 1 && o.nodes > 1) {
-    findings.push_back(Finding(Check::kSingleGpuPods).Num("pods", o.nodes).Val("pods_source", "--nodes"));
-  }
-  const std::vector<std::string> arithmetic = io::ExplainPlan(plan, policy.sizing, server_terms);
-  // The same answer in the three places /dev/shm is set: a pod's volume, docker run, Compose.
-  // Locked memory by the webhook's rules (ipc_lock.h) for a container whose user is the image's:
-  // IPC_LOCK in a pod (where it runs as root), an unlimited memlock ulimit for Docker.
-  ContainerFacts container;
-  container.gpus = o.gpus;
-  container.rdma = o.rdma ? "--rdma" : "";
-  const bool lock = AddsIpcLock(container, policy.ipc_lock);
-  const bool ulimit = AddsMemlockUlimit(container, policy.ipc_lock);
-  const std::string docker_size = FormatDockerBytes(plan.required_bytes);
-  const std::string docker_run = "docker run --shm-size=" + docker_size + (ulimit ? " --ulimit memlock=-1:-1" : "");
-  json volume = {{"name", kShmVolumeName},
-                 {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", FormatBytes(plan.required_bytes)}}}};
-  json compose = {{"shm_size", docker_size}};
-  if (ulimit) compose["ulimits"] = {{"memlock", -1}};
+  const PlanAnswer answer = Answer(o, *planned, *in, policy);
   if (o.output == "json") {
-    json j = {{"required_bytes", plan.required_bytes},
-              {"required", FormatBytes(plan.required_bytes)},
-              {"memory_limit_bytes", facts.memory_limit_bytes ? json(*facts.memory_limit_bytes) : json()},
-              {"memory_limit", facts.memory_limit_bytes ? json(FormatBytes(*facts.memory_limit_bytes)) : json()},
-              {"left_for_processes_bytes",
-               facts.memory_limit_bytes ? json(*facts.memory_limit_bytes - plan.required_bytes) : json()},
-              {"verdict", denied ? "deny" : "ok"},
-              {"findings", json::array()},
-              {"terms",
-               {{"dataloader_bytes", plan.dataloader_bytes},
-                {"nccl_shm_bytes", plan.nccl_shm_bytes},
-                {"nccl_proxy_bytes", plan.nccl_proxy_bytes},
-                {"server_bytes", plan.server_bytes},
-                {"base_bytes", plan.base_bytes},
-                {"floor_applied", plan.floor_applied}}},
-              {"arithmetic", arithmetic},
-              {"kubernetes", {{"volume", volume}, {"mountPath", kShmPath}, {"ipc_lock", lock}}},
-              {"docker_run", docker_run},
-              {"compose", compose}};
-    for (const auto& f : findings) j["findings"].push_back(FindingToJson({f}, false));
-    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    WritePlanJson(answer, out);
   } else {
-    out << "/dev/shm needs " << FormatBytes(plan.required_bytes) << " (" << plan.required_bytes << " bytes)\n";
-    for (const auto& line : arithmetic) out << "  " << line << "\n";
-    if (facts.memory_limit_bytes) {
-      out << "memory limit " << FormatBytes(*facts.memory_limit_bytes) << ": " << (denied ? "DENY" : "ok") << "\n";
-    }
-    for (size_t i = 1; i < findings.size(); ++i) {
-      out << "  " << SeverityName(findings[i].severity) << " [" << findings[i].id() << "] "
-          << io::FindingText(findings[i]) << "\n";
-    }
-    out << "verdict: " << (denied ? "deny" : "ok") << "\n";
-    out << "set it:\n"
-        << "  Kubernetes: volume " << kShmVolumeName
-        << ": emptyDir {medium: Memory, sizeLimit: " << FormatBytes(plan.required_bytes) << "} mounted at " << kShmPath
-        << (lock ? ", capability IPC_LOCK (it takes effect when the container runs as root)" : "") << "\n"
-        << "  docker run: " << docker_run << " ...\n"
-        << "  Compose:    shm_size: " << docker_size << "\n";
-    if (ulimit) out << "              ulimits: {memlock: -1}\n";
+    WritePlanText(answer, out);
   }
-  return denied ? ExitCode::kFindings : ExitCode::kOk;
+  return answer.denied ? ExitCode::kFindings : ExitCode::kOk;
 }
 
 }  // namespace shmguard::cli

@@ -192,6 +192,66 @@ CLI::App* AddTopCommand(CLI::App& app, TopOptions& o) {
 
 namespace {
 
+// The port an agent's pod serves its metrics on: its container port named "metrics", else 8080
+// (a number: the pod proxy does not resolve a port's name).
+int MetricsPort(const json& pod) {
+  int port = 8080;
+  for (const auto& c : pod.value("spec", json::object()).value("containers", json::array())) {
+    for (const auto& p : c.value("ports", json::array())) {
+      if (p.value("name", "") == "metrics") port = p.value("containerPort", port);
+    }
+  }
+  return port;
+}
+
+// The rows one running agent's pod gives for namespace `ns` (every namespace with -A), through
+// the API server's pod proxy; false, having said why on `err`, when it could not be read.
+bool ReadAgent(kube::KubeClient& client, const json& pod, const TopOptions& o, const std::string& ns,
+               std::vector<ShmUse>& rows, std::ostream& err) {
+  const json& meta = pod.value("metadata", json::object());
+  const std::string name = meta.value("name", ""), agent_ns = meta.value("namespace", "");
+  const std::string node = pod.value("spec", json::object()).value("nodeName", "");
+  kube::RequestOptions bounded;
+  bounded.max_body_bytes = o.agent_max_bytes;
+  bounded.deadline = o.agent_deadline;
+  auto metrics = client.Request("GET",
+                                "/api/v1/namespaces/" + kube::QueryValue(agent_ns) + "/pods/" + kube::QueryValue(name) +
+                                    ":" + std::to_string(MetricsPort(pod)) + "/proxy/metrics",
+                                "", "application/json", bounded);
+  if (!metrics || !metrics->ok()) {
+    err << "shmguard top: the agent " << io::Printable(agent_ns + "/" + name, 300) << " on node "
+        << io::Printable(node, 253) << ": "
+        << io::Printable(metrics ? metrics->Message() : metrics.error().ToString(), 1024) << "\n";
+    return false;
+  }
+  for (auto& r : ParseShmMetrics(metrics->text)) {
+    if (!o.all_namespaces && r.namespace_ != ns) continue;
+    r.node = node;
+    rows.push_back(std::move(r));
+  }
+  return true;
+}
+
+// `top -o json`: the rows, and how many agents run and were read.
+void PrintTopJson(const std::vector<ShmUse>& rows, int running, int reached, std::ostream& out) {
+  json items = json::array();
+  for (const auto& r : rows) {
+    items.push_back({{"namespace", r.namespace_},
+                     {"pod", r.pod},
+                     {"volume", r.volume},
+                     {"workload", r.workload},
+                     {"node", r.node},
+                     {"used_bytes", r.used},
+                     {"peak_bytes", r.peak},
+                     {"size_bytes", r.size}});
+    if (!r.device.empty()) {
+      items.back()["device"] = {
+          {"resource", r.device}, {"container", r.container}, {"host_path", r.host_path}, {"hidden", r.hidden}};
+    }
+  }
+  out << json{{"items", items}, {"agents", running}, {"agents_read", reached}}.dump(2) << "\n";
+}
+
 ExitCode ReadAgents(const TopOptions& o, std::ostream& out, std::ostream& err) {
   const std::string path = KubeconfigPath(o);
   auto config = path.empty() ? kube::KubeConfig::InCluster() : kube::KubeConfig::FromKubeconfig(path, o.context);
@@ -218,39 +278,9 @@ ExitCode ReadAgents(const TopOptions& o, std::ostream& out, std::ostream& err) {
   std::vector<ShmUse> rows;
   int reached = 0, running = 0;
   for (const auto& pod : agents->body.at("items")) {
-    if (!pod.is_object()) continue;
-    const json& meta = pod.value("metadata", json::object());
-    const json& status = pod.value("status", json::object());
-    if (status.value("phase", "") != "Running") continue;
+    if (!pod.is_object() || pod.value("status", json::object()).value("phase", "") != "Running") continue;
     ++running;
-    const std::string name = meta.value("name", ""), agent_ns = meta.value("namespace", "");
-    const std::string node = pod.value("spec", json::object()).value("nodeName", "");
-    int port = 8080;
-    for (const auto& c : pod.value("spec", json::object()).value("containers", json::array())) {
-      for (const auto& p : c.value("ports", json::array())) {
-        if (p.value("name", "") == "metrics") port = p.value("containerPort", port);
-      }
-    }
-    // A numeric port: the pod proxy does not resolve a port's name.
-    kube::RequestOptions bounded;
-    bounded.max_body_bytes = o.agent_max_bytes;
-    bounded.deadline = o.agent_deadline;
-    auto metrics = client.Request("GET",
-                                  "/api/v1/namespaces/" + kube::QueryValue(agent_ns) + "/pods/" +
-                                      kube::QueryValue(name) + ":" + std::to_string(port) + "/proxy/metrics",
-                                  "", "application/json", bounded);
-    if (!metrics || !metrics->ok()) {
-      err << "shmguard top: the agent " << io::Printable(agent_ns + "/" + name, 300) << " on node "
-          << io::Printable(node, 253) << ": "
-          << io::Printable(metrics ? metrics->Message() : metrics.error().ToString(), 1024) << "\n";
-      continue;
-    }
-    ++reached;
-    for (auto& r : ParseShmMetrics(metrics->text)) {
-      if (!o.all_namespaces && r.namespace_ != ns) continue;
-      r.node = node;
-      rows.push_back(std::move(r));
-    }
+    if (ReadAgent(client, pod, o, ns, rows, err)) ++reached;
   }
   if (running == 0) {
     err << "shmguard top: no node agent runs" << (o.node.empty() ? "" : " on node " + io::Printable(o.node))
@@ -259,22 +289,7 @@ ExitCode ReadAgents(const TopOptions& o, std::ostream& out, std::ostream& err) {
     return ExitCode::kUsage;
   }
   if (o.output == "json") {
-    json items = json::array();
-    for (const auto& r : rows) {
-      items.push_back({{"namespace", r.namespace_},
-                       {"pod", r.pod},
-                       {"volume", r.volume},
-                       {"workload", r.workload},
-                       {"node", r.node},
-                       {"used_bytes", r.used},
-                       {"peak_bytes", r.peak},
-                       {"size_bytes", r.size}});
-      if (!r.device.empty()) {
-        items.back()["device"] = {
-            {"resource", r.device}, {"container", r.container}, {"host_path", r.host_path}, {"hidden", r.hidden}};
-      }
-    }
-    out << json{{"items", items}, {"agents", running}, {"agents_read", reached}}.dump(2) << "\n";
+    PrintTopJson(rows, running, reached, out);
   } else {
     PrintTop(std::move(rows), o.all_namespaces, out);
   }

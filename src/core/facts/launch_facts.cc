@@ -145,6 +145,172 @@ std::string RdmaFromEnv(const LaunchEnv& e) {
   return {};
 }
 
+// What the pod's app containers say, each read once: the containers' facts beside their nodes
+// and env (init containers: none).
+struct Launch {
+  const PodTemplate& t;
+  const std::vector<ContainerFacts>& containers;
+  const std::vector<JsonNode>& nodes;
+  std::vector<LaunchEnv> env;
+  int64_t gpus;
+
+  Launch(const PodTemplate& pod, const std::vector<JsonNode>& container_nodes, const PodFacts& f)
+      : t(pod), containers(f.containers), nodes(container_nodes), env(nodes.size()), gpus(f.gpus) {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (!containers[i].init) env[i] = ReadLaunchEnv(nodes[i]);
+    }
+  }
+};
+
+// A count and where it was read: "annotation shmguard.io/procs-per-pod", "4 GPUs in the pod".
+struct Counted {
+  int64_t n = 1;
+  std::string source;
+  bool stated = false;  // written in the pod, not taken from its GPUs
+  std::string pointer;
+};
+// "annotation NAME". Built in a buffer sized first: GCC 12's -Warray-bounds misreads the sum of a
+// literal and a string as a copy past the short-string buffer.
+std::string AnnotationWords(std::string_view name) {
+  std::string words;
+  words.reserve(sizeof("annotation ") + name.size());
+  words.append("annotation ").append(name);
+  return words;
+}
+// A count not written as one: the GPUs', the kind's pod count, a default.
+Counted Unstated(int64_t n, std::string source) { return {n, std::move(source), false, {}}; }
+
+// The inference server the first app container that launches one launches, or what could not
+// be read of it.
+struct ServerFound {
+  std::optional<ServerLaunch> server;
+  std::optional<Error> unread;
+};
+
+// KubeRay's `ray start`, as KubeRay writes it (its object store as rayStartParams set it).
+Result<ServerLaunch> KubeRayStart(const PodTemplate& t) {
+  ServerLaunch ray;
+  ray.server = Server::kRay;
+  ray.launched_by = "KubeRay's ray start";
+  ray.pointer = t.spec_pointer;
+  ray.ray_started = true;
+  if (!t.ray_object_store.empty()) {
+    const std::string written = "rayStartParams.object-store-memory=" + t.ray_object_store;
+    ray.read.push_back(written);
+    auto n = ParseCount(t.ray_object_store);
+    if (!n || *n < 1) {
+      return MakeError(Code::kInvalidInput, written + " is not a number of bytes", Location::Pointer(t.spec_pointer));
+    }
+    ray.object_store_bytes = *n;
+  }
+  return ray;
+}
+
+// Not looked for in a pod sized from DataLoader annotations, which a server's plan never
+// replaces, nor where servers are not sized (policy mode). A KubeRay pod runs `ray start` as
+// KubeRay writes it, not as its command says.
+Result<ServerFound> ReadServer(const Launch& l) {
+  ServerFound found;
+  const PodTemplate& t = l.t;
+  if (!t.servers_sized || t.annotations.count(kNumWorkersAnnotation) != 0 ||
+      t.annotations.count(kBatchBytesAnnotation) != 0) {
+    return found;
+  }
+  for (size_t i = 0; i < l.nodes.size() && !found.server; ++i) {
+    if (l.containers[i].init) continue;
+    auto server = ReadServerLaunch(l.nodes[i], l.containers[i].pointer);
+    if (!server && server.error().code == Code::kUnsupportedKind) {
+      found.unread = server.error();
+      break;
+    }
+    if (!server) return server.error();
+    found.server = std::move(*server);
+  }
+  const bool ray_container = !l.containers.empty() && !l.containers[0].init;
+  if (t.ray_node && ray_container && (!found.server || found.server->server == Server::kRay)) {
+    auto ray = KubeRayStart(t);
+    if (!ray) return ray.error();
+    found.server = std::move(*ray);
+  }
+  return found;
+}
+
+// "auto" and "gpu" (torchrun's words) mean the GPU count, when the pod has GPUs.
+bool GpuWords(const std::string& v, int64_t gpus) { return (v == "auto" || v == "gpu") && gpus > 0; }
+
+// Processes per pod, in the order of docs/sources.md §2.
+Result<Counted> ReadProcs(const Launch& l) {
+  const PodTemplate& t = l.t;
+  const int64_t gpus = l.gpus;
+  auto annotated = ReadCountAnnotation(t.annotations, kProcsPerPodAnnotation, 1, kMaxProcs);
+  if (!annotated) return annotated.error();
+  if (*annotated) {
+    return Counted{**annotated, AnnotationWords(kProcsPerPodAnnotation), true,
+                   t.AnnotationPointer(kProcsPerPodAnnotation)};
+  }
+  if (!t.procs_field.empty()) {  // the kind's own field, as its controller reads it
+    auto n = ParseCount(t.procs_field);
+    if (n && *n >= 1 && *n <= kMaxProcs) return Counted{*n, t.procs_source + " " + t.procs_field, true, t.spec_pointer};
+    if (GpuWords(t.procs_field, gpus)) {
+      return Unstated(std::min(gpus, kMaxProcs),
+                      t.procs_source + " " + t.procs_field + " (" + std::to_string(gpus) + " GPUs)");
+    }
+  }
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t i = 0; i < l.nodes.size(); ++i) {
+      if (l.containers[i].init) continue;
+      std::string v = pass == 0 ? std::string(l.env[i].nproc_per_node)
+                                : FindFlag(l.nodes[i], {"--nproc_per_node", "--nproc-per-node"});
+      auto n = ParseCount(v);
+      std::string src = pass == 0 ? "env PET_NPROC_PER_NODE=" + v : "--nproc_per_node=" + v;
+      if (n && *n >= 1 && *n <= kMaxProcs) {
+        return Counted{*n, src, true, l.containers[i].pointer + (pass == 0 ? "/env" : "/command")};
+      }
+      if (GpuWords(v, gpus)) return Unstated(gpus, src + " (" + std::to_string(gpus) + " GPUs)");
+    }
+  }
+  if (gpus > 0) {
+    return Unstated(std::min(gpus, kMaxProcs), std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s") + " in the pod");
+  }
+  return Unstated(1, "default");
+}
+
+// Nodes: how many such pods train together.
+Result<Counted> ReadNodes(const Launch& l) {
+  const PodTemplate& t = l.t;
+  auto annotated = ReadCountAnnotation(t.annotations, kNodesAnnotation, 1, kMaxNodes);
+  if (!annotated) return annotated.error();
+  if (*annotated) {
+    return Unstated(**annotated, AnnotationWords(kNodesAnnotation));
+  }
+  if (t.pods_together > 1) return Unstated(t.pods_together, t.pods_source);
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t i = 0; i < l.nodes.size(); ++i) {
+      if (l.containers[i].init) continue;
+      std::string v = pass == 0 ? std::string(l.env[i].nnodes) : FindFlag(l.nodes[i], {"--nnodes"});
+      auto n = ParseNodeCount(v);
+      if (n && *n >= 1) return Unstated(std::min(*n, kMaxNodes), pass == 0 ? "env PET_NNODES=" + v : "--nnodes=" + v);
+    }
+  }
+  return Unstated(1, "default");
+}
+
+// NCCL_SHM_DISABLE and NCCL_P2P_DISABLE from the GPU containers (every app container when none
+// requests a GPU): the first container that sets each to 1, in words ("" none).
+struct NcclOff {
+  std::string shm, p2p;
+};
+NcclOff ReadNcclOff(const Launch& l, bool requests_gpus) {
+  NcclOff off;
+  for (size_t i = 0; i < l.nodes.size(); ++i) {
+    const ContainerFacts& c = l.containers[i];
+    if (c.init || (requests_gpus && c.gpus == 0)) continue;
+    if (off.shm.empty() && l.env[i].nccl_shm_disable == "1") off.shm = "container \"" + c.name + "\"";
+    if (off.p2p.empty() && l.env[i].nccl_p2p_disable == "1") off.p2p = "container \"" + c.name + "\"";
+  }
+  return off;
+}
+
 }  // namespace
 
 std::vector<std::string> LaunchEnvNames() {
@@ -154,133 +320,30 @@ std::vector<std::string> LaunchEnvNames() {
 }
 
 Result<bool> ReadLaunchFacts(const PodTemplate& t, const std::vector<JsonNode>& container_nodes, PodFacts& f) {
-  // Each app container's env, read once (init containers: none).
-  std::vector<LaunchEnv> env(container_nodes.size());
-  for (size_t i = 0; i < container_nodes.size(); ++i) {
-    if (!f.containers[i].init) env[i] = ReadLaunchEnv(container_nodes[i]);
-  }
-  // The inference server the first app container that launches one launches; not looked for
-  // in a pod sized from DataLoader annotations, which a server's plan never replaces, nor where
-  // servers are not sized (policy mode).
-  const bool no_server = !t.servers_sized || t.annotations.count(kNumWorkersAnnotation) != 0 ||
-                         t.annotations.count(kBatchBytesAnnotation) != 0;
-  for (size_t i = 0; i < container_nodes.size() && !no_server && !f.server; ++i) {
-    if (f.containers[i].init) continue;
-    auto server = ReadServerLaunch(container_nodes[i], f.containers[i].pointer);
-    if (!server && server.error().code == Code::kUnsupportedKind) {
-      f.launch_unread = server.error();
-      break;
-    }
-    if (!server) return server.error();
-    f.server = std::move(*server);
-  }
-  // A KubeRay pod runs `ray start` as KubeRay writes it, not as its command says.
-  const bool ray_container = !f.containers.empty() && !f.containers[0].init;
-  if (t.ray_node && ray_container && !no_server && (!f.server || f.server->server == Server::kRay)) {
-    ServerLaunch ray;
-    ray.server = Server::kRay;
-    ray.launched_by = "KubeRay's ray start";
-    ray.pointer = t.spec_pointer;
-    ray.ray_started = true;
-    if (!t.ray_object_store.empty()) {
-      const std::string written = "rayStartParams.object-store-memory=" + t.ray_object_store;
-      ray.read.push_back(written);
-      auto n = ParseCount(t.ray_object_store);
-      if (!n || *n < 1) {
-        return MakeError(Code::kInvalidInput, written + " is not a number of bytes", Location::Pointer(t.spec_pointer));
-      }
-      ray.object_store_bytes = *n;
-    }
-    f.server = std::move(ray);
-  }
-  // Processes per pod, in the order of docs/sources.md §2.
-  auto procs = ReadCountAnnotation(t.annotations, kProcsPerPodAnnotation, 1, kMaxProcs);
+  const Launch launch(t, container_nodes, f);
+  auto server = ReadServer(launch);
+  if (!server) return server.error();
+  auto procs = ReadProcs(launch);
   if (!procs) return procs.error();
-  auto gpu_words = [&](const std::string& v) { return (v == "auto" || v == "gpu") && f.gpus > 0; };
-  if (*procs) {
-    f.procs = **procs;
-    f.procs_source = "annotation ";  // in two steps: GCC 12 -Warray-bounds misreads the sum
-    f.procs_source += kProcsPerPodAnnotation;
-    f.procs_stated = true;
-    f.procs_pointer = t.AnnotationPointer(kProcsPerPodAnnotation);
-  } else if (!t.procs_field.empty()) {  // the kind's own field, as its controller reads it
-    auto n = ParseCount(t.procs_field);
-    if (n && *n >= 1 && *n <= kMaxProcs) {
-      f.procs = *n;
-      f.procs_source = t.procs_source + " " + t.procs_field;
-      f.procs_stated = true;
-      f.procs_pointer = t.spec_pointer;
-    } else if (gpu_words(t.procs_field)) {
-      f.procs = std::min(f.gpus, kMaxProcs);
-      f.procs_source = t.procs_source + " " + t.procs_field + " (" + std::to_string(f.gpus) + " GPUs)";
-    }
-  }
-  for (int pass = 0; pass < 2 && f.procs_source.empty(); ++pass) {
-    for (size_t i = 0; i < container_nodes.size(); ++i) {
-      if (f.containers[i].init) continue;
-      JsonNode app = container_nodes[i];
-      std::string v =
-          pass == 0 ? std::string(env[i].nproc_per_node) : FindFlag(app, {"--nproc_per_node", "--nproc-per-node"});
-      auto n = ParseCount(v);
-      std::string src = pass == 0 ? "env PET_NPROC_PER_NODE=" + v : "--nproc_per_node=" + v;
-      if (n && *n >= 1 && *n <= kMaxProcs) {
-        f.procs = *n;
-        f.procs_source = src;
-        f.procs_stated = true;
-        f.procs_pointer = f.containers[i].pointer + (pass == 0 ? "/env" : "/command");
-        break;
-      }
-      if (gpu_words(v)) {
-        f.procs = f.gpus;
-        f.procs_source = src + " (" + std::to_string(f.gpus) + " GPUs)";
-        break;
-      }
-    }
-  }
-  if (f.procs_source.empty() && f.gpus > 0) {
-    f.procs = std::min(f.gpus, kMaxProcs);
-    f.procs_source = std::to_string(f.gpus) + " GPU" + (f.gpus == 1 ? "" : "s") + " in the pod";
-  }
-  if (f.procs_source.empty()) f.procs_source = "default";
-
-  // Nodes: how many such pods train together.
-  auto nodes = ReadCountAnnotation(t.annotations, kNodesAnnotation, 1, kMaxNodes);
+  auto nodes = ReadNodes(launch);
   if (!nodes) return nodes.error();
-  if (*nodes) {
-    f.nodes = **nodes;
-    f.nodes_source = "annotation ";
-    f.nodes_source += kNodesAnnotation;
-  } else if (t.pods_together > 1) {
-    f.nodes = t.pods_together;
-    f.nodes_source = t.pods_source;
-  }
-  for (int pass = 0; pass < 2 && f.nodes_source.empty(); ++pass) {
-    for (size_t i = 0; i < container_nodes.size(); ++i) {
-      if (f.containers[i].init) continue;
-      JsonNode app = container_nodes[i];
-      std::string v = pass == 0 ? std::string(env[i].nnodes) : FindFlag(app, {"--nnodes"});
-      auto n = ParseNodeCount(v);
-      if (n && *n >= 1) {
-        f.nodes = std::min(*n, kMaxNodes);
-        f.nodes_source = pass == 0 ? "env PET_NNODES=" + v : "--nnodes=" + v;
-        break;
-      }
-    }
-  }
-  if (f.nodes_source.empty()) f.nodes_source = "default";
+  const NcclOff nccl = ReadNcclOff(launch, f.requests_gpus);
 
+  f.server = std::move(server->server);
+  f.launch_unread = std::move(server->unread);
+  f.procs = procs->n;
+  f.procs_source = std::move(procs->source);
+  f.procs_stated = procs->stated;
+  f.procs_pointer = std::move(procs->pointer);
+  f.nodes = nodes->n;
+  f.nodes_source = std::move(nodes->source);
+  f.nccl_shm_disabled = !nccl.shm.empty();
+  f.nccl_shm_disabled_source = nccl.shm;
+  f.nccl_p2p_disabled = !nccl.p2p.empty();
+  f.nccl_p2p_disabled_source = nccl.p2p;
   for (size_t i = 0; i < container_nodes.size(); ++i) {
     ContainerFacts& c = f.containers[i];
-    if (!c.init && c.rdma.empty()) c.rdma = RdmaFromEnv(env[i]);
-    if (c.init || (f.requests_gpus && c.gpus == 0)) continue;
-    if (!f.nccl_shm_disabled && env[i].nccl_shm_disable == "1") {
-      f.nccl_shm_disabled = true;
-      f.nccl_shm_disabled_source = "container \"" + c.name + "\"";
-    }
-    if (!f.nccl_p2p_disabled && env[i].nccl_p2p_disable == "1") {
-      f.nccl_p2p_disabled = true;
-      f.nccl_p2p_disabled_source = "container \"" + c.name + "\"";
-    }
+    if (!c.init && c.rdma.empty()) c.rdma = RdmaFromEnv(launch.env[i]);
   }
   return true;
 }

@@ -151,90 +151,126 @@ Result<IpcLock> ReadIpcLock(JsonNode c, const std::string& pointer) {
   return IpcLock::kNotAdded;
 }
 
-}  // namespace
+// A container's facts, read on their own: `first` is whether it is the pod's first container
+// (KubeRay's sizing reads its memory request; a kind's RDMA reason goes to it).
+Result<ContainerFacts> ReadContainer(JsonNode c, const std::string& pointer, bool init, std::string fallback_name,
+                                     const PodTemplate& t, const Policy& policy, const RunAsFields& pod_run_as,
+                                     bool first) {
+  if (t.budget && t.budget->Exhausted()) {  // Evaluate answers review-over-budget
+    return MakeError(Code::kUnsupportedKind, "the review's work budget is spent", Location::Pointer(pointer));
+  }
+  if (!c.IsObject()) return MakeError(Code::kInvalidInput, "must be a container object", Location::Pointer(pointer));
+  ContainerFacts cf;
+  JsonNode name = c.Find("name");
+  cf.name = name.IsString() ? std::string(name.String()) : std::move(fallback_name);
+  cf.pointer = pointer;
+  cf.init = init;
+  cf.sidecar = init && c.Find("restartPolicy").Is("Always");
+  auto res = ReadResources(c, pointer, policy, t.operator_shm && first);
+  if (!res) return res.error();
+  cf.gpus = res->gpus;
+  for (const auto& [user, gpus] : t.claim_gpus) {
+    if (user == cf.name) cf.gpus += gpus;  // through resource claims (DRA)
+  }
+  cf.memory_limit = res->memory_limit;
+  cf.memory_request = res->memory_request;
+  cf.mps_resource = res->mps_resource;
+  JsonNode mounts = c.Find("volumeMounts");
+  if (mounts && !mounts.IsArray())
+    return MakeError(Code::kInvalidInput, "must be a list", Location::Pointer(pointer + "/volumeMounts"));
+  cf.has_volume_mounts = static_cast<bool>(mounts);
+  for (JsonNode m : mounts.Items()) {
+    if (!IsShmPath(m.Find("mountPath"))) continue;
+    cf.mounts_shm = true;
+    cf.shm_read_only = cf.shm_read_only || m.Find("readOnly").Bool();
+    if (JsonNode volume = m.Find("name"); volume.IsString() && !cf.shm_volume) cf.shm_volume = volume.String();
+  }
+  if (!init) {
+    auto lock = ReadIpcLock(c, pointer);
+    if (!lock) return lock.error();
+    cf.ipc_lock = *lock;
+    auto run_as = ReadRunAsFields(c.Find("securityContext"), pointer);
+    if (!run_as) return run_as.error();
+    ResolveRunAs(*run_as, pod_run_as, cf);
+  }
+  if (!res->rdma_resource.empty()) cf.rdma = "requests " + res->rdma_resource;
+  if (first && !t.rdma.empty() && cf.rdma.empty()) cf.rdma = t.rdma;
+  return cf;
+}
 
-Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
-  PodFacts f;
-  JsonNode spec = t.spec;
-  int64_t app_memory = 0, init_memory = 0;
-  std::string missing_memory, missing_memory_pointer, first_memory_pointer;
-  // Each container beside its facts (same index), for ReadLaunchFacts.
-  std::vector<JsonNode> container_nodes;
-  auto pod_run_as = ReadRunAsFields(spec.Find("securityContext"), t.spec_pointer);
-  if (!pod_run_as) return pod_run_as.error();
-  // One container at `pointer`; `fallback_name` names it when it has no name.
-  auto add = [&](JsonNode c, const std::string& pointer, bool init, std::string fallback_name) -> Result<bool> {
-    if (t.budget && t.budget->Exhausted()) {  // Evaluate answers review-over-budget
-      return MakeError(Code::kUnsupportedKind, "the review's work budget is spent", Location::Pointer(pointer));
-    }
-    if (!c.IsObject()) return MakeError(Code::kInvalidInput, "must be a container object", Location::Pointer(pointer));
-    ContainerFacts cf;
-    JsonNode name = c.Find("name");
-    cf.name = name.IsString() ? std::string(name.String()) : std::move(fallback_name);
-    cf.pointer = pointer;
-    cf.init = init;
-    cf.sidecar = init && c.Find("restartPolicy").Is("Always");
-    auto res = ReadResources(c, pointer, policy, t.operator_shm && f.containers.empty());
-    if (!res) return res.error();
-    cf.gpus = res->gpus;
-    for (const auto& [user, gpus] : t.claim_gpus) {
-      if (user == cf.name) cf.gpus += gpus;  // through resource claims (DRA)
-    }
-    cf.memory_limit = res->memory_limit;
-    cf.memory_request = res->memory_request;
-    JsonNode mounts = c.Find("volumeMounts");
-    if (mounts && !mounts.IsArray())
-      return MakeError(Code::kInvalidInput, "must be a list", Location::Pointer(pointer + "/volumeMounts"));
-    cf.has_volume_mounts = static_cast<bool>(mounts);
-    for (JsonNode m : mounts.Items()) {
-      if (!IsShmPath(m.Find("mountPath"))) continue;
-      cf.mounts_shm = true;
-      cf.shm_read_only = cf.shm_read_only || m.Find("readOnly").Bool();
-      if (JsonNode volume = m.Find("name"); volume.IsString() && !cf.shm_volume) cf.shm_volume = volume.String();
-    }
-    if (!init) {
-      auto lock = ReadIpcLock(c, pointer);
-      if (!lock) return lock.error();
-      cf.ipc_lock = *lock;
-      auto run_as = ReadRunAsFields(c.Find("securityContext"), pointer);
-      if (!run_as) return run_as.error();
-      ResolveRunAs(*run_as, *pod_run_as, cf);
-    }
-    if (!res->rdma_resource.empty()) cf.rdma = "requests " + res->rdma_resource;
-    if (!res->mps_resource.empty() && f.mps_resource.empty()) {
-      f.mps_resource = res->mps_resource;
-      f.mps_container = cf.name;
-      f.mps_pointer = pointer + "/resources";
-    }
-    cf.mps_resource = res->mps_resource;
-    f.requests_gpus = f.requests_gpus || cf.gpus > 0;
-    if (!init) {
-      auto sum = CheckedAdd(f.gpus, cf.gpus, {pointer});
-      if (!sum) return sum.error();
-      f.gpus = *sum;
-    }
-    // A zero limit counts as none (a container runtime reads memory 0 as unlimited).
-    const std::optional<int64_t> memory = res->memory_limit > 0 ? res->memory_limit : std::nullopt;
+// The pod's memory limit as the containers' limits add up (docs/sources.md §3): the app
+// containers' and sidecars' summed, the largest init container's, and the first container
+// without one (a zero limit counts as none: a container runtime reads memory 0 as unlimited).
+struct MemoryTally {
+  int64_t app = 0, init = 0;
+  std::string missing, missing_pointer, first_pointer;
+
+  Result<bool> Add(const ContainerFacts& c) {
+    const std::optional<int64_t> memory = c.memory_limit > 0 ? c.memory_limit : std::nullopt;
     if (!memory) {
-      if (missing_memory.empty()) {
-        missing_memory = cf.name;
-        missing_memory_pointer = pointer + "/resources/limits/memory";
+      if (missing.empty()) {
+        missing = c.name;
+        missing_pointer = c.pointer + "/resources/limits/memory";
       }
-    } else if (!init || cf.sidecar) {
-      if (first_memory_pointer.empty()) first_memory_pointer = pointer + "/resources/limits/memory";
-      auto sum = CheckedAdd(app_memory, *memory, {pointer, "/resources/limits/memory"});
+    } else if (!c.init || c.sidecar) {
+      if (first_pointer.empty()) first_pointer = c.pointer + "/resources/limits/memory";
+      auto sum = CheckedAdd(app, *memory, {c.pointer, "/resources/limits/memory"});
       if (!sum) return sum.error();
-      app_memory = *sum;
+      app = *sum;
     } else {
-      init_memory = std::max(init_memory, *memory);
+      init = std::max(init, *memory);
     }
-    if (f.containers.empty() && !t.rdma.empty() && cf.rdma.empty()) cf.rdma = t.rdma;
-    f.containers.push_back(std::move(cf));
-    container_nodes.push_back(c);
+    return true;
+  }
+};
+
+// The pod's memory limit, its source in words and the field a finding points at.
+struct MemoryLimit {
+  std::optional<int64_t> bytes;
+  std::string source, pointer;
+};
+
+// The pod-level limit, else what the containers' limits add up to; the kind's own source and
+// pointer (a Compose service's) when it names them.
+Result<MemoryLimit> ReadMemoryLimit(const PodTemplate& t, const MemoryTally& tally, bool has_containers) {
+  MemoryLimit limit;
+  if (JsonNode pod_memory = t.spec.Find("resources").Find("limits").Find("memory")) {
+    auto m = ReadSizeField(pod_memory, {t.spec_pointer, "/resources/limits/memory"});
+    if (!m) return m.error();
+    limit = {*m, "pod-level limit", t.spec_pointer + "/resources/limits/memory"};
+  } else if (!tally.missing.empty()) {
+    limit = {std::nullopt, "container \"" + tally.missing + "\" has no memory limit", tally.missing_pointer};
+  } else if (has_containers) {
+    limit = {std::max(tally.app, tally.init), "sum of container limits", tally.first_pointer};
+  } else {
+    limit = {std::nullopt, "the pod has no containers", t.spec_pointer};
+  }
+  if (!t.memory_limit_source.empty()) limit.source = t.memory_limit_source;
+  if (!t.memory_limit_pointer.empty()) limit.pointer = t.memory_limit_pointer;
+  return limit;
+}
+
+// Each container of the template's slots, in their order, beside its node (for ReadLaunchFacts).
+struct Containers {
+  std::vector<ContainerFacts> facts;
+  std::vector<JsonNode> nodes;
+};
+
+Result<Containers> ReadContainers(const PodTemplate& t, const Policy& policy) {
+  auto pod_run_as = ReadRunAsFields(t.spec.Find("securityContext"), t.spec_pointer);
+  if (!pod_run_as) return pod_run_as.error();
+  Containers out;
+  out.facts.reserve(4);  // most pods have one to four containers
+  out.nodes.reserve(4);
+  auto add = [&](JsonNode c, const std::string& pointer, bool init, std::string fallback_name) -> Result<bool> {
+    auto cf = ReadContainer(c, pointer, init, std::move(fallback_name), t, policy, *pod_run_as, out.facts.empty());
+    if (!cf) return cf.error();
+    out.facts.push_back(std::move(*cf));
+    out.nodes.push_back(c);
     return true;
   };
   for (const ContainerSlot& slot : t.containers) {
-    JsonNode at = FollowPointer(spec, slot.path);
+    JsonNode at = FollowPointer(t.spec, slot.path);
     if (!at) continue;
     std::string pointer = t.spec_pointer + std::string(slot.path);
     if (!slot.list) {
@@ -251,35 +287,45 @@ Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
       ++i;
     }
   }
+  return out;
+}
 
-  if (JsonNode pod_memory = spec.Find("resources").Find("limits").Find("memory")) {
-    auto m = ReadSizeField(pod_memory, {t.spec_pointer, "/resources/limits/memory"});
-    if (!m) return m.error();
-    f.memory_limit_bytes = *m;
-    f.memory_limit_source = "pod-level limit";
-    f.memory_limit_pointer = t.spec_pointer + "/resources/limits/memory";
-  } else if (!missing_memory.empty()) {
-    f.memory_limit_source = "container \"" + missing_memory + "\" has no memory limit";
-    f.memory_limit_pointer = missing_memory_pointer;
-  } else if (!f.containers.empty()) {
-    f.memory_limit_bytes = std::max(app_memory, init_memory);
-    f.memory_limit_source = "sum of container limits";
-    f.memory_limit_pointer = first_memory_pointer;
-  } else {
-    f.memory_limit_source = "the pod has no containers";
-    f.memory_limit_pointer = t.spec_pointer;
+}  // namespace
+
+Result<PodFacts> ReadPodFacts(const PodTemplate& t, const Policy& policy) {
+  auto containers = ReadContainers(t, policy);
+  if (!containers) return containers.error();
+  PodFacts f;
+  MemoryTally memory;
+  for (const ContainerFacts& c : containers->facts) {
+    if (!c.mps_resource.empty() && f.mps_resource.empty()) {
+      f.mps_resource = c.mps_resource;
+      f.mps_container = c.name;
+      f.mps_pointer = c.pointer + "/resources";
+    }
+    f.requests_gpus = f.requests_gpus || c.gpus > 0;
+    if (!c.init) {
+      auto sum = CheckedAdd(f.gpus, c.gpus, {c.pointer});
+      if (!sum) return sum.error();
+      f.gpus = *sum;
+    }
+    auto added = memory.Add(c);
+    if (!added) return added.error();
   }
-
-  if (!t.memory_limit_source.empty()) f.memory_limit_source = t.memory_limit_source;
-  if (!t.memory_limit_pointer.empty()) f.memory_limit_pointer = t.memory_limit_pointer;
-  JsonNode host_ipc = spec.Find("hostIPC");
+  f.containers = std::move(containers->facts);
+  auto limit = ReadMemoryLimit(t, memory, !f.containers.empty());
+  if (!limit) return limit.error();
+  f.memory_limit_bytes = limit->bytes;
+  f.memory_limit_source = std::move(limit->source);
+  f.memory_limit_pointer = std::move(limit->pointer);
+  JsonNode host_ipc = t.spec.Find("hostIPC");
   f.host_ipc = host_ipc.Bool();
   f.host_ipc_written = static_cast<bool>(host_ipc);
   auto shm = ReadShmMount(t, f);
   if (!shm) return shm.error();
   f.shm = std::move(*shm);
 
-  auto launch = ReadLaunchFacts(t, container_nodes, f);
+  auto launch = ReadLaunchFacts(t, containers->nodes, f);
   if (!launch) return launch.error();
   if (!t.claims_unknown.empty()) {
     f.claims_unknown = t.claims_unknown;

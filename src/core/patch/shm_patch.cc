@@ -22,15 +22,12 @@ bool Selected(ContainerSelection sel, const ContainerFacts& c) {
   return sel == ContainerSelection::kAll || (sel == ContainerSelection::kGpuContainers && c.gpus > 0);
 }
 
-}  // namespace
-
-Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, const ShmMount& mount,
-                               const PatchOptions& o) {
-  PodPatch p;
+// 1. The volume: a memory emptyDir named dshm (or dshm-1... when taken) where nothing is at
+// /dev/shm, or its sizeLimit raised. Returns the name of the volume at /dev/shm.
+std::string PatchVolume(const PodTemplate& t, const PodFacts& facts, const ShmMount& mount, const PatchOptions& o,
+                        PodPatch& p) {
   const std::string& sp = t.spec_pointer;
   const std::string required = FormatBytes(o.required_bytes);
-
-  // 1. The volume.
   std::string volume_name = mount.volume_name;
   if (!o.shm) {
     // Exempted: no volume, no mounts.
@@ -65,8 +62,11 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
                           " to " + required);
     }
   }
+  return volume_name;
+}
 
-  // 2. The /dev/shm mounts; 3. IPC_LOCK.
+// 2. The /dev/shm mounts of `volume_name`; 3. IPC_LOCK where the options add it.
+void PatchContainers(const PodFacts& facts, const std::string& volume_name, const PatchOptions& o, PodPatch& p) {
   std::vector<std::string> mounted, locked;
   const std::string shm_mount =
       R"({"mountPath":")" + std::string(kShmPath) + R"(","name":)" + JsonQuoted(volume_name) + "}";
@@ -105,8 +105,11 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
   if (o.describe_changes && !locked.empty()) p.changes.push_back("add capability IPC_LOCK to " + JoinNames(locked));
   p.mounted = std::move(mounted);
   p.locked = std::move(locked);
+}
 
-  // 4. hostIPC.
+// 4. hostIPC, where the kind has it and the options set it.
+void PatchHostIpc(const PodTemplate& t, const PodFacts& facts, const PatchOptions& o, PodPatch& p) {
+  const std::string& sp = t.spec_pointer;
   if (o.host_ipc && t.has_host_ipc && !facts.host_ipc) {
     if (facts.host_ipc_written) {
       p.ops.Replace(sp + "/hostIPC", "true");
@@ -116,8 +119,11 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
     p.host_ipc = true;
     if (o.describe_changes) p.changes.push_back("set hostIPC: true");
   }
+}
 
-  // 5. Annotations on the pod template.
+// 5. Annotations on the pod template: those missing or different, each as its own operation
+// where the template has some, else as one object.
+Result<bool> PatchAnnotations(const PodTemplate& t, const PatchOptions& o, PodPatch& p) {
   JsonNode existing = t.metadata.Find("annotations");
   if (existing && !existing.IsObject()) {
     return MakeError(Code::kInvalidInput, "must be a mapping", Location::Pointer(t.metadata_pointer + "/annotations"));
@@ -151,6 +157,19 @@ Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, cons
     if (o.describe_changes)
       p.changes.push_back("set annotation" + std::string(keys.size() > 1 ? "s " : " ") + JoinNames(keys));
   }
+  return true;
+}
+
+}  // namespace
+
+Result<PodPatch> BuildPodPatch(const PodTemplate& t, const PodFacts& facts, const ShmMount& mount,
+                               const PatchOptions& o) {
+  PodPatch p;
+  const std::string volume_name = PatchVolume(t, facts, mount, o, p);
+  PatchContainers(facts, volume_name, o, p);
+  PatchHostIpc(t, facts, o, p);
+  auto annotated = PatchAnnotations(t, o, p);
+  if (!annotated) return annotated.error();
   return p;
 }
 

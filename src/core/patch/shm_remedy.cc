@@ -5,6 +5,7 @@
 #include <iterator>
 #include <optional>
 
+#include "plan_annotation.h"
 #include "shmguard/patch/compose_patch.h"
 #include "shmguard/patch/ipc_lock.h"
 #include "shmguard/patch/shm_patch.h"
@@ -140,7 +141,7 @@ Remedy PatchTo(const PodStage& s, const PodFacts& facts, const ShmMount& mount, 
     options.describe_changes = all;
   } else {
     options = PodPatchOptions(s, facts, findings);
-    options.annotations[kPlanAnnotation] = std::move(target.plan_json);
+    options.annotations[kPlanAnnotation] = PlanAnnotation(*target.note);
     if (auto non_root = NonRootMemlockFinding(facts)) findings.push_back(std::move(*non_root));
   }
   // An MPS client's /dev/shm is the MPS daemon's, mounted by the device plugin: no dshm over it.

@@ -10,18 +10,19 @@
 #include <string_view>
 #include <vector>
 
+#include "core/sizing/pod_sizing.h"
 #include "core/sizing/pod_stage.h"
 #include "shmguard/facts/pod_facts.h"
 #include "shmguard/values/json_patch.h"
 
 namespace shmguard {
 
-// What a pod is given: `required_bytes` of /dev/shm, `plan_json` as its shmguard.io/plan
-// annotation, and for an unannotated pod the floor the size came from, with its numbers.
+// What a pod is given: `required_bytes` of /dev/shm, what its shmguard.io/plan annotation records
+// (`note`, written by PlanAnnotation), and for an unannotated pod the floor the size came from, with its numbers.
 // `current`: what the pod has at /dev/shm, in the findings' words (PodEvaluation::current_shm).
 struct PatchTarget {
   int64_t required_bytes = 0;
-  std::string plan_json;
+  const PlanNote* note = nullptr;
   int64_t floor_bytes = 0;
   const FloorNumbers* floor_numbers = nullptr;
   std::string_view current;
@@ -40,7 +41,7 @@ struct Remedy {
 
 // For a kind shmguard patches (`s.t.patchable`), the verdict (kOk when nothing is left to change,
 // else kPatch), patch, changes and findings that give `s.t` a /dev/shm of
-// `target.required_bytes`, with `target.plan_json` as its shmguard.io/plan annotation:
+// `target.required_bytes`, with `target.note` as its shmguard.io/plan annotation:
 //   - a Compose service gets shm_size and ulimits.memlock (no Pod Security, no annotations);
 //   - a pod gets the volume, mounts and, where the namespace's Pod Security level is
 //     privileged, hostIPC and IPC_LOCK per `policy` (else pod-security-limits-patch says why

@@ -1,8 +1,8 @@
 // How much /dev/shm one pod template needs, from what was read of it (PodReading): a sized pod's
 // plan, or an unannotated GPU pod's floor and estimate; raised to what its workload was seen to
-// use (a ShmProfile); against its memory limit; and the shmguard.io/plan annotation that records
-// it. Values only: the evaluation (pod_evaluation.cc) decides the verdict from them. Internal
-// to the core.
+// use (a ShmProfile); against its memory limit; and the numbers the shmguard.io/plan annotation
+// records of it (PlanNote, written with the patch: core/patch/plan_annotation.h). Values only: the evaluation
+// (pod_evaluation.cc) decides the verdict from them. Internal to the core.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +15,8 @@
 #include "pod_stage.h"
 #include "shmguard/facts/pod_facts.h"
 #include "shmguard/plan/shm_estimate.h"
+#include "shmguard/plan/shm_profile.h"
+#include "shmguard/servers/server_plan.h"
 #include "shmguard/sizing/memory_limit.h"
 
 namespace shmguard {
@@ -24,6 +26,20 @@ enum class SizingKind {
   kPlan,      // from DataLoader annotations
   kEstimate,  // an unannotated GPU pod under the policy's `unannotated` rule
   kServer,    // an unannotated pod that launches an inference server: its plan (server_plan.h)
+};
+
+// What the shmguard.io/plan annotation records of a size, as numbers: the pod's GPUs, nodes and
+// processes, the size a patch gives, and what it was sized from.
+struct PlanNote {
+  SizingKind kind = SizingKind::kNone;
+  int64_t gpus = 0, nodes = 1, procs = 1;
+  int64_t required_bytes = 0;                                 // the size a patch gives
+  int64_t workers = 0, prefetch_factor = 0, batch_bytes = 0;  // kPlan: the DataLoader's
+  Server server = Server::kNone;                              // kServer: the server and its bytes
+  int64_t server_bytes = 0;
+  std::string estimated;  // kEstimate: the estimate's basis, and the floor
+  int64_t floor_bytes = 0;
+  const ObservedShm* observed = nullptr;  // the profile the size was learned from, if any
 };
 
 struct PodSizing {
@@ -46,7 +62,7 @@ struct PodSizing {
   // The size a patch gives: kPlan required_bytes; kEstimate the floor for a memory emptyDir of
   // its own (or its sizeLimit when larger), else the learned size, else the estimate.
   int64_t target_bytes = 0;
-  std::string plan_json;       // the shmguard.io/plan annotation of target_bytes
+  PlanNote note;               // what the shmguard.io/plan annotation records of target_bytes
   FloorNumbers floor_numbers;  // kEstimate
 };
 

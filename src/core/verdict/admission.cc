@@ -81,8 +81,62 @@ bool FixedByPatch(const Finding& f) {
   }
 }
 
+namespace {
+
+// Hybrid mode: a pod the exported policy gave its floor is evaluated as its author wrote it.
+// When the webhook would patch that, or leave it as it is, its answer takes the floor's place;
+// when it would deny it, skip it or could not finish, the floor stands.
+Evaluation EvaluateAdmitted(const AdmissionRequest& request, const Policy& policy, const EvaluateOptions& options,
+                            Face face) {
+  std::optional<nlohmann::json> undone;
+  if (face == Face::kMutate && request.kind == "Pod") {
+    if (auto floor = ReadPolicyFloor(request.object)) undone = UndoPolicyFloor(request.object, *floor);
+  }
+  if (!undone) return Evaluate(request.object, policy, options);
+  Evaluation ev = Evaluate(JsonNode(*undone), policy, options);
+  std::optional<nlohmann::json> planned;
+  if (ev.verdict == Verdict::kPatch || ev.verdict == Verdict::kOk) {
+    try {
+      planned = undone->patch(ev.patch.ToJson());
+    } catch (const nlohmann::json::exception&) {  // a patch of the pod always applies to it
+    }
+  }
+  if (!planned) return Evaluate(request.object, policy, options);  // the floor stands
+  ev.patch = DiffPatch(request.object.Copy(), *planned);
+  if (!ev.patch.empty()) ev.verdict = Verdict::kPatch;
+  return ev;
+}
+
+// What is wrong: errors, and (on /validate, which sees the object after mutation) what a patch
+// should have fixed; then what only warrants a warning. Moved out of `ev`.
+struct Sorted {
+  std::vector<Finding> problems, warnings;
+};
+
+Sorted SortFindings(Evaluation& ev, Face face) {
+  Sorted out;
+  auto sort = [&](Finding& f, Verdict pod_verdict) {
+    if (f.suppressed) return;
+    // A denial cites the arithmetic it refuses.
+    if (f.check == Check::kShmPlan && pod_verdict == Verdict::kDeny) return out.problems.push_back(std::move(f));
+    if (f.severity == Severity::kInfo) return;
+    if (f.severity == Severity::kError) return out.problems.push_back(std::move(f));
+    const bool patched_part =
+        pod_verdict == Verdict::kPatch && (FixedByPatch(f) || f.check == Check::kSizedWithoutAnnotations);
+    if (face == Face::kValidate && patched_part) return out.problems.push_back(std::move(f));
+    if (face == Face::kMutate && pod_verdict == Verdict::kPatch && FixedByPatch(f)) return;  // the patch fixes it
+    out.warnings.push_back(std::move(f));
+  };
+  for (auto& f : ev.findings) sort(f, ev.verdict);
+  for (auto& p : ev.pods) {
+    for (auto& f : p.findings) sort(f, p.verdict);
+  }
+  return out;
+}
+
+}  // namespace
+
 Decision Decide(const AdmissionRequest& request, const DecideContext& context) {
-  const Policy& policy = context.policy;
   const Face face = context.face;
   const NamespaceLabels& labels = context.labels;
   Decision d;
@@ -101,72 +155,24 @@ Decision Decide(const AdmissionRequest& request, const DecideContext& context) {
                                 .observations = context.observations,
                                 .claims = context.claims,
                                 .budget = context.budget};
-  // Hybrid mode: a pod the exported policy gave its floor is evaluated as its author wrote it.
-  // When the webhook would patch that, or leave it as it is, its answer takes the floor's place;
-  // when it would deny it, skip it or could not finish, the floor stands.
-  std::optional<nlohmann::json> undone;
-  if (face == Face::kMutate && request.kind == "Pod") {
-    if (auto floor = ReadPolicyFloor(request.object)) undone = UndoPolicyFloor(request.object, *floor);
-  }
-  Evaluation ev = Evaluate(undone ? JsonNode(*undone) : request.object, policy, options);
-  if (undone) {
-    std::optional<nlohmann::json> planned;
-    if (ev.verdict == Verdict::kPatch || ev.verdict == Verdict::kOk) {
-      try {
-        planned = undone->patch(ev.patch.ToJson());
-      } catch (const nlohmann::json::exception&) {  // a patch of the pod always applies to it
-      }
-    }
-    if (planned) {
-      ev.patch = DiffPatch(request.object.Copy(), *planned);
-      if (!ev.patch.empty()) ev.verdict = Verdict::kPatch;
-    } else {
-      ev = Evaluate(request.object, policy, options);  // the floor stands
-    }
-  }
+  Evaluation ev = EvaluateAdmitted(request, context.policy, options, face);
   d.verdict = ev.verdict;
   d.required_bytes = ev.RequiredBytes();
   d.name = ev.name;
   d.prefix_pods = ev.pods.size() > 1;
   if (ev.verdict == Verdict::kSkip) return d;
   const bool enforce = ev.rule.mode == NamespaceMode::kEnforce || labels.enforce;
-
-  // What is wrong: errors, and (on /validate, which sees the object after mutation) what a patch
-  // should have fixed; then what only warrants a warning. Moved out of `ev`, which ends here.
-  std::vector<Finding> problems, warnings;
-  auto sort = [&](Finding& f, Verdict pod_verdict) {
-    if (f.suppressed) return;
-    // A denial cites the arithmetic it refuses.
-    if (f.check == Check::kShmPlan && pod_verdict == Verdict::kDeny) return problems.push_back(std::move(f));
-    if (f.severity == Severity::kInfo) return;
-    if (f.severity == Severity::kError) return problems.push_back(std::move(f));
-    const bool patched_part =
-        pod_verdict == Verdict::kPatch && (FixedByPatch(f) || f.check == Check::kSizedWithoutAnnotations);
-    if (face == Face::kValidate && patched_part) return problems.push_back(std::move(f));
-    if (face == Face::kMutate && pod_verdict == Verdict::kPatch && FixedByPatch(f)) return;  // the patch fixes it
-    warnings.push_back(std::move(f));
-  };
-  for (auto& f : ev.findings) sort(f, ev.verdict);
-  for (auto& p : ev.pods) {
-    for (auto& f : p.findings) sort(f, p.verdict);
-  }
-
-  if (face == Face::kMutate) {
-    if (ev.verdict == Verdict::kPatch) d.patch = std::move(ev.patch);
-    d.findings = std::move(problems);
-    d.findings.insert(d.findings.end(), std::make_move_iterator(warnings.begin()),
-                      std::make_move_iterator(warnings.end()));
-    return d;
-  }
-  if (enforce && !problems.empty()) {
+  Sorted sorted = SortFindings(ev, face);
+  if (face == Face::kMutate && ev.verdict == Verdict::kPatch) d.patch = std::move(ev.patch);
+  if (face == Face::kValidate && enforce && !sorted.problems.empty()) {
     d.allowed = false;
     d.code = 403;
-    d.findings = std::move(problems);
+    d.findings = std::move(sorted.problems);
     return d;
   }
-  d.findings = std::move(problems);
-  d.findings.insert(d.findings.end(), std::make_move_iterator(warnings.begin()),
-                    std::make_move_iterator(warnings.end()));
+  d.findings = std::move(sorted.problems);
+  d.findings.insert(d.findings.end(), std::make_move_iterator(sorted.warnings.begin()),
+                    std::make_move_iterator(sorted.warnings.end()));
   return d;
 }
 

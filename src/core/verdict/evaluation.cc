@@ -79,49 +79,90 @@ int64_t Evaluation::RequiredBytes() const {
   return out;
 }
 
-Evaluation Evaluate(JsonNode object, const Policy& policy, const EvaluateOptions& options) {
-  const std::string_view namespace_name = options.namespace_name;
-  const Detail detail = options.detail;
-  const Exemptions& exemptions = options.exemptions;
-  Evaluation ev;
+namespace {
+
+// The object's workload; in policy mode, as the policies see it: no server sized from its launch,
+// and a controller's pods patched when they are created, not in its template.
+Result<Workload> ReadWorkload(JsonNode object, const EvaluateOptions& options) {
   auto workload = FindPodTemplates(object, options.runtimes);
-  if (workload && options.policy_mode) {
-    for (PodTemplate& t : workload->templates) {
-      t.servers_sized = false;
-      if (!workload->is_pod && !workload->separate_pods && t.patchable) {
-        t.patchable = false;
-        t.pods_patched_at_creation = true;
-      }
+  if (!workload || !options.policy_mode) return workload;
+  for (PodTemplate& t : workload->templates) {
+    t.servers_sized = false;
+    if (!workload->is_pod && !workload->separate_pods && t.patchable) {
+      t.patchable = false;
+      t.pods_patched_at_creation = true;
     }
   }
-  if (!workload) {
-    const Error& e = workload.error();
-    ev.kind = object.StringMember("kind");
-    if (e.code == Code::kUnsupportedKind) {
-      ev.verdict = Verdict::kSkip;
-      if (detail == Detail::kAll) ev.findings.push_back(Finding(Check::kNotAWorkload, "/kind").Val("error", e.message));
-      return ev;
+  return workload;
+}
+
+// An object that is not a workload (skip), or one that cannot be read (object-invalid).
+Evaluation NotRead(JsonNode object, const Error& e, const EvaluateOptions& options) {
+  Evaluation ev;
+  ev.kind = object.StringMember("kind");
+  if (e.code == Code::kUnsupportedKind) {
+    ev.verdict = Verdict::kSkip;
+    if (options.detail == Detail::kAll) {
+      ev.findings.push_back(Finding(Check::kNotAWorkload, "/kind").Val("error", e.message));
     }
-    ev.findings.push_back(
-        Finding(Check::kObjectInvalid, e.where.pointer).Val("where", e.where.ToString()).Val("error", e.message));
-    ev.verdict = SettleObject(ev.findings, exemptions.checks) ? Verdict::kDeny : Verdict::kOk;
     return ev;
   }
-  Workload& w = *workload;
+  ev.findings.push_back(
+      Finding(Check::kObjectInvalid, e.where.pointer).Val("where", e.where.ToString()).Val("error", e.message));
+  ev.verdict = SettleObject(ev.findings, options.exemptions.checks) ? Verdict::kDeny : Verdict::kOk;
+  return ev;
+}
+
+// The workload's names, its namespace and the rule of it. A Compose file (the only kind of
+// separate applications) runs in no namespace: the default rule (privileged, no annotations
+// required). A cluster-scoped object has none either: the rule that matches every namespace
+// ("*"), if any, applies to it.
+Evaluation Placed(const Workload& w, const Policy& policy, const EvaluateOptions& options) {
+  Evaluation ev;
   ev.workload = true;
   ev.api_version = w.api_version;
   ev.kind = w.kind;
   ev.name = w.name;
-  ev.namespace_name = !namespace_name.empty()     ? std::string(namespace_name)
-                      : !w.namespace_name.empty() ? w.namespace_name
-                                                  : "default";
+  ev.namespace_name = !options.namespace_name.empty() ? std::string(options.namespace_name)
+                      : !w.namespace_name.empty()     ? w.namespace_name
+                                                      : "default";
   ev.separate_pods = w.separate_pods;
-  // A Compose file (the only kind of separate applications) runs in no namespace: the default
-  // rule (privileged, no annotations required). A cluster-scoped object has none either: the
-  // rule that matches every namespace ("*"), if any, applies to it.
   if (w.separate_pods || w.cluster_scoped) ev.namespace_name.clear();
   ev.rule = w.separate_pods ? NamespaceRule{} : MatchNamespace(policy, ev.namespace_name);
   ev.rule.pod_security = std::max(ev.rule.pod_security, options.namespace_pod_security);
+  return ev;
+}
+
+// What one template's pods are evaluated with: the checks exempted for them (`base`, and the
+// template's own shmguard.io/ignore, which replaces the object's) and the profile of their
+// workload. The template's ignore annotation's findings go to `ignore_findings`.
+PodContext ContextFor(const PodTemplate& t, JsonNode object, const Evaluation& ev, const std::vector<Check>& base,
+                      const std::vector<Check>& object_exempt, const EvaluateOptions& options,
+                      std::vector<Finding>& ignore_findings) {
+  PodContext ctx{options.detail, object_exempt};
+  if (options.observations && options.observations->size() > 0 && !ev.separate_pods && !options.policy_mode) {
+    auto profile = t.annotations.find(kProfileAnnotation);  // the template's, else the workload's
+    ctx.observed = options.observations->Find(
+        ev.namespace_name, WorkloadCandidates(object, profile != t.annotations.end() ? profile->second : JsonNode()));
+  }
+  auto it = t.annotations.find(kIgnoreAnnotation);
+  if (it != t.annotations.end()) {
+    // The template's value wins over the workload's, as for every shmguard.io/ annotation.
+    ctx.exempt = base;
+    auto own_ignore = ReadIgnore(it->second, t.AnnotationPointer(kIgnoreAnnotation), ignore_findings);
+    ctx.exempt.insert(ctx.exempt.end(), own_ignore.begin(), own_ignore.end());
+  }
+  return ctx;
+}
+
+}  // namespace
+
+Evaluation Evaluate(JsonNode object, const Policy& policy, const EvaluateOptions& options) {
+  const Detail detail = options.detail;
+  auto workload = ReadWorkload(object, options);
+  if (!workload) return NotRead(object, workload.error(), options);
+  Workload& w = *workload;
+  Evaluation ev = Placed(w, policy, options);
   if (ev.rule.mode == NamespaceMode::kOff) {
     ev.verdict = Verdict::kSkip;
     if (detail == Detail::kAll) {
@@ -133,7 +174,7 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, const EvaluateOptions
   }
   // Exempted for every pod: the caller's and the rule's, and the object's own annotation, which a
   // template's own replaces.
-  std::vector<Check> base = exemptions.checks;
+  std::vector<Check> base = options.exemptions.checks;
   base.insert(base.end(), ev.rule.ignore.begin(), ev.rule.ignore.end());
   std::vector<Check> exempt = base;
   std::vector<Finding> own = w.findings;
@@ -154,20 +195,8 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, const EvaluateOptions
   for (auto& t : w.templates) t.budget = options.budget;
   for (const auto& t : w.templates) {
     if (options.budget && options.budget->Exhausted()) return OverBudget(std::move(ev));
-    PodContext ctx{detail, exempt};
-    if (options.observations && options.observations->size() > 0 && !w.separate_pods && !options.policy_mode) {
-      auto profile = t.annotations.find(kProfileAnnotation);  // the template's, else the workload's
-      ctx.observed = options.observations->Find(
-          ev.namespace_name, WorkloadCandidates(object, profile != t.annotations.end() ? profile->second : JsonNode()));
-    }
     std::vector<Finding> ignore_findings;
-    auto it = t.annotations.find(kIgnoreAnnotation);
-    if (it != t.annotations.end()) {
-      // The template's value wins over the workload's, as for every shmguard.io/ annotation.
-      ctx.exempt = base;
-      auto own_ignore = ReadIgnore(it->second, t.AnnotationPointer(kIgnoreAnnotation), ignore_findings);
-      ctx.exempt.insert(ctx.exempt.end(), own_ignore.begin(), own_ignore.end());
-    }
+    const PodContext ctx = ContextFor(t, object, ev, base, exempt, options, ignore_findings);
     PodEvaluation pe = EvaluatePod({t, w, ev.rule, policy, ctx});
     for (auto& f : ignore_findings) f.pod = pe.label;
     pe.findings.insert(pe.findings.begin(), std::make_move_iterator(ignore_findings.begin()),

@@ -194,7 +194,7 @@ void JudgeSized(const PodStage& s, const PodReading& r, const PodSizing& z, Judg
   if (z.limit.denial) return deny(*z.limit.denial);
   if (z.limit.missing) Add(pe, *z.limit.missing);
   if (z.limit.headroom && all) Add(pe, *z.limit.headroom);
-  j.target = PatchTarget{z.target_bytes, z.plan_json, 0, nullptr, pe.current_shm};
+  j.target = PatchTarget{z.target_bytes, &z.note, 0, nullptr, pe.current_shm};
   // Denied as it is, the plan goes ahead of the error, as for any denial.
   j.plan_before_denial = !t.patchable && !all;
 }
@@ -253,7 +253,7 @@ void JudgeEstimated(const PodStage& s, const PodReading& r, const PodSizing& z, 
     if (mount.kind == ShmMountKind::kMemoryEmptyDir && !z.own_is_enough) sized.Num("from_bytes", *mount.size_limit);
     Add(pe, std::move(WithFloor(sized, z.floor_numbers)));
   }
-  j.target = PatchTarget{z.target_bytes, z.plan_json, floor, &z.floor_numbers, pe.current_shm};
+  j.target = PatchTarget{z.target_bytes, &z.note, floor, &z.floor_numbers, pe.current_shm};
 }
 
 // A pod without DataLoader annotations that is not estimated: nothing to size without GPUs;

@@ -133,71 +133,99 @@ void SetEnv(json& pod, std::string_view container, const std::string& name, cons
   }
 }
 
+// What the predictor says: its model (spec.predictor.model, or the framework field KServe turns
+// into one), where it is, its format, and its workers' spec.
+struct Predictor {
+  JsonNode node, model, worker;
+  std::string model_at = "/spec/predictor/model";
+  std::string format;
+};
+
+Result<Predictor> ReadPredictor(JsonNode object) {
+  JsonNode spec = object.Find("spec");
+  if (spec && !spec.IsObject()) return TypeError("/spec", "an object");
+  Predictor p;
+  p.node = spec.Find("predictor");
+  if (!p.node) return MakeError(Code::kInvalidInput, "is missing", Location::Pointer("/spec/predictor"));
+  if (!p.node.IsObject()) return TypeError("/spec/predictor", "an object");
+  p.model = p.node.Find("model");
+  p.format = p.model.Find("modelFormat").StringMember("name");
+  for (std::string_view field : kFrameworks) {
+    if (p.model) break;
+    if ((p.model = p.node.Find(field))) {
+      p.format = field;
+      p.model_at = "/spec/predictor/" + std::string(field);
+    }
+  }
+  if (p.model && !p.model.IsObject()) return TypeError(p.model_at, "an object");
+  p.worker = p.node.Find("workerSpec");
+  if (p.worker && !p.worker.IsObject()) return TypeError("/spec/predictor/workerSpec", "an object");
+  return p;
+}
+
+// The runtime KServe would run the model with, if the input holds it, and in words:
+// "ServingRuntime vllm", or how KServe would pick it.
+struct RuntimeChoice {
+  const json* runtime = nullptr;
+  std::string text;
+};
+
+RuntimeChoice ChooseRuntime(const Predictor& p, const RuntimeCatalog* runtimes, const std::string& namespace_name) {
+  RuntimeChoice c;
+  if (!p.model) return c;
+  const std::string name(p.model.StringMember("runtime"));
+  const std::string version(p.model.Find("modelFormat").StringMember("version"));
+  c.runtime = runtimes ? runtimes->FindServing(namespace_name, name, p.format, version, bool(p.worker)) : nullptr;
+  if (c.runtime) {
+    const JsonNode r(*c.runtime);
+    c.text = std::string(r.StringMember("kind")) + " " + std::string(r.Find("metadata").StringMember("name"));
+  } else if (!name.empty()) {
+    c.text = "the runtime " + name;
+  } else {
+    c.text = "the runtime KServe selects for model format " + (p.format.empty() ? "(none)" : p.format);
+  }
+  return c;
+}
+
+// The workers of a multi-node predictor into `built_spec` as spec.workerSpec: the runtime's
+// workerSpec under the predictor's. The sizes: the InferenceService's over the runtime's, 1 by
+// default; the head learns them from env (multiNodeProcess).
+void AddWorkers(const Predictor& p, const json& runtime_spec, json& built_spec) {
+  static const json kNone = json::object();
+  const json& runtime_worker = runtime_spec.contains("workerSpec") && runtime_spec["workerSpec"].is_object()
+                                   ? runtime_spec["workerSpec"]
+                                   : kNone;
+  json built_worker = runtime_worker;
+  MergeSpec(built_worker, p.worker ? PodOf(p.worker) : json::object());
+  for (const auto& [field, env] : {std::pair{"pipelineParallelSize", "PIPELINE_PARALLEL_SIZE"},
+                                   std::pair{"tensorParallelSize", "TENSOR_PARALLEL_SIZE"}}) {
+    JsonNode size = p.worker.Find(field);
+    json value = size.IsInteger()                                                              ? json(size.Integer())
+                 : runtime_worker.contains(field) && runtime_worker[field].is_number_integer() ? runtime_worker[field]
+                                                                                               : json(1);
+    built_worker[field] = value;
+    if (p.model) SetEnv(built_spec, kServerContainer, env, std::to_string(value.get<int64_t>()));
+  }
+  built_spec["workerSpec"] = built_worker;
+}
+
 }  // namespace
 
 Result<Workload> ReadInferenceService(JsonNode object, const RuntimeCatalog* runtimes, Workload w) {
-  JsonNode spec = object.Find("spec");
-  if (spec && !spec.IsObject()) return TypeError("/spec", "an object");
-  JsonNode predictor = spec.Find("predictor");
-  if (!predictor) return MakeError(Code::kInvalidInput, "is missing", Location::Pointer("/spec/predictor"));
-  if (!predictor.IsObject()) return TypeError("/spec/predictor", "an object");
-  // The model: spec.predictor.model, or the framework field KServe turns into one.
-  JsonNode model = predictor.Find("model");
-  std::string model_at = "/spec/predictor/model";
-  std::string format(model.Find("modelFormat").StringMember("name"));
-  for (std::string_view field : kFrameworks) {
-    if (model) break;
-    if ((model = predictor.Find(field))) {
-      format = field;
-      model_at = "/spec/predictor/" + std::string(field);
-    }
-  }
-  if (model && !model.IsObject()) return TypeError(model_at, "an object");
-  JsonNode worker = predictor.Find("workerSpec");
-  if (worker && !worker.IsObject()) return TypeError("/spec/predictor/workerSpec", "an object");
-  const std::string runtime_name(model.StringMember("runtime"));
-  const std::string version(model.Find("modelFormat").StringMember("version"));
-
-  const json* runtime = nullptr;
-  std::string runtime_text;  // "ServingRuntime vllm", or how KServe would pick it
-  if (model) {
-    runtime = runtimes ? runtimes->FindServing(w.namespace_name, runtime_name, format, version, bool(worker)) : nullptr;
-    if (runtime) {
-      const JsonNode r(*runtime);
-      runtime_text = std::string(r.StringMember("kind")) + " " + std::string(r.Find("metadata").StringMember("name"));
-    } else if (!runtime_name.empty()) {
-      runtime_text = "the runtime " + runtime_name;
-    } else {
-      runtime_text = "the runtime KServe selects for model format " + (format.empty() ? "(none)" : format);
-    }
-  }
+  auto predictor = ReadPredictor(object);
+  if (!predictor) return predictor.error();
+  const Predictor& p = *predictor;
+  const RuntimeChoice choice = ChooseRuntime(p, runtimes, w.namespace_name);
   const json none = json::object();
   const json& runtime_spec =
-      runtime && runtime->contains("spec") && runtime->at("spec").is_object() ? runtime->at("spec") : none;
+      choice.runtime && choice.runtime->contains("spec") && choice.runtime->at("spec").is_object()
+          ? choice.runtime->at("spec")
+          : none;
 
   // The predictor's pod, and the workers' of a multi-node predictor, as a ServingRuntime the
   // table reads: spec and spec.workerSpec.
-  json built_spec = model ? BuildPod(runtime_spec, PodOf(predictor), ModelContainer(model)) : PodOf(predictor);
-  if (worker || runtime_spec.contains("workerSpec")) {
-    const json& runtime_worker = runtime_spec.contains("workerSpec") && runtime_spec["workerSpec"].is_object()
-                                     ? runtime_spec["workerSpec"]
-                                     : none;
-    json worker_pod = worker ? PodOf(worker) : json::object();
-    json built_worker = runtime_worker;
-    MergeSpec(built_worker, worker_pod);
-    // The sizes: the InferenceService's over the runtime's, 1 by default; the head learns
-    // them from env (multiNodeProcess).
-    for (const auto& [field, env] : {std::pair{"pipelineParallelSize", "PIPELINE_PARALLEL_SIZE"},
-                                     std::pair{"tensorParallelSize", "TENSOR_PARALLEL_SIZE"}}) {
-      JsonNode size = worker.Find(field);
-      json value = size.IsInteger()                                                              ? json(size.Integer())
-                   : runtime_worker.contains(field) && runtime_worker[field].is_number_integer() ? runtime_worker[field]
-                                                                                                 : json(1);
-      built_worker[field] = value;
-      if (model) SetEnv(built_spec, kServerContainer, env, std::to_string(value.get<int64_t>()));
-    }
-    built_spec["workerSpec"] = built_worker;
-  }
+  json built_spec = p.model ? BuildPod(runtime_spec, PodOf(p.node), ModelContainer(p.model)) : PodOf(p.node);
+  if (p.worker || runtime_spec.contains("workerSpec")) AddWorkers(p, runtime_spec, built_spec);
   auto built = std::make_shared<json>(json{{"apiVersion", "serving.kserve.io/v1alpha1"},
                                            {"kind", "ServingRuntime"},
                                            {"metadata", {{"namespace", w.namespace_name}, {"name", w.name}}},
@@ -209,21 +237,22 @@ Result<Workload> ReadInferenceService(JsonNode object, const RuntimeCatalog* run
   auto inner = FindPodTemplates(*w.built);
   if (!inner) {
     Error e = inner.error();
-    e.message = "in the predictor as KServe builds it" + (runtime ? " from " + runtime_text : "") + ": " + e.message;
+    e.message =
+        "in the predictor as KServe builds it" + (choice.runtime ? " from " + choice.text : "") + ": " + e.message;
     return e;
   }
   for (PodTemplate& t : inner->templates) {
     const bool is_worker = t.label == "worker";
     t.label = is_worker ? "predictor worker" : "predictor";
-    if (runtime) t.label += " (" + runtime_text + ")";
+    if (choice.runtime) t.label += " (" + choice.text + ")";
     t.spec_pointer = is_worker ? "/spec/predictor/workerSpec" : "/spec/predictor";
     t.metadata_pointer = "/spec/predictor";
-    if (model && !runtime) t.shm_unknown = runtime_text + " is not in the input";
+    if (p.model && !choice.runtime) t.shm_unknown = choice.text + " is not in the input";
   }
   w.templates = std::move(inner->templates);
-  if (model) {
+  if (p.model) {
     w.findings.push_back(
-        Finding(Check::kServingRuntime, model_at).Val("runtime", runtime_text).Num("found", runtime ? 1 : 0));
+        Finding(Check::kServingRuntime, p.model_at).Val("runtime", choice.text).Num("found", choice.runtime ? 1 : 0));
   }
   return w;
 }

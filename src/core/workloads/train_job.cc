@@ -129,6 +129,54 @@ void WarnOwnAnnotations(JsonNode object, Workload& w) {
   w.findings.push_back(Finding(Check::kTrainjobAnnotationsIgnored, first).Val("annotations", keys).Val("api", api));
 }
 
+// The runtime as the TrainJob's pods start from it, and the name of its trainer job (the one
+// labelled as the trainer step, else "node"). Without the runtime: a JobSet-shaped runtime of the
+// jobs the TrainJob speaks of.
+std::string StartFrom(const json* runtime, const std::string& ref_kind, const std::vector<JobPatch>& patches,
+                      json& built) {
+  std::string trainer_job(kTrainerJob);
+  if (runtime) {
+    built = *runtime;
+    for (JsonNode job : FollowPointer(built, kJobsPointer).Items()) {
+      if (FollowPointer(job, "/template/metadata/labels").Find(kAncestorLabel).Is("trainer") &&
+          job.Find("name").IsString()) {
+        trainer_job = job.StringMember("name");
+      }
+    }
+    return trainer_job;
+  }
+  json jobs = json::array({{{"name", trainer_job}}});
+  for (const auto& p : patches) {
+    bool known = std::any_of(jobs.begin(), jobs.end(), [&](const json& j) { return j["name"] == p.job; });
+    if (!known) jobs.push_back({{"name", p.job}});
+  }
+  built = {{"apiVersion", "trainer.kubeflow.org/v1alpha1"},
+           {"kind", ref_kind == "TrainingRuntime" ? "TrainingRuntime" : "ClusterTrainingRuntime"},
+           {"spec", {{"template", {{"spec", {{"replicatedJobs", jobs}}}}}}}};
+  return trainer_job;
+}
+
+// The TrainJob's changes applied to each job of `built`, and where each job's pods were stated:
+// spec.trainer for the trainer, else its first patch. A malformed runtime is left as it is here:
+// FindPodTemplates names its field.
+std::map<std::string, std::string> ApplyTrainJob(json& built, const std::string& trainer_job, JsonNode trainer,
+                                                 const std::vector<JobPatch>& patches) {
+  std::map<std::string, std::string> stated_at;
+  json* jobs = ObjectAt(built, {"spec", "template", "spec"});
+  if (!jobs || !jobs->contains("replicatedJobs") || !(*jobs)["replicatedJobs"].is_array()) return stated_at;
+  for (json& job : (*jobs)["replicatedJobs"]) {
+    json* tmpl = ObjectAt(job, {"template", "spec", "template"});
+    if (!tmpl || !job["name"].is_string()) continue;
+    const std::string name = job["name"];
+    // spec.trainer goes to the "node" container of the trainer step and of the "node" job
+    // (MPI runtimes run the launcher as a node too).
+    const bool runs_trainer = name == trainer_job || name == kTrainerJob;
+    std::string at = ApplyToJob(*tmpl, name, runs_trainer, trainer, patches);
+    stated_at[name] = runs_trainer ? "/spec/trainer" : at;
+  }
+  return stated_at;
+}
+
 }  // namespace
 
 Result<Workload> ReadTrainJob(JsonNode object, const RuntimeCatalog* runtimes, Workload w) {
@@ -147,43 +195,8 @@ Result<Workload> ReadTrainJob(JsonNode object, const RuntimeCatalog* runtimes, W
 
   const json* runtime = runtimes ? runtimes->Find(ref_kind, w.namespace_name, ref_name) : nullptr;
   auto built = std::make_shared<json>();
-  // The trainer job's name in `built`: the one labelled as the trainer step, else "node".
-  std::string trainer_job(kTrainerJob);
-  if (runtime) {
-    *built = *runtime;
-    for (JsonNode job : FollowPointer(*built, kJobsPointer).Items()) {
-      if (FollowPointer(job, "/template/metadata/labels").Find(kAncestorLabel).Is("trainer") &&
-          job.Find("name").IsString()) {
-        trainer_job = job.StringMember("name");
-      }
-    }
-  } else {
-    // Without the runtime: a JobSet-shaped runtime of the jobs the TrainJob speaks of.
-    json jobs = json::array({{{"name", trainer_job}}});
-    for (const auto& p : *patches) {
-      bool known = std::any_of(jobs.begin(), jobs.end(), [&](const json& j) { return j["name"] == p.job; });
-      if (!known) jobs.push_back({{"name", p.job}});
-    }
-    *built = {{"apiVersion", "trainer.kubeflow.org/v1alpha1"},
-              {"kind", ref_kind == "TrainingRuntime" ? "TrainingRuntime" : "ClusterTrainingRuntime"},
-              {"spec", {{"template", {{"spec", {{"replicatedJobs", jobs}}}}}}}};
-  }
-  // Where each job's pods were stated: spec.trainer for the trainer, else its first patch.
-  // A malformed runtime is left as it is here: FindPodTemplates names its field below.
-  std::map<std::string, std::string> stated_at;
-  json* jobs = ObjectAt(*built, {"spec", "template", "spec"});
-  if (jobs && jobs->contains("replicatedJobs") && (*jobs)["replicatedJobs"].is_array()) {
-    for (json& job : (*jobs)["replicatedJobs"]) {
-      json* tmpl = ObjectAt(job, {"template", "spec", "template"});
-      if (!tmpl || !job["name"].is_string()) continue;
-      const std::string name = job["name"];
-      // spec.trainer goes to the "node" container of the trainer step and of the "node" job
-      // (MPI runtimes run the launcher as a node too).
-      const bool runs_trainer = name == trainer_job || name == kTrainerJob;
-      std::string at = ApplyToJob(*tmpl, name, runs_trainer, trainer, *patches);
-      stated_at[name] = runs_trainer ? "/spec/trainer" : at;
-    }
-  }
+  const std::string trainer_job = StartFrom(runtime, ref_kind, *patches, *built);
+  const std::map<std::string, std::string> stated_at = ApplyTrainJob(*built, trainer_job, trainer, *patches);
   json* ml_policy = ObjectAt(*built, {"spec", "mlPolicy"});
   if (JsonNode nodes = trainer.Find("numNodes"); nodes && ml_policy) (*ml_policy)["numNodes"] = nodes.Copy();
   w.built = built;

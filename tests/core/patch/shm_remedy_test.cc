@@ -15,6 +15,9 @@ using nlohmann::json;
 
 constexpr int64_t kGi = 1ll << 30;
 
+// A size with nothing to record: its shmguard.io/plan annotation is "{}".
+const PlanNote kNoNote;
+
 // The built-in policy with hostIPC: always.
 Policy HostIpcAlways() {
   Policy p;
@@ -45,7 +48,7 @@ Remedy Patched(const json& object, int64_t required, PodSecurityLevel level = Po
   NamespaceRule rule;
   rule.pod_security = level;
   const PodContext ctx{Detail::kAll, std::move(exempt)};
-  return Settled(RemedyFor({t, w, rule, policy, ctx}, r, {required, "{}", 0, nullptr, r.current}), ctx);
+  return Settled(RemedyFor({t, w, rule, policy, ctx}, r, {required, &kNoNote, 0, nullptr, r.current}), ctx);
 }
 
 const char* kTwoGpuPod = R"(
@@ -253,7 +256,7 @@ Remedy Judged(const PodTemplate& t, const Workload& w, const ShmMount& mount, co
   const NamespaceRule rule;
   const Policy policy;
   const PodContext ctx;
-  return Settled(RemedyFor({t, w, rule, policy, ctx}, r, {required, "", 0, nullptr, current}), ctx);
+  return Settled(RemedyFor({t, w, rule, policy, ctx}, r, {required, &kNoNote, 0, nullptr, current}), ctx);
 }
 
 TEST_CASE("RemedyFor judges what a kind shmguard never patches has", "[shm_remedy]") {

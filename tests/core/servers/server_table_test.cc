@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <set>
 
+#include "core/patch/plan_annotation.h"
 #include "core/sizing/pod_sizing.h"
 #include "io/manifests.h"
 #include "shmguard/servers/server_plan.h"
@@ -216,7 +217,7 @@ spec:
   CHECK(z.required_bytes > 6200 * kMiB);
   REQUIRE(z.server_finding);
   CHECK(z.server_finding->Value("server") == "vLLM");
-  CHECK(z.plan_json.find(R"("server":"vllm")") != std::string::npos);
+  CHECK(PlanAnnotation(z.note).find(R"("server":"vllm")") != std::string::npos);
 }
 
 }  // namespace

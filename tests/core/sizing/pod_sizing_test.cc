@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "core/patch/plan_annotation.h"
 #include "test_util.h"
 
 namespace shmguard {
@@ -79,11 +80,11 @@ TEST_CASE("SizePod's plan: its size, the shm-plan finding, the memory limit and 
   CHECK(s.z.plan_finding->pointer == "/metadata/annotations/shmguard.io~1num-workers");
   CHECK_FALSE(s.z.learned);
   CHECK_FALSE(s.z.limit.denial);
-  const json plan = json::parse(s.z.plan_json);
+  const json plan = json::parse(PlanAnnotation(s.z.note));
   CHECK(plan["workers"] == 4);
   CHECK(plan["batchBytes"] == "16Mi");
   CHECK(plan["procs"] == 4);
-  CHECK(plan.dump() == s.z.plan_json);  // compact, keys sorted
+  CHECK(plan.dump() == PlanAnnotation(s.z.note));  // compact, keys sorted
 
   Sized tight(Pod(kSizing, "{nvidia.com/gpu: 4, memory: 1Gi}"));
   REQUIRE(tight.z.limit.denial);
@@ -96,7 +97,7 @@ TEST_CASE("SizePod raises the size to what the workload was seen to use, never l
   REQUIRE(raised.z.learned);
   CHECK(raised.z.required_bytes > raised.z.plan.required_bytes);
   CHECK(raised.z.required_bytes == raised.z.learned->Number("required_bytes"));
-  CHECK(json::parse(raised.z.plan_json)["observed"]["peak"] == "3Gi");
+  CHECK(json::parse(PlanAnnotation(raised.z.note))["observed"]["peak"] == "3Gi");
 
   ObservedShm small{"default", "Pod/p", 1 * kMiB, 4 * kGiB, 2, "2026-11-25T10:00:00Z", "p"};
   Sized kept(Pod(kSizing, kFourGpus), &small);
@@ -134,7 +135,7 @@ TEST_CASE("SizePod's estimate: the floor, what a patch gives, and the floor's nu
     CHECK(s.z.own_is_enough == c.own_is_enough);
     CHECK(s.z.target_bytes == c.target);
     CHECK(s.z.floor_numbers.front() == std::pair<std::string_view, int64_t>{"floor_bytes", kGiB});
-    CHECK(json::parse(s.z.plan_json)["floor"] == "1Gi");
+    CHECK(json::parse(PlanAnnotation(s.z.note))["floor"] == "1Gi");
   }
 }
 
