@@ -10,11 +10,13 @@
 #include <cctype>
 #include <condition_variable>
 #include <cstdlib>
+#include <optional>
 #include <thread>
 
 #include "io/file_watch.h"
 #include "io/input_limits.h"
 #include "io/manifests.h"
+#include "kube/ca_certs.h"
 
 namespace shmguard::kube {
 namespace {
@@ -24,6 +26,11 @@ using Clock = std::chrono::steady_clock;
 // Idle connections kept for reuse. The agent's and the webhook's requests come one or two at a
 // time; a few cover their threads.
 constexpr size_t kMaxIdle = 4;
+// How long a connection is kept idle: kube-apiserver closes a keep-alive connection idle for 90 s
+// (measured against the end-to-end control plane's: the socket reads its end at 90.0 s), and a
+// request sent on one it closed finds only that end. Half of that, so a connection taken from
+// the pool is never one the server is closing.
+constexpr auto kMaxIdleFor = std::chrono::seconds(45);
 
 // The host and port of "https://HOST:PORT" (443 without a port; an IPv6 host in brackets).
 std::pair<std::string, int> HostPort(const std::string& server) {
@@ -34,30 +41,6 @@ std::pair<std::string, int> HostPort(const std::string& server) {
   std::string host = rest.substr(0, colon);
   if (host.size() > 1 && host.front() == '[') host = host.substr(1, host.size() - 2);
   return {host, std::atoi(rest.c_str() + colon + 1)};
-}
-
-// Every certificate of a PEM bundle, parsed (none when there is none).
-std::vector<X509*> CertsOf(const std::string& pem) {
-  std::vector<X509*> out;
-  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
-  while (X509* ca = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) out.push_back(ca);
-  BIO_free_all(bio);
-  ERR_clear_error();  // the end of the bundle reads as an error
-  return out;
-}
-
-void FreeCerts(std::vector<X509*>& certs) {
-  for (X509* c : certs) X509_free(c);
-  certs.clear();
-}
-
-// A store of its own for one connection, from certificates parsed once: httplib adds the
-// system's default paths to a connection's store when it first connects
-// (SSLClient::load_certs), which would race on a store two connections shared.
-X509_STORE* StoreOf(const std::vector<X509*>& certs) {
-  X509_STORE* store = X509_STORE_new();
-  for (X509* c : certs) X509_STORE_add_cert(store, c);
-  return store;
 }
 
 }  // namespace
@@ -71,7 +54,12 @@ struct KubeClient::Pool {
   uint64_t generation = 0;  // bumped when the CA changes: older connections are not reused
   X509* cert = nullptr;
   EVP_PKEY* key = nullptr;
-  std::vector<std::pair<uint64_t, std::unique_ptr<httplib::SSLClient>>> idle;
+  struct Idle {
+    uint64_t generation;
+    std::chrono::steady_clock::time_point since;
+    std::unique_ptr<httplib::SSLClient> client;
+  };
+  std::vector<Idle> idle;
   ~Pool() {
     idle.clear();
     FreeCerts(cas);
@@ -82,39 +70,59 @@ struct KubeClient::Pool {
 
 namespace {
 
-// Counts the values of a JSON text without building it (objects, arrays and scalars), and stops
-// the parse past `max`. nlohmann's callback parser, which ParseBounded used, rescans the parent
-// array at the end of each object it keeps (json_sax_dom_callback_parser::end_object), which is
-// quadratic: 100,000 empty objects took 1.2 s of CPU, 50× that under ThreadSanitizer.
-struct ValueCounter {
-  size_t values = 0, max = 0;
-  bool Count() { return ++values <= max; }
-  bool null() { return Count(); }
-  bool boolean(bool) { return Count(); }
-  bool number_integer(nlohmann::json::number_integer_t) { return Count(); }
-  bool number_unsigned(nlohmann::json::number_unsigned_t) { return Count(); }
-  bool number_float(nlohmann::json::number_float_t, const std::string&) { return Count(); }
-  bool string(std::string&) { return Count(); }
-  bool binary(nlohmann::json::binary_t&) { return Count(); }
-  bool start_object(std::size_t) { return Count(); }
-  bool key(std::string&) { return true; }
-  bool end_object() { return true; }
-  bool start_array(std::size_t) { return Count(); }
-  bool end_array() { return true; }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) { return false; }
+// The deadline of one request: a watchdog closes the connection when it passes before Finish (a
+// server that sends a byte now and then would otherwise hold the request for ever, 30 s between
+// reads at a time). Without a deadline, nothing.
+class DeadlineWatch {
+ public:
+  DeadlineWatch(httplib::SSLClient& client, std::optional<std::chrono::steady_clock::time_point> at) {
+    if (!at) return;
+    thread_ = std::thread([this, &client, deadline = *at] {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (!cv_.wait_until(lock, deadline, [&] { return done_; })) {
+        expired_ = true;
+        client.stop();
+      }
+    });
+  }
+  ~DeadlineWatch() { Finish(); }
+  // Stops the watchdog; whether the deadline passed first.
+  bool Finish() {
+    if (thread_.joinable()) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        done_ = true;
+      }
+      cv_.notify_all();
+      thread_.join();
+    }
+    return expired_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false, expired_ = false;
+  std::thread thread_;
 };
 
-}  // namespace
-
-std::optional<nlohmann::json> ParseBounded(std::string_view text, size_t max_values) {
-  // Counted first (linear, nothing built), then parsed whole once it is known to be within the
-  // bound; text that is not JSON gives a discarded value, as before.
-  ValueCounter counter{0, max_values};
-  const bool within = nlohmann::json::sax_parse(text, &counter, nlohmann::json::input_format_t::json, false);
-  if (counter.values > max_values) return std::nullopt;
-  if (!within) return nlohmann::json(nlohmann::json::value_t::discarded);
-  return nlohmann::json::parse(text, nullptr, false);
+// A request of `method` for `path` with the bearer `token` ("" none); a body, with its type, for
+// POST, PUT and PATCH or when one is given.
+httplib::Request NewRequest(const std::string& method, const std::string& path, const std::string& body,
+                            const std::string& content_type, const std::string& token) {
+  httplib::Request req;
+  req.method = method;
+  req.path = path;
+  req.headers = {{"Accept", "application/json"}};
+  if (!token.empty()) req.headers.emplace("Authorization", "Bearer " + token);
+  if (!body.empty() || method == "POST" || method == "PUT" || method == "PATCH") {
+    req.body = body;
+    req.headers.emplace("Content-Type", content_type);
+  }
+  return req;
 }
+
+}  // namespace
 
 std::string QueryValue(std::string_view value) {
   static constexpr char kHex[] = "0123456789ABCDEF";
@@ -161,7 +169,8 @@ KubeClient::KubeClient(KubeConfig config, double qps, int burst)
 
 KubeClient::~KubeClient() = default;
 
-std::unique_ptr<httplib::SSLClient> KubeClient::Connection(std::chrono::seconds read_timeout) {
+std::unique_ptr<httplib::SSLClient> KubeClient::Connection(std::chrono::seconds read_timeout, Reuse reuse,
+                                                           bool* reused) {
   std::unique_ptr<httplib::SSLClient> client;
   X509_STORE* store = nullptr;
   {
@@ -180,11 +189,13 @@ std::unique_ptr<httplib::SSLClient> KubeClient::Connection(std::chrono::seconds 
         }
       }
     }
-    while (!pool_->idle.empty() && !client) {
-      auto [generation, idle] = std::move(pool_->idle.back());
+    const auto now = Clock::now();
+    while (reuse == Reuse::kIdle && !pool_->idle.empty() && !client) {
+      Pool::Idle idle = std::move(pool_->idle.back());
       pool_->idle.pop_back();
-      if (generation == pool_->generation) client = std::move(idle);
+      if (idle.generation == pool_->generation && now - idle.since < kMaxIdleFor) client = std::move(idle.client);
     }
+    if (reused) *reused = client != nullptr;
     if (!client && !pool_->cas.empty()) store = StoreOf(pool_->cas);
   }
   if (!client) {
@@ -209,7 +220,7 @@ std::unique_ptr<httplib::SSLClient> KubeClient::Connection(std::chrono::seconds 
 
 void KubeClient::Return(std::unique_ptr<httplib::SSLClient> client) {
   std::lock_guard<std::mutex> lock(pool_->mu);
-  if (pool_->idle.size() < kMaxIdle) pool_->idle.emplace_back(pool_->generation, std::move(client));
+  if (pool_->idle.size() < kMaxIdle) pool_->idle.push_back({pool_->generation, Clock::now(), std::move(client)});
 }
 
 std::string KubeClient::Token() {
@@ -230,83 +241,84 @@ std::string KubeClient::Token() {
   return token_;
 }
 
+// One send of a request on `client`, with what came of it.
+struct KubeClient::Attempt {
+  std::optional<httplib::Result> res;  // none when cancelled before it was sent
+  KubeResponse out;
+  bool too_large = false, expired = false, cancelled = false;
+  bool Answered() const { return res && *res; }
+  // Failed before any of an answer: the connection was closed under it (or never answered).
+  bool Unanswered() const { return res && !*res && !too_large && !expired && out.text.empty(); }
+};
+
+KubeClient::Attempt KubeClient::Send(httplib::SSLClient& client, const httplib::Request& base,
+                                     const RequestOptions& options, Clock::time_point start) {
+  Attempt a;
+  if (options.cancel) {
+    std::lock_guard<std::mutex> lock(options.cancel->mu_);
+    if (options.cancel->cancelled_) {
+      a.cancelled = true;
+      return a;
+    }
+    options.cancel->active_ = &client;
+  }
+  httplib::Request req = base;
+  req.response_handler = [&](const httplib::Response& r) {
+    a.out.retry_after = r.get_header_value("Retry-After");
+    return true;
+  };
+  req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+    if (a.out.text.size() + n > options.max_body_bytes) {
+      a.too_large = true;
+      return false;
+    }
+    a.out.text.append(data, n);
+    return true;
+  };
+  DeadlineWatch watch(client, options.deadline.count() > 0 ? std::optional(start + options.deadline) : std::nullopt);
+  a.res = client.send(req);
+  if (options.cancel) {
+    std::lock_guard<std::mutex> lock(options.cancel->mu_);
+    options.cancel->active_ = nullptr;
+  }
+  a.expired = watch.Finish();
+  return a;
+}
+
 Result<KubeResponse> KubeClient::Request(const std::string& method, const std::string& path, const std::string& body,
                                          const std::string& content_type, RequestOptions options) {
   const auto start = Clock::now();
   limiter_.Wait(options.cancel ? &options.cancel->flag() : nullptr);
   requests_++;
-  auto client = Connection(std::chrono::seconds(30));
   const std::string what = method + " " + path;
-  if (options.cancel) {
-    std::lock_guard<std::mutex> lock(options.cancel->mu_);
-    if (options.cancel->cancelled_) return MakeError(Code::kIo, what + ": cancelled", Location::Field(config_.server));
-    options.cancel->active_ = client.get();
+  const httplib::Request req = NewRequest(method, path, body, content_type, Token());
+  bool reused = false;
+  auto client = Connection(std::chrono::seconds(30), Reuse::kIdle, &reused);
+  Attempt a = Send(*client, req, options, start);
+  // A kept-alive connection the server closed however young (a restart, a load balancer): it
+  // reached no handler, so the request goes again once on a new connection, as Go's net/http
+  // Transport sends again a request that fails so on a reused connection.
+  if (reused && a.Unanswered()) {
+    client = Connection(std::chrono::seconds(30), Reuse::kNew, nullptr);
+    a = Send(*client, req, options, start);
   }
-  httplib::Request req;
-  req.method = method;
-  req.path = path;
-  req.headers = {{"Accept", "application/json"}};
-  if (std::string token = Token(); !token.empty()) req.headers.emplace("Authorization", "Bearer " + token);
-  if (!body.empty() || method == "POST" || method == "PUT" || method == "PATCH") {
-    req.body = body;
-    req.headers.emplace("Content-Type", content_type);
-  }
-  KubeResponse out;
-  bool too_large = false;
-  req.response_handler = [&](const httplib::Response& r) {
-    out.retry_after = r.get_header_value("Retry-After");
-    return true;
-  };
-  req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
-    if (out.text.size() + n > options.max_body_bytes) {
-      too_large = true;
-      return false;
-    }
-    out.text.append(data, n);
-    return true;
-  };
-  // The deadline: a watchdog closes the connection when it passes (a server that sends a byte
-  // now and then would otherwise hold the request for ever, 30 s between reads at a time).
-  std::mutex done_mu;
-  std::condition_variable done_cv;
-  bool done = false, expired = false;
-  std::thread watchdog;
-  if (options.deadline.count() > 0) {
-    watchdog = std::thread([&] {
-      std::unique_lock<std::mutex> lock(done_mu);
-      if (!done_cv.wait_until(lock, start + options.deadline, [&] { return done; })) {
-        expired = true;
-        client->stop();
-      }
-    });
-  }
-  httplib::Result res = client->send(req);
-  if (options.cancel) {
-    std::lock_guard<std::mutex> lock(options.cancel->mu_);
-    options.cancel->active_ = nullptr;
-  }
-  if (watchdog.joinable()) {
-    {
-      std::lock_guard<std::mutex> lock(done_mu);
-      done = true;
-    }
-    done_cv.notify_all();
-    watchdog.join();
-  }
+  if (a.cancelled) return MakeError(Code::kIo, what + ": cancelled", Location::Field(config_.server));
   // Past a bound: the input is refused (kInvalidInput), not the transport.
-  if (too_large) {
+  if (a.too_large) {
     return MakeError(
         Code::kInvalidInput,
         what + ": the answer is larger than the limit of " + std::to_string(options.max_body_bytes) + " bytes",
         Location::Field(config_.server));
   }
-  if (expired) {
+  if (a.expired) {
     return MakeError(Code::kIo, what + ": no whole answer within " + std::to_string(options.deadline.count()) + " ms",
                      Location::Field(config_.server));
   }
-  if (!res) {
-    return MakeError(Code::kIo, what + ": " + httplib::to_string(res.error()), Location::Field(config_.server));
+  if (!a.Answered()) {
+    return MakeError(Code::kIo, what + ": " + httplib::to_string(a.res->error()), Location::Field(config_.server));
   }
+  const httplib::Result& res = *a.res;
+  KubeResponse out = std::move(a.out);
   out.status = res->status;
   auto parsed = ParseBounded(out.text, options.max_values);
   if (!parsed) {
@@ -325,7 +337,7 @@ StreamEnd KubeClient::Stream(const std::string& path, const std::function<bool(s
   StreamEnd end;
   limiter_.Wait(&cancel.flag());  // watches count against the rate limit as every request does
   requests_++;
-  auto client = Connection(silence);
+  auto client = Connection(silence, Reuse::kIdle, nullptr);
   {
     std::lock_guard<std::mutex> lock(cancel.mu_);
     if (cancel.cancelled_) return end;

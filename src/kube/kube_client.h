@@ -18,13 +18,15 @@
 #include <string_view>
 #include <vector>
 
+#include "kube/bounded_json.h"
 #include "kube/kube_config.h"
 #include "kube/rate_limit.h"
 #include "shmguard/values/result.h"
 
 namespace httplib {
 class SSLClient;
-}
+struct Request;
+}  // namespace httplib
 
 namespace shmguard::kube {
 
@@ -39,11 +41,6 @@ struct KubeResponse {
   // The API's Status message (body.message), else "HTTP <status>".
   std::string Message() const;
 };
-
-// The JSON values (objects, arrays, strings, numbers...) `text` holds, parsed; a discarded value
-// when it is not JSON, and nullopt when it holds more than `max_values` (parsing stops there, so
-// a small answer of millions of empty items never becomes millions of objects in memory).
-std::optional<nlohmann::json> ParseBounded(std::string_view text, size_t max_values);
 
 struct RequestOptions {
   // An answer larger than this is an error (kInvalidInput), and no more of it is read. Default:
@@ -117,7 +114,13 @@ class KubeClient {
  private:
   struct Pool;
   std::string Token();
-  std::unique_ptr<httplib::SSLClient> Connection(std::chrono::seconds read_timeout);
+  // A connection from the pool (kIdle: the newest kept, if the CA has not changed since and it
+  // has been idle less than 45 s; `reused` says whether it was) or a new one (kNew).
+  enum class Reuse { kIdle, kNew };
+  std::unique_ptr<httplib::SSLClient> Connection(std::chrono::seconds read_timeout, Reuse reuse, bool* reused);
+  struct Attempt;
+  Attempt Send(httplib::SSLClient& client, const httplib::Request& req, const RequestOptions& options,
+               std::chrono::steady_clock::time_point start);
   void Return(std::unique_ptr<httplib::SSLClient> client);
 
   KubeConfig config_;

@@ -51,12 +51,16 @@ class FakeApi {
  public:
   using Answer = std::function<FakeAnswer(const FakeRequest&, size_t n)>;  // n: the request's number, from 0
 
-  // `collection`: a path, or a pattern of paths (cpp-httplib's regular expression).
-  explicit FakeApi(Answer answer, const std::string& collection = "/api/v1/pods") : answer_(std::move(answer)) {
+  // `collection`: a path, or a pattern of paths (cpp-httplib's regular expression);
+  // `keep_alive`: how long a connection may be idle before the fake closes it.
+  explicit FakeApi(Answer answer, const std::string& collection = "/api/v1/pods",
+                   std::chrono::seconds keep_alive = std::chrono::seconds(5))
+      : answer_(std::move(answer)) {
     MakeCa(dir_.path());
     IssueCert(dir_.path(), "localhost", dir_.File("tls.crt"), dir_.File("tls.key"));
     server_ = std::make_unique<httplib::SSLServer>(dir_.File("tls.crt").c_str(), dir_.File("tls.key").c_str());
     server_->set_keep_alive_max_count(1000);
+    server_->set_keep_alive_timeout(keep_alive.count());
     server_->Get(collection, [this](const httplib::Request& req, httplib::Response& res) { Serve(req, res); });
     port_ = server_->bind_to_any_port("127.0.0.1");
     serving_ = std::thread([this] { server_->listen_after_bind(); });

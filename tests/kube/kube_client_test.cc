@@ -42,27 +42,6 @@ FakeAnswer Body(std::string body) {
   return a;
 }
 
-TEST_CASE("ParseBounded counts every object, array and scalar, and refuses one past its bound", "[kube_client]") {
-  // {"a": [1, "x", null], "b": {}}: the object, the array, three scalars, the inner object.
-  const std::string text = R"({"a": [1, "x", null], "b": {}})";
-  auto six = ParseBounded(text, 6);
-  REQUIRE(six);
-  CHECK((*six)["a"][1] == "x");
-  CHECK_FALSE(ParseBounded(text, 5));
-  auto broken = ParseBounded("{\"a\": [1,", 100);
-  REQUIRE(broken);
-  CHECK(broken->is_discarded());
-  // A million empty objects: refused at the bound, without building them (the parse is linear;
-  // nlohmann's callback parser, used before, rescanned the array at each object).
-  std::string items = "[";
-  for (int i = 0; i < 1'000'000; ++i) items += i ? ",{}" : "{}";
-  items += "]";
-  CHECK_FALSE(ParseBounded(items, 100'000));
-  auto all = ParseBounded(items, 1'000'001);
-  REQUIRE(all);
-  CHECK(all->size() == 1'000'000);
-}
-
 TEST_CASE("KubeClient keeps one connection alive over many requests and opens a new one when the CA changes",
           "[kube_client][net]") {
   FakeApi api([](const FakeRequest&, size_t) { return Body(R"({"items":[]})"); });
@@ -78,6 +57,23 @@ TEST_CASE("KubeClient keeps one connection alive over many requests and opens a 
   REQUIRE(client.Request("GET", "/api/v1/pods"));
   REQUIRE(client.Request("GET", "/api/v1/pods"));
   CHECK(client.connections() == 2);
+}
+
+TEST_CASE("KubeClient sends a request again on a new connection when the server closed the kept-alive one",
+          "[kube_client][net]") {
+  // The fake closes a connection idle for 1 s, as kube-apiserver does at 90 s: the next request
+  // on it finds only its end. An Event or a ShmProfile write would be lost with it.
+  FakeApi api([](const FakeRequest&, size_t) { return Body(R"({"items":[]})"); }, "/api/v1/pods",
+              std::chrono::seconds(1));
+  KubeClient client(api.Config(), 1000, 100);
+  REQUIRE(client.Request("GET", "/api/v1/pods"));
+  CHECK(client.connections() == 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  auto again = client.Request("GET", "/api/v1/pods");
+  REQUIRE(again);
+  CHECK(again->status == 200);
+  CHECK(client.connections() == 2);
+  CHECK(api.Seen().size() == 2);  // each sent once to a handler
 }
 
 TEST_CASE("KubeClient reads no more of an answer than its limit, and no longer than its deadline",
