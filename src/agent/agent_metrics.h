@@ -1,34 +1,44 @@
-// The node agent's metrics, in Prometheus's text format: each volume's use, size and peak as
-// gauges labelled by namespace, pod, volume and workload; each device plugin's mount at a
-// container's /dev/shm; and the agent's own counters.
+// The node agent's collectors that are not a part of their own: each volume's use, size, peak,
+// plan, learned size and leaked bytes as gauges labelled by namespace, pod, volume and workload
+// (the pod table's); and the agent's traffic with the API server (its informer's and client's).
 #pragma once
 
 #include <cstdint>
-#include <string>
+#include <ostream>
 #include <vector>
 
-#include "agent/device_mounts.h"
-#include "agent/growth.h"
+#include "agent/collector.h"
 #include "agent/pod_table.h"
+#include "kube/kube_client.h"
 #include "kube/reflector.h"
 
 namespace shmguard::agent {
 
-// What the metrics say, read from the agent's parts.
-struct AgentCounters {
-  uint64_t samples = 0, pods = 0;
-  uint64_t events_ok = 0, events_failed = 0;
-  uint64_t profile_writes = 0, profile_failures = 0, runs = 0, profiles_deleted = 0;
-  const GrowthCounts* growth = nullptr;
-  const kube::ReflectorStats* informer = nullptr;  // null without an API server
-  uint64_t api_requests = 0, api_connections = 0;
-  uint64_t checkpoint_errors = 0;                       // versions of the device checkpoint that could not be read
-  uint64_t api_queue_depth = 0, api_queue_dropped = 0;  // the writes waiting, and those dropped
-  // Leaked segments: pods scanned, and what was deleted (and deletions that failed).
-  uint64_t leak_scans = 0, leak_scan_failures = 0, reclaimed_bytes = 0, reclaimed_files = 0, reclaim_failures = 0;
+// The per-volume gauges of `uses`; planned only for the volumes of pods that carry a plan.
+void WriteVolumeMetrics(std::ostream& out, const std::vector<VolumeUse>& uses);
+
+// The pod table's volumes, as WriteVolumeMetrics writes them, learned at `margin_ppm`.
+class VolumeGauges : public Collector {
+ public:
+  VolumeGauges(const PodTable& table, int64_t margin_ppm) : table_(table), margin_ppm_(margin_ppm) {}
+  void Collect(std::ostream& out) const override;
+
+ private:
+  const PodTable& table_;
+  int64_t margin_ppm_;
 };
 
-std::string RenderAgentMetrics(const std::vector<VolumeUse>& uses, const std::vector<DeviceShmUse>& devices,
-                               const AgentCounters& c);
+// The lists, watches and failures of the informer, and the client's requests and connections;
+// nothing without an API server (`informer` null).
+class ApiTraffic : public Collector {
+ public:
+  ApiTraffic(const kube::ReflectorStats* informer, const kube::KubeClient* client)
+      : informer_(informer), client_(client) {}
+  void Collect(std::ostream& out) const override;
+
+ private:
+  const kube::ReflectorStats* informer_;
+  const kube::KubeClient* client_;
+};
 
 }  // namespace shmguard::agent

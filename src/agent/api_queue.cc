@@ -59,4 +59,11 @@ size_t ApiQueue::depth() const {
   return tasks_.size();
 }
 
+void ApiQueue::Collect(std::ostream& out) const {
+  WriteSample(out, "shmguard_agent_api_queue_depth", "gauge",
+              "Writes to the API server (Events, ShmProfiles, resizes) waiting on the agent's queue.", depth());
+  WriteSample(out, "shmguard_agent_api_queue_dropped_total", "counter",
+              "Writes to the API server dropped because the agent's queue was full (1,000) or it stopped.", dropped_);
+}
+
 }  // namespace shmguard::agent

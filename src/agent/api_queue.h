@@ -12,9 +12,11 @@
 #include <mutex>
 #include <thread>
 
+#include "agent/collector.h"
+
 namespace shmguard::agent {
 
-class ApiQueue {
+class ApiQueue : public Collector {
  public:
   static constexpr size_t kDefaultCapacity = 1000;
   explicit ApiQueue(size_t capacity = kDefaultCapacity) : capacity_(capacity) {}
@@ -31,6 +33,8 @@ class ApiQueue {
   uint64_t dropped() const { return dropped_; }
   uint64_t done() const { return done_; }
   size_t depth() const;
+  // The writes waiting, and those dropped.
+  void Collect(std::ostream& out) const override;
 
  private:
   const size_t capacity_;

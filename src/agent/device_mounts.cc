@@ -1,6 +1,7 @@
 // DeviceMounts::Refresh: the checkpoint read when it changes, its mounts joined with the pods.
 #include "agent/device_mounts.h"
 
+#include "http/prometheus_text.h"
 #include "io/input_limits.h"
 #include "io/manifests.h"
 
@@ -43,6 +44,7 @@ std::string DeviceMounts::Refresh(const std::vector<std::shared_ptr<const nlohma
       }
     }
   }
+  if (!problem.empty()) errors_++;
   std::lock_guard<std::mutex> lock(mu_);
   uses_ = std::move(uses);
   return problem;
@@ -51,6 +53,25 @@ std::string DeviceMounts::Refresh(const std::vector<std::shared_ptr<const nlohma
 std::vector<DeviceShmUse> DeviceMounts::uses() const {
   std::lock_guard<std::mutex> lock(mu_);
   return uses_;
+}
+
+void WriteDeviceMounts(std::ostream& out, const std::vector<DeviceShmUse>& uses) {
+  http::PrometheusHeader(out, "shmguard_pod_shm_device_mount", "gauge",
+                         "1 for each container whose /dev/shm a device plugin mounted (NVIDIA's in MPS mode: the MPS "
+                         "daemon's tmpfs), by the resource and the node's path; hidden=\"true\" when a volume of the "
+                         "pod is mounted over it.");
+  for (const auto& d : uses) {
+    out << "shmguard_pod_shm_device_mount{namespace=\"" << http::PrometheusLabel(d.namespace_) << "\",pod=\""
+        << http::PrometheusLabel(d.pod) << "\",container=\"" << http::PrometheusLabel(d.container) << "\",resource=\""
+        << http::PrometheusLabel(d.resource) << "\",host_path=\"" << http::PrometheusLabel(d.host_path)
+        << "\",hidden=\"" << (d.hidden ? "true" : "false") << "\"} 1\n";
+  }
+}
+
+void DeviceMounts::Collect(std::ostream& out) const {
+  WriteDeviceMounts(out, uses());
+  WriteSample(out, "shmguard_agent_device_checkpoint_errors_total", "counter",
+              "Versions of the kubelet's device manager checkpoint the agent could not read.", errors_);
 }
 
 }  // namespace shmguard::agent

@@ -5,12 +5,15 @@
 // mpsResources does not name the resource) hides it from the pod.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "agent/collector.h"
 #include "io/file_watch.h"
 #include "shmguard/node/device_checkpoint.h"
 
@@ -22,7 +25,10 @@ struct DeviceShmUse {
   bool hidden = false;  // the container mounts a volume at /dev/shm over it (VolumeAtDevShm)
 };
 
-class DeviceMounts {
+// The shmguard_pod_shm_device_mount gauge of `uses`, one sample each.
+void WriteDeviceMounts(std::ostream& out, const std::vector<DeviceShmUse>& uses);
+
+class DeviceMounts : public Collector {
  public:
   // `checkpoint`: the device manager's checkpoint as the agent sees it; "" reads nothing.
   explicit DeviceMounts(std::string checkpoint) : path_(std::move(checkpoint)) {}
@@ -30,10 +36,13 @@ class DeviceMounts {
   // Reads the checkpoint again when it changed, and joins its /dev/shm mounts with `pods` (the
   // node's, from the informer); a mount of a pod not among them (gone, or not listed yet) is left
   // out. Returns what could not be read, once per version of the file ("" when all is well); no
-  // mount is known from such a version until a readable one.
+  // mount is known from such a version until a readable one. Counted in errors().
   std::string Refresh(const std::vector<std::shared_ptr<const nlohmann::json>>& pods);
   std::vector<DeviceShmUse> uses() const;
   const std::string& path() const { return path_; }
+  uint64_t errors() const { return errors_; }
+  // Each mount at a container's /dev/shm as a gauge, and the versions that could not be read.
+  void Collect(std::ostream& out) const override;
 
  private:
   std::string path_;
@@ -41,6 +50,7 @@ class DeviceMounts {
   std::vector<DeviceShmMount> mounts_;
   mutable std::mutex mu_;
   std::vector<DeviceShmUse> uses_;
+  std::atomic<uint64_t> errors_{0};
 };
 
 }  // namespace shmguard::agent

@@ -14,9 +14,10 @@ std::string NowRfc3339() {
   return buf;
 }
 
-void EventRecorder::Record(const AgentPod& pod, const std::string& volume, const std::string& reason,
-                           const std::string& type, const std::string& message) {
+void EventRecorder::Record(const AgentPod& pod, const std::string& volume, AgentEvent which,
+                           const std::string& message) {
   if (!client_) return;
+  const std::string reason(InfoOf(which).reason), type(InfoOf(which).type);
   const std::string now = NowRfc3339();
   const std::string key = reason + "/" + volume;
   EventRecord known;
@@ -54,13 +55,19 @@ void EventRecorder::Record(const AgentPod& pod, const std::string& volume, const
     if (res && res->ok()) record = {std::string(JsonNode(res->body).Find("metadata").StringMember("name")), 1};
   }
   if (!res || !res->ok()) {
-    failed_++;
+    results_.NotTaken(FailureOf("Event " + reason + " " + pod.namespace_ + "/" + pod.name, res));
     return;
   }
-  ok_++;
+  results_.Ok();
   table_.With([&](std::map<std::string, AgentPod>& pods) {
     if (auto it = pods.find(pod.uid); it != pods.end()) it->second.events[key] = record;
   });
+}
+
+void EventRecorder::Collect(std::ostream& out) const {
+  results_.Collect(out, "shmguard_agent_events_total",
+                   "Events recorded or counted again, by result (ok; failed when the API refused or could not be "
+                   "reached; namespace_terminating when refused as its namespace is being deleted).");
 }
 
 }  // namespace shmguard::agent

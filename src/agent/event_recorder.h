@@ -3,34 +3,38 @@
 // counted on it (count, lastTimestamp, message) as its EventCorrelator folds repeats.
 #pragma once
 
-#include <atomic>
 #include <memory>
 #include <string>
 
+#include "agent/agent_events.h"
+#include "agent/api_failure.h"
+#include "agent/collector.h"
 #include "agent/pod_table.h"
 #include "kube/kube_client.h"
 
 namespace shmguard::agent {
 
-class EventRecorder {
+class EventRecorder : public Collector {
  public:
-  // `client` may be null (tests): nothing is recorded.
-  EventRecorder(std::shared_ptr<kube::KubeClient> client, std::string node_name, PodTable& table)
-      : client_(std::move(client)), node_name_(std::move(node_name)), table_(table) {}
+  // `client` may be null (tests): nothing is recorded. An Event the API refused or never
+  // answered goes to `on_failure` too.
+  EventRecorder(std::shared_ptr<kube::KubeClient> client, std::string node_name, PodTable& table,
+                ApiFailureSink on_failure = {})
+      : client_(std::move(client)), node_name_(std::move(node_name)), table_(table), results_(std::move(on_failure)) {}
 
-  // Event `reason` of `type` (Normal, Warning) on `pod` about `volume`; a repeat counts on the
-  // first. Counted in ok() or failed().
-  void Record(const AgentPod& pod, const std::string& volume, const std::string& reason, const std::string& type,
-              const std::string& message);
+  // Event `event` (its reason and type: agent_events.h) on `pod` about `volume`, saying
+  // `message`; a repeat counts on the first. Counted in results().
+  void Record(const AgentPod& pod, const std::string& volume, AgentEvent event, const std::string& message);
 
-  uint64_t ok() const { return ok_; }
-  uint64_t failed() const { return failed_; }
+  const WriteResults& results() const { return results_; }
+  // shmguard_agent_events_total by result.
+  void Collect(std::ostream& out) const override;
 
  private:
   std::shared_ptr<kube::KubeClient> client_;
   std::string node_name_;
   PodTable& table_;
-  std::atomic<uint64_t> ok_{0}, failed_{0};
+  WriteResults results_;
 };
 
 // The time now as the API writes it: 2026-11-26T07:00:00Z.

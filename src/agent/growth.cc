@@ -1,8 +1,6 @@
 // Grower: the resize asked for, and its outcome said and, when refused, undone.
 #include "agent/growth.h"
 
-#include <cstdio>
-
 #include "shmguard/node/shm_watch.h"
 #include "shmguard/values/quantity.h"
 
@@ -21,16 +19,9 @@ const char* RefusalText(GrowthRefusal r) {
   return "";
 }
 
-constexpr const char* kRefused = "ShmGrowthRefused";
 constexpr const char* kStrategicMerge = "application/strategic-merge-patch+json";
 
 }  // namespace
-
-std::string Mib(uint64_t n) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(n) / (1 << 20));
-  return buf;
-}
 
 bool Grower::Enabled(const std::string& namespace_name) {
   if (MatchNamespace(policy_, namespace_name).grow_in_place) return true;
@@ -64,9 +55,8 @@ void Grower::Grow(const AgentPod& pod, const std::string& volume, const ShmWatch
   if (g.refusal != GrowthRefusal::kNone) {
     Remember(pod, volume, state);
     counts_.refused++;
-    events_.Record(pod, volume, kRefused, "Warning",
-                   std::string("/dev/shm (volume ") + volume + ") is not grown in place: " + RefusalText(g.refusal) +
-                       ". Its peak " + Mib(w.peak()) + " is recorded for the workload's next pods.");
+    events_.Record(pod, volume, AgentEvent::kShmGrowthRefused,
+                   NotGrownWords(volume, "", RefusalText(g.refusal), w.peak()));
     return;
   }
   state.from = g.from_bytes;
@@ -87,10 +77,8 @@ void Grower::Grow(const AgentPod& pod, const std::string& volume, const ShmWatch
   if (!why.empty()) {
     Remember(pod, volume, state);
     counts_.rejected++;
-    events_.Record(pod, volume, kRefused, "Warning",
-                   "/dev/shm (volume " + volume + ") is not grown in place from " + FormatBytes(g.from_bytes) + " to " +
-                       FormatBytes(g.to_bytes) + ": " + why + ". Its peak " + Mib(w.peak()) +
-                       " is recorded for the workload's next pods.");
+    events_.Record(pod, volume, AgentEvent::kShmGrowthRefused,
+                   NotGrownWords(volume, FormatBytes(g.from_bytes) + " to " + FormatBytes(g.to_bytes), why, w.peak()));
     return;
   }
   state.settled = false;
@@ -102,15 +90,11 @@ void Grower::Settle(const ResizeOutcome& o) {
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - o.state.requested).count();
   if (o.grown) {
     counts_.grown++;
-    events_.Record(o.pod, o.volume, "ShmGrown", "Normal",
-                   "/dev/shm (volume " + o.volume + ") grown in place from " + sizes + " in " + std::to_string(ms) +
-                       " ms (resize subresource).");
+    events_.Record(o.pod, o.volume, AgentEvent::kShmGrown, GrownWords(o.volume, sizes, ms));
     return;
   }
   counts_.timed_out++;
-  events_.Record(o.pod, o.volume, kRefused, "Warning",
-                 "/dev/shm (volume " + o.volume + ") was not grown from " + sizes + " within " +
-                     std::to_string(ms / 1000) + " s. The peak is recorded for the workload's next pods.");
+  events_.Record(o.pod, o.volume, AgentEvent::kShmGrowthRefused, GrowthTimedOutWords(o.volume, sizes, ms));
 }
 
 void Grower::Settle(const RefusedResize& r) {
@@ -123,11 +107,21 @@ void Grower::Settle(const RefusedResize& r) {
     client_->Request("PATCH", "/api/v1/namespaces/" + r.pod.namespace_ + "/pods/" + r.pod.name + "/resize",
                      ResizeVolumePatch(r.volume, r.state.from), kStrategicMerge);
   }
-  events_.Record(r.pod, r.volume, kRefused, "Warning",
-                 "the kubelet refused to grow /dev/shm (volume " + r.volume + ") from " + sizes + " (read " +
-                     std::to_string(ms) + " ms after the resize): " + r.message +
-                     ". The sizeLimit is put back; the peak is recorded for the workload's next pods.");
+  events_.Record(r.pod, r.volume, AgentEvent::kShmGrowthRefused, KubeletRefusedWords(r.volume, sizes, ms, r.message));
   if (record_profiles_) profiles_.Record(r.pod, false);
+}
+
+void Grower::Collect(std::ostream& out) const {
+  WriteCounterBy(out, "shmguard_agent_resizes_total",
+                 "Growth in place of a /dev/shm, by result: requested (the API server took it), grown (the tmpfs was "
+                 "remounted larger), refused (by the kubelet, or nothing to grow within), rejected (by the API "
+                 "server), timed_out.",
+                 "result",
+                 {{"requested", counts_.requested},
+                  {"grown", counts_.grown},
+                  {"refused", counts_.refused},
+                  {"rejected", counts_.rejected},
+                  {"timed_out", counts_.timed_out}});
 }
 
 }  // namespace shmguard::agent

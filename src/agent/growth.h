@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 
+#include "agent/collector.h"
 #include "agent/event_recorder.h"
 #include "agent/pod_table.h"
 #include "agent/profile_recorder.h"
@@ -28,7 +29,7 @@ struct GrowthCounts {
   std::atomic<uint64_t> requested{0}, grown{0}, refused{0}, rejected{0}, timed_out{0};
 };
 
-class Grower {
+class Grower : public Collector {
  public:
   // `client` may be null (tests): nothing is grown.
   Grower(std::shared_ptr<kube::KubeClient> client, const Policy& policy, PodTable& table, EventRecorder& events,
@@ -47,6 +48,8 @@ class Grower {
   void Settle(const RefusedResize& r);
 
   const GrowthCounts& counts() const { return counts_; }
+  // shmguard_agent_resizes_total by result.
+  void Collect(std::ostream& out) const override;
 
  private:
   bool Enabled(const std::string& namespace_name);
@@ -66,8 +69,5 @@ class Grower {
   std::mutex mu_;
   std::map<std::string, NamespaceGrowth> namespaces_;
 };
-
-// Bytes in use are rarely a round quantity ("110672Ki"): MiB with one decimal reads better.
-std::string Mib(uint64_t bytes);
 
 }  // namespace shmguard::agent

@@ -39,9 +39,13 @@ bool ProfileRecorder::Record(const AgentPod& pod, bool run) {
   });
   const std::string collection = "/apis/shmguard.io/v1alpha1/namespaces/" + pod.namespace_ + "/shmprofiles";
   const std::string path = collection + "/" + ProfileName(workload);
+  Result<kube::KubeResponse> answer = MakeError(Code::kInternal, "not sent");
   for (int attempt = 0; attempt < 5; ++attempt) {
     auto got = client_->Request("GET", path);
-    if (!got || (!got->ok() && got->status != 404)) break;
+    if (!got || (!got->ok() && got->status != 404)) {
+      answer = std::move(got);
+      break;
+    }
     ObservedShm o{pod.namespace_, workload, 0, 0, 0, "", ""};
     std::string version;
     if (got->ok()) {
@@ -58,16 +62,16 @@ bool ProfileRecorder::Record(const AgentPod& pod, bool run) {
     if (run) o.runs++;
     o.last_observed = NowRfc3339();
     o.last_pod = pod.name;
-    auto put = version.empty() ? client_->Request("POST", collection, ShmProfileJson(o))
-                               : client_->Request("PUT", path, ShmProfileJson(o, version));
-    if (put && put->ok()) {
-      writes_++;
+    answer = version.empty() ? client_->Request("POST", collection, ShmProfileJson(o))
+                             : client_->Request("PUT", path, ShmProfileJson(o, version));
+    if (answer && answer->ok()) {
+      results_.Ok();
       if (run) runs_++;
       return true;
     }
-    if (!put || (put->status != 409)) break;  // 409: written by another agent in between, or created
+    if (!answer || (answer->status != 409)) break;  // 409: written by another agent in between, or created
   }
-  failures_++;
+  results_.NotTaken(FailureOf("ShmProfile " + pod.namespace_ + "/" + ProfileName(workload), answer));
   return false;
 }
 
@@ -105,6 +109,17 @@ std::optional<uint64_t> ProfileRecorder::Sweep(int64_t now_seconds, int64_t rete
   }
   deleted_ += deleted;
   return deleted;
+}
+
+void ProfileRecorder::Collect(std::ostream& out) const {
+  results_.Collect(
+      out, "shmguard_agent_profile_writes_total",
+      "ShmProfile writes (a higher peak, or a run), by result (ok; failed; namespace_terminating when refused "
+      "as its namespace is being deleted).");
+  WriteSample(out, "shmguard_agent_profiles_deleted_total", "counter",
+              "ShmProfiles deleted as not observed for observed.retentionDays.", deleted_);
+  WriteSample(out, "shmguard_agent_runs_recorded_total", "counter",
+              "Pods whose end was recorded as a run of their workload.", runs_);
 }
 
 }  // namespace shmguard::agent

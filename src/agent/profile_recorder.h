@@ -12,18 +12,22 @@
 #include <optional>
 #include <string>
 
+#include "agent/api_failure.h"
+#include "agent/collector.h"
 #include "agent/pod_table.h"
 #include "kube/kube_client.h"
 
 namespace shmguard::agent {
 
-class ProfileRecorder {
+class ProfileRecorder : public Collector {
  public:
-  // `client` may be null (tests): nothing is written.
-  ProfileRecorder(std::shared_ptr<kube::KubeClient> client, PodTable& table)
-      : client_(std::move(client)), table_(table) {}
+  // `client` may be null (tests): nothing is written. A write the API refused or never answered
+  // goes to `on_failure` too.
+  ProfileRecorder(std::shared_ptr<kube::KubeClient> client, PodTable& table, ApiFailureSink on_failure = {})
+      : client_(std::move(client)), table_(table), results_(std::move(on_failure)) {}
 
-  // Writes the pod's peak (and a run, when `run`); false when it could not be.
+  // Writes the pod's peak (and a run, when `run`); false when it could not be (or lost five races
+  // in a row to other writers).
   bool Record(const AgentPod& pod, bool run);
 
   // Deletes the ShmProfiles of every namespace last observed more than `retention_days` before
@@ -32,10 +36,11 @@ class ProfileRecorder {
   // nullopt when the list could not be read.
   std::optional<uint64_t> Sweep(int64_t now_seconds, int64_t retention_days);
 
-  uint64_t writes() const { return writes_; }
+  const WriteResults& results() const { return results_; }
   uint64_t deleted() const { return deleted_; }
-  uint64_t failures() const { return failures_; }
   uint64_t runs() const { return runs_; }
+  // Its writes by result, the profiles deleted and the runs recorded.
+  void Collect(std::ostream& out) const override;
 
  private:
   // The workload a pod's use is kept under (see above); its first candidate when unknown yet.
@@ -43,9 +48,10 @@ class ProfileRecorder {
 
   std::shared_ptr<kube::KubeClient> client_;
   PodTable& table_;
+  WriteResults results_;
   std::mutex mu_;
   std::map<std::string, std::string> job_owner_;  // "namespace/job" -> the workload it belongs to
-  std::atomic<uint64_t> writes_{0}, failures_{0}, runs_{0}, deleted_{0};
+  std::atomic<uint64_t> runs_{0}, deleted_{0};
 };
 
 }  // namespace shmguard::agent

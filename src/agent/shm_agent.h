@@ -16,11 +16,12 @@
 #include <thread>
 #include <vector>
 
+#include "agent/agent_metrics.h"
 #include "agent/api_queue.h"
 #include "agent/device_mounts.h"
 #include "agent/event_recorder.h"
 #include "agent/growth.h"
-#include "agent/leak_finder.h"
+#include "agent/leak_scanner.h"
 #include "agent/pod_table.h"
 #include "agent/profile_recorder.h"
 #include "agent/sampler.h"
@@ -62,6 +63,9 @@ struct AgentOptions {
   // namespace and CAP_SYS_PTRACE). Default: true.
   bool leaked_segments = true;
   std::string proc_dir = "/proc";
+  // Each Event and ShmProfile write the API refused or never answered (`shmguard agent` logs
+  // them); empty: none reported. Called from the agent's threads, so it must take its own lock.
+  ApiFailureSink on_api_failure;
 };
 
 class ShmAgent {
@@ -93,18 +97,12 @@ class ShmAgent {
  private:
   void RecordNearFull(const AgentPod& pod, const std::string& volume, const ShmWatch& w);
   // An Event, recorded on the API queue's thread.
-  void Record(const AgentPod& pod, const std::string& subject, const std::string& reason, const std::string& type,
-              const std::string& message);
+  void Record(const AgentPod& pod, const std::string& subject, AgentEvent event, const std::string& message);
   // The device mounts read again; a Warning Event on each pod whose volume hides one, once.
   void CheckDeviceMounts();
   // A ShmUnpatched Event on each pod found running with less /dev/shm than shmguard would give.
   void TellUnpatched();
   void HandleMetricsPort(const http::HttpRequest& req, http::HttpResponse& res);
-  // Scans the pods whose containers restarted for leaked segments: when the restarts or whether a
-  // container runs change, then every second while none runs (a back-off: when they may be
-  // deleted) and every 30 s while one does. Records ShmLeaked once per restart that left some, and deletes
-  // them where the policy or the pod allows and no container runs (ShmLeakReclaimed).
-  void ScanLeaks();
 
   AgentOptions options_;
   std::shared_ptr<kube::KubeClient> client_;
@@ -116,13 +114,15 @@ class ShmAgent {
   UnpatchedPods unpatched_;
   Grower growth_;
   DeviceMounts devices_;
-  LeakFinder leaks_;
   // Events, profile writes and resizes: off the sampler's thread (Start to Stop).
   ApiQueue api_;
-  std::atomic<uint64_t> leak_scans_{0}, leak_scan_failures_{0}, reclaimed_bytes_{0}, reclaimed_files_{0},
-      reclaim_failures_{0};
+  LeakScanner leaks_;
+  VolumeGauges volumes_;
+  ApiTraffic api_traffic_;
+  // Every part with metrics, in the order the metrics port writes them.
+  std::vector<const Collector*> collectors_;
   std::set<std::string> hidden_told_;  // "uid/container" whose hidden device mount has its Event
-  std::atomic<uint64_t> samples_{0}, checkpoint_errors_{0};
+  std::atomic<uint64_t> samples_{0};
   std::atomic<bool> stop_{false};
   std::unique_ptr<http::HttpsServer> metrics_http_;
   int metrics_port_ = 0;

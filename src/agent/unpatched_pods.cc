@@ -37,7 +37,7 @@ size_t UnpatchedPods::size() const {
   return pods_.size();
 }
 
-void UnpatchedPods::Render(std::ostringstream& out) const {
+void UnpatchedPods::Collect(std::ostream& out) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::map<std::string, int64_t> by_namespace;
   for (const auto& [uid, p] : pods_) by_namespace[p.namespace_]++;

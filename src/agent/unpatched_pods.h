@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/collector.h"
 #include "shmguard/node/shm_watch.h"
 #include "shmguard/policy/policy.h"
 #include "shmguard/values/json_node.h"
@@ -23,7 +24,7 @@ struct UnpatchedPod {
   Unpatched shm;
 };
 
-class UnpatchedPods {
+class UnpatchedPods : public Collector {
  public:
   explicit UnpatchedPods(const Policy& policy) : policy_(policy) {}
 
@@ -36,7 +37,7 @@ class UnpatchedPods {
   std::vector<UnpatchedPod> TakeNew();
   size_t size() const;
   // Their series, in the Prometheus text format.
-  void Render(std::ostringstream& out) const;
+  void Collect(std::ostream& out) const override;
 
  private:
   const Policy& policy_;

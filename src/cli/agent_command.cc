@@ -78,6 +78,12 @@ ExitCode RunAgent(const AgentCommand& command) {
   }
   Result<kube::KubeConfig> config = kube::ResolveApi(command.api);
   if (!config) return fail(config.error().ToString());
+  // spdlog's loggers take their own lock: any of the agent's threads may log.
+  agent_options.on_api_failure = [log, format](const agent::ApiFailure& f) {
+    io::LogEvent(*log, format, f.namespace_terminating ? spdlog::level::debug : spdlog::level::warn,
+                 "the API server did not take a write",
+                 {{"object", f.what}, {"status", std::to_string(f.status)}, {"error", f.why}});
+  };
 
   sigset_t signals;
   sigemptyset(&signals);

@@ -2,14 +2,24 @@
 // ports write it: a metric's HELP and TYPE lines, and label values escaped.
 #pragma once
 
-#include <sstream>
+#include <cstdint>
+#include <initializer_list>
+#include <ostream>
 #include <string>
+#include <utility>
 
 namespace shmguard::http {
 
 // A label value for the text format: backslash, double quote and newline escaped.
 std::string PrometheusLabel(const std::string& value);
 // The "# HELP" and "# TYPE" lines of a metric.
-void PrometheusHeader(std::ostringstream& out, const char* name, const char* type, const char* help);
+void PrometheusHeader(std::ostream& out, const char* name, const char* type, const char* help);
+// One family of one unlabelled sample: `type` "counter" or "gauge".
+void WriteSample(std::ostream& out, const char* name, const char* type, const char* help, uint64_t value);
+// A counter with a sample per value of one label: name{label="ok"} N, in the order given.
+void WriteCounterBy(std::ostream& out, const char* name, const char* help, const char* label,
+                    std::initializer_list<std::pair<const char*, uint64_t>> samples);
+// shmguard_build_info{version} 1: every metrics port's last family.
+void WriteBuildInfo(std::ostream& out, const std::string& version);
 
 }  // namespace shmguard::http

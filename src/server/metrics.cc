@@ -79,35 +79,27 @@ std::string Metrics::Render(const std::string& version) const {
     out << "shmguard_admission_duration_seconds_count{endpoint=\"" << PrometheusLabel(endpoint) << "\"} " << h.count
         << "\n";
   }
-  PrometheusHeader(out, "shmguard_patches_total", "counter", "Mutations answered with a JSON patch.");
-  out << "shmguard_patches_total " << patches_.load() << "\n";
-  PrometheusHeader(out, "shmguard_denials_total", "counter", "Validations answered allowed=false.");
-  out << "shmguard_denials_total " << denials_.load() << "\n";
+  http::WriteSample(out, "shmguard_patches_total", "counter", "Mutations answered with a JSON patch.", patches_);
+  http::WriteSample(out, "shmguard_denials_total", "counter", "Validations answered allowed=false.", denials_);
   PrometheusHeader(out, "shmguard_http_errors_total", "counter",
                    "Requests answered with an HTTP error status (bad input 4xx, internal 5xx).");
   for (const auto& [code, n] : http_errors_) {
     out << "shmguard_http_errors_total{code=\"" << code << "\"} " << n << "\n";
   }
-  PrometheusHeader(out, "shmguard_config_reloads_total", "counter", "Policy reloads by result.");
-  out << "shmguard_config_reloads_total{result=\"ok\"} " << config_reloads_ok_.load() << "\n";
-  out << "shmguard_config_reloads_total{result=\"failed\"} " << config_reloads_failed_.load() << "\n";
-  PrometheusHeader(out, "shmguard_certificate_reloads_total", "counter", "Serving certificate reloads by result.");
-  out << "shmguard_certificate_reloads_total{result=\"ok\"} " << cert_reloads_ok_.load() << "\n";
-  out << "shmguard_certificate_reloads_total{result=\"failed\"} " << cert_reloads_failed_.load() << "\n";
-  PrometheusHeader(out, "shmguard_client_ca_reloads_total", "counter",
-                   "Client CA file reloads (mutual TLS) by result.");
-  out << "shmguard_client_ca_reloads_total{result=\"ok\"} " << client_ca_reloads_ok_.load() << "\n";
-  out << "shmguard_client_ca_reloads_total{result=\"failed\"} " << client_ca_reloads_failed_.load() << "\n";
-  PrometheusHeader(out, "shmguard_tls_handshake_failures_total", "counter",
-                   "Refused TLS handshakes on the webhook port: client_cert (missing, untrusted, expired or another "
-                   "client's certificate) or tls (protocol version, cipher suite, not TLS).");
-  out << "shmguard_tls_handshake_failures_total{reason=\"client_cert\"} " << handshake_client_cert_.load() << "\n";
-  out << "shmguard_tls_handshake_failures_total{reason=\"tls\"} " << handshake_tls_.load() << "\n";
+  http::WriteCounterBy(out, "shmguard_config_reloads_total", "Policy reloads by result.", "result",
+                       {{"ok", config_reloads_ok_}, {"failed", config_reloads_failed_}});
+  http::WriteCounterBy(out, "shmguard_certificate_reloads_total", "Serving certificate reloads by result.", "result",
+                       {{"ok", cert_reloads_ok_}, {"failed", cert_reloads_failed_}});
+  http::WriteCounterBy(out, "shmguard_client_ca_reloads_total", "Client CA file reloads (mutual TLS) by result.",
+                       "result", {{"ok", client_ca_reloads_ok_}, {"failed", client_ca_reloads_failed_}});
+  http::WriteCounterBy(out, "shmguard_tls_handshake_failures_total",
+                       "Refused TLS handshakes on the webhook port: client_cert (missing, untrusted, expired or "
+                       "another client's certificate) or tls (protocol version, cipher suite, not TLS).",
+                       "reason", {{"client_cert", handshake_client_cert_}, {"tls", handshake_tls_}});
   PrometheusHeader(out, "shmguard_certificate_not_after_seconds", "gauge",
                    "Expiry of the serving certificate in use, seconds since the Unix epoch.");
   out << "shmguard_certificate_not_after_seconds " << cert_not_after_.load() << "\n";
-  PrometheusHeader(out, "shmguard_build_info", "gauge", "Always 1; the version is a label.");
-  out << "shmguard_build_info{version=\"" << PrometheusLabel(version) << "\"} 1\n";
+  http::WriteBuildInfo(out, version);
   return out.str();
 }
 

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <sstream>
 
 #include "server/tls_fixture.h"  // TempDir
 #include "test_util.h"
@@ -58,6 +59,31 @@ TEST_CASE("DeviceMounts joins the checkpoint's /dev/shm mounts with the node's p
   CHECK(d.Refresh(pods).empty());
   CHECK(d.uses().size() == 1);
   CHECK(DeviceMounts("").Refresh(pods).empty());  // no checkpoint: nothing read
+  CHECK(d.errors() == 1);                         // the unreadable version, once
+
+  // What it collects: each mount, and the versions it could not read.
+  std::ostringstream out;
+  d.Collect(out);
+  CHECK_THAT(out.str(),
+             Catch::Contains(R"(shmguard_pod_shm_device_mount{namespace="ml",pod="mps-client",container="c",)"
+                             R"(resource="nvidia.com/gpu.shared",host_path="/m",hidden="false"} 1)"));
+  CHECK_THAT(out.str(), Catch::Contains("\nshmguard_agent_device_checkpoint_errors_total 1\n"));
+}
+
+TEST_CASE("WriteDeviceMounts shows each device plugin's mount at /dev/shm, hidden or not", "[device_mounts]") {
+  DeviceShmUse d;
+  d.namespace_ = "ml";
+  d.pod = "mps-0";
+  d.uid = "u1";
+  d.container = "c";
+  d.resource = "nvidia.com/gpu.shared";
+  d.host_path = "/run/nvidia/mps/shm";
+  d.hidden = true;
+  std::ostringstream out;
+  WriteDeviceMounts(out, {d});
+  CHECK_THAT(out.str(),
+             Catch::Contains(R"(shmguard_pod_shm_device_mount{namespace="ml",pod="mps-0",container="c",)"
+                             R"(resource="nvidia.com/gpu.shared",host_path="/run/nvidia/mps/shm",hidden="true"} 1)"));
 }
 
 }  // namespace

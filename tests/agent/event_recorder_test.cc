@@ -28,9 +28,9 @@ TEST_CASE("EventRecorder creates an Event once per reason and volume, and counts
   PodTable table(0.9);
   const AgentPod pod = InTable(table);
   EventRecorder events(api.Client(), "node-1", table);
-  events.Record(pod, "dshm", "ShmNearFull", "Warning", "91% full");
-  events.Record(pod, "dshm", "ShmNearFull", "Warning", "95% full");
-  events.Record(pod, "dshm", "ShmLeaked", "Warning", "300 MiB leaked");
+  events.Record(pod, "dshm", AgentEvent::kShmNearFull, "91% full");
+  events.Record(pod, "dshm", AgentEvent::kShmNearFull, "95% full");
+  events.Record(pod, "dshm", AgentEvent::kShmLeaked, "300 MiB leaked");
   REQUIRE(api.Events().size() == 2);  // the repeat is a patch of the first
   const json first = api.Events()[0];
   CHECK(first["reason"] == "ShmNearFull");
@@ -43,8 +43,8 @@ TEST_CASE("EventRecorder creates an Event once per reason and volume, and counts
   CHECK(api.Events()[1]["reason"] == "ShmLeaked");
   const auto seen = api.Seen();
   CHECK(std::count(seen.begin(), seen.end(), "PATCH /api/v1/namespaces/ml/events/ev0") == 1);
-  CHECK(events.ok() == 3);
-  CHECK(events.failed() == 0);
+  CHECK(events.results().ok() == 3);
+  CHECK(events.results().failed() == 0);
   table.With(
       [](std::map<std::string, AgentPod>& pods) { CHECK(pods.at("u1").events.at("ShmNearFull/dshm").count == 2); });
 }
@@ -55,15 +55,19 @@ TEST_CASE("EventRecorder counts an Event the API refuses as failed, and records 
   api.refuse_events = true;  // no RBAC for Events
   PodTable table(0.9);
   const AgentPod pod = InTable(table);
-  EventRecorder events(api.Client(), "node-1", table);
-  events.Record(pod, "dshm", "ShmNearFull", "Warning", "x");
-  CHECK(events.failed() == 1);
-  CHECK(events.ok() == 0);
+  std::vector<ApiFailure> failures;
+  EventRecorder events(api.Client(), "node-1", table, [&](const ApiFailure& f) { failures.push_back(f); });
+  events.Record(pod, "dshm", AgentEvent::kShmNearFull, "x");
+  CHECK(events.results().failed() == 1);
+  CHECK(events.results().ok() == 0);
+  REQUIRE(failures.size() == 1);  // and reported, for the log
+  CHECK(failures[0].what == "Event ShmNearFull ml/" + pod.name);
+  CHECK(failures[0].status == 403);
   table.With([](std::map<std::string, AgentPod>& pods) { CHECK(pods.at("u1").events.empty()); });  // tried anew
   EventRecorder none(nullptr, "node-1", table);
-  none.Record(InTable(table), "dshm", "ShmNearFull", "Warning", "x");
-  CHECK(none.ok() == 0);
-  CHECK(none.failed() == 0);
+  none.Record(InTable(table), "dshm", AgentEvent::kShmNearFull, "x");
+  CHECK(none.results().ok() == 0);
+  CHECK(none.results().failed() == 0);
 }
 
 }  // namespace

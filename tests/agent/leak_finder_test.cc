@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "agent/fake_proc.h"
 #include "agent/shm_agent.h"
 #include "server/tls_fixture.h"  // TempDir
 #include "test_util.h"
@@ -23,36 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-constexpr char kUid[] = "8a1f2c3d-0000-4b5e-9c7d-112233445566";
-
-FileId IdOf(const std::string& path) {
-  struct stat st {};
-  REQUIRE(::lstat(path.c_str(), &st) == 0);
-  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
-}
-
-void Write(const std::string& path, size_t bytes) {
-  std::ofstream out(path, std::ios::binary);
-  std::string block(4096, 'x');
-  for (size_t n = 0; n < bytes; n += block.size()) out.write(block.data(), static_cast<std::streamsize>(block.size()));
-}
-
-// A process of the fake /proc: its cgroup, the files it holds open (fd links) and maps.
-void FakeProcess(const std::string& proc, int pid, const std::string& cgroup, const std::vector<std::string>& open,
-                 const std::vector<std::string>& mapped) {
-  const std::string base = proc + "/" + std::to_string(pid);
-  fs::create_directories(base + "/fd");
-  std::ofstream(base + "/cgroup") << cgroup;
-  for (size_t i = 0; i < open.size(); ++i) fs::create_symlink(open[i], base + "/fd/" + std::to_string(i + 3));
-  std::ofstream maps(base + "/maps");
-  for (const auto& path : mapped) {
-    const FileId id = IdOf(path);
-    char dev[32];
-    std::snprintf(dev, sizeof dev, "%02x:%02x", major(id.dev), minor(id.dev));
-    maps << "7f0000000000-7f0000100000 rw-s 00000000 " << dev << " " << id.ino << " " << path << "\n";
-  }
-}
+using namespace test_proc;
 
 TEST_CASE("LeakFinder finds a pod's processes, what they hold, and the files none holds", "[leak_finder]") {
   test::TempDir dir;
@@ -172,20 +144,6 @@ TEST_CASE("LeakFinder bounds a listing and reads what this process maps and hold
   CHECK(held.count(IdOf(volume + "/mapped")));
   CHECK_FALSE(held.count(IdOf(volume + "/f0")));
   ::munmap(map, 4096);
-}
-
-// A pod whose server crashed and restarted, as the informer tells of it.
-json RestartedPod(bool running, bool reclaim) {
-  json pod = json::parse(R"({"metadata":{"uid":"8a1f2c3d-0000-4b5e-9c7d-112233445566","namespace":"serving",
-      "name":"sglang-0","annotations":{}},
-    "spec":{"volumes":[{"name":"dshm","emptyDir":{"medium":"Memory"}}],
-            "containers":[{"name":"server","volumeMounts":[{"name":"dshm","mountPath":"/dev/shm"}]}]},
-    "status":{"containerStatuses":[{"name":"server","restartCount":1,"containerID":"containerd://server2",
-      "state":{}}]}})");
-  pod["status"]["containerStatuses"][0]["state"] =
-      running ? json{{"running", json::object()}} : json{{"waiting", {{"reason", "CrashLoopBackOff"}}}};
-  if (reclaim) pod["metadata"]["annotations"]["shmguard.io/reclaim-leaked"] = "true";
-  return pod;
 }
 
 TEST_CASE(

@@ -51,9 +51,9 @@ TEST_CASE("ProfileRecorder creates a workload's profile, raises it only with a h
   CHECK(o.runs == 0);
   CHECK(o.last_pod == "train-u1");
 
-  const size_t writes = profiles.writes();
+  const size_t writes = profiles.results().ok();
   CHECK(profiles.Record(Sampled(table, "u2", "train", 30 << 20), false));  // lower: nothing written
-  CHECK(profiles.writes() == writes);
+  CHECK(profiles.results().ok() == writes);
   CHECK(profiles.Record(Sampled(table, "u2", "train", 30 << 20), true));  // a run is always counted
   o = Profile(api, "job.train");
   CHECK(o.peak_bytes == 40 << 20);
@@ -71,7 +71,7 @@ TEST_CASE("ProfileRecorder creates a workload's profile, raises it only with a h
   o = Profile(api, "job.train");
   CHECK(o.peak_bytes == 60 << 20);
   CHECK(o.runs == 8);
-  CHECK(profiles.failures() == 0);
+  CHECK(profiles.results().failed() == 0);
 }
 
 TEST_CASE("ProfileRecorder keeps a Job's pod under the Job's controller, and writes nothing without a peak",
@@ -88,6 +88,23 @@ TEST_CASE("ProfileRecorder keeps a Job's pod under the Job's controller, and wri
   CHECK_FALSE(api.Get(std::string(kProfiles) + "job.idle"));
   ProfileRecorder none(nullptr, table);
   CHECK_FALSE(none.Record(Sampled(table, "u3", "train", 10 << 20), true));
+}
+
+TEST_CASE("ProfileRecorder counts and reports a write refused as its namespace goes", "[profile_recorder][net]") {
+  test::RestFake api;
+  api.terminating = true;  // the namespace is being deleted: its creates are refused
+  PodTable table(0.9);
+  std::vector<ApiFailure> failures;
+  ProfileRecorder profiles(api.Client(), table, [&](const ApiFailure& f) { failures.push_back(f); });
+  CHECK_FALSE(profiles.Record(Sampled(table, "u1", "train", 40 << 20), true));
+  CHECK(profiles.results().namespace_terminating() == 1);
+  CHECK(profiles.results().failed() == 0);  // expected as a namespace goes: not a failure
+  CHECK(profiles.results().ok() == 0);
+  REQUIRE(failures.size() == 1);
+  CHECK(failures[0].what == "ShmProfile ml/job.train");
+  CHECK(failures[0].status == 403);
+  CHECK_THAT(failures[0].why, Catch::Contains("being terminated"));
+  CHECK(failures[0].namespace_terminating);
 }
 
 }  // namespace

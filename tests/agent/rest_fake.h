@@ -91,6 +91,9 @@ class RestFake {
   std::function<void()> before_event;
   // Events are refused (403), as without RBAC for them.
   bool refuse_events = false;
+  // Every create is refused as in a namespace being deleted (403 with a NamespaceTerminating
+  // cause, as the namespace lifecycle admission plugin answers).
+  bool terminating = false;
 
  private:
   void Answer(const httplib::Request& req, httplib::Response& res) {
@@ -108,6 +111,11 @@ class RestFake {
       res.status = status;
       res.set_content(j.dump(), "application/json");
     };
+    if (terminating && req.method == "POST") {
+      return reply(403, {{"kind", "Status"},
+                         {"message", "unable to create new content in namespace ml because it is being terminated"},
+                         {"details", {{"causes", {{{"reason", "NamespaceTerminating"}}}}}}});
+    }
     if (req.path.size() > 7 && req.path.substr(req.path.size() - 7) == "/resize") {
       resizes_.push_back(req.body);
       if (resize == Resize::kReject) return reply(422, {{"kind", "Status"}, {"message", "volumes are immutable"}});

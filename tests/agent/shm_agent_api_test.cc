@@ -118,15 +118,22 @@ TEST_CASE("ShmAgent records a workload's peak at the crossing and a run at the p
   CHECK(o->peak_bytes == 99 * kMi);
 }
 
+// Options whose device checkpoint has MPS's daemon mount its tmpfs at pod u1's container t's
+// /dev/shm, where JobPod's dshm hides it.
+AgentOptions WithMpsCheckpoint(test::TempDir& dir) {
+  AgentOptions o = Options();
+  o.device_checkpoint = dir.File("kubelet_internal_checkpoint");
+  std::ofstream(o.device_checkpoint) << test::DeviceCheckpoint(
+      {{"u1", "t", "nvidia.com/gpu.shared", {{"/dev/shm", "/run/nvidia/mps/shm"}}}});
+  return o;
+}
+
 TEST_CASE("ShmAgent records a Warning, once, on a pod whose volume hides a device plugin's /dev/shm",
           "[shm_agent][net]") {
   RestFake api;
   Node node;
   test::TempDir dir;
-  AgentOptions o = Options();
-  o.device_checkpoint = dir.File("kubelet_internal_checkpoint");
-  std::ofstream(o.device_checkpoint) << test::DeviceCheckpoint(
-      {{"u1", "t", "nvidia.com/gpu.shared", {{"/dev/shm", "/run/nvidia/mps/shm"}}}});
+  AgentOptions o = WithMpsCheckpoint(dir);
   ShmAgent agent(o, api.Client(), node.statfs());
   agent.SetPods(json::array({JobPod("u1", "train")}));  // dshm at /dev/shm, over the daemon's tmpfs
   agent.SampleOnce();
@@ -139,6 +146,28 @@ TEST_CASE("ShmAgent records a Warning, once, on a pod whose volume hides a devic
   CHECK_THAT(event["message"].get<std::string>(),
              Catch::Contains("container t") && Catch::Contains("/run/nvidia/mps/shm") &&
                  Catch::Contains("Add nvidia.com/gpu.shared to the shmguard policy's mpsResources"));
+}
+
+TEST_CASE("ShmAgent reports each write the API refuses to on_api_failure", "[shm_agent][net]") {
+  RestFake api;
+  api.refuse_events = true;  // no RBAC for Events
+  Node node;
+  test::TempDir dir;
+  AgentOptions o = WithMpsCheckpoint(dir);
+  std::mutex mu;
+  std::vector<ApiFailure> failures;
+  o.on_api_failure = [&](const ApiFailure& f) {
+    std::lock_guard<std::mutex> lock(mu);
+    failures.push_back(f);
+  };
+  ShmAgent agent(o, api.Client(), node.statfs());
+  agent.SetPods(json::array({JobPod("u1", "train")}));
+  agent.SampleOnce();
+  std::lock_guard<std::mutex> lock(mu);
+  REQUIRE(failures.size() == 1);
+  CHECK(failures[0].what == "Event ShmHidesDeviceMount ml/train-u1");
+  CHECK(failures[0].status == 403);
+  CHECK_FALSE(failures[0].namespace_terminating);
 }
 
 TEST_CASE("ShmAgent writes a growing peak every record interval, and reads again on a conflict", "[shm_agent][net]") {

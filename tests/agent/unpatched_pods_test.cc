@@ -28,7 +28,7 @@ TEST_CASE("UnpatchedPods tells each pod once, counts them per namespace, and for
   CHECK(told.size() == 3);
   CHECK(u.TakeNew().empty());
   std::ostringstream out;
-  u.Render(out);
+  u.Collect(out);
   CHECK_THAT(out.str(), Catch::Contains("shmguard_unpatched_pods{namespace=\"ml\"} 2\n"));
   CHECK_THAT(out.str(), Catch::Contains("shmguard_unpatched_pods{namespace=\"team-a\"} 1\n"));
   CHECK_THAT(
