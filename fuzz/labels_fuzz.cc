@@ -3,11 +3,13 @@
 // stays the same size; the agent's labels are escaped so that `shmguard top` reads back exactly
 // the strings written, however they are made.
 #include <cstdlib>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "agent/agent_metrics.h"
+#include "agent/device_mounts.h"
 #include "cli/top_command.h"
 #include "server/metrics.h"
 #include "shmguard/workloads/pod_templates.h"
@@ -53,10 +55,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
 
   // The agent: what it writes, top reads back unchanged.
-  shmguard::agent::VolumeUse use{f[0], f[1], f[2], f[3], 1, 4, 2};
+  shmguard::agent::VolumeUse use;
+  use.namespace_ = f[0], use.pod = f[1], use.volume = f[2], use.workload = f[3];
+  use.used = 1, use.size = 4, use.peak = 2;
   shmguard::agent::DeviceShmUse device{f[0], f[4], "uid", f[5], f[6], "/run/mps", true};
-  shmguard::agent::AgentCounters counters;
-  const std::string text = shmguard::agent::RenderAgentMetrics({use}, {device}, counters);
+  std::ostringstream out;
+  shmguard::agent::WriteVolumeMetrics(out, {use});
+  shmguard::agent::WriteDeviceMounts(out, {device});
+  const std::string text = out.str();
   const auto rows = shmguard::cli::ParseShmMetrics(text);
   bool volume = false, mount = false;
   for (const auto& r : rows) {

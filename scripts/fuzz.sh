@@ -2,8 +2,7 @@
 # Builds the libFuzzer targets (clang, ASan + UBSan) and runs each one.
 #   scripts/fuzz.sh build                          installs clang and builds the targets, runs none
 #   scripts/fuzz.sh [RUNS] [SECONDS] [TARGET...]   defaults: 10,000,000 runs, at most 1800 s each,
-#                                                  all ten targets (admission quantity audit config
-#                                                  transport labels observations splitter report proc)
+#                                                  every target (fuzz/<target>_fuzz.cc)
 # Seeds come from examples/, tests/testdata and (when present) the third-party manifests in
 # ${SHMGUARD_CORPUS_DIR:-../shared/testdata}; corpora grow in build-fuzz/corpus/<target>.
 # A crash leaves build-fuzz/<target>-crash-*; turn it into a regression test before fixing, and
@@ -17,12 +16,18 @@ mode=${1:-}
 runs=${1:-10000000}
 seconds=${2:-1800}
 shift $(( $# > 2 ? 2 : $# ))
-targets=("${@:-admission quantity audit config transport labels observations splitter report proc}")
-read -r -a targets <<< "${targets[*]}"
+targets=("$@")
+if ((${#targets[@]} == 0)); then
+  for source in fuzz/*_fuzz.cc; do targets+=("$(basename "$source" _fuzz.cc)"); done
+fi
 ./scripts/install-deps.sh
 dpkg-query -W -f='${Status}\n' clang libclang-rt-14-dev 2>/dev/null | grep -c "install ok installed" | grep -q 2 ||
   { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends clang libclang-rt-14-dev; }
-CC=clang CXX=clang++ BUILD_DIR=build-fuzz ./scripts/build.sh -DSHMGUARD_FUZZ=ON -DSHMGUARD_BUILD_TESTS=OFF >/dev/null
+# The build's own lines only when it fails (a compiler's errors go to standard output).
+build_log=$(mktemp)
+CC=clang CXX=clang++ BUILD_DIR=build-fuzz ./scripts/build.sh -DSHMGUARD_FUZZ=ON -DSHMGUARD_BUILD_TESTS=OFF >"$build_log" 2>&1 ||
+  { grep -E 'error|FAILED' "$build_log" | head -40 >&2; echo "fuzz: the fuzzers' build failed (its log: $build_log)" >&2; exit 1; }
+rm -f "$build_log"
 [ "$mode" = build ] && exit 0
 
 seed() {  # seed corpora from the test data

@@ -92,12 +92,14 @@ func TestAServersLeakedSegmentsAreReportedAndReclaimedBetweenRestarts(t *testing
 		}
 		return nil
 	})
-	// One Event, counted again at each restart that leaves more (as client-go's correlator folds
-	// repeats): its words are those of the restart it last counted, 300 MiB for each crashed run.
+	// One Event, created at the first restart and counted again at each restart that leaves more
+	// (as client-go's correlator folds repeats): its words are those of the restart it last
+	// counted, 300 MiB for each crashed run, and its count is that restart's number: an Event lost
+	// at a restart (a write that failed) leaves the count behind.
 	e := events[0]
 	m := regexp.MustCompile(`^(\d+) file\(s\), ([\d.]+) MiB, in /dev/shm are held by no process of the pod after (\d+) container restart`).FindStringSubmatch(e.Message)
 	if len(events) != 1 || e.Type != corev1.EventTypeWarning || m == nil || m[1] != m[3] ||
-		m[2] != fmt.Sprintf("%d.0", 300*mustAtoi(m[1])) {
+		m[2] != fmt.Sprintf("%d.0", 300*mustAtoi(m[1])) || fmt.Sprint(e.Count) != m[3] {
 		t.Errorf("%d ShmLeaked Events; the first: %s %q (count %d)", len(events), e.Type, e.Message, e.Count)
 	}
 	t.Logf("after the first restart: leaked %s (used %s, the peak learned from %s); Event: %s", mib(leaked), mib(used),
