@@ -151,6 +151,8 @@ func TestHelmValuesSchemaRefusesBadValues(t *testing.T) {
 		{"server.logFormat=xml", "logFormat"},
 		{"policy.maxFractionOfMemoryLimit=2", "maxFractionOfMemoryLimit"},
 		{"webhook.mutating.failurePolicy=Maybe", "failurePolicy"},
+		// kube-apiserver keeps an idle connection 90 s: the webhook must not close it first.
+		{"server.keepAliveSeconds=10", "keepAliveSeconds"},
 	}
 	for _, c := range cases {
 		t.Run(c.set, func(t *testing.T) {

@@ -231,7 +231,7 @@ func RollingUpdate(round int) *Fault {
 			return "", err
 		}
 		args := append([]string{"upgrade", controlplane.ReleaseName, e.CP.Chart, "--namespace", controlplane.ReleaseNamespace,
-			"--reuse-values", "--set", fmt.Sprintf("server.keepAliveSeconds=%d", 10+round%2+1),
+			"--reuse-values", "--set", fmt.Sprintf("server.keepAliveSeconds=%d", 120+round%2+1),
 			// a new annotation each time: every upgrade rolls the replicas, whatever the last left
 			"--set-string", "podAnnotations.fleetRollout=" + strconv.Itoa(round) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)}, values...)
 		start := time.Now()

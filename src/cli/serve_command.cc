@@ -22,8 +22,22 @@ CLI::App* AddServeCommand(CLI::App& app, server::ServerOptions& o, std::string& 
       ->capture_default_str();
   cmd->add_option("--max-connections", o.max_connections, "open webhook connections; more are closed at once")
       ->capture_default_str();
-  cmd->add_option("--keep-alive-seconds", o.keep_alive_seconds, "idle seconds before a connection is closed")
-      ->capture_default_str();
+  cmd->add_option("--keep-alive-seconds", o.keep_alive_seconds,
+                  "idle seconds before a connection is closed; above the 90 s kube-apiserver keeps an idle "
+                  "connection, so that it closes first")
+      ->capture_default_str()
+      ->check([](const std::string& v) -> std::string {
+        constexpr int kMost = 24 * 3600;
+        int seconds = 0;
+        if (!CLI::detail::lexical_cast(v, seconds) || seconds <= server::kApiServerIdleSeconds || seconds > kMost) {
+          return "must be above " + std::to_string(server::kApiServerIdleSeconds) +
+                 " (the seconds kube-apiserver keeps an idle connection to a webhook: one closed sooner may be "
+                 "closed as a review is sent on it, which the API server does not resend, and the pod is "
+                 "admitted unpatched) and at most " +
+                 std::to_string(kMost);
+        }
+        return {};
+      });
   cmd->add_option("--request-timeout-seconds", o.request_timeout_seconds,
                   "a TLS handshake or a started request must complete within this")
       ->capture_default_str();

@@ -35,15 +35,26 @@ using http::HttpResponse;
 using http::HttpsServer;
 using kube::KubeConfig;
 
+// How long kube-apiserver keeps an idle connection to a webhook: client-go's transport
+// (client-go v0.37.2 transport/cache.go:147) leaves IdleConnTimeout unset, so apimachinery's
+// SetOldTransportDefaults (pkg/util/net/http.go:123) takes net/http's DefaultTransport's, 90 s
+// (Go 1.26 net/http/transport.go:54). A webhook that closes an idle connection sooner races a
+// review the API server is sending on it: the write meets a reset, and the admission webhook
+// client does not resend a POST (client-go rest/request.go:1070), so with failurePolicy: Ignore
+// the pod is admitted unpatched.
+inline constexpr int kApiServerIdleSeconds = 90;
+
 struct ServerOptions {
   std::string bind_address = "0.0.0.0";
   int port = 8443;          // HTTPS webhook port; 0 picks a free one (tests)
   int metrics_port = 8080;  // plain HTTP; 0 picks a free one
   std::string cert_file, key_file;
-  std::string config_file;           // empty: built-in policy, nothing to reload
-  size_t max_body_bytes = 8 << 20;   // Default: 8 MiB (413 above)
-  size_t max_connections = 10000;    // open webhook connections; more are closed at once
-  int keep_alive_seconds = 60;       // idle time before a keep-alive connection is closed
+  std::string config_file;          // empty: built-in policy, nothing to reload
+  size_t max_body_bytes = 8 << 20;  // Default: 8 MiB (413 above)
+  size_t max_connections = 10000;   // open webhook connections; more are closed at once
+  // Idle time before a keep-alive connection is closed: longer than kube-apiserver keeps one
+  // (kApiServerIdleSeconds), so that the API server always closes it first.
+  int keep_alive_seconds = 120;
   int request_timeout_seconds = 10;  // a handshake or a started request must finish in this
   int threads = 0;                   // event loops; 0 = CPUs available (max 8)
   // The CPU time one review may take (review_budget.h); past it, it is answered with

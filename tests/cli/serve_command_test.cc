@@ -195,6 +195,9 @@ TEST_CASE("serve exits non-zero with a clear message when it cannot start", "[se
       {mismatched, "the private key does not match the certificate"},
       {with({"--config", dir.File("bad.yaml")}), "bad.yaml:1: hostIPC: must be one of auto, always, never"},
       {with({"--config", dir.File("absent.yaml")}), "absent.yaml: cannot open"},
+      // kube-apiserver keeps an idle connection 90 s: closing it sooner loses reviews.
+      {with({"--keep-alive-seconds", "10"}), "--keep-alive-seconds: must be above 90"},
+      {with({"--keep-alive-seconds", "90"}), "--keep-alive-seconds: must be above 90"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.message);
