@@ -252,10 +252,16 @@ func shmVolume(p *corev1.Pod) int64 {
 	return 0
 }
 
-// outcome says how a pod ended: its phase, reason and message, and each container's end.
+// outcome says how a pod ended: its phase, reason and message, the /dev/shm it was given (none:
+// the container runtime's 64 MiB) and each container's end.
 func (r ran) outcome() string {
 	s := r.pod.Status
 	out := fmt.Sprintf("%s %s %s", s.Phase, s.Reason, s.Message)
+	if size := shmVolume(r.pod); size > 0 {
+		out += "; /dev/shm " + mib(size)
+	} else {
+		out += "; no /dev/shm volume (unpatched)"
+	}
 	for _, c := range s.ContainerStatuses {
 		if e := c.State.Terminated; e != nil {
 			out += fmt.Sprintf("; %s exited %d (%s) %s", c.Name, e.ExitCode, e.Reason, e.Message)
