@@ -1,10 +1,11 @@
-// BuildPodPatch through Evaluate: every patch is applied with nlohmann's RFC 6902 json::patch,
+// BuildPodPatch through Evaluate (the volume and its mounts; IPC_LOCK and hostIPC are in
+// shm_patch_privileges_test.cc): every patch is applied with nlohmann's RFC 6902 json::patch,
 // the result is checked field by field, and evaluating the patched object gives no patch.
 #include "shmguard/patch/shm_patch.h"
 
 #include <catch2/catch.hpp>
-#include <set>
 
+#include "core/patch/patch_check.h"
 #include "shmguard/values/json_patch.h"
 #include "shmguard/verdict/evaluation.h"
 #include "test_util.h"
@@ -13,35 +14,11 @@ namespace shmguard {
 namespace {
 
 using nlohmann::json;
+using patch_test::FindingOf;
+using patch_test::kBarePod;
+using patch_test::PatchAndRecheck;
+using patch_test::Unpatched;
 using test::Yaml;
-
-// Evaluates, applies the patch, checks idempotence; returns the patched object.
-json PatchAndRecheck(const json& object, const Policy& policy = Policy{}, const char* ns = "team-a") {
-  Evaluation ev = Evaluate(object, policy, {.namespace_name = ns});
-  INFO(ev.patch.Text());
-  REQUIRE(ev.verdict == Verdict::kPatch);
-  json patched = object.patch(ev.patch.ToJson());
-  Evaluation again = Evaluate(patched, policy, {.namespace_name = ns});
-  INFO(patched.dump(2));
-  CHECK(again.patch.empty());
-  CHECK(again.verdict == Verdict::kOk);
-  return patched;
-}
-
-const char* kBarePod = R"(
-apiVersion: v1
-kind: Pod
-metadata:
-  name: p
-  annotations: {shmguard.io/num-workers: "8", shmguard.io/batch-bytes: 160Mi}
-spec:
-  containers:
-  - name: trainer
-    image: x
-    resources: {limits: {nvidia.com/gpu: 4, memory: 64Gi}}
-  - name: logger
-    image: y
-)";
 
 TEST_CASE("BuildPodPatch creates the volume and mounts from nothing, and no privilege", "[shm_patch]") {
   json pod = Yaml(kBarePod);
@@ -64,32 +41,6 @@ TEST_CASE("BuildPodPatch creates the volume and mounts from nothing, and no priv
   CHECK(plan["required"] == "14078Mi");
   CHECK(plan["procs"] == 4);
   CHECK(plan["workers"] == 8);
-}
-
-TEST_CASE("BuildPodPatch adds IPC_LOCK to a root GPU container that uses RDMA, and hostIPC only when told",
-          "[shm_patch]") {
-  json pod = Yaml(kBarePod);
-  pod["spec"]["containers"][0]["resources"]["limits"]["rdma/hca_shared_devices_a"] = 1;
-  SECTION("ipcLock auto: the RDMA container, whose user is the image's") {
-    json out = PatchAndRecheck(pod);
-    CHECK(out["spec"]["containers"][0]["securityContext"]["capabilities"]["add"] == json::array({"IPC_LOCK"}));
-    CHECK_FALSE(out["spec"]["containers"][1].contains("securityContext"));
-    CHECK_FALSE(out["spec"].contains("hostIPC"));
-  }
-  SECTION("hostIPC always") {
-    Policy p;
-    p.host_ipc = HostIpcMode::kAlways;
-    json out = PatchAndRecheck(pod, p);
-    CHECK(out["spec"]["hostIPC"] == true);
-  }
-  SECTION("a namespace rule's hostIPC always, beside the policy's auto") {
-    Policy p;
-    NamespaceRule legacy{{"legacy-*"}, NamespaceMode::kWarn, false, PodSecurityLevel::kPrivileged};
-    legacy.host_ipc = HostIpcMode::kAlways;
-    p.namespaces.insert(p.namespaces.begin(), legacy);
-    CHECK(PatchAndRecheck(pod, p, "legacy-a")["spec"]["hostIPC"] == true);
-    CHECK_FALSE(PatchAndRecheck(pod, p, "team-a")["spec"].contains("hostIPC"));
-  }
 }
 
 TEST_CASE("BuildPodPatch escapes annotation keys as RFC 6901 tokens", "[shm_patch]") {
@@ -154,22 +105,6 @@ spec:
 
 // What the pod has at /dev/shm wins when it covers the plan: no patch at all, not even the plan
 // annotation alone (shm-sufficient says so).
-Evaluation Unpatched(const json& pod, const Policy& policy = Policy{}, const char* ns = "team-a") {
-  Evaluation ev = Evaluate(pod, policy, {.namespace_name = ns});
-  INFO(ev.patch.Text());
-  CHECK(ev.verdict == Verdict::kOk);
-  CHECK(ev.patch.empty());
-  return ev;
-}
-
-const Finding* FindingOf(const Evaluation& ev, Check c) {
-  for (const auto& pe : ev.pods) {
-    for (const auto& f : pe.findings) {
-      if (f.check == c) return &f;
-    }
-  }
-  return nullptr;
-}
 
 TEST_CASE("BuildPodPatch leaves a large enough emptyDir alone", "[shm_patch]") {
   Evaluation ev = Unpatched(Yaml(R"(
@@ -302,135 +237,6 @@ spec:
     CHECK(out["spec"]["volumes"][2]["name"] == "dshm-2");
     CHECK(out["spec"]["containers"][0]["volumeMounts"][1]["name"] == "dshm-2");
   }
-}
-
-TEST_CASE("BuildPodPatch respects capabilities that already grant IPC_LOCK", "[shm_patch]") {
-  json pod = Yaml(R"(
-apiVersion: v1
-kind: Pod
-metadata: {name: p, annotations: {shmguard.io/num-workers: "1", shmguard.io/batch-bytes: 1Mi}}
-spec:
-  containers:
-  - {name: a, resources: {limits: {nvidia.com/gpu: 1, rdma/ib: 1}}, securityContext: {capabilities: {add: [ipc_lock]}}}
-  - {name: b, resources: {limits: {nvidia.com/gpu: 1, rdma/ib: 1}}, securityContext: {capabilities: {add: [CAP_IPC_LOCK]}}}
-  - {name: c, resources: {limits: {nvidia.com/gpu: 1, rdma/ib: 1}}, securityContext: {privileged: true}}
-  - {name: d, resources: {limits: {nvidia.com/gpu: 1, rdma/ib: 1}}, securityContext: {capabilities: {add: [SYS_PTRACE]}}}
-  - {name: e, resources: {limits: {nvidia.com/gpu: 1, rdma/ib: 1}}, securityContext: {capabilities: {add: [all]}}}
-)");
-  json out = PatchAndRecheck(pod);
-  const json& c = out["spec"]["containers"];
-  CHECK(c[0]["securityContext"]["capabilities"]["add"] == json::array({"ipc_lock"}));
-  CHECK(c[1]["securityContext"]["capabilities"]["add"] == json::array({"CAP_IPC_LOCK"}));
-  CHECK_FALSE(c[2]["securityContext"].contains("capabilities"));
-  CHECK(c[3]["securityContext"]["capabilities"]["add"] == json::array({"SYS_PTRACE", "IPC_LOCK"}));
-  CHECK(c[4]["securityContext"]["capabilities"]["add"] == json::array({"all"}));
-  CHECK_FALSE(out["spec"].contains("hostIPC"));  // 5 GPUs, hostIPC auto
-}
-
-TEST_CASE("BuildPodPatch adds IPC_LOCK by the RDMA and user rules of ipcLock auto", "[shm_patch]") {
-  // Each container requests a GPU; whether it gets IPC_LOCK follows from its RDMA and its user.
-  json pod = Yaml(R"(
-apiVersion: v1
-kind: Pod
-metadata: {name: p, annotations: {shmguard.io/num-workers: "1", shmguard.io/batch-bytes: 1Mi}}
-spec:
-  securityContext: {runAsUser: 0}
-  containers:
-  - {name: efa-root, resources: {limits: {nvidia.com/gpu: 1, vpc.amazonaws.com/efa: 1}}}
-  - {name: ib-env, resources: {limits: {nvidia.com/gpu: 1}}, env: [{name: NCCL_NET, value: ib}]}
-  - {name: hca-env, resources: {limits: {nvidia.com/gpu: 1}}, env: [{name: NCCL_IB_HCA, value: "mlx5_0,mlx5_1"}]}
-  - name: ib-disabled
-    resources: {limits: {nvidia.com/gpu: 1}}
-    env: [{name: NCCL_IB_HCA, value: mlx5_0}, {name: NCCL_IB_DISABLE, value: "1"}]
-  - {name: ofi, resources: {limits: {nvidia.com/gpu: 1}}, env: [{name: NCCL_NET_PLUGIN, value: aws-ofi}]}
-  - {name: plugin-none, resources: {limits: {nvidia.com/gpu: 1}}, env: [{name: NCCL_NET_PLUGIN, value: none}]}
-  - {name: fi-efa, resources: {limits: {nvidia.com/gpu: 1}}, env: [{name: FI_PROVIDER, value: efa}]}
-  - {name: ucx-ib, resources: {limits: {nvidia.com/gpu: 1}}, env: [{name: UCX_NET_DEVICES, value: "mlx5_0:1"}]}
-  - {name: ucx-tcp, resources: {limits: {nvidia.com/gpu: 1}}, env: [{name: UCX_NET_DEVICES, value: eth0}]}
-  - name: rdma-non-root
-    resources: {limits: {nvidia.com/gpu: 1, rdma/ib: 1}}
-    securityContext: {runAsUser: 1000}
-  - name: rdma-non-root-flag
-    resources: {limits: {nvidia.com/gpu: 1, rdma/ib: 1}}
-    securityContext: {runAsUser: null, runAsNonRoot: true}
-  - {name: rdma-no-gpu, resources: {limits: {rdma/ib: 1}}}
-  - {name: plain, resources: {limits: {nvidia.com/gpu: 1}}}
-)");
-  const std::set<std::string> want = {"efa-root", "ib-env", "hca-env", "ofi", "fi-efa", "ucx-ib"};
-  json out = PatchAndRecheck(pod);
-  for (const json& c : out["spec"]["containers"]) {
-    const std::string name = c["name"];
-    CAPTURE(name);
-    const bool locked = c.contains("securityContext") && c["securityContext"].contains("capabilities");
-    CHECK(locked == want.count(name) > 0);
-  }
-}
-
-TEST_CASE("BuildPodPatch follows the policy's hostIPC, ipcLock and init container choices", "[shm_patch]") {
-  json pod = Yaml(R"(
-apiVersion: v1
-kind: Pod
-metadata: {name: p, annotations: {shmguard.io/num-workers: "1", shmguard.io/batch-bytes: 1Mi}}
-spec:
-  hostIPC: false
-  initContainers:
-  - {name: warmup, resources: {limits: {nvidia.com/gpu: 1}}}
-  - {name: fetch}
-  containers:
-  - {name: a, resources: {limits: {nvidia.com/gpu: 2}}}
-  - {name: b}
-)");
-  SECTION("defaults: GPU init containers only, no IPC_LOCK without RDMA, hostIPC left false") {
-    json out = PatchAndRecheck(pod);
-    CHECK(out["spec"]["hostIPC"] == false);
-    CHECK(out["spec"]["initContainers"][0]["volumeMounts"][0]["mountPath"] == "/dev/shm");
-    CHECK_FALSE(out["spec"]["initContainers"][1].contains("volumeMounts"));
-    CHECK_FALSE(out["spec"]["initContainers"][0].contains("securityContext"));
-    CHECK_FALSE(out["spec"]["containers"][0].contains("securityContext"));
-    CHECK_FALSE(out["spec"]["containers"][1].contains("securityContext"));
-  }
-  SECTION("always: hostIPC replaced, IPC_LOCK on the GPU containers") {
-    Policy p;
-    p.host_ipc = HostIpcMode::kAlways;
-    p.ipc_lock = IpcLockMode::kAlways;
-    json out = PatchAndRecheck(pod, p);
-    CHECK(out["spec"]["hostIPC"] == true);
-    CHECK(out["spec"]["containers"][0]["securityContext"]["capabilities"]["add"] == json::array({"IPC_LOCK"}));
-    CHECK_FALSE(out["spec"]["containers"][1].contains("securityContext"));
-    CHECK_FALSE(out["spec"]["initContainers"][0].contains("securityContext"));
-  }
-  SECTION("never / all") {
-    Policy p;
-    p.host_ipc = HostIpcMode::kNever;
-    p.ipc_lock = IpcLockMode::kAll;
-    p.init_container_mounts = ContainerSelection::kAll;
-    json out = PatchAndRecheck(pod, p);
-    CHECK(out["spec"]["hostIPC"] == false);
-    CHECK(out["spec"]["initContainers"][1]["volumeMounts"][0]["mountPath"] == "/dev/shm");
-    CHECK(out["spec"]["containers"][1]["securityContext"]["capabilities"]["add"] == json::array({"IPC_LOCK"}));
-  }
-}
-
-TEST_CASE("BuildPodPatch adds neither hostIPC nor IPC_LOCK under baseline Pod Security", "[shm_patch]") {
-  Policy p;
-  p.namespaces = {NamespaceRule{{"*"}, NamespaceMode::kWarn, false, PodSecurityLevel::kBaseline}};
-  p.host_ipc = HostIpcMode::kAlways;
-  json pod = Yaml(kBarePod);
-  pod["spec"]["containers"][0]["env"] = json::array({{{"name", "NCCL_NET"}, {"value", "IB"}}});
-  Evaluation ev = Evaluate(pod, p, {.namespace_name = "team-a"});
-  json out = PatchAndRecheck(pod, p);
-  CHECK_FALSE(out["spec"].contains("hostIPC"));
-  CHECK_FALSE(out["spec"]["containers"][0].contains("securityContext"));
-  CHECK(out["spec"]["volumes"][0]["name"] == "dshm");
-  std::set<std::string> kept_out;
-  for (const Finding& f : ev.AllFindings()) {
-    if (f.check == Check::kPodSecurityLimitsPatch) kept_out.insert(f.Value("field") + " " + f.Value("level"));
-  }
-  CHECK(kept_out == std::set<std::string>{"hostIPC baseline", "IPC_LOCK baseline"});
-  const std::vector<Finding> all = ev.AllFindings();
-  const Finding* unlimited = test::FindingOf(all, Check::kMemoryLimitMissing);
-  REQUIRE(unlimited != nullptr);
-  CHECK(unlimited->Value("limit_source") == "container \"logger\" has no memory limit");
 }
 
 TEST_CASE("BuildPodPatch patches every JobSet pod template and copies the annotations", "[shm_patch]") {
