@@ -14,6 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
@@ -179,5 +180,45 @@ func TestAgentWarnsOfAFillingShmAndKeepsItsPeak(t *testing.T) {
 	}
 	if _, ok := gauge(metrics, "shmguard_pod_shm_size_bytes", ns, "quiet"); !ok {
 		t.Errorf("the quiet pod's /dev/shm is not in the agent's metrics")
+	}
+}
+
+// A pod that mounts its own memory volume at "/dev/shm/" (the trailing slash the runtime cleans)
+// has its /dev/shm there: the webhook leaves the volume alone, large enough, and adds no second
+// one; the agent samples it as the pod's /dev/shm, its size and what the pod wrote.
+func TestAMountAtDevShmWithATrailingSlashIsSeenByTheWebhookAndTheAgent(t *testing.T) {
+	agent := agentPod(t)
+	ns := newNamespace(t, nil)
+	const limit, written = 256 << 20, 40 << 20
+	p := annotate(shell(trainPod("slash", 1, "2Gi"), fmt.Sprintf(
+		"dd if=/dev/zero of=/dev/shm/seg bs=1M count=%d status=none && exec sleep 600", written>>20)),
+		"shmguard.io/num-workers", "1", "shmguard.io/batch-bytes", "1Mi")
+	p.Spec.Volumes = []corev1.Volume{{Name: "own-shm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
+		Medium: corev1.StorageMediumMemory, SizeLimit: resource.NewQuantity(limit, resource.BinarySI)}}}}
+	p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "own-shm", MountPath: "/dev/shm/"}}
+	created, err := client.CoreV1().Pods(ns).Create(ctxFor(t, time.Minute), p, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range created.Spec.Volumes {
+		if v.Name == "dshm" || v.Name == "own-shm" && v.EmptyDir.SizeLimit.Value() != limit {
+			t.Errorf("the webhook changed the volumes of a pod with a large enough /dev/shm/: %+v", created.Spec.Volumes)
+		}
+	}
+	var used, size int64
+	wait(t, 2*time.Minute, "the agent's sample of "+created.Name+"'s /dev/shm/", func() error {
+		metrics := agentMetrics(t, agent)
+		var ok bool
+		if size, ok = gauge(metrics, "shmguard_pod_shm_size_bytes", ns, created.Name); !ok {
+			return fmt.Errorf("no shmguard_pod_shm_size_bytes for the pod")
+		}
+		if used, _ = gauge(metrics, "shmguard_pod_shm_used_bytes", ns, created.Name); used < written {
+			return fmt.Errorf("used %d bytes, the pod wrote %d", used, written)
+		}
+		return nil
+	})
+	t.Logf("the agent samples the volume at /dev/shm/: size %s, used %s", mib(size), mib(used))
+	if size != limit {
+		t.Errorf("the agent's size of the volume at /dev/shm/ is %d bytes, its sizeLimit %d", size, limit)
 	}
 }
