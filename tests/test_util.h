@@ -29,6 +29,9 @@ std::string TestdataPath(const std::string& relative);
 // Reads a file under tests/testdata; fails the test when it cannot be read.
 std::string ReadTestdata(const std::string& relative);
 
+// What a shell command writes to its standard output; fails the test when it cannot be started.
+std::string CommandOutput(const std::string& command);
+
 // The text of the file at `path`, or "" when it cannot be read (a log not written yet).
 std::string ReadText(const std::string& path);
 

@@ -2,7 +2,6 @@
 // make exists in values.yaml and its schema; the image builds on Debian 12 as the README does and
 // runs slim and non-root with every library the binary links.
 #include <catch2/catch.hpp>
-#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -56,16 +55,6 @@ TEST_CASE("every .Values reference of the chart exists in values.yaml and values
   }
 }
 
-std::string RunCommand(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  pclose(p);
-  return out;
-}
-
 TEST_CASE("Dockerfile: Debian 12 build, slim non-root runtime with every library shmguard links", "[deploy]") {
   std::string docker = ReadTestdata("../../Dockerfile");
   CHECK(docker.find("FROM debian:12 AS build") != std::string::npos);
@@ -86,13 +75,13 @@ TEST_CASE("Dockerfile: Debian 12 build, slim non-root runtime with every library
   for (std::string pkg; pkgs >> pkg;) {
     if (pkg == "\\") continue;
     provided.insert(pkg);
-    std::string deps = RunCommand("dpkg-query -W -f='${Depends}' " + pkg + " 2>/dev/null");
+    std::string deps = CommandOutput("dpkg-query -W -f='${Depends}' " + pkg + " 2>/dev/null");
     static const std::regex kPackage(R"(([a-z0-9.+-]+)( \([^)]*\))?)");
     for (std::sregex_iterator it(deps.begin(), deps.end(), kPackage), end; it != end; ++it) {
       provided.insert((*it)[1]);
     }
   }
-  std::string libs = RunCommand(std::string("ldd ") + SHMGUARD_BINARY + " | awk '/=>/{print $3}'");
+  std::string libs = CommandOutput(std::string("ldd ") + SHMGUARD_BINARY + " | awk '/=>/{print $3}'");
   std::istringstream lines(libs);
   int checked = 0;
   for (std::string lib; std::getline(lines, lib);) {
@@ -101,7 +90,7 @@ TEST_CASE("Dockerfile: Debian 12 build, slim non-root runtime with every library
         lib.find("/libtsan.") != std::string::npos) {
       continue;
     }
-    std::string owner = RunCommand("(dpkg -S " + lib + " || dpkg -S /usr" + lib + ") 2>/dev/null | head -1");
+    std::string owner = CommandOutput("(dpkg -S " + lib + " || dpkg -S /usr" + lib + ") 2>/dev/null | head -1");
     owner = owner.substr(0, owner.find(':'));
     CAPTURE(lib, owner);
     CHECK(provided.count(owner) == 1);

@@ -67,12 +67,7 @@ TEST_CASE("HandshakePolicy::Create refuses unknown and insecure suites and unusa
 std::string Negotiated(int port, const std::string& ca, const std::string& args) {
   std::string cmd = "openssl s_client -connect 127.0.0.1:" + std::to_string(port) + " -CAfile " + ca + " " + args +
                     " </dev/null 2>&1";
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  pclose(p);
+  const std::string out = test::CommandOutput(cmd);
   // "New, TLSv1.3, Cipher is TLS_AES_256_GCM_SHA384" after a handshake; "New, (NONE), Cipher is
   // (NONE)" after a refused one.
   size_t at = out.find("\nNew, ");
