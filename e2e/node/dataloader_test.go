@@ -21,20 +21,34 @@ var dataloaderArgs = []string{"--workers", "4", "--prefetch", "2", "--batch-byte
 // (torch/csrc/DataLoader.cpp, handler_SIGBUS) before the signal kills the worker.
 const workerBusError = "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm)."
 
+// workerKilledByBusError is what the training process raises when it finds, by waitid, a worker
+// the signal killed (torch/csrc/DataLoader.cpp, _error_if_any_worker_fails).
+const workerKilledByBusError = "is killed by signal: Bus error."
+
+// busErrors counts the DataLoader workers the output shows dying of a Bus error: the lines of
+// their own handler, or at least the one the training process found by its exit status. The
+// handler's line is best effort (one write(2) from inside the signal handler): once in over a
+// hundred runs the training process reported a worker killed by SIGBUS and the pod's output held
+// no handler line.
+func busErrors(logs string) int {
+	n := strings.Count(logs, workerBusError)
+	if n == 0 && strings.Contains(logs, workerKilledByBusError) {
+		return 1
+	}
+	return n
+}
+
 func TestDataLoaderBusErrorWithoutShmguardIsFixedByThePatch(t *testing.T) {
 	bare := run(t, newNamespace(t, off), trainPod("dataloader", 1, "2Gi", dataloaderArgs...), 3*time.Minute)
-	if bare.pod.Status.Phase != corev1.PodFailed {
-		t.Fatalf("without shmguard the DataLoader %s; want it killed by a Bus error:\n%s", bare.outcome(), tail(bare.logs, 10))
-	}
 	// A worker that takes a SIGBUS writing a batch into a full /dev/shm prints workerBusError from
 	// PyTorch's own handler, then dies of the signal. The training process raises whichever failure
 	// it meets first: nine runs in ten "DataLoader worker (pid N) is killed by signal: Bus error",
 	// otherwise another worker's "No space left on device" or the dead worker's reset connection.
-	if !strings.Contains(bare.logs, workerBusError) {
-		t.Fatalf("without shmguard: no DataLoader worker died of a Bus error (%s):\n%s", bare.outcome(), tail(bare.logs, 10))
+	if bare.pod.Status.Phase != corev1.PodFailed || busErrors(bare.logs) == 0 {
+		bare.fatalf(t, "without shmguard, want the DataLoader failed and a worker dead of a Bus error")
 	}
 	t.Logf("without shmguard: %d worker(s) died of a Bus error; the training process: %s",
-		strings.Count(bare.logs, workerBusError), lastLineWith(bare.logs, "Error: "))
+		busErrors(bare.logs), lastLineWith(bare.logs, "Error: "))
 
 	p := annotate(trainPod("dataloader", 1, "2Gi", dataloaderArgs...),
 		"shmguard.io/num-workers", "4", "shmguard.io/prefetch-factor", "2", "shmguard.io/batch-bytes", "12Mi")
@@ -63,8 +77,8 @@ func TestABatchLargerThanShmFailsWhereItIsPlacedInSharedMemory(t *testing.T) {
 	const batch = 96 << 20
 	bare := run(t, newNamespace(t, off), trainPod("big-batch", 1, "2Gi", "--workers", "1", "--prefetch", "1",
 		"--batch-bytes", strconv.Itoa(batch), "--batches", "2", "--step-seconds", "0"), 3*time.Minute)
-	if bare.pod.Status.Phase != corev1.PodFailed || !strings.Contains(bare.logs, workerBusError) {
-		t.Fatalf("a %d MiB batch under a 64 MiB /dev/shm: %s; want the worker's Bus error:\n%s", batch>>20, bare.outcome(), tail(bare.logs, 10))
+	if bare.pod.Status.Phase != corev1.PodFailed || busErrors(bare.logs) == 0 {
+		bare.fatalf(t, "a %d MiB batch under a 64 MiB /dev/shm: want the worker's Bus error", batch>>20)
 	}
 	t.Logf("Debian's PyTorch: %s", lastLineWith(bare.logs, "Error: "))
 	reserve := fmt.Sprintf(`python3 -c '

@@ -101,7 +101,7 @@ func vllmReport(t *testing.T, r ran) vllmResult {
 	lines := strings.Split(strings.TrimSpace(r.logs), "\n")
 	var res vllmResult
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
-		t.Fatalf("the server's last line is not its result (%v):\n%s", err, tail(r.logs, 10))
+		r.fatalf(t, "the server's last line is not its result (%v)", err)
 	}
 	return res
 }
@@ -112,7 +112,7 @@ func vllmReport(t *testing.T, r ran) vllmResult {
 func TestAVllmServersSegmentsFitThePlanOfItsLaunch(t *testing.T) {
 	bare := run(t, newNamespace(t, off), vllmPod(2, "4Gi", "--tensor-parallel-size 2"), 3*time.Minute)
 	if bare.pod.Status.Phase != corev1.PodFailed || !strings.Contains(bare.logs, "RuntimeError: Insufficient space in /dev/shm") {
-		t.Fatalf("without shmguard the server %s; want vLLM's start-up check to refuse /dev/shm:\n%s", bare.outcome(), tail(bare.logs, 10))
+		bare.fatalf(t, "without shmguard, want vLLM's start-up check to refuse /dev/shm")
 	}
 	t.Logf("without shmguard: %s", lastLineWith(bare.logs, "RuntimeError"))
 
@@ -160,7 +160,7 @@ func TestVllmDataParallelAndRayExecutorLaunchesRefuse1GiAndStartUnderThePatch(t 
 		t.Run(s.name, func(t *testing.T) {
 			bare := run(t, newNamespace(t, off), withDshm(vllmPod(8, s.memory, s.flags)), 3*time.Minute)
 			if bare.pod.Status.Phase != corev1.PodFailed || !strings.Contains(bare.logs, "RuntimeError: Insufficient space in /dev/shm") {
-				t.Fatalf("at 1Gi the server %s; want vLLM's start-up check to refuse /dev/shm:\n%s", bare.outcome(), tail(bare.logs, 10))
+				bare.fatalf(t, "at 1Gi, want vLLM's start-up check to refuse /dev/shm")
 			}
 			t.Logf("at 1Gi: %s", lastLineWith(bare.logs, "RuntimeError"))
 			patched := run(t, newNamespace(t, nil), withDshm(vllmPod(8, s.memory, s.flags)), 4*time.Minute).succeeded(t)

@@ -216,7 +216,7 @@ func run(t *testing.T, ns string, p *corev1.Pod, timeout time.Duration) ran {
 func (r ran) succeeded(t *testing.T) ran {
 	t.Helper()
 	if r.pod.Status.Phase != corev1.PodSucceeded {
-		t.Fatalf("pod %s %s, want Succeeded; its output:\n%s", r.pod.Name, r.outcome(), tail(r.logs, 20))
+		r.fatalf(t, "want Succeeded")
 	}
 	return r
 }
@@ -232,7 +232,7 @@ func (r ran) result(t *testing.T) result {
 	lines := strings.Split(strings.TrimSpace(r.logs), "\n")
 	var res result
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil || res.Size == 0 {
-		t.Fatalf("pod %s: the last line is not the DataLoader's result (%v):\n%s", r.pod.Name, err, tail(r.logs, 10))
+		r.fatalf(t, "the last line is not the DataLoader's result (%v)", err)
 	}
 	return res
 }
@@ -264,10 +264,20 @@ func (r ran) outcome() string {
 	}
 	for _, c := range s.ContainerStatuses {
 		if e := c.State.Terminated; e != nil {
-			out += fmt.Sprintf("; %s exited %d (%s) %s", c.Name, e.ExitCode, e.Reason, e.Message)
+			// The message is the output's tail when the container failed
+			// (FallbackToLogsOnError): its last line says enough here.
+			out += fmt.Sprintf("; %s exited %d (%s) %s", c.Name, e.ExitCode, e.Reason, tail(e.Message, 1))
 		}
 	}
 	return out
+}
+
+// fatalf ends the test on what went wrong with the pod: its output's last lines first, then the
+// verdict and how the pod ended, so that a log cut to its last lines still says both.
+func (r ran) fatalf(t *testing.T, format string, args ...any) {
+	t.Helper()
+	t.Fatalf("pod %s's output, its last 20 lines:\n%s\npod %s: %s; it ended: %s",
+		r.pod.Name, tail(r.logs, 20), r.pod.Name, fmt.Sprintf(format, args...), r.outcome())
 }
 
 func tail(s string, n int) string {
