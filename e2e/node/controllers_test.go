@@ -84,6 +84,7 @@ func TestControllersPodsRunWithThePlannedShm(t *testing.T) {
 func TestEveryPodIsPatchedThroughAnUpgradeAndAnEvictedReplica(t *testing.T) {
 	ns := newNamespace(t, nil)
 	ctx := ctxFor(t, 10*time.Minute)
+	t.Cleanup(func() { webhookWhole(t, ctx) })
 	const atLeast = 200
 	var failed, count atomic.Int32
 	var disrupted atomic.Bool

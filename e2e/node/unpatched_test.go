@@ -34,16 +34,7 @@ func stopWebhook(t *testing.T) {
 			t.Errorf("scaling shmguard back to %d replicas: %v", replicas, err)
 			return
 		}
-		wait(t, 3*time.Minute, "shmguard's replicas Ready again", func() error {
-			d, err := deps.Get(ctx, controlplane.ReleaseName, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			if d.Status.ReadyReplicas != replicas || d.Status.UpdatedReplicas != replicas {
-				return fmt.Errorf("%d of %d ready", d.Status.ReadyReplicas, replicas)
-			}
-			return nil
-		})
+		webhookWhole(t, ctx)
 	})
 	if err := fleet.Scale(ctx, client, controlplane.ReleaseNamespace, controlplane.ReleaseName, 0); err != nil {
 		t.Fatal(err)
