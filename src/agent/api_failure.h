@@ -1,7 +1,8 @@
-// ApiFailure: a write of the agent's (an Event, a ShmProfile) that the API refused or never
-// answered, for its log. Each one is logged, as client-go's event broadcaster logs every Event
-// the server rejects (k8s.io/client-go v0.37.2 tools/record/event.go:355-366: at error level,
-// but at V(5) when the namespace is terminating). WriteResults counts a part's writes.
+// ApiFailure: a request of the agent's (an Event, a ShmProfile written or deleted, the list the
+// retention sweep reads) that the API refused or never answered, for its log. Each one is
+// logged, as client-go's event broadcaster logs every Event the server rejects
+// (k8s.io/client-go v0.37.2 tools/record/event.go:355-366: at error level, but at V(5) when the
+// namespace is terminating). WriteResults counts a part's writes.
 #pragma once
 
 #include <atomic>
@@ -16,7 +17,7 @@
 namespace shmguard::agent {
 
 struct ApiFailure {
-  std::string what;  // the object written: "Event ShmNearFull ml/train-0", "ShmProfile ml/job.train"
+  std::string what;  // the object: "Event ShmNearFull ml/train-0", "ShmProfile ml/job.train"
   int status = 0;    // the API's answer; 0 when none came
   std::string why;   // the API's Status message, or why no answer came
   // The API refused it because its namespace is being deleted: a Status cause NamespaceTerminating

@@ -86,7 +86,10 @@ std::optional<uint64_t> ProfileRecorder::Sweep(int64_t now_seconds, int64_t rete
     std::string path = "/apis/shmguard.io/v1alpha1/shmprofiles?limit=500";
     if (!next.empty()) path += "&continue=" + kube::QueryValue(next);
     auto got = client_->Request("GET", path, "", "application/json", page);
-    if (!got || !got->ok() || !got->body.is_object()) return std::nullopt;
+    if (!got || !got->ok() || !got->body.is_object()) {
+      if (sink_) sink_(FailureOf("ShmProfile list (the retention sweep)", got));
+      return std::nullopt;
+    }
     JsonNode list(got->body);
     for (JsonNode item : list.Find("items").Items()) {
       auto o = ReadShmProfile(item);
@@ -102,12 +105,16 @@ std::optional<uint64_t> ProfileRecorder::Sweep(int64_t now_seconds, int64_t rete
           "DELETE",
           "/apis/shmguard.io/v1alpha1/namespaces/" + kube::QueryValue(ns) + "/shmprofiles/" + kube::QueryValue(name),
           options.dump());
-      if (res && res->ok()) deleted++;
+      if (res && res->ok()) {
+        deletes_.Ok();
+        deleted++;
+      } else if (!res || (res->status != 404 && res->status != 409)) {
+        deletes_.NotTaken(FailureOf("ShmProfile " + ns + "/" + name + " (expired)", res));
+      }
     }
     next = std::string(list.Find("metadata").StringMember("continue"));
     if (next.empty()) break;
   }
-  deleted_ += deleted;
   return deleted;
 }
 
@@ -116,8 +123,9 @@ void ProfileRecorder::Collect(std::ostream& out) const {
       out, "shmguard_agent_profile_writes_total",
       "ShmProfile writes (a higher peak, or a run), by result (ok; failed; namespace_terminating when refused "
       "as its namespace is being deleted).");
-  WriteSample(out, "shmguard_agent_profiles_deleted_total", "counter",
-              "ShmProfiles deleted as not observed for observed.retentionDays.", deleted_);
+  deletes_.Collect(out, "shmguard_agent_profile_deletes_total",
+                   "Deletes of ShmProfiles not observed for observed.retentionDays, by result (ok; failed; "
+                   "namespace_terminating).");
   WriteSample(out, "shmguard_agent_runs_recorded_total", "counter",
               "Pods whose end was recorded as a run of their workload.", runs_);
 }

@@ -81,7 +81,7 @@ ExitCode RunAgent(const AgentCommand& command) {
   // spdlog's loggers take their own lock: any of the agent's threads may log.
   agent_options.on_api_failure = [log, format](const agent::ApiFailure& f) {
     io::LogEvent(*log, format, f.namespace_terminating ? spdlog::level::debug : spdlog::level::warn,
-                 "the API server did not take a write",
+                 "the API server did not take a request",
                  {{"object", f.what}, {"status", std::to_string(f.status)}, {"error", f.why}});
   };
 

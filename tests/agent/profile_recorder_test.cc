@@ -4,6 +4,7 @@
 #include "agent/profile_recorder.h"
 
 #include <catch2/catch.hpp>
+#include <sstream>
 
 #include "agent/rest_fake.h"
 #include "shmguard/plan/shm_profile.h"
@@ -105,6 +106,53 @@ TEST_CASE("ProfileRecorder counts and reports a write refused as its namespace g
   CHECK(failures[0].status == 403);
   CHECK_THAT(failures[0].why, Catch::Contains("being terminated"));
   CHECK(failures[0].namespace_terminating);
+}
+
+// The retention sweep's failures are logged: a delete the API refuses (here, without RBAC for
+// it) is counted failed and reported with the profile's name; a list it cannot read is reported
+// and the sweep says so. A delete answered 409 (the profile was written in between: its
+// precondition keeps it) is as meant, neither deleted nor failed.
+TEST_CASE("ProfileRecorder's retention sweep reports a refused delete and a refused list", "[profile_recorder][net]") {
+  test::RestFake api;
+  const int64_t now = *ParseRfc3339Utc("2026-11-27T12:00:00Z");
+  ObservedShm old{"ml", "Job/old", 1 << 20, 1 << 30, 1, "2026-09-01T00:00:00Z", "p"};
+  api.Put("/apis/shmguard.io/v1alpha1/namespaces/ml/shmprofiles/" + ProfileName(old.workload),
+          json::parse(ShmProfileJson(old)));
+  PodTable table(0.9);
+  std::vector<ApiFailure> failures;
+  ProfileRecorder profiles(api.Client(), table, [&](const ApiFailure& f) { failures.push_back(f); });
+
+  api.refuse_deletes = true;
+  CHECK(profiles.Sweep(now, 30) == std::optional<uint64_t>(0));
+  CHECK(profiles.deletes().failed() == 1);
+  REQUIRE(failures.size() == 1);
+  CHECK(failures[0].what == "ShmProfile ml/" + ProfileName(old.workload) + " (expired)");
+  CHECK(failures[0].status == 403);
+  CHECK_THAT(failures[0].why, Catch::Contains("cannot delete"));
+
+  api.refuse_deletes = false;
+  api.refuse_profile_list = true;
+  CHECK_FALSE(profiles.Sweep(now, 30));
+  REQUIRE(failures.size() == 2);
+  CHECK(failures[1].what == "ShmProfile list (the retention sweep)");
+  CHECK(failures[1].status == 403);
+  CHECK(profiles.deletes().failed() == 1);  // a list is not a delete
+
+  api.refuse_profile_list = false;
+  const std::string path = "/apis/shmguard.io/v1alpha1/namespaces/ml/shmprofiles/" + ProfileName(old.workload);
+  api.before_delete = [&] { api.Put(path, *api.Get(path)); };  // another agent writes it meanwhile
+  CHECK(profiles.Sweep(now, 30) == std::optional<uint64_t>(0));
+  CHECK(api.Get(path));  // its precondition kept it
+  CHECK(profiles.deletes().failed() == 1);
+  CHECK(failures.size() == 2);
+
+  CHECK(profiles.Sweep(now, 30) == std::optional<uint64_t>(1));
+  CHECK(profiles.deletes().ok() == 1);
+  CHECK(failures.size() == 2);
+  std::ostringstream metrics;
+  profiles.Collect(metrics);
+  CHECK_THAT(metrics.str(), Catch::Contains(R"(shmguard_agent_profile_deletes_total{result="ok"} 1)"));
+  CHECK_THAT(metrics.str(), Catch::Contains(R"(shmguard_agent_profile_deletes_total{result="failed"} 1)"));
 }
 
 }  // namespace

@@ -85,12 +85,17 @@ class RestFake {
     std::lock_guard<std::mutex> lock(mu_);
     return resizes_;
   }
-  // Another writer changes the object between the agent's read and its write, once.
-  std::function<void()> before_put;
+  // Another writer changes the object between the agent's read and its write (or its delete),
+  // once.
+  std::function<void()> before_put, before_delete;
   // Runs before each Event is taken (a slow API server: the test blocks it here).
   std::function<void()> before_event;
   // Events are refused (403), as without RBAC for them.
   bool refuse_events = false;
+  // Deletes are refused (403), as without RBAC for them; so is the cluster-wide list of
+  // ShmProfiles.
+  bool refuse_deletes = false;
+  bool refuse_profile_list = false;
   // Every create is refused as in a namespace being deleted (403 with a NamespaceTerminating
   // cause, as the namespace lifecycle admission plugin answers).
   bool terminating = false;
@@ -102,6 +107,7 @@ class RestFake {
       std::lock_guard<std::mutex> lock(mu_);
       seen_.push_back(req.method + " " + req.path);
       if (req.method == "PUT") hook = std::exchange(before_put, nullptr);
+      if (req.method == "DELETE") hook = std::exchange(before_delete, nullptr);
       if (req.method == "POST" && req.path.find("/events") != std::string::npos) hook = before_event;
     }
     if (hook) hook();
@@ -141,6 +147,7 @@ class RestFake {
     // The cluster-wide list of ShmProfiles, in pages of `limit`; the continue token is the last
     // key given, as etcd's, so a page resumes after it whatever was deleted meanwhile.
     if (req.method == "GET" && req.path == "/apis/shmguard.io/v1alpha1/shmprofiles") {
+      if (refuse_profile_list) return reply(403, {{"kind", "Status"}, {"message", "shmprofiles is forbidden"}});
       const size_t limit = std::stoul(req.get_param_value("limit"));
       const std::string after = req.has_param("continue") ? req.get_param_value("continue") : "";
       json items = json::array();
@@ -161,6 +168,7 @@ class RestFake {
     }
     auto it = objects_.find(req.path);
     if (req.method == "DELETE") {
+      if (refuse_deletes) return reply(403, {{"kind", "Status"}, {"message", "cannot delete shmprofiles"}});
       if (it == objects_.end()) return reply(404, {{"kind", "Status"}, {"message", "not found"}});
       if (body["preconditions"]["resourceVersion"] != it->second["metadata"]["resourceVersion"]) {
         return reply(409, {{"kind", "Status"}, {"message", "precondition failed"}});
