@@ -27,9 +27,8 @@ const workerKilledByBusError = "is killed by signal: Bus error."
 
 // busErrors counts the DataLoader workers the output shows dying of a Bus error: the lines of
 // their own handler, or at least the one the training process found by its exit status. The
-// handler's line is best effort (one write(2) from inside the signal handler): once in over a
-// hundred runs the training process reported a worker killed by SIGBUS and the pod's output held
-// no handler line.
+// handler's line is best effort (one write(2) from inside the signal handler); the training
+// process's report is the worker's exit status, the kernel's word.
 func busErrors(logs string) int {
 	n := strings.Count(logs, workerBusError)
 	if n == 0 && strings.Contains(logs, workerKilledByBusError) {
