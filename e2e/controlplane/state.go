@@ -49,7 +49,10 @@ const (
 	// ReleaseName and ReleaseNamespace are those `helm template` renders shmguard's objects with.
 	ReleaseName      = "shmguard"
 	ReleaseNamespace = "shmguard-system"
-	shmguardName     = "shmguard"
+	// WebhookSelector selects the webhook Deployment's pods in ReleaseNamespace (not the node
+	// agents', which the chart can run there too).
+	WebhookSelector = "app.kubernetes.io/name=shmguard,app.kubernetes.io/component!=agent"
+	shmguardName    = "shmguard"
 )
 
 // Path joins parts under the state directory.

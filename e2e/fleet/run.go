@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 
 	"shmguard.io/e2e/controlplane"
 )
@@ -238,10 +239,10 @@ func RollingUpdate(round int) *Fault {
 		if out, err := e.CP.Run(nil, "helm", args...); err != nil {
 			return "", fmt.Errorf("helm upgrade: %v\n%s", err, out)
 		}
-		if err := WaitRollout(ctx, e); err != nil {
+		if err := WaitRollout(ctx, e.CS); err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("helm upgrade and the rollout took %.1fs", time.Since(start).Seconds()), nil
+		return fmt.Sprintf("helm upgrade and the rollout, its old replicas drained and gone, took %.1fs", time.Since(start).Seconds()), nil
 	}}
 }
 
@@ -299,7 +300,7 @@ func Outage(d time.Duration) *Fault {
 		if err := Scale(ctx, e.CS, controlplane.ReleaseNamespace, controlplane.ReleaseName, replicas); err != nil {
 			return "", err
 		}
-		return "", WaitReplicas(ctx, e, replicas)
+		return "", WaitReplicas(ctx, e.CS, replicas)
 	}}
 }
 
@@ -336,42 +337,58 @@ func ScaleReplicas(ctx context.Context, e *Env, n int32) (func(), error) {
 	return func() {
 		err := upgrade()
 		if err == nil {
-			err = WaitRollout(context.Background(), e)
+			err = WaitRollout(context.Background(), e.CS)
 		}
 		if err != nil {
 			e.Log("putting shmguard's release back: %v", err)
 		}
-	}, WaitReplicas(ctx, e, n)
+	}, WaitReplicas(ctx, e.CS, n)
 }
 
 // WaitRollout waits until shmguard's Deployment has rolled out its last change: every replica
-// updated and ready. Not `helm upgrade --wait`, which also waits for the node agents' DaemonSet,
+// updated and ready, and the replicas it replaced drained and gone (WaitReplicas). Not `helm upgrade --wait`, which also waits for the node agents' DaemonSet,
 // whose pods on KWOK's nodes stay not ready once an API server restart has made those nodes
 // unreachable for a while.
-func WaitRollout(ctx context.Context, e *Env) error {
-	d, err := e.CS.AppsV1().Deployments(controlplane.ReleaseNamespace).Get(ctx, controlplane.ReleaseName, metav1.GetOptions{})
+func WaitRollout(ctx context.Context, cs kubernetes.Interface) error {
+	d, err := cs.AppsV1().Deployments(controlplane.ReleaseNamespace).Get(ctx, controlplane.ReleaseName, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
-	return WaitReplicas(ctx, e, *d.Spec.Replicas)
+	return WaitReplicas(ctx, cs, *d.Spec.Replicas)
 }
 
 // WaitReplicas waits until shmguard's Deployment has n ready, updated replicas, its last change
-// observed, and no other.
-func WaitReplicas(ctx context.Context, e *Env, n int32) error {
-	deps := e.CS.AppsV1().Deployments(controlplane.ReleaseNamespace)
-	for {
+// observed, and no other: none of its pods still terminating either (a replica in its drain
+// still answers the API server on the connections it holds), so that what comes next meets the
+// webhook at rest.
+func WaitReplicas(ctx context.Context, cs kubernetes.Interface, n int32) error {
+	deps := cs.AppsV1().Deployments(controlplane.ReleaseNamespace)
+	pods := cs.CoreV1().Pods(controlplane.ReleaseNamespace)
+	whole := func() bool {
 		d, err := deps.Get(ctx, controlplane.ReleaseName, metav1.GetOptions{})
-		if err == nil && d.Status.ObservedGeneration >= d.Generation && d.Status.ReadyReplicas == n &&
-			d.Status.UpdatedReplicas == n && d.Status.Replicas == n {
-			return nil
+		if err != nil || d.Status.ObservedGeneration < d.Generation || d.Status.ReadyReplicas != n ||
+			d.Status.UpdatedReplicas != n || d.Status.Replicas != n {
+			return false
 		}
+		list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: controlplane.WebhookSelector})
+		if err != nil {
+			return false
+		}
+		for _, p := range list.Items {
+			if p.DeletionTimestamp != nil {
+				return false
+			}
+		}
+		return true
+	}
+	for !whole() {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("shmguard's replicas not back: %w", ctx.Err())
 		case <-time.After(time.Second):
 		}
 	}
+	return nil
 }
 
 // MarshalJSON writes the result with NaN (what did not happen, or was not measured: a webhook's

@@ -90,7 +90,7 @@ func TestAStormOfGPUPodsThroughARolloutAndAKilledReplicaComesOutPatched(t *testi
 			t.Errorf("%.0f webhook calls failed open during the rolling update", res.FailOpen)
 		}
 	}
-	if err := fleet.WaitReplicas(ctx, e, 3); err != nil {
+	if err := fleet.WaitReplicas(ctx, e.CS, 3); err != nil {
 		t.Error(err)
 	}
 }

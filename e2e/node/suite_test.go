@@ -21,9 +21,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/utils/ptr"
 
 	"shmguard.io/e2e/controlplane"
+	"shmguard.io/e2e/fleet"
 )
 
 var (
@@ -141,33 +141,15 @@ func wait(t *testing.T, d time.Duration, what string, f func() error) {
 }
 
 // webhookWhole waits until shmguard's webhook Deployment is whole again after a test disrupted
-// it: every replica updated and Ready, and none of its pods still terminating (a replica in its
-// drain answers the API server on the connections it still holds), so that the next test's pods
-// meet the webhook as a cluster at rest would.
+// it (fleet.WaitRollout: every replica updated and Ready, none still draining), so that the next
+// test's pods meet the webhook at rest.
 func webhookWhole(t *testing.T, ctx context.Context) {
 	t.Helper()
-	deps := client.AppsV1().Deployments(controlplane.ReleaseNamespace)
-	wait(t, 3*time.Minute, "shmguard's webhook whole again", func() error {
-		d, err := deps.Get(ctx, controlplane.ReleaseName, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		want := ptr.Deref(d.Spec.Replicas, 1)
-		if d.Status.ObservedGeneration < d.Generation || d.Status.ReadyReplicas != want || d.Status.UpdatedReplicas != want {
-			return fmt.Errorf("%d of %d replicas ready, %d updated", d.Status.ReadyReplicas, want, d.Status.UpdatedReplicas)
-		}
-		pods, err := client.CoreV1().Pods(controlplane.ReleaseNamespace).List(ctx, metav1.ListOptions{
-			LabelSelector: "app.kubernetes.io/name=shmguard,app.kubernetes.io/component!=agent"})
-		if err != nil {
-			return err
-		}
-		for _, p := range pods.Items {
-			if p.DeletionTimestamp != nil {
-				return fmt.Errorf("%s still terminating", p.Name)
-			}
-		}
-		return nil
-	})
+	whole, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	if err := fleet.WaitRollout(whole, client); err != nil {
+		t.Errorf("shmguard's webhook not whole again within 3m: %v", err)
+	}
 }
 
 // trainPod is a one-shot pod of the training image asking for gpus GPUs and memory, running the

@@ -41,7 +41,7 @@ func stopWebhook(t *testing.T) {
 	}
 	wait(t, 2*time.Minute, "shmguard's pods gone", func() error {
 		pods, err := client.CoreV1().Pods(controlplane.ReleaseNamespace).List(ctx, metav1.ListOptions{
-			LabelSelector: "app.kubernetes.io/name=shmguard,app.kubernetes.io/component!=agent"})
+			LabelSelector: controlplane.WebhookSelector})
 		if err != nil {
 			return err
 		}
