@@ -364,31 +364,38 @@ func WaitRollout(ctx context.Context, cs kubernetes.Interface) error {
 func WaitReplicas(ctx context.Context, cs kubernetes.Interface, n int32) error {
 	deps := cs.AppsV1().Deployments(controlplane.ReleaseNamespace)
 	pods := cs.CoreV1().Pods(controlplane.ReleaseNamespace)
-	whole := func() bool {
+	notYet := func() error {
 		d, err := deps.Get(ctx, controlplane.ReleaseName, metav1.GetOptions{})
-		if err != nil || d.Status.ObservedGeneration < d.Generation || d.Status.ReadyReplicas != n ||
+		if err != nil {
+			return err
+		}
+		if d.Status.ObservedGeneration < d.Generation || d.Status.ReadyReplicas != n ||
 			d.Status.UpdatedReplicas != n || d.Status.Replicas != n {
-			return false
+			return fmt.Errorf("%d replicas, %d updated, %d ready; want %d", d.Status.Replicas,
+				d.Status.UpdatedReplicas, d.Status.ReadyReplicas, n)
 		}
 		list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: controlplane.WebhookSelector})
 		if err != nil {
-			return false
+			return err
 		}
 		for _, p := range list.Items {
 			if p.DeletionTimestamp != nil {
-				return false
+				return fmt.Errorf("%s still draining", p.Name)
 			}
 		}
-		return true
+		return nil
 	}
-	for !whole() {
+	for {
+		err := notYet()
+		if err == nil {
+			return nil
+		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("shmguard's replicas not back: %w", ctx.Err())
+			return fmt.Errorf("shmguard's replicas not back (%v): %w", err, ctx.Err())
 		case <-time.After(time.Second):
 		}
 	}
-	return nil
 }
 
 // MarshalJSON writes the result with NaN (what did not happen, or was not measured: a webhook's
