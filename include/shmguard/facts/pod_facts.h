@@ -100,8 +100,10 @@ struct PodFacts {
   std::string nccl_shm_disabled_source;
   bool nccl_p2p_disabled = false;
   std::string nccl_p2p_disabled_source;
-  // The inference server the first app container that launches one launches (server_plan.h).
+  // The inference server the first app container that launches one launches (server_plan.h),
+  // and those the other app containers launch: every one of them takes the pod's /dev/shm.
   std::optional<ServerLaunch> server;
+  std::vector<ServerLaunch> more_servers;
   // The resource claims whose devices the input does not hold (a ResourceClaimTemplate not
   // given to the audit), in words: the pod's GPUs through them are unknown. When the launch
   // states its processes (torchrun, PET_NPROC_PER_NODE, an annotation) or a server, the pod is

@@ -67,16 +67,35 @@ struct ServerLaunch {
   bool pdmux = false;
   bool mm_cache_shm = false;                  // vLLM --mm-processor-cache-type shm
   int64_t mm_cache_bytes = int64_t{4} << 30;  // vLLM --mm-processor-cache-gb (GiB, default 4)
-  int64_t kv_offload_bytes = 0;               // vLLM --kv-offloading-size (GiB)
+  int64_t kv_offload_bytes = 0;               // vLLM --kv-offloading-size (GiB), a shortcut for the connector below
+  // vLLM --kv-transfer-config and --ec-transfer-config as given (JSON, the dotted form merged), and
+  // what they name: OffloadingConnector's cpu_bytes_to_use (alone or inside a MultiConnector;
+  // vllm/config/vllm.py:1166-1175 makes --kv-offloading-size this connector) and ECCPUConnector's
+  // ec_cpu_bytes.
+  std::string kv_transfer_config, ec_transfer_config;
+  int64_t kv_connector_offload_bytes = 0;
+  int64_t ec_cache_bytes = 0;
+  int64_t node_rank = 0;  // vLLM --node-rank: 0 leads an engine that spans nodes
+  // vLLM --data-parallel-multi-port-external-lb: an API server, and a multimodal cache, per
+  // local data-parallel rank.
+  bool dp_multi_port_external_lb = false;
+  // vLLM --config FILE, as written, when its flags could not be read (a file in the image): the
+  // counts it may set are taken as the pod's GPUs, as for `unread`.
+  std::string config_file;
   KvOffloadBackend kv_offload_backend = KvOffloadBackend::kNative;
   bool simple_kv_offload = false;              // vLLM VLLM_USE_SIMPLE_KV_OFFLOAD=1
   bool tensor_arena = false;                   // vLLM --enable-shm-tensor-arena
   bool rocm = false;                           // the container requests amd.com/gpu
   int64_t mq_chunk_bytes = int64_t{16} << 20;  // vLLM VLLM_MQ_MAX_CHUNK_BYTES_MB (default 16)
   bool mq_broadcaster = true;                  // SGLang SGLANG_USE_MESSAGE_QUEUE_BROADCASTER
-  std::optional<bool> sharded;                 // TGI --sharded (env SHARDED)
-  bool ray_started = false;                    // `ray start` runs in the container too
-  std::optional<int64_t> object_store_bytes;   // ray start --object-store-memory
+  bool shm_cpu_offload = false;                // SGLang --offload-mode shm_cpu: weights in /dev/shm
+  // Triton's Python backend: --backend-config=python,shm-default-byte-size=N, the size each
+  // model instance's region starts at (1 MiB by default).
+  int64_t python_shm_default_bytes = int64_t{1} << 20;
+  std::optional<bool> sharded;                // TGI --sharded (env SHARDED)
+  bool ray_started = false;                   // `ray start` runs in the container too
+  std::optional<int64_t> object_store_bytes;  // ray start --object-store-memory
+  int64_t container_gpus = 0;                 // the GPUs its own container requests (0: none of its own)
   std::vector<std::string> read;
   // The count flags whose value is a variable the spec does not set (a valueFrom, or the
   // shell's own): "-tp=$(TP)". Each is taken as the GPUs the pod has for it (servers/).
@@ -115,6 +134,8 @@ enum class ServerSegment {
   kMultimodalCache,         // vLLM: the multimodal processor cache
   kKvOffload,               // vLLM: the CPU KV-cache offload region
   kRayObjectStore,          // Ray's object store × 1.1
+  kEncoderCache,            // vLLM: ECCPUConnector's encoder-cache region
+  kPythonBackendRegion,     // Triton: a Python backend model instance's region
   kSegmentFlags,            // the segments' flag bytes and page rounding
 };
 
@@ -139,9 +160,10 @@ struct ServerPlan {
   // features, a Ray object store with no memory limit to take Ray's default share of, Triton's
   // Python backend regions.
   std::string unbounded;
-  // Segments vLLM makes without checking /dev/shm's free space first (its multimodal cache): a
-  // shortfall there is a Bus error under load, not a refusal at start.
-  bool unchecked = false;
+  // The segments vLLM makes without checking /dev/shm's free space first, in words ("" none): its
+  // multimodal cache (a shortfall is a Bus error under load), ECCPUConnector's region (pre-faulted:
+  // a Bus error at start); not a refusal at start as for its queues.
+  std::string unchecked;
 };
 
 // The plan of `launch` in a pod of `gpus` GPUs and `memory_limit` (Ray's default store is a

@@ -19,6 +19,7 @@ struct ShmUse {
   std::string_view volume = "dshm";  // Default: dshm
   bool floor = false;                // the floor of an estimate, not a plan
   bool compose = false;              // a Compose service: shm_size, host memory
+  bool server = false;               // an inference server's plan: its flags size it
 };
 
 // A shm-over-memory-limit finding when `required` bytes do not fit `facts`' memory limit: over

@@ -33,19 +33,24 @@ extern constexpr std::array<CheckInfo, kCheckCount> kChecks = {{
        return "sized without DataLoader annotations: " + Bytes(f, "required_bytes") + " = " + f.Value("basis") + kExact;
      }},
     {Check::kSizedFromServerLaunch, "sized-from-server-launch", S::kInfo, "An inference server sized from its launch arguments",
-     "required_bytes server_bytes gpus unchecked", "server launched_by read terms unbounded unread",
+     "required_bytes server_bytes gpus", "server launched_by read terms unbounded unread unchecked config",
      [](const F& f) -> std::string {
        std::string out = "sized for " + f.Value("server") + " from its launch (" + f.Value("launched_by") +
                          (f.Value("read").empty() ? "" : ": " + f.Value("read")) + "): " + Bytes(f, "required_bytes");
        out += f.Number("server_bytes") ? " with its own segments " + f.Value("terms")
                                        : " (its own segments: none beyond NCCL's)";
+       if (!f.Value("config").empty()) {
+         out += "; its --config " + f.Value("config") +
+                " is not in the input: the counts it may set are taken as the pod's " + Plural(f.Number("gpus"), "GPU") +
+                ", and any segment it adds is not counted";
+       }
        if (!f.Value("unread").empty()) {
          out += "; " + f.Value("unread") + " names a variable the spec does not set: taken as the pod's " +
                 Plural(f.Number("gpus"), "GPU");
        }
-       if (f.Number("unchecked")) {
-         out += "; its multimodal cache is made without checking /dev/shm's free space: a shortfall is a Bus error "
-                "under load, not a refusal at start";
+       if (!f.Value("unchecked").empty()) {
+         out += "; " + f.Value("unchecked") + " without checking /dev/shm's free space: a shortfall is a Bus error, "
+                "not a refusal at start";
        }
        if (!f.Value("unbounded").empty()) out += "; not bounded here: " + f.Value("unbounded");
        return out + "; its launch flags change the size, not DataLoader annotations";
@@ -69,7 +74,7 @@ extern constexpr std::array<CheckInfo, kCheckCount> kChecks = {{
      "required_bytes learned_bytes formula_bytes peak_bytes margin_ppm runs", "workload last_observed last_pod",
      ObservedWords},
     {Check::kShmOverMemoryLimit, "shm-over-memory-limit", S::kError, "The /dev/shm needed does not fit the memory limit",
-     "required_bytes memory_limit_bytes max_fraction_ppm left_bytes floor compose floor_bytes floor_plan_bytes minimum_bytes nccl_proxy nccl_shm procs", "volume limit_source",
+     "required_bytes memory_limit_bytes max_fraction_ppm left_bytes floor compose server floor_bytes floor_plan_bytes minimum_bytes nccl_proxy nccl_shm procs", "volume limit_source",
      OverMemoryLimitWords},
     {Check::kMemoryHeadroom, "memory-headroom", S::kInfo, "What the memory limit leaves the processes once /dev/shm is full",
      "memory_limit_bytes left_bytes floor compose", "volume limit_source",

@@ -64,8 +64,10 @@ std::string ObservedWords(const F& f) {
 std::string OverMemoryLimitWords(const F& f) {
   const bool floor = f.Number("floor") != 0;
   const std::string what = floor ? "floor of a GPU pod" : f.Value("volume") + " needs";
-  const std::string remedy =
-      floor ? "raise the memory limit" : "raise the limit or lower num-workers/prefetch-factor/batch size";
+  const std::string remedy = floor ? "raise the memory limit"
+                             : f.Number("server")
+                                 ? "raise the limit or change the server's flags that size its segments"
+                                 : "raise the limit or lower num-workers/prefetch-factor/batch size";
   const std::string limit = Bytes(f, "memory_limit_bytes");
   std::string out = floor ? "no DataLoader annotations; /dev/shm needs at least " + Floor(f) + "; " : "";
   if (!f.HasNumber("max_fraction_ppm")) {

@@ -184,6 +184,7 @@ Counted Unstated(int64_t n, std::string source) { return {n, std::move(source), 
 // be read of it.
 struct ServerFound {
   std::optional<ServerLaunch> server;
+  std::vector<ServerLaunch> more;  // the other app containers' servers (prefill and decode side by side)
   std::optional<Error> unread;
 };
 
@@ -216,7 +217,8 @@ Result<ServerFound> ReadServer(const Launch& l) {
       t.annotations.count(kBatchBytesAnnotation) != 0) {
     return found;
   }
-  for (size_t i = 0; i < l.nodes.size() && !found.server; ++i) {
+  // Every app container's server: two in one pod share its /dev/shm.
+  for (size_t i = 0; i < l.nodes.size(); ++i) {
     if (l.containers[i].init) continue;
     auto server = ReadServerLaunch(l.nodes[i], l.containers[i].pointer);
     if (!server && server.error().code == Code::kUnsupportedKind) {
@@ -224,13 +226,20 @@ Result<ServerFound> ReadServer(const Launch& l) {
       break;
     }
     if (!server) return server.error();
-    found.server = std::move(*server);
+    if (!*server) continue;
+    (*server)->container_gpus = l.containers[i].gpus;
+    if (!found.server) {
+      found.server = std::move(**server);
+    } else {
+      found.more.push_back(std::move(**server));
+    }
   }
   const bool ray_container = !l.containers.empty() && !l.containers[0].init;
   if (t.ray_node && ray_container && (!found.server || found.server->server == Server::kRay)) {
     auto ray = KubeRayStart(t);
     if (!ray) return ray.error();
     found.server = std::move(*ray);
+    found.more.clear();
   }
   return found;
 }
@@ -330,6 +339,7 @@ Result<bool> ReadLaunchFacts(const PodTemplate& t, const std::vector<JsonNode>& 
   const NcclOff nccl = ReadNcclOff(launch, f.requests_gpus);
 
   f.server = std::move(server->server);
+  f.more_servers = std::move(server->more);
   f.launch_unread = std::move(server->unread);
   f.procs = procs->n;
   f.procs_source = std::move(procs->source);

@@ -50,15 +50,39 @@ Result<bool> ReadDataLoader(const Annotations& a, const Policy& policy, ShmInput
 
 // An unannotated pod's server, planned: its processes and whether its ranks span pods replace
 // what the GPU count said (an annotation, env or torchrun flag still wins).
+// Several servers in one pod (each in its container, on that container's GPUs) share its
+// /dev/shm: their terms, processes and bytes add up.
 void PlanServerOf(PodReading& r) {
   PodFacts& f = r.facts;
   const ServerLaunch& l = *f.server;
-  auto plan = PlanServer(l, f.gpus, f.memory_limit_bytes);
+  const bool several = !f.more_servers.empty();
+  auto gpus_of = [&](const ServerLaunch& s) { return several && s.container_gpus > 0 ? s.container_gpus : f.gpus; };
+  auto plan = PlanServer(l, gpus_of(l), f.memory_limit_bytes);
   if (!plan) {
     r.facts_error = MakeError(plan.error().code, plan.error().message, Location::Pointer(l.pointer));
     return;
   }
+  for (const ServerLaunch& other : f.more_servers) {
+    auto more = PlanServer(other, gpus_of(other), f.memory_limit_bytes);
+    if (!more) {
+      r.facts_error = MakeError(more.error().code, more.error().message, Location::Pointer(other.pointer));
+      return;
+    }
+    if (__builtin_add_overflow(plan->bytes, more->bytes, &plan->bytes)) {
+      r.facts_error = MakeError(Code::kInvalidInput, "its servers' /dev/shm segments sum past 2^63-1 bytes",
+                                Location::Pointer(other.pointer));
+      return;
+    }
+    plan->procs += more->procs;
+    plan->multi_node = plan->multi_node || more->multi_node;
+    plan->terms.insert(plan->terms.end(), more->terms.begin(), more->terms.end());
+    if (plan->unbounded.empty()) plan->unbounded = more->unbounded;
+    if (plan->unchecked.empty()) plan->unchecked = more->unchecked;
+  }
   TakeServerCounts(f, l, *plan);
+  if (several && f.procs_source.rfind(std::string(ServerTitle(l.server)), 0) == 0) {
+    f.procs_source += " and " + std::to_string(f.more_servers.size()) + " more in the pod's other containers";
+  }
   r.server = std::move(*plan);
 }
 

@@ -109,34 +109,126 @@ size_t ExpansionBudget(JsonNode container, const Env& env) {
   return std::min(kMaxExpansionBytes, std::max(kMinExpansionBytes, text));
 }
 
+namespace {
+
+bool IsShell(std::string_view word) {
+  const std::string_view b = Basename(word);
+  return b == "sh" || b == "bash" || b == "dash" || b == "ash" || b == "zsh" || b == "ksh";
+}
+
+// "-c", "-ec", "-lc", "-euxc": a shell's short options that take the script from its next word.
+bool IsScriptFlag(std::string_view word) {
+  if (word.size() < 2 || word[0] != '-' || word[1] == '-') return false;
+  for (char c : word.substr(1)) {
+    if (c < 'a' || c > 'z') return false;
+  }
+  return word.find('c') != std::string_view::npos;
+}
+
+// A shell script's words as the shell splits them (POSIX XCU 2.2-2.3): at unquoted blanks and
+// operators (';', '&', '|', which end a command and are dropped), a backslash quoting the next
+// character (a line continuation is dropped), '...' literal, "..." with \ \" \$ \` escaped; quote
+// characters dropped. `$` references were expanded before (Expander). Linear.
+void SplitScript(std::string_view script, std::vector<std::string>& out) {
+  std::string word;
+  bool started = false;  // an empty quoted word ('') is still a word
+  auto flush = [&] {
+    if (started) out.push_back(std::move(word));
+    word.clear();
+    started = false;
+  };
+  for (size_t i = 0; i < script.size(); ++i) {
+    const char c = script[i];
+    if (c == '\\') {
+      if (i + 1 < script.size() && script[i + 1] != '\n') {
+        word += script[i + 1];
+        started = true;
+      }
+      ++i;
+    } else if (c == '\'') {
+      const size_t close = script.find('\'', i + 1);
+      const size_t end = close == std::string_view::npos ? script.size() : close;
+      word.append(script.substr(i + 1, end - i - 1));
+      started = true;
+      i = end;
+    } else if (c == '"') {
+      started = true;
+      for (++i; i < script.size() && script[i] != '"'; ++i) {
+        if (script[i] == '\\' && i + 1 < script.size() &&
+            std::string_view("\\\"$`\n").find(script[i + 1]) != std::string_view::npos) {
+          if (script[++i] != '\n') word += script[i];
+        } else {
+          word += script[i];
+        }
+      }
+    } else if (IsSpace(c) || c == ';' || c == '&' || c == '|') {
+      flush();
+    } else {
+      word += c;
+      started = true;
+    }
+  }
+  flush();
+}
+
+// `words` with every shell's -c script split into its words in place (a script's own shell -c
+// script too): "sh -c 'exec vllm serve m'" -> sh, -c, exec, vllm, serve, m.
+std::vector<std::string> SplitScripts(std::vector<std::string> words, int depth = 0) {
+  std::vector<std::string> out;
+  out.reserve(words.size());
+  bool shell = false, script_next = false;
+  for (auto& word : words) {
+    if (script_next && depth < 4) {
+      std::vector<std::string> script;
+      SplitScript(word, script);
+      for (auto& w : SplitScripts(std::move(script), depth + 1)) out.push_back(std::move(w));
+      script_next = shell = false;
+      continue;
+    }
+    if (shell && IsScriptFlag(word)) script_next = true;
+    if (IsShell(word)) shell = true;
+    out.push_back(std::move(word));
+  }
+  return out;
+}
+
+}  // namespace
+
+void Env::Set(std::string_view name, std::string_view value) {
+  const std::string& n = owned_.emplace_back(name);
+  const std::string& v = owned_.emplace_back(value);
+  values_[n] = std::string_view(v);
+}
+
 Words SplitLaunch(JsonNode container, const Env& env, size_t budget) {
   Words w;
   Expander expander(env, budget);
-  std::string expanded, word;
-  auto flush = [&] {
-    while (!word.empty() && (word.back() == ';' || word.back() == '\\')) word.pop_back();
-    if (!word.empty() && word != "&&" && word != "||" && word != "|") w.text.push_back(std::move(word));
-    word.clear();
-  };
+  std::vector<std::string> items;
   for (const char* field : {"command", "args"}) {
     for (JsonNode item : container.Find(field).Items()) {
       if (!item.IsString()) continue;
-      expanded.clear();
+      std::string expanded;
       if (!expander.Append(item.String(), expanded)) {
         w.overflow = true;
         return w;
       }
-      for (char c : expanded) {
-        if (IsSpace(c)) {
-          flush();
-        } else if (c != '"' && c != '\'') {
-          word += c;
-        }
-      }
-      flush();
+      items.push_back(std::move(expanded));
     }
   }
+  w.text = SplitScripts(std::move(items));
   return w;
+}
+
+std::vector<std::pair<std::string, std::string>> ShellAssignments(const std::vector<std::string>& words, size_t end) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (size_t i = 0; i < end && i < words.size(); ++i) {
+    const std::string& w = words[i];
+    const size_t eq = w.find('=');
+    if (eq == 0 || eq == std::string::npos || (w[0] >= '0' && w[0] <= '9')) continue;
+    if (!std::all_of(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(eq), IsNameChar)) continue;
+    out.emplace_back(w.substr(0, eq), w.substr(eq + 1));
+  }
+  return out;
 }
 
 std::string NormalizedFlag(std::string_view word) {

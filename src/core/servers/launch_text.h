@@ -6,10 +6,12 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "shmguard/values/json_node.h"
@@ -31,22 +33,32 @@ class Env {
   std::optional<std::string_view> Find(std::string_view name) const;
   // The bytes of every name and value: part of what an expansion may grow to.
   size_t bytes() const { return bytes_; }
+  // Sets `name` as a shell assignment before the launch does (`export NAME=V; ...`, `NAME=V cmd`):
+  // it wins over the container's env.
+  void Set(std::string_view name, std::string_view value);
 
  private:
   std::unordered_map<std::string_view, std::optional<std::string_view>> values_;
+  std::deque<std::string> owned_;  // what Set was given
   size_t bytes_ = 0;
 };
 
 // The words of a container's command and args: each item expanded ($(NAME) as the kubelet does,
 // ${NAME} and $NAME as a shell does, from `env`; a name the env does not set stays as written,
-// `$$` is `$`) and split as a shell splits a `-c` string (at whitespace, quotes dropped, a line
-// continuation's backslash and a trailing ';' dropped, '&&', '||' and '|' dropped). Linear in the
-// text. `overflow` is set, and the words cut short, when the expansion would pass `budget` bytes.
+// `$$` is `$`). An item is one word, as exec passes it, except a shell's script (the item after
+// `-c` of sh, bash, dash, ash, zsh or ksh), which is split as the shell splits it: at unquoted
+// blanks and operators (';', '&&', '||', '|', dropped), quotes honoured and dropped, a line
+// continuation dropped; a script's own `sh -c '...'` is split in turn. Linear in the text.
+// `overflow` is set, and the words cut short, when the expansion would pass `budget` bytes.
 struct Words {
   std::vector<std::string> text;
   bool overflow = false;
 };
 Words SplitLaunch(JsonNode container, const Env& env, size_t budget);
+
+// The shell assignments among the first `end` words, in order (`export A=1 B=2`, `A=1 vllm ...`):
+// each word NAME=VALUE whose NAME is a shell name.
+std::vector<std::pair<std::string, std::string>> ShellAssignments(const std::vector<std::string>& words, size_t end);
 
 // The expansion budget of a container (kMinExpansionBytes..kMaxExpansionBytes).
 size_t ExpansionBudget(JsonNode container, const Env& env);

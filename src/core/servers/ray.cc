@@ -25,7 +25,7 @@ constexpr LauncherRow kLaunchers[] = {{"ray", "start"}};
 
 }  // namespace
 
-const ServerRow kRayRow = {Server::kRay, "ray",  "Ray", kLaunchers, {}, kFlags, {}, NumberParser::kPythonInt,
-                           nullptr,      PlanRay};
+const ServerRow kRayRow = {Server::kRay, "ray",   "Ray",  kLaunchers, {}, kFlags, {}, NumberParser::kPythonInt,
+                           nullptr,      nullptr, PlanRay};
 
 }  // namespace shmguard::servers

@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "shmguard/servers/server_plan.h"
 
@@ -55,6 +56,8 @@ struct FlagRow {
   void (*set)(ServerLaunch&, const FlagRead&);
   std::string_view env = {};
   int64_t min = 1;  // kCount: the least the parser takes
+  // Every occurrence is read, in order (tritonserver's --backend-config), not only the last.
+  bool repeated = false;
 };
 
 // An environment variable the server reads (not a flag's fallback), and what it sets; `read`
@@ -82,9 +85,14 @@ struct ServerRow {
   std::span<const FlagRow> flags;
   std::span<const EnvRow> env;
   NumberParser numbers;
+  // The words after the launcher as the server's parser reads them before it matches a flag
+  // (vLLM's FlexibleArgumentParser: dotted JSON flags merged, abbreviations spelled out); an
+  // error names a word the parser refuses. nullptr: the words as they are.
+  Result<std::vector<std::string>> (*prepare)(std::vector<std::string> words);
   // Settles what the flags mean together once all are read (SGLang's deprecated
-  // --enable-dp-attention); nullptr when nothing.
-  void (*settle)(ServerLaunch&);
+  // --enable-dp-attention, vLLM's connectors in their JSON); returns why the server would refuse
+  // the launch, naming the flag ("" when it would not). nullptr when nothing.
+  std::string (*settle)(ServerLaunch&);
   Result<ServerPlan> (*plan)(const ServerLaunch&, int64_t gpus, std::optional<int64_t> memory_limit);
 };
 

@@ -50,6 +50,7 @@ struct Launch {
   const ServerRow* row = nullptr;
   size_t from = 0;
   std::string by;
+  size_t at = 0;  // the launcher's first word
 };
 
 Launch FindLauncher(const Words& w) {
@@ -64,7 +65,7 @@ Launch FindLauncher(const Words& w) {
         const size_t after = i + (l.next.empty() ? 1 : 2);
         std::string by = module ? "python -m " + std::string(next)
                                 : std::string(l.word) + (l.next.empty() ? "" : " " + std::string(l.next));
-        return {row, l.flags_from_start ? 0 : after, std::move(by)};
+        return {row, l.flags_from_start ? 0 : after, std::move(by), i};
       }
     }
   }
@@ -100,11 +101,12 @@ struct Given {
   bool negated = false;              // --no-flag (argparse's BooleanOptionalAction)
 };
 
-// Every word that names one of `row`'s flags, as (row index, given). `unknown` collects the
-// words that look like flags and name none of them (for ReadServerArgs).
-std::map<size_t, Given> FindFlags(const ServerRow& row, const std::vector<std::string>& words, size_t from,
-                                  std::vector<std::string>* unknown) {
-  std::map<size_t, Given> out;
+// Every word that names one of `row`'s flags, as (row index, given): the last one of each flag,
+// or all of a repeated one in order. `unknown` collects the words that look like flags and name
+// none of them (for ReadServerArgs).
+std::map<size_t, std::vector<Given>> FindFlags(const ServerRow& row, const std::vector<std::string>& words, size_t from,
+                                               std::vector<std::string>* unknown) {
+  std::map<size_t, std::vector<Given>> out;
   for (size_t i = from; i < words.size(); ++i) {
     if (words[i].size() < 2 || words[i][0] != '-') continue;
     const std::string word = NormalizedFlag(words[i]);
@@ -136,7 +138,9 @@ std::map<size_t, Given> FindFlags(const ServerRow& row, const std::vector<std::s
     } else if (row.flags[*index].value != FlagValue::kSwitch && i + 1 < words.size()) {
       g.value = words[++i];
     }
-    out[*index] = std::move(g);
+    auto& given = out[*index];
+    if (!row.flags[*index].repeated) given.clear();
+    given.push_back(std::move(g));
   }
   return out;
 }
@@ -214,16 +218,24 @@ std::optional<Error> Apply(const ServerRow& row, const FlagRow& flag, const std:
 // fallback, and the row's own), into `l`.
 std::optional<Error> ReadRow(const ServerRow& row, const std::vector<std::string>& words, size_t from, const Env* env,
                              ServerLaunch& l, const std::string& pointer, std::vector<std::string>* unknown) {
-  const std::map<size_t, Given> given = FindFlags(row, words, from, unknown);
+  std::vector<std::string> tail(words.begin() + static_cast<std::ptrdiff_t>(std::min(from, words.size())), words.end());
+  if (row.prepare) {
+    auto prepared = row.prepare(std::move(tail));
+    if (!prepared) return MakeError(prepared.error().code, prepared.error().message, Location::Pointer(pointer));
+    tail = std::move(*prepared);
+  }
+  const std::map<size_t, std::vector<Given>> given = FindFlags(row, tail, 0, unknown);
   for (size_t k = 0; k < row.flags.size(); ++k) {
     const FlagRow& flag = row.flags[k];
     auto it = given.find(k);
     std::optional<Error> error;
     if (it != given.end()) {
-      const Given& g = it->second;
-      const std::string written = g.negated ? g.name : g.value ? g.name + "=" + *g.value : g.name;
-      error = Apply(row, flag, written, g.value ? std::optional<std::string_view>(*g.value) : std::nullopt, g.negated,
-                    l, pointer);
+      for (const Given& g : it->second) {
+        const std::string written = g.negated ? g.name : g.value ? g.name + "=" + *g.value : g.name;
+        error = Apply(row, flag, written, g.value ? std::optional<std::string_view>(*g.value) : std::nullopt, g.negated,
+                      l, pointer);
+        if (error) break;
+      }
     } else if (!flag.env.empty() && env) {
       if (auto v = env->Find(flag.env)) {
         error =
@@ -241,7 +253,11 @@ std::optional<Error> ReadRow(const ServerRow& row, const std::vector<std::string
       if (!e.set(l, *v)) return Malformed(written, e.expected, pointer + "/env");
     }
   }
-  if (row.settle) row.settle(l);
+  if (row.settle) {
+    if (std::string refused = row.settle(l); !refused.empty()) {
+      return MakeError(Code::kInvalidInput, std::move(refused), Location::Pointer(pointer));
+    }
+  }
   return std::nullopt;
 }
 
@@ -280,16 +296,26 @@ Result<std::optional<ServerLaunch>> ReadServerLaunch(JsonNode container, std::st
   if (!MayLaunchServer(container) && (!no_command || !image.IsString() || FromImage(image.String()).row == nullptr)) {
     return std::optional<ServerLaunch>();
   }
-  const Env env(container);
-  const Words w = SplitLaunch(container, env, ExpansionBudget(container, env));
+  Env env(container);
+  Words w = SplitLaunch(container, env, ExpansionBudget(container, env));
   std::string where = std::string(pointer) + "/command";
+  Launch launch = w.overflow ? Launch{} : FindLauncher(w);
+  // What the shell sets before the launch (`export VLLM_...=256; exec vllm serve`, `A=1 vllm
+  // serve`) is the server's env: read again with it, so its $REFERENCES expand too.
+  if (launch.row) {
+    const auto assignments = ShellAssignments(w.text, launch.at);
+    for (const auto& [name, value] : assignments) env.Set(name, value);
+    if (!assignments.empty()) {
+      w = SplitLaunch(container, env, ExpansionBudget(container, env));
+      launch = w.overflow ? Launch{} : FindLauncher(w);
+    }
+  }
   if (w.overflow) {
     return MakeError(Code::kUnsupportedKind,
                      "its command and args expand past " + std::to_string(ExpansionBudget(container, env)) +
                          " bytes, the most shmguard reads (its own text, at least 64 KiB and at most 1 MiB)",
                      Location::Pointer(where));
   }
-  Launch launch = FindLauncher(w);
   if (!launch.row && no_command) {
     launch = FromImage(image.String());
     where = std::string(pointer) + (container.Find("args").IsArray() ? "/args" : "/image");

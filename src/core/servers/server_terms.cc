@@ -113,6 +113,8 @@ std::string ServerTermsText(const ServerPlan& plan) {
                                     " memory limit) × 1.1"
                               : "Ray object store (--object-store-memory " + HumanBytes(t.basis) + ") × 1.1";
         break;
+      case ServerSegment::kEncoderCache: what = "encoder-cache region (ECCPUConnector)"; break;
+      case ServerSegment::kPythonBackendRegion: what = "Python backend region (shm-default-byte-size)"; break;
       case ServerSegment::kSegmentFlags:
         what = "of flags and page rounding over " + std::to_string(t.basis) + " segments";
         break;

@@ -2,6 +2,7 @@
 // 0.5.23 makes for a launch. Every line cited is the sglang-0.5.23 wheel (docs/sources.md §10):
 // parallel_state.py is sglang/srt/distributed/parallel_state.py.
 #include <algorithm>
+#include <cctype>
 
 #include "launch_text.h"
 #include "server_rows.h"
@@ -54,6 +55,13 @@ Result<ServerPlan> PlanSglang(const ServerLaunch& l, int64_t gpus, std::optional
       b.Add(ServerSegment::kAttentionTpBroadcaster, groups * (tp / attn_tp), kChunks * kChunkBytes, kChunks * attn_tp);
     }
   }
+  // --offload-mode shm_cpu keeps the offloaded layers' weights in SharedMemory segments
+  // (sglang/srt/utils/offloader.py:225-230): a share of the model (--offload-num-in-group of
+  // every --offload-group-size layers), which no launch flag bounds in bytes.
+  if (launch.shm_cpu_offload) {
+    b.plan.unbounded =
+        "--offload-mode shm_cpu: the offloaded layers' weights, a share of the model's size, in /dev/shm";
+  }
   // Its multimodal features go through SharedMemory segments bounded only by what is in flight
   // (sglang/srt/managers/mm_utils.py:1377): no flag bounds them.
   if (launch.ray_started) AddRayStore(launch, memory_limit, b);
@@ -62,11 +70,12 @@ Result<ServerPlan> PlanSglang(const ServerLaunch& l, int64_t gpus, std::optional
 
 // The deprecated --dp-size N --enable-dp-attention is --attn-dp-size N, and --dp-size counts
 // replicas again (sglang/srt/arg_groups/parallel_hook.py:40-61).
-void Settle(ServerLaunch& l) {
+std::string Settle(ServerLaunch& l) {
   if (l.dp_attention && l.attention_dp == 1) {
     l.attention_dp = l.data_parallel;
     l.data_parallel = 1;
   }
+  return "";
 }
 
 constexpr FlagRow kFlags[] = {
@@ -87,22 +96,36 @@ constexpr FlagRow kFlags[] = {
      [](ServerLaunch& l, const FlagRead& r) { l.dp_attention = r.flag; }},
     // sglang/srt/arg_groups/fields/disagg.py:173-176.
     {{"--enable-pdmux"}, FlagValue::kSwitch, [](ServerLaunch& l, const FlagRead& r) { l.pdmux = r.flag; }},
+    // sglang/srt/arg_groups/fields/exec_.py:1084.
+    {{"--offload-mode"},
+     FlagValue::kWord,
+     [](ServerLaunch& l, const FlagRead& r) { l.shm_cpu_offload = r.word == "shm_cpu"; }},
 };
 
 constexpr EnvRow kEnv[] = {
+    // EnvBool (sglang/srt/environ.py:143-150): true, 1, yes, y and false, 0, no, n in any case;
+    // anything else SGLang refuses.
     {"SGLANG_USE_MESSAGE_QUEUE_BROADCASTER",
      [](ServerLaunch& l, std::string_view v) {
-       l.mq_broadcaster = !(v == "0" || v == "false" || v == "False");
+       std::string lower(v);
+       for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+       if (lower == "true" || lower == "1" || lower == "yes" || lower == "y") {
+         l.mq_broadcaster = true;
+       } else if (lower == "false" || lower == "0" || lower == "no" || lower == "n") {
+         l.mq_broadcaster = false;
+       } else {
+         return false;
+       }
        return true;
      },
-     ""},
+     "true, 1, yes, y, false, 0, no or n"},
 };
 
 constexpr LauncherRow kLaunchers[] = {{"sglang", "serve"}, {"-m", "sglang.launch_server"}};
 
 }  // namespace
 
-const ServerRow kSglangRow = {Server::kSglang,          "sglang", "SGLang",  kLaunchers, {}, kFlags, kEnv,
-                              NumberParser::kPythonInt, Settle,   PlanSglang};
+const ServerRow kSglangRow = {Server::kSglang,          "sglang", "SGLang", kLaunchers, {}, kFlags, kEnv,
+                              NumberParser::kPythonInt, nullptr,  Settle,   PlanSglang};
 
 }  // namespace shmguard::servers

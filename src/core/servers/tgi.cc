@@ -34,7 +34,7 @@ constexpr std::string_view kImages[] = {"text-generation-inference"};
 
 }  // namespace
 
-const ServerRow kTgiRow = {Server::kTgi, "tgi",  "TGI", kLaunchers, kImages, kFlags, {}, NumberParser::kRustUsize,
-                           nullptr,      PlanTgi};
+const ServerRow kTgiRow = {Server::kTgi, "tgi",   "TGI",  kLaunchers, kImages, kFlags, {}, NumberParser::kRustUsize,
+                           nullptr,      nullptr, PlanTgi};
 
 }  // namespace shmguard::servers

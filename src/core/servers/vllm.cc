@@ -6,6 +6,7 @@
 
 #include "launch_text.h"
 #include "server_rows.h"
+#include "vllm_words.h"
 
 namespace shmguard::servers {
 namespace {
@@ -60,6 +61,10 @@ Layout LayOut(const ServerLaunch& l, int64_t gpus) {
   int64_t dp_local = dp;
   if (l.dp_external_lb) {
     dp_local = 1;
+  } else if (l.dp_multi_port_external_lb) {
+    // A supervisor starts an external-LB rank per local rank, each one engine with its own API
+    // server (entrypoints/launchers/dp_supervisor.py:118-135).
+    dp_local = l.data_parallel_local.value_or(dp);
   } else if (l.data_parallel_local) {
     dp_local = *l.data_parallel_local;
   } else if (l.nnodes > 1) {
@@ -101,7 +106,7 @@ int64_t LocalGroups(int64_t ranks, int64_t size) {
 int64_t ApiServers(const ServerLaunch& l) {
   if (l.headless) return 0;
   if (l.api_server_count) return *l.api_server_count;
-  if (l.dp_external_lb) return 1;
+  if (l.dp_external_lb || l.dp_multi_port_external_lb) return 1;
   if (l.dp_hybrid_lb) return l.data_parallel_local.value_or(1);
   return l.data_parallel;
 }
@@ -114,8 +119,12 @@ Result<ServerPlan> PlanVllm(const ServerLaunch& l, int64_t gpus, std::optional<i
   PlanBuilder b;
   b.plan.procs = o.ranks;
   b.plan.multi_node = o.multi_node;
-  const bool queues = o.executor == VllmExecutor::kMp || o.executor == VllmExecutor::kRay;
   const bool one_node = o.nodes_per_engine == 1;
+  // Where an engine spans nodes, only its first node's pod leads it (node_rank_within_dp == 0,
+  // multiproc_executor.py:161-185): a worker node (--headless --node-rank 1) holds no executor
+  // queue, and its workers' replies go to queues on the leader's node.
+  const bool leader = one_node || !launch.headless || launch.node_rank % o.nodes_per_engine == 0;
+  const bool queues = (o.executor == VllmExecutor::kMp || o.executor == VllmExecutor::kRay) && leader;
   // Each engine's leader makes its executor's queue to the workers on its node
   // (multiproc_executor.py:161-185; Ray's, a subclass, the same at ray_executor_v2.py:239,
   // 329-339), of VLLM_MQ_MAX_CHUNK_BYTES_MB chunks (vllm/envs.py:1858-1860).
@@ -155,19 +164,38 @@ Result<ServerPlan> PlanVllm(const ServerLaunch& l, int64_t gpus, std::optional<i
   // The multimodal processor cache, made by the one API server when it alone serves the engines
   // (vllm/multimodal/cache/factories.py:36-45; shm.py:75-86). vLLM does not check /dev/shm's
   // free space for it (shm_object_storage.py:139): a shortfall is a Bus error under load.
-  const bool ipc_cache = ApiServers(launch) == 1 && (launch.data_parallel == 1 || launch.dp_external_lb);
+  // With --data-parallel-multi-port-external-lb each local rank's own API server makes one
+  // (factories.py:36-45 holds for each: one API server, an external balancer).
+  const bool ipc_cache = ApiServers(launch) == 1 &&
+                         (launch.data_parallel == 1 || launch.dp_external_lb || launch.dp_multi_port_external_lb);
   if (launch.mm_cache_shm && launch.mm_cache_bytes > 0 && ipc_cache) {
-    b.Add(ServerSegment::kMultimodalCache, 1, launch.mm_cache_bytes, kMmCacheSecretBytes);
-    b.plan.unchecked = true;
+    b.Add(ServerSegment::kMultimodalCache, launch.dp_multi_port_external_lb ? o.engines : 1, launch.mm_cache_bytes,
+          kMmCacheSecretBytes);
+    b.plan.unchecked = "its multimodal cache is made";
   }
   // CPU KV offload, native backend: one region per engine, in /dev/shm on CUDA and XPU
   // (vllm/config/vllm.py:1167-1175; vllm/v1/kv_offload/cpu/spec.py:176-181,
   // shared_offload_region.py:128, 160-170). Not with VLLM_USE_SIMPLE_KV_OFFLOAD, whose buffers
   // are private tensors (vllm/v1/simple_kv_offload/worker.py:235-248), nor LMCache's, whose
   // server keeps the cache (vllm/config/vllm.py:1176-1181), nor on ROCm.
-  if (launch.kv_offload_bytes > 0 && launch.kv_offload_backend == KvOffloadBackend::kNative &&
-      !launch.simple_kv_offload && !launch.rocm) {
-    b.Add(ServerSegment::kKvOffload, o.engines, launch.kv_offload_bytes);
+  // The same region when --kv-transfer-config names OffloadingConnector itself (alone or in a
+  // MultiConnector; --kv-offloading-size, when given, replaces the connector, vllm.py:1158-1175).
+  // Every node of an engine makes its own: its workers create the file on their node's /dev/shm.
+  int64_t offload = 0;
+  if (launch.kv_offload_bytes > 0) {
+    if (launch.kv_offload_backend == KvOffloadBackend::kNative && !launch.simple_kv_offload) {
+      offload = launch.kv_offload_bytes;
+    }
+  } else {
+    offload = launch.kv_connector_offload_bytes;
+  }
+  if (offload > 0 && !launch.rocm) b.Add(ServerSegment::kKvOffload, o.engines, offload);
+  // ECCPUConnector's encoder-cache region, one per engine on each of its nodes, pre-faulted at
+  // start with no free-space check (ec_shared_region.py:93-131).
+  if (launch.ec_cache_bytes > 0) {
+    b.Add(ServerSegment::kEncoderCache, o.engines, launch.ec_cache_bytes);
+    b.plan.unchecked +=
+        std::string(b.plan.unchecked.empty() ? "" : ", and ") + "its encoder-cache region is made and pre-faulted";
   }
   if (o.executor == VllmExecutor::kRay || launch.ray_started) AddRayStore(launch, memory_limit, b);
   return b.Finish();
@@ -211,6 +239,17 @@ constexpr FlagRow kFlags[] = {
      [](ServerLaunch& l, const FlagRead& r) { l.dp_backend_ray = r.word == "ray"; }},
     {{"--nnodes", "-n"}, FlagValue::kCount, SetCount<&ServerLaunch::nnodes>},
     {{"--headless"}, FlagValue::kSwitch, [](ServerLaunch& l, const FlagRead& r) { l.headless = r.flag; }},
+    {{"--node-rank", "-r"}, FlagValue::kCount, SetCount<&ServerLaunch::node_rank>, {}, 0},
+    {{"--data-parallel-multi-port-external-lb"},
+     FlagValue::kSwitch,
+     [](ServerLaunch& l, const FlagRead& r) { l.dp_multi_port_external_lb = r.flag; }},
+    {{"--kv-transfer-config"},
+     FlagValue::kWord,
+     [](ServerLaunch& l, const FlagRead& r) { l.kv_transfer_config = std::string(r.word); }},
+    {{"--ec-transfer-config"},
+     FlagValue::kWord,
+     [](ServerLaunch& l, const FlagRead& r) { l.ec_transfer_config = std::string(r.word); }},
+    {{"--config"}, FlagValue::kWord, [](ServerLaunch& l, const FlagRead& r) { l.config_file = std::string(r.word); }},
     {{"--api-server-count", "-asc"}, FlagValue::kCount, SetOptionalCount<&ServerLaunch::api_server_count>, {}, 0},
     {{"--distributed-executor-backend"}, FlagValue::kWord, SetExecutor},
     {{"--mm-processor-cache-type"},
@@ -263,7 +302,8 @@ constexpr std::string_view kImages[] = {"vllm-openai"};
 
 }  // namespace
 
-const ServerRow kVllmRow = {Server::kVllm, "vllm",  "vLLM", kLaunchers, kImages, kFlags, kEnv, NumberParser::kPythonInt,
-                            nullptr,       PlanVllm};
+const ServerRow kVllmRow = {Server::kVllm,    "vllm",     "vLLM",  kLaunchers,
+                            kImages,          kFlags,     kEnv,    NumberParser::kPythonInt,
+                            PrepareVllmWords, SettleVllm, PlanVllm};
 
 }  // namespace shmguard::servers

@@ -25,6 +25,7 @@ std::optional<Finding> MemoryLimitDenial(int64_t required, const PodFacts& facts
   const int64_t limit = *facts.memory_limit_bytes;
   Finding f(Check::kShmOverMemoryLimit, facts.memory_limit_pointer);
   f.Num("required_bytes", required).Num("memory_limit_bytes", limit);
+  if (use.server) f.Num("server", 1);
   if (required > limit) return Describe(f, facts, use);
   if (ExceedsFraction(required, limit, policy.max_fraction_ppm)) {
     f.Num("max_fraction_ppm", policy.max_fraction_ppm).Num("left_bytes", limit - required);

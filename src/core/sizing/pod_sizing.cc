@@ -88,7 +88,8 @@ Finding ServerFinding(const PodReading& r, int64_t required) {
     for (const auto& flag : l.unread) unread += (unread.empty() ? "" : ", ") + flag;
     found.Val("unread", std::move(unread)).Num("gpus", r.facts.gpus);
   }
-  if (r.server->unchecked) found.Num("unchecked", 1);
+  if (!r.server->unchecked.empty()) found.Val("unchecked", r.server->unchecked);
+  if (!l.config_file.empty()) found.Val("config", l.config_file).Num("gpus", r.facts.gpus);
   return found;
 }
 
@@ -96,7 +97,8 @@ Finding ServerFinding(const PodReading& r, int64_t required) {
 void SizePlanned(const PodStage& s, const PodReading& r, PodSizing& z) {
   const PodTemplate& t = s.t;
   const PodFacts& f = r.facts;
-  z.limit = CheckLimit(z.required_bytes, f, s.policy, {t.shm_name, false, static_cast<bool>(t.compose_service)});
+  z.limit = CheckLimit(z.required_bytes, f, s.policy,
+                       {t.shm_name, false, static_cast<bool>(t.compose_service), z.kind == SizingKind::kServer});
   // shm-plan, where the judgment records it: with every finding, or ahead of a denial.
   if (s.ctx.detail == Detail::kAll || !t.patchable || r.mount.kind == ShmMountKind::kOther || z.limit.denial) {
     z.plan_finding = ShmPlanFinding(z.plan, s.policy.sizing, t.shm_name, f.procs_source,

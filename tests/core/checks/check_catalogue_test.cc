@@ -85,7 +85,7 @@ std::vector<Case> Cases() {
                      .Num("required_bytes", 2560 * kMi)
                      .Num("server_bytes", 6200 * kMi)
                      .Num("gpus", 8)
-                     .Num("unchecked", 1)
+                     .Val("unchecked", "its multimodal cache is made")
                      .Val("server", "vLLM")
                      .Val("launched_by", "sh -c")
                      .Val("read", "-tp=$(TP), --mm-processor-cache-type=shm")
@@ -93,7 +93,7 @@ std::vector<Case> Cases() {
                      .Val("unread", "-tp=$(TP)")),
        "sized for vLLM from its launch (sh -c: -tp=$(TP), --mm-processor-cache-type=shm): 2560Mi with its own "
        "segments ...; -tp=$(TP) names a variable the spec does not set: taken as the pod's 8 GPUs; its multimodal "
-       "cache is made without checking /dev/shm's free space: a shortfall is a Bus error under load, not a refusal "
+       "cache is made without checking /dev/shm's free space: a shortfall is a Bus error, not a refusal "
        "at start; its launch flags change the size, not DataLoader annotations"},
       {std::move(Finding(Check::kClaimsUnknown)
                      .Num("gpus", 8)

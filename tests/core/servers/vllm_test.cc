@@ -174,8 +174,9 @@ TEST_CASE("PlanServer words vLLM's terms and says what it cannot bound", "[vllm]
         "160Mi executor broadcast queue + 2 × 240Mi worker response queues + 24Mi tensor-parallel broadcaster + 16Ki "
         "of flags and page rounding over 4 segments");
   // The multimodal cache is the one segment vLLM makes without checking /dev/shm first.
-  CHECK(plan_of("{command: [vllm, serve, m, --mm-processor-cache-type, shm]}", 1).unchecked);
-  CHECK_FALSE(plan_of("{command: [vllm, serve, m, -tp, '8']}", 8).unchecked);
+  CHECK(plan_of("{command: [vllm, serve, m, --mm-processor-cache-type, shm]}", 1).unchecked ==
+        "its multimodal cache is made");
+  CHECK(plan_of("{command: [vllm, serve, m, -tp, '8']}", 8).unchecked.empty());
   // The Ray executor's store: a share of the memory limit, or unbounded without one.
   const ServerPlan ray = plan_of("{command: [vllm, serve, m, -tp, '8', --distributed-executor-backend, ray]}", 8);
   CHECK_FALSE(ray.unbounded.empty());
