@@ -37,9 +37,10 @@ std::optional<int64_t> HumanReadableInt(std::string_view text) {
   if (std::regex_match(text.begin(), text.end(), m, kSuffixed)) {
     const std::string number = m[1].str();
     const char suffix = m[2].str()[0];
-    const int power = suffix == 'k' || suffix == 'K' ? 1 : suffix == 'm' || suffix == 'M' ? 2
-                      : suffix == 'g' || suffix == 'G'                                     ? 3
-                                                                                           : 4;
+    const int power = suffix == 'k' || suffix == 'K'   ? 1
+                      : suffix == 'm' || suffix == 'M' ? 2
+                      : suffix == 'g' || suffix == 'G' ? 3
+                                                       : 4;
     if (std::islower(static_cast<unsigned char>(suffix))) {
       const double v = std::stod(number) * std::pow(1000.0, power);
       if (!(v < 9.2e18)) return std::nullopt;

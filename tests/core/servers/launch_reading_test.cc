@@ -48,8 +48,8 @@ TEST_CASE("vLLM's KV offload region is read from --kv-transfer-config, JSON or d
        R"({command: [vllm, serve, m, -dp, '2', --kv-transfer-config, '{"kv_connector":"MultiConnector","kv_connector_extra_config":{"connectors":[{"kv_connector":"NixlConnector","kv_role":"kv_both"},{"kv_connector":"OffloadingConnector","kv_role":"kv_both","kv_connector_extra_config":{"cpu_bytes_to_use":"4294967296"}}]}}']})",
        2, 2 * 4 * kGiB},
       {"NIXL alone: none",
-       R"({command: [vllm, serve, m, --kv-transfer-config, '{"kv_connector":"NixlConnector","kv_role":"kv_both"}']})", 1,
-       0},
+       R"({command: [vllm, serve, m, --kv-transfer-config, '{"kv_connector":"NixlConnector","kv_role":"kv_both"}']})",
+       1, 0},
       {"the shortcut wins over the connector",
        R"({command: [vllm, serve, m, --kv-offloading-size, '2', --kv-transfer-config, '{"kv_connector":"OffloadingConnector","kv_connector_extra_config":{"cpu_bytes_to_use":9000000000}}']})",
        1, 2 * kGiB},
@@ -57,8 +57,8 @@ TEST_CASE("vLLM's KV offload region is read from --kv-transfer-config, JSON or d
   for (const auto& c : cases) {
     SECTION(c.name) { CHECK(TermBytes(PlanOf(c.container, c.gpus), ServerSegment::kKvOffload) == c.offload); }
   }
-  const nlohmann::json bad = test::Yaml(
-      R"({command: [vllm, serve, m, --kv-transfer-config, '{"kv_connector":"OffloadingConnector"}']})");
+  const nlohmann::json bad =
+      test::Yaml(R"({command: [vllm, serve, m, --kv-transfer-config, '{"kv_connector":"OffloadingConnector"}']})");
   auto refused = ReadServerLaunch(JsonNode(bad), "/spec/containers/0");
   REQUIRE_FALSE(refused);
   CHECK(refused.error().message.find("cpu_bytes_to_use") != std::string::npos);
@@ -86,7 +86,8 @@ TEST_CASE("PrepareVllmWords spells out abbreviations as argparse does, and refus
           "[launch_reading]") {
   auto words = servers::PrepareVllmWords({"--tensor-parallel", "8", "--pipeline_parallel=2", "--port", "80"});
   REQUIRE(words);
-  CHECK(*words == std::vector<std::string>{"--tensor-parallel-size", "8", "--pipeline-parallel-size=2", "--port", "80"});
+  CHECK(*words ==
+        std::vector<std::string>{"--tensor-parallel-size", "8", "--pipeline-parallel-size=2", "--port", "80"});
   auto ambiguous = servers::PrepareVllmWords({"--kv-offloading", "16"});
   REQUIRE_FALSE(ambiguous);
   CHECK(ambiguous.error().message.find("--kv-offloading-size") != std::string::npos);
@@ -139,12 +140,14 @@ TEST_CASE("Triton's Python backend region starts at its shm-default-byte-size", 
 
 TEST_CASE("SGLang's shm_cpu offload is said to be unbounded, and EnvBool reads as SGLang reads it",
           "[launch_reading]") {
-  CHECK(PlanOf("{command: [python3, -m, sglang.launch_server, --offload-mode, shm_cpu]}", 1).unbounded.find(
-            "shm_cpu") != std::string::npos);
+  CHECK(
+      PlanOf("{command: [python3, -m, sglang.launch_server, --offload-mode, shm_cpu]}", 1).unbounded.find("shm_cpu") !=
+      std::string::npos);
   for (const char* off : {"FALSE", "no", "n", "0"}) {
     CAPTURE(off);
-    const std::string c = std::string("{command: [python3, -m, sglang.launch_server, --tp, '2'], env: [{name: "
-                                      "SGLANG_USE_MESSAGE_QUEUE_BROADCASTER, value: '") +
+    const std::string c = std::string(
+                              "{command: [python3, -m, sglang.launch_server, --tp, '2'], env: [{name: "
+                              "SGLANG_USE_MESSAGE_QUEUE_BROADCASTER, value: '") +
                           off + "'}]}";
     CHECK_FALSE(LaunchOf(c).mq_broadcaster);
   }
