@@ -21,7 +21,8 @@ bool IsSpace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 // repeated (no later reference can find one either).
 class Expander {
  public:
-  Expander(const Env& env, size_t budget) : env_(env), budget_(budget) {}
+  // `shell`: ${NAME} and $NAME too, as a shell expands them; else only the kubelet's $(NAME).
+  Expander(const Env& env, size_t budget, bool shell = true) : env_(env), budget_(budget), shell_(shell) {}
 
   bool Append(std::string_view s, std::string& out) {
     size_t no_paren = std::string_view::npos, no_brace = std::string_view::npos;
@@ -36,9 +37,14 @@ class Expander {
         continue;
       }
       const char open = s[i + 1];
-      if (open == '$') {  // the kubelet's escape: $$ is $
+      if (open == '$' && !shell_) {  // the kubelet's escape: $$ is $
         if (!Put("$", out)) return false;
         i += 2;
+        continue;
+      }
+      if (!shell_ && open != '(') {  // the shell's reference: left for the shell
+        if (!Put("$", out)) return false;
+        ++i;
         continue;
       }
       size_t name_start = i + 1, name_end, next;
@@ -80,6 +86,7 @@ class Expander {
 
   const Env& env_;
   size_t budget_;
+  bool shell_;
   size_t used_ = 0;
 };
 
@@ -129,7 +136,18 @@ bool IsScriptFlag(std::string_view word) {
 // operators (';', '&', '|', which end a command and are dropped), a backslash quoting the next
 // character (a line continuation is dropped), '...' literal, "..." with \ \" \$ \` escaped; quote
 // characters dropped. `$` references were expanded before (Expander). Linear.
-void SplitScript(std::string_view script, std::vector<std::string>& out) {
+// The reference at `script[i]` ('$'): "${NAME}" or "$NAME", or just "$".
+size_t ReferenceEnd(std::string_view script, size_t i) {
+  if (i + 1 < script.size() && script[i + 1] == '{') {
+    const size_t close = script.find('}', i + 2);
+    return close == std::string_view::npos ? i + 1 : close + 1;
+  }
+  size_t end = i + 1;
+  while (end < script.size() && IsNameChar(script[end])) ++end;
+  return end;
+}
+
+bool SplitScript(std::string_view script, Expander& shell, std::vector<std::string>& out) {
   std::string word;
   bool started = false;  // an empty quoted word ('') is still a word
   auto flush = [&] {
@@ -137,9 +155,28 @@ void SplitScript(std::string_view script, std::vector<std::string>& out) {
     word.clear();
     started = false;
   };
+  // A reference's value: its text as it is, split at blanks where it is not quoted (the value
+  // is not read for quotes again, as a shell does not).
+  auto expand = [&](size_t& i, bool quoted) {
+    const size_t end = ReferenceEnd(script, i);
+    std::string value;
+    if (!shell.Append(script.substr(i, end - i), value)) return false;
+    for (char v : value) {
+      if (!quoted && IsSpace(v)) {
+        flush();
+      } else {
+        word += v;
+        started = true;
+      }
+    }
+    i = end - 1;
+    return true;
+  };
   for (size_t i = 0; i < script.size(); ++i) {
     const char c = script[i];
-    if (c == '\\') {
+    if (c == '$') {
+      if (!expand(i, false)) return false;
+    } else if (c == '\\') {
       if (i + 1 < script.size() && script[i + 1] != '\n') {
         word += script[i + 1];
         started = true;
@@ -154,8 +191,10 @@ void SplitScript(std::string_view script, std::vector<std::string>& out) {
     } else if (c == '"') {
       started = true;
       for (++i; i < script.size() && script[i] != '"'; ++i) {
-        if (script[i] == '\\' && i + 1 < script.size() &&
-            std::string_view("\\\"$`\n").find(script[i + 1]) != std::string_view::npos) {
+        if (script[i] == '$') {
+          if (!expand(i, true)) return false;
+        } else if (script[i] == '\\' && i + 1 < script.size() &&
+                   std::string_view("\\\"$`\n").find(script[i + 1]) != std::string_view::npos) {
           if (script[++i] != '\n') word += script[i];
         } else {
           word += script[i];
@@ -169,19 +208,19 @@ void SplitScript(std::string_view script, std::vector<std::string>& out) {
     }
   }
   flush();
+  return true;
 }
 
 // `words` with every shell's -c script split into its words in place (a script's own shell -c
 // script too): "sh -c 'exec vllm serve m'" -> sh, -c, exec, vllm, serve, m.
-std::vector<std::string> SplitScripts(std::vector<std::string> words, int depth = 0) {
-  std::vector<std::string> out;
-  out.reserve(words.size());
+// false when an expansion passes the budget.
+bool SplitScripts(std::vector<std::string> words, Expander& expander, std::vector<std::string>& out, int depth = 0) {
   bool shell = false, script_next = false;
   for (auto& word : words) {
     if (script_next && depth < 4) {
       std::vector<std::string> script;
-      SplitScript(word, script);
-      for (auto& w : SplitScripts(std::move(script), depth + 1)) out.push_back(std::move(w));
+      if (!SplitScript(word, expander, script)) return false;
+      if (!SplitScripts(std::move(script), expander, out, depth + 1)) return false;
       script_next = shell = false;
       continue;
     }
@@ -189,7 +228,7 @@ std::vector<std::string> SplitScripts(std::vector<std::string> words, int depth 
     if (IsShell(word)) shell = true;
     out.push_back(std::move(word));
   }
-  return out;
+  return true;
 }
 
 }  // namespace
@@ -202,7 +241,7 @@ void Env::Set(std::string_view name, std::string_view value) {
 
 Words SplitLaunch(JsonNode container, const Env& env, size_t budget) {
   Words w;
-  Expander expander(env, budget);
+  Expander expander(env, budget, false);
   std::vector<std::string> items;
   for (const char* field : {"command", "args"}) {
     for (JsonNode item : container.Find(field).Items()) {
@@ -215,7 +254,8 @@ Words SplitLaunch(JsonNode container, const Env& env, size_t budget) {
       items.push_back(std::move(expanded));
     }
   }
-  w.text = SplitScripts(std::move(items));
+  Expander shell(env, budget);
+  if (!SplitScripts(std::move(items), shell, w.text)) w.overflow = true;
   return w;
 }
 

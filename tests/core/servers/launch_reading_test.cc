@@ -126,6 +126,10 @@ TEST_CASE("What a shell sets before the launch is the server's env", "[launch_re
     CHECK(LaunchOf(c.container).mq_chunk_bytes == c.chunk);
   }
   CHECK(LaunchOf("{command: [sh, -c, 'export TP=4; vllm serve m -tp $TP']}").tensor_parallel == 4);
+  // A variable's value is not read for quotes again: a quoted value holding quotes stays one word.
+  CHECK(LaunchOf("{command: [sh, -c, 'f() { python3 -c \"$CODE\" \"$@\"; }; vllm serve m -tp 2'], env: [{name: CODE, "
+                 "value: 'print(\"a b\"); x = \"'}]}")
+            .tensor_parallel == 2);
 }
 
 TEST_CASE("Triton's Python backend region starts at its shm-default-byte-size", "[launch_reading]") {
