@@ -10,7 +10,7 @@
 # scripts/build-images.sh, in the background from the start; scripts/run-node-suite.sh fails when
 # the node or one of its processes is missing, or fewer node tests ran than e2e/node holds, and
 # scripts/check-node-death.sh shows that a dead kubelet fails it), then the suite under ASan +
-# UBSan and the server's tests (and `shmguard serve`'s) under TSan, then each fuzzer for 20 s.
+# UBSan and the server's tests (and `shmguard serve`'s) under TSan, then each fuzzer for 5 s.
 # It ends with every test that was skipped, and why (scripts/list-skips.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -81,10 +81,11 @@ BUILD_DIR=build-tsan ./scripts/build.sh -DSHMGUARD_SANITIZE=thread "-DSHMGUARD_T
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp ctest --test-dir build-tsan --output-on-failure -j2 \
   --output-junit "$logs/ctest-tsan.xml"
 
-# Every libFuzzer target for at most 20 s (clang, ASan + UBSan; scripts/fuzz.sh), so that a
-# target that no longer builds, or an input that crashes one within that time, fails CI. The
-# seed is fixed, so that a failure here reproduces with the same command.
+# Every libFuzzer target for at most 5 s (clang, ASan + UBSan; scripts/fuzz.sh), so that a
+# target that no longer builds, or an input that crashes one within that time, fails CI; their
+# regression inputs already run in CTest (fuzz replay). The seed is fixed, so that a failure here
+# reproduces with the same command.
 wait "$fuzz_pid" || { cat "$fuzz_log" >&2; exit 1; }
-SHMGUARD_FUZZ_SEED=1 ./scripts/fuzz.sh 10000000 20
+SHMGUARD_FUZZ_SEED=1 ./scripts/fuzz.sh 10000000 5
 
 ./scripts/list-skips.py "Skipped tests" "$logs"/*

@@ -39,6 +39,13 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanCommand& c) {
   // Every other flag is the server's own, as its parser spells it (--tensor-parallel-size 8,
   // -tp 8, --distributed-executor-backend ray...): read by the same rows as a pod's launch.
   cmd->allow_extras();
+  std::string footer = "Server flags read after --server NAME (as each server's parser spells them):";
+  for (const char* name : {"vllm", "sglang", "tgi", "triton", "ray"}) {
+    std::string flags;
+    for (std::string_view f : ServerFlagNames(*ParseServer(name))) flags += (flags.empty() ? "" : " ") + std::string(f);
+    footer += "\n  " + std::string(name) + ": " + flags;
+  }
+  cmd->footer(footer);
   cmd->add_option("-o,--output", plan.output, "text or json")->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--config", c.config, "policy YAML (sizing constants); built-in defaults without it");
   cmd->parse_complete_callback([&c, cmd, workers] {
