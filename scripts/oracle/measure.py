@@ -222,14 +222,16 @@ def build(kind, p, i):
 
 
 def measure(shape):
-    name, words, gpus, env = (*shape, {})[:4] if len(shape) == 3 else shape
+    name, words, gpus, *rest = shape
+    env = rest[0] if rest else {}
     for k in ("VLLM_MQ_MAX_CHUNK_BYTES_MB", "VLLM_USE_SIMPLE_KV_OFFLOAD"):
         os.environ.pop(k, None)
     print("oracle: %s" % name, file=sys.stderr, flush=True)
     args = parse(words, env)
-    built = [build(kind, p, i) for i, (kind, p) in enumerate(objects(args, env))]
+    wanted = objects(args, env)
+    built = [build(kind, p, i) for i, (kind, p) in enumerate(wanted)]
     files = sorted((f, os.stat(os.path.join("/dev/shm", f)).st_size) for f in os.listdir("/dev/shm"))
-    kinds = sorted({k for k, _ in objects(args, env)})
+    kinds = sorted({k for k, _ in wanted})
     for obj in built:  # sparse files: the pages a worker would pre-fault are not needed to measure
         for close in ("cleanup", "close"):
             if hasattr(obj, close):

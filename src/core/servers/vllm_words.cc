@@ -81,10 +81,13 @@ void Merge(json& into, const json& update) {
 // argparse's prefix match of a long option (Lib/argparse.py _get_option_tuples): the one option
 // `name` begins, nullopt for none, an error when several begin with it.
 Result<std::optional<std::string_view>> Abbreviated(std::string_view name) {
+  // The options are sorted: those that begin with `name` are one run from its lower bound.
+  const auto options = VllmOptions();
   std::vector<std::string_view> matches;
-  for (std::string_view option : VllmOptions()) {
-    if (option == name) return std::optional<std::string_view>(option);
-    if (option.starts_with(name)) matches.push_back(option);
+  for (auto it = std::lower_bound(options.begin(), options.end(), name); it != options.end() && it->starts_with(name);
+       ++it) {
+    if (*it == name) return std::optional<std::string_view>(*it);
+    matches.push_back(*it);
   }
   if (matches.empty()) return std::optional<std::string_view>();
   if (matches.size() == 1) return std::optional<std::string_view>(matches[0]);

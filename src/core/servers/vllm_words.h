@@ -16,7 +16,7 @@ namespace shmguard::servers {
 // The release the options were read from: "0.33.0".
 extern const std::string_view kVllmOptionsVersion;
 
-// Every option string `vllm serve` takes, sorted ("--tensor-parallel-size", "-tp", "--no-...").
+// Every option string `vllm serve` takes, sorted as bytes ("--tensor-parallel-size", "-tp").
 std::span<const std::string_view> VllmOptions();
 
 // `words` (what follows `vllm serve`) as FlexibleArgumentParser.parse_args hands them to argparse:
