@@ -92,10 +92,44 @@ func ImageTag(ref string) (repo, tag string) {
 
 func (s *State) containerdSocket() string { return s.Path("containerd", "containerd.sock") }
 
+// nodeMarker holds the state directory of the node that owns the host's fixed paths, so that a
+// later Up can find a node whose run was killed before its Down.
+const nodeMarker = "/run/shmguard-e2e-node"
+
+// takeDownAbandonedNode runs Down on the node the marker names when none of its processes is
+// alive (its run was killed, or the machine restored without them); a node still running is an
+// error that says how to stop it.
+func takeDownAbandonedNode(self string) error {
+	b, err := os.ReadFile(nodeMarker)
+	if os.IsNotExist(err) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	dir := strings.TrimSpace(string(b))
+	if dir == self {
+		return nil
+	}
+	other, err := Load(dir)
+	if err != nil {
+		return fmt.Errorf("%s names %s, which holds no node state (%v): remove it once no node runs", nodeMarker, dir, err)
+	}
+	for _, name := range other.processes() {
+		if alive(processPid(dir, name)) {
+			return fmt.Errorf("the node of %s runs on this machine (its %s is alive): stop it first with SHMGUARD_CONTROL_PLANE_DIR=%s scripts/control-plane.sh down", dir, name, dir)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "control-plane: the node of %s was left without its processes: taking it down\n", dir)
+	return Down(dir)
+}
+
 // prepareNode checks that no other node uses the host's fixed paths, records what it will change,
 // and makes the network namespace and the forwarder to the host's loopback.
 func (s *State) prepareNode() error {
 	n := s.Node
+	if err := takeDownAbandonedNode(s.Dir); err != nil {
+		return err
+	}
 	for _, p := range nodeHostPaths {
 		entries, err := os.ReadDir(p)
 		switch {
@@ -119,7 +153,11 @@ func (s *State) prepareNode() error {
 		}
 		n.Sysctls[k] = strings.TrimSpace(string(b))
 	}
+	n.Created = append(n.Created, nodeMarker)
 	if err := s.save(); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(nodeMarker, []byte(s.Dir+"\n"), 0o644); err != nil {
 		return err
 	}
 	if err := createNetns(n.Netns); err != nil {
