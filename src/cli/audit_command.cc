@@ -9,6 +9,7 @@
 
 #include "cli/audit_output.h"
 #include "cli/ordered_pool.h"
+#include "io/config_map.h"
 #include "io/file_text.h"
 #include "io/manifests.h"
 #include "shmguard/values/json_node.h"
@@ -141,8 +142,9 @@ std::vector<AuditRecord> EvaluateDocument(const io::Document& doc, const Policy&
 }
 
 // What objects elsewhere in the input say about a workload, whatever the order of files: the
-// Trainer and KServe runtimes the TrainJobs and InferenceServices use, and the ResourceClaims and
-// ResourceClaimTemplates whose GPUs pods use (DRA). Only files that mention one are parsed; what cannot be read twice
+// Trainer and KServe runtimes the TrainJobs and InferenceServices use, the ResourceClaims and
+// ResourceClaimTemplates whose GPUs pods use (DRA), and the ConfigMaps whose files and variables
+// a server's launch reads. Only files that mention one are parsed; what cannot be read twice
 // (stdin, a pipe), or why it could not be read, is kept in `kept` for the audit itself to use or
 // report.
 // The ShmProfiles in the input (`kubectl get pods,shmprofiles -A -o json`) are observations as
@@ -152,6 +154,7 @@ struct References {
   RuntimeCatalog runtimes;
   ClaimIndex claims;
   ObservationIndex observations;
+  ConfigMapIndex config_maps;
 };
 References CollectReferences(const std::vector<io::InputFile>& expanded, std::istream& in, size_t max_bytes,
                              const ObservationIndex* given, std::map<std::string, Result<io::FileText>>& kept) {
@@ -160,6 +163,7 @@ References CollectReferences(const std::vector<io::InputFile>& expanded, std::is
   auto add = [&](JsonNode object) {
     refs.runtimes.Add(object);
     refs.claims.Add(object);
+    if (auto cm = io::ReadConfigMap(object)) refs.config_maps.Put(cm->namespace_name, cm->name, std::move(cm->data));
     if (object.StringMember("kind") == kShmProfileKind) {
       if (auto observed = ReadShmProfile(object)) refs.observations.Put(std::move(*observed));
     }
@@ -177,6 +181,7 @@ References CollectReferences(const std::vector<io::InputFile>& expanded, std::is
       if (text->view().find("TrainingRuntime") != std::string_view::npos ||
           text->view().find("ServingRuntime") != std::string_view::npos ||
           text->view().find("ResourceClaim") != std::string_view::npos ||
+          text->view().find("ConfigMap") != std::string_view::npos ||
           text->view().find(kShmProfileKind) != std::string_view::npos) {
         for (const auto& doc : io::ParseManifests(text->view(), file)) {
           if (!doc.object) continue;
@@ -252,6 +257,7 @@ AuditSummary StreamAudit(const AuditOptions& o, const Policy& policy, std::istre
                              .exemptions = o.ignore,
                              .observations = refs.observations.size() ? &refs.observations : nullptr,
                              .claims = &refs.claims,
+                             .config_maps = &refs.config_maps,
                              .policy_mode = o.policy_mode};
   for (const auto& input : expanded) {
     if (input.error) {

@@ -82,6 +82,11 @@ CLI::App* AddServeCommand(CLI::App& app, server::ServerOptions& o, std::string& 
   cmd->add_flag("--resource-claims", o.resource_claims,
                 "count GPUs pods get through Dynamic Resource Allocation (list+watch of resourceclaims and "
                 "resourceclaimtemplates.resource.k8s.io)");
+  cmd->add_flag("--config-maps", o.config_maps,
+                "read a server's --config file and envFrom variables from the ConfigMaps that hold them "
+                "(list+watch of configmaps; values up to 4 KiB and YAML files up to 64 KiB are kept)");
+  cmd->add_option("--config-map-selector", o.config_map_selector,
+                  "with --config-maps: watch only the ConfigMaps this label selector matches");
   AddApiFlags(cmd, o.api);
   return cmd;
 }

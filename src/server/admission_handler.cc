@@ -239,7 +239,7 @@ AdmissionExchange HandleAdmission(const ReviewBody& body, const AdmissionRoute& 
   x.operation = request->operation;
   x.dry_run = request->dry_run;
   Decision d = Decide(*request, {context.policy, route.face, NamespaceLabels{route.pod_security, route.enforce},
-                                 context.observations, context.claims, context.budget});
+                                 context.observations, context.claims, context.budget, context.config_maps});
   x.name = !d.name.empty() ? d.name : request->name;
   x.verdict = d.verdict;
   x.required_bytes = d.required_bytes;

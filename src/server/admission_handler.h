@@ -68,6 +68,7 @@ struct AdmissionContext {
   const ObservationIndex* observations = nullptr;
   const ClaimIndex* claims = nullptr;
   const WorkBudget* budget = nullptr;
+  const ConfigMapIndex* config_maps = nullptr;
 };
 
 // The answer to one review: decoded (DecodeReview; a body that is not one is a 400), then

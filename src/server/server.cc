@@ -53,9 +53,11 @@ Result<std::unique_ptr<WebhookServer>> WebhookServer::Create(const ServerOptions
   auto handshakes = HandshakePolicy::Create(EffectiveTls(options, policy), options.client_auth);
   if (!handshakes) return handshakes.error();
   ServerOptions resolved = options;
-  if (options.observations || options.resource_claims) {
+  if (options.observations || options.resource_claims || options.config_maps) {
     auto api = ResolveApi(options.api);
-    const char* flag = options.observations ? "--observations: " : "--resource-claims: ";
+    const char* flag = options.observations      ? "--observations: "
+                       : options.resource_claims ? "--resource-claims: "
+                                                 : "--config-maps: ";
     if (!api) return MakeError(api.error().code, flag + api.error().message, api.error().where);
     resolved.api = std::move(*api);
   }
@@ -94,6 +96,10 @@ WebhookServer::WebhookServer(ServerOptions options, std::shared_ptr<spdlog::logg
     profiles_ = std::make_unique<ProfileWatch>(std::make_shared<kube::KubeClient>(options_.api));
   if (options_.resource_claims)
     claims_ = std::make_unique<ClaimWatch>(std::make_shared<kube::KubeClient>(options_.api));
+  if (options_.config_maps) {
+    config_maps_ = std::make_unique<ConfigMapWatch>(std::make_shared<kube::KubeClient>(options_.api),
+                                                    options_.config_map_selector);
+  }
 }
 
 WebhookServer::~WebhookServer() {
@@ -119,7 +125,10 @@ std::string WebhookServer::NotReadyReason() const {
   if (profiles_) {
     if (std::string reason = profiles_->NotReadyReason(); !reason.empty()) return reason;
   }
-  if (claims_) return claims_->NotReadyReason();
+  if (claims_) {
+    if (std::string reason = claims_->NotReadyReason(); !reason.empty()) return reason;
+  }
+  if (config_maps_) return config_maps_->NotReadyReason();
   return {};
 }
 
@@ -158,12 +167,14 @@ void WebhookServer::HandleAdmissionRoute(const HttpRequest& req, HttpResponse& r
   auto policy = this->policy();
   auto observations = profiles_ ? profiles_->Snapshot() : nullptr;
   auto claims = claims_ ? claims_->Snapshot() : nullptr;
+  auto config_maps = config_maps_ ? config_maps_->Snapshot() : nullptr;
   const ReviewBudget budget =
       options_.review_cpu_budget.count() > 0 ? ReviewBudget(options_.review_cpu_budget) : ReviewBudget::None();
   std::optional<AdmissionExchange> refused = CheckAdmissionRequest(route, req.content_type, req.body);
-  AdmissionExchange x = refused ? std::move(*refused)
-                                : HandleAdmission({req.body, req.body_padded}, route,
-                                                  {*policy, observations.get(), claims.get(), &budget});
+  AdmissionExchange x = refused
+                            ? std::move(*refused)
+                            : HandleAdmission({req.body, req.body_padded}, route,
+                                              {*policy, observations.get(), claims.get(), &budget, config_maps.get()});
   res.status = x.status;
   res.body = std::move(x.body);
   auto latency = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
@@ -297,6 +308,7 @@ Result<bool> WebhookServer::Start() {
   metrics_http_->Start();
   if (profiles_) profiles_->Start();
   if (claims_) claims_->Start();
+  if (config_maps_) config_maps_->Start();
   if (!options_.config_file.empty()) {
     config_watch_ =
         std::make_unique<io::FileWatcher>(std::vector<std::string>{options_.config_file}, options_.reload_interval,
@@ -322,7 +334,8 @@ Result<bool> WebhookServer::Start() {
             {"client_auth", handshakes_->requires_client_cert() ? options_.client_auth.ca_file + " (" + clients + ")"
                                                                 : std::string("off")},
             {"observations", profiles_ ? options_.api.server + kShmProfilesPath : std::string("off")},
-            {"resource_claims", claims_ ? options_.api.server + "/apis/resource.k8s.io/v1" : std::string("off")}});
+            {"resource_claims", claims_ ? options_.api.server + "/apis/resource.k8s.io/v1" : std::string("off")},
+            {"config_maps", config_maps_ ? options_.api.server + kConfigMapsPath : std::string("off")}});
   return true;
 }
 
@@ -333,6 +346,7 @@ void WebhookServer::Stop() {
   client_ca_watch_.reset();
   if (profiles_) profiles_->Stop();
   if (claims_) claims_->Stop();
+  if (config_maps_) config_maps_->Stop();
   https_->Stop();  // refuses new connections, answers requests in flight, joins
   metrics_http_->Stop();
   log_->flush();

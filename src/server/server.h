@@ -21,6 +21,7 @@
 #include "server/admission_handler.h"
 #include "server/cert_reloader.h"
 #include "server/claim_watch.h"
+#include "server/config_map_watch.h"
 #include "server/decision_log.h"
 #include "server/handshake_policy.h"
 #include "server/metrics.h"
@@ -73,6 +74,11 @@ struct ServerOptions {
   // --resource-claims: count the GPUs pods get through Dynamic Resource Allocation, from the
   // ResourceClaims and ResourceClaimTemplates in the cluster (ClaimWatch), read through `api`.
   bool resource_claims = false;
+  // --config-maps: read the ConfigMaps a server's launch takes its --config file and envFrom
+  // variables from (list+watch of configmaps, only those matching --config-map-selector, a
+  // label selector, when given); what is kept of each is bounded (io/config_map.h).
+  bool config_maps = false;
+  std::string config_map_selector;
   KubeConfig api;
 };
 
@@ -127,8 +133,9 @@ class WebhookServer {
   std::unique_ptr<HttpsServer> https_;
   std::unique_ptr<HttpsServer> metrics_http_;  // plain HTTP: probes and metrics
   std::unique_ptr<io::FileWatcher> config_watch_, cert_watch_, client_ca_watch_;
-  std::unique_ptr<ProfileWatch> profiles_;  // with --observations
-  std::unique_ptr<ClaimWatch> claims_;      // with --resource-claims
+  std::unique_ptr<ProfileWatch> profiles_;       // with --observations
+  std::unique_ptr<ClaimWatch> claims_;           // with --resource-claims
+  std::unique_ptr<ConfigMapWatch> config_maps_;  // with --config-maps
   std::atomic<int64_t> last_refusal_log_ms_{0};
   std::atomic<uint64_t> refusals_not_logged_{0};
   int port_ = 0, metrics_port_ = 0;

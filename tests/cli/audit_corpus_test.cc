@@ -141,5 +141,48 @@ spec: {spec: {devices: {requests: [{name: g, exactly: {deviceClassName: gpu.nvid
   }
 }
 
+// A vLLM pod whose --config file and envFrom variables are in a ConfigMap of the same input is
+// sized from them, in either order; without the ConfigMap, its counts are the pod's GPUs.
+TEST_CASE("CollectAudit reads a server's --config file and envFrom from ConfigMaps in the input", "[audit_command]") {
+  const std::string pod = R"(apiVersion: v1
+kind: Pod
+metadata: {name: serve, namespace: ml}
+spec:
+  volumes: [{name: cfg, configMap: {name: vllm-config}}]
+  containers:
+  - name: vllm
+    command: [vllm, serve, m, --config, /etc/vllm/serve.yaml]
+    envFrom: [{configMapRef: {name: vllm-config}}]
+    volumeMounts: [{name: cfg, mountPath: /etc/vllm}]
+    resources: {limits: {nvidia.com/gpu: 8, memory: 512Gi}}
+)";
+  const std::string config = R"(apiVersion: v1
+kind: ConfigMap
+metadata: {name: vllm-config, namespace: ml}
+data:
+  VLLM_MQ_MAX_CHUNK_BYTES_MB: "64"
+  serve.yaml: |
+    tensor-parallel-size: 2
+    kv_offloading_size: 8
+)";
+  auto required = [](const std::string& text) {
+    std::istringstream in(text);
+    AuditResult r = CollectAudit({"-"}, Policy{}, in);
+    for (const auto& record : r.records) {
+      if (record.kind == "Pod") return record.required_bytes;
+    }
+    FAIL("no Pod record");
+    return int64_t{0};
+  };
+  const int64_t with = required(pod + "---\n" + config), after = required(config + "---\n" + pod);
+  CHECK(with == after);
+  // The file's 8 GiB KV offload is counted: the region is in /dev/shm.
+  CHECK(with > int64_t{8} << 30);
+  // Without the ConfigMap: 8 ranks, no offload, 16 MiB chunks.
+  const int64_t without = required(pod);
+  CHECK(without < int64_t{8} << 30);
+  CHECK(without > 0);
+}
+
 }  // namespace
 }  // namespace shmguard::cli

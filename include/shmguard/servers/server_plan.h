@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "shmguard/values/container_config.h"
 #include "shmguard/values/json_node.h"
 #include "shmguard/values/result.h"
 
@@ -109,7 +110,10 @@ struct ServerLaunch {
 // command. A launch whose expansion passes its budget (servers/launch_text.h) is not read:
 // kOutOfRange. Fails with kInvalidInput naming the flag when a count or size it reads is one the
 // server's parser refuses or out of range ("--tensor-parallel-size=eight").
-Result<std::optional<ServerLaunch>> ReadServerLaunch(JsonNode container, std::string_view pointer);
+// `config`: what ConfigMaps give the container (values/container_config.h), when known: envFrom's variables
+// under the env's, and the files a --config flag names.
+Result<std::optional<ServerLaunch>> ReadServerLaunch(JsonNode container, std::string_view pointer,
+                                                     const ContainerConfig* config = nullptr);
 
 // The launch `args` would give `server` (as the words after `vllm serve M`, or `ray start`):
 // what `shmguard plan --server` reads, with the same rows as a container's launch. Fails with

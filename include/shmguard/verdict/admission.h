@@ -73,6 +73,8 @@ struct DecideContext {
   // review-over-budget — allowed with its warning, denied by /validate in enforce namespaces —
   // and nothing else. nullptr: no bound.
   const WorkBudget* budget = nullptr;
+  // The ConfigMaps the webhook keeps (EvaluateOptions::config_maps); nullptr: none.
+  const ConfigMapIndex* config_maps = nullptr;
 };
 Decision Decide(const AdmissionRequest& request, const DecideContext& context);
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "shmguard/checks/checks.h"
+#include "shmguard/facts/config_maps.h"
 #include "shmguard/facts/pod_facts.h"
 #include "shmguard/facts/resource_claims.h"
 #include "shmguard/plan/shm_plan.h"
@@ -88,6 +89,9 @@ struct EvaluateOptions {
   // The ResourceClaims and ResourceClaimTemplates known (resource_claims.h): a pod's containers
   // get the GPUs of the claims they use. nullptr: none known.
   const ClaimIndex* claims = nullptr;
+  // The ConfigMaps known (config_maps.h): a server's launch reads the files and envFrom
+  // variables its container gets from them. nullptr: none known.
+  const ConfigMapIndex* config_maps = nullptr;
   // What the exported admission policies would do instead of the webhook (docs/policy-mode.md):
   // no server launch read, no profile, no claims, and a controller's templates left as they are
   // (the policies patch its pods as they are created).

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "shmguard/checks/checks.h"
+#include "shmguard/values/container_config.h"
 #include "shmguard/values/field_values.h"
 #include "shmguard/values/json_node.h"
 #include "shmguard/values/result.h"
@@ -114,6 +115,10 @@ struct PodTemplate {
   // container name; and the claims whose devices are not known, in words.
   std::vector<std::pair<std::string, int64_t>> claim_gpus;
   std::string claims_unknown;
+  // What the ConfigMaps the input or the cluster holds give its containers (config_maps.h:
+  // ResolveConfigMaps), by container name: envFrom's variables and the files configMap volumes
+  // mount. Empty: nothing known beyond the spec.
+  std::vector<std::pair<std::string, ContainerConfig>> container_config;
   // A Compose service as written (compose.h); `spec` is the one-container pod read from it.
   // Absent for Kubernetes kinds.
   JsonNode compose_service;

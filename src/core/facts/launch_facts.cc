@@ -220,7 +220,11 @@ Result<ServerFound> ReadServer(const Launch& l) {
   // Every app container's server: two in one pod share its /dev/shm.
   for (size_t i = 0; i < l.nodes.size(); ++i) {
     if (l.containers[i].init) continue;
-    auto server = ReadServerLaunch(l.nodes[i], l.containers[i].pointer);
+    const ContainerConfig* config = nullptr;
+    for (const auto& [name, c] : t.container_config) {
+      if (name == l.containers[i].name) config = &c;
+    }
+    auto server = ReadServerLaunch(l.nodes[i], l.containers[i].pointer, config);
     if (!server && server.error().code == Code::kUnsupportedKind) {
       found.unread = server.error();
       break;

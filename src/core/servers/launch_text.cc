@@ -92,14 +92,22 @@ class Expander {
 
 }  // namespace
 
-Env::Env(JsonNode container) {
+Env::Env(JsonNode container, const ContainerConfig* config) {
   for (JsonNode e : container.Find("env").Items()) {
     JsonNode name = e.Find("name");
     if (!name.IsString()) continue;
     JsonNode value = e.Find("value");
     bytes_ += name.String().size() + value.String().size();
-    // The first entry of a name is the one the kubelet sets.
+    // The first entry of a name is the one read, as everywhere in the core (launch_facts.cc).
     values_.try_emplace(name.String(), value.IsString() ? std::optional(value.String()) : std::nullopt);
+  }
+  // envFrom's variables are set first and env's over them, a later source's over an earlier's
+  // (pkg/kubelet/kubelet_pods.go, makeEnvironmentVariables: one map, assigned in that order).
+  if (config) {
+    for (auto it = config->env.rbegin(); it != config->env.rend(); ++it) {
+      bytes_ += it->first.size() + it->second.size();
+      values_.try_emplace(std::string_view(it->first), std::optional<std::string_view>(it->second));
+    }
   }
 }
 

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "shmguard/values/container_config.h"
 #include "shmguard/values/json_node.h"
 
 namespace shmguard::servers {
@@ -25,10 +26,11 @@ inline constexpr size_t kMinExpansionBytes = size_t{64} << 10;
 inline constexpr size_t kMaxExpansionBytes = size_t{1} << 20;
 
 // A container's env as the kubelet sets it: the first entry of each name with a string value
-// (a valueFrom entry is set, but only at run time: its value is unknown here).
+// (a valueFrom entry is set, but only at run time: its value is unknown here), over envFrom's
+// variables (`config`, when known; a later source's over an earlier's).
 class Env {
  public:
-  explicit Env(JsonNode container);
+  explicit Env(JsonNode container, const ContainerConfig* config = nullptr);
   // The value of `name`; nullopt when the env does not set it, or sets it from valueFrom.
   std::optional<std::string_view> Find(std::string_view name) const;
   // The bytes of every name and value: part of what an expansion may grow to.

@@ -87,8 +87,11 @@ struct ServerRow {
   NumberParser numbers;
   // The words after the launcher as the server's parser reads them before it matches a flag
   // (vLLM's FlexibleArgumentParser: dotted JSON flags merged, abbreviations spelled out); an
-  // error names a word the parser refuses. nullptr: the words as they are.
-  Result<std::vector<std::string>> (*prepare)(std::vector<std::string> words);
+  // error names a word the parser refuses. `config` holds the files ConfigMaps mount in the
+  // container (a --config file's flags are read from there); null when none is known. What it
+  // read beyond the words goes to `l.read`. nullptr: the words as they are.
+  Result<std::vector<std::string>> (*prepare)(std::vector<std::string> words, const ContainerConfig* config,
+                                              ServerLaunch& l);
   // Settles what the flags mean together once all are read (SGLang's deprecated
   // --enable-dp-attention, vLLM's connectors in their JSON); returns why the server would refuse
   // the launch, naming the flag ("" when it would not). nullptr when nothing.

@@ -217,10 +217,11 @@ std::optional<Error> Apply(const ServerRow& row, const FlagRow& flag, const std:
 // The flags of `row` in `words` from `from`, then the variables it reads from `env` (a flag's
 // fallback, and the row's own), into `l`.
 std::optional<Error> ReadRow(const ServerRow& row, const std::vector<std::string>& words, size_t from, const Env* env,
-                             ServerLaunch& l, const std::string& pointer, std::vector<std::string>* unknown) {
+                             const ContainerConfig* config, ServerLaunch& l, const std::string& pointer,
+                             std::vector<std::string>* unknown) {
   std::vector<std::string> tail(words.begin() + static_cast<std::ptrdiff_t>(std::min(from, words.size())), words.end());
   if (row.prepare) {
-    auto prepared = row.prepare(std::move(tail));
+    auto prepared = row.prepare(std::move(tail), config, l);
     if (!prepared) return MakeError(prepared.error().code, prepared.error().message, Location::Pointer(pointer));
     tail = std::move(*prepared);
   }
@@ -289,14 +290,15 @@ std::string ServerFlagsText(const ServerLaunch& launch) {
   return out;
 }
 
-Result<std::optional<ServerLaunch>> ReadServerLaunch(JsonNode container, std::string_view pointer) {
+Result<std::optional<ServerLaunch>> ReadServerLaunch(JsonNode container, std::string_view pointer,
+                                                     const ContainerConfig* config) {
   using namespace servers;
   JsonNode image = container.Find("image");
   const bool no_command = !container.Find("command").IsArray();
   if (!MayLaunchServer(container) && (!no_command || !image.IsString() || FromImage(image.String()).row == nullptr)) {
     return std::optional<ServerLaunch>();
   }
-  Env env(container);
+  Env env(container, config);
   Words w = SplitLaunch(container, env, ExpansionBudget(container, env));
   std::string where = std::string(pointer) + "/command";
   Launch launch = w.overflow ? Launch{} : FindLauncher(w);
@@ -332,10 +334,10 @@ Result<std::optional<ServerLaunch>> ReadServerLaunch(JsonNode container, std::st
   for (const char* kind : {"limits", "requests"}) {
     l.rocm = l.rocm || bool(container.Find("resources").Find(kind).Find("amd.com/gpu"));
   }
-  if (auto e = ReadRow(*launch.row, w.text, launch.from, &env, l, where, nullptr)) return *e;
+  if (auto e = ReadRow(*launch.row, w.text, launch.from, &env, config, l, where, nullptr)) return *e;
   if (ray_at && l.server != Server::kRay) {
     l.ray_started = true;
-    if (auto e = ReadRow(kRayRow, w.text, *ray_at, nullptr, l, where, nullptr)) return *e;
+    if (auto e = ReadRow(kRayRow, w.text, *ray_at, nullptr, nullptr, l, where, nullptr)) return *e;
   } else if (l.server == Server::kRay) {
     l.ray_started = true;
   }
@@ -351,7 +353,7 @@ Result<ServerLaunch> ReadServerArgs(Server server, const std::vector<std::string
   l.launched_by = "--server " + std::string(row->name);
   l.ray_started = server == Server::kRay;
   std::vector<std::string> unknown;
-  if (auto e = ReadRow(*row, args, 0, nullptr, l, "", &unknown)) {
+  if (auto e = ReadRow(*row, args, 0, nullptr, nullptr, l, "", &unknown)) {
     return MakeError(Code::kInvalidInput, e->message, Location::Field(l.read.empty() ? "" : l.read.back()));
   }
   if (!unknown.empty()) {

@@ -98,9 +98,106 @@ Result<std::optional<std::string_view>> Abbreviated(std::string_view name) {
                                             "'s parser, which refuses it: it could be " + could);
 }
 
+// "/etc/vllm//./config.yaml" -> "/etc/vllm/config.yaml"; a relative path is joined to
+// `working_dir` first ("" when the spec does not say: the image's WORKDIR).
+std::string NormalPath(std::string_view path, std::string_view working_dir) {
+  std::string joined = path.starts_with('/') ? std::string(path) : std::string(working_dir) + "/" + std::string(path);
+  std::vector<std::string> parts;
+  for (size_t start = 0; start <= joined.size();) {
+    size_t slash = joined.find('/', start);
+    if (slash == std::string::npos) slash = joined.size();
+    const std::string part = joined.substr(start, slash - start);
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(part);
+    }
+    start = slash + 1;
+  }
+  std::string out;
+  for (const auto& part : parts) out += "/" + part;
+  return out.empty() ? "/" : out;
+}
+
+// str(value) as Python writes a YAML scalar's value: the text of a string, "True"/"False",
+// "None", a number as written.
+std::string PythonStr(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "True" : "False";
+  if (v.is_null()) return "None";
+  return v.dump();
+}
+
+bool IsOption(std::string_view name) {
+  const auto options = VllmOptions();
+  return std::binary_search(options.begin(), options.end(), name);
+}
+
+// FlexibleArgumentParser._pull_args_from_config and load_config_file (argparse_utils.py:516-672):
+// the file's keys as flags, put after the model and before the rest of the command line, which
+// so wins over them. A file `config` does not hold is left to the --config flag's row (its
+// counts are the pod's GPUs); a file vLLM cannot read is an error, as vLLM raises.
+Result<std::vector<std::string>> PullConfig(std::vector<std::string> words, const ContainerConfig* config,
+                                            ServerLaunch& l) {
+  const auto at = std::find(words.begin(), words.end(), "--config");
+  if (at == words.end()) return words;
+  if (std::count(words.begin(), words.end(), "--config") > 1) {
+    return MakeError(Code::kInvalidInput, "--config is given twice, which vLLM refuses (argparse_utils.py:551)");
+  }
+  if (at + 1 == words.end()) {
+    return MakeError(Code::kInvalidInput, "--config names no file, which vLLM refuses (argparse_utils.py:554-557)");
+  }
+  const std::string path = *(at + 1);
+  if (!path.ends_with(".yaml") && !path.ends_with(".yml")) {
+    return MakeError(
+        Code::kInvalidInput,
+        "--config " + path + " is not a .yaml or .yml file, which vLLM refuses (argparse_utils.py:636-640)");
+  }
+  if (!config) return words;
+  auto file = config->files.find(NormalPath(path, config->working_dir));
+  if (file == config->files.end()) return words;
+  const ConfigFile& f = *file->second;
+  if (!f.yaml || !f.yaml->is_object()) {
+    return MakeError(Code::kInvalidInput, "--config " + path + " (" + f.source +
+                                              ") is not a YAML mapping, which vLLM refuses" +
+                                              (f.yaml_error.empty() ? "" : ": " + f.yaml_error));
+  }
+  std::vector<std::string> args;
+  for (const auto& [key, value] : f.yaml->items()) {
+    if (value.is_boolean()) {
+      if (value.get<bool>()) {
+        args.push_back("--" + key);
+      } else if (IsOption("--no-" + key)) {
+        args.push_back("--no-" + key);
+      }
+    } else if (value.is_array()) {
+      if (value.empty()) continue;
+      args.push_back("--" + key);
+      for (const auto& item : value) args.push_back(PythonStr(item));
+    } else if (value.is_object()) {
+      args.push_back("--" + key);
+      args.push_back(value.dump());
+    } else {
+      args.push_back("--" + key);
+      args.push_back(PythonStr(value));
+    }
+  }
+  l.read.push_back("--config " + path + " (" + f.source + ")");
+  const auto index = at - words.begin();
+  words.erase(at, at + 2);
+  // After the model when it comes first (`vllm serve MODEL --config f.yaml`), else first.
+  const auto insert_at = words.empty() || words.front().starts_with("-") || index == 0 ? 0 : 1;
+  words.insert(words.begin() + insert_at, args.begin(), args.end());
+  return words;
+}
+
 }  // namespace
 
-Result<std::vector<std::string>> PrepareVllmWords(std::vector<std::string> words) {
+Result<std::vector<std::string>> PrepareVllmWords(std::vector<std::string> words, const ContainerConfig* config,
+                                                  ServerLaunch& l) {
+  auto pulled = PullConfig(std::move(words), config, l);
+  if (!pulled) return pulled.error();
+  words = std::move(*pulled);
   std::vector<std::string> out;
   std::vector<std::pair<std::string, json>> dotted;  // in the order first given
   for (size_t i = 0; i < words.size(); ++i) {

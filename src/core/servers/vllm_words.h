@@ -24,8 +24,13 @@ std::span<const std::string_view> VllmOptions();
 // siblings into one "--kv-transfer-config" "{json}" pair at the end (a value read as JSON, else
 // as human_readable_int, else as text; "key+" appends a comma list); and a long flag that
 // abbreviates exactly one option spelled out ("--tensor-parallel" -> "--tensor-parallel-size").
-// Fails with kInvalidInput naming a word that abbreviates several options, which vLLM refuses.
-Result<std::vector<std::string>> PrepareVllmWords(std::vector<std::string> words);
+// Before all that, a `--config FILE` that `config` holds (a ConfigMap's file) is replaced by
+// the file's keys as flags, as _pull_args_from_config does (argparse_utils.py:516-672), and named
+// in l.read; a file it does not hold is left to --config's row.
+// Fails with kInvalidInput naming a word that abbreviates several options, or a --config vLLM
+// refuses (given twice, no file, not .yaml/.yml, not a YAML mapping).
+Result<std::vector<std::string>> PrepareVllmWords(std::vector<std::string> words, const ContainerConfig* config,
+                                                  ServerLaunch& l);
 
 // What vLLM makes of its flags together (vllm_connectors.cc): the KV offload bytes an
 // OffloadingConnector in --kv-transfer-config names (alone or in a MultiConnector), the encoder

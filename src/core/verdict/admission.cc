@@ -154,6 +154,7 @@ Decision Decide(const AdmissionRequest& request, const DecideContext& context) {
                                 .namespace_pod_security = labels.pod_security,
                                 .observations = context.observations,
                                 .claims = context.claims,
+                                .config_maps = context.config_maps,
                                 .budget = context.budget};
   Evaluation ev = EvaluateAdmitted(request, context.policy, options, face);
   d.verdict = ev.verdict;

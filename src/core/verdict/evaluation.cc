@@ -192,6 +192,9 @@ Evaluation Evaluate(JsonNode object, const Policy& policy, const EvaluateOptions
     const ClaimIndex& claims = options.claims ? *options.claims : kNone;
     for (auto& t : w.templates) ResolveClaimGpus(t, ev.namespace_name, claims, policy.gpu_device_classes);
   }
+  if (options.config_maps && !options.policy_mode) {
+    for (auto& t : w.templates) ResolveConfigMaps(t, ev.namespace_name, *options.config_maps);
+  }
   for (auto& t : w.templates) t.budget = options.budget;
   for (const auto& t : w.templates) {
     if (options.budget && options.budget->Exhausted()) return OverBudget(std::move(ev));

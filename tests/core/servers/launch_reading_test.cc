@@ -84,11 +84,13 @@ TEST_CASE("vLLM's multi-port external balancer gives each local rank its own mul
 
 TEST_CASE("PrepareVllmWords spells out abbreviations as argparse does, and refuses ambiguous ones",
           "[launch_reading]") {
-  auto words = servers::PrepareVllmWords({"--tensor-parallel", "8", "--pipeline_parallel=2", "--port", "80"});
+  ServerLaunch l;
+  auto words =
+      servers::PrepareVllmWords({"--tensor-parallel", "8", "--pipeline_parallel=2", "--port", "80"}, nullptr, l);
   REQUIRE(words);
   CHECK(*words ==
         std::vector<std::string>{"--tensor-parallel-size", "8", "--pipeline-parallel-size=2", "--port", "80"});
-  auto ambiguous = servers::PrepareVllmWords({"--kv-offloading", "16"});
+  auto ambiguous = servers::PrepareVllmWords({"--kv-offloading", "16"}, nullptr, l);
   REQUIRE_FALSE(ambiguous);
   CHECK(ambiguous.error().message.find("--kv-offloading-size") != std::string::npos);
   CHECK(LaunchOf("{command: [vllm, serve, m, --tensor-parallel, '8']}").tensor_parallel == 8);
