@@ -2,6 +2,7 @@
 // read a whole request, answer, keep alive or close — with deadlines and a graceful drain.
 #include "http/event_loop.h"
 
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/err.h>
@@ -29,7 +30,9 @@ constexpr auto kScanInterval = std::chrono::milliseconds(250);
 // kReadChunk at a time: a TLS record's most plaintext). `ssl` is null over plain TCP.
 struct Connection : HttpConnection {
   int fd = -1;
+  std::string peer;  // the client's address, without its port
   SSL* ssl = nullptr;
+  bool tls_pending = false;  // TLS, not begun: the OpenSSL state is made when the first bytes come
   bool handshaken = false;
   bool lingering = false;  // response sent and FIN sent; discarding input until the peer closes
   bool epollout = false;
@@ -58,7 +61,10 @@ class EventLoop {
         limits_{s.options.max_header_bytes, s.options.max_body_bytes},
         handler_(s.handler),
         stopping_(s.stopping),
-        count_(s.connections) {}
+        count_(s.connections),
+        peers_(s.peers),
+        peer_limit_(std::max<size_t>(1, static_cast<size_t>(static_cast<double>(s.options.max_connections) *
+                                                            std::clamp(s.options.peer_share, 0.0, 1.0)))) {}
 
   void Run() {
     std::array<epoll_event, 256> events;
@@ -117,54 +123,116 @@ class EventLoop {
   }
 
  private:
+  // "10.0.0.7", "fd00::7": the peer's address without its port.
+  static std::string PeerOf(const sockaddr_storage& addr) {
+    char text[INET6_ADDRSTRLEN] = "";
+    if (addr.ss_family == AF_INET) {
+      inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&addr)->sin_addr, text, sizeof text);
+    } else if (addr.ss_family == AF_INET6) {
+      inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&addr)->sin6_addr, text, sizeof text);
+    }
+    return text;
+  }
+
+  void Report(std::string_view reason) {
+    if (o_.on_evict) o_.on_evict(reason);
+  }
+
+  // Whether a connection from `peer` may be opened now: at its share, it closes its own
+  // quietest; at the cap (evict_idle), the busiest peer's quietest goes. False: refuse it.
+  bool MakeRoom(const std::string& peer) {
+    if (o_.peer_share < 1.0 && peers_.Count(peer) >= peer_limit_) {
+      if (!EvictIdlest(&peer)) return false;
+      Report("peer-share");
+      return true;
+    }
+    if (count_.load() < o_.max_connections) return true;
+    if (!o_.evict_idle || !EvictIdlest(nullptr)) return false;
+    Report("cap");
+    return true;
+  }
+
+  // At most this many connections accepted per wakeup: a flood of connects must not keep the loop
+  // from the connections it already has (the listening socket is level-triggered: the rest wait
+  // for the next turn).
+  static constexpr int kAcceptsPerWakeup = 16;
+
   void Accept() {
-    while (true) {
-      int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    for (int i = 0; i < kAcceptsPerWakeup; ++i) {
+      sockaddr_storage addr{};
+      socklen_t len = sizeof addr;
+      int fd = accept4(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) return;  // EAGAIN, or another loop took it
-      if (count_.load() >= o_.max_connections && !(o_.evict_idle && EvictIdlest())) {
+      std::string peer = PeerOf(addr);
+      if (!MakeRoom(peer)) {
         ::close(fd);
+        Report("refused");
         continue;
       }
       int one = 1;
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       auto c = std::make_unique<Connection>();
       c->fd = fd;
-      if (ctx_) {
-        c->ssl = SSL_new(ctx_);
-        SSL_set_fd(c->ssl, fd);
-        SSL_set_accept_state(c->ssl);
-        SSL_set_mode(c->ssl,
-                     SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
-        SSL_set_read_ahead(c->ssl, 1);  // a record's header and body in one read(), not two
-      } else {
-        c->handshaken = true;  // plain HTTP: nothing to negotiate
-      }
+      c->peer = std::move(peer);
+      // TLS state (tens of KB with its buffers) only once the client sends: a connection that
+      // never does costs its socket and this struct.
+      c->tls_pending = ctx_ != nullptr;
+      c->handshaken = ctx_ == nullptr;  // plain HTTP: nothing to negotiate
       c->accepted = c->last_activity = Clock::now();
       epoll_event ev{};
       ev.events = EPOLLIN;
       ev.data.fd = fd;
       epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev);
       ++count_;
+      peers_.Add(c->peer);
       Connection& ref = *c;
       conns_[fd] = std::move(c);
       if (!Progress(ref)) Close(fd);
     }
   }
 
-  // Closes this loop's connection quiet the longest — idle, or reading a request slowly, never
-  // one with a response to send; false when there is none.
-  bool EvictIdlest() {
-    int idlest = -1;
-    Clock::time_point oldest = Clock::time_point::max();
+  // Begins TLS on a connection whose client has sent its first bytes. False: it closed.
+  bool BeginTls(Connection& c) {
+    char byte;
+    const ssize_t n = ::recv(c.fd, &byte, 1, MSG_PEEK);
+    if (n == 0) return false;
+    if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+    c.ssl = SSL_new(ctx_);
+    if (!c.ssl) return false;
+    SSL_set_fd(c.ssl, c.fd);
+    SSL_set_accept_state(c.ssl);
+    SSL_set_mode(c.ssl, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
+    SSL_set_read_ahead(c.ssl, 1);  // a record's header and body in one read(), not two
+    c.tls_pending = false;
+    return true;
+  }
+
+  // A connection that may be closed to make room: one that has not finished its handshake, or
+  // an idle one; never one with a request in flight or a response to send.
+  static bool Evictable(const Connection& c) { return !c.handshaken || IsIdle(c); }
+
+  // Closes this loop's quietest evictable connection of `peer`, or when `peer` is null of the
+  // peer that holds the most connections over all loops (the quietest overall when the busiest
+  // has none here); false when there is none.
+  bool EvictIdlest(const std::string* peer) {
+    std::unordered_map<std::string_view, size_t> held;  // peer -> its count, looked up once each
+    const Connection* pick = nullptr;
+    size_t pick_held = 0;
     for (const auto& [fd, c] : conns_) {
-      const bool answering = c->lingering || c->out_pos < c->out.size();
-      if (!answering && c->last_activity < oldest) {
-        oldest = c->last_activity;
-        idlest = fd;
+      if (!Evictable(*c) || (peer && c->peer != *peer)) continue;
+      size_t h = 0;
+      if (!peer) {
+        auto [it, fresh] = held.try_emplace(c->peer, 0);
+        if (fresh) it->second = peers_.Count(c->peer);
+        h = it->second;
+      }
+      if (!pick || h > pick_held || (h == pick_held && c->last_activity < pick->last_activity)) {
+        pick = c.get();
+        pick_held = h;
       }
     }
-    if (idlest < 0) return false;
-    Close(idlest);
+    if (!pick) return false;
+    Close(pick->fd);
     return true;
   }
 
@@ -182,6 +250,7 @@ class EventLoop {
     auto it = conns_.find(fd);
     if (it == conns_.end()) return;
     Connection& c = *it->second;
+    peers_.Release(c.peer);
     if (c.ssl) {
       if (c.handshaken && !c.lingering) SSL_shutdown(c.ssl);  // best effort close_notify; never waits
       SSL_free(c.ssl);
@@ -253,6 +322,10 @@ class EventLoop {
   bool Progress(Connection& c) {
     ERR_clear_error();
     if (c.lingering) return Drain(c);
+    if (c.tls_pending) {
+      if (!BeginTls(c)) return false;
+      if (c.tls_pending) return true;  // nothing sent yet
+    }
     if (!c.handshaken) {
       int r = SSL_do_handshake(c.ssl);
       if (r != 1) {
@@ -338,6 +411,8 @@ class EventLoop {
   const HttpHandler& handler_;
   const std::atomic<bool>& stopping_;
   std::atomic<size_t>& count_;
+  PeerTable& peers_;
+  const size_t peer_limit_;
   std::unordered_map<int, std::unique_ptr<Connection>> conns_;
   std::vector<int> read_on_;  // connections to read on without waiting for epoll (see Progress)
   Clock::time_point drain_start_;

@@ -22,6 +22,7 @@ struct EventLoopSetup {
   const HttpHandler& handler;
   const std::atomic<bool>& stopping;  // set: stop accepting, drain, return
   std::atomic<size_t>& connections;   // open connections over all loops
+  PeerTable& peers;                   // and of each peer address
 };
 
 // Runs until `stopping` is set and every connection is closed (drained or timed out).

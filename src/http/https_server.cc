@@ -90,7 +90,7 @@ void HttpsServer::Start() {
       sigemptyset(&pipe);
       sigaddset(&pipe, SIGPIPE);
       pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
-      RunEventLoop({ep, listen_fd_, wake, ctx_, options_, handler_, stopping_, connections_});
+      RunEventLoop({ep, listen_fd_, wake, ctx_, options_, handler_, stopping_, connections_, peers_});
     });
   }
   started_ = true;

@@ -22,6 +22,7 @@
 
 #include "http/http_connection.h"
 #include "http/http_message.h"
+#include "http/peer_table.h"
 #include "shmguard/values/result.h"
 
 namespace shmguard::http {
@@ -34,12 +35,20 @@ struct HttpsServerOptions {
   size_t max_body_bytes = 8 << 20;     // 413 above, before the body is read
   size_t max_header_bytes = 16 << 10;  // 431 above
   size_t max_connections = 10000;      // further connections are closed at once (see evict_idle)
-  // At max_connections, a new connection closes the connection quiet the longest (idle, or
-  // sending its request slowly; never one being answered) instead of being refused: for a probe
-  // port, where a client holding thousands of connections must not keep the kubelet's probes
-  // out. Not for the webhook port: an idle connection closed there may race a POST its client is
-  // sending. Default: false.
+  // At max_connections, a new connection closes a connection quiet the longest instead of being
+  // refused: one that has not finished its TLS handshake, or an idle one (never one with a
+  // request in flight or a response to send), of the peer address that holds the most
+  // connections first, so that a client holding thousands of connections cannot keep out the
+  // others (the kubelet's probes, the API server's reviews). Default: false (refused).
   bool evict_idle = false;
+  // The share of max_connections one peer address may hold (0.5: half). A peer at its share
+  // that opens another closes its own quietest connection for it, or is refused when it has
+  // none that may be closed. 1: no share.
+  double peer_share = 1.0;
+  // Called on a loop thread for each connection closed to make room ("cap": the server was
+  // full; "peer-share": its peer was at its share) and each refused ("refused"). Must be
+  // thread-safe and cheap. Default: nothing.
+  std::function<void(std::string_view reason)> on_evict;
   int keep_alive_seconds = 60;           // an idle connection is closed after this
   int request_timeout_seconds = 10;      // a handshake or a started request must complete in this
   int threads = 0;                       // event loops; 0 = the CPUs this process may run on (max 8)
@@ -90,6 +99,7 @@ class HttpsServer {
   std::vector<std::thread> threads_;
   std::atomic<bool> stopping_{false};
   std::atomic<size_t> connections_{0};
+  PeerTable peers_;
   bool started_ = false, stopped_ = false;
 };
 

@@ -96,6 +96,11 @@ std::string Metrics::Render(const std::string& version) const {
                        "Refused TLS handshakes on the webhook port: client_cert (missing, untrusted, expired or "
                        "another client's certificate) or tls (protocol version, cipher suite, not TLS).",
                        "reason", {{"client_cert", handshake_client_cert_}, {"tls", handshake_tls_}});
+  http::WriteCounterBy(out, "shmguard_webhook_connections_closed_total",
+                       "Webhook connections closed to let a new one in: cap (the server was at --max-connections; "
+                       "the busiest peer's quietest went) or peer_share (its peer held its share), and new "
+                       "connections refused (refused: nothing could be closed).",
+                       "reason", {{"cap", closed_cap_}, {"peer_share", closed_peer_share_}, {"refused", refused_}});
   PrometheusHeader(out, "shmguard_certificate_not_after_seconds", "gauge",
                    "Expiry of the serving certificate in use, seconds since the Unix epoch.");
   out << "shmguard_certificate_not_after_seconds " << cert_not_after_.load() << "\n";

@@ -42,6 +42,11 @@ class Metrics {
     (reason == "client_cert" ? handshake_client_cert_ : handshake_tls_)++;
   }
 
+  // A webhook connection closed to make room ("cap", "peer-share") or refused ("refused").
+  void CountConnectionClosed(std::string_view reason) {
+    (reason == "cap" ? closed_cap_ : reason == "peer-share" ? closed_peer_share_ : refused_)++;
+  }
+
   // The Prometheus text format of everything above, plus shmguard_build_info{version}.
   std::string Render(const std::string& version) const;
 
@@ -60,6 +65,7 @@ class Metrics {
   std::atomic<uint64_t> cert_reloads_ok_{0}, cert_reloads_failed_{0};
   std::atomic<uint64_t> client_ca_reloads_ok_{0}, client_ca_reloads_failed_{0};
   std::atomic<uint64_t> handshake_client_cert_{0}, handshake_tls_{0};
+  std::atomic<uint64_t> closed_cap_{0}, closed_peer_share_{0}, refused_{0};
   std::atomic<int64_t> cert_not_after_{0};
 };
 

@@ -63,7 +63,7 @@ void IssueCert(const std::string& dir, const std::string& cn, const std::string&
 }
 
 TlsConnection::TlsConnection(int port, const std::string& ca_file, int max_version, const std::string& cert_file,
-                             const std::string& key_file) {
+                             const std::string& key_file, const std::string& source) {
   ctx_ = SSL_CTX_new(TLS_client_method());
   if (!cert_file.empty()) {
     REQUIRE(SSL_CTX_use_certificate_chain_file(ctx_, cert_file.c_str()) == 1);
@@ -76,7 +76,7 @@ TlsConnection::TlsConnection(int port, const std::string& ca_file, int max_versi
     SSL_CTX_set_min_proto_version(ctx_, TLS1_VERSION);
     SSL_CTX_set_max_proto_version(ctx_, max_version);
   }
-  fd_ = ConnectLoopback(port);
+  fd_ = ConnectLoopback(port, source);
   if (fd_ < 0) {
     error_ = "connect failed";
     return;
@@ -214,8 +214,17 @@ bool WaitReady(int metrics_port, double seconds) {
   return false;
 }
 
-int ConnectLoopback(int port) {
+int ConnectLoopback(int port, const std::string& source) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (!source.empty()) {
+    sockaddr_in from{};
+    from.sin_family = AF_INET;
+    inet_pton(AF_INET, source.c_str(), &from.sin_addr);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0) {
+      ::close(fd);
+      return -1;
+    }
+  }
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));

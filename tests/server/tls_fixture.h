@@ -40,8 +40,9 @@ class TlsConnection {
  public:
   // max_version: e.g. TLS1_1_VERSION to try an old protocol (0 = library default). With
   // cert_file and key_file the client shows that certificate (mutual TLS).
+  // `source`: the loopback address it connects from (ConnectLoopback).
   TlsConnection(int port, const std::string& ca_file, int max_version = 0, const std::string& cert_file = "",
-                const std::string& key_file = "");
+                const std::string& key_file = "", const std::string& source = "");
   ~TlsConnection();
   bool ok() const { return ssl_ != nullptr; }
   const std::string& error() const { return error_; }
@@ -79,7 +80,8 @@ class Process {
 bool WaitReady(int metrics_port, double seconds);
 
 // A TCP connection to 127.0.0.1:port with a 10 s receive timeout; -1 when it fails.
-int ConnectLoopback(int port);
+// `source`: the loopback address to connect from ("127.0.0.2": another peer), "" the kernel's.
+int ConnectLoopback(int port, const std::string& source = "");
 
 // A free TCP port on 127.0.0.1 (bound and released).
 int FreePort();
