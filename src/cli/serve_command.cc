@@ -20,8 +20,15 @@ CLI::App* AddServeCommand(CLI::App& app, server::ServerOptions& o, std::string& 
   cmd->add_option("--log-format", log_format, "text or json")->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--max-body-bytes", o.max_body_bytes, "largest request body; larger ones get 413")
       ->capture_default_str();
-  cmd->add_option("--max-connections", o.max_connections, "open webhook connections; more are closed at once")
+  cmd->add_option("--max-connections", o.max_connections,
+                  "open webhook connections; at the cap the busiest peer's quietest connection is closed for a "
+                  "new one (0: as many as fit in the cgroup's memory limit, at most 10000)")
       ->capture_default_str();
+  cmd->add_option("--peer-connection-share", o.peer_connection_share,
+                  "the share of --max-connections one peer address may hold; at it, its own quietest "
+                  "connection is closed for a new one")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 1.0));
   cmd->add_option("--keep-alive-seconds", o.keep_alive_seconds,
                   "idle seconds before a connection is closed; above the 90 s kube-apiserver keeps an idle "
                   "connection, so that it closes first")

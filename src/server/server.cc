@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include <sstream>
+#include <thread>
 
 #include "io/config.h"
 #include "server/admission_handler.h"
@@ -53,6 +54,17 @@ Result<std::unique_ptr<WebhookServer>> WebhookServer::Create(const ServerOptions
   auto handshakes = HandshakePolicy::Create(EffectiveTls(options, policy), options.client_auth);
   if (!handshakes) return handshakes.error();
   ServerOptions resolved = options;
+  if (resolved.max_connections == 0) {
+    const auto limit = CgroupMemoryLimit();
+    const int threads = options.threads > 0
+                            ? options.threads
+                            : std::min(8, std::max(1, static_cast<int>(std::thread::hardware_concurrency())));
+    resolved.max_connections = ConnectionsFor(limit, threads, options.max_body_bytes);
+    resolved.max_connections_from =
+        limit ? "the memory limit, " + std::to_string(*limit >> 20) + " MiB" : std::string("no memory limit");
+  } else {
+    resolved.max_connections_from = "--max-connections";
+  }
   if (options.observations || options.resource_claims || options.config_maps) {
     auto api = ResolveApi(options.api);
     const char* flag = options.observations      ? "--observations: "
@@ -87,6 +99,9 @@ WebhookServer::WebhookServer(ServerOptions options, std::shared_ptr<spdlog::logg
   h.request_timeout_seconds = options_.request_timeout_seconds;
   h.threads = options_.threads;
   h.on_handshake_failure = [this](SSL* ssl) { OnHandshakeFailure(ssl); };
+  h.evict_idle = true;
+  h.peer_share = options_.peer_connection_share;
+  h.on_evict = [this](std::string_view reason) { OnConnectionClosed(reason); };
   https_ = std::make_unique<HttpsServer>(
       h, ssl_ctx_, [this](const HttpRequest& req, HttpResponse& res) { HandleWebhook(req, res); });
   metrics_http_ =
@@ -296,6 +311,20 @@ void WebhookServer::OnHandshakeFailure(SSL* ssl) {
             {"refused_since_last_line", refusals_not_logged_.exchange(0)}});
 }
 
+void WebhookServer::OnConnectionClosed(std::string_view reason) {
+  metrics_.CountConnectionClosed(reason);
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
+  int64_t last = last_close_log_ms_.load();
+  if (now - last < 1000 || !last_close_log_ms_.compare_exchange_strong(last, now)) {
+    closes_not_logged_++;
+    return;
+  }
+  LogEvent(*log_, options_.log_format, spdlog::level::warn, "webhook connections full: one closed to let another in",
+           {{"reason", std::string(reason)},
+            {"max_connections", static_cast<int64_t>(options_.max_connections)},
+            {"closed_since_last_line", closes_not_logged_.exchange(0)}});
+}
+
 Result<bool> WebhookServer::Start() {
   if (!ssl_ctx_) return MakeError(Code::kInternal, "TLS context could not be created");
   auto p = https_->Listen();
@@ -328,6 +357,8 @@ Result<bool> WebhookServer::Start() {
   LogEvent(*log_, options_.log_format, spdlog::level::info, "serving",
            {{"webhook", "https://" + options_.bind_address + ":" + std::to_string(port_)},
             {"metrics", "http://" + options_.bind_address + ":" + std::to_string(metrics_port_)},
+            {"max_connections", static_cast<int64_t>(options_.max_connections)},
+            {"max_connections_from", options_.max_connections_from},
             {"config", options_.config_file.empty() ? "built-in defaults" : options_.config_file},
             {"certificate", certs_.Current()->subject},
             {"tls_min_version", TlsVersionName(tls.min_version)},

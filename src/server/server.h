@@ -22,6 +22,7 @@
 #include "server/cert_reloader.h"
 #include "server/claim_watch.h"
 #include "server/config_map_watch.h"
+#include "server/connection_budget.h"
 #include "server/decision_log.h"
 #include "server/handshake_policy.h"
 #include "server/metrics.h"
@@ -52,7 +53,12 @@ struct ServerOptions {
   std::string cert_file, key_file;
   std::string config_file;          // empty: built-in policy, nothing to reload
   size_t max_body_bytes = 8 << 20;  // Default: 8 MiB (413 above)
-  size_t max_connections = 10000;   // open webhook connections; more are closed at once
+  // Open webhook connections; at the cap the busiest peer's quietest is closed for a new one.
+  // 0: as many as fit in the cgroup's memory limit (connection_budget.h), said in the log.
+  size_t max_connections = 0;
+  // The share of max_connections one peer address may hold (HttpsServerOptions::peer_share).
+  double peer_connection_share = 0.5;
+  std::string max_connections_from;  // set by Create: "--max-connections", "the memory limit, 128 MiB"
   // Idle time before a keep-alive connection is closed: longer than kube-apiserver keeps one
   // (kApiServerIdleSeconds), so that the API server always closes it first.
   int keep_alive_seconds = 120;
@@ -119,6 +125,7 @@ class WebhookServer {
   // Counts a refused handshake and logs it, at most one line a second (a client retrying in a
   // loop must not flood the log); the line says how many refusals it stands for.
   void OnHandshakeFailure(SSL* ssl);
+  void OnConnectionClosed(std::string_view reason);
   // Empty when ready; otherwise why not (no valid certificate, or its files fail to load).
   std::string NotReadyReason() const;
 
@@ -138,6 +145,9 @@ class WebhookServer {
   std::unique_ptr<ConfigMapWatch> config_maps_;  // with --config-maps
   std::atomic<int64_t> last_refusal_log_ms_{0};
   std::atomic<uint64_t> refusals_not_logged_{0};
+  // Connections closed to make room: logged at most once a second (OnConnectionClosed).
+  std::atomic<int64_t> last_close_log_ms_{0};
+  std::atomic<uint64_t> closes_not_logged_{0};
   int port_ = 0, metrics_port_ = 0;
   std::atomic<bool> stopped_{false};
   mutable std::mutex cert_error_mu_;

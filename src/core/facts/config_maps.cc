@@ -35,7 +35,8 @@ void SourceFiles(JsonNode source, std::string_view ns, const ConfigMapIndex& ind
   }
   for (JsonNode item : items.Items()) {
     auto it = data->find(item.StringMember("key"));
-    if (it != data->end() && !item.StringMember("path").empty()) out[std::string(item.StringMember("path"))] = it->second;
+    if (it != data->end() && !item.StringMember("path").empty())
+      out[std::string(item.StringMember("path"))] = it->second;
   }
 }
 

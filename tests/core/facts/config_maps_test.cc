@@ -1,9 +1,10 @@
 // ResolveConfigMaps: what ConfigMaps put in a pod's containers (envFrom's variables, the files
 // configMap volumes mount), and a server's launch read with them: a vLLM --config file's flags
 // under the command line's, VLLM_* from envFrom under env's.
+#include "shmguard/facts/config_maps.h"
+
 #include <catch2/catch.hpp>
 
-#include "shmguard/facts/config_maps.h"
 #include "shmguard/facts/pod_facts.h"
 #include "test_util.h"
 
@@ -27,8 +28,9 @@ ConfigMapIndex Index() {
             {{"config.yaml", File("ConfigMap vllm-config, key config.yaml", "tensor_parallel_size: 2\n",
                                   json{{"tensor_parallel_size", 2}, {"enforce-eager", true}})},
              {"bad.yaml", File("ConfigMap vllm-config, key bad.yaml", "- a\n", json::array({"a"}))}});
-  index.Put("ml", "vllm-env", {{"VLLM_MQ_MAX_CHUNK_BYTES_MB", File("ConfigMap vllm-env", "256")},
-                               {"MQ_MAX_CHUNK_BYTES_MB", File("ConfigMap vllm-env", "64")}});
+  index.Put("ml", "vllm-env",
+            {{"VLLM_MQ_MAX_CHUNK_BYTES_MB", File("ConfigMap vllm-env", "256")},
+             {"MQ_MAX_CHUNK_BYTES_MB", File("ConfigMap vllm-env", "64")}});
   return index;
 }
 
@@ -63,21 +65,35 @@ TEST_CASE("A vLLM --config file a ConfigMap mounts is read under the command lin
     int64_t tensor_parallel;  // 0: left to the pod's GPUs
     bool config_read;
   } cases[] = {
-      {"the file's flag", Pod("[vllm, serve, m, --config, /etc/vllm/config.yaml]", "volumeMounts: [{name: cfg, mountPath: /etc/vllm}]", cfg), 2, true},
+      {"the file's flag",
+       Pod("[vllm, serve, m, --config, /etc/vllm/config.yaml]", "volumeMounts: [{name: cfg, mountPath: /etc/vllm}]",
+           cfg),
+       2, true},
       {"the command line after it wins",
-       Pod("[vllm, serve, m, --config, /etc/vllm/config.yaml, -tp, '4']", "volumeMounts: [{name: cfg, mountPath: /etc/vllm/}]", cfg), 4, true},
+       Pod("[vllm, serve, m, --config, /etc/vllm/config.yaml, -tp, '4']",
+           "volumeMounts: [{name: cfg, mountPath: /etc/vllm/}]", cfg),
+       4, true},
       {"the command line before it wins too",
-       Pod("[vllm, serve, m, -tp, '4', --config, /etc/vllm/config.yaml]", "volumeMounts: [{name: cfg, mountPath: /etc/vllm}]", cfg), 4, true},
+       Pod("[vllm, serve, m, -tp, '4', --config, /etc/vllm/config.yaml]",
+           "volumeMounts: [{name: cfg, mountPath: /etc/vllm}]", cfg),
+       4, true},
       {"an item at its path, through subPath",
-       Pod("[vllm, serve, m, --config, /c.yaml]", "volumeMounts: [{name: cfg, mountPath: /c.yaml, subPath: serve/c.yaml}]",
+       Pod("[vllm, serve, m, --config, /c.yaml]",
+           "volumeMounts: [{name: cfg, mountPath: /c.yaml, subPath: serve/c.yaml}]",
            "[{name: cfg, configMap: {name: vllm-config, items: [{key: config.yaml, path: serve/c.yaml}]}}]"),
        2, true},
       {"a projected volume, a path relative to workingDir",
-       Pod("[vllm, serve, m, --config, ./cfg/config.yaml]", "workingDir: /srv, volumeMounts: [{name: cfg, mountPath: /srv/cfg}]",
+       Pod("[vllm, serve, m, --config, ./cfg/config.yaml]",
+           "workingDir: /srv, volumeMounts: [{name: cfg, mountPath: /srv/cfg}]",
            "[{name: cfg, projected: {sources: [{configMap: {name: vllm-config}}]}}]"),
        2, true},
-      {"a file the ConfigMap does not hold", Pod("[vllm, serve, m, --config, /etc/vllm/other.yaml]", "volumeMounts: [{name: cfg, mountPath: /etc/vllm}]", cfg), 0, false},
-      {"a mount elsewhere", Pod("[vllm, serve, m, --config, /etc/vllm/config.yaml]", "volumeMounts: [{name: cfg, mountPath: /opt}]", cfg), 0, false},
+      {"a file the ConfigMap does not hold",
+       Pod("[vllm, serve, m, --config, /etc/vllm/other.yaml]", "volumeMounts: [{name: cfg, mountPath: /etc/vllm}]",
+           cfg),
+       0, false},
+      {"a mount elsewhere",
+       Pod("[vllm, serve, m, --config, /etc/vllm/config.yaml]", "volumeMounts: [{name: cfg, mountPath: /opt}]", cfg), 0,
+       false},
   };
   const ConfigMapIndex index = Index();
   for (const auto& c : cases) {
@@ -89,7 +105,8 @@ TEST_CASE("A vLLM --config file a ConfigMap mounts is read under the command lin
       CHECK(l.config_file.empty() == c.config_read);
       if (c.tensor_parallel) CHECK(l.tensor_parallel == c.tensor_parallel);
       bool named = false;
-      for (const auto& word : l.read) named = named || word.find("(ConfigMap vllm-config, key config.yaml)") != std::string::npos;
+      for (const auto& word : l.read)
+        named = named || word.find("(ConfigMap vllm-config, key config.yaml)") != std::string::npos;
       CHECK(named == c.config_read);
       // Read or not, the plan is never below the file's two ranks.
       CHECK(r.reading.facts.procs >= 2);
@@ -97,18 +114,21 @@ TEST_CASE("A vLLM --config file a ConfigMap mounts is read under the command lin
   }
 }
 
-TEST_CASE("A --config file vLLM cannot read is an error naming it, and a ConfigMap not known is named", "[config_maps]") {
+TEST_CASE("A --config file vLLM cannot read is an error naming it, and a ConfigMap not known is named",
+          "[config_maps]") {
   const ConfigMapIndex index = Index();
-  const Read bad = ReadWith(Pod("[vllm, serve, m, --config, /etc/vllm/bad.yaml]", "volumeMounts: [{name: cfg, mountPath: /etc/vllm}]",
-                                "[{name: cfg, configMap: {name: vllm-config}}]"),
-                            index);
+  const Read bad = ReadWith(
+      Pod("[vllm, serve, m, --config, /etc/vllm/bad.yaml]", "volumeMounts: [{name: cfg, mountPath: /etc/vllm}]",
+          "[{name: cfg, configMap: {name: vllm-config}}]"),
+      index);
   REQUIRE(bad.reading.facts_error);
   CHECK(bad.reading.facts_error->message.find("is not a YAML mapping") != std::string::npos);
   CHECK(bad.reading.facts_error->message.find("ConfigMap vllm-config, key bad.yaml") != std::string::npos);
 
-  const Read unknown = ReadWith(Pod("[vllm, serve, m, --config, /etc/vllm/config.yaml]", "volumeMounts: [{name: cfg, mountPath: /etc/vllm}]",
-                                    "[{name: cfg, configMap: {name: elsewhere}}]"),
-                                index);
+  const Read unknown =
+      ReadWith(Pod("[vllm, serve, m, --config, /etc/vllm/config.yaml]",
+                   "volumeMounts: [{name: cfg, mountPath: /etc/vllm}]", "[{name: cfg, configMap: {name: elsewhere}}]"),
+               index);
   CHECK(unknown.unknown == "ConfigMap elsewhere");
   REQUIRE(unknown.reading.facts.server);
   CHECK(unknown.reading.facts.server->config_file == "/etc/vllm/config.yaml");
@@ -121,7 +141,8 @@ TEST_CASE("envFrom's variables are read under the container's env", "[config_map
     int64_t chunk_mib;
   } cases[] = {
       {"envFrom", "envFrom: [{configMapRef: {name: vllm-env}}]", 256},
-      {"env wins over envFrom", "envFrom: [{configMapRef: {name: vllm-env}}], env: [{name: VLLM_MQ_MAX_CHUNK_BYTES_MB, value: '32'}]", 32},
+      {"env wins over envFrom",
+       "envFrom: [{configMapRef: {name: vllm-env}}], env: [{name: VLLM_MQ_MAX_CHUNK_BYTES_MB, value: '32'}]", 32},
       {"a prefix", "envFrom: [{configMapRef: {name: vllm-env}, prefix: VLLM_}]", 64},
       {"a later source wins",
        "envFrom: [{configMapRef: {name: vllm-env}}, {configMapRef: {name: vllm-env}, prefix: VLLM_}]", 64},
