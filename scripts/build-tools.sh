@@ -21,6 +21,10 @@ mkdir -p "$cache"
 export PATH=/usr/local/go/bin:$PATH CGO_ENABLED=0 GOFLAGS=-mod=readonly
 go_version=$(go env GOVERSION)
 say() { printf 'build-tools: %s\n' "$*" >&2; }
+# One run at a time over the cache: scripts/test.sh starts one in the background at its start,
+# and the scripts that need the tools call it again, waiting here for that one to finish.
+exec 9>"$cache/.tools.lock"
+flock 9
 
 # module_version DIR MODULE: the version DIR's go.mod requires of MODULE.
 module_version() { (cd "$1" && go list -m -f '{{.Version}}' "$2"); }

@@ -55,6 +55,9 @@ def go_skips(path):
         m = message.match(line)
         if m and current:
             said[current] = m.group(1)
+            # A part of a test that did not run says so: "SKIPPED the cgroup v2 branch: ...".
+            if m.group(1).startswith("SKIPPED "):
+                out.append((current, m.group(1)[len("SKIPPED "):]))
         # A suite that skips itself as a whole says so on its own line.
         if line.startswith("SKIPPED "):
             out.append(("(whole package)", line[len("SKIPPED "):]))

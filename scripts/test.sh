@@ -20,36 +20,74 @@ export PATH=/usr/local/go/bin:$PATH
 images_log=$(mktemp)
 # Every suite's log, for the list of skipped tests at the end.
 logs=$(mktemp -d)
-./scripts/build-images.sh >"$images_log" 2>&1 &
-images_pid=$!
+# `--unit`: format, layers, build and CTest only (the inner loop), nothing started beside them.
+unit=false
+[[ ${1:-} == --unit ]] && unit=true
+images_pid= tools_pid=
+if ! $unit; then
+  ./scripts/build-images.sh >"$images_log" 2>&1 &
+  images_pid=$!
+fi
+# The cluster's Go tools, likewise from the start: on a new machine they are most of the wait,
+# much of it on the module proxy. Niced, so the product's build ahead of them keeps the CPUs.
+tools_log=$(mktemp)
+if ! $unit; then
+  nice -n 10 ./scripts/build-tools.sh >"$tools_log" 2>&1 &
+  tools_pid=$!
+fi
+# Each phase's wall seconds, printed at the end, pass or fail (docs/testing.md keeps them).
+phases=()
+phase() {
+  local name=$1 start=$SECONDS status=0
+  shift
+  "$@" || status=$?
+  phases+=("$(printf '%-28s %6d s  %s' "$name" $((SECONDS - start)) "$([[ $status == 0 ]] && echo ok || echo "failed ($status)")")")
+  return "$status"
+}
+report() {
+  printf '\ntest.sh phases (wall seconds):\n'
+  printf '  %s\n' "${phases[@]}"
+  printf '  %-28s %6d s\n' total "$SECONDS"
+}
 cleanup() {
-  kill "$images_pid" 2>/dev/null || true
+  report
+  kill ${tools_pid:-} 2>/dev/null || true
+  kill ${images_pid:-} 2>/dev/null || true
   kill "${fuzz_pid:-}" 2>/dev/null || true
   ./scripts/control-plane.sh down
 }
-./scripts/format.sh --check
-./scripts/check-layers.sh
-(cd e2e && test -z "$(gofmt -l .)" && go vet ./...) || { echo "e2e: gofmt -l or go vet found problems" >&2; exit 1; }
+trap cleanup EXIT
+# A phase of several commands stops at the first that fails (set -e does not hold inside it).
+checks() {
+  ./scripts/format.sh --check || return
+  ./scripts/check-layers.sh || return
+  (cd e2e && test -z "$(gofmt -l .)" && go vet ./...) || { echo "e2e: gofmt -l or go vet found problems" >&2; return 1; }
+}
+phase "format, layers, go vet" checks
 # No debug info here: it is a third of the compile time, and CI only needs the verdicts.
-BUILD_DIR=${BUILD_DIR:-build} ./scripts/build.sh -DSHMGUARD_WERROR=ON "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG"
-ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j2 --output-junit "$logs/ctest.xml"
+phase "build" env BUILD_DIR="${BUILD_DIR:-build}" ./scripts/build.sh -DSHMGUARD_WERROR=ON "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG"
+phase "ctest" ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j2 --output-junit "$logs/ctest.xml"
+if $unit; then exit 0; fi
+# The cluster's tools, started at the beginning: what is left of their build.
+phase "go tools (rest)" wait "$tools_pid" || { cat "$tools_log" >&2; exit 1; }
 # The chart's alerts: promtool check rules on the rendered PrometheusRule, and their unit tests.
-./scripts/check-alerts.sh
+phase "alerts (promtool)" ./scripts/check-alerts.sh
 # `shmguard report`'s page in a real browser: no request, no console error, filter, sort, numbers.
-./scripts/check-report.sh
+phase "report (chromium)" ./scripts/check-report.sh
 
 # The end-to-end suite, in front of a real kube-apiserver: a control plane of its own (stopped
-# and removed on exit, whatever happens), with the binary just built.
+# and removed on exit, whatever happens), with the binary just built. Verbose into the log
+# (skips and their reasons), the outcomes on the console; the node suite runs below, on the node.
 export SHMGUARD_CONTROL_PLANE_DIR=${TMPDIR:-/tmp}/shmguard-e2e-$$
-trap cleanup EXIT
-SHMGUARD_BINARY="$PWD/${BUILD_DIR:-build}/shmguard" ./scripts/control-plane.sh up >/dev/null
-# Verbose into the log (skips and their reasons), the outcomes on the console; the node suite
-# runs below, on the node.
-e2e_status=0
-(cd e2e && go test -count=1 -timeout 20m -v $(go list ./... | grep -v '/node$')) >"$logs/e2e.log" 2>&1 || e2e_status=$?
-grep -a -E '^(--- FAIL|FAIL|ok|panic)|^    .*_test.go' "$logs/e2e.log" | grep -a -v -- '--- PASS' || true
-((e2e_status == 0)) || { echo "the end-to-end suite failed (its log: $logs/e2e.log)" >&2; exit 1; }
-./scripts/control-plane.sh down
+control_plane_suite() {
+  SHMGUARD_BINARY="$PWD/${BUILD_DIR:-build}/shmguard" ./scripts/control-plane.sh up >/dev/null || return
+  local status=0
+  (cd e2e && go test -count=1 -timeout 20m -v $(go list ./... | grep -v '/node$')) >"$logs/e2e.log" 2>&1 || status=$?
+  grep -a -E '^(--- FAIL|FAIL|ok|panic)|^    .*_test.go' "$logs/e2e.log" | grep -a -v -- '--- PASS' || true
+  ((status == 0)) || { echo "the end-to-end suite failed (its log: $logs/e2e.log)" >&2; return 1; }
+  ./scripts/control-plane.sh down
+}
+phase "control-plane e2e" control_plane_suite
 
 # The fuzzers' clang build (ASan + UBSan) beside the node suite, which mostly waits on images
 # and pods (the control-plane suite before it has timing bounds of its own); they run at the end.
@@ -59,13 +97,15 @@ fuzz_pid=$!
 
 # The node suite: pods that run, on a node in a network namespace of its own, with shmguard
 # installed by helm from the image its Dockerfile builds (down on exit, mounts and all).
-wait "$images_pid" || { cat "$images_log" >&2; exit 1; }
+phase "images (rest)" wait "$images_pid" || { cat "$images_log" >&2; exit 1; }
 export SHMGUARD_CONTROL_PLANE_DIR=${TMPDIR:-/tmp}/shmguard-e2e-node-$$
-SHMGUARD_BINARY="$PWD/${BUILD_DIR:-build}/shmguard" ./scripts/control-plane.sh up --node >/dev/null
-./scripts/run-node-suite.sh "$logs/node.log"
-./scripts/check-node-death.sh
-./scripts/control-plane.sh down
-trap - EXIT
+node_suite() {
+  SHMGUARD_BINARY="$PWD/${BUILD_DIR:-build}/shmguard" ./scripts/control-plane.sh up --node >/dev/null || return
+  ./scripts/run-node-suite.sh "$logs/node.log" || return
+  ./scripts/check-node-death.sh || return
+  ./scripts/control-plane.sh down
+}
+phase "node e2e" node_suite
 
 # The whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer, and the server's
 # tests and `shmguard serve`'s under ThreadSanitizer; any report fails (but for the false ones
@@ -74,18 +114,19 @@ trap - EXIT
 # -O0 with line tables only (-g1) compiles in half the time of -O1 while reports still name
 # files and lines.
 sanitize_flags=(-DSHMGUARD_WERROR=OFF -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -g1")
-BUILD_DIR=build-asan ./scripts/build.sh -DSHMGUARD_SANITIZE=address "${sanitize_flags[@]}"
-ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+phase "asan+ubsan build" env BUILD_DIR=build-asan ./scripts/build.sh -DSHMGUARD_SANITIZE=address "${sanitize_flags[@]}"
+phase "asan+ubsan ctest" env ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j2 --output-junit "$logs/ctest-asan.xml"
-BUILD_DIR=build-tsan ./scripts/build.sh -DSHMGUARD_SANITIZE=thread "-DSHMGUARD_TESTS=http/*.cc;kube/*.cc;server/*.cc;agent/*.cc;cli/serve_command_test.cc" "${sanitize_flags[@]}"
-TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp ctest --test-dir build-tsan --output-on-failure -j2 \
-  --output-junit "$logs/ctest-tsan.xml"
+phase "tsan build" env BUILD_DIR=build-tsan ./scripts/build.sh -DSHMGUARD_SANITIZE=thread \
+  "-DSHMGUARD_TESTS=http/*.cc;kube/*.cc;server/*.cc;agent/*.cc;cli/serve_command_test.cc" "${sanitize_flags[@]}"
+phase "tsan ctest" env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp \
+  ctest --test-dir build-tsan --output-on-failure -j2 --output-junit "$logs/ctest-tsan.xml"
 
 # Every libFuzzer target for at most 5 s (clang, ASan + UBSan; scripts/fuzz.sh), so that a
 # target that no longer builds, or an input that crashes one within that time, fails CI; their
 # regression inputs already run in CTest (fuzz replay). The seed is fixed, so that a failure here
 # reproduces with the same command.
-wait "$fuzz_pid" || { cat "$fuzz_log" >&2; exit 1; }
-SHMGUARD_FUZZ_SEED=1 ./scripts/fuzz.sh 10000000 5
+phase "fuzz build (rest)" wait "$fuzz_pid" || { cat "$fuzz_log" >&2; exit 1; }
+phase "fuzz 5 s each" env SHMGUARD_FUZZ_SEED=1 ./scripts/fuzz.sh 10000000 5
 
 ./scripts/list-skips.py "Skipped tests" "$logs"/*

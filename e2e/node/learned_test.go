@@ -300,6 +300,7 @@ func TestGrowthInPlaceIsAskedForAndTheKubeletsRefusalIsRead(t *testing.T) {
 	})
 	if cgroupV2() {
 		t.Log("the node's cgroups are v2: the kubelet grows the tmpfs in place")
+		t.Log("SKIPPED the cgroup v1 branch (the kubelet refuses the growth): the node's cgroups are v2")
 		var grown []corev1.Event
 		wait(t, 2*time.Minute, "ShmNearFull then ShmGrown on "+p.Name, func() error {
 			near, g := podEvents(t, ns, p.Name, "ShmNearFull"), podEvents(t, ns, p.Name, "ShmGrown")
@@ -319,6 +320,7 @@ func TestGrowthInPlaceIsAskedForAndTheKubeletsRefusalIsRead(t *testing.T) {
 		return
 	}
 	t.Log("the node's cgroups are v1: the kubelet refuses to grow a memory-backed volume")
+	t.Log("SKIPPED the cgroup v2 branch (the kubelet grows the tmpfs in place): the node's cgroups are v1")
 	var near, refused []corev1.Event
 	wait(t, 2*time.Minute, "ShmNearFull then ShmGrowthRefused on "+p.Name, func() error {
 		near, refused = podEvents(t, ns, p.Name, "ShmNearFull"), podEvents(t, ns, p.Name, "ShmGrowthRefused")
