@@ -17,7 +17,9 @@ import (
 
 // vllmModel is what vLLM 0.33.0 puts in /dev/shm at start, made the way vLLM makes it
 // (multiprocessing.shared_memory, every page written), for the launch shapes it reads: tensor,
-// pipeline and data parallelism and the executor backend. Each engine's executor (mp, and Ray's,
+// pipeline and data parallelism, the executor backend, and the CPU KV offload region an
+// OffloadingConnector in --kv-transfer-config names (alone or in a MultiConnector: a file of
+// cpu_bytes_to_use per engine, v1/kv_offload/cpu/spec.py:99-130). Each engine's executor (mp, and Ray's,
 // which subclasses it) has a broadcast queue to its workers and a response queue from each; each
 // tensor-parallel group of more than one rank a broadcaster; each a ShmRingBuffer of
 // (chunk + 1 + readers) × chunks bytes (docs/sources.md §10). Before each, the check of vLLM
@@ -41,6 +43,11 @@ tp = int(flag(["--tensor-parallel-size", "-tp"], "1"))
 pp = int(flag(["--pipeline-parallel-size", "-pp"], "1"))
 dp = int(flag(["--data-parallel-size", "-dp"], "1"))
 executor = flag(["--distributed-executor-backend"], None)
+offload = 0
+kv = json.loads(flag(["--kv-transfer-config"], "{}"))
+for c in [kv] + kv.get("kv_connector_extra_config", {}).get("connectors", []):
+    if c.get("kv_connector") == "OffloadingConnector":
+        offload = int(c["kv_connector_extra_config"]["cpu_bytes_to_use"])
 world = tp * pp
 if executor is None:
     executor = "uni" if world * dp == 1 else "mp"
@@ -52,6 +59,8 @@ for engine in range(dp):
         sizes += [(24 * MiB + 1 + 1) * 10] * world
     if tp > 1:
         sizes += [(4 * MiB + 1 + tp - 1) * 6] * pp
+    if offload:
+        sizes.append(offload)
 need = sum(sizes)
 st = os.statvfs("/dev/shm")
 segments, peak = [], 0
@@ -170,6 +179,69 @@ func TestVllmDataParallelAndRayExecutorLaunchesRefuse1GiAndStartUnderThePatch(t 
 			if planned <= 1<<30 || res.Size != planned || res.Peak < res.Required || res.Peak > planned {
 				t.Errorf("the container's /dev/shm %d bytes and the peak %d: want the plan %d (above 1Gi), above the segments %d",
 					res.Size, res.Peak, planned, res.Required)
+			}
+		})
+	}
+}
+
+// Two launch shapes shmguard once read short: vLLM's CPU KV offload named through
+// --kv-transfer-config (OffloadingConnector and its cpu_bytes_to_use, not the
+// --kv-offloading-size shortcut), and two server containers in one pod (prefill and decode, each
+// TP 2) that share its /dev/shm. At 1Gi, the size such launches were given before, vLLM's
+// start-up check refuses; shmguard sizes the pod from what both containers' launches allocate,
+// and they start. A plan that left out the offload region or the second server would refuse here.
+func TestVllmKvOffloadConnectorAndTwoServersStartUnderThePatch(t *testing.T) {
+	withDshm := func(p *corev1.Pod) *corev1.Pod {
+		size := resource.MustParse("1Gi")
+		p.Spec.Volumes = []corev1.Volume{{Name: "dshm", VolumeSource: corev1.VolumeSource{
+			EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: &size}}}}
+		for i := range p.Spec.Containers {
+			p.Spec.Containers[i].VolumeMounts = []corev1.VolumeMount{{Name: "dshm", MountPath: "/dev/shm"}}
+		}
+		return p
+	}
+	offload := func() *corev1.Pod {
+		return vllmPod(2, "8Gi", `--tensor-parallel-size 2 --kv-transfer-config `+
+			`'{"kv_connector":"OffloadingConnector","kv_role":"kv_both","kv_connector_extra_config":{"cpu_bytes_to_use":1610612736}}'`)
+	}
+	twoServers := func() *corev1.Pod {
+		p := vllmPod(2, "4Gi", "--tensor-parallel-size 2")
+		decode := *p.Spec.Containers[0].DeepCopy()
+		decode.Name = "decode"
+		p.Spec.Containers[0].Name = "prefill"
+		p.Spec.Containers = append(p.Spec.Containers, decode)
+		return p
+	}
+	shapes := []struct {
+		name    string
+		pod     func() *corev1.Pod
+		servers int64 // containers that each allocate the report's segments
+	}{
+		{"an OffloadingConnector in --kv-transfer-config", offload, 1},
+		{"prefill and decode in one pod", twoServers, 2},
+	}
+	for _, s := range shapes {
+		t.Run(s.name, func(t *testing.T) {
+			bare := run(t, newNamespace(t, off), withDshm(s.pod()), 3*time.Minute)
+			refused := ""
+			for _, c := range bare.pod.Status.ContainerStatuses {
+				if e := c.State.Terminated; e != nil && e.ExitCode != 0 && strings.Contains(e.Message, "Insufficient space in /dev/shm") {
+					refused = c.Name + ": " + tail(e.Message, 1)
+				}
+			}
+			if bare.pod.Status.Phase != corev1.PodFailed || refused == "" {
+				bare.fatalf(t, "at 1Gi, want vLLM's start-up check to refuse /dev/shm")
+			}
+			t.Logf("at 1Gi: %s", refused)
+			patched := run(t, newNamespace(t, nil), withDshm(s.pod()), 4*time.Minute).succeeded(t)
+			planned := shmVolume(patched.pod)
+			res := vllmReport(t, patched)
+			need := s.servers * res.Required
+			t.Logf("under shmguard: planned %s; the segments %s (%d server(s)); the first server's peak %s",
+				mib(planned), mib(need), s.servers, mib(res.Peak))
+			if res.Size != planned || planned < need || res.Peak < res.Required || res.Peak > planned {
+				t.Errorf("the container's /dev/shm %d bytes and the peak %d: want the plan %d, at least the segments %d",
+					res.Size, res.Peak, planned, need)
 			}
 		})
 	}
