@@ -31,7 +31,8 @@ std::string CgroupPath(const std::string& controller) {
     const size_t a = line.find(':'), b = line.find(':', a + 1);
     if (a == std::string::npos || b == std::string::npos) continue;
     const std::string controllers = line.substr(a + 1, b - a - 1);
-    if (controller.empty() ? controllers.empty() : ("," + controllers + ",").find("," + controller + ",") != std::string::npos) {
+    if (controller.empty() ? controllers.empty()
+                           : ("," + controllers + ",").find("," + controller + ",") != std::string::npos) {
       return line.substr(b + 1);
     }
   }
@@ -53,7 +54,8 @@ std::optional<int64_t> CgroupMemoryLimit() {
   for (const std::string& dir : {std::string("/sys/fs/cgroup"), "/sys/fs/cgroup" + CgroupPath("")}) {
     if (auto v = ReadLimit(dir + "/memory.max")) return v;
   }
-  for (const std::string& dir : {std::string("/sys/fs/cgroup/memory"), "/sys/fs/cgroup/memory" + CgroupPath("memory")}) {
+  for (const std::string& dir :
+       {std::string("/sys/fs/cgroup/memory"), "/sys/fs/cgroup/memory" + CgroupPath("memory")}) {
     if (auto v = ReadLimit(dir + "/memory.limit_in_bytes")) return v;
   }
   return std::nullopt;

@@ -7,7 +7,8 @@
 namespace shmguard::server {
 namespace {
 
-TEST_CASE("ConnectionsFor fits idle connections and the requests in flight in the memory limit", "[connection_budget]") {
+TEST_CASE("ConnectionsFor fits idle connections and the requests in flight in the memory limit",
+          "[connection_budget]") {
   constexpr int64_t kMiB = int64_t{1} << 20;
   const struct {
     const char* name;
