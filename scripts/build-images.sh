@@ -4,7 +4,12 @@
 # `ctr images import` takes) with images.env naming each:
 #   - debian:12 and debian:12-slim, made by mmdebstrap from Debian's archive (the host's apt
 #     sources), the bases the Dockerfiles name;
-#   - shmguard, built by buildah from the project's own Dockerfile;
+#   - shmguard, built by buildah from the project's own Dockerfile: from $SHMGUARD_BINARY when
+#     it is set (a binary this Debian 12 host built: the Dockerfile's `prebuilt` target, the same
+#     runtime without compiling again), else by its build stage. With a binary given, the
+#     Dockerfile's own build is still run, as a check, once per change to it or to the build
+#     files (keyed beside the cache); SHMGUARD_IMAGES_BASES=1 builds everything but the shmguard
+#     image itself (scripts/test.sh runs that from its start, before its binary exists);
 #   - the training image, Debian's python3-torch and e2e/images/train/dataloader.py
 #     (e2e/images/train/Dockerfile);
 #   - the pause image, built from k8s.io/kubernetes's build/pause/linux/pause.c as its
@@ -87,13 +92,14 @@ base debian-slim docker.io/library/debian:12-slim minbase \
   --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
   --dpkgopt='path-exclude=/usr/share/info/*'
 
-# bud NAME REF CONTEXT DOCKERFILE KEY: builds a Dockerfile with buildah, never pulling.
+# [target=T] bud NAME REF CONTEXT DOCKERFILE KEY: builds a Dockerfile (its stage T) with buildah,
+# never pulling.
 bud() {
   local name=$1 ref=$2 context=$3 dockerfile=$4 key=$5
   fresh "$name" "$key" && return
   say "building $ref from $dockerfile"
   local start=$SECONDS
-  "${buildah[@]}" bud --quiet --pull-never --isolation chroot --layers=false \
+  "${buildah[@]}" bud --quiet --pull-never --isolation chroot --layers=false ${target:+--target "$target"} \
     -f "$dockerfile" -t "$ref" "$context" >/dev/null
   archive "$name" "$ref"
   done_with "$name" "$key"
@@ -103,8 +109,23 @@ bud() {
 # shmguard: the context is what .dockerignore lets through, and so is the key.
 version=$(sed -nE 's/^appVersion: *"?([^"]+)"?/\1/p' "$root/charts/shmguard/Chart.yaml")
 shmguard_ref=docker.io/library/shmguard:$version
-shmguard_key=$base_key-$(cd "$root" && hash Dockerfile .dockerignore CMakeLists.txt include src scripts/install-deps.sh scripts/build.sh)
-bud shmguard "$shmguard_ref" "$root" "$root/Dockerfile" "$shmguard_key"
+build_files=(Dockerfile .dockerignore CMakeLists.txt scripts/install-deps.sh scripts/build.sh)
+if [[ -n ${SHMGUARD_BINARY:-} || ${SHMGUARD_IMAGES_BASES:-} == 1 ]]; then
+  # The Dockerfile's own build, as a check, once per change to what it builds with.
+  check_key=$base_key-$(cd "$root" && hash "${build_files[@]}")
+  bud dockerfile-check docker.io/shmguard-e2e/dockerfile-check:latest "$root" "$root/Dockerfile" "$check_key"
+fi
+if [[ -n ${SHMGUARD_BINARY:-} ]]; then
+  context=$(mktemp -d)
+  cp "$SHMGUARD_BINARY" "$context/shmguard"
+  strip "$context/shmguard"
+  prebuilt_key=$base_key-$(hash "$context/shmguard" "$root/Dockerfile")
+  target=prebuilt bud shmguard "$shmguard_ref" "$context" "$root/Dockerfile" "$prebuilt_key"
+  rm -rf "$context"
+elif [[ ${SHMGUARD_IMAGES_BASES:-} != 1 ]]; then
+  shmguard_key=$base_key-$(cd "$root" && hash "${build_files[@]}" include src)
+  bud shmguard "$shmguard_ref" "$root" "$root/Dockerfile" "$shmguard_key"
+fi
 
 train_key=$base_key-$(hash "$root/e2e/images/train")
 train_ref=docker.io/shmguard-e2e/train:$train_key
@@ -131,6 +152,8 @@ if ! fresh pause "$pause_key"; then
   done_with pause "$pause_key"
 fi
 
+# Only a run that built the shmguard image names the images.
+[[ ${SHMGUARD_IMAGES_BASES:-} == 1 ]] && { echo "$cache"; exit 0; }
 cat >"$cache/images.env.tmp" <<ENV
 SHMGUARD_IMAGE=$shmguard_ref
 SHMGUARD_TRAIN_IMAGE=$train_ref

@@ -57,7 +57,8 @@ up)
   crds=${SHMGUARD_CRD_DIR:-$root/../shared/crds}
   [[ -d $crds ]] || echo "control-plane: no CRDs at $crds: only Pods and built-in kinds will be served" >&2
   if ((${#node[@]})); then
-    images=$("$root/scripts/build-images.sh")
+    # The node runs shmguard's image made from this same binary (scripts/build-images.sh).
+    images=$(SHMGUARD_BINARY="$shmguard" "$root/scripts/build-images.sh")
     (cd "$root/e2e" && go build -o "$cache/gpu-device-plugin" ./cmd/gpu-device-plugin)
     node+=(--images "$images" --gpu-plugin "$cache/gpu-device-plugin")
   fi

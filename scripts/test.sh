@@ -25,7 +25,9 @@ unit=false
 [[ ${1:-} == --unit ]] && unit=true
 images_pid= tools_pid=
 if ! $unit; then
-  ./scripts/build-images.sh >"$images_log" 2>&1 &
+  # All but shmguard's own image, which the node suite builds from this run's binary; and the
+  # Dockerfile's own build when it or the build files changed (scripts/build-images.sh).
+  SHMGUARD_IMAGES_BASES=1 ./scripts/build-images.sh >"$images_log" 2>&1 &
   images_pid=$!
 fi
 # The cluster's Go tools, likewise from the start: on a new machine they are most of the wait,

@@ -70,6 +70,15 @@ type Result struct {
 	WithoutShm int     `json:"withoutShm"`
 	Timeline   []Point `json:"timeline"`
 	FaultNote  string  `json:"faultNote,omitempty"`
+	// The fault's window, in seconds from the storm's start (from its injection to the end of
+	// its Inject: a replica killed and replaced, a rollout done), and the storm's pods created
+	// inside it (by creationTimestamp, whole seconds): a fault no create overlapped proved
+	// nothing.
+	FaultFrom        float64 `json:"faultFrom,omitempty"`
+	FaultTo          float64 `json:"faultTo,omitempty"`
+	CreatesInFault   int     `json:"createsInFault"`
+	FirstCreateFault float64 `json:"firstCreateInFault,omitempty"`
+	LastCreateFault  float64 `json:"lastCreateInFault,omitempty"`
 }
 
 // Fault is what goes wrong in the middle of a storm: Inject runs once a quarter of its pods exist.
@@ -107,6 +116,7 @@ func (e *Env) Run(ctx context.Context, s *Storm, m Mode, ns, want string, f *Fau
 	}
 	faultDone := make(chan error, 1)
 	injected := f == nil
+	var faultFrom, faultTo time.Time
 	var list *corev1.PodList
 	for {
 		list, err = pods.List(ctx, metav1.ListOptions{LabelSelector: s.Selector})
@@ -132,9 +142,11 @@ func (e *Env) Run(ctx context.Context, s *Storm, m Mode, ns, want string, f *Fau
 		}
 		if !injected && exist >= s.Pods/4 {
 			injected = true
+			faultFrom = time.Now()
 			go func() {
 				note, err := f.Inject(ctx, e)
 				r.FaultNote = note
+				faultTo = time.Now()
 				faultDone <- err
 			}()
 		}
@@ -150,6 +162,23 @@ func (e *Env) Run(ctx context.Context, s *Storm, m Mode, ns, want string, f *Fau
 	if f != nil && injected {
 		if err := <-faultDone; err != nil {
 			return r, fmt.Errorf("fault %s: %w", f.Name, err)
+		}
+		r.FaultFrom, r.FaultTo = faultFrom.Sub(start).Seconds(), faultTo.Sub(start).Seconds()
+		// creationTimestamp has whole seconds: the window is widened to them.
+		from, to := faultFrom.Truncate(time.Second), faultTo.Truncate(time.Second).Add(time.Second)
+		for _, p := range list.Items {
+			c := p.CreationTimestamp.Time
+			if old[p.UID] || c.Before(from) || !c.Before(to) {
+				continue
+			}
+			at := c.Sub(start).Seconds()
+			if r.CreatesInFault == 0 || at < r.FirstCreateFault {
+				r.FirstCreateFault = at
+			}
+			if at > r.LastCreateFault {
+				r.LastCreateFault = at
+			}
+			r.CreatesInFault++
 		}
 	}
 	after, err := ScrapeAPIServer(ctx, e.CS)

@@ -47,6 +47,11 @@ func TestAStormOfGPUPodsThroughARolloutAndAKilledReplicaComesOutPatched(t *testi
 	t.Cleanup(undo)
 
 	storm := fleet.JobSetStorm(200)
+	// What every pod of the storm must get, worked from its annotations and launch, not asked of
+	// shmguard: 8 procs × (8 workers × 2 prefetch + 2) × 96Mi = 13824Mi of DataLoader, NCCL's
+	// shm transport 8 × 2 channels × 2 peers × 9637892 B = 294.1Mi and its proxy pool across 125
+	// pods 8 × 34210180 B = 261.0Mi, 64Mi base, × 1.2 safety: 17332Mi (docs/sources.md §1-§3).
+	const jobSetShm = "17332Mi"
 	rounds := []struct {
 		mode  fleet.Mode
 		storm *fleet.Storm
@@ -71,6 +76,10 @@ func TestAStormOfGPUPodsThroughARolloutAndAKilledReplicaComesOutPatched(t *testi
 			if err != nil {
 				t.Fatal(err)
 			}
+			if want != jobSetShm {
+				t.Errorf("in %s mode a pod of the storm gets /dev/shm %q, want %s", r.mode, want, jobSetShm)
+				want = jobSetShm
+			}
 			mode = r.mode
 			last := ns
 			t.Cleanup(func() { _ = e.DeleteNamespace(context.Background(), last) })
@@ -86,8 +95,17 @@ func TestAStormOfGPUPodsThroughARolloutAndAKilledReplicaComesOutPatched(t *testi
 			t.Errorf("%s in %s mode with %q: running after %.1fs, %d of %d pods without the /dev/shm %s, %.0f creates failed",
 				res.Storm, res.Mode, res.Fault, res.RunningSeconds, res.WithoutShm, res.Pods, want, res.FailedCreates)
 		}
-		if r.mode == fleet.Webhook && res.FailOpen != 0 {
-			t.Errorf("%.0f webhook calls failed open during the rolling update", res.FailOpen)
+		if r.fault != nil && res.CreatesInFault == 0 {
+			t.Errorf("%s: no pod of the storm was created during the fault (%.1fs to %.1fs): it proved nothing",
+				r.fault.Name, res.FaultFrom, res.FaultTo)
+		}
+		// The bound docs/operating.md promises ("Shutdown"): a drained replica closes the
+		// connections still idle 2 s after SIGTERM, and a review the API server sends on one at
+		// that moment is lost (HTTP/1.1 cannot close an idle connection without that race): at
+		// most one per replica replaced. None has been seen (the count is logged above).
+		if r.mode == fleet.Webhook && res.FailOpen > 3 {
+			t.Errorf("%.0f webhook calls failed open during the rolling update of 3 replicas: more than one per drain",
+				res.FailOpen)
 		}
 	}
 	if err := fleet.WaitReplicas(ctx, e.CS, 3); err != nil {
