@@ -3,7 +3,10 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -193,5 +196,31 @@ func TestCertificateRotation(t *testing.T) {
 	m, _, err := cp.WebhookConfigurations()
 	if err != nil || !bytes.Equal(m.Webhooks[0].ClientConfig.CABundle, newCA.CertPEM) {
 		t.Errorf("the registered CA bundle is not the rotated CA (%v)", err)
+	}
+	// What shmguard serves, dialled: its chain verifies against the new CA alone, and no longer
+	// against the old one.
+	for _, c := range []struct {
+		name   string
+		ca     []byte
+		verify bool
+	}{{"the rotated CA", newCA.CertPEM, true}, {"the old CA", oldCA, false}} {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(c.ca) {
+			t.Fatalf("%s does not parse", c.name)
+		}
+		// As the API server dials it: its client certificate, for mutual TLS.
+		client, err := tls.LoadX509KeyPair(cp.Path("pki", "webhook-client.crt"), cp.Path("pki", "webhook-client.key"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := strings.TrimPrefix(cp.WebhookURL(""), "https://")
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", addr,
+			&tls.Config{RootCAs: pool, Certificates: []tls.Certificate{client}, MinVersion: tls.VersionTLS12})
+		if err == nil {
+			conn.Close()
+		}
+		if (err == nil) != c.verify {
+			t.Errorf("dialling the webhook trusting only %s: %v, want verified %v", c.name, err, c.verify)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -44,6 +45,9 @@ func registered(t *testing.T) (mutated, validated map[schema.GroupResource]bool)
 func requireCRDs(t *testing.T) {
 	t.Helper()
 	if cp.CRDDir == "" {
+		if os.Getenv("SHMGUARD_REQUIRE_SHARED") == "1" {
+			t.Fatal("SHMGUARD_REQUIRE_SHARED=1 but the control plane has no CRDs (SHMGUARD_CRD_DIR, by default ../shared/crds)")
+		}
 		t.Skip("SKIPPED: the control plane has no CRDs (none were at SHMGUARD_CRD_DIR, by default ../shared/crds, when it came up)")
 	}
 }

@@ -32,6 +32,9 @@ func requireKServeCRDs(t *testing.T) {
 	t.Helper()
 	requireCRDs(t)
 	if missing := installKServeCRDs(t); missing != "" {
+		if os.Getenv("SHMGUARD_REQUIRE_SHARED") == "1" {
+			t.Fatal("SHMGUARD_REQUIRE_SHARED=1: " + missing)
+		}
 		t.Skip(missing)
 	}
 }

@@ -30,6 +30,9 @@ func haveCorpus(t *testing.T, part string) bool {
 	if err == nil && len(entries) > 0 {
 		return true
 	}
+	if os.Getenv("SHMGUARD_REQUIRE_SHARED") == "1" {
+		t.Fatalf("SHMGUARD_REQUIRE_SHARED=1 but the corpus is not at %s (%s needs it)", corpusDir(), part)
+	}
 	t.Logf("SKIPPED %s: the corpus is not at %s", part, corpusDir())
 	return false
 }

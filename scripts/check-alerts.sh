@@ -35,6 +35,18 @@ for g in obj["spec"]["groups"]:
             missing.append(r["alert"])
 if missing:
     sys.exit("check-alerts: no section of docs/runbooks.md for " + ", ".join(missing))
+# Every alert has a test that fires it and a test in which it stays quiet (exp_alerts: []).
+import glob
+fires, quiet = set(), set()
+for t in glob.glob(re.sub(r"deploy/monitoring/prometheusrule.yaml$", "tests/alerts/*_test.yaml", deployed)):
+    for group in yaml.safe_load(open(t))["tests"]:
+        for case in group.get("alert_rule_test", []):
+            (fires if case.get("exp_alerts") else quiet).add(case["alertname"])
+alerts = {r["alert"] for g in obj["spec"]["groups"] for r in g["rules"] if "alert" in r}
+untested = sorted(a for a in alerts if a not in fires or a not in quiet)
+if untested:
+    sys.exit("check-alerts: no test that fires it and one that keeps it quiet: " + ", ".join(
+        f"{a} ({'fires' if a in fires else 'never fired'}, {'quiet' if a in quiet else 'never quiet'})" for a in untested))
 PY
 "$bin/promtool" check rules "$work/rules.yaml"
 # The tests name their rule file as rules.yaml beside them.

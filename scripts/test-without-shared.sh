@@ -14,6 +14,7 @@ build=${BUILD_DIR:-build}
 empty=$(mktemp -d)
 logs=$(mktemp -d)
 export SHMGUARD_CORPUS_DIR=$empty SHMGUARD_CRD_DIR=$empty
+unset SHMGUARD_REQUIRE_SHARED
 export SHMGUARD_CONTROL_PLANE_DIR=${TMPDIR:-/tmp}/shmguard-e2e-noshared-$$
 trap './scripts/control-plane.sh down; rm -rf "$empty" "$logs"' EXIT
 

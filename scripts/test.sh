@@ -20,6 +20,11 @@ export PATH=/usr/local/go/bin:$PATH
 images_log=$(mktemp)
 # Every suite's log, for the list of skipped tests at the end.
 logs=$(mktemp -d)
+# With ../shared beside the checkout (or the corpus and CRDs pointed at), a test that reads it and
+# would skip fails instead (SHMGUARD_REQUIRE_SHARED): what that data shows must be seen.
+if [[ -d ${SHMGUARD_CORPUS_DIR:-../shared/testdata} && -d ${SHMGUARD_CRD_DIR:-../shared/crds} ]]; then
+  export SHMGUARD_REQUIRE_SHARED=1
+fi
 # `--unit`: format, layers, build and CTest only (the inner loop), nothing started beside them.
 unit=false
 [[ ${1:-} == --unit ]] && unit=true

@@ -130,6 +130,11 @@ std::string CorpusPath(const std::string& relative) {
 bool HaveCorpus() {
   std::error_code ec;
   if (!std::filesystem::is_empty(CorpusDir(), ec) && !ec) return true;
+  // scripts/test.sh sets it when ../shared is beside the checkout: a corpus test that would skip
+  // then fails, so that nothing the corpus should show passes unseen.
+  if (const char* required = std::getenv("SHMGUARD_REQUIRE_SHARED"); required && std::string(required) == "1") {
+    FAIL("SHMGUARD_REQUIRE_SHARED=1 but the corpus is not at " << CorpusDir());
+  }
   WARN("shmguard corpus not found at "
        << CorpusDir() << ": skipped; set SHMGUARD_CORPUS_DIR or configure with -DSHMGUARD_CORPUS_DIR=DIR");
   return false;

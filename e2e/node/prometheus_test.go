@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +43,7 @@ func promQuery(hc *http.Client, addr, query string) ([]map[string]string, error)
 			ResultType string `json:"resultType"`
 			Result     []struct {
 				Metric map[string]string `json:"metric"`
+				Value  []any             `json:"value"` // [time, "number"]
 			} `json:"result"`
 		} `json:"data"`
 	}
@@ -52,7 +55,15 @@ func promQuery(hc *http.Client, addr, query string) ([]map[string]string, error)
 	}
 	var out []map[string]string
 	for _, r := range answer.Data.Result {
-		out = append(out, r.Metric)
+		// The value, as the label "__value__": "NaN" and "+Inf" as Prometheus writes them.
+		m := map[string]string{}
+		for k, v := range r.Metric {
+			m[k] = v
+		}
+		if len(r.Value) == 2 {
+			m["__value__"], _ = r.Value[1].(string)
+		}
+		out = append(out, m)
 	}
 	return out, nil
 }
@@ -204,19 +215,29 @@ scrape_configs:
 		for _, target := range p.Targets {
 			queries++
 			query := fill.Replace(target.Expr)
-			wait(t, time.Minute, fmt.Sprintf("panel %q returns series", p.Title), func() error {
+			// A series whose every value is NaN (a rate over no traffic, a quantile of nothing)
+			// shows an empty panel: one finite value is required, as the suite made traffic.
+			wait(t, time.Minute, fmt.Sprintf("panel %q returns a finite value", p.Title), func() error {
 				got, err := promQuery(hc, addr, query)
-				if err == nil && len(got) == 0 {
-					err = fmt.Errorf("%s: no series", query)
+				if err != nil {
+					return err
 				}
-				return err
+				var values []string
+				for _, s := range got {
+					v, err := strconv.ParseFloat(s["__value__"], 64)
+					if err == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
+						return nil
+					}
+					values = append(values, s["__value__"])
+				}
+				return fmt.Errorf("%s: no finite value among %d series %v", query, len(got), values)
 			})
 		}
 	}
 	if queries == 0 {
 		t.Fatal("the dashboard has no panel queries")
 	}
-	t.Logf("%d panel queries of the dashboard return series", queries)
+	t.Logf("%d panel queries of the dashboard return a finite value", queries)
 
 	// The nearly-full alert, active for the pod that filled its /dev/shm and for no other; the
 	// leaked-segment alert for the pod that left a segment behind.

@@ -2,6 +2,8 @@
 // make exists in values.yaml and its schema; the image builds on Debian 12 as the README does and
 // runs slim and non-root with every library the binary links.
 #include <catch2/catch.hpp>
+#include <algorithm>
+#include <map>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -52,6 +54,61 @@ TEST_CASE("every .Values reference of the chart exists in values.yaml and values
       s = &(*s)["properties"][key];
       pos = dot == std::string::npos ? dot : dot + 1;
     }
+  }
+}
+
+// SECURITY.md's limits table against the binary's defaults (`serve --help`, `audit --help`) and
+// the chart's values: each row that names a flag states that flag's default, and the chart passes
+// the same value, so that the three cannot disagree (the chart once capped connections at 512
+// while the table and the binary said 10,000).
+TEST_CASE("SECURITY.md's limits are serve's and audit's defaults and the chart's values", "[deploy]") {
+  std::map<std::string, double> defaults;  // flag -> default, from the help
+  for (const char* command : {"serve", "audit"}) {
+    const std::string help = CommandOutput(std::string(SHMGUARD_BINARY) + " " + command + " --help");
+    static const std::regex kOption(R"((--[a-z-]+) [A-Z]+(?:[^=\n]*)=([0-9.]+))");
+    for (std::sregex_iterator it(help.begin(), help.end(), kOption), end; it != end; ++it) {
+      defaults[(*it)[1]] = std::stod((*it)[2]);
+    }
+  }
+  REQUIRE(defaults.count("--max-body-bytes"));
+  const std::string security = ReadTestdata("../../SECURITY.md");
+  // "| What | 8 MiB (`--max-body-bytes`) |", "half of them (`--peer-connection-share 0.5`)",
+  // "... (`--max-connections`, 0; ...)": the value stated before the flag, or after it.
+  static const std::regex kRow(R"(\n\| [^|\n]+ \| ([^|\n]*?)\(`(--[a-z-]+)(?: ([0-9.]+))?`(?:, ([0-9.]+))?)");
+  static const std::map<std::string, double> kUnits = {{"KiB", 1024.0}, {"MiB", 1048576.0}, {"s", 1.0}};
+  int checked = 0;
+  for (std::sregex_iterator it(security.begin(), security.end(), kRow), end; it != end; ++it) {
+    const std::string flag = (*it)[2];
+    if (!defaults.count(flag)) continue;  // a flag of another command (--config, --observations)
+    double stated = -1;
+    if ((*it)[3].matched) {
+      stated = std::stod((*it)[3]);
+    } else if ((*it)[4].matched) {
+      stated = std::stod((*it)[4]);
+    } else {
+      std::smatch q;
+      const std::string before = (*it)[1];
+      REQUIRE(std::regex_search(before, q, std::regex(R"(^([0-9][0-9,.]*) (KiB|MiB|s)\b)")));
+      std::string digits = q[1];
+      digits.erase(std::remove(digits.begin(), digits.end(), ','), digits.end());
+      stated = std::stod(digits) * kUnits.at(q[2]);
+      if (flag.ends_with("-ms")) stated *= 1000;  // "1 s of ... (--review-cpu-budget-ms)"
+    }
+    CAPTURE(flag, stated, defaults[flag]);
+    CHECK(stated == defaults[flag]);
+    ++checked;
+  }
+  CHECK(checked >= 6);
+  // The chart passes the same.
+  const json values = Yaml(ReadTestdata("../../charts/shmguard/values.yaml"));
+  const std::map<std::string, std::string> chart = {{"--max-body-bytes", "maxBodyBytes"},
+                                                    {"--max-connections", "maxConnections"},
+                                                    {"--peer-connection-share", "peerConnectionShare"},
+                                                    {"--keep-alive-seconds", "keepAliveSeconds"}};
+  for (const auto& [flag, key] : chart) {
+    CAPTURE(flag, key);
+    REQUIRE(values["server"].contains(key));
+    CHECK(values["server"][key].get<double>() == defaults.at(flag));
   }
 }
 

@@ -16,6 +16,7 @@ With SCREENSHOT, the page (1280 wide) is saved there.
 """
 import json
 import pathlib
+import re
 import sys
 
 from selenium import webdriver
@@ -34,6 +35,11 @@ def human(n):
             if n % (1 << shift) == 0:
                 return f"{n >> shift}{unit}"
     return f"{n / mi:.1f}Mi"
+
+
+def shows(text, value):
+    """Whether `value` is a whole word of `text`: "4Gi" is not in "14Gi"."""
+    return re.search(r"(?<![\w.])" + re.escape(value) + r"(?![\w.])", text) is not None
 
 
 def main():
@@ -93,10 +99,10 @@ def main():
                         got = cell.get_attribute("data-bytes")
                         if (int(got) if got else None) != want:
                             failures.append(f"{w['workload']} {p['label']} {cls}: page {got}, JSON {want}")
-                        if want is not None and cls != "current" and human(want) not in cell.text:
+                        if want is not None and cls != "current" and not shows(cell.text, human(want)):
                             failures.append(f"{w['workload']} {p['label']} {cls}: shows {cell.text!r}, not {human(want)}")
                         checked += 1
-                    if p["current"] not in row.find_element(By.CSS_SELECTOR, "td.current").text:
+                    if not shows(row.find_element(By.CSS_SELECTOR, "td.current").text, p["current"]):
                         failures.append(f"{w['workload']} {p['label']}: /dev/shm now is not {p['current']!r}")
         if checked == 0:
             failures.append("no number was checked: the JSON lists no pod")
@@ -111,12 +117,25 @@ def main():
         if sum(s.is_displayed() for s in sections) != len(sections):
             failures.append("'all' does not show every namespace again")
 
+        # The sort must be able to show itself: some namespace whose workloads' name order is not
+        # their plan order, so that sorting by plan moves them.
+        def order():
+            return {s.get_attribute("data-namespace"): [(a.get_attribute("data-name"), int(a.get_attribute("data-required")))
+                                                        for a in s.find_elements(By.CSS_SELECTOR, "article.workload")]
+                    for s in driver.find_elements(By.CSS_SELECTOR, "section.ns")}
+        by_name = order()
+        moved = [ns for ns, ws in by_name.items() if [p for _, p in ws] != sorted((p for _, p in ws), reverse=True)]
+        if not moved:
+            failures.append("no namespace's name order differs from its plan order: the example cannot show the sort")
         Select(driver.find_element(By.ID, "sort")).select_by_value("required")
-        for section in driver.find_elements(By.CSS_SELECTOR, "section.ns"):
-            plans = [int(a.get_attribute("data-required")) for a in section.find_elements(By.CSS_SELECTOR, "article.workload")]
-            if plans != sorted(plans, reverse=True):
-                failures.append(f"{section.get_attribute('data-namespace')}: sorted by plan gives {plans}")
+        for ns, ws in order().items():
+            plans = [p for _, p in ws]
+            if plans != sorted(plans, reverse=True) or sorted(ws) != sorted(by_name[ns]):
+                failures.append(f"{ns}: sorted by plan gives {ws}")
         Select(driver.find_element(By.ID, "sort")).select_by_value("name")
+        for ns, ws in order().items():
+            if [n for n, _ in ws] != sorted(n for n, _ in ws):
+                failures.append(f"{ns}: sorted by name gives {[n for n, _ in ws]}")
 
         if shot:
             height = driver.execute_script("return document.body.scrollHeight")
