@@ -1,10 +1,10 @@
 // The chart's values and the Dockerfile, read as files: every .Values reference the templates
 // make exists in values.yaml and its schema; the image builds on Debian 12 as the README does and
 // runs slim and non-root with every library the binary links.
-#include <catch2/catch.hpp>
 #include <algorithm>
-#include <map>
+#include <catch2/catch.hpp>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
