@@ -216,8 +216,13 @@ scrape_configs:
 			queries++
 			query := fill.Replace(target.Expr)
 			// A series whose every value is NaN (a rate over no traffic, a quantile of nothing)
-			// shows an empty panel: one finite value is required, as the suite made traffic.
+			// shows an empty panel: one finite value is required while the suite makes traffic,
+			// a GPU pod's review (a dry run) each try.
 			wait(t, time.Minute, fmt.Sprintf("panel %q returns a finite value", p.Title), func() error {
+				if _, err := client.CoreV1().Pods(ns).Create(ctx, trainPod("panel-traffic", 1, "1Gi"),
+					metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+					return err
+				}
 				got, err := promQuery(hc, addr, query)
 				if err != nil {
 					return err
