@@ -240,7 +240,8 @@ TEST_CASE("hostile: one peer holding the webhook's connections cannot keep anoth
   // Their p99 within twice the usual one; the slowest, one scheduling delay on a shared core.
   CHECK(during[during.size() * 99 / 100] <= 2 * p99 * test::kSlowdown);
   CHECK(during.back() <= 100 * test::kSlowdown);
-  CHECK(peak_kib < 128 * 1024);
+  // Under a sanitizer the process holds its shadow memory and keeps what it frees: no bound.
+  if (test::kSlowdown == 1) CHECK(peak_kib < 128 * 1024);
   httplib::Client m("127.0.0.1", mport);
   auto metrics = m.Get("/metrics");
   REQUIRE(metrics);
