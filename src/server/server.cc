@@ -286,15 +286,21 @@ void WebhookServer::ReloadClientCa() {
            {{"file", options_.client_auth.ca_file}});
 }
 
+std::optional<uint64_t> WebhookServer::LogThrottle::Admit() {
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
+  int64_t last = last_ms.load();
+  if (now - last < 1000 || !last_ms.compare_exchange_strong(last, now)) {
+    skipped++;
+    return std::nullopt;
+  }
+  return skipped.exchange(0);
+}
+
 void WebhookServer::OnHandshakeFailure(SSL* ssl) {
   const std::string reason = HandshakePolicy::FailureReason(ssl);
   metrics_.CountHandshakeFailure(reason);
-  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
-  int64_t last = last_refusal_log_ms_.load();
-  if (now - last < 1000 || !last_refusal_log_ms_.compare_exchange_strong(last, now)) {
-    refusals_not_logged_++;
-    return;
-  }
+  const std::optional<uint64_t> unlogged = refusal_log_.Admit();
+  if (!unlogged) return;
   sockaddr_storage peer{};
   socklen_t len = sizeof peer;
   char host[INET6_ADDRSTRLEN] = "?";
@@ -308,21 +314,17 @@ void WebhookServer::OnHandshakeFailure(SSL* ssl) {
            {{"reason", reason},
             {"detail", HandshakePolicy::FailureDetail(ssl)},
             {"client", host},
-            {"refused_since_last_line", refusals_not_logged_.exchange(0)}});
+            {"refused_since_last_line", *unlogged}});
 }
 
 void WebhookServer::OnConnectionClosed(std::string_view reason) {
   metrics_.CountConnectionClosed(reason);
-  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
-  int64_t last = last_close_log_ms_.load();
-  if (now - last < 1000 || !last_close_log_ms_.compare_exchange_strong(last, now)) {
-    closes_not_logged_++;
-    return;
-  }
+  const std::optional<uint64_t> unlogged = close_log_.Admit();
+  if (!unlogged) return;
   LogEvent(*log_, options_.log_format, spdlog::level::warn, "webhook connections full: one closed to let another in",
            {{"reason", std::string(reason)},
             {"max_connections", static_cast<int64_t>(options_.max_connections)},
-            {"closed_since_last_line", closes_not_logged_.exchange(0)}});
+            {"closed_since_last_line", *unlogged}});
 }
 
 Result<bool> WebhookServer::Start() {

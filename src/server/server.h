@@ -143,11 +143,15 @@ class WebhookServer {
   std::unique_ptr<ProfileWatch> profiles_;       // with --observations
   std::unique_ptr<ClaimWatch> claims_;           // with --resource-claims
   std::unique_ptr<ConfigMapWatch> config_maps_;  // with --config-maps
-  std::atomic<int64_t> last_refusal_log_ms_{0};
-  std::atomic<uint64_t> refusals_not_logged_{0};
-  // Connections closed to make room: logged at most once a second (OnConnectionClosed).
-  std::atomic<int64_t> last_close_log_ms_{0};
-  std::atomic<uint64_t> closes_not_logged_{0};
+  // A line logged at most once a second, from any loop thread: Admit gives how many were not
+  // logged since the last line, or nullopt when this one is not logged either.
+  struct LogThrottle {
+    std::atomic<int64_t> last_ms{0};
+    std::atomic<uint64_t> skipped{0};
+    std::optional<uint64_t> Admit();
+  };
+  LogThrottle refusal_log_;  // refused TLS handshakes (OnHandshakeFailure)
+  LogThrottle close_log_;    // connections closed to make room (OnConnectionClosed)
   int port_ = 0, metrics_port_ = 0;
   std::atomic<bool> stopped_{false};
   mutable std::mutex cert_error_mu_;
