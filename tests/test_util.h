@@ -12,16 +12,31 @@
 
 namespace shmguard::test {
 
-// How much slower the code runs under the sanitizer this test binary was built with (GCC defines
-// __SANITIZE_ADDRESS__ and __SANITIZE_THREAD__): the latency bounds of the tests, which guard
-// against starvation rather than measure speed, are scaled by it.
+// The sanitizer this test binary was built with, however its compiler says so: GCC defines
+// __SANITIZE_ADDRESS__ and __SANITIZE_THREAD__, clang answers __has_feature.
 #if defined(__SANITIZE_THREAD__)
-inline constexpr int kSlowdown = 10;
+#define SHMGUARD_TEST_TSAN 1
 #elif defined(__SANITIZE_ADDRESS__)
+#define SHMGUARD_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SHMGUARD_TEST_TSAN 1
+#elif __has_feature(address_sanitizer)
+#define SHMGUARD_TEST_ASAN 1
+#endif
+#endif
+
+// How much slower the code runs under that sanitizer: the latency bounds of the tests, which
+// guard against starvation rather than measure speed, are scaled by it.
+#if defined(SHMGUARD_TEST_TSAN)
+inline constexpr int kSlowdown = 10;
+#elif defined(SHMGUARD_TEST_ASAN)
 inline constexpr int kSlowdown = 5;
 #else
 inline constexpr int kSlowdown = 1;
 #endif
+// Whether memory bounds hold: a sanitizer keeps shadow memory and what the process frees.
+inline constexpr bool kMemoryBounds = kSlowdown == 1;
 
 // TESTDATA_DIR + "/" + relative: data the project made (measurements, fuzz regressions).
 std::string TestdataPath(const std::string& relative);
