@@ -3,9 +3,11 @@
 #   scripts/fuzz.sh build                          installs clang and builds the targets, runs none
 #   scripts/fuzz.sh [RUNS] [SECONDS] [TARGET...]   defaults: 10,000,000 runs, at most 1800 s each,
 #                                                  every target (fuzz/<target>_fuzz.cc)
+# The targets are built in ${FUZZ_BUILD_DIR:-build-fuzz}, or with SHMGUARD_FUZZ_BUILT=DIR taken
+# from a build that already has them (scripts/test.sh's ASan build: -DSHMGUARD_FUZZ=ON).
 # Seeds come from examples/, tests/testdata and (when present) the third-party manifests in
-# ${SHMGUARD_CORPUS_DIR:-../shared/testdata}; corpora grow in build-fuzz/corpus/<target>.
-# A crash leaves build-fuzz/<target>-crash-*; turn it into a regression test before fixing, and
+# ${SHMGUARD_CORPUS_DIR:-../shared/testdata}; corpora grow in <build>/corpus/<target>.
+# A crash leaves <build>/<target>-crash-*; turn it into a regression test before fixing, and
 # keep the input as tests/testdata/fuzz-regressions/<target>-<what>, which every run replays.
 # SHMGUARD_FUZZ_SEED fixes libFuzzer's seed (0, the default, picks one at random).
 set -euo pipefail
@@ -21,21 +23,25 @@ if ((${#targets[@]} == 0)); then
   for source in fuzz/*_fuzz.cc; do targets+=("$(basename "$source" _fuzz.cc)"); done
 fi
 ./scripts/install-deps.sh
-dpkg-query -W -f='${Status}\n' clang libclang-rt-14-dev 2>/dev/null | grep -c "install ok installed" | grep -q 2 ||
-  { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends clang libclang-rt-14-dev; }
-# The build's own lines only when it fails (a compiler's errors go to standard output).
-build_log=$(mktemp)
-CC=clang CXX=clang++ BUILD_DIR=build-fuzz ./scripts/build.sh -DSHMGUARD_FUZZ=ON -DSHMGUARD_BUILD_TESTS=OFF >"$build_log" 2>&1 ||
-  { grep -E 'error|FAILED' "$build_log" | head -40 >&2; echo "fuzz: the fuzzers' build failed (its log: $build_log)" >&2; exit 1; }
-rm -f "$build_log"
+out=${SHMGUARD_FUZZ_BUILT:-${FUZZ_BUILD_DIR:-build-fuzz}}
+if [[ -n ${SHMGUARD_FUZZ_BUILT:-} ]]; then
+  grep -q '^SHMGUARD_FUZZ:BOOL=ON' "$out/CMakeCache.txt" 2>/dev/null ||
+    { echo "fuzz: $out is not a build with -DSHMGUARD_FUZZ=ON" >&2; exit 1; }
+else
+  # The build's own lines only when it fails (a compiler's errors go to standard output).
+  build_log=$(mktemp)
+  CC=clang CXX=clang++ BUILD_DIR=$out ./scripts/build.sh -DSHMGUARD_FUZZ=ON -DSHMGUARD_BUILD_TESTS=OFF >"$build_log" 2>&1 ||
+    { grep -E 'error|FAILED' "$build_log" | head -40 >&2; echo "fuzz: the fuzzers' build failed (its log: $build_log)" >&2; exit 1; }
+  rm -f "$build_log"
+fi
 [ "$mode" = build ] && exit 0
 
 seed() {  # seed corpora from the test data
-  local dir=build-fuzz/corpus/$1; mkdir -p "$dir"
+  local dir=$out/corpus/$1; mkdir -p "$dir"
   case $1 in
     admission)
-      python3 bench/make_bodies.py build-fuzz/bodies >/dev/null
-      cp build-fuzz/bodies/*.json "$dir/"
+      python3 bench/make_bodies.py "$out/bodies" >/dev/null
+      cp "$out"/bodies/*.json "$dir/"
       cp "$corpus/k8s-api/admission.k8s.io.v1.AdmissionReview.json" "$dir/" 2>/dev/null || true ;;
     quantity)
       for q in 1.5Gi 1024Mi 0.5Ki 1.1Ki 1000000 1.5 100m 0.1m 3.3e9 1e19 1E 8Ei Gi +1Gi 5. 1K 64MB 9223372036854775807; do
@@ -50,8 +56,8 @@ pathlib.Path(sys.argv[1], "list.json").write_text(json.dumps({"apiVersion": "v1"
 PY
       ;;
     transport)  # whole requests as the API server sends them, pipelined, and framing edge cases
-      python3 bench/make_bodies.py build-fuzz/bodies >/dev/null
-      python3 - "$dir" build-fuzz/bodies <<'PY'
+      python3 bench/make_bodies.py "$out/bodies" >/dev/null
+      python3 - "$dir" "$out/bodies" <<'PY'
 import pathlib, sys
 out, bodies = pathlib.Path(sys.argv[1]), sorted(pathlib.Path(sys.argv[2]).glob("*.json"))[:4]
 def req(body, path="/mutate?timeout=10s", extra=""):
@@ -94,15 +100,15 @@ PY
 for t in "${targets[@]}"; do
   seed "$t"
   # Every input a fuzzer once crashed on (tests/testdata/fuzz-regressions/<target>-*) runs again.
-  find tests/testdata/fuzz-regressions -name "$t-*" -exec cp {} "build-fuzz/corpus/$t/" \;
+  find tests/testdata/fuzz-regressions -name "$t-*" -exec cp {} "$out/corpus/$t/" \;
   echo "== ${t}_fuzz: up to $runs runs or $seconds s"
-  if (cd build-fuzz && ./"${t}_fuzz" -runs="$runs" -max_total_time="$seconds" -max_len=262144 -timeout=10 \
+  if (cd "$out" && ./"${t}_fuzz" -runs="$runs" -max_total_time="$seconds" -max_len=262144 -timeout=10 \
         -rss_limit_mb=2048 -seed="${SHMGUARD_FUZZ_SEED:-0}" -print_final_stats=1 -artifact_prefix="$t-" "corpus/$t" > "$t.log" 2>&1); then
     echo "   no crash, leak or timeout"
   else
-    echo "   FAILED: see build-fuzz/$t.log and build-fuzz/$t-*"; status=1
+    echo "   FAILED: see $out/$t.log and $out/$t-*"; status=1
   fi
   grep -E "runtime error|ERROR|Test unit|stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)" \
-    "build-fuzz/$t.log" | sed 's/^/   /'
+    "$out/$t.log" | sed 's/^/   /'
 done
 exit "${status:-0}"

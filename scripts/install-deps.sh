@@ -12,6 +12,10 @@ build=(
 # The report's browser test (tests/report/browser_test.py) drives Debian's chromium through its
 # chromedriver: no browser is downloaded.
 tests=(openssl curl python3 python3-yaml python3-jsonpatch clang-format chromium chromium-driver python3-selenium)
+# The ASan + UBSan build is clang's, with the libFuzzer targets in it (scripts/fuzz.sh); ccache
+# keeps every build's objects outside the tree (scripts/build.sh), so a second run compiles only
+# what changed.
+tests+=(clang libclang-rt-14-dev ccache)
 # The end-to-end suite's node (scripts/control-plane.sh up --node): runc's seccomp, the CNI
 # plugins, the tools the kubelet, kube-proxy and the node's set-up call, and what builds the
 # images (mmdebstrap makes the Debian base images, buildah builds the Dockerfiles).
@@ -32,6 +36,8 @@ done
 # will do, Debian's only when there is none.
 [[ ${1:-} == --build ]] || command -v npm >/dev/null || missing+=(nodejs npm)
 if ((${#missing[@]})); then
+  # An install cut short earlier (a killed run) leaves dpkg refusing every other until it is done.
+  dpkg --configure -a
   apt-get update
   apt-get install -y --no-install-recommends "${missing[@]}"
 fi

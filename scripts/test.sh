@@ -10,7 +10,8 @@
 # scripts/build-images.sh, in the background from the start; scripts/run-node-suite.sh fails when
 # the node or one of its processes is missing, or fewer node tests ran than e2e/node holds, and
 # scripts/check-node-death.sh shows that a dead kubelet fails it), then the suite under ASan +
-# UBSan and the server's tests (and `shmguard serve`'s) under TSan, then each fuzzer for 5 s.
+# UBSan (clang, one build with the fuzzers) and the server's tests (and `shmguard serve`'s) under
+# TSan, both built beside the end-to-end suites, then each fuzzer for 5 s.
 # It ends with every test that was skipped, and why (scripts/list-skips.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,11 +57,15 @@ report() {
   printf '  %s\n' "${phases[@]}"
   printf '  %-28s %6d s\n' total "$SECONDS"
 }
+# A background job and everything it started (a build's compilers, a tool's go build).
+kill_tree() {
+  local child
+  for child in $(pgrep -P "$1"); do kill_tree "$child"; done
+  kill "$1" 2>/dev/null || true
+}
 cleanup() {
   report
-  kill ${tools_pid:-} 2>/dev/null || true
-  kill ${images_pid:-} 2>/dev/null || true
-  kill "${fuzz_pid:-}" 2>/dev/null || true
+  for pid in ${tools_pid:-} ${images_pid:-} ${sanitizers_pid:-}; do kill_tree "$pid"; done
   ./scripts/control-plane.sh down
 }
 trap cleanup EXIT
@@ -75,6 +80,24 @@ phase "format, layers, go vet" checks
 phase "build" env BUILD_DIR="${BUILD_DIR:-build}" ./scripts/build.sh -DSHMGUARD_WERROR=ON "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG"
 phase "ctest" ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j2 --output-junit "$logs/ctest.xml"
 if $unit; then exit 0; fi
+
+# The sanitizer builds, beside the suites that mostly wait on a control plane, a node and pods:
+# at the lowest priority, so that those suites' timing bounds keep the CPUs they need.
+# AddressSanitizer + UndefinedBehaviorSanitizer (clang, with the libFuzzer targets in the same
+# build: scripts/fuzz.sh runs them from it), then ThreadSanitizer on the server's tests and
+# `shmguard serve`'s (GCC). Warnings are the plain build's business: GCC reports false
+# -Wmaybe-uninitialized in libstdc++ under the sanitizers. -O0 with line tables only (-g1)
+# compiles in half the time of -O1 while reports still name files and lines.
+sanitize_flags=(-DSHMGUARD_WERROR=OFF -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -g1")
+sanitizer_builds() {
+  CC=clang CXX=clang++ BUILD_DIR=build-asan ./scripts/build.sh -DSHMGUARD_FUZZ=ON "${sanitize_flags[@]}" || return
+  BUILD_DIR=build-tsan ./scripts/build.sh -DSHMGUARD_SANITIZE=thread \
+    "-DSHMGUARD_TESTS=http/*.cc;kube/*.cc;server/*.cc;agent/*.cc;cli/serve_command_test.cc" "${sanitize_flags[@]}"
+}
+sanitizers_log=$(mktemp)
+(renice -n 19 "$BASHPID" >/dev/null && sanitizer_builds) >"$sanitizers_log" 2>&1 &
+sanitizers_pid=$!
+
 # The cluster's tools, started at the beginning: what is left of their build.
 phase "go tools (rest)" wait "$tools_pid" || { cat "$tools_log" >&2; exit 1; }
 # The chart's alerts: promtool check rules on the rendered PrometheusRule, and their unit tests.
@@ -96,12 +119,6 @@ control_plane_suite() {
 }
 phase "control-plane e2e" control_plane_suite
 
-# The fuzzers' clang build (ASan + UBSan) beside the node suite, which mostly waits on images
-# and pods (the control-plane suite before it has timing bounds of its own); they run at the end.
-fuzz_log=$(mktemp)
-./scripts/fuzz.sh build >"$fuzz_log" 2>&1 &
-fuzz_pid=$!
-
 # The node suite: pods that run, on a node in a network namespace of its own, with shmguard
 # installed by helm from the image its Dockerfile builds (down on exit, mounts and all).
 phase "images (rest)" wait "$images_pid" || { cat "$images_log" >&2; exit 1; }
@@ -116,24 +133,17 @@ phase "node e2e" node_suite
 
 # The whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer, and the server's
 # tests and `shmguard serve`'s under ThreadSanitizer; any report fails (but for the false ones
-# of libraries built without TSan, tests/tsan.supp, each said why). Warnings are the plain
-# build's business: GCC reports false -Wmaybe-uninitialized in libstdc++ under the sanitizers.
-# -O0 with line tables only (-g1) compiles in half the time of -O1 while reports still name
-# files and lines.
-sanitize_flags=(-DSHMGUARD_WERROR=OFF -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -g1")
-phase "asan+ubsan build" env BUILD_DIR=build-asan ./scripts/build.sh -DSHMGUARD_SANITIZE=address "${sanitize_flags[@]}"
+# of libraries built without TSan, tests/tsan.supp, each said why).
+phase "sanitizer builds (rest)" wait "$sanitizers_pid" || { grep -E -B2 -A8 'error|FAILED' "$sanitizers_log" | head -80 >&2; exit 1; }
 phase "asan+ubsan ctest" env ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j2 --output-junit "$logs/ctest-asan.xml"
-phase "tsan build" env BUILD_DIR=build-tsan ./scripts/build.sh -DSHMGUARD_SANITIZE=thread \
-  "-DSHMGUARD_TESTS=http/*.cc;kube/*.cc;server/*.cc;agent/*.cc;cli/serve_command_test.cc" "${sanitize_flags[@]}"
 phase "tsan ctest" env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp \
   ctest --test-dir build-tsan --output-on-failure -j2 --output-junit "$logs/ctest-tsan.xml"
 
-# Every libFuzzer target for at most 5 s (clang, ASan + UBSan; scripts/fuzz.sh), so that a
-# target that no longer builds, or an input that crashes one within that time, fails CI; their
-# regression inputs already run in CTest (fuzz replay). The seed is fixed, so that a failure here
-# reproduces with the same command.
-phase "fuzz build (rest)" wait "$fuzz_pid" || { cat "$fuzz_log" >&2; exit 1; }
-phase "fuzz 5 s each" env SHMGUARD_FUZZ_SEED=1 ./scripts/fuzz.sh 10000000 5
+# Every libFuzzer target for at most 5 s (clang, ASan + UBSan: the build above; scripts/fuzz.sh),
+# so that an input that crashes one within that time fails CI; their regression inputs already
+# ran in both CTest runs (fuzz replay). The seed is fixed, so that a failure here reproduces with
+# the same command.
+phase "fuzz 5 s each" env SHMGUARD_FUZZ_BUILT=build-asan SHMGUARD_FUZZ_SEED=1 ./scripts/fuzz.sh 10000000 5
 
 ./scripts/list-skips.py "Skipped tests" "$logs"/*
