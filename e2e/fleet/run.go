@@ -82,8 +82,11 @@ type Result struct {
 }
 
 // Fault is what goes wrong in the middle of a storm: Inject runs once a quarter of its pods exist.
+// Before, when set, runs before the storm starts, for a fault that must be in place by then (a
+// flood); what it returns undoes it once the storm is measured.
 type Fault struct {
 	Name   string
+	Before func(ctx context.Context, e *Env) (func(), error)
 	Inject func(ctx context.Context, e *Env) (string, error)
 }
 
@@ -110,6 +113,13 @@ func (e *Env) Run(ctx context.Context, s *Storm, m Mode, ns, want string, f *Fau
 		return nil, err
 	}
 	replicasBefore := e.replicaUse(ctx)
+	if f != nil && f.Before != nil {
+		undo, err := f.Before(ctx, e)
+		if err != nil {
+			return nil, fmt.Errorf("fault %s: %w", f.Name, err)
+		}
+		defer undo()
+	}
 	start := time.Now()
 	if err := s.Start(ctx, e, ns); err != nil {
 		return nil, fmt.Errorf("starting storm %s: %w", s.Name, err)
