@@ -399,4 +399,60 @@ std::optional<int64_t> ParseRustUsize(std::string_view s) {
   return v;
 }
 
+namespace {
+
+// "/etc/vllm//./config.yaml" -> "/etc/vllm/config.yaml"; a relative path is joined to
+// `working_dir` first ("" when the spec does not say: the image's WORKDIR).
+std::string NormalPath(std::string_view path, std::string_view working_dir) {
+  std::string joined = path.starts_with('/') ? std::string(path) : std::string(working_dir) + "/" + std::string(path);
+  std::vector<std::string> parts;
+  for (size_t start = 0; start <= joined.size();) {
+    size_t slash = joined.find('/', start);
+    if (slash == std::string::npos) slash = joined.size();
+    const std::string part = joined.substr(start, slash - start);
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(part);
+    }
+    start = slash + 1;
+  }
+  std::string out;
+  for (const auto& part : parts) out += "/" + part;
+  return out.empty() ? "/" : out;
+}
+
+}  // namespace
+
+Result<std::optional<std::string_view>> ArgparseMatch(std::string_view name, std::span<const std::string_view> options,
+                                                      std::string_view parser) {
+  // The options are sorted: those that begin with `name` are one run from its lower bound.
+  std::vector<std::string_view> matches;
+  for (auto it = std::lower_bound(options.begin(), options.end(), name); it != options.end() && it->starts_with(name);
+       ++it) {
+    if (*it == name) return std::optional<std::string_view>(*it);
+    matches.push_back(*it);
+  }
+  if (matches.empty()) return std::optional<std::string_view>();
+  if (matches.size() == 1) return std::optional<std::string_view>(matches[0]);
+  std::string could;
+  for (size_t i = 0; i < matches.size() && i < 4; ++i) could += (i ? ", " : "") + std::string(matches[i]);
+  if (matches.size() > 4) could += ", …";
+  return MakeError(Code::kInvalidInput,
+                   "is ambiguous to " + std::string(parser) + "'s parser, which refuses it: it could be " + could);
+}
+
+const ConfigFile* FindConfigFile(const ContainerConfig* config, std::string_view path) {
+  if (!config) return nullptr;
+  auto file = config->files.find(NormalPath(path, config->working_dir));
+  return file == config->files.end() ? nullptr : file->second.get();
+}
+
+std::string PythonStr(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "True" : "False";
+  if (v.is_null()) return "None";
+  return v.dump();
+}
+
 }  // namespace shmguard::servers

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -16,6 +17,7 @@
 
 #include "shmguard/values/container_config.h"
 #include "shmguard/values/json_node.h"
+#include "shmguard/values/result.h"
 
 namespace shmguard::servers {
 
@@ -70,6 +72,20 @@ size_t ExpansionBudget(JsonNode container, const Env& env);
 std::string NormalizedFlag(std::string_view word);
 
 std::string_view Basename(std::string_view word);
+
+// argparse's prefix match of a long option (Lib/argparse.py _get_option_tuples, allow_abbrev):
+// the option of `options` (sorted as bytes) that `name` is or begins, nullopt for none; an error
+// saying `parser` refuses it when several begin with it ("could be --pp-size, --pp-max-...").
+Result<std::optional<std::string_view>> ArgparseMatch(std::string_view name, std::span<const std::string_view> options,
+                                                      std::string_view parser);
+
+// The file the container's ConfigMaps mount at `path` as the server opens it (a relative path
+// from its workingDir; "." and ".." resolved); nullptr when `config` is null or has none there.
+const ConfigFile* FindConfigFile(const ContainerConfig* config, std::string_view path);
+
+// str(value) as Python writes a YAML scalar's value: the text of a string, "True"/"False",
+// "None", a number as written.
+std::string PythonStr(const nlohmann::json& v);
 
 // Numbers as the servers' own parsers read them. Each returns nullopt for what that parser
 // refuses.

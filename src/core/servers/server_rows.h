@@ -131,4 +131,8 @@ int64_t LocalRanks(int64_t world, int64_t nnodes, int64_t gpus, bool& multi_node
 // launch fills the pod's GPUs as it most likely does.
 void FillUnread(int64_t gpus, std::initializer_list<int64_t*> counts);
 
+// Whether the command line gave one of the flags `names` (l.read: what the reader read, in
+// words, "--tp-size=4"), rather than a --config file or a default.
+bool GivenOnCommandLine(const ServerLaunch& l, std::initializer_list<std::string_view> names);
+
 }  // namespace shmguard::servers

@@ -89,6 +89,16 @@ void FillUnread(int64_t gpus, std::initializer_list<int64_t*> counts) {
   }
 }
 
+bool GivenOnCommandLine(const ServerLaunch& l, std::initializer_list<std::string_view> names) {
+  for (const std::string& read : l.read) {
+    const std::string_view name = std::string_view(read).substr(0, read.find('='));
+    for (std::string_view n : names) {
+      if (name == n) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace servers
 
 std::string ServerTermsText(const ServerPlan& plan) {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "launch_text.h"
+#include "server_rows.h"
 #include "vllm_words.h"
 
 namespace shmguard::servers {
@@ -76,16 +77,6 @@ int64_t OffloadBytes(const json& c, int depth = 0) {
     return sum;
   }
   return 0;
-}
-
-bool GivenOnCommandLine(const ServerLaunch& l, std::initializer_list<std::string_view> names) {
-  for (const std::string& read : l.read) {
-    const std::string_view name = std::string_view(read).substr(0, read.find('='));
-    for (std::string_view n : names) {
-      if (name == n) return true;
-    }
-  }
-  return false;
 }
 
 }  // namespace

@@ -78,54 +78,9 @@ void Merge(json& into, const json& update) {
   }
 }
 
-// argparse's prefix match of a long option (Lib/argparse.py _get_option_tuples): the one option
-// `name` begins, nullopt for none, an error when several begin with it.
+// argparse's prefix match against `vllm serve`'s options.
 Result<std::optional<std::string_view>> Abbreviated(std::string_view name) {
-  // The options are sorted: those that begin with `name` are one run from its lower bound.
-  const auto options = VllmOptions();
-  std::vector<std::string_view> matches;
-  for (auto it = std::lower_bound(options.begin(), options.end(), name); it != options.end() && it->starts_with(name);
-       ++it) {
-    if (*it == name) return std::optional<std::string_view>(*it);
-    matches.push_back(*it);
-  }
-  if (matches.empty()) return std::optional<std::string_view>();
-  if (matches.size() == 1) return std::optional<std::string_view>(matches[0]);
-  std::string could;
-  for (size_t i = 0; i < matches.size() && i < 4; ++i) could += (i ? ", " : "") + std::string(matches[i]);
-  if (matches.size() > 4) could += ", …";
-  return MakeError(Code::kInvalidInput, "is ambiguous to vLLM " + std::string(kVllmOptionsVersion) +
-                                            "'s parser, which refuses it: it could be " + could);
-}
-
-// "/etc/vllm//./config.yaml" -> "/etc/vllm/config.yaml"; a relative path is joined to
-// `working_dir` first ("" when the spec does not say: the image's WORKDIR).
-std::string NormalPath(std::string_view path, std::string_view working_dir) {
-  std::string joined = path.starts_with('/') ? std::string(path) : std::string(working_dir) + "/" + std::string(path);
-  std::vector<std::string> parts;
-  for (size_t start = 0; start <= joined.size();) {
-    size_t slash = joined.find('/', start);
-    if (slash == std::string::npos) slash = joined.size();
-    const std::string part = joined.substr(start, slash - start);
-    if (part == "..") {
-      if (!parts.empty()) parts.pop_back();
-    } else if (!part.empty() && part != ".") {
-      parts.push_back(part);
-    }
-    start = slash + 1;
-  }
-  std::string out;
-  for (const auto& part : parts) out += "/" + part;
-  return out.empty() ? "/" : out;
-}
-
-// str(value) as Python writes a YAML scalar's value: the text of a string, "True"/"False",
-// "None", a number as written.
-std::string PythonStr(const json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_boolean()) return v.get<bool>() ? "True" : "False";
-  if (v.is_null()) return "None";
-  return v.dump();
+  return ArgparseMatch(name, VllmOptions(), "vLLM " + std::string(kVllmOptionsVersion));
 }
 
 bool IsOption(std::string_view name) {
@@ -153,10 +108,9 @@ Result<std::vector<std::string>> PullConfig(std::vector<std::string> words, cons
         Code::kInvalidInput,
         "--config " + path + " is not a .yaml or .yml file, which vLLM refuses (argparse_utils.py:636-640)");
   }
-  if (!config) return words;
-  auto file = config->files.find(NormalPath(path, config->working_dir));
-  if (file == config->files.end()) return words;
-  const ConfigFile& f = *file->second;
+  const ConfigFile* file = FindConfigFile(config, path);
+  if (!file) return words;
+  const ConfigFile& f = *file;
   if (!f.yaml || !f.yaml->is_object()) {
     return MakeError(Code::kInvalidInput, "--config " + path + " (" + f.source +
                                               ") is not a YAML mapping, which vLLM refuses" +

@@ -1,6 +1,6 @@
 // ResolveConfigMaps: what ConfigMaps put in a pod's containers (envFrom's variables, the files
-// configMap volumes mount), and a server's launch read with them: a vLLM --config file's flags
-// under the command line's, VLLM_* from envFrom under env's.
+// configMap volumes mount), and a server's launch read with them: a vLLM or SGLang --config
+// file's flags under the command line's, VLLM_* from envFrom under env's.
 #include "shmguard/facts/config_maps.h"
 
 #include <catch2/catch.hpp>
@@ -28,6 +28,10 @@ ConfigMapIndex Index() {
             {{"config.yaml", File("ConfigMap vllm-config, key config.yaml", "tensor_parallel_size: 2\n",
                                   json{{"tensor_parallel_size", 2}, {"enforce-eager", true}})},
              {"bad.yaml", File("ConfigMap vllm-config, key bad.yaml", "- a\n", json::array({"a"}))}});
+  index.Put("ml", "sglang-config",
+            {{"config.yaml", File("ConfigMap sglang-config, key config.yaml", "tp-size: 4\nenable-pdmux: true\n",
+                                  json{{"tp-size", 4}, {"enable-pdmux", true}})},
+             {"under.yaml", File("ConfigMap sglang-config, key under.yaml", "tp_size: 4\n", json{{"tp_size", 4}})}});
   index.Put("ml", "vllm-env",
             {{"VLLM_MQ_MAX_CHUNK_BYTES_MB", File("ConfigMap vllm-env", "256")},
              {"MQ_MAX_CHUNK_BYTES_MB", File("ConfigMap vllm-env", "64")}});
@@ -110,6 +114,52 @@ TEST_CASE("A vLLM --config file a ConfigMap mounts is read under the command lin
       CHECK(named == c.config_read);
       // Read or not, the plan is never below the file's two ranks.
       CHECK(r.reading.facts.procs >= 2);
+    }
+  }
+}
+
+TEST_CASE("An SGLang --config file a ConfigMap mounts is read before the command line", "[config_maps]") {
+  const std::string cfg = "[{name: cfg, configMap: {name: sglang-config}}]";
+  const std::string mount = "volumeMounts: [{name: cfg, mountPath: /etc/sglang}]";
+  auto sglang = [](const std::string& words) {
+    return "[python3, -m, sglang.launch_server, --model-path, m, " + words + "]";
+  };
+  const struct {
+    const char* name;
+    std::string words;
+    int64_t tensor_parallel;  // 0: left to the pod's GPUs
+    bool config_read, pdmux;
+  } cases[] = {
+      // server_args_config_parser.py:106: the file's flags first, then the command line.
+      {"the file's flags", "--config, /etc/sglang/config.yaml", 4, true, true},
+      {"the command line after it wins", "--config, /etc/sglang/config.yaml, --tp-size, '2'", 2, true, true},
+      {"the command line before it wins too", "--tp, '2', --config, /etc/sglang/config.yaml", 2, true, true},
+      // server_args.py:683: only the word "--config" is merged; with '=' the file is never read.
+      {"--config=FILE is never read", "'--config=/etc/sglang/config.yaml'", 1, true, false},
+      {"a file the ConfigMap does not hold", "--config, /etc/sglang/other.yaml", 0, false, false},
+  };
+  const ConfigMapIndex index = Index();
+  for (const auto& c : cases) {
+    SECTION(c.name) {
+      const Read r = ReadWith(Pod(sglang(c.words), mount, cfg), index);
+      REQUIRE_FALSE(r.reading.facts_error);
+      REQUIRE(r.reading.facts.server);
+      const ServerLaunch& l = *r.reading.facts.server;
+      CHECK(l.server == Server::kSglang);
+      CHECK(l.config_file.empty() == c.config_read);
+      CHECK(l.tensor_parallel == c.tensor_parallel);
+      CHECK(l.pdmux == c.pdmux);
+    }
+  }
+  SECTION("a key SGLang passes as no flag of its parser, and a file not YAML, are errors naming them") {
+    for (const auto& [words, says] :
+         {std::pair<std::string, std::string>{"--config, /etc/sglang/under.yaml", "has the key tp_size"},
+          {"--config, /etc/sglang/config.json", "is not a .yaml or .yml file"},
+          {"--config, /etc/sglang/config.yaml, --config, /etc/sglang/config.yaml", "given twice"}}) {
+      const Read r = ReadWith(Pod(sglang(words), mount, cfg), index);
+      REQUIRE(r.reading.facts_error);
+      CAPTURE(r.reading.facts_error->message);
+      CHECK(r.reading.facts_error->message.find(says) != std::string::npos);
     }
   }
 }

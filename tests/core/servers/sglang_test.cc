@@ -32,6 +32,9 @@ const Shape kShapes[] = {
     {"TP 1: no group of two", "--tp, '1'", 1, 0, 1},
     {"TP 2", "--tp-size, '2'", 2, Group(2), 2},
     {"TP 8", "--tensor-parallel-size, '8'", 8, Group(8), 8},
+    // argparse spells out a prefix of exactly one option (allow_abbrev): --tensor-parallel-size.
+    {"TP 8, abbreviated", "--tensor-parallel, '8'", 8, Group(8), 8},
+    {"TP 4, abbreviated with =", "'--tensor-para=4'", 4, Group(4), 4},
     // Attention DP 2 splits the TP group into 2 attention-TP groups of 4 (:2798-2830).
     {"TP 8, attention DP 2", "--tp, '8', --attn-dp-size, '2'", 8, Group(8) + 2 * Group(4), 8},
     // The deprecated spelling: --dp-size N --enable-dp-attention is --attn-dp-size N.
@@ -88,6 +91,17 @@ TEST_CASE("PlanServer: SGLANG_USE_MESSAGE_QUEUE_BROADCASTER=false makes no broad
   auto plan = PlanServer(**read, 4, std::nullopt);
   REQUIRE(plan);
   CHECK(plan->bytes == 0);
+}
+
+TEST_CASE("PlanServer: a flag that abbreviates several of SGLang's options is refused, naming them", "[sglang]") {
+  // --pp begins --pp-size, --pp-max-micro-batch-size and --pp-async-batch-depth: SGLang 0.5.23's
+  // parser exits with "ambiguous option".
+  const json c = test::Yaml("{command: [python3, -m, sglang.launch_server, --tp, '2', --pp, '2']}");
+  auto read = ReadServerLaunch(JsonNode(c), "/spec/containers/0");
+  REQUIRE_FALSE(read);
+  CAPTURE(read.error().message);
+  CHECK(read.error().message.find("--pp is ambiguous to SGLang 0.5.23's parser") != std::string::npos);
+  CHECK(read.error().message.find("--pp-size") != std::string::npos);
 }
 
 }  // namespace
