@@ -12,7 +12,6 @@ Run by scripts/oracle/run.sh (which makes the venv and the namespace); it writes
 Which objects a shape has, and how many, follows vLLM 0.33.0's code, cited beside each rule.
 """
 import gc
-import hashlib
 import json
 import os
 import sys
@@ -20,6 +19,8 @@ import sys
 import vllm
 from vllm.entrypoints.cli.serve import ServeSubcommand
 from vllm.utils.argparse_utils import FlexibleArgumentParser
+
+from oracle_common import clear_shm, shm_files, write_measurements
 
 MiB = 1 << 20
 # Regions are sized below the machine's memory: a SharedOffloadRegion pre-faults its pages as it
@@ -230,7 +231,7 @@ def measure(shape):
     args = parse(words, env)
     wanted = objects(args, env)
     built = [build(kind, p, i) for i, (kind, p) in enumerate(wanted)]
-    files = sorted((f, os.stat(os.path.join("/dev/shm", f)).st_size) for f in os.listdir("/dev/shm"))
+    files = shm_files()
     kinds = sorted({k for k, _ in wanted})
     for obj in built:  # sparse files: the pages a worker would pre-fault are not needed to measure
         for close in ("cleanup", "close"):
@@ -242,23 +243,14 @@ def measure(shape):
                 break
     del built
     gc.collect()
-    for f in os.listdir("/dev/shm"):
-        os.unlink(os.path.join("/dev/shm", f))
+    clear_shm()
     return {"name": name, "args": words, "env": env, "gpus": gpus, "objects": kinds,
             "files": len(files), "bytes": sum(s for _, s in files),
             "sizes": [s for _, s in files]}
 
 
 def main():
-    wheels = {}
-    for path in sys.argv[1:]:
-        with open(path, "rb") as f:
-            wheels[os.path.basename(path)] = hashlib.sha256(f.read()).hexdigest()
-    rows = [measure(s) for s in SHAPES]
-    json.dump({"vllm": vllm.__version__, "python": sys.version.split()[0], "wheels": wheels,
-               "tmpfs": "a private tmpfs at /dev/shm (unshare -m); bytes are each file's st_size",
-               "shapes": rows}, sys.stdout, indent=1)
-    sys.stdout.write("\n")
+    write_measurements("vllm", vllm.__version__, sys.argv[1:], [measure(s) for s in SHAPES])
 
 
 if __name__ == "__main__":

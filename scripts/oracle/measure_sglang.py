@@ -11,8 +11,6 @@ writer builds MessageQueue(n_reader, n_local_reader, ...)), inside a private tmp
 
 Run by scripts/oracle/run.sh (which makes the venv and the namespace); it writes JSON to stdout.
 """
-import hashlib
-import json
 import os
 import sys
 import tempfile
@@ -26,6 +24,8 @@ from sglang.srt.arg_groups.resolution_hooks import run_hook
 from sglang.srt.distributed import parallel_state
 from sglang.srt.distributed.device_communicators.shm_broadcast import MessageQueue
 from sglang.srt.server_args import prepare_server_args
+
+from oracle_common import clear_shm, shm_files, write_measurements
 
 # (name, the words after `python3 -m sglang.launch_server --model-path m`, the pod's GPUs, and
 # optionally the environment and a --config file's text, mounted at /etc/sglang/config.yaml).
@@ -170,15 +170,14 @@ def measure(shape):
                                             local_reader_ranks=list(range(1, n_local + 1)),
                                             max_chunk_bytes=CHUNK_BYTES, max_chunks=CHUNKS)))
     built = [MessageQueue(**p) for _, p in queues]
-    files = sorted((f, os.stat(os.path.join("/dev/shm", f)).st_size) for f in os.listdir("/dev/shm"))
+    files = shm_files()
     for q in built:
         try:
             q.shutdown() if hasattr(q, "shutdown") else None
         except Exception:  # noqa: BLE001 - the files are unlinked below either way
             pass
     del built
-    for f in os.listdir("/dev/shm"):
-        os.unlink(os.path.join("/dev/shm", f))
+    clear_shm()
     row = {"name": name, "args": words, "env": env, "gpus": gpus, "groups": sorted({n for n, _ in queues}),
            "files": len(files), "bytes": sum(s for _, s in files), "sizes": [s for _, s in files]}
     if config_text is not None:
@@ -187,15 +186,7 @@ def measure(shape):
 
 
 def main():
-    wheels = {}
-    for path in sys.argv[1:]:
-        with open(path, "rb") as f:
-            wheels[os.path.basename(path)] = hashlib.sha256(f.read()).hexdigest()
-    rows = [measure(s) for s in SHAPES]
-    json.dump({"sglang": sglang.__version__, "python": sys.version.split()[0], "wheels": wheels,
-               "tmpfs": "a private tmpfs at /dev/shm (unshare -m); bytes are each file's st_size",
-               "shapes": rows}, sys.stdout, indent=1)
-    sys.stdout.write("\n")
+    write_measurements("sglang", sglang.__version__, sys.argv[1:], [measure(s) for s in SHAPES])
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "shmguard/plan/shm_plan.h"
+#include "shmguard/policy/policy.h"
 #include "shmguard/servers/server_plan.h"
 #include "shmguard/values/json_node.h"
 #include "test_util.h"
@@ -27,6 +29,18 @@ inline ServerPlan PlanOf(const std::string& container_yaml, int64_t gpus,
   auto p = PlanServer(LaunchOf(container_yaml), gpus, memory_limit);
   REQUIRE(p);
   return *p;
+}
+
+// The size the documented formula gives a pod of `procs` whose server puts `server_bytes` in
+// /dev/shm, before NCCL: what the measured oracles hold a plan's bytes to.
+inline int64_t RequiredForServer(int64_t procs, int64_t server_bytes) {
+  ShmInputs in;
+  in.procs = procs;
+  in.nccl_shm = false;
+  in.server_bytes = server_bytes;
+  auto plan = PlanShm(in, SizingConstants{});
+  REQUIRE(plan);
+  return plan->required_bytes;
 }
 
 }  // namespace shmguard::test

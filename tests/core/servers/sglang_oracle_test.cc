@@ -8,8 +8,6 @@
 #include <nlohmann/json.hpp>
 
 #include "servers_test_util.h"
-#include "shmguard/plan/shm_plan.h"
-#include "shmguard/policy/policy.h"
 #include "shmguard/values/container_config.h"
 
 namespace shmguard {
@@ -18,16 +16,6 @@ namespace {
 using nlohmann::json;
 
 constexpr int64_t kPage = 4096;
-
-int64_t Required(int64_t procs, int64_t server_bytes) {
-  ShmInputs in;
-  in.procs = procs;
-  in.nccl_shm = false;
-  in.server_bytes = server_bytes;
-  auto plan = PlanShm(in, SizingConstants{});
-  REQUIRE(plan);
-  return plan->required_bytes;
-}
 
 TEST_CASE("PlanServer equals what SGLang 0.5.23's own broadcasters put in /dev/shm, shape by shape",
           "[sglang_oracle]") {
@@ -58,7 +46,7 @@ TEST_CASE("PlanServer equals what SGLang 0.5.23's own broadcasters put in /dev/s
       for (const json& size : shape.at("sizes")) pages += (size.get<int64_t>() + kPage - 1) / kPage * kPage;
       CAPTURE(ServerTermsText(*plan), pages, shape.at("groups").dump());
       CHECK(plan->bytes == pages);
-      CHECK(Required(plan->procs, plan->bytes) == Required(plan->procs, pages));
+      CHECK(test::RequiredForServer(plan->procs, plan->bytes) == test::RequiredForServer(plan->procs, pages));
     }
   }
 }

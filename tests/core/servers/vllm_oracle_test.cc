@@ -8,8 +8,6 @@
 #include <nlohmann/json.hpp>
 
 #include "servers_test_util.h"
-#include "shmguard/plan/shm_plan.h"
-#include "shmguard/policy/policy.h"
 
 namespace shmguard {
 namespace {
@@ -21,16 +19,6 @@ constexpr int64_t kPage = 4096;
 constexpr int64_t kOracleChunkBytes = 2 << 20;
 
 json Oracle() { return json::parse(test::ReadTestdata("oracle/vllm-oracle.json")); }
-
-int64_t Required(int64_t procs, int64_t server_bytes) {
-  ShmInputs in;
-  in.procs = procs;
-  in.nccl_shm = false;
-  in.server_bytes = server_bytes;
-  auto plan = PlanShm(in, SizingConstants{});
-  REQUIRE(plan);
-  return plan->required_bytes;
-}
 
 TEST_CASE("PlanServer equals what vLLM 0.33.0's own objects put in /dev/shm, shape by shape", "[vllm_oracle]") {
   const json oracle = Oracle();
@@ -59,7 +47,7 @@ TEST_CASE("PlanServer equals what vLLM 0.33.0's own objects put in /dev/shm, sha
         CHECK(plan->bytes < pages + kOracleChunkBytes * 2);
       } else {
         CHECK(plan->bytes == pages);
-        CHECK(Required(plan->procs, plan->bytes) == Required(plan->procs, pages));
+        CHECK(test::RequiredForServer(plan->procs, plan->bytes) == test::RequiredForServer(plan->procs, pages));
       }
     }
   }
