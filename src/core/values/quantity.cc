@@ -3,6 +3,7 @@
 // including its fast path, which decides when the input text is kept as the canonical form.
 #include "shmguard/values/quantity.h"
 
+#include <algorithm>
 #include <array>
 #include <iterator>
 #include <limits>
