@@ -236,6 +236,17 @@ Result<std::vector<std::string>> Prepare(std::vector<std::string> words, const C
     if (!full && !BeginsARead(key)) continue;
     if (!full) return MakeError(full.error().code, key + " " + full.error().message);
     if (*full && **full != key) word = std::string(**full) + (eq == std::string::npos ? "" : word.substr(eq));
+    // "--tp_size": no option of SGLang's is spelled with '_', and its parser exits on it
+    // ("unrecognized arguments"); where the dashed spelling is a flag the size depends on, say so.
+    if (!*full && key.find('_') != std::string::npos) {
+      std::string dashed = key;
+      std::replace(dashed.begin(), dashed.end(), '_', '-');
+      if (BeginsARead(dashed)) {
+        return MakeError(Code::kInvalidInput, key + " is no option of SGLang " + std::string(kSglangOptionsVersion) +
+                                                  "'s parser, which refuses the launch (unrecognized arguments); " +
+                                                  "it spells the flag " + dashed);
+      }
+    }
   }
   return merged;
 }

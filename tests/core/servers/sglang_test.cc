@@ -104,5 +104,15 @@ TEST_CASE("PlanServer: a flag that abbreviates several of SGLang's options is re
   CHECK(read.error().message.find("--pp-size") != std::string::npos);
 }
 
+TEST_CASE("PlanServer: a flag SGLang's parser does not take with '_' is refused, naming its spelling", "[sglang]") {
+  // SGLang 0.5.23 exits "unrecognized arguments: --tp_size 4": no option of its parser has '_'.
+  const json c = test::Yaml("{command: [python3, -m, sglang.launch_server, --tp_size, '4']}");
+  auto read = ReadServerLaunch(JsonNode(c), "/spec/containers/0");
+  REQUIRE_FALSE(read);
+  CAPTURE(read.error().message);
+  CHECK(read.error().message.find("--tp_size is no option of SGLang 0.5.23's parser") != std::string::npos);
+  CHECK(read.error().message.find("--tp-size") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace shmguard
