@@ -118,8 +118,8 @@ Result<std::vector<std::string>> MergeConfig(std::vector<std::string> words, con
                      "--config names no file, which SGLang refuses (server_args_config_parser.py:119-120)");
   }
   const std::string path = *(at + 1);
-  std::string suffix =
-      path.substr(std::min(path.size(), path.rfind('.') == std::string::npos ? path.size() : path.rfind('.')));
+  const size_t dot = path.rfind('.');
+  std::string suffix = dot == std::string::npos ? "" : path.substr(dot);
   for (char& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (suffix != ".yaml" && suffix != ".yml") {
     return MakeError(Code::kInvalidInput, "--config " + path +

@@ -93,25 +93,29 @@ TEST_CASE("PlanServer: SGLANG_USE_MESSAGE_QUEUE_BROADCASTER=false makes no broad
   CHECK(plan->bytes == 0);
 }
 
-TEST_CASE("PlanServer: a flag that abbreviates several of SGLang's options is refused, naming them", "[sglang]") {
-  // --pp begins --pp-size, --pp-max-micro-batch-size and --pp-async-batch-depth: SGLang 0.5.23's
-  // parser exits with "ambiguous option".
-  const json c = test::Yaml("{command: [python3, -m, sglang.launch_server, --tp, '2', --pp, '2']}");
-  auto read = ReadServerLaunch(JsonNode(c), "/spec/containers/0");
-  REQUIRE_FALSE(read);
-  CAPTURE(read.error().message);
-  CHECK(read.error().message.find("--pp is ambiguous to SGLang 0.5.23's parser") != std::string::npos);
-  CHECK(read.error().message.find("--pp-size") != std::string::npos);
-}
-
-TEST_CASE("PlanServer: a flag SGLang's parser does not take with '_' is refused, naming its spelling", "[sglang]") {
-  // SGLang 0.5.23 exits "unrecognized arguments: --tp_size 4": no option of its parser has '_'.
-  const json c = test::Yaml("{command: [python3, -m, sglang.launch_server, --tp_size, '4']}");
-  auto read = ReadServerLaunch(JsonNode(c), "/spec/containers/0");
-  REQUIRE_FALSE(read);
-  CAPTURE(read.error().message);
-  CHECK(read.error().message.find("--tp_size is no option of SGLang 0.5.23's parser") != std::string::npos);
-  CHECK(read.error().message.find("--tp-size") != std::string::npos);
+TEST_CASE("PlanServer: a sizing flag SGLang's parser refuses is refused, naming what it would take", "[sglang]") {
+  const struct {
+    const char* name;
+    const char* args;
+    std::vector<std::string> says;
+  } cases[] = {
+      // --pp begins --pp-size, --pp-max-micro-batch-size and --pp-async-batch-depth: SGLang
+      // 0.5.23's parser exits with "ambiguous option".
+      {"a prefix of several options",
+       "--tp, '2', --pp, '2'",
+       {"--pp is ambiguous to SGLang 0.5.23's parser", "--pp-size"}},
+      // It exits "unrecognized arguments: --tp_size 4": no option of its parser has '_'.
+      {"an underscore spelling", "--tp_size, '4'", {"--tp_size is no option of SGLang 0.5.23's parser", "--tp-size"}},
+  };
+  for (const auto& c : cases) {
+    SECTION(c.name) {
+      const json container = test::Yaml(std::string("{command: [python3, -m, sglang.launch_server, ") + c.args + "]}");
+      auto read = ReadServerLaunch(JsonNode(container), "/spec/containers/0");
+      REQUIRE_FALSE(read);
+      CAPTURE(read.error().message);
+      for (const auto& says : c.says) CHECK(read.error().message.find(says) != std::string::npos);
+    }
+  }
 }
 
 }  // namespace
