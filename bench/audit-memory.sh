@@ -11,7 +11,7 @@ bin=${SHMGUARD_BINARY:-$root/build/shmguard}
 command -v /usr/bin/time >/dev/null || apt-get install -y --no-install-recommends time >/dev/null
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-python3 "$root/bench/make_bodies.py" "$work" --stream-mb "$mb"
+python3 "$root/bench/tools/make_bodies.py" "$work" --stream-mb "$mb"
 file=$work/audit-${mb}mb.yaml
 size=$(stat -c %s "$file")
 echo "| -o | peak RSS MiB | x the file ($((size / 1048576)) MiB) | seconds |"

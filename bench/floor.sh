@@ -1,13 +1,10 @@
 #!/usr/bin/env bash
-# Where a request's time goes, against the nginx ceiling: seven servers pinned to CPU 0, driven
+# Where a request's time goes, against the nginx ceiling: six servers pinned to CPU 0, driven
 # in turn by wrk on CPU 1 with the same body and connections, in interleaved rounds:
-#   nginx      the ceiling (bench/nginx.conf.in: a fixed AdmissionReview over TLS)
-#   constant   shmguard's HTTPS transport answering nginx's fixed body (bench/floor_server.cc)
+#   nginx      the ceiling (bench/load/nginx.conf.in: a fixed AdmissionReview over TLS)
+#   constant   shmguard's HTTPS transport answering nginx's fixed body (bench/load/floor_server.cc)
 #   parse      the same, after parsing the body (simdjson, viewed in place as the server does)
 #   decide     the same, answering with HandleAdmission: parse, decision and response
-#   spike      the same, answering with bench/spike_dom_decision.h: a decision that builds no
-#              nlohmann tree, its patch written as text (one Pod shape; measured only where its
-#              answer equals decide's)
 #   shmguard   `shmguard serve`: the webhook, with its routes, log line and metrics
 #   bench/floor.sh [ROUNDS] [SECONDS] [CONNECTIONS]   (defaults: 5 rounds of 5 s, 8 connections)
 #   BODIES="pod-10k jobset" bench/floor.sh            (default: pod-10k)
@@ -31,35 +28,24 @@ cleanup() {
 }
 trap cleanup EXIT
 ./scripts/dev-cert.sh "$work" >/dev/null
-sed "s|@WORK@|$work|g; s|@PORT@|19443|g" bench/nginx.conf.in > "$work/nginx.conf"
-printf '%s' "$(sed -n "s/^ *return 200 '\(.*\)';$/\1/p" bench/nginx.conf.in)" > "$work/fixed.json"  # nginx's bytes
+sed "s|@WORK@|$work|g; s|@PORT@|19443|g" bench/load/nginx.conf.in > "$work/nginx.conf"
+printf '%s' "$(sed -n "s/^ *return 200 '\(.*\)';$/\1/p" bench/load/nginx.conf.in)" > "$work/fixed.json"  # nginx's bytes
 taskset -c 0 nginx -c "$work/nginx.conf" & pids+=($!)
 taskset -c 0 build-bench/shmguard_floor_server "$work/tls.crt" "$work/tls.key" 18444 constant "$work/fixed.json" & pids+=($!)
 taskset -c 0 build-bench/shmguard_floor_server "$work/tls.crt" "$work/tls.key" 18445 parse "$work/fixed.json" & pids+=($!)
 taskset -c 0 build-bench/shmguard_floor_server "$work/tls.crt" "$work/tls.key" 18446 decide "$work/fixed.json" & pids+=($!)
-taskset -c 0 build-bench/shmguard_floor_server "$work/tls.crt" "$work/tls.key" 18447 spike "$work/fixed.json" & pids+=($!)
 taskset -c 0 build-bench/shmguard serve --tls-cert-file "$work/tls.crt" --tls-key-file "$work/tls.key" \
   --port 18443 --metrics-port 18080 --bind-address 127.0.0.1 --log-format json 2>/dev/null & pids+=($!)
 wait_ready 18080
 sleep 1
 
-declare -A port=([nginx]=19443 [constant]=18444 [parse]=18445 [decide]=18446 [spike]=18447 [shmguard]=18443)
-targets=(nginx constant parse decide spike shmguard)
-# A spike is measured only on a body it answers exactly as HandleAdmission does.
-declare -A skip=()
-answer() { curl -sk -H 'Content-Type: application/json' --data-binary "@$data/$1.json" "https://127.0.0.1:$2/mutate"; }
-for body in ${BODIES:-pod-10k}; do
-  if [[ "$(answer "$body" "${port[spike]}")" != "$(answer "$body" "${port[decide]}")" ]]; then
-    skip[$body/spike]=1
-    echo "spike: not measured on $body (it does not cover that shape, or answers differently)"
-  fi
-done
+declare -A port=([nginx]=19443 [constant]=18444 [parse]=18445 [decide]=18446 [shmguard]=18443)
+targets=(nginx constant parse decide shmguard)
 results=$work/results.csv
 for round in $(seq "$rounds"); do
   for body in ${BODIES:-pod-10k}; do
     for target in "${targets[@]}"; do
-      [[ -n ${skip[$body/$target]:-} ]] && continue
-      line=$(BODY_FILE=$data/$body.json taskset -c 1 wrk -t1 -c"$conns" -d"${seconds}s" -s bench/post.lua \
+      line=$(BODY_FILE=$data/$body.json taskset -c 1 wrk -t1 -c"$conns" -d"${seconds}s" -s bench/load/post.lua \
              "https://127.0.0.1:${port[$target]}/mutate" | grep RESULT)
       eval "${line#RESULT }"
       if [[ $errors != 0 ]]; then echo "$target answered $errors requests with errors" >&2; exit 1; fi

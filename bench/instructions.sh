@@ -4,13 +4,13 @@
 #   bench/instructions.sh [REV...]
 # For this tree's Release build and for each REV (a commit, built in a worktree outside the
 # tree, ${TMPDIR:-/tmp}/shmguard-bench-REV), and for each body — the generated pod-10k, jobset
-# and pod-200k (bench/make_bodies.py) and the API server's own api-pod and api-jobset
+# and pod-200k (bench/tools/make_bodies.py) and the API server's own api-pod and api-jobset
 # (bench/bodies, captured by e2e/cmd/capture-reviews):
-#   1. instructions per HandleAdmission (bench/handler.cc under callgrind): the decision alone;
+#   1. instructions per HandleAdmission (bench/load/handler.cc under callgrind): the decision alone;
 #   2. instructions per whole request through `shmguard serve` under callgrind, fed by
-#      bench/open_loop at 100 requests/s over 8 keep-alive TLS connections for 2 s and for 6 s:
+#      bench/load/open_loop at 100 requests/s over 8 keep-alive TLS connections for 2 s and for 6 s:
 #      the difference over the difference in requests is one request, split by stage
-#      (bench/stages.py): TLS read, HTTP head, body framing, JSON, decision, patch, response
+#      (bench/tools/stages.py): TLS read, HTTP head, body framing, JSON, decision, patch, response
 #      build, TLS write, log and metrics, and the rest (epoll, buffers, the event loop).
 # User-space instructions only: the kernel's share (syscalls, loopback) is not counted.
 set -euo pipefail
@@ -56,7 +56,7 @@ for i in "${!names[@]}"; do
               awk '/shmguard::server::HandleAdmission\(/ && !found {gsub(",", "", $1); print $1; found = 1}')
     short_n=$(serve_under_callgrind "$dir" "$body" 2 "$out/short.cg")
     long_n=$(serve_under_callgrind "$dir" "$body" 6 "$out/long.cg")
-    stages=$(python3 bench/stages.py "$out/short.cg" "$out/long.cg" "$short_n" "$long_n")
+    stages=$(python3 bench/tools/stages.py "$out/short.cg" "$out/long.cg" "$short_n" "$long_n")
     declare -A s=()
     for kv in $stages; do s[${kv%%=*}]=${kv#*=}; done
     rest=${s[total]}

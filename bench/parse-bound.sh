@@ -6,7 +6,7 @@
 # read their bytes (to find where they end, and to refuse invalid JSON in them), so it saves
 # less than their absence does.
 #   bench/parse-bound.sh
-# Per HandleAdmission (bench/handler.cc, callgrind --toggle-collect on it): simdjson's stage 1
+# Per HandleAdmission (bench/load/handler.cc, callgrind --toggle-collect on it): simdjson's stage 1
 # (every byte, SIMD), stage 2 (the tape) and the whole call.
 set -euo pipefail
 cd "$(dirname "$0")/.."

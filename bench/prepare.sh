@@ -2,8 +2,8 @@
 # scripts/soak.sh): the steps each of them starts with. Run from the repository's top directory.
 
 # bench_prepare [PACKAGE...]: installs the build's Debian packages and PACKAGE... when missing,
-# builds the Release binaries into build-bench/, and the load generators bench/open_loop.cc and
-# bench/tls_load.cc into build-bench/.
+# builds the Release binaries into build-bench/, and the load generators bench/load/open_loop.cc and
+# bench/load/tls_load.cc into build-bench/.
 bench_prepare() {
   ./scripts/install-deps.sh
   local missing=() p
@@ -14,18 +14,18 @@ bench_prepare() {
     apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
   fi
   BUILD_DIR=build-bench BUILD_TYPE=Release ./scripts/build.sh -DSHMGUARD_BUILD_TESTS=OFF -DSHMGUARD_BUILD_BENCH=ON >/dev/null
-  g++ -O2 -std=c++20 -o build-bench/open_loop bench/open_loop.cc -lssl -lcrypto -pthread
-  g++ -O2 -std=c++20 -o build-bench/tls_load bench/tls_load.cc -lssl -lcrypto -pthread
+  g++ -O2 -std=c++20 -o build-bench/open_loop bench/load/open_loop.cc -lssl -lcrypto -pthread
+  g++ -O2 -std=c++20 -o build-bench/tls_load bench/load/tls_load.cc -lssl -lcrypto -pthread
 }
 
 # Where the request bodies and audit streams are: $data/pod-10k.json and the like.
 data=build-bench/bench-data
 
 # bench_bodies: the request bodies, always fresh, in $data: the generated ones
-# (bench/make_bodies.py) and the API server's own reviews (bench/bodies, captured from the
+# (bench/tools/make_bodies.py) and the API server's own reviews (bench/bodies, captured from the
 # end-to-end control plane by e2e/cmd/capture-reviews) as api-pod and api-jobset.
 bench_bodies() {
-  python3 bench/make_bodies.py "$data" >/dev/null
+  python3 bench/tools/make_bodies.py "$data" >/dev/null
   cp bench/bodies/pod-jobset.json "$data/api-pod.json"
   cp bench/bodies/jobset.json "$data/api-jobset.json"
 }

@@ -3,10 +3,10 @@
 #   bench/run.sh [ROUNDS] [SECONDS]        (defaults: 3 rounds of 5 s per measurement)
 #   BEFORE=REV bench/run.sh ...           also commit REV's `shmguard serve` (built in a worktree,
 #                                         bench/prepare.sh), in the same rounds: before and after
-# Builds a Release binary and the Go peer (bench/gopeer, from the Go toolchain), generates the
-# request bodies and audit streams (bench/make_bodies.py; the API server's own reviews are in
+# Builds a Release binary and the Go peer (bench/load/gopeer, from the Go toolchain), generates the
+# request bodies and audit streams (bench/tools/make_bodies.py; the API server's own reviews are in
 # bench/bodies), makes certificates, and runs three servers pinned to CPU 0 while wrk,
-# bench/open_loop and bench/tls_load run pinned to CPU 1:
+# bench/load/open_loop and bench/load/tls_load run pinned to CPU 1:
 #   shmguard  `shmguard serve`, as deployed (JSON decision logs)
 #   nginx     the ceiling: a fixed AdmissionReview over TLS
 #   go        the peer: a webhook written with net/http and the Kubernetes API types
@@ -14,7 +14,7 @@
 # Rounds are interleaved (shmguard, nginx, go, shmguard, ...) and medians reported, since the
 # machine is shared and noisy; every ratio is printed beside nginx's own rate, since a slow
 # host lifts ratios. Then TLS: 1.3 against 1.2, keep-alive and full handshakes, and mutual TLS.
-# Results: bench/results/latest.md (and .csv); the tables in bench/README.md come from it.
+# Results: bench/results/latest.md (and .csv); the files of bench/results/ were made from it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
@@ -27,9 +27,9 @@ if [[ -n ${BEFORE:-} ]]; then
   before_bin=$(bench_build_rev "$BEFORE")/shmguard
   targets+=(before)
 fi
-[[ -f $data/audit-100000.json ]] || python3 bench/make_bodies.py "$data" --audit
+[[ -f $data/audit-100000.json ]] || python3 bench/tools/make_bodies.py "$data" --audit
 bench_bodies
-(cd bench/gopeer && PATH=/usr/local/go/bin:$PATH GOFLAGS=-mod=readonly go build -o ../../build-bench/gopeer .)
+(cd bench/load/gopeer && PATH=/usr/local/go/bin:$PATH GOFLAGS=-mod=readonly go build -o ../../../build-bench/gopeer .)
 
 results=bench/results
 mkdir -p "$results"
@@ -42,7 +42,7 @@ cleanup() {
 }
 trap cleanup EXIT
 ./scripts/dev-cert.sh "$work"
-sed "s|@WORK@|$work|g; s|@PORT@|19443|g" bench/nginx.conf.in > "$work/nginx.conf"
+sed "s|@WORK@|$work|g; s|@PORT@|19443|g" bench/load/nginx.conf.in > "$work/nginx.conf"
 taskset -c 0 nginx -c "$work/nginx.conf" &
 nginx_pid=$!
 taskset -c 0 "$bin" serve --tls-cert-file "$work/tls.crt" --tls-key-file "$work/tls.key" --port 18443 \
@@ -66,7 +66,7 @@ for round in $(seq "$rounds"); do
     [[ $body == api-* ]] && conn_counts=8
     for conns in $conn_counts; do
       for target in "${targets[@]}"; do
-        line=$(BODY_FILE=$data/$body.json taskset -c 1 wrk -t1 -c"$conns" -d"${seconds}s" -s bench/post.lua \
+        line=$(BODY_FILE=$data/$body.json taskset -c 1 wrk -t1 -c"$conns" -d"${seconds}s" -s bench/load/post.lua \
                "https://127.0.0.1:${port[$target]}/mutate" | grep RESULT)
         eval "${line#RESULT }"
         echo "closed,$target,$body,$conns,$round,$rps,$p50_us,$p99_us,$errors" >> "$csv"
@@ -91,7 +91,7 @@ fi
 kill -TERM "$shmguard_pid"; wait "$shmguard_pid" || true; shmguard_pid=
 kill "$nginx_pid" "$go_pid"; wait "$nginx_pid" "$go_pid" 2>/dev/null || true; nginx_pid= go_pid=
 
-# TLS: shmguard alone, one configuration at a time, driven by bench/tls_load (wrk can neither
+# TLS: shmguard alone, one configuration at a time, driven by bench/load/tls_load (wrk can neither
 # choose the protocol version nor show a client certificate): keep-alive requests and full
 # handshakes (a new connection, no resumption, per request) at TLS 1.3 and 1.2, then with
 # mutual TLS (a client certificate from the dev CA, CN kube-apiserver).
@@ -143,4 +143,4 @@ for round in $(seq "$rounds"); do  # rounds over all inputs, so that a noisy str
     done
   done
 done
-python3 bench/report.py "$csv" "$audit_csv" "$tls_csv" "$rss_kib" "$go_rss_kib" "$before_rss_kib" "${BEFORE:-}" | tee "$results/latest.md"
+python3 bench/tools/report.py "$csv" "$audit_csv" "$tls_csv" "$rss_kib" "$go_rss_kib" "$before_rss_kib" "${BEFORE:-}" | tee "$results/latest.md"

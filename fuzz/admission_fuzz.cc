@@ -9,9 +9,9 @@
 #include <string>
 #include <string_view>
 
-#include "io/fast_json.h"
+#include "core/verdict/admission.h"
+#include "io/formats/fast_json.h"
 #include "server/admission_handler.h"
-#include "shmguard/verdict/admission.h"
 
 namespace {
 std::string DecodeBase64(const std::string& s);

@@ -5,7 +5,7 @@
 #include <sstream>
 #include <vector>
 
-#include "cli/audit_command.h"
+#include "cli/commands/audit_command.h"
 
 namespace {
 

@@ -2,7 +2,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "io/config.h"
+#include "io/config/config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -10,9 +10,8 @@
 
 #include "agent/agent_metrics.h"
 #include "agent/device_mounts.h"
-#include "cli/top_command.h"
+#include "core/workloads/pod_templates.h"
 #include "server/metrics.h"
-#include "shmguard/workloads/pod_templates.h"
 
 namespace {
 
@@ -63,7 +62,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   shmguard::agent::WriteVolumeMetrics(out, {use});
   shmguard::agent::WriteDeviceMounts(out, {device});
   const std::string text = out.str();
-  const auto rows = shmguard::cli::ParseShmMetrics(text);
+  const auto rows = shmguard::agent::ParseShmMetrics(text);
   bool volume = false, mount = false;
   for (const auto& r : rows) {
     if (r.device.empty() && r.namespace_ == f[0] && r.pod == f[1] && r.volume == f[2] && r.workload == f[3] &&

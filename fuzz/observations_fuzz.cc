@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "io/observations.h"
+#include "io/config/observations.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "shmguard/node/leaked_segments.h"
+#include "core/node/leaked_segments.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

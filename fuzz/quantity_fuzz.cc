@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "shmguard/values/quantity.h"
+#include "core/values/quantity.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "cli/report_command.h"
-#include "cli/report_model.h"
+#include "cli/commands/report_command.h"
+#include "cli/report/report_model.h"
 
 namespace {
 

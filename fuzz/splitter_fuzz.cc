@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "io/manifests.h"
+#include "io/files/manifests.h"
 
 namespace {
 

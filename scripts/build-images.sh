@@ -123,7 +123,7 @@ if [[ -n ${SHMGUARD_BINARY:-} ]]; then
   target=prebuilt bud shmguard "$shmguard_ref" "$context" "$root/Dockerfile" "$prebuilt_key"
   rm -rf "$context"
 elif [[ ${SHMGUARD_IMAGES_BASES:-} != 1 ]]; then
-  shmguard_key=$base_key-$(cd "$root" && hash "${build_files[@]}" include src)
+  shmguard_key=$base_key-$(cd "$root" && hash "${build_files[@]}" src)
   bud shmguard "$shmguard_ref" "$root" "$root/Dockerfile" "$shmguard_key"
 fi
 

@@ -1,57 +1,94 @@
 #!/usr/bin/env bash
-# The layers include only the layers below them (ARCHITECTURE.md): core <- io <- http, kube <-
-# server, agent <- cli; the webhook (server) and the node agent (agent) are rooms of their own.
-# The link graph refuses a call across the wrong way; this also refuses a header-only include,
-# which the linker never sees. Inside the core, the rooms' floors (below). Exits 1 naming each
-# offending line.
+# What the build cannot refuse about the layers (ARCHITECTURE.md). The core's rooms are libraries
+# (CMakeLists.txt, shmguard_core_room): a room links only the rooms declared below it and sees only
+# their public headers, so the compiler refuses any other include of the core. The adapters
+# include only the layers below them: core <- io <- http, kube <- server, agent <- cli; their
+# libraries share one include directory, so this refuses a header-only include the wrong way,
+# which the linker never sees. And the namespace rule. Exits 1 naming each offending line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 status=0
+fail() {
+  echo "check-layers: $*" >&2
+  status=1
+}
 forbid() {  # DIRS... -- PATTERN MESSAGE
   local dirs=() pattern message
   while [[ "$1" != "--" ]]; do dirs+=("$1"); shift; done
   pattern=$2 message=$3
   if grep -rnE "#include *[<\"]($pattern)" "${dirs[@]}"; then
-    echo "check-layers: $message" >&2
-    status=1
+    fail "$message"
   fi
 }
-forbid include/shmguard src/core -- 'httplib|yaml|spdlog|openssl|CLI|simdjson' \
-  "the core (include/shmguard, src/core) must not include I/O libraries"
-forbid include/shmguard src/core -- '(io|http|kube|server|agent|cli)/' "the core must not include the adapters"
+forbid src/core -- 'httplib|yaml|spdlog|openssl|CLI|simdjson' "the core (src/core) must not include I/O libraries"
+forbid src/core -- '(io|http|kube|server|agent|cli)/' "the core must not include the adapters"
 forbid src/io -- '(http|kube|server|agent|cli)/' "src/io must not include the layers above it"
 forbid src/http src/kube -- '(server|agent|cli)/' "src/http and src/kube must not include the webhook, the agent or the CLI"
 forbid src/http -- 'kube/' "src/http (serving) must not include src/kube (the API client)"
 forbid src/kube -- 'http/' "src/kube (the API client) must not include src/http (serving)"
 forbid src/server -- '(agent|cli)/' "src/server (the webhook) must not include the agent or the CLI"
 forbid src/agent -- '(server|cli)/' "src/agent must not include the webhook or the CLI"
-forbid src/cli/top_command.cc src/cli/top_command.h -- 'server/' "top reads the agents through src/kube and src/agent, not the webhook"
+forbid src/cli/commands/top_command.cc src/cli/commands/top_command.h -- 'server/' "top reads the agents through src/kube and src/agent, not the webhook"
+forbid src tests fuzz bench -- '[^">]*\.\./' "an include names its file from the top (\"core/<room>/…\", \"io/…\"), never with ../"
 
-# The core's rooms, on floors (ARCHITECTURE.md): a room includes only rooms on lower floors, never
-# one on its own floor or above. The public headers mirror them (include/shmguard/<room>/), and a
-# room's private headers are included by another as "core/<room>/<name>.h".
-declare -A floor=([values]=1 [checks]=2 [policy]=3 [workloads]=4 [plan]=5 [servers]=6 [facts]=7 [sizing]=8
-  [patch]=9 [cel]=9 [verdict]=10 [node]=11)
-for dir in src/core/* include/shmguard/*; do
-  [[ -d $dir ]] || { echo "check-layers: $dir is in no room of the core" >&2; status=1; continue; }
+# The core's rooms: the directories of src/core are the rooms CMakeLists.txt declares.
+mapfile -t rooms < <(sed -nE 's/^shmguard_core_room\(([a-z_]+).*/\1/p' CMakeLists.txt)
+for dir in src/core/*; do
   room=${dir##*/}
-  [[ -n ${floor[$room]:-} ]] || { echo "check-layers: $dir: no floor for room $room" >&2; status=1; continue; }
-  while IFS=: read -r file line text; do
-    other=$(sed -E 's/.*"(shmguard|core)\/([a-z_]+)\/.*/\2/' <<<"$text")
-    [[ $other == "$room" ]] && continue
-    if [[ -z ${floor[$other]:-} ]]; then
-      echo "$file:$line: $text" >&2
-      echo "check-layers: no room $other" >&2
-      status=1
-    elif ((floor[$other] >= floor[$room])); then
-      echo "$file:$line: $text" >&2
-      echo "check-layers: room $room (floor ${floor[$room]}) includes room $other (floor ${floor[$other]}): a room includes only lower floors" >&2
-      status=1
+  if [[ ! -d $dir ]]; then
+    fail "$dir stands in no room: the core's files are in src/core/<room>/"
+  elif [[ " ${rooms[*]} " != *" $room "* ]]; then
+    fail "$dir is no room of CMakeLists.txt (shmguard_core_room): ${rooms[*]}"
+  fi
+done
+# io's and cli's rooms share src/ as include directory: a room includes only rooms of its layer
+# declared before it in CMakeLists.txt (add_library(shmguard_<layer>_<room>), bottom up).
+for layer in io cli; do
+  mapfile -t order < <(sed -nE "s/^add_library\(shmguard_${layer}_([a-z_]+) .*/\1/p" CMakeLists.txt)
+  for path in src/$layer/*; do
+    room=${path##*/}
+    own=-1
+    for i in "${!order[@]}"; do [[ ${order[$i]} == "$room" ]] && own=$i; done
+    if ((own < 0)); then
+      fail "$path is in no room of src/$layer: ${order[*]} (CMakeLists.txt)"
+      continue
     fi
-  done < <(grep -rnE '#include *"(shmguard|core)/[a-z_]+/' "$dir" || true)
+    while IFS=: read -r file line text; do
+      other=$(sed -E "s/.*\"$layer\/([a-z_]+)\/.*/\1/" <<<"$text")
+      [[ $other == "$room" ]] && continue
+      for i in "${!order[@]}"; do
+        if [[ ${order[$i]} == "$other" ]] && ((i < own)); then continue 2; fi
+      done
+      echo "$file:$line: $text" >&2
+      fail "src/$layer/$room includes src/$layer/$other, which is not a room below it (${order[*]}, bottom up)"
+    done < <(grep -rnE "#include *\"$layer/[a-z_]+/" "$path" || true)
+  done
 done
-for file in $(find src/core include/shmguard -maxdepth 1 -type f); do
-  echo "check-layers: $file stands in no room: the core's files are in src/core/<room>/ and include/shmguard/<room>/" >&2
-  status=1
-done
+# A room's internal/ headers are its own: outside the room only its tests include them (the
+# rooms' include directories already refuse it to the other rooms; this covers the adapters, the
+# tests, the fuzzers and the benchmarks, which see src/).
+while IFS=: read -r file line text; do
+  room=$(sed -E 's/.*"core\/([a-z_]+)\/internal\/.*/\1/' <<<"$text")
+  [[ $file == src/core/$room/* || $file == tests/core/$room/* ]] && continue
+  echo "$file:$line: $text" >&2
+  fail "only room $room and its tests include core/$room/internal/"
+done < <(grep -rnE '#include *"core/[a-z_]+/internal/' src tests fuzz bench || true)
+
+# One namespace rule: a layer's code is in shmguard::<layer> (src/io: shmguard::io, ...); the
+# core's public headers and what they declare are in shmguard, the vocabulary every layer speaks;
+# what a room keeps to itself (its internal/ headers, a public header's details) is in
+# shmguard::<room>.
+while IFS=: read -r file line text; do
+  ns=$(sed -E 's/^namespace ([a-z_:]+).*/\1/' <<<"$text")
+  dir=${file%/*}
+  case $file in
+    src/core/*/internal/*) own="shmguard::$(cut -d/ -f3 <<<"$file")" bare=no ;;
+    src/core/*) own="shmguard::$(cut -d/ -f3 <<<"$file")" bare=yes ;;
+    src/main.cc) own="shmguard" bare=yes ;;
+    *) own="shmguard::$(cut -d/ -f2 <<<"$file")" bare=no ;;
+  esac
+  [[ $ns == "$own" || $ns == "$own::"* || ($bare == yes && $ns == shmguard) ]] && continue
+  echo "$file:$line: $text" >&2
+  fail "namespace $ns: code in $dir/ is in namespace $own$([[ $bare == yes ]] && echo ' (or shmguard)')"
+done < <(grep -rnE '^namespace shmguard' src || true)
 exit $status

@@ -40,7 +40,7 @@ seed() {  # seed corpora from the test data
   local dir=$out/corpus/$1; mkdir -p "$dir"
   case $1 in
     admission)
-      python3 bench/make_bodies.py "$out/bodies" >/dev/null
+      python3 bench/tools/make_bodies.py "$out/bodies" >/dev/null
       cp "$out"/bodies/*.json "$dir/"
       cp "$corpus/k8s-api/admission.k8s.io.v1.AdmissionReview.json" "$dir/" 2>/dev/null || true ;;
     quantity)
@@ -56,7 +56,7 @@ pathlib.Path(sys.argv[1], "list.json").write_text(json.dumps({"apiVersion": "v1"
 PY
       ;;
     transport)  # whole requests as the API server sends them, pipelined, and framing edge cases
-      python3 bench/make_bodies.py "$out/bodies" >/dev/null
+      python3 bench/tools/make_bodies.py "$out/bodies" >/dev/null
       python3 - "$dir" "$out/bodies" <<'PY'
 import pathlib, sys
 out, bodies = pathlib.Path(sys.argv[1]), sorted(pathlib.Path(sys.argv[2]).glob("*.json"))[:4]

@@ -2,7 +2,7 @@
 # Soak: `shmguard serve` under mixed valid and invalid traffic on loopback for a bounded time.
 #   scripts/soak.sh [SECONDS]      default 600 (10 minutes)
 # Valid 10 KB Pod reviews at 400 req/s over 4 connections, and invalid bodies (truncated JSON,
-# 100,000 nested brackets) at 100 req/s each, all at a fixed rate (bench/open_loop.cc). Passes
+# 100,000 nested brackets) at 100 req/s each, all at a fixed rate (bench/load/open_loop.cc). Passes
 # when no valid request gets an error answer, every invalid one gets a 4xx, and the server's
 # RSS at the end is within 5% of its RSS after the first 30 s.
 set -euo pipefail
@@ -13,7 +13,7 @@ bench_prepare
 work=$(mktemp -d)
 trap 'kill "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
 ./scripts/dev-cert.sh "$work"
-python3 bench/make_bodies.py "$work/bodies" >/dev/null
+python3 bench/tools/make_bodies.py "$work/bodies" >/dev/null
 head -c 5000 "$work/bodies/pod-10k.json" > "$work/truncated.json"
 python3 -c "print('[' * 100000)" > "$work/nested.json"
 build-bench/shmguard serve --tls-cert-file "$work/tls.crt" --tls-key-file "$work/tls.key" --port 18543 \

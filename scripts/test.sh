@@ -92,7 +92,7 @@ sanitize_flags=(-DSHMGUARD_WERROR=OFF -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAG
 sanitizer_builds() {
   CC=clang CXX=clang++ BUILD_DIR=build-asan ./scripts/build.sh -DSHMGUARD_FUZZ=ON "${sanitize_flags[@]}" || return
   BUILD_DIR=build-tsan ./scripts/build.sh -DSHMGUARD_SANITIZE=thread \
-    "-DSHMGUARD_TESTS=http/*.cc;kube/*.cc;server/*.cc;agent/*.cc;cli/serve_command_test.cc" "${sanitize_flags[@]}"
+    "-DSHMGUARD_TESTS=http/*.cc;kube/*.cc;server/*.cc;agent/*.cc;cli/commands/serve_command_test.cc" "${sanitize_flags[@]}"
 }
 sanitizers_log=$(mktemp)
 (renice -n 19 "$BASHPID" >/dev/null && sanitizer_builds) >"$sanitizers_log" 2>&1 &

@@ -3,15 +3,15 @@
 #include <algorithm>
 #include <iostream>
 
-#include "cli/agent_command.h"
-#include "cli/audit_command.h"
-#include "cli/exit_code.h"
-#include "cli/plan_command.h"
-#include "cli/policy_command.h"
-#include "cli/policy_file.h"
-#include "cli/report_command.h"
-#include "cli/serve_command.h"
-#include "cli/top_command.h"
+#include "cli/commands/agent_command.h"
+#include "cli/commands/audit_command.h"
+#include "cli/commands/exit_code.h"
+#include "cli/commands/plan_command.h"
+#include "cli/commands/policy_command.h"
+#include "cli/commands/policy_file.h"
+#include "cli/commands/report_command.h"
+#include "cli/commands/serve_command.h"
+#include "cli/commands/top_command.h"
 
 namespace {
 

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <thread>
 
-#include "io/finding_text.h"
-#include "io/manifests.h"
+#include "io/files/manifests.h"
+#include "io/words/finding_text.h"
 
 namespace shmguard::test {
 

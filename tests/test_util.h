@@ -5,10 +5,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "shmguard/checks/checks.h"
-#include "shmguard/facts/pod_facts.h"
-#include "shmguard/values/result.h"
-#include "shmguard/workloads/pod_templates.h"
+#include "core/checks/checks.h"
+#include "core/facts/pod_facts.h"
+#include "core/values/result.h"
+#include "core/workloads/pod_templates.h"
 
 namespace shmguard::test {
 

@@ -19,7 +19,7 @@ def main() -> None:
     ServerArgs.add_cli_args(parser)
     write_options("sglang_options.py", "SGLang", sglang.__version__,
                   "server parser takes (sglang/srt/server_args.py, prepare_server_args)",
-                  "sglang_options.h", "Sglang", [o for action in parser._actions for o in action.option_strings])
+                  "core/servers/internal/sglang_options.h", "Sglang", [o for action in parser._actions for o in action.option_strings])
 
 
 if __name__ == "__main__":

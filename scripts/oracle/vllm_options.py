@@ -18,7 +18,7 @@ def main() -> None:
     serve = ServeSubcommand().subparser_init(parser.add_subparsers())
     write_options("vllm_options.py", "vLLM", vllm.__version__,
                   "`vllm serve` parser takes (vllm/entrypoints/cli/serve.py, vllm/engine/arg_utils.py)",
-                  "vllm_words.h", "Vllm", [o for action in serve._actions for o in action.option_strings])
+                  "core/servers/internal/vllm_words.h", "Vllm", [o for action in serve._actions for o in action.option_strings])
 
 
 if __name__ == "__main__":

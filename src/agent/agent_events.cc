@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <iterator>
 
-#include "shmguard/node/leaked_segments.h"
+#include "core/node/leaked_segments.h"
 
 namespace shmguard::agent {
 namespace {

@@ -1,5 +1,11 @@
-// WriteVolumeMetrics, VolumeGauges and ApiTraffic.
+// WriteVolumeMetrics, VolumeGauges and ApiTraffic; ParseShmMetrics, which reads back what
+// WriteVolumeMetrics and the agent's other parts write.
 #include "agent/agent_metrics.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <utility>
 
 #include "http/prometheus_text.h"
 
@@ -84,6 +90,50 @@ void ApiTraffic::Collect(std::ostream& out) const {
               "Requests the agent made to the API server (lists, watches, writes).", client_->requests());
   WriteSample(out, "shmguard_agent_api_connections_total", "counter",
               "TLS connections the agent opened to the API server (kept alive and reused).", client_->connections());
+}
+
+std::vector<ShmUse> ParseShmMetrics(std::string_view text) {
+  static constexpr std::pair<std::string_view, uint64_t ShmUse::*> kGauges[] = {
+      {"shmguard_pod_shm_used_bytes", &ShmUse::used},
+      {"shmguard_pod_shm_size_bytes", &ShmUse::size},
+      {"shmguard_pod_shm_peak_bytes", &ShmUse::peak},
+  };
+  std::vector<ShmUse> rows;
+  std::map<std::tuple<std::string, std::string, std::string>, size_t> index;
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    auto sample = http::ReadPrometheusSample(text.substr(start, end - start));
+    start = end + 1;
+    if (!sample || sample->labels.empty() || sample->value < 0) continue;
+    auto& labels = sample->labels;
+    ShmUse r;
+    r.namespace_ = labels["namespace"];
+    r.pod = labels["pod"];
+    if (sample->name == "shmguard_pod_shm_unpatched_required_bytes") {
+      r.volume = labels["policy_made"] == "true" ? "(sized by a policy)" : "(not patched)";
+      r.unpatched_required = static_cast<uint64_t>(sample->value);
+      rows.push_back(std::move(r));
+    } else if (sample->name == "shmguard_pod_shm_device_mount") {
+      r.device = labels["resource"];
+      r.container = labels["container"];
+      r.host_path = labels["host_path"];
+      r.hidden = labels["hidden"] == "true";
+      r.volume = r.device + (r.hidden ? " (device, hidden)" : " (device)");
+      rows.push_back(std::move(r));
+    }
+    for (const auto& [name, field] : kGauges) {
+      if (sample->name != name) continue;
+      auto [it, added] = index.emplace(std::make_tuple(r.namespace_, r.pod, labels["volume"]), rows.size());
+      if (added) {
+        r.volume = labels["volume"];
+        r.workload = labels["workload"];
+        rows.push_back(std::move(r));
+      }
+      rows[it->second].*field = static_cast<uint64_t>(sample->value);
+    }
+  }
+  return rows;
 }
 
 }  // namespace shmguard::agent

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <ostream>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "agent/collector.h"
@@ -40,5 +42,27 @@ class ApiTraffic : public Collector {
   const kube::ReflectorStats* informer_;
   const kube::KubeClient* client_;
 };
+
+// One pod volume, or a device plugin's mount at a container's /dev/shm, as an agent reports it.
+struct ShmUse {
+  std::string namespace_, pod, volume, workload;
+  std::string node;                       // the node of the agent that reported it
+  uint64_t used = 0, size = 0, peak = 0;  // bytes; none for a device's mount
+  // A device plugin's mount (shmguard_pod_shm_device_mount): its resource ("" for a volume), the
+  // container, the node's path, and whether a volume of the pod hides it.
+  std::string device, container, host_path;
+  bool hidden = false;
+  // A pod running with less /dev/shm than shmguard would give it
+  // (shmguard_pod_shm_unpatched_required_bytes): that size; 0 for any other row.
+  uint64_t unpatched_required = 0;
+};
+
+// The shmguard_pod_shm_{used,size,peak}_bytes samples of an agent's /metrics text (the
+// Prometheus text format, label values escaped as it escapes them), one ShmUse per volume, and
+// one per shmguard_pod_shm_device_mount and shmguard_pod_shm_unpatched_required_bytes sample, in
+// the order the text first names them. Other
+// lines are ignored.
+// WriteVolumeMetrics writes them.
+std::vector<ShmUse> ParseShmMetrics(std::string_view text);
 
 }  // namespace shmguard::agent

@@ -2,8 +2,8 @@
 // WriteResults: a part's writes counted by result.
 #include "agent/api_failure.h"
 
+#include "core/values/json_node.h"
 #include "http/prometheus_text.h"
-#include "shmguard/values/json_node.h"
 
 namespace shmguard::agent {
 

@@ -11,8 +11,8 @@
 #include <ostream>
 #include <string>
 
+#include "core/values/result.h"
 #include "kube/kube_client.h"
-#include "shmguard/values/result.h"
 
 namespace shmguard::agent {
 

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "agent/collector.h"
-#include "io/file_watch.h"
-#include "shmguard/node/device_checkpoint.h"
+#include "core/node/device_checkpoint.h"
+#include "io/files/file_watch.h"
 
 namespace shmguard::agent {
 

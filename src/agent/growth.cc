@@ -1,8 +1,8 @@
 // Grower: the resize asked for, and its outcome said and, when refused, undone.
 #include "agent/growth.h"
 
-#include "shmguard/node/shm_watch.h"
-#include "shmguard/values/quantity.h"
+#include "core/node/shm_watch.h"
+#include "core/values/quantity.h"
 
 namespace shmguard::agent {
 namespace {

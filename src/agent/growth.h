@@ -19,8 +19,8 @@
 #include "agent/pod_table.h"
 #include "agent/profile_recorder.h"
 #include "agent/sampler.h"
+#include "core/policy/policy.h"
 #include "kube/kube_client.h"
-#include "shmguard/policy/policy.h"
 
 namespace shmguard::agent {
 

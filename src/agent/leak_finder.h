@@ -1,4 +1,4 @@
-// LeakFinder: the node agent's reading of leaked segments (shmguard/node/leaked_segments.h) —
+// LeakFinder: the node agent's reading of leaked segments (core/node/leaked_segments.h) —
 // what is in a pod's /dev/shm volume (lstat, without following a symlink, to a bounded depth and
 // count), which of it the pod's processes hold (their /proc/PID/cgroup names the pod; their
 // /proc/PID/fd and /proc/PID/maps the files), and the deletion of what none holds while none of
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "shmguard/node/leaked_segments.h"
+#include "core/node/leaked_segments.h"
 
 namespace shmguard::agent {
 

@@ -15,7 +15,7 @@
 #include "agent/collector.h"
 #include "agent/leak_finder.h"
 #include "agent/pod_table.h"
-#include "shmguard/policy/policy.h"
+#include "core/policy/policy.h"
 
 namespace shmguard::agent {
 

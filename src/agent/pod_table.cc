@@ -1,7 +1,7 @@
 // PodTable: the node's pods with /dev/shm volumes, as the informer tells of them.
 #include "agent/pod_table.h"
 
-#include "shmguard/plan/shm_profile.h"
+#include "core/plan/shm_profile.h"
 
 namespace shmguard::agent {
 

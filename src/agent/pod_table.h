@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "shmguard/node/leaked_segments.h"
-#include "shmguard/node/shm_watch.h"
-#include "shmguard/values/json_node.h"
+#include "core/node/leaked_segments.h"
+#include "core/node/shm_watch.h"
+#include "core/values/json_node.h"
 
 namespace shmguard::agent {
 

@@ -2,7 +2,7 @@
 #include "agent/profile_recorder.h"
 
 #include "agent/event_recorder.h"
-#include "shmguard/plan/shm_profile.h"
+#include "core/plan/shm_profile.h"
 
 namespace shmguard::agent {
 

@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "agent/agent_metrics.h"
+#include "core/plan/shm_profile.h"
 #include "http/prometheus_text.h"
-#include "shmguard/plan/shm_profile.h"
 
 namespace shmguard::agent {
 

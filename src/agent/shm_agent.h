@@ -26,11 +26,11 @@
 #include "agent/profile_recorder.h"
 #include "agent/sampler.h"
 #include "agent/unpatched_pods.h"
+#include "core/policy/policy.h"
+#include "core/values/result.h"
 #include "http/https_server.h"
 #include "kube/informer.h"
 #include "kube/kube_client.h"
-#include "shmguard/policy/policy.h"
-#include "shmguard/values/result.h"
 
 namespace shmguard::agent {
 

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "agent/collector.h"
-#include "shmguard/node/shm_watch.h"
-#include "shmguard/policy/policy.h"
-#include "shmguard/values/json_node.h"
+#include "core/node/shm_watch.h"
+#include "core/policy/policy.h"
+#include "core/values/json_node.h"
 
 namespace shmguard::agent {
 

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string_view>
 
-#include "io/fast_json.h"
+#include "io/formats/fast_json.h"
 
 namespace shmguard::http {
 

@@ -9,7 +9,9 @@
 #include <atomic>
 #include <cstddef>
 
-#include "http/https_server.h"
+#include "http/http_connection.h"
+#include "http/https_options.h"
+#include "http/peer_table.h"
 
 namespace shmguard::http {
 

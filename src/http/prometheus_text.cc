@@ -1,5 +1,8 @@
-// PrometheusLabel and PrometheusHeader.
+// PrometheusLabel and PrometheusHeader; ReadPrometheusSample, which reads back what they write.
 #include "http/prometheus_text.h"
+
+#include <algorithm>
+#include <cstdlib>
 
 namespace shmguard::http {
 
@@ -34,6 +37,53 @@ void WriteCounterBy(std::ostream& out, const char* name, const char* help, const
 void WriteBuildInfo(std::ostream& out, const std::string& version) {
   PrometheusHeader(out, "shmguard_build_info", "gauge", "Always 1; the version is a label.");
   out << "shmguard_build_info{version=\"" << PrometheusLabel(version) << "\"} 1\n";
+}
+
+namespace {
+
+// Reads `name="value",...}` from `s` at `i` (just after the '{') into `labels`, `i` left on the
+// '}'; false when the text is not that.
+bool ReadLabels(std::string_view s, size_t& i, std::map<std::string, std::string>& labels) {
+  while (i < s.size() && s[i] != '}') {
+    size_t eq = s.find('=', i);
+    if (eq == std::string_view::npos || eq + 1 >= s.size() || s[eq + 1] != '"') return false;
+    std::string name(s.substr(i, eq - i)), value;
+    for (i = eq + 2; i < s.size() && s[i] != '"'; ++i) {
+      if (s[i] == '\\' && i + 1 < s.size()) {
+        ++i;
+        value += s[i] == 'n' ? '\n' : s[i];
+      } else {
+        value += s[i];
+      }
+    }
+    if (i >= s.size()) return false;
+    labels[name] = std::move(value);
+    ++i;  // the closing quote
+    if (i < s.size() && s[i] == ',') ++i;
+  }
+  return i < s.size();
+}
+
+}  // namespace
+
+std::optional<PrometheusSample> ReadPrometheusSample(std::string_view line) {
+  if (line.empty() || line.front() == '#') return std::nullopt;
+  PrometheusSample sample;
+  size_t i = line.find_first_of("{ ");
+  if (i == std::string_view::npos || i == 0) return std::nullopt;
+  sample.name = std::string(line.substr(0, i));
+  if (line[i] == '{') {
+    ++i;
+    if (!ReadLabels(line, i, sample.labels)) return std::nullopt;
+    ++i;  // the '}'
+  }
+  std::string number(line.substr(std::min(i, line.size())));
+  const char* begin = number.c_str();
+  while (*begin == ' ') ++begin;
+  char* end = nullptr;
+  sample.value = std::strtod(begin, &end);
+  if (end == begin) return std::nullopt;
+  return sample;
 }
 
 }  // namespace shmguard::http

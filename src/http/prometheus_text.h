@@ -1,11 +1,15 @@
 // Prometheus's text exposition format (prometheus/docs exposition_formats.md), as the metrics
-// ports write it: a metric's HELP and TYPE lines, and label values escaped.
+// ports write it: a metric's HELP and TYPE lines, and label values escaped; and a sample line
+// read back, as `shmguard top` reads the agents' ports.
 #pragma once
 
 #include <cstdint>
 #include <initializer_list>
+#include <map>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace shmguard::http {
@@ -21,5 +25,15 @@ void WriteCounterBy(std::ostream& out, const char* name, const char* help, const
                     std::initializer_list<std::pair<const char*, uint64_t>> samples);
 // shmguard_build_info{version} 1: every metrics port's last family.
 void WriteBuildInfo(std::ostream& out, const std::string& version);
+
+// One sample line, `name{label="value",...} number`, as WriteSample and PrometheusLabel write it:
+// label values unescaped; a line without labels has none. nullopt for anything else (a comment,
+// a malformed line, a number that does not parse).
+struct PrometheusSample {
+  std::string name;
+  std::map<std::string, std::string> labels;
+  double value = 0;
+};
+std::optional<PrometheusSample> ReadPrometheusSample(std::string_view line);
 
 }  // namespace shmguard::http

@@ -18,10 +18,10 @@
 #include <string_view>
 #include <vector>
 
+#include "core/values/result.h"
 #include "kube/bounded_json.h"
 #include "kube/kube_config.h"
 #include "kube/rate_limit.h"
-#include "shmguard/values/result.h"
 
 namespace httplib {
 class SSLClient;

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <optional>
 
-#include "io/manifests.h"
-#include "io/yaml_json.h"
+#include "io/files/manifests.h"
+#include "io/formats/yaml_json.h"
 
 namespace shmguard::kube {
 namespace {

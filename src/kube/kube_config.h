@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "shmguard/values/result.h"
+#include "core/values/result.h"
 
 namespace shmguard::kube {
 

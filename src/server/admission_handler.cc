@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "io/fast_json.h"
+#include "core/values/compact_json.h"
+#include "io/formats/fast_json.h"
 #include "server/admission_words.h"
-#include "shmguard/values/compact_json.h"
 
 namespace shmguard::server {
 namespace {

@@ -11,8 +11,8 @@
 #include <string>
 #include <string_view>
 
-#include "shmguard/policy/policy.h"
-#include "shmguard/verdict/admission.h"
+#include "core/policy/policy.h"
+#include "core/verdict/admission.h"
 
 namespace shmguard::server {
 

@@ -4,7 +4,7 @@
 #include <set>
 #include <string_view>
 
-#include "io/finding_text.h"
+#include "io/words/finding_text.h"
 
 namespace shmguard::server {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "shmguard/verdict/admission.h"
+#include "core/verdict/admission.h"
 
 namespace shmguard::server {
 

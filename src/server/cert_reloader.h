@@ -11,7 +11,7 @@
 #include <mutex>
 #include <string>
 
-#include "shmguard/values/result.h"
+#include "core/values/result.h"
 
 namespace shmguard::server {
 

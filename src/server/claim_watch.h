@@ -11,8 +11,8 @@
 #include <mutex>
 #include <string>
 
+#include "core/facts/resource_claims.h"
 #include "kube/indexed_informer.h"
-#include "shmguard/facts/resource_claims.h"
 
 namespace shmguard::server {
 

@@ -2,7 +2,7 @@
 // reads.
 #include "server/config_map_watch.h"
 
-#include "io/config_map.h"
+#include "io/config/config_map.h"
 #include "kube/kube_client.h"
 
 namespace shmguard::server {

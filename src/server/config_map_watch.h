@@ -1,5 +1,5 @@
 // ConfigMapWatch: the webhook's copy of the ConfigMaps in the cluster that a server's launch can
-// read (shmguard/facts/config_maps.h): a vLLM --config file a configMap volume mounts, the
+// read (core/facts/config_maps.h): a vLLM --config file a configMap volume mounts, the
 // variables envFrom sets. One indexed informer (kube/indexed_informer.h) keeps what
 // io::ReadConfigMap keeps of each (values up to 4 KiB, YAML files up to 64 KiB; a ConfigMap with
 // neither is not kept). The admission path reads a snapshot and makes no API call; until the
@@ -11,8 +11,8 @@
 #include <memory>
 #include <string>
 
+#include "core/facts/config_maps.h"
 #include "kube/indexed_informer.h"
-#include "shmguard/facts/config_maps.h"
 
 namespace shmguard::server {
 

@@ -1,8 +1,8 @@
 // LogDecision: one line per admission decision.
 #include "server/decision_log.h"
 
-#include "shmguard/values/compact_json.h"
-#include "shmguard/values/quantity.h"
+#include "core/values/compact_json.h"
+#include "core/values/quantity.h"
 
 namespace shmguard::server {
 

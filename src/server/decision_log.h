@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "io/log.h"
+#include "io/words/log.h"
 #include "server/admission_handler.h"
 
 namespace shmguard::server {

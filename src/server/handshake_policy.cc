@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "http/openssl_error.h"
-#include "io/manifests.h"
+#include "io/files/manifests.h"
 
 namespace shmguard::server {
 

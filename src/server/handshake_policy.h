@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "shmguard/policy/tls_names.h"
-#include "shmguard/values/result.h"
+#include "core/policy/tls_names.h"
+#include "core/values/result.h"
 
 namespace shmguard::server {
 

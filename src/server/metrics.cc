@@ -5,7 +5,7 @@
 #include <set>
 #include <sstream>
 
-#include "shmguard/workloads/pod_templates.h"
+#include "core/workloads/pod_templates.h"
 
 namespace shmguard::server {
 

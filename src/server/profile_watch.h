@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/plan/shm_profile.h"
 #include "kube/indexed_informer.h"
-#include "shmguard/plan/shm_profile.h"
 
 namespace shmguard::server {
 

@@ -7,7 +7,7 @@
 
 #include <chrono>
 
-#include "shmguard/values/work_budget.h"
+#include "core/values/work_budget.h"
 
 namespace shmguard::server {
 

@@ -9,7 +9,7 @@
 #include <sstream>
 #include <thread>
 
-#include "io/config.h"
+#include "io/config/config.h"
 #include "server/admission_handler.h"
 #include "server/review_budget.h"
 

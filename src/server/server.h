@@ -16,8 +16,10 @@
 #include <thread>
 #include <vector>
 
+#include "core/policy/policy.h"
+#include "core/values/result.h"
 #include "http/https_server.h"
-#include "io/file_watch.h"
+#include "io/files/file_watch.h"
 #include "server/admission_handler.h"
 #include "server/cert_reloader.h"
 #include "server/claim_watch.h"
@@ -27,8 +29,6 @@
 #include "server/handshake_policy.h"
 #include "server/metrics.h"
 #include "server/profile_watch.h"
-#include "shmguard/policy/policy.h"
-#include "shmguard/values/result.h"
 
 namespace shmguard::server {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "shmguard/node/leaked_segments.h"
+#include "core/node/leaked_segments.h"
 
 namespace shmguard::agent::test_proc {
 

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "agent/rest_fake.h"
-#include "shmguard/plan/shm_profile.h"
+#include "core/plan/shm_profile.h"
 #include "test_util.h"
 
 namespace shmguard::agent {

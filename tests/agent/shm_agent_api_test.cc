@@ -11,9 +11,9 @@
 
 #include "agent/rest_fake.h"
 #include "agent/shm_agent.h"
+#include "core/plan/shm_profile.h"
+#include "core/values/quantity.h"
 #include "server/tls_fixture.h"
-#include "shmguard/plan/shm_profile.h"
-#include "shmguard/values/quantity.h"
 #include "test_util.h"
 
 namespace shmguard::agent {

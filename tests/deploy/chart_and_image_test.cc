@@ -9,7 +9,7 @@
 #include <regex>
 #include <set>
 
-#include "io/manifests.h"
+#include "io/files/manifests.h"
 #include "test_util.h"
 
 namespace shmguard::test {

@@ -10,11 +10,11 @@
 #include <regex>
 #include <set>
 
-#include "io/config.h"
-#include "io/manifests.h"
-#include "io/yaml_json.h"
+#include "core/workloads/pod_templates.h"
+#include "io/config/config.h"
+#include "io/files/manifests.h"
+#include "io/formats/yaml_json.h"
 #include "server/tls_fixture.h"
-#include "shmguard/workloads/pod_templates.h"
 #include "test_util.h"
 
 namespace shmguard::test {

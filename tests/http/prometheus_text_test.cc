@@ -3,6 +3,10 @@
 #include "http/prometheus_text.h"
 
 #include <catch2/catch.hpp>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
 
 namespace shmguard::http {
 namespace {
@@ -41,6 +45,36 @@ TEST_CASE("WriteSample, WriteCounterBy and WriteBuildInfo write a family as the 
   std::ostringstream info;
   WriteBuildInfo(info, "v\"1");
   CHECK_THAT(info.str(), Catch::EndsWith("shmguard_build_info{version=\"v\\\"1\"} 1\n"));
+}
+
+TEST_CASE("ReadPrometheusSample reads back a sample as the writers write it", "[prometheus_text]") {
+  const std::string odd = "a \"quoted\\ name\nover two lines";
+  const std::string line = "x_bytes{pod=\"" + PrometheusLabel(odd) + "\",volume=\"dshm\"} 1048576";
+  auto sample = ReadPrometheusSample(line);
+  REQUIRE(sample);
+  CHECK(sample->name == "x_bytes");
+  CHECK(sample->labels == std::map<std::string, std::string>{{"pod", odd}, {"volume", "dshm"}});
+  CHECK(sample->value == 1048576);
+
+  std::ostringstream out;
+  WriteSample(out, "x_total", "counter", "Things.", 7);
+  std::istringstream lines(out.str());
+  std::vector<PrometheusSample> read;
+  for (std::string l; std::getline(lines, l);) {
+    if (auto s = ReadPrometheusSample(l)) read.push_back(*s);
+  }
+  REQUIRE(read.size() == 1);  // HELP and TYPE are comments
+  CHECK(read[0].name == "x_total");
+  CHECK(read[0].labels.empty());
+  CHECK(read[0].value == 7);
+}
+
+TEST_CASE("ReadPrometheusSample refuses what is not a sample", "[prometheus_text]") {
+  for (const char* line :
+       {"", "# HELP x y", "x{broken 1", "x{a=\"b\"", "x{a=\"b\"} not-a-number", "{a=\"b\"} 1", "x"}) {
+    CAPTURE(line);
+    CHECK_FALSE(ReadPrometheusSample(line));
+  }
 }
 
 }  // namespace

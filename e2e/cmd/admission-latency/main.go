@@ -3,7 +3,7 @@
 //
 //   - shmguard as the chart registers it (its mutating and validating configurations);
 //   - shmguard's /mutate alone (the chart's mutating configuration only);
-//   - the Go peer (bench/gopeer) as the only mutating webhook, with the chart's rules,
+//   - the Go peer (bench/load/gopeer) as the only mutating webhook, with the chart's rules,
 //     namespaceSelector and matchConditions;
 //   - shmguard's policy mode: `shmguard policy export` of the webhook's policy file, no webhook;
 //   - no webhook.
@@ -48,7 +48,7 @@ import (
 
 func main() {
 	dir := flag.String("dir", "", "the control plane's state directory")
-	gopeer := flag.String("gopeer", "", "the Go peer's binary (bench/gopeer)")
+	gopeer := flag.String("gopeer", "", "the Go peer's binary (bench/load/gopeer)")
 	pods := flag.Int("pods", 500, "GPU pods to create per registration and round")
 	warmup := flag.Int("warmup", 20, "creates before each measured series, not counted")
 	rounds := flag.Int("rounds", 2, "rounds; each registration takes a turn in every round")

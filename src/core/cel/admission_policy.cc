@@ -3,20 +3,31 @@
 // that the mutating and the validating policies share (pod_variables.cc), after the policy's own
 // values, each a variable whose expression is a literal. docs/policy-mode.md lists what is left
 // out.
-#include "shmguard/cel/admission_policy.h"
+#include "core/cel/admission_policy.h"
 
 #include <algorithm>
 #include <string_view>
 
-#include "cel_text.h"
-#include "pod_variables.h"
-#include "policy_mutation.h"
-#include "shmguard/checks/checks.h"
-#include "shmguard/facts/shm_mount.h"
-#include "shmguard/values/glob.h"
-#include "shmguard/workloads/pod_templates.h"
+#include "core/cel/internal/cel_text.h"
+#include "core/cel/internal/pod_variables.h"
+#include "core/cel/internal/policy_mutation.h"
+#include "core/checks/checks.h"
+#include "core/facts/shm_mount.h"
+#include "core/values/glob.h"
+#include "core/workloads/pod_templates.h"
 
 namespace shmguard {
+
+using cel::CelArray;
+using cel::CelBool;
+using cel::CelInt;
+using cel::CelList;
+using cel::CelString;
+using cel::CelVariables;
+using cel::PatchExpression;
+using cel::PlanExpression;
+using cel::PodVariables;
+using cel::RegexOf;
 namespace {
 
 using nlohmann::json;

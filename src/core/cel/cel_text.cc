@@ -1,11 +1,11 @@
 // CEL text: literals and the expressions policy mode builds from the webhook's arithmetic.
-#include "cel_text.h"
+#include "core/cel/internal/cel_text.h"
 
 #include <utility>
 
-#include "shmguard/values/glob.h"
+#include "core/values/glob.h"
 
-namespace shmguard {
+namespace shmguard::cel {
 
 // A CEL string literal holding `s` exactly: quotes and backslashes escaped, and every byte that
 // is not printable ASCII as \xHH, so no value can end the literal or hold a raw newline.
@@ -122,4 +122,4 @@ std::string QuantityText(const std::string& n) {
   return "(" + out + "string(" + n + "))";
 }
 
-}  // namespace shmguard
+}  // namespace shmguard::cel

@@ -1,17 +1,17 @@
 // The CEL variables both policies share, in order: the webhook's Pod path, each group beside the
 // C++ it mirrors (named in its comments).
-#include "pod_variables.h"
+#include "core/cel/internal/pod_variables.h"
 
 #include <iterator>
 #include <string>
 
-#include "cel_text.h"
+#include "core/cel/internal/cel_text.h"
 #include "core/facts/launch_facts.h"
-#include "shmguard/facts/shm_mount.h"
-#include "shmguard/plan/shm_plan.h"
-#include "shmguard/workloads/pod_templates.h"
+#include "core/facts/shm_mount.h"
+#include "core/plan/shm_plan.h"
+#include "core/workloads/pod_templates.h"
 
-namespace shmguard {
+namespace shmguard::cel {
 namespace {
 
 // Container `c`'s GPUs: the policy's GPU resources, limits else requests, in whole units.
@@ -345,4 +345,4 @@ CelVariables PodVariables() {
   return out;
 }
 
-}  // namespace shmguard
+}  // namespace shmguard::cel

@@ -1,9 +1,9 @@
 // PatchExpression and PlanExpression: policy mode's mutation as fixed CEL text.
-#include "policy_mutation.h"
+#include "core/cel/internal/policy_mutation.h"
 
 #include <string_view>
 
-namespace shmguard {
+namespace shmguard::cel {
 namespace {
 
 // The mutation: JSON Patch operations in the order BuildPodPatch writes them, then the plan
@@ -51,4 +51,4 @@ std::string PatchExpression(bool hybrid) {
 
 std::string PlanExpression() { return std::string(kPlan); }
 
-}  // namespace shmguard
+}  // namespace shmguard::cel

@@ -1,18 +1,16 @@
 // The catalogue of checks: one row per check with everything that describes it — ID, default
 // severity, title, the names of its numbers and values, and its words. The lookups over the rows
 // and Finding's accessors are in checks.cc.
-#include "check_catalogue.h"
+#include "core/checks/internal/check_catalogue.h"
 
-#include "check_words.h"
-#include "shmguard/values/human_units.h"
+#include "core/checks/internal/check_words.h"
+#include "core/values/human_units.h"
 
-namespace shmguard {
+namespace shmguard::checks {
 namespace {
 
 using S = Severity;
 using F = Finding;
-
-using namespace check_words;  // the rows read the words by their short names
 
 }  // namespace
 
@@ -310,4 +308,4 @@ constexpr bool InEnumOrder() {
 }
 static_assert(InEnumOrder(), "kChecks must list the checks in the order of enum Check");
 
-}  // namespace shmguard
+}  // namespace shmguard::checks

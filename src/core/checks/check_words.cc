@@ -1,10 +1,10 @@
 // The checks' shared words and those that take more than an expression.
-#include "check_words.h"
+#include "core/checks/internal/check_words.h"
 
-#include "shmguard/values/human_units.h"
-#include "shmguard/values/quantity.h"
+#include "core/values/human_units.h"
+#include "core/values/quantity.h"
 
-namespace shmguard::check_words {
+namespace shmguard::checks {
 
 using F = Finding;
 
@@ -113,4 +113,4 @@ std::string ProcsGpusWords(const F& f) {
                        : "several processes share a GPU");
 }
 
-}  // namespace shmguard::check_words
+}  // namespace shmguard::checks

@@ -1,14 +1,16 @@
 // The lookups over the catalogue of checks (its rows are in check_catalogue.cc) and Finding's
 // accessors.
-#include "shmguard/checks/checks.h"
+#include "core/checks/checks.h"
 
 #include <algorithm>
 #include <array>
 #include <stdexcept>
 
-#include "check_catalogue.h"
+#include "core/checks/internal/check_catalogue.h"
 
 namespace shmguard {
+
+using checks::kChecks;
 namespace {
 
 const std::string kEmpty;

@@ -1,5 +1,5 @@
 // ConfigMapIndex, ResolveConfigMaps: what ConfigMaps put in a pod's containers at start.
-#include "shmguard/facts/config_maps.h"
+#include "core/facts/config_maps.h"
 
 #include <vector>
 

@@ -1,14 +1,14 @@
 // The launcher's side of a pod: how many training processes it runs, how many such pods train
 // together, and the NCCL settings that change /dev/shm, from the pod's annotations, its kind's
 // fields, and its app containers' env and torchrun flags (docs/sources.md §2).
-#include "launch_facts.h"
+#include "core/facts/launch_facts.h"
 
 #include <algorithm>
 #include <cctype>
 #include <iterator>
 
-#include "shmguard/plan/shm_plan.h"
-#include "shmguard/values/json_patch.h"
+#include "core/plan/shm_plan.h"
+#include "core/values/json_patch.h"
 
 namespace shmguard {
 namespace {

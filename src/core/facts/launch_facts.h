@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "shmguard/facts/pod_facts.h"
-#include "shmguard/values/json_node.h"
-#include "shmguard/values/result.h"
-#include "shmguard/workloads/pod_templates.h"
+#include "core/facts/pod_facts.h"
+#include "core/values/json_node.h"
+#include "core/values/result.h"
+#include "core/workloads/pod_templates.h"
 
 namespace shmguard {
 

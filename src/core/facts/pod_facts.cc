@@ -1,6 +1,6 @@
 // ReadPodFacts: containers (GPUs, memory, /dev/shm mounts, IPC_LOCK), the memory limit and the
 // volumes of a pod template; its processes, nodes and NCCL settings are read by launch_facts.cc.
-#include "shmguard/facts/pod_facts.h"
+#include "core/facts/pod_facts.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,10 +8,10 @@
 #include <limits>
 #include <string_view>
 
-#include "launch_facts.h"
-#include "shmguard/plan/shm_plan.h"
-#include "shmguard/values/json_patch.h"
-#include "shmguard/values/quantity.h"
+#include "core/facts/launch_facts.h"
+#include "core/plan/shm_plan.h"
+#include "core/values/json_patch.h"
+#include "core/values/quantity.h"
 
 namespace shmguard {
 namespace {

@@ -3,11 +3,11 @@
 // counts a server's plan settles.
 #include <algorithm>
 
-#include "shmguard/facts/pod_facts.h"
-#include "shmguard/facts/shm_mount.h"
-#include "shmguard/plan/shm_plan.h"
-#include "shmguard/servers/server_plan.h"
-#include "shmguard/values/quantity.h"
+#include "core/facts/pod_facts.h"
+#include "core/facts/shm_mount.h"
+#include "core/plan/shm_plan.h"
+#include "core/servers/server_plan.h"
+#include "core/values/quantity.h"
 
 namespace shmguard {
 namespace {

@@ -1,5 +1,5 @@
 // ClaimGpus, ClaimIndex, ResolveClaimGpus: the GPUs of a pod's resource claims.
-#include "shmguard/facts/resource_claims.h"
+#include "core/facts/resource_claims.h"
 
 #include <algorithm>
 

@@ -1,13 +1,13 @@
 // ReadShmMount: the volumes of a pod template and what is mounted at /dev/shm; ReadShm and
 // DescribeShm: what an operator or Docker puts there, and the words for it.
-#include "shmguard/facts/shm_mount.h"
+#include "core/facts/shm_mount.h"
 
 #include <set>
 #include <string>
 
-#include "shmguard/facts/pod_facts.h"
-#include "shmguard/values/docker_bytes.h"
-#include "shmguard/values/quantity.h"
+#include "core/facts/pod_facts.h"
+#include "core/values/docker_bytes.h"
+#include "core/values/quantity.h"
 
 namespace shmguard {
 

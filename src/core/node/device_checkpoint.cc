@@ -1,11 +1,11 @@
 // ReadDeviceShmMounts: base64, protobuf's wire format (only what a ContainerAllocateResponse's
 // mounts need: varints and length-delimited fields), and the checkpoint's JSON.
-#include "shmguard/node/device_checkpoint.h"
+#include "core/node/device_checkpoint.h"
 
 #include <cstdint>
 #include <optional>
 
-#include "shmguard/facts/shm_mount.h"
+#include "core/facts/shm_mount.h"
 
 namespace shmguard {
 namespace {

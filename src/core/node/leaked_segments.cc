@@ -1,5 +1,5 @@
 // MappedFiles, PodContainerOf, FindLeaked and what the agent reads of a pod to reclaim them.
-#include "shmguard/node/leaked_segments.h"
+#include "core/node/leaked_segments.h"
 
 #include <algorithm>
 #include <charconv>

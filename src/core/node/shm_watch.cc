@@ -1,18 +1,18 @@
 // FindShmVolumes and ShmWatch: a running pod's /dev/shm, as the node agent sees it.
-#include "shmguard/node/shm_watch.h"
+#include "core/node/shm_watch.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
-#include "shmguard/facts/pod_facts.h"
-#include "shmguard/facts/shm_mount.h"
-#include "shmguard/patch/policy_floor.h"
-#include "shmguard/values/compact_json.h"
-#include "shmguard/values/int128.h"
-#include "shmguard/values/quantity.h"
-#include "shmguard/verdict/evaluation.h"
-#include "shmguard/workloads/pod_templates.h"
+#include "core/facts/pod_facts.h"
+#include "core/facts/shm_mount.h"
+#include "core/patch/policy_floor.h"
+#include "core/values/compact_json.h"
+#include "core/values/int128.h"
+#include "core/values/quantity.h"
+#include "core/verdict/evaluation.h"
+#include "core/workloads/pod_templates.h"
 
 namespace shmguard {
 

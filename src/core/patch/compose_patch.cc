@@ -1,9 +1,9 @@
 // BuildServicePatch: a Compose service's patch (shm_size, ulimits.memlock).
-#include "shmguard/patch/compose_patch.h"
+#include "core/patch/compose_patch.h"
 
-#include "shmguard/patch/ipc_lock.h"
-#include "shmguard/values/compact_json.h"
-#include "shmguard/values/docker_bytes.h"
+#include "core/patch/ipc_lock.h"
+#include "core/values/compact_json.h"
+#include "core/values/docker_bytes.h"
 
 namespace shmguard {
 namespace {

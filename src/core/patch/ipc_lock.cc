@@ -1,5 +1,5 @@
 // AddsIpcLock and its siblings: the rules of ipc_lock.h over a container's facts.
-#include "shmguard/patch/ipc_lock.h"
+#include "core/patch/ipc_lock.h"
 
 namespace shmguard {
 

@@ -1,8 +1,8 @@
 // PlanAnnotation: the shmguard.io/plan annotation from SizePod's numbers.
-#include "plan_annotation.h"
+#include "core/patch/plan_annotation.h"
 
-#include "shmguard/values/compact_json.h"
-#include "shmguard/values/quantity.h"
+#include "core/values/compact_json.h"
+#include "core/values/quantity.h"
 
 namespace shmguard {
 namespace {

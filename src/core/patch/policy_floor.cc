@@ -1,7 +1,7 @@
 // ReadPolicyFloor and UndoPolicyFloor.
-#include "shmguard/patch/policy_floor.h"
+#include "core/patch/policy_floor.h"
 
-#include "shmguard/workloads/pod_templates.h"
+#include "core/workloads/pod_templates.h"
 
 namespace shmguard {
 namespace {

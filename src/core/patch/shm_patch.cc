@@ -1,13 +1,13 @@
 // BuildPodPatch: the operations from today's /dev/shm (ReadPodFacts) to the planned one.
-#include "shmguard/patch/shm_patch.h"
+#include "core/patch/shm_patch.h"
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
-#include "shmguard/values/compact_json.h"
-#include "shmguard/values/json_patch.h"
-#include "shmguard/values/quantity.h"
+#include "core/values/compact_json.h"
+#include "core/values/json_patch.h"
+#include "core/values/quantity.h"
 
 namespace shmguard {
 namespace {

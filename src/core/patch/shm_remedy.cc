@@ -1,15 +1,15 @@
 // RemedyFor: PatchTo for a kind shmguard patches, JudgeUnpatched for the others.
-#include "shm_remedy.h"
+#include "core/patch/shm_remedy.h"
 
 #include <algorithm>
 #include <iterator>
 #include <optional>
 
-#include "plan_annotation.h"
-#include "shmguard/patch/compose_patch.h"
-#include "shmguard/patch/ipc_lock.h"
-#include "shmguard/patch/shm_patch.h"
-#include "shmguard/values/json_patch.h"
+#include "core/patch/compose_patch.h"
+#include "core/patch/ipc_lock.h"
+#include "core/patch/plan_annotation.h"
+#include "core/patch/shm_patch.h"
+#include "core/values/json_patch.h"
 
 namespace shmguard {
 namespace {

@@ -10,10 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include "core/facts/pod_facts.h"
 #include "core/sizing/pod_sizing.h"
 #include "core/sizing/pod_stage.h"
-#include "shmguard/facts/pod_facts.h"
-#include "shmguard/values/json_patch.h"
+#include "core/values/json_patch.h"
 
 namespace shmguard {
 

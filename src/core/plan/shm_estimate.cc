@@ -1,11 +1,11 @@
 // EstimateShm: the floor and the memory-limit share of an unannotated GPU pod.
-#include "shmguard/plan/shm_estimate.h"
+#include "core/plan/shm_estimate.h"
 
 #include <algorithm>
 
-#include "shmguard/values/human_units.h"
-#include "shmguard/values/int128.h"
-#include "shmguard/values/quantity.h"
+#include "core/values/human_units.h"
+#include "core/values/int128.h"
+#include "core/values/quantity.h"
 
 namespace shmguard {
 namespace {

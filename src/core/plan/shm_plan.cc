@@ -1,11 +1,11 @@
 // PlanShm: the sizing formula of docs/sources.md §1 with checked arithmetic.
-#include "shmguard/plan/shm_plan.h"
+#include "core/plan/shm_plan.h"
 
 #include <limits>
 
-#include "shmguard/values/human_units.h"
-#include "shmguard/values/int128.h"
-#include "shmguard/values/quantity.h"
+#include "core/values/human_units.h"
+#include "core/values/int128.h"
+#include "core/values/quantity.h"
 
 namespace shmguard {
 namespace {

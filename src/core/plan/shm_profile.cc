@@ -1,11 +1,11 @@
 // WorkloadCandidates, ShmProfile objects and the index of them: what the webhook learns from.
-#include "shmguard/plan/shm_profile.h"
+#include "core/plan/shm_profile.h"
 
 #include <cctype>
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "shmguard/values/int128.h"
+#include "core/values/int128.h"
 
 namespace shmguard {
 namespace {

@@ -1,5 +1,5 @@
 // Policy defaults and namespace matching (fnmatch(3) globs, first match wins).
-#include "shmguard/policy/policy.h"
+#include "core/policy/policy.h"
 
 #include <fnmatch.h>
 

@@ -1,7 +1,7 @@
 // ParseTlsVersion, KnownCipherSuites, ParseCipherSuites. The suites are those of Go's
 // crypto/tls that kube-apiserver's --tls-cipher-suites accepts (k8s.io/component-base
 // cli/flag/ciphersuites_flag.go), with OpenSSL's names (openssl ciphers -stdname).
-#include "shmguard/policy/tls_names.h"
+#include "core/policy/tls_names.h"
 
 #include <array>
 

@@ -1,5 +1,5 @@
 // Env, SplitLaunch, ExpansionBudget, NormalizedFlag, Basename and the servers' number parsers.
-#include "launch_text.h"
+#include "core/servers/internal/launch_text.h"
 
 #include <algorithm>
 #include <cctype>

@@ -2,7 +2,7 @@
 // lives in /dev/shm when it fits (docs/sources.md §10).
 #include <algorithm>
 
-#include "server_rows.h"
+#include "core/servers/internal/server_rows.h"
 
 namespace shmguard::servers {
 namespace {

@@ -4,10 +4,10 @@
 #include <array>
 #include <map>
 
-#include "launch_text.h"
-#include "server_rows.h"
-#include "shmguard/plan/shm_plan.h"
-#include "shmguard/values/quantity.h"
+#include "core/plan/shm_plan.h"
+#include "core/servers/internal/launch_text.h"
+#include "core/servers/internal/server_rows.h"
+#include "core/values/quantity.h"
 
 namespace shmguard {
 namespace servers {

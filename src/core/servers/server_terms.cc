@@ -3,11 +3,11 @@
 // in words.
 #include <algorithm>
 
-#include "server_rows.h"
-#include "shmguard/plan/shm_plan.h"
-#include "shmguard/values/human_units.h"
-#include "shmguard/values/int128.h"
-#include "shmguard/values/quantity.h"
+#include "core/plan/shm_plan.h"
+#include "core/servers/internal/server_rows.h"
+#include "core/values/human_units.h"
+#include "core/values/int128.h"
+#include "core/values/quantity.h"
 
 namespace shmguard {
 namespace servers {

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "launch_text.h"
-#include "server_rows.h"
-#include "sglang_options.h"
+#include "core/servers/internal/launch_text.h"
+#include "core/servers/internal/server_rows.h"
+#include "core/servers/internal/sglang_options.h"
 
 namespace shmguard::servers {
 namespace {

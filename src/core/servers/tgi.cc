@@ -4,7 +4,7 @@
 // /dev/shm beyond NCCL's segments for its shards.
 #include <algorithm>
 
-#include "server_rows.h"
+#include "core/servers/internal/server_rows.h"
 
 namespace shmguard::servers {
 namespace {

@@ -4,8 +4,8 @@
 // -n is read from the start of the command.
 #include <algorithm>
 
-#include "server_rows.h"
-#include "shmguard/values/human_units.h"
+#include "core/servers/internal/server_rows.h"
+#include "core/values/human_units.h"
 
 namespace shmguard::servers {
 namespace {

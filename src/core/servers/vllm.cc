@@ -4,9 +4,9 @@
 // shm_broadcast.py, multiproc_executor.py and ray_executor_v2.py are in vllm/v1/executor/.
 #include <algorithm>
 
-#include "launch_text.h"
-#include "server_rows.h"
-#include "vllm_words.h"
+#include "core/servers/internal/launch_text.h"
+#include "core/servers/internal/server_rows.h"
+#include "core/servers/internal/vllm_words.h"
 
 namespace shmguard::servers {
 namespace {

@@ -4,9 +4,9 @@
 // wheel (docs/sources.md §10).
 #include <nlohmann/json.hpp>
 
-#include "launch_text.h"
-#include "server_rows.h"
-#include "vllm_words.h"
+#include "core/servers/internal/launch_text.h"
+#include "core/servers/internal/server_rows.h"
+#include "core/servers/internal/vllm_words.h"
 
 namespace shmguard::servers {
 namespace {

@@ -3,7 +3,7 @@
 // its first '.', dotted flags merged into one JSON value each, and a long flag abbreviated as
 // argparse allows (allow_abbrev, kept by FlexibleArgumentParser) spelled out from the options
 // vLLM 0.33.0's parser defines (vllm_options.cc, generated from the release).
-#include "vllm_words.h"
+#include "core/servers/internal/vllm_words.h"
 
 #include <algorithm>
 #include <cctype>
@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
-#include "launch_text.h"
+#include "core/servers/internal/launch_text.h"
 
 namespace shmguard::servers {
 namespace {

@@ -1,7 +1,7 @@
 // MemoryLimitDenial and CheckLimit: a size against the memory limit, in exact integers.
-#include "shmguard/sizing/memory_limit.h"
+#include "core/sizing/memory_limit.h"
 
-#include "shmguard/values/int128.h"
+#include "core/values/int128.h"
 
 namespace shmguard {
 namespace {

@@ -1,10 +1,10 @@
 // SizePod: the plan or the estimate, the profile, the memory limit, and the numbers the plan
 // annotation records.
-#include "pod_sizing.h"
+#include "core/sizing/pod_sizing.h"
 
 #include <algorithm>
 
-#include "shmguard/values/quantity.h"
+#include "core/values/quantity.h"
 
 namespace shmguard {
 namespace {

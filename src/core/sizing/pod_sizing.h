@@ -12,12 +12,12 @@
 #include <utility>
 #include <vector>
 
-#include "pod_stage.h"
-#include "shmguard/facts/pod_facts.h"
-#include "shmguard/plan/shm_estimate.h"
-#include "shmguard/plan/shm_profile.h"
-#include "shmguard/servers/server_plan.h"
-#include "shmguard/sizing/memory_limit.h"
+#include "core/facts/pod_facts.h"
+#include "core/plan/shm_estimate.h"
+#include "core/plan/shm_profile.h"
+#include "core/servers/server_plan.h"
+#include "core/sizing/memory_limit.h"
+#include "core/sizing/pod_stage.h"
 
 namespace shmguard {
 

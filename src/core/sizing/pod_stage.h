@@ -1,7 +1,7 @@
-// What every stage of one pod template's evaluation receives (pod_facts.cc reads it,
-// pod_sizing.cc sizes it, pod_evaluation.cc judges it, shm_remedy.cc patches it): the
-// template, its workload, the namespace's rule, the policy, and how it is evaluated. Internal
-// to the core.
+// What every stage of one pod template's evaluation after its reading receives (SizePod sizes
+// it, verdict's EvaluatePod judges it, patch's RemedyFor patches it; ReadPod, a floor below, is
+// handed the template and the policy alone): the template, its workload, the namespace's rule,
+// the policy, and how it is evaluated. The pipeline's contract, a public face of the sizing room.
 #pragma once
 
 #include <algorithm>
@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "shmguard/checks/checks.h"
-#include "shmguard/plan/shm_profile.h"
-#include "shmguard/policy/policy.h"
-#include "shmguard/workloads/pod_templates.h"
+#include "core/checks/checks.h"
+#include "core/plan/shm_profile.h"
+#include "core/policy/policy.h"
+#include "core/workloads/pod_templates.h"
 
 namespace shmguard {
 

@@ -1,5 +1,5 @@
 // CompactJson: a fast path for printable-ASCII strings, nlohmann's serializer for the rest.
-#include "shmguard/values/compact_json.h"
+#include "core/values/compact_json.h"
 
 #include <algorithm>
 #include <array>

@@ -1,11 +1,11 @@
 // Pow10, CompareAbs and Int128ToString.
-#include "decimal.h"
+#include "core/values/internal/decimal.h"
 
 #include <cstdint>
 #include <iterator>
 #include <limits>
 
-namespace shmguard {
+namespace shmguard::values {
 
 using i128 = Int128;
 
@@ -46,4 +46,4 @@ std::string Int128ToString(i128 v) {
   return std::string(at, std::end(digits));
 }
 
-}  // namespace shmguard
+}  // namespace shmguard::values

@@ -1,5 +1,5 @@
 // Docker's byte values: go-units RAMInBytes (parse) and the shortest form it reads back (format).
-#include "shmguard/values/docker_bytes.h"
+#include "core/values/docker_bytes.h"
 
 #include <charconv>
 #include <cmath>

@@ -1,9 +1,9 @@
 // ParseCount, ReadCountAnnotation, ReadQuantityField, ReadSizeField.
-#include "shmguard/values/field_values.h"
+#include "core/values/field_values.h"
 
 #include <cmath>
 
-#include "shmguard/values/quantity.h"
+#include "core/values/quantity.h"
 
 namespace shmguard {
 

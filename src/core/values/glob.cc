@@ -1,5 +1,5 @@
 // GlobRegex: a policy glob read as fnmatch(3) reads it, as RE2.
-#include "shmguard/values/glob.h"
+#include "core/values/glob.h"
 
 #include <array>
 

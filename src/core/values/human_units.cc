@@ -1,8 +1,8 @@
 // HumanBytes, FormatPpm and Plural.
-#include "shmguard/values/human_units.h"
+#include "core/values/human_units.h"
 
-#include "shmguard/values/int128.h"
-#include "shmguard/values/quantity.h"
+#include "core/values/int128.h"
+#include "core/values/quantity.h"
 
 namespace shmguard {
 namespace {

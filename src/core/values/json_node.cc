@@ -1,5 +1,5 @@
 // JsonNode's reads of nlohmann values, and what is not on the hot path for tapes.
-#include "shmguard/values/json_node.h"
+#include "core/values/json_node.h"
 
 #include <algorithm>
 

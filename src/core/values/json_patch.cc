@@ -1,7 +1,7 @@
 // RFC 6901 escaping and RFC 6902 operations as text.
-#include "shmguard/values/json_patch.h"
+#include "core/values/json_patch.h"
 
-#include "shmguard/values/compact_json.h"
+#include "core/values/compact_json.h"
 
 namespace shmguard {
 

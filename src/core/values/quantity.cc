@@ -1,16 +1,20 @@
 // Kubernetes quantity parsing and canonical printing, following apimachinery's
 // pkg/api/resource quantity.go (ParseQuantity, CanonicalizeBytes) and suffix.go step by step,
 // including its fast path, which decides when the input text is kept as the canonical form.
-#include "shmguard/values/quantity.h"
+#include "core/values/quantity.h"
 
 #include <algorithm>
 #include <array>
 #include <iterator>
 #include <limits>
 
-#include "decimal.h"
+#include "core/values/internal/decimal.h"
 
 namespace shmguard {
+
+using values::CompareAbs;
+using values::Int128ToString;
+using values::Pow10;
 namespace {
 
 using i128 = Int128;

@@ -1,13 +1,13 @@
 // ParseReview, Decide and FixedByPatch.
-#include "shmguard/verdict/admission.h"
+#include "core/verdict/admission.h"
 
 #include <iterator>
 #include <optional>
 #include <string_view>
 
-#include "shmguard/patch/policy_floor.h"
-#include "shmguard/workloads/compose.h"
-#include "shmguard/workloads/pod_templates.h"
+#include "core/patch/policy_floor.h"
+#include "core/workloads/compose.h"
+#include "core/workloads/pod_templates.h"
 
 namespace shmguard {
 namespace {

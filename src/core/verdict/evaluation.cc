@@ -1,13 +1,15 @@
 // Evaluate: discovery, the namespace's rule, the exemptions, and every pod template's verdict
 // (EvaluatePod) gathered into the workload's verdict and patch.
-#include "shmguard/verdict/evaluation.h"
+#include "core/verdict/evaluation.h"
 
 #include <algorithm>
 #include <iterator>
 
-#include "pod_evaluation.h"
+#include "core/verdict/internal/pod_evaluation.h"
 
 namespace shmguard {
+
+using verdict::EvaluatePod;
 namespace {
 
 // An evaluation stopped because its work budget was spent: review-over-budget, and nothing of

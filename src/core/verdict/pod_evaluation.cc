@@ -2,7 +2,7 @@
 // sized from its DataLoader annotations, or, without them, a GPU pod's floor and estimate — and
 // handed to shm_remedy for the patch. Every reason is a Finding (checks.h); nothing here is put
 // in words.
-#include "pod_evaluation.h"
+#include "core/verdict/internal/pod_evaluation.h"
 
 #include <algorithm>
 #include <iterator>
@@ -11,7 +11,7 @@
 #include "core/patch/shm_remedy.h"
 #include "core/sizing/pod_sizing.h"
 
-namespace shmguard {
+namespace shmguard::verdict {
 namespace {
 
 // Records `f` for `pe`'s pod.
@@ -335,4 +335,4 @@ PodEvaluation EvaluatePod(const PodStage& s) {
   return std::move(j.pe);
 }
 
-}  // namespace shmguard
+}  // namespace shmguard::verdict

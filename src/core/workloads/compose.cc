@@ -1,13 +1,13 @@
 // Compose documents: services read as one-container pods, shm_size and ulimits patched.
-#include "shmguard/workloads/compose.h"
+#include "core/workloads/compose.h"
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 
-#include "shmguard/values/compact_json.h"
-#include "shmguard/values/json_patch.h"
-#include "shmguard/values/quantity.h"
+#include "core/values/compact_json.h"
+#include "core/values/json_patch.h"
+#include "core/values/quantity.h"
 
 namespace shmguard {
 namespace {

@@ -5,15 +5,15 @@
 // pkg/controller/v1beta1/inferenceservice/components/predictor.go (buildPodSpec,
 // buildObjectMeta, multiNodeProcess) and inferenceservice/utils/utils.go
 // (MergeServingRuntimeAndInferenceServiceSpecs, MergeRuntimeContainers, MergePodSpec).
-#include "inference_service.h"
+#include "core/workloads/internal/inference_service.h"
 
 #include <string>
 #include <utility>
 
-#include "kinds.h"
-#include "spec_merge.h"
+#include "core/workloads/internal/kinds.h"
+#include "core/workloads/internal/spec_merge.h"
 
-namespace shmguard {
+namespace shmguard::workloads {
 namespace {
 
 using nlohmann::json;
@@ -257,4 +257,4 @@ Result<Workload> ReadInferenceService(JsonNode object, const RuntimeCatalog* run
   return w;
 }
 
-}  // namespace shmguard
+}  // namespace shmguard::workloads

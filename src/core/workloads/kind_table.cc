@@ -15,9 +15,9 @@
 #include <string_view>
 #include <vector>
 
-#include "kinds.h"
+#include "core/workloads/internal/kinds.h"
 
-namespace shmguard {
+namespace shmguard::workloads {
 namespace {
 
 constexpr Part kNone{Shape::kTemplate, "", "", ""};
@@ -162,6 +162,14 @@ Result<const KindSpec*> LookUpKind(const std::string& api_version, const std::st
   }
   return MakeError(Code::kUnsupportedKind, what + " is not a workload shmguard sizes (" + KindNames() + ")");
 }
+
+}  // namespace shmguard::workloads
+
+namespace shmguard {
+
+using workloads::FindKind;
+using workloads::KindSpec;
+using workloads::kKinds;
 
 std::vector<KindInfo> KnownKinds() {
   std::vector<KindInfo> out;

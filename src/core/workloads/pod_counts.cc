@@ -6,9 +6,9 @@
 #include <string>
 #include <utility>
 
-#include "kinds.h"
+#include "core/workloads/internal/kinds.h"
 
-namespace shmguard {
+namespace shmguard::workloads {
 namespace {
 
 // An optional integer field (replicas, parallelism); `fallback` when absent or not an integer.
@@ -261,4 +261,4 @@ void CountPods(JsonNode object, const KindSpec& k, const std::vector<Found>& fou
   kCounters[static_cast<size_t>(k.count)].fill(Counting{object, k, found, w});
 }
 
-}  // namespace shmguard
+}  // namespace shmguard::workloads

@@ -1,19 +1,19 @@
 // FindPodTemplates: a kind's line of the table (kind_table.cc) -> where its pod templates are
 // (how its controller counts pods and processes is pod_counts.cc), the annotation merge, and
 // each template's words and pointers.
-#include "shmguard/workloads/pod_templates.h"
+#include "core/workloads/pod_templates.h"
 
 #include <algorithm>
 #include <array>
 #include <string_view>
 
-#include "inference_service.h"
-#include "kinds.h"
-#include "shmguard/values/json_patch.h"
-#include "shmguard/workloads/compose.h"
-#include "train_job.h"
+#include "core/values/json_patch.h"
+#include "core/workloads/compose.h"
+#include "core/workloads/internal/inference_service.h"
+#include "core/workloads/internal/kinds.h"
+#include "core/workloads/internal/train_job.h"
 
-namespace shmguard {
+namespace shmguard::workloads {
 namespace {
 
 // An Argo template's containers (argoproj/argo-workflows pkg/apis/workflow/v1alpha1
@@ -208,11 +208,14 @@ Result<Workload> ReadKind(JsonNode object, const RuntimeCatalog* runtimes) {
 }
 
 }  // namespace
+}  // namespace shmguard::workloads
+
+namespace shmguard {
 
 Result<Workload> FindPodTemplates(JsonNode object, const RuntimeCatalog* runtimes) {
-  Result<Workload> w = ReadKind(object, runtimes);
+  Result<Workload> w = workloads::ReadKind(object, runtimes);
   if (w) {
-    for (PodTemplate& t : w->templates) Name(t);
+    for (PodTemplate& t : w->templates) workloads::Name(t);
   }
   return w;
 }

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "shmguard/workloads/pod_templates.h"
+#include "core/workloads/pod_templates.h"
 
 namespace shmguard {
 namespace {

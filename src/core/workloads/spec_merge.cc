@@ -1,11 +1,11 @@
 // MergeSpec and ObjectAt. Source: kubernetes/api core/v1/types.go (the patchMergeKey tags of
 // PodSpec.Containers, InitContainers, Volumes, Container.Env and VolumeMounts), and
 // kubernetes-sigs/jobset api/jobset/v1alpha2/jobset_types.go (replicatedJobs, merged by name).
-#include "spec_merge.h"
+#include "core/workloads/internal/spec_merge.h"
 
 #include <algorithm>
 
-namespace shmguard {
+namespace shmguard::workloads {
 namespace {
 
 using nlohmann::json;
@@ -56,4 +56,4 @@ json* ObjectAt(json& j, std::initializer_list<const char*> path) {
   return cur->is_object() ? cur : nullptr;
 }
 
-}  // namespace shmguard
+}  // namespace shmguard::workloads

@@ -3,16 +3,16 @@
 // podTemplateOverrides in v2.1, podSpecOverrides in v2.0), pkg/runtime/framework/plugins/
 // {torch,jobset}/ (numNodes, numProcPerNode, resourcesPerNode on the trainer job's "node"
 // container), and the JobSet's trainjob-ancestor-step label naming the trainer job.
-#include "train_job.h"
+#include "core/workloads/internal/train_job.h"
 
 #include <algorithm>
 #include <utility>
 
-#include "kinds.h"
-#include "shmguard/values/json_patch.h"
-#include "spec_merge.h"
+#include "core/values/json_patch.h"
+#include "core/workloads/internal/kinds.h"
+#include "core/workloads/internal/spec_merge.h"
 
-namespace shmguard {
+namespace shmguard::workloads {
 namespace {
 
 using nlohmann::json;
@@ -233,4 +233,4 @@ Result<Workload> ReadTrainJob(JsonNode object, const RuntimeCatalog* runtimes, W
   return w;
 }
 
-}  // namespace shmguard
+}  // namespace shmguard::workloads

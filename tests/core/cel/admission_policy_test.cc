@@ -1,7 +1,7 @@
 // ExportAdmissionPolicies: the objects policy mode installs, from the policy file's settings;
 // every value a variable of its own, escaped, and what CEL cannot hold refused. That the API server's answers under
 // them match the webhook's is e2e/policy_mode_test.go's to show; here, what the objects carry.
-#include "shmguard/cel/admission_policy.h"
+#include "core/cel/admission_policy.h"
 
 #include <fnmatch.h>
 

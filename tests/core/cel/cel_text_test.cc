@@ -1,12 +1,12 @@
 // CEL text: literals that hold any value exactly, and the arithmetic policy mode writes in CEL.
 // That the API server computes what the webhook does with them is e2e/policy_mode_test.go's to
 // show; here, the text.
-#include "core/cel/cel_text.h"
+#include "core/cel/internal/cel_text.h"
 
 #include <catch2/catch.hpp>
 #include <string>
 
-namespace shmguard {
+namespace shmguard::cel {
 namespace {
 
 TEST_CASE("CelString holds any bytes in one single-quoted line", "[cel_text]") {
@@ -75,4 +75,4 @@ TEST_CASE("The arithmetic's expressions read what they are given and the policy'
 }
 
 }  // namespace
-}  // namespace shmguard
+}  // namespace shmguard::cel

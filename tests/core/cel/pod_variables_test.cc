@@ -1,15 +1,15 @@
 // PodVariables: policy mode's pod path as CEL variables, in an order in which each reads only the
 // policy's values and the variables before it.
-#include "core/cel/pod_variables.h"
+#include "core/cel/internal/pod_variables.h"
 
 #include <catch2/catch.hpp>
 #include <regex>
 #include <set>
 #include <string>
 
-#include "shmguard/cel/admission_policy.h"
+#include "core/cel/admission_policy.h"
 
-namespace shmguard {
+namespace shmguard::cel {
 namespace {
 
 TEST_CASE("PodVariables reads only the policy's values and the variables before each", "[pod_variables]") {
@@ -65,4 +65,4 @@ TEST_CASE("PodVariables is the same text for every policy", "[pod_variables]") {
 }
 
 }  // namespace
-}  // namespace shmguard
+}  // namespace shmguard::cel

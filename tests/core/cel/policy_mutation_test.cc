@@ -1,15 +1,15 @@
 // PatchExpression and PlanExpression: policy mode's mutation, fixed text that reads the
 // variables PodVariables defines.
-#include "core/cel/policy_mutation.h"
+#include "core/cel/internal/policy_mutation.h"
 
 #include <catch2/catch.hpp>
 #include <regex>
 #include <set>
 #include <string>
 
-#include "core/cel/pod_variables.h"
+#include "core/cel/internal/pod_variables.h"
 
-namespace shmguard {
+namespace shmguard::cel {
 namespace {
 
 TEST_CASE("PatchExpression writes the plan always in policy mode and only with a change in hybrid mode",
@@ -48,4 +48,4 @@ TEST_CASE("The mutation reads only variables the pod's path defines, and the pla
 }
 
 }  // namespace
-}  // namespace shmguard
+}  // namespace shmguard::cel

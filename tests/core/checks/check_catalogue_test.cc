@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 #include <set>
 
-#include "shmguard/checks/checks.h"
-#include "shmguard/plan/shm_plan.h"
+#include "core/checks/checks.h"
+#include "core/plan/shm_plan.h"
 
 namespace shmguard {
 namespace {

@@ -1,10 +1,10 @@
 // The checks' shared words and those that take more than an expression, from a finding's
 // numbers and values.
-#include "core/checks/check_words.h"
+#include "core/checks/internal/check_words.h"
 
 #include <catch2/catch.hpp>
 
-namespace shmguard::check_words {
+namespace shmguard::checks {
 namespace {
 
 constexpr int64_t kGi = int64_t{1} << 30;
@@ -51,4 +51,4 @@ TEST_CASE("The longer words say each number they are given", "[check_words]") {
 }
 
 }  // namespace
-}  // namespace shmguard::check_words
+}  // namespace shmguard::checks

@@ -1,6 +1,6 @@
 // The catalogue of checks: one row per Check, stable kebab-case IDs, a section of docs/checks.md
 // for each that names the row's numbers and values; Finding's accessors, which take no others.
-#include "shmguard/checks/checks.h"
+#include "core/checks/checks.h"
 
 #include <catch2/catch.hpp>
 #include <set>

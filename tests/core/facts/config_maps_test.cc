@@ -1,11 +1,11 @@
 // ResolveConfigMaps: what ConfigMaps put in a pod's containers (envFrom's variables, the files
 // configMap volumes mount), and a server's launch read with them: a vLLM or SGLang --config
 // file's flags under the command line's, VLLM_* from envFrom under env's.
-#include "shmguard/facts/config_maps.h"
+#include "core/facts/config_maps.h"
 
 #include <catch2/catch.hpp>
 
-#include "shmguard/facts/pod_facts.h"
+#include "core/facts/pod_facts.h"
 #include "test_util.h"
 
 namespace shmguard {

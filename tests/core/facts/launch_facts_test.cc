@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "shmguard/facts/pod_facts.h"
+#include "core/facts/pod_facts.h"
 #include "test_util.h"
 
 namespace shmguard {

@@ -1,10 +1,10 @@
 // ReadPodFacts: GPUs, memory limits, mounts, IPC_LOCK and volumes (processes, nodes and NCCL
 // settings in launch_facts_test.cc).
-#include "shmguard/facts/pod_facts.h"
+#include "core/facts/pod_facts.h"
 
 #include <catch2/catch.hpp>
 
-#include "shmguard/workloads/pod_templates.h"
+#include "core/workloads/pod_templates.h"
 #include "test_util.h"
 
 namespace shmguard {

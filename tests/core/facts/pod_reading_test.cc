@@ -3,8 +3,8 @@
 // words and in bytes.
 #include <catch2/catch.hpp>
 
-#include "shmguard/facts/pod_facts.h"
-#include "shmguard/workloads/pod_templates.h"
+#include "core/facts/pod_facts.h"
+#include "core/workloads/pod_templates.h"
 #include "test_util.h"
 
 namespace shmguard {

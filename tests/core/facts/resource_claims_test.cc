@@ -1,10 +1,10 @@
 // ReadClaimDevices, ClaimIndex and ResolveClaimGpus: the GPUs a pod's containers get through
 // resource claims, and Evaluate sizing such a pod when the claims are known.
-#include "shmguard/facts/resource_claims.h"
+#include "core/facts/resource_claims.h"
 
 #include <catch2/catch.hpp>
 
-#include "shmguard/verdict/evaluation.h"
+#include "core/verdict/evaluation.h"
 #include "test_util.h"
 
 namespace shmguard {

@@ -1,11 +1,11 @@
 // ReadShmMount (through ReadPodFacts): what a pod has at /dev/shm, for every kind of volume;
 // ReadShm and DescribeShm: what KubeRay and Docker put there, and the words for it.
-#include "shmguard/facts/shm_mount.h"
+#include "core/facts/shm_mount.h"
 
 #include <catch2/catch.hpp>
 
-#include "shmguard/facts/pod_facts.h"
-#include "shmguard/workloads/pod_templates.h"
+#include "core/facts/pod_facts.h"
+#include "core/workloads/pod_templates.h"
 #include "test_util.h"
 
 namespace shmguard {

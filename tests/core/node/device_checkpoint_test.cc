@@ -1,7 +1,7 @@
 // ReadDeviceShmMounts: a device plugin's /dev/shm mount read from the kubelet's device manager
 // checkpoint (the real kubelet's file is read on the node, e2e/node/mps_test.go), and
 // VolumeAtDevShm.
-#include "shmguard/node/device_checkpoint.h"
+#include "core/node/device_checkpoint.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 // Leaked segments, the pure part: the files a process maps, the pod a process belongs to, which
 // of a volume's files are leaked, a pod's run state, and when the agent may delete them.
-#include "shmguard/node/leaked_segments.h"
+#include "core/node/leaked_segments.h"
 
 #include <sys/sysmacros.h>
 

@@ -1,10 +1,10 @@
 // FindShmVolumes and ShmWatch: the node agent's reading of a pod and of its samples.
-#include "shmguard/node/shm_watch.h"
+#include "core/node/shm_watch.h"
 
 #include <catch2/catch.hpp>
 #include <optional>
 
-#include "shmguard/verdict/evaluation.h"
+#include "core/verdict/evaluation.h"
 
 namespace shmguard {
 namespace {

@@ -1,6 +1,6 @@
 // BuildServicePatch: a Compose service gets shm_size (as Docker reads it) where a pod gets a dshm,
 // and unlimited locked memory where a pod gets IPC_LOCK; nothing when it already conforms.
-#include "shmguard/patch/compose_patch.h"
+#include "core/patch/compose_patch.h"
 
 #include <catch2/catch.hpp>
 

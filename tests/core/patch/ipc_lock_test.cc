@@ -1,7 +1,7 @@
 // AddsIpcLock, NeedsMemlockAsNonRoot and AddsMemlockUlimit over containers read with
 // ReadPodFacts: what brings RDMA (a resource, the env), whom the container runs as, and each
 // ipcLock mode (docs/sources.md §6).
-#include "shmguard/patch/ipc_lock.h"
+#include "core/patch/ipc_lock.h"
 
 #include <catch2/catch.hpp>
 #include <string>

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "shmguard/verdict/evaluation.h"
+#include "core/verdict/evaluation.h"
 
 namespace shmguard::patch_test {
 

@@ -1,6 +1,6 @@
 // ReadPolicyFloor and UndoPolicyFloor: the exported policy's floor read from its plan annotation,
 // and the pod as its author wrote it.
-#include "shmguard/patch/policy_floor.h"
+#include "core/patch/policy_floor.h"
 
 #include <catch2/catch.hpp>
 #include <optional>

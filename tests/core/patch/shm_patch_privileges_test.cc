@@ -5,7 +5,7 @@
 #include <set>
 
 #include "core/patch/patch_check.h"
-#include "shmguard/patch/shm_patch.h"
+#include "core/patch/shm_patch.h"
 #include "test_util.h"
 
 namespace shmguard {

@@ -1,13 +1,13 @@
 // BuildPodPatch through Evaluate (the volume and its mounts; IPC_LOCK and hostIPC are in
 // shm_patch_privileges_test.cc): every patch is applied with nlohmann's RFC 6902 json::patch,
 // the result is checked field by field, and evaluating the patched object gives no patch.
-#include "shmguard/patch/shm_patch.h"
+#include "core/patch/shm_patch.h"
 
 #include <catch2/catch.hpp>
 
 #include "core/patch/patch_check.h"
-#include "shmguard/values/json_patch.h"
-#include "shmguard/verdict/evaluation.h"
+#include "core/values/json_patch.h"
+#include "core/verdict/evaluation.h"
 #include "test_util.h"
 
 namespace shmguard {

@@ -4,8 +4,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "shmguard/facts/pod_facts.h"
-#include "shmguard/facts/shm_mount.h"
+#include "core/facts/pod_facts.h"
+#include "core/facts/shm_mount.h"
 #include "test_util.h"
 
 namespace shmguard {

@@ -1,12 +1,12 @@
 // EstimateShm and the unannotated rule through Evaluate: GPU pods without DataLoader
 // annotations get the floor or a share of the memory limit; what they have wins over a guess.
-#include "shmguard/plan/shm_estimate.h"
+#include "core/plan/shm_estimate.h"
 
 #include <catch2/catch.hpp>
 
-#include "shmguard/facts/pod_facts.h"
-#include "shmguard/verdict/admission.h"
-#include "shmguard/verdict/evaluation.h"
+#include "core/facts/pod_facts.h"
+#include "core/verdict/admission.h"
+#include "core/verdict/evaluation.h"
 #include "test_util.h"
 
 namespace shmguard {

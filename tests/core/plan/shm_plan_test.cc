@@ -1,6 +1,6 @@
 // PlanShm: the arithmetic of docs/sources.md §1, overflow, and the measured DataLoader peaks
 // (tests/testdata/shm-truth, measured with torch 1.13 on this kind of machine).
-#include "shmguard/plan/shm_plan.h"
+#include "core/plan/shm_plan.h"
 
 #include <catch2/catch.hpp>
 #include <cstdio>
@@ -10,7 +10,7 @@
 #include <tuple>
 #include <vector>
 
-#include "shmguard/values/human_units.h"
+#include "core/values/human_units.h"
 #include "test_util.h"
 
 namespace shmguard {

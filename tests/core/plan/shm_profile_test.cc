@@ -1,5 +1,5 @@
 // WorkloadCandidates, ShmProfile objects, the index of them and the learned size.
-#include "shmguard/plan/shm_profile.h"
+#include "core/plan/shm_profile.h"
 
 #include <catch2/catch.hpp>
 #include <limits>

@@ -1,6 +1,6 @@
 // Policy: the documented defaults, namespace matching (fnmatch globs, first match wins) and the
 // names of the enums as the config file writes them.
-#include "shmguard/policy/policy.h"
+#include "core/policy/policy.h"
 
 #include <catch2/catch.hpp>
 #include <set>

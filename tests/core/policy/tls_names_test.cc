@@ -1,5 +1,5 @@
 // ParseTlsVersion, KnownCipherSuites, DefaultCipherSuites and ParseCipherSuites.
-#include "shmguard/policy/tls_names.h"
+#include "core/policy/tls_names.h"
 
 #include <catch2/catch.hpp>
 #include <set>

@@ -4,11 +4,11 @@
 // pod.
 #include <catch2/catch.hpp>
 
-#include "core/servers/vllm_words.h"
+#include "core/facts/pod_facts.h"
+#include "core/policy/policy.h"
+#include "core/servers/internal/vllm_words.h"
+#include "core/workloads/pod_templates.h"
 #include "servers_test_util.h"
-#include "shmguard/facts/pod_facts.h"
-#include "shmguard/policy/policy.h"
-#include "shmguard/workloads/pod_templates.h"
 
 namespace shmguard {
 namespace {

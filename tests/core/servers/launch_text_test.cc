@@ -1,6 +1,6 @@
 // SplitLaunch, Env and the servers' number parsers, as the kubelet, a shell, Python and Rust read
 // the same text.
-#include "core/servers/launch_text.h"
+#include "core/servers/internal/launch_text.h"
 
 #include <catch2/catch.hpp>
 

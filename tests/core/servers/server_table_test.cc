@@ -5,10 +5,10 @@
 #include <set>
 
 #include "core/patch/plan_annotation.h"
+#include "core/servers/server_plan.h"
 #include "core/sizing/pod_sizing.h"
-#include "io/manifests.h"
-#include "shmguard/servers/server_plan.h"
-#include "shmguard/verdict/evaluation.h"
+#include "core/verdict/evaluation.h"
+#include "io/files/manifests.h"
 #include "test_util.h"
 
 namespace shmguard {

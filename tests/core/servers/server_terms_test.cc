@@ -3,7 +3,7 @@
 // store, and the terms in words.
 #include <catch2/catch.hpp>
 
-#include "core/servers/server_rows.h"
+#include "core/servers/internal/server_rows.h"
 #include "servers_test_util.h"
 
 namespace shmguard {

@@ -5,10 +5,10 @@
 #include <optional>
 #include <string>
 
-#include "shmguard/plan/shm_plan.h"
-#include "shmguard/policy/policy.h"
-#include "shmguard/servers/server_plan.h"
-#include "shmguard/values/json_node.h"
+#include "core/plan/shm_plan.h"
+#include "core/policy/policy.h"
+#include "core/servers/server_plan.h"
+#include "core/values/json_node.h"
 #include "test_util.h"
 
 namespace shmguard::test {

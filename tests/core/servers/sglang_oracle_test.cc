@@ -7,8 +7,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "core/values/container_config.h"
 #include "servers_test_util.h"
-#include "shmguard/values/container_config.h"
 
 namespace shmguard {
 namespace {

@@ -3,10 +3,10 @@
 // the plan before NCCL at least that and at most 1.5 × it + 1 GiB.
 #include <catch2/catch.hpp>
 
-#include "shmguard/plan/shm_plan.h"
-#include "shmguard/policy/policy.h"
-#include "shmguard/servers/server_plan.h"
-#include "shmguard/values/json_node.h"
+#include "core/plan/shm_plan.h"
+#include "core/policy/policy.h"
+#include "core/servers/server_plan.h"
+#include "core/values/json_node.h"
 #include "test_util.h"
 
 namespace shmguard {

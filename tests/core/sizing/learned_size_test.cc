@@ -2,8 +2,8 @@
 // max(the formula's size, observed peak × margin), say so, and meet the same memory rules.
 #include <catch2/catch.hpp>
 
-#include "shmguard/values/quantity.h"
-#include "shmguard/verdict/evaluation.h"
+#include "core/values/quantity.h"
+#include "core/verdict/evaluation.h"
 #include "test_util.h"
 
 namespace shmguard {

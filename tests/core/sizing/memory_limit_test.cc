@@ -1,6 +1,6 @@
 // CheckLimit and MemoryLimitDenial: a /dev/shm size against the memory limit, exactly at the
 // boundaries (docs/sources.md §4), as findings with their numbers.
-#include "shmguard/sizing/memory_limit.h"
+#include "core/sizing/memory_limit.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,12 +1,12 @@
 // CompactJson: byte for byte what nlohmann's dump gives, on edge cases and on all test data.
-#include "shmguard/values/compact_json.h"
+#include "core/values/compact_json.h"
 
 #include <catch2/catch.hpp>
 #include <limits>
 #include <sstream>
 
-#include "cli/audit_command.h"
-#include "shmguard/verdict/evaluation.h"
+#include "core/verdict/evaluation.h"
+#include "io/files/manifests.h"
 #include "test_util.h"
 
 namespace shmguard {
@@ -76,10 +76,13 @@ TEST_CASE("JsonQuoted finds a byte to escape wherever it lies in a word", "[comp
 TEST_CASE("CompactJson and JsonPatch write what dump writes over all test data and its patches",
           "[compact_json][corpus]") {
   SHMGUARD_REQUIRE_CORPUS();
-  std::istringstream none;
-  auto result = cli::CollectAudit({test::CorpusPath(), std::string(SOURCE_DIR) + "/examples"}, Policy{}, none);
+  std::vector<io::Document> documents;
+  for (const auto& input : io::ExpandPaths({test::CorpusPath(), std::string(SOURCE_DIR) + "/examples"})) {
+    REQUIRE_FALSE(input.error);
+    for (auto& doc : io::ParseManifests(*io::ReadFileText(input.path), input.path)) documents.push_back(std::move(doc));
+  }
   int compared = 0;
-  for (const auto& doc : result.documents) {
+  for (const auto& doc : documents) {
     if (!doc.object) continue;
     CAPTURE(doc.file, doc.index);
     const json object = doc.object->ToJson();
@@ -87,7 +90,7 @@ TEST_CASE("CompactJson and JsonPatch write what dump writes over all test data a
     ++compared;
   }
   int patches = 0;
-  for (const auto& doc : result.documents) {  // a JsonPatch's text is what its tree dumps as
+  for (const auto& doc : documents) {  // a JsonPatch's text is what its tree dumps as
     if (!doc.object || !doc.object->Root().IsObject()) continue;
     const json written = doc.object->ToJson();
     json annotated = written;

@@ -1,11 +1,11 @@
 // Pow10, CompareAbs and Int128ToString: the 128-bit decimal arithmetic quantities rest on.
-#include "core/values/decimal.h"
+#include "core/values/internal/decimal.h"
 
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <limits>
 
-namespace shmguard {
+namespace shmguard::values {
 namespace {
 
 TEST_CASE("Pow10 reaches 10^37", "[decimal]") {
@@ -50,4 +50,4 @@ TEST_CASE("Int128ToString prints all 128 bits", "[decimal]") {
 }
 
 }  // namespace
-}  // namespace shmguard
+}  // namespace shmguard::values

@@ -1,6 +1,6 @@
 // Docker's byte values: what go-units RAMInBytes reads, the Compose field forms, and the
 // shortest text that reads back to the same bytes.
-#include "shmguard/values/docker_bytes.h"
+#include "core/values/docker_bytes.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 // ParseCount and ReadQuantityField: counts and quantities as objects write them, and the field
 // named on error.
-#include "shmguard/values/field_values.h"
+#include "core/values/field_values.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 // GlobRegex: a policy glob read as fnmatch(3) reads it, as RE2 — the same names on both sides,
 // or refused.
-#include "shmguard/values/glob.h"
+#include "core/values/glob.h"
 
 #include <fnmatch.h>
 

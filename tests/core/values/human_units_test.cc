@@ -1,6 +1,6 @@
 // Numbers for people: a byte count exact when it can be, a factor in millionths, a count with
 // its noun.
-#include "shmguard/values/human_units.h"
+#include "core/values/human_units.h"
 
 #include <catch2/catch.hpp>
 

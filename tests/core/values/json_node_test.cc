@@ -1,12 +1,12 @@
 // JsonNode: the same reads over both backings, an nlohmann value and a simdjson-layout tape
 // (io::ParseJsonView), including the Kubernetes rules the core relies on (null is absent, the
 // last of a repeated key wins) and FollowPointer.
-#include "shmguard/values/json_node.h"
+#include "core/values/json_node.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 
-#include "io/fast_json.h"
+#include "io/formats/fast_json.h"
 
 namespace shmguard {
 namespace {

@@ -1,6 +1,6 @@
 // JsonPatch: operations written as JSON text that nlohmann reads back and applies as RFC 6902
 // says; RFC 6901 escaping of reference tokens.
-#include "shmguard/values/json_patch.h"
+#include "core/values/json_patch.h"
 
 #include <catch2/catch.hpp>
 #include <functional>

@@ -1,5 +1,5 @@
 // ParseQuantity / FormatQuantity / QuantityValue against apimachinery's behaviour (docs/sources.md §7).
-#include "shmguard/values/quantity.h"
+#include "core/values/quantity.h"
 
 #include <catch2/catch.hpp>
 #include <limits>

@@ -1,6 +1,6 @@
 // ParseReview and Decide (both faces, every mode); the words of its answers are
 // tests/server/admission_words_test.cc.
-#include "shmguard/verdict/admission.h"
+#include "core/verdict/admission.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,12 +1,12 @@
 // Evaluate: verdicts and the reasons behind them (docs/sources.md §1, §3, §5).
-#include "shmguard/verdict/evaluation.h"
+#include "core/verdict/evaluation.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
 
-#include "io/manifests.h"
+#include "io/files/manifests.h"
 #include "test_util.h"
 
 namespace shmguard {

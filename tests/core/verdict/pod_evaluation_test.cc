@@ -1,13 +1,13 @@
 // EvaluatePod: one pod template's verdict and the reason behind it, naming the field a user
 // must change (docs/sources.md §1, §3, §5).
-#include "core/verdict/pod_evaluation.h"
+#include "core/verdict/internal/pod_evaluation.h"
 
 #include <catch2/catch.hpp>
 
 #include "core/patch/shm_remedy.h"
 #include "test_util.h"
 
-namespace shmguard {
+namespace shmguard::verdict {
 namespace {
 
 using nlohmann::json;
@@ -225,4 +225,4 @@ spec:
 }
 
 }  // namespace
-}  // namespace shmguard
+}  // namespace shmguard::verdict

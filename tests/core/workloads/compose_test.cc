@@ -1,14 +1,14 @@
 // Compose documents: each service read as a pod, its /dev/shm, the plan and verdict, and the
 // shm_size/ulimits patch (Docker's byte values in docker_bytes_test.cc).
-#include "shmguard/workloads/compose.h"
+#include "core/workloads/compose.h"
 
 #include <catch2/catch.hpp>
 
-#include "io/manifests.h"
-#include "shmguard/facts/shm_mount.h"
-#include "shmguard/patch/compose_patch.h"
-#include "shmguard/values/quantity.h"
-#include "shmguard/verdict/evaluation.h"
+#include "core/facts/shm_mount.h"
+#include "core/patch/compose_patch.h"
+#include "core/values/quantity.h"
+#include "core/verdict/evaluation.h"
+#include "io/files/manifests.h"
 #include "test_util.h"
 
 namespace shmguard {

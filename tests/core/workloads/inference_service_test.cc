@@ -3,8 +3,8 @@
 // /dev/shm, and that none is ever patched. The LLMInferenceService: llm_inference_service_test.cc.
 #include <catch2/catch.hpp>
 
-#include "shmguard/facts/pod_facts.h"
-#include "shmguard/verdict/evaluation.h"
+#include "core/facts/pod_facts.h"
+#include "core/verdict/evaluation.h"
 #include "test_util.h"
 
 namespace shmguard {

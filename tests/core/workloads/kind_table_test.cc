@@ -3,10 +3,10 @@
 #include <catch2/catch.hpp>
 #include <set>
 
-#include "core/workloads/kinds.h"
-#include "shmguard/workloads/pod_templates.h"
+#include "core/workloads/internal/kinds.h"
+#include "core/workloads/pod_templates.h"
 
-namespace shmguard {
+namespace shmguard::workloads {
 namespace {
 
 TEST_CASE("The kind table holds each apiVersion and kind once, and finds each", "[kind_table]") {
@@ -49,4 +49,4 @@ TEST_CASE("LookUpKind names the versions a kind is read at, else every kind it r
 }
 
 }  // namespace
-}  // namespace shmguard
+}  // namespace shmguard::workloads

@@ -2,8 +2,8 @@
 // pod patched when it is created.
 #include <catch2/catch.hpp>
 
-#include "shmguard/verdict/evaluation.h"
-#include "shmguard/workloads/pod_templates.h"
+#include "core/verdict/evaluation.h"
+#include "core/workloads/pod_templates.h"
 #include "test_util.h"
 
 namespace shmguard {

@@ -2,7 +2,7 @@
 // processes in each, and the words reasons use for them ("9 pods (Master ×1, Worker ×8)").
 #include <catch2/catch.hpp>
 
-#include "shmguard/workloads/pod_templates.h"
+#include "core/workloads/pod_templates.h"
 #include "test_util.h"
 
 namespace shmguard {

@@ -1,11 +1,11 @@
 // FindPodTemplates over the kinds it knows, and the real JobSet examples.
-#include "shmguard/workloads/pod_templates.h"
+#include "core/workloads/pod_templates.h"
 
 #include <catch2/catch.hpp>
 
-#include "io/manifests.h"
-#include "shmguard/facts/pod_facts.h"
-#include "shmguard/verdict/evaluation.h"
+#include "core/facts/pod_facts.h"
+#include "core/verdict/evaluation.h"
+#include "io/files/manifests.h"
 #include "test_util.h"
 
 namespace shmguard {

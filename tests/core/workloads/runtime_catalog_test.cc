@@ -3,7 +3,7 @@
 // runtime KServe auto-selects for its model format.
 #include <catch2/catch.hpp>
 
-#include "shmguard/workloads/pod_templates.h"
+#include "core/workloads/pod_templates.h"
 #include "test_util.h"
 
 namespace shmguard {

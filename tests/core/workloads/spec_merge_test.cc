@@ -1,13 +1,13 @@
 // MergeSpec: a runtime's pod template overlaid as the API server's strategic merge does it —
 // objects member by member, the lists Kubernetes merges by key item by item, any other list
 // replaced — and ObjectAt, which makes the objects of a path.
-#include "core/workloads/spec_merge.h"
+#include "core/workloads/internal/spec_merge.h"
 
 #include <catch2/catch.hpp>
 
 #include "test_util.h"
 
-namespace shmguard {
+namespace shmguard::workloads {
 namespace {
 
 using nlohmann::json;
@@ -73,4 +73,4 @@ TEST_CASE("ObjectAt makes the objects of a path, and refuses one that is not an 
 }
 
 }  // namespace
-}  // namespace shmguard
+}  // namespace shmguard::workloads

@@ -2,8 +2,8 @@
 // and /dev/shm, and that it is never patched.
 #include <catch2/catch.hpp>
 
-#include "shmguard/facts/pod_facts.h"
-#include "shmguard/verdict/evaluation.h"
+#include "core/facts/pod_facts.h"
+#include "core/verdict/evaluation.h"
 #include "test_util.h"
 
 namespace shmguard {
