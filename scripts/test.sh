@@ -73,9 +73,10 @@ trap cleanup EXIT
 checks() {
   ./scripts/format.sh --check || return
   ./scripts/check-layers.sh || return
+  ./scripts/check-docs.sh || return
   (cd e2e && test -z "$(gofmt -l .)" && go vet ./...) || { echo "e2e: gofmt -l or go vet found problems" >&2; return 1; }
 }
-phase "format, layers, go vet" checks
+phase "format, layers, docs, go vet" checks
 # No debug info here: it is a third of the compile time, and CI only needs the verdicts.
 phase "build" env BUILD_DIR="${BUILD_DIR:-build}" ./scripts/build.sh -DSHMGUARD_WERROR=ON "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG"
 phase "ctest" ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j2 --output-junit "$logs/ctest.xml"
