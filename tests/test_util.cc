@@ -11,6 +11,7 @@
 
 #include "io/files/manifests.h"
 #include "io/words/finding_text.h"
+#include "test_documents.h"
 
 namespace shmguard::test {
 
@@ -145,6 +146,18 @@ std::string ReadCorpus(const std::string& relative) {
   INFO(CorpusPath(relative));
   REQUIRE(text.has_value());
   return *text;
+}
+
+std::vector<io::Document> ReadDocuments(const std::vector<std::string>& paths) {
+  std::vector<io::Document> out;
+  for (const auto& input : io::ExpandPaths(paths)) {
+    INFO(input.path);
+    REQUIRE_FALSE(input.error);
+    auto text = io::ReadFileText(input.path);
+    REQUIRE(text.has_value());
+    for (auto& doc : io::ParseManifests(*text, input.path)) out.push_back(std::move(doc));
+  }
+  return out;
 }
 
 nlohmann::json Yaml(const std::string& text) {

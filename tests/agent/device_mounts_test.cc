@@ -8,8 +8,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "server/tls_fixture.h"  // TempDir
 #include "test_util.h"
+#include "tls_fixture.h"  // TempDir
 
 namespace shmguard::agent {
 namespace {

@@ -16,8 +16,8 @@
 
 #include "agent/fake_proc.h"
 #include "agent/shm_agent.h"
-#include "server/tls_fixture.h"  // TempDir
 #include "test_util.h"
+#include "tls_fixture.h"  // TempDir
 
 namespace shmguard::agent {
 namespace {

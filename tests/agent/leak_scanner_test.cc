@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "agent/fake_proc.h"
-#include "server/tls_fixture.h"  // TempDir
+#include "tls_fixture.h"  // TempDir
 
 namespace shmguard::agent {
 namespace {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "kube/kube_client.h"
-#include "server/tls_fixture.h"
+#include "tls_fixture.h"
 
 namespace shmguard::test {
 

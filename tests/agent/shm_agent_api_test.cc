@@ -13,8 +13,8 @@
 #include "agent/shm_agent.h"
 #include "core/plan/shm_profile.h"
 #include "core/values/quantity.h"
-#include "server/tls_fixture.h"
 #include "test_util.h"
+#include "tls_fixture.h"
 
 namespace shmguard::agent {
 namespace {

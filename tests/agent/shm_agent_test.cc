@@ -7,8 +7,8 @@
 #include <catch2/catch.hpp>
 
 #include "kube/fake_api.h"
-#include "server/tls_fixture.h"
 #include "test_util.h"
+#include "tls_fixture.h"
 
 namespace shmguard::agent {
 namespace {

@@ -14,8 +14,8 @@
 #include "io/config/config.h"
 #include "io/files/manifests.h"
 #include "io/formats/yaml_json.h"
-#include "server/tls_fixture.h"
 #include "test_util.h"
+#include "tls_fixture.h"
 
 namespace shmguard::test {
 namespace {

@@ -16,8 +16,8 @@
 #include <thread>
 
 #include "http/https_server.h"
-#include "server/tls_fixture.h"
 #include "test_util.h"
+#include "tls_fixture.h"
 
 namespace shmguard::http {
 namespace {

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "server/tls_fixture.h"
+#include "tls_fixture.h"
 
 namespace shmguard::kube {
 namespace {

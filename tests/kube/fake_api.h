@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "kube/kube_config.h"
-#include "server/tls_fixture.h"
+#include "tls_fixture.h"
 
 namespace shmguard::test {
 

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <optional>
 
-#include "server/tls_fixture.h"  // TempDir
 #include "test_util.h"
+#include "tls_fixture.h"  // TempDir
 
 namespace shmguard::kube {
 namespace {

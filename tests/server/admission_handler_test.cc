@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "server/tls_fixture.h"
+#include "tls_fixture.h"
 
 namespace shmguard::server {
 namespace {

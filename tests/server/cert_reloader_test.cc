@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "server/tls_fixture.h"
+#include "tls_fixture.h"
 
 namespace shmguard::server {
 namespace {

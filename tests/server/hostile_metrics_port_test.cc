@@ -12,8 +12,8 @@
 #include <thread>
 
 #include "server/hostile_fixture.h"
-#include "server/tls_fixture.h"
 #include "test_util.h"
+#include "tls_fixture.h"
 
 namespace shmguard::server {
 namespace {

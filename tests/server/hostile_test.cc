@@ -15,8 +15,8 @@
 #include "server/hostile_fixture.h"
 #include "server/server.h"
 #include "server/test_server.h"
-#include "server/tls_fixture.h"
 #include "test_util.h"
+#include "tls_fixture.h"
 
 namespace shmguard::server {
 namespace {

@@ -14,8 +14,8 @@
 #include <thread>
 
 #include "server/test_server.h"
-#include "server/tls_fixture.h"
 #include "test_util.h"
+#include "tls_fixture.h"
 
 namespace shmguard::server {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "server/server.h"
-#include "server/tls_fixture.h"
+#include "tls_fixture.h"
 
 namespace shmguard::test {
 

@@ -11,8 +11,8 @@
 #include "cli/commands/audit_run.h"
 #include "cli/outputs/audit_output.h"
 #include "core/workloads/compose.h"
-#include "server/tls_fixture.h"
 #include "test_util.h"
+#include "tls_fixture.h"
 
 namespace shmguard::cli {
 namespace {

@@ -12,8 +12,8 @@
 #include "cli/commands/audit_command.h"
 #include "cli/commands/audit_run.h"
 #include "io/words/printable.h"
-#include "server/tls_fixture.h"
 #include "test_util.h"
+#include "tls_fixture.h"
 
 namespace shmguard::cli {
 namespace {

@@ -13,8 +13,8 @@
 #include <sstream>
 #include <thread>
 
-#include "server/tls_fixture.h"
 #include "test_util.h"
+#include "tls_fixture.h"
 
 namespace shmguard::test {
 namespace {

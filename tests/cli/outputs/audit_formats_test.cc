@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "cli/commands/audit_command.h"
-#include "server/tls_fixture.h"  // TempDir
 #include "test_util.h"
+#include "tls_fixture.h"  // TempDir
 
 namespace shmguard::cli {
 namespace {

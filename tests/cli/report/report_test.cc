@@ -5,8 +5,8 @@
 
 #include "cli/commands/report_command.h"
 #include "cli/report/report_model.h"
-#include "server/tls_fixture.h"  // TempDir
 #include "test_util.h"
+#include "tls_fixture.h"  // TempDir
 
 namespace shmguard::cli {
 namespace {

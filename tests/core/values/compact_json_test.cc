@@ -7,6 +7,7 @@
 
 #include "core/verdict/evaluation.h"
 #include "io/files/manifests.h"
+#include "test_documents.h"
 #include "test_util.h"
 
 namespace shmguard {
@@ -76,11 +77,7 @@ TEST_CASE("JsonQuoted finds a byte to escape wherever it lies in a word", "[comp
 TEST_CASE("CompactJson and JsonPatch write what dump writes over all test data and its patches",
           "[compact_json][corpus]") {
   SHMGUARD_REQUIRE_CORPUS();
-  std::vector<io::Document> documents;
-  for (const auto& input : io::ExpandPaths({test::CorpusPath(), std::string(SOURCE_DIR) + "/examples"})) {
-    REQUIRE_FALSE(input.error);
-    for (auto& doc : io::ParseManifests(*io::ReadFileText(input.path), input.path)) documents.push_back(std::move(doc));
-  }
+  const auto documents = test::ReadDocuments({test::CorpusPath(), std::string(SOURCE_DIR) + "/examples"});
   int compared = 0;
   for (const auto& doc : documents) {
     if (!doc.object) continue;

@@ -5,8 +5,8 @@
 #include <fstream>
 
 #include "io/files/input_limits.h"
-#include "server/tls_fixture.h"
 #include "test_util.h"
+#include "tls_fixture.h"
 
 namespace shmguard::io {
 namespace {

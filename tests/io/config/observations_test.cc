@@ -1,5 +1,5 @@
-// LoadObservations, and the audit sizing manifests from the profiles it reads
-// (`shmguard audit --observations FILE`).
+// LoadObservations, and a workload sized from the profiles it reads (as `shmguard audit
+// --observations FILE` sizes it).
 #include "io/config/observations.h"
 
 #include <sys/stat.h>
@@ -10,9 +10,11 @@
 #include <sstream>
 #include <thread>
 
-#include "cli/commands/audit_command.h"
 #include "core/checks/checks.h"
-#include "server/tls_fixture.h"
+#include "core/verdict/evaluation.h"
+#include "test_documents.h"
+#include "test_util.h"
+#include "tls_fixture.h"
 
 namespace shmguard::io {
 namespace {
@@ -98,7 +100,7 @@ TEST_CASE("LoadObservations names the file, line and field of what it cannot rea
   CHECK(missing.error().code == Code::kIo);
 }
 
-TEST_CASE("The audit says where an observed peak is above a manifest's /dev/shm", "[observations]") {
+TEST_CASE("Observations read from a file size a workload past its manifest's /dev/shm", "[observations]") {
   test::TempDir dir;
   std::ofstream(dir.File("list.yaml")) << kList;
   std::ofstream(dir.File("cron.yaml")) << R"(apiVersion: batch/v1
@@ -119,26 +121,17 @@ spec:
 )";
   auto index = LoadObservations(dir.File("list.yaml"));
   REQUIRE(index);
-  auto audit = [&](const ObservationIndex* observations) {
-    cli::AuditOptions o{{dir.File("cron.yaml")}, cli::AuditFormat::kJson};
-    o.observations = observations;
-    std::istringstream in;
-    std::ostringstream out, err;
-    cli::RunAudit(o, Policy{}, in, out, err);
-    return nlohmann::json::parse(out.str());
-  };
-  auto ids = [](const nlohmann::json& report) {
-    std::vector<std::string> out;
-    for (const auto& r : report["records"]) {
-      for (const auto& f : r["findings"]) out.push_back(f["id"]);
-    }
-    return out;
+  const auto documents = test::ReadDocuments({dir.File("cron.yaml")});
+  REQUIRE(documents.size() == 1);
+  const nlohmann::json cron = documents[0].object->ToJson();
+  auto ids = [&](const ObservationIndex* observations) {
+    return test::Ids(Evaluate(cron, Policy{}, {.observations = observations}).AllFindings());
   };
   auto has = [](const std::vector<std::string>& v, const char* id) { return std::count(v.begin(), v.end(), id) > 0; };
-  auto plain = ids(audit(nullptr));
+  auto plain = ids(nullptr);
   CHECK(has(plain, "shm-sufficient"));  // 1Gi is the floor: enough, by the formula
   CHECK_FALSE(has(plain, "sized-from-observation"));
-  auto observed = ids(audit(&*index));
+  auto observed = ids(&*index);
   CHECK(has(observed, "sized-from-observation"));
   CHECK(has(observed, "shm-below-need"));  // 1200Mi × 1.5 = 1800Mi above the manifest's 1Gi
 }

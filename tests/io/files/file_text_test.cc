@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "io/files/manifests.h"
-#include "server/tls_fixture.h"
+#include "tls_fixture.h"
 
 namespace shmguard::io {
 namespace {

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <thread>
 
-#include "server/tls_fixture.h"
+#include "tls_fixture.h"
 
 namespace shmguard::io {
 namespace {

@@ -5,11 +5,11 @@
 #include <catch2/catch.hpp>
 #include <sstream>
 
-#include "cli/commands/audit_command.h"
 #include "core/verdict/evaluation.h"
 #include "io/files/manifests.h"
 #include "io/formats/yaml_emit.h"
 #include "io/formats/yaml_json.h"
+#include "test_documents.h"
 #include "test_util.h"
 
 namespace shmguard::io {
@@ -196,10 +196,8 @@ void CheckSameEvaluation(const json& full, const std::string& what) {
 
 TEST_CASE("A tape and nlohmann's tree give the same Evaluation over the real-world data", "[fast_json][corpus]") {
   SHMGUARD_REQUIRE_CORPUS();
-  std::istringstream none;
-  auto result = cli::CollectAudit({test::CorpusPath(), std::string(SOURCE_DIR) + "/examples"}, Policy{}, none);
   int compared = 0;
-  for (const auto& doc : result.documents) {
+  for (const auto& doc : test::ReadDocuments({test::CorpusPath(), std::string(SOURCE_DIR) + "/examples"})) {
     if (!doc.object || !doc.object->Root().IsObject()) continue;
     const json full = doc.object->ToJson();
     CheckSameEvaluation(full, doc.object->Root(), doc.file + " as written");
@@ -299,10 +297,8 @@ TEST_CASE("A broken or unusual JSON List is parsed whole", "[fast_json]") {
 
 TEST_CASE("A List's items come out as each object parsed alone, over the real-world data", "[fast_json][corpus]") {
   SHMGUARD_REQUIRE_CORPUS();
-  std::istringstream none;
-  auto result = cli::CollectAudit({test::CorpusPath()}, Policy{}, none);
   json list = {{"kind", "List"}, {"apiVersion", "v1"}, {"items", json::array()}};
-  for (const auto& doc : result.documents) {
+  for (const auto& doc : test::ReadDocuments({test::CorpusPath()})) {
     if (doc.object && doc.object->Root().IsObject()) list["items"].push_back(doc.object->ToJson());
   }
   REQUIRE(list["items"].size() >= 100);

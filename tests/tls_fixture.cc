@@ -1,5 +1,5 @@
 // Implementation of the loopback TLS helpers.
-#include "server/tls_fixture.h"
+#include "tls_fixture.h"
 
 #include <arpa/inet.h>
 #include <httplib.h>
