@@ -74,9 +74,9 @@ checks() {
   ./scripts/format.sh --check || return
   ./scripts/check-layers.sh || return
   ./scripts/check-docs.sh || return
-  (cd e2e && test -z "$(gofmt -l .)" && go vet ./...) || { echo "e2e: gofmt -l or go vet found problems" >&2; return 1; }
+  (cd e2e && test -z "$(gofmt -l .)") || { echo "e2e: gofmt -l found problems" >&2; return 1; }
 }
-phase "format, layers, docs, go vet" checks
+phase "format, layers, docs" checks
 # No debug info here: it is a third of the compile time, and CI only needs the verdicts.
 phase "build" env BUILD_DIR="${BUILD_DIR:-build}" ./scripts/build.sh -DSHMGUARD_WERROR=ON "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG"
 phase "ctest" ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j2 --output-junit "$logs/ctest.xml"
@@ -101,6 +101,9 @@ sanitizers_pid=$!
 
 # The cluster's tools, started at the beginning: what is left of their build.
 phase "go tools (rest)" wait "$tools_pid" || { cat "$tools_log" >&2; exit 1; }
+# go vet over the e2e module: after the tools, whose build has fetched most of the modules it
+# reads (on a new machine, vetting first spent 511 s fetching them on the critical path).
+phase "go vet" bash -c 'cd e2e && go vet ./...'
 # The chart's alerts: promtool check rules on the rendered PrometheusRule, and their unit tests.
 phase "alerts (promtool)" ./scripts/check-alerts.sh
 # `shmguard report`'s page in a real browser: no request, no console error, filter, sort, numbers.
