@@ -1,8 +1,10 @@
-// MappedFiles, PodContainerOf, FindLeaked and what the agent reads of a pod to reclaim them.
+// MappedFiles, PodContainerOf, FindLeaked, LeftBehind and what the agent reads of a pod to reclaim them.
 #include "core/node/leaked_segments.h"
 
 #include <algorithm>
 #include <charconv>
+
+#include "core/values/timestamp.h"
 
 namespace shmguard {
 namespace {
@@ -104,12 +106,38 @@ LeakedSegments FindLeaked(const std::vector<ShmEntry>& entries, const std::set<F
   return out;
 }
 
+LeakedSegments LeftBehind(const std::vector<ShmEntry>& entries, const PodRunState& run) {
+  LeakedSegments out;
+  // Changed before `before` (seconds): before every process now running could touch it.
+  const int64_t before = run.running ? run.oldest_running_start : run.last_finished + 1;
+  if (before <= 1) return out;
+  for (const ShmEntry& e : entries) {
+    if (e.kind != ShmEntryKind::kRegular || e.changed >= before) continue;
+    out.files.push_back(e);
+    out.bytes += std::max<int64_t>(e.bytes, 0);
+  }
+  return out;
+}
+
 PodRunState ReadPodRunState(JsonNode pod) {
   PodRunState s;
+  bool start_unknown = false;
   for (const char* list : {"initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"}) {
     for (JsonNode c : pod.Find("status").Find(list).Items()) {
       if (c.Find("restartCount").IsInteger()) s.restarts += std::max<int64_t>(c.Find("restartCount").Integer(), 0);
-      if (c.Find("state").Find("running").IsObject()) s.running = true;
+      if (JsonNode running = c.Find("state").Find("running"); running.IsObject()) {
+        s.running = true;
+        const std::optional<int64_t> started = ParseRfc3339Utc(running.Find("startedAt").String());
+        if (!started) start_unknown = true;
+        if (started && (s.oldest_running_start == 0 || *started < s.oldest_running_start)) {
+          s.oldest_running_start = *started;
+        }
+      }
+      for (JsonNode ended : {c.Find("state").Find("terminated"), c.Find("lastState").Find("terminated")}) {
+        if (auto finished = ParseRfc3339Utc(ended.Find("finishedAt").String())) {
+          s.last_finished = std::max(s.last_finished, *finished);
+        }
+      }
       for (JsonNode id : {c.Find("containerID"), c.Find("lastState").Find("terminated").Find("containerID")}) {
         std::string_view text = id.String();
         if (const size_t sep = text.find("://"); sep != std::string_view::npos) text.remove_prefix(sep + 3);
@@ -117,6 +145,7 @@ PodRunState ReadPodRunState(JsonNode pod) {
       }
     }
   }
+  if (start_unknown) s.oldest_running_start = 0;  // a running container whose start is not known
   return s;
 }
 

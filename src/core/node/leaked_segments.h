@@ -3,8 +3,11 @@
 // a node. The data in an emptyDir volume is safe across container crashes"), so the segments a
 // crashed server or DataLoader left behind stay, count against the pod's memory limit and fill
 // /dev/shm until the pod is deleted. A file is leaked when no process of the pod holds it open or
-// maps it. No I/O: the node agent lists the volume (lstat) and reads the pod's processes
-// (/proc/PID/cgroup, fd, maps) and hands the numbers here.
+// maps it. The node agent reads that one of two ways: exactly, from the pod's processes
+// (/proc/PID/cgroup, fd, maps: FindLeaked), which takes the host's PID namespace and two
+// capabilities; or, with no privilege, from the pod's status and each file's change time (a file
+// no process has changed since before every process now running started: LeftBehind). No I/O:
+// the agent lists the volume (lstat) and hands the numbers here.
 #pragma once
 
 #include <compare>
@@ -48,7 +51,8 @@ struct ShmEntry {
   std::string path;  // relative to the volume: "psm_1f2e", "nccl/ring-0"
   FileId id;
   ShmEntryKind kind = ShmEntryKind::kOther;
-  int64_t bytes = 0;  // st_blocks × 512: the pages it holds, which is what it costs
+  int64_t bytes = 0;    // st_blocks × 512: the pages it holds, which is what it costs
+  int64_t changed = 0;  // st_ctime's seconds: its data, links or mode last changed (node clock)
 };
 
 // The leaked files of a volume: its regular files that no process of the pod holds (`held`:
@@ -61,14 +65,28 @@ struct LeakedSegments {
 LeakedSegments FindLeaked(const std::vector<ShmEntry>& entries, const std::set<FileId>& held);
 
 // What the node agent reads of a pod's containers from its status: the restarts of all its
-// containers, whether any of them runs, and the IDs of the containers it knows (the runtime's,
-// without "containerd://").
+// containers, whether any of them runs, the IDs of the containers it knows (the runtime's,
+// without "containerd://"), and two times in seconds since the epoch, whole seconds as the
+// kubelet writes them from this node's clock: the earliest start of the containers running now,
+// and the latest end of those that ended (0: none given).
 struct PodRunState {
   int64_t restarts = 0;
   bool running = false;
   std::set<std::string> container_ids;
+  int64_t oldest_running_start = 0;
+  int64_t last_finished = 0;
 };
 PodRunState ReadPodRunState(JsonNode pod);
+
+// The leaked files of a volume read without the pod's processes: its regular files last changed
+// before every process that runs in the pod now started, which therefore none of them created or
+// wrote. While a container runs: changed before the earliest start of the running ones (a start
+// is a whole second, so a file changed within that second is left out). While none runs: changed
+// no later than the last end; a container started since, which the status does not show yet,
+// changes its files after that. None while a container runs without a start time. What this
+// cannot see (docs/agent.md): a file a running process reopened without writing it is still
+// called leaked, and a file left while another container of the pod kept running is not.
+LeakedSegments LeftBehind(const std::vector<ShmEntry>& entries, const PodRunState& run);
 
 inline constexpr char kReclaimLeakedAnnotation[] = "shmguard.io/reclaim-leaked";
 

@@ -14,6 +14,7 @@
 
 #include "core/values/json_node.h"
 #include "core/values/result.h"
+#include "core/values/timestamp.h"
 #include "core/workloads/pod_templates.h"
 
 namespace shmguard {
@@ -71,10 +72,6 @@ class ObservationIndex {
  private:
   std::map<std::string, ObservedShm, std::less<>> by_key_;  // "namespace/workload"
 };
-
-// Seconds since the epoch of an RFC 3339 UTC time as the agent writes it
-// ("2026-11-27T12:00:00Z", fractions of a second ignored); nullopt for any other text.
-std::optional<int64_t> ParseRfc3339Utc(std::string_view text);
 
 // True when `o` was last observed more than `retention_days` before `now_seconds` (seconds since
 // the epoch), or says no time it can be read from: the agents delete such a profile.

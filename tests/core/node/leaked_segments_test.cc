@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "core/values/timestamp.h"
 #include "test_util.h"
 
 namespace shmguard {
@@ -98,6 +99,76 @@ status:
   CHECK(s.container_ids == std::set<std::string>{"aa", "b0", "bb", "cc"});
   CHECK(ReadPodRunState(test::Yaml("status: {containerStatuses: [{name: a, state: {running: {}}}]}")).running);
   CHECK(ReadPodRunState(test::Yaml("status: {containerStatuses: 3}")).restarts == 0);
+}
+
+TEST_CASE("ReadPodRunState reads the earliest start of what runs and the last end of what ended", "[leaked_segments]") {
+  const auto pod = test::Yaml(R"(
+status:
+  initContainerStatuses:
+  - {name: init, restartCount: 0, state: {terminated: {exitCode: 0, finishedAt: "2026-11-29T10:00:05Z"}}}
+  - {name: proxy, restartCount: 0, state: {running: {startedAt: "2026-11-29T10:00:06Z"}}}
+  containerStatuses:
+  - name: server
+    restartCount: 2
+    state: {running: {startedAt: "2026-11-29T10:07:00Z"}}
+    lastState: {terminated: {exitCode: 1, finishedAt: "2026-11-29T10:06:50Z"}}
+)");
+  const int64_t t0 = *ParseRfc3339Utc("2026-11-29T10:00:00Z");
+  PodRunState s = ReadPodRunState(pod);
+  CHECK(s.running);
+  CHECK(s.oldest_running_start == t0 + 6);  // the sidecar started first
+  CHECK(s.last_finished == t0 + 410);       // the server's crash, after the init container's end
+  // A container that runs without a start time: no start is known.
+  s =
+      ReadPodRunState(test::Yaml("status: {containerStatuses: [{name: a, state: {running: {}}}, "
+                                 "{name: b, state: {running: {startedAt: '2026-11-29T10:00:06Z'}}}]}"));
+  CHECK(s.running);
+  CHECK(s.oldest_running_start == 0);
+}
+
+TEST_CASE("LeftBehind counts the regular files changed before every running process started", "[leaked_segments]") {
+  const int64_t t0 = *ParseRfc3339Utc("2026-11-29T10:00:00Z");
+  const std::vector<ShmEntry> entries = {
+      {"crashed-run", {1, 10}, ShmEntryKind::kRegular, 300 << 20, t0 + 5},
+      {"same-second", {1, 11}, ShmEntryKind::kRegular, 1 << 20, t0 + 20},
+      {"this-run", {1, 12}, ShmEntryKind::kRegular, 100 << 20, t0 + 25},
+      {"link", {1, 13}, ShmEntryKind::kSymlink, 0, t0},
+      {"dir", {1, 14}, ShmEntryKind::kDirectory, 4096, t0},
+  };
+  struct Case {
+    const char* what;
+    bool running;
+    int64_t started, finished;
+    std::vector<std::string> leaked;
+  };
+  const Case cases[] = {
+      // Running since t0+20: what changed before that second; a file of that very second is left
+      // out (the start is a whole second), and this run's own is never counted.
+      {"running", true, t0 + 20, t0 + 19, {"crashed-run"}},
+      // None running, the last end at t0+20 (a whole second): up to the end of that second.
+      {"none running", false, 0, t0 + 20, {"crashed-run", "same-second"}},
+      // A start the status does not show yet changes its files after the last end.
+      {"none running, a new run not shown", false, 0, t0 + 7, {"crashed-run"}},
+      // No time to compare with: nothing is called leaked.
+      {"running, start unknown", true, 0, t0 + 19, {}},
+      {"none running, no end", false, 0, 0, {}},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.what);
+    PodRunState run;
+    run.running = c.running;
+    run.oldest_running_start = c.started;
+    run.last_finished = c.finished;
+    const LeakedSegments l = LeftBehind(entries, run);
+    std::vector<std::string> paths;
+    int64_t bytes = 0;
+    for (const ShmEntry& e : l.files) {
+      paths.push_back(e.path);
+      bytes += e.bytes;
+    }
+    CHECK(paths == c.leaked);
+    CHECK(l.bytes == bytes);
+  }
 }
 
 TEST_CASE("The agent deletes leaked segments where the rule or the pod allows, and only when no container runs",
