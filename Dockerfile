@@ -1,4 +1,8 @@
 # syntax=docker/dockerfile:1
+# An image per deployable: `--target webhook` (shmguard-webhook, the chart's Deployment; also
+# the default) and `--target agent` (shmguard-agent, the chart's DaemonSet). Each carries its own
+# program and no other.
+#
 # Build stage: Debian 12 with exactly the packages and commands of README command (b)'s build
 # (scripts/install-deps.sh, scripts/build.sh); the tests are left to CI.
 FROM debian:12 AS build
@@ -7,10 +11,10 @@ COPY scripts/install-deps.sh scripts/build.sh scripts/
 RUN ./scripts/install-deps.sh --build && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN BUILD_DIR=/build BUILD_TYPE=Release ./scripts/build.sh -DSHMGUARD_BUILD_TESTS=OFF \
- && strip /build/shmguard
+ && strip /build/shmguard-webhook /build/shmguard-agent
 
-# Runtime: Debian 12 slim with only the shared libraries shmguard links
-# (tests/deploy/deploy_test.cc checks this list against `ldd` of the binary).
+# Runtime: Debian 12 slim with only the shared libraries the programs link
+# (tests/deploy/deploy_test.cc checks this list against `ldd` of each).
 FROM debian:12-slim AS runtime
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
@@ -18,15 +22,28 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 # Numeric, so Kubernetes can verify runAsNonRoot without a passwd lookup.
 USER 65532:65532
+
+FROM runtime AS agent-base
+EXPOSE 8080
+ENTRYPOINT ["shmguard-agent"]
+
+FROM runtime AS webhook-base
 EXPOSE 8443 8080
-ENTRYPOINT ["shmguard"]
-CMD ["serve", "--tls-cert-file=/etc/shmguard/tls/tls.crt", "--tls-key-file=/etc/shmguard/tls/tls.key"]
+ENTRYPOINT ["shmguard-webhook"]
+CMD ["--tls-cert-file=/etc/shmguard/tls/tls.crt", "--tls-key-file=/etc/shmguard/tls/tls.key"]
 
-# `--target prebuilt`, with a context that holds only a `shmguard` built on Debian 12 (the host's
-# scripts/build.sh): the same image without compiling again (scripts/build-images.sh).
-FROM runtime AS prebuilt
-COPY shmguard /usr/local/bin/shmguard
+# `--target webhook-prebuilt` / `agent-prebuilt`, with a context that holds only the program
+# built on Debian 12 (the host's scripts/build.sh): the same images without compiling again
+# (scripts/build-images.sh).
+FROM agent-base AS agent-prebuilt
+COPY shmguard-agent /usr/local/bin/shmguard-agent
 
-# The default: the binary of the build stage above.
-FROM runtime
-COPY --from=build /build/shmguard /usr/local/bin/shmguard
+FROM webhook-base AS webhook-prebuilt
+COPY shmguard-webhook /usr/local/bin/shmguard-webhook
+
+# The programs of the build stage above.
+FROM agent-base AS agent
+COPY --from=build /build/shmguard-agent /usr/local/bin/shmguard-agent
+
+FROM webhook-base AS webhook
+COPY --from=build /build/shmguard-webhook /usr/local/bin/shmguard-webhook

@@ -5,7 +5,7 @@
 #   constant   shmguard's HTTPS transport answering nginx's fixed body (bench/load/floor_server.cc)
 #   parse      the same, after parsing the body (simdjson, viewed in place as the server does)
 #   decide     the same, answering with HandleAdmission: parse, decision and response
-#   shmguard   `shmguard serve`: the webhook, with its routes, log line and metrics
+#   shmguard   `shmguard-webhook`: the webhook, with its routes, log line and metrics
 #   bench/floor.sh [ROUNDS] [SECONDS] [CONNECTIONS]   (defaults: 5 rounds of 5 s, 8 connections)
 #   BODIES="pod-10k jobset" bench/floor.sh            (default: pod-10k)
 # Prints each server's median req/s and its ratio to nginx's median; the differences between
@@ -34,7 +34,7 @@ taskset -c 0 nginx -c "$work/nginx.conf" & pids+=($!)
 taskset -c 0 build-bench/shmguard_floor_server "$work/tls.crt" "$work/tls.key" 18444 constant "$work/fixed.json" & pids+=($!)
 taskset -c 0 build-bench/shmguard_floor_server "$work/tls.crt" "$work/tls.key" 18445 parse "$work/fixed.json" & pids+=($!)
 taskset -c 0 build-bench/shmguard_floor_server "$work/tls.crt" "$work/tls.key" 18446 decide "$work/fixed.json" & pids+=($!)
-taskset -c 0 build-bench/shmguard serve --tls-cert-file "$work/tls.crt" --tls-key-file "$work/tls.key" \
+taskset -c 0 build-bench/shmguard-webhook --tls-cert-file "$work/tls.crt" --tls-key-file "$work/tls.key" \
   --port 18443 --metrics-port 18080 --bind-address 127.0.0.1 --log-format json 2>/dev/null & pids+=($!)
 wait_ready 18080
 sleep 1

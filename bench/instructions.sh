@@ -7,7 +7,7 @@
 # and pod-200k (bench/tools/make_bodies.py) and the API server's own api-pod and api-jobset
 # (bench/bodies, captured by e2e/cmd/capture-reviews):
 #   1. instructions per HandleAdmission (bench/load/handler.cc under callgrind): the decision alone;
-#   2. instructions per whole request through `shmguard serve` under callgrind, fed by
+#   2. instructions per whole request through `shmguard-webhook` under callgrind, fed by
 #      bench/load/open_loop at 100 requests/s over 8 keep-alive TLS connections for 2 s and for 6 s:
 #      the difference over the difference in requests is one request, split by stage
 #      (bench/tools/stages.py): TLS read, HTTP head, body framing, JSON, decision, patch, response
@@ -34,7 +34,8 @@ echo "| build | body | per HandleAdmission | per request | TLS read | HTTP head 
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 ./scripts/dev-cert.sh "$out" >/dev/null
 serve_under_callgrind() {  # BUILD_DIR BODY SECONDS PROFILE -> requests sent
-  valgrind --tool=callgrind --callgrind-out-file="$4" "$1/shmguard" serve \
+  webhook_in "$1"
+  valgrind --tool=callgrind --callgrind-out-file="$4" "${webhook[@]}" \
     --tls-cert-file "$out/tls.crt" --tls-key-file "$out/tls.key" --port 18443 --metrics-port 18080 \
     --bind-address 127.0.0.1 --log-format json 2>"$out/valgrind.log" >/dev/null &
   local pid=$!

@@ -40,7 +40,14 @@ bench_build_rev() {
   echo "$wt/build-bench"
 }
 
-# wait_ready METRICS_PORT [SECONDS]: waits until `shmguard serve` answers /readyz there (default
+# webhook_in DIR: sets the array `webhook` to the command that runs the webhook of the build in
+# DIR: DIR/shmguard-webhook, or `DIR/shmguard serve` for a commit built before the webhook was a
+# program of its own (BEFORE=REV).
+webhook_in() {
+  if [[ -x $1/shmguard-webhook ]]; then webhook=("$1/shmguard-webhook"); else webhook=("$1/shmguard" serve); fi
+}
+
+# wait_ready METRICS_PORT [SECONDS]: waits until the webhook answers /readyz there (default
 # 10 s, longer under valgrind); fails, saying so, when it does not.
 wait_ready() {
   local tries=$(( ${2:-10} * 10 ))
@@ -48,6 +55,6 @@ wait_ready() {
     curl -sf "http://127.0.0.1:$1/readyz" >/dev/null && return 0
     sleep 0.1
   done
-  echo "shmguard serve did not become ready on port $1 within ${2:-10} s" >&2
+  echo "the webhook did not become ready on port $1 within ${2:-10} s" >&2
   return 1
 }

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # One command, fresh Debian 12 machine (as root) -> the shmguard benchmark:
 #   bench/run.sh [ROUNDS] [SECONDS]        (defaults: 3 rounds of 5 s per measurement)
-#   BEFORE=REV bench/run.sh ...           also commit REV's `shmguard serve` (built in a worktree,
+#   BEFORE=REV bench/run.sh ...           also commit REV's `shmguard-webhook` (built in a worktree,
 #                                         bench/prepare.sh), in the same rounds: before and after
 # Builds a Release binary and the Go peer (bench/load/gopeer, from the Go toolchain), generates the
 # request bodies and audit streams (bench/tools/make_bodies.py; the API server's own reviews are in
 # bench/bodies), makes certificates, and runs three servers pinned to CPU 0 while wrk,
 # bench/load/open_loop and bench/load/tls_load run pinned to CPU 1:
-#   shmguard  `shmguard serve`, as deployed (JSON decision logs)
+#   shmguard  `shmguard-webhook`, as deployed (JSON decision logs)
 #   nginx     the ceiling: a fixed AdmissionReview over TLS
 #   go        the peer: a webhook written with net/http and the Kubernetes API types
-#   before    with BEFORE=REV: that commit's `shmguard serve`, flags as above
+#   before    with BEFORE=REV: that commit's `shmguard-webhook`, flags as above
 # Rounds are interleaved (shmguard, nginx, go, shmguard, ...) and medians reported, since the
 # machine is shared and noisy; every ratio is printed beside nginx's own rate, since a slow
 # host lifts ratios. Then TLS: 1.3 against 1.2, keep-alive and full handshakes, and mutual TLS.
@@ -24,7 +24,7 @@ bench_prepare wrk nginx-light time
 bin=build-bench/shmguard
 targets=(shmguard nginx go)
 if [[ -n ${BEFORE:-} ]]; then
-  before_bin=$(bench_build_rev "$BEFORE")/shmguard
+  before_dir=$(bench_build_rev "$BEFORE")
   targets+=(before)
 fi
 [[ -f $data/audit-100000.json ]] || python3 bench/tools/make_bodies.py "$data" --audit
@@ -45,14 +45,16 @@ trap cleanup EXIT
 sed "s|@WORK@|$work|g; s|@PORT@|19443|g" bench/load/nginx.conf.in > "$work/nginx.conf"
 taskset -c 0 nginx -c "$work/nginx.conf" &
 nginx_pid=$!
-taskset -c 0 "$bin" serve --tls-cert-file "$work/tls.crt" --tls-key-file "$work/tls.key" --port 18443 \
+webhook_in build-bench
+taskset -c 0 "${webhook[@]}" --tls-cert-file "$work/tls.crt" --tls-key-file "$work/tls.key" --port 18443 \
   --metrics-port 18080 --bind-address 127.0.0.1 --log-format json 2>"$work/server.log" &
 shmguard_pid=$!
 taskset -c 0 build-bench/gopeer --cert "$work/tls.crt" --key "$work/tls.key" --addr 127.0.0.1:20443 &
 go_pid=$!
 wait_ready 18080
 if [[ -n ${BEFORE:-} ]]; then
-  taskset -c 0 "$before_bin" serve --tls-cert-file "$work/tls.crt" --tls-key-file "$work/tls.key" --port 21443 \
+  webhook_in "$before_dir"
+  taskset -c 0 "${webhook[@]}" --tls-cert-file "$work/tls.crt" --tls-key-file "$work/tls.key" --port 21443 \
     --metrics-port 18082 --bind-address 127.0.0.1 --log-format json 2>"$work/before.log" &
   before_pid=$!
   wait_ready 18082
@@ -103,7 +105,7 @@ openssl x509 -req -in "$work/client.csr" -CA "$work/ca.crt" -CAkey "$work/ca.key
 tls_csv=$results/latest-tls.csv
 echo "config,mode,round,rps,handshakes,errors" > "$tls_csv"
 start_tls_server() {  # EXTRA FLAGS...
-  taskset -c 0 "$bin" serve --tls-cert-file "$work/tls.crt" --tls-key-file "$work/tls.key" --port 18444 \
+  taskset -c 0 build-bench/shmguard-webhook --tls-cert-file "$work/tls.crt" --tls-key-file "$work/tls.key" --port 18444 \
     --metrics-port 18081 --bind-address 127.0.0.1 --log-format json "$@" 2>>"$work/tls-server.log" &
   tls_pid=$!
   wait_ready 18081

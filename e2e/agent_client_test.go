@@ -82,7 +82,7 @@ func writeToken(t *testing.T, file, token string) {
 	}
 }
 
-// agentProcess is `shmguard agent` outside a pod, against the control plane's API server.
+// agentProcess is `shmguard-agent` outside a pod, against the control plane's API server.
 type agentProcess struct {
 	port int
 	pid  int
@@ -136,10 +136,10 @@ func startAgentAt(t *testing.T, api apiEndpoint, node, kubeletDir, tokenFile str
 		t.Fatal(err)
 	}
 	a := agentProcess{port: port, log: &bytes.Buffer{}}
-	args := append([]string{"agent", "--node-name=" + node, "--kubelet-dir=" + kubeletDir,
+	args := append([]string{"--node-name=" + node, "--kubelet-dir=" + kubeletDir,
 		"--bind-address=127.0.0.1", "--metrics-port=" + strconv.Itoa(port), "--log-format=text",
 		"--api-server=" + api.url, "--api-ca-file=" + api.ca, "--api-token-file=" + tokenFile}, flags...)
-	cmd := exec.Command(cp.Shmguard, args...)
+	cmd := exec.Command(cp.Agent(), args...)
 	cmd.Stdout, cmd.Stderr = a.log, a.log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

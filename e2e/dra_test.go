@@ -11,7 +11,7 @@ import (
 )
 
 // A pod that gets its GPUs through Dynamic Resource Allocation names only a claim template; the
-// webhook (serve --resource-claims, with the chart's read-only RBAC) keeps the templates from a
+// webhook (shmguard-webhook --resource-claims, with the chart's read-only RBAC) keeps the templates from a
 // watch, so the pod's container counts the template's gpu.nvidia.com devices: its 4 GPUs and
 // torchrun's 4 processes get the multi-GPU /dev/shm. A template of another device class gives
 // no GPUs, and the pod is left alone.

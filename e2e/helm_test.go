@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -153,6 +154,7 @@ func TestHelmValuesSchemaRefusesBadValues(t *testing.T) {
 		{"webhook.mutating.failurePolicy=Maybe", "failurePolicy"},
 		// kube-apiserver keeps an idle connection 90 s: the webhook must not close it first.
 		{"server.keepAliveSeconds=10", "keepAliveSeconds"},
+		{"agent.leakedSegments=sometimes", "leakedSegments"},
 	}
 	for _, c := range cases {
 		t.Run(c.set, func(t *testing.T) {
@@ -163,6 +165,58 @@ func TestHelmValuesSchemaRefusesBadValues(t *testing.T) {
 			if !strings.Contains(err.Error(), "values don't meet the specifications of the schema") ||
 				!strings.Contains(err.Error(), c.complaint) {
 				t.Errorf("helm refused --set %s, but not for its schema naming %s: %v", c.set, c.complaint, err)
+			}
+		})
+	}
+}
+
+// The agent's leaked-segments modes as the chart renders them: only exact (and chart 0.1.0's
+// true, read as exact) takes the host's PID namespace and the two capabilities; deleting needs
+// exact, and the chart says so instead of rendering an agent that cannot.
+func TestHelmAgentPrivilegesFollowTheLeakMode(t *testing.T) {
+	cases := []struct {
+		sets       []string
+		mode       string
+		privileged bool
+		refused    string
+	}{
+		{nil, "status", false, ""},
+		{[]string{"agent.leakedSegments=exact"}, "exact", true, ""},
+		{[]string{"agent.leakedSegments=true"}, "exact", true, ""},
+		{[]string{"agent.leakedSegments=false"}, "off", false, ""},
+		{[]string{"agent.leakedSegments=exact", "agent.reclaimLeakedSegments=true"}, "exact", true, ""},
+		{[]string{"agent.reclaimLeakedSegments=true"}, "", false, "agent.reclaimLeakedSegments needs agent.leakedSegments: exact"},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(append([]string{"default"}, c.sets...), ","), func(t *testing.T) {
+			docs, err := cp.RenderChart(c.sets...)
+			if c.refused != "" {
+				if err == nil || !strings.Contains(err.Error(), c.refused) {
+					t.Fatalf("rendered, or refused without saying %q: %v", c.refused, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ds appsv1.DaemonSet
+			for _, doc := range docs {
+				if strings.Contains(string(doc), "\nkind: DaemonSet\n") {
+					if err := yaml.Unmarshal(doc, &ds); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			spec := ds.Spec.Template.Spec
+			if len(spec.Containers) == 0 {
+				t.Fatal("no agent DaemonSet rendered")
+			}
+			c0 := spec.Containers[0]
+			added := c0.SecurityContext.Capabilities.Add
+			if spec.HostPID != c.privileged || (len(added) > 0) != c.privileged ||
+				!strings.Contains(strings.Join(c0.Args, " "), "--leaked-segments="+c.mode) {
+				t.Errorf("hostPID %v, capabilities added %v, args %v: want mode %s, privileged %v", spec.HostPID, added,
+					c0.Args, c.mode, c.privileged)
 			}
 		})
 	}
@@ -486,4 +540,141 @@ func readShmOf(u *unstructured.Unstructured) string {
 		}
 	}
 	return ""
+}
+
+// oneImageChart is the last commit whose chart (0.1.0) ran the webhook and the agent from one
+// image, `shmguard`, as `shmguard serve` and `shmguard agent`.
+const oneImageChart = "479c92880510bf57d75bdc39236e0ac0dd5670e6"
+
+// An upgrade from chart 0.1.0 (one image) to this chart (an image per deployable), as
+// docs/operating.md ("Upgrading") says to run it: an image.repository that still names the one
+// image, or --reuse-values (which keeps 0.1.0's defaults), is refused before anything changes;
+// --reset-then-reuse-values rolls the Deployment and the DaemonSet onto their own images with
+// no subcommand, and leaves the webhook configurations and the policy as they were.
+func TestHelmUpgradeFromOneImage(t *testing.T) {
+	const release, ns = "shmguard-upgrade", "shmguard-upgrade-e2e"
+	old := t.TempDir()
+	if out, err := exec.Command("git", "-C", repoRoot, "cat-file", "-e", oneImageChart+"^{commit}").CombinedOutput(); err != nil {
+		t.Skipf("chart 0.1.0 (commit %s) is not in this clone's history (a shallow clone?): %v %s", oneImageChart, err, out)
+	}
+	archive := exec.Command("sh", "-c", `git -C "$1" archive "$2" charts/shmguard | tar -x -C "$3"`, "sh", repoRoot,
+		oneImageChart, old)
+	if out, err := archive.CombinedOutput(); err != nil {
+		t.Fatalf("git archive of chart 0.1.0: %v\n%s", err, out)
+	}
+	ca, err := os.ReadFile(cp.WebhookCA())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Registered for labelled namespaces only (none here), so that the release's webhooks, which
+	// have no running pods on this control plane, reach no other test's pods.
+	sets := []string{"--set", "certManager.enabled=false", "--set", "tls.secretName=shmguard-tls",
+		"--set", "tls.caBundle=" + base64.StdEncoding.EncodeToString(ca), "--set", "webhook.scope=labelled",
+		"--set", "agent.namespace=" + ns, "--set", "agent.createNamespace=false"}
+	install := append([]string{"install", release, filepath.Join(old, "charts", "shmguard"), "-n", ns,
+		"--create-namespace"}, sets...)
+	if out, err := cp.Run(nil, "helm", install...); err != nil {
+		t.Fatalf("helm install of chart 0.1.0: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		_, _ = cp.Run(nil, "helm", "uninstall", release, "-n", ns)
+		_ = client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+	})
+	type workload struct{ image, args string }
+	workloads := func() (webhook, agent workload) {
+		d, err := client.AppsV1().Deployments(ns).Get(ctxFor(t), release, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds, err := client.AppsV1().DaemonSets(ns).Get(ctxFor(t), release+"-agent", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, a := d.Spec.Template.Spec.Containers[0], ds.Spec.Template.Spec.Containers[0]
+		return workload{c.Image, strings.Join(c.Args, " ")}, workload{a.Image, strings.Join(a.Args, " ")}
+	}
+	unchanged := func() string { // the webhook configurations and the policy, which must not change
+		var parts []string
+		m, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctxFor(t), release, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctxFor(t), release, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cm, err := client.CoreV1().ConfigMaps(ns).Get(ctxFor(t), release+"-policy", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range []any{m.Webhooks, v.Webhooks, cm.Data} {
+			b, _ := json.Marshal(o)
+			parts = append(parts, string(b))
+		}
+		return strings.Join(parts, "\n")
+	}
+	webhook, agent := workloads()
+	if webhook.image != "shmguard:0.1.0" || !strings.HasPrefix(webhook.args, "serve ") ||
+		agent.image != "shmguard:0.1.0" || !strings.HasPrefix(agent.args, "agent ") {
+		t.Fatalf("chart 0.1.0 installed webhook %+v, agent %+v: not the one image with its subcommands", webhook, agent)
+	}
+	before := unchanged()
+
+	refused := []struct {
+		name string
+		args []string
+	}{
+		{"image.repository still the one image", append(append([]string{}, sets...), "--set",
+			"image.repository=registry.example/ml/shmguard")},
+		{"--reuse-values", []string{"--reuse-values"}},
+	}
+	for _, r := range refused {
+		t.Run(r.name, func(t *testing.T) {
+			args := append([]string{"upgrade", release, chartDir(), "-n", ns}, r.args...)
+			out, err := cp.Run(nil, "helm", args...)
+			if err == nil {
+				t.Fatalf("helm upgrade %v was not refused:\n%s", r.args, out)
+			}
+			if !strings.Contains(string(out), "the one image of shmguard chart 0.1.0") ||
+				!strings.Contains(string(out), "agent.image.repository") {
+				t.Errorf("refused without saying what to set:\n%s", out)
+			}
+			if w, a := workloads(); w != webhook || a != agent {
+				t.Errorf("a refused upgrade changed the workloads: webhook %+v, agent %+v", w, a)
+			}
+		})
+	}
+
+	if out, err := cp.Run(nil, "helm", "upgrade", release, chartDir(), "-n", ns, "--reset-then-reuse-values"); err != nil {
+		t.Fatalf("helm upgrade --reset-then-reuse-values: %v\n%s", err, out)
+	}
+	webhook, agent = workloads()
+	version := chartVersion(t)
+	if webhook.image != "shmguard-webhook:"+version || strings.Contains(" "+webhook.args+" ", " serve ") ||
+		!strings.HasPrefix(webhook.args, "--") {
+		t.Errorf("after the upgrade the webhook runs %+v: want image shmguard-webhook:%s, flags only", webhook, version)
+	}
+	if agent.image != "shmguard-agent:"+version || strings.Contains(" "+agent.args+" ", " agent ") ||
+		!strings.HasPrefix(agent.args, "--") {
+		t.Errorf("after the upgrade the agent runs %+v: want image shmguard-agent:%s, flags only", agent, version)
+	}
+	if after := unchanged(); after != before {
+		t.Errorf("the upgrade changed the webhook configurations or the policy:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// chartVersion is this chart's appVersion, the images' tag.
+func chartVersion(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(chartDir(), "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chart struct {
+		AppVersion string `json:"appVersion"`
+	}
+	if err := yaml.Unmarshal(b, &chart); err != nil {
+		t.Fatal(err)
+	}
+	return chart.AppVersion
 }

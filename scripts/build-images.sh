@@ -4,12 +4,13 @@
 # `ctr images import` takes) with images.env naming each:
 #   - debian:12 and debian:12-slim, made by mmdebstrap from Debian's archive (the host's apt
 #     sources), the bases the Dockerfiles name;
-#   - shmguard, built by buildah from the project's own Dockerfile: from $SHMGUARD_BINARY when
-#     it is set (a binary this Debian 12 host built: the Dockerfile's `prebuilt` target, the same
-#     runtime without compiling again), else by its build stage. With a binary given, the
+#   - shmguard-webhook and shmguard-agent, built by buildah from the project's own Dockerfile:
+#     from the programs beside $SHMGUARD_BINARY when it is set (built by this Debian 12 host: the
+#     Dockerfile's `<program>-prebuilt` targets, the same runtime without compiling again), else
+#     by its build stage (`--target webhook`, `--target agent`). With a binary given, the
 #     Dockerfile's own build is still run, as a check, once per change to it or to the build
-#     files (keyed beside the cache); SHMGUARD_IMAGES_BASES=1 builds everything but the shmguard
-#     image itself (scripts/test.sh runs that from its start, before its binary exists);
+#     files (keyed beside the cache); SHMGUARD_IMAGES_BASES=1 builds everything but shmguard's
+#     images themselves (scripts/test.sh runs that from its start, before its binary exists);
 #   - the training image, Debian's python3-torch and e2e/images/train/dataloader.py
 #     (e2e/images/train/Dockerfile);
 #   - the pause image, built from k8s.io/kubernetes's build/pause/linux/pause.c as its
@@ -106,26 +107,31 @@ bud() {
   say "built $ref in $((SECONDS - start)) s"
 }
 
-# shmguard: the context is what .dockerignore lets through, and so is the key.
+# shmguard's two images, the webhook's and the agent's (the Dockerfile's targets): the context is
+# what .dockerignore lets through, and so is the key.
 version=$(sed -nE 's/^appVersion: *"?([^"]+)"?/\1/p' "$root/charts/shmguard/Chart.yaml")
-shmguard_ref=docker.io/library/shmguard:$version
+programs=(webhook agent)
 build_files=(Dockerfile .dockerignore CMakeLists.txt scripts/install-deps.sh scripts/build.sh)
 if [[ -n ${SHMGUARD_BINARY:-} || ${SHMGUARD_IMAGES_BASES:-} == 1 ]]; then
   # The Dockerfile's own build, as a check, once per change to what it builds with.
   check_key=$base_key-$(cd "$root" && hash "${build_files[@]}")
   bud dockerfile-check docker.io/shmguard-e2e/dockerfile-check:latest "$root" "$root/Dockerfile" "$check_key"
 fi
-if [[ -n ${SHMGUARD_BINARY:-} ]]; then
-  context=$(mktemp -d)
-  cp "$SHMGUARD_BINARY" "$context/shmguard"
-  strip "$context/shmguard"
-  prebuilt_key=$base_key-$(hash "$context/shmguard" "$root/Dockerfile")
-  target=prebuilt bud shmguard "$shmguard_ref" "$context" "$root/Dockerfile" "$prebuilt_key"
-  rm -rf "$context"
-elif [[ ${SHMGUARD_IMAGES_BASES:-} != 1 ]]; then
-  shmguard_key=$base_key-$(cd "$root" && hash "${build_files[@]}" src)
-  bud shmguard "$shmguard_ref" "$root" "$root/Dockerfile" "$shmguard_key"
-fi
+for program in "${programs[@]}"; do
+  ref=docker.io/library/shmguard-$program:$version
+  if [[ -n ${SHMGUARD_BINARY:-} ]]; then
+    # SHMGUARD_BINARY is the command line's; the deployables' programs are built beside it.
+    context=$(mktemp -d)
+    cp "$(dirname "$SHMGUARD_BINARY")/shmguard-$program" "$context/"
+    strip "$context/shmguard-$program"
+    key=$base_key-$(hash "$context" "$root/Dockerfile")
+    target=$program-prebuilt bud "shmguard-$program" "$ref" "$context" "$root/Dockerfile" "$key"
+    rm -rf "$context"
+  elif [[ ${SHMGUARD_IMAGES_BASES:-} != 1 ]]; then
+    key=$base_key-$(cd "$root" && hash "${build_files[@]}" src)
+    target=$program bud "shmguard-$program" "$ref" "$root" "$root/Dockerfile" "$key"
+  fi
+done
 
 train_key=$base_key-$(hash "$root/e2e/images/train")
 train_ref=docker.io/shmguard-e2e/train:$train_key
@@ -152,10 +158,11 @@ if ! fresh pause "$pause_key"; then
   done_with pause "$pause_key"
 fi
 
-# Only a run that built the shmguard image names the images.
+# Only a run that built shmguard's images names the images.
 [[ ${SHMGUARD_IMAGES_BASES:-} == 1 ]] && { echo "$cache"; exit 0; }
 cat >"$cache/images.env.tmp" <<ENV
-SHMGUARD_IMAGE=$shmguard_ref
+SHMGUARD_WEBHOOK_IMAGE=docker.io/library/shmguard-webhook:$version
+SHMGUARD_AGENT_IMAGE=docker.io/library/shmguard-agent:$version
 SHMGUARD_TRAIN_IMAGE=$train_ref
 SHMGUARD_PAUSE_IMAGE=$pause_ref
 ENV

@@ -29,6 +29,10 @@ forbid src/kube -- 'http/' "src/kube (the API client) must not include src/http 
 forbid src/server -- '(agent|cli)/' "src/server (the webhook) must not include the agent or the CLI"
 forbid src/agent -- '(server|cli)/' "src/agent must not include the webhook or the CLI"
 forbid src/cli/commands/top_command.cc src/cli/commands/top_command.h -- 'server/' "top reads the agents through src/kube and src/agent, not the webhook"
+# A program per deployable: the webhook's and the agent's rooms reach only the layer they run and
+# cli's program room (the linker sees what they link; this, what they include).
+forbid src/cli/webhook -- '(agent|cli/(outputs|report|commands|agent))/' "shmguard-webhook carries only the webhook: src/cli/webhook includes no agent and none of the CLI's rooms"
+forbid src/cli/agent -- '(server|cli/(outputs|report|commands|webhook))/' "shmguard-agent carries only the agent: src/cli/agent includes no webhook and none of the CLI's rooms"
 forbid src tests fuzz bench -- '[^">]*\.\./' "an include names its file from the top (\"core/<room>/…\", \"io/…\"), never with ../"
 
 # The core's rooms: the directories of src/core are the rooms CMakeLists.txt declares.
@@ -84,7 +88,6 @@ while IFS=: read -r file line text; do
   case $file in
     src/core/*/internal/*) own="shmguard::$(cut -d/ -f3 <<<"$file")" bare=no ;;
     src/core/*) own="shmguard::$(cut -d/ -f3 <<<"$file")" bare=yes ;;
-    src/main.cc) own="shmguard" bare=yes ;;
     *) own="shmguard::$(cut -d/ -f2 <<<"$file")" bare=no ;;
   esac
   [[ $ns == "$own" || $ns == "$own::"* || ($bare == yes && $ns == shmguard) ]] && continue

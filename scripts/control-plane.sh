@@ -2,7 +2,7 @@
 # A Kubernetes control plane on loopback with shmguard in front of it:
 #   up    builds what is missing (scripts/build-tools.sh, shmguard), starts etcd, kube-apiserver
 #         (PodSecurity and both webhook admission plugins on), kube-controller-manager and
-#         `shmguard serve`, installs the CRDs of every kind shmguard evaluates, registers
+#         `shmguard-webhook`, installs the CRDs of every kind shmguard evaluates, registers
 #         shmguard's webhooks as `helm template charts/shmguard` renders them (clientConfig
 #         pointed at https://127.0.0.1:PORT/<the same path>), waits until a probe pod is patched,
 #         and prints the lines to eval: export KUBECONFIG=... and PATH=... (kubectl and helm)
@@ -50,14 +50,15 @@ case $verb in
 up)
   bin=$("$root/scripts/build-tools.sh")
   shmguard=${SHMGUARD_BINARY:-$root/build/shmguard}
-  if [[ ! -x $shmguard ]]; then
+  # The three programs are built together: shmguard-webhook and shmguard-agent beside shmguard.
+  if [[ ! -x $shmguard || ! -x ${shmguard%/*}/shmguard-webhook || ! -x ${shmguard%/*}/shmguard-agent ]]; then
     "$root/scripts/install-deps.sh" >&2
     "$root/scripts/build.sh" >&2
   fi
   crds=${SHMGUARD_CRD_DIR:-$root/../shared/crds}
   [[ -d $crds ]] || echo "control-plane: no CRDs at $crds: only Pods and built-in kinds will be served" >&2
   if ((${#node[@]})); then
-    # The node runs shmguard's image made from this same binary (scripts/build-images.sh).
+    # The node runs shmguard's images made from these same programs (scripts/build-images.sh).
     images=$(SHMGUARD_BINARY="$shmguard" "$root/scripts/build-images.sh")
     (cd "$root/e2e" && go build -o "$cache/gpu-device-plugin" ./cmd/gpu-device-plugin)
     node+=(--images "$images" --gpu-plugin "$cache/gpu-device-plugin")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fresh machine -> the main job on built-in defaults: install, build, start `shmguard serve` on
+# Fresh machine -> the main job on built-in defaults: install, build, start `shmguard-webhook` on
 # localhost with a generated dev certificate, push the bundled example workloads through
 # /mutate and /validate with curl (printing each decision and patched object), stop it with
 # SIGTERM, then audit the examples offline and size one job with `shmguard plan`.
@@ -14,14 +14,14 @@ trap 'kill "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
 ./scripts/dev-cert.sh "$work"
 port=${SHMGUARD_PORT:-8443}
 metrics_port=${SHMGUARD_METRICS_PORT:-8080}
-"$bin" serve --tls-cert-file "$work/tls.crt" --tls-key-file "$work/tls.key" \
+"$bin-webhook" --tls-cert-file "$work/tls.crt" --tls-key-file "$work/tls.key" \
   --port "$port" --metrics-port "$metrics_port" --bind-address 127.0.0.1 2>"$work/server.log" &
 server=$!
 for _ in $(seq 100); do
   curl -sf "http://127.0.0.1:$metrics_port/readyz" >/dev/null && break
   sleep 0.1
 done
-echo "== shmguard serve is up: https://localhost:$port (built-in policy: ml-*/train-* enforce, kube-* off, * warn)"
+echo "== shmguard-webhook is up: https://localhost:$port (built-in policy: ml-*/train-* enforce, kube-* off, * warn)"
 
 for manifest in examples/*.yaml; do
   grep -q '^kind:' "$manifest" || continue  # a Compose file is audited below, never admitted

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Soak: `shmguard serve` under mixed valid and invalid traffic on loopback for a bounded time.
+# Soak: `shmguard-webhook` under mixed valid and invalid traffic on loopback for a bounded time.
 #   scripts/soak.sh [SECONDS]      default 600 (10 minutes)
 # Valid 10 KB Pod reviews at 400 req/s over 4 connections, and invalid bodies (truncated JSON,
 # 100,000 nested brackets) at 100 req/s each, all at a fixed rate (bench/load/open_loop.cc). Passes
@@ -16,7 +16,7 @@ trap 'kill "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
 python3 bench/tools/make_bodies.py "$work/bodies" >/dev/null
 head -c 5000 "$work/bodies/pod-10k.json" > "$work/truncated.json"
 python3 -c "print('[' * 100000)" > "$work/nested.json"
-build-bench/shmguard serve --tls-cert-file "$work/tls.crt" --tls-key-file "$work/tls.key" --port 18543 \
+build-bench/shmguard-webhook --tls-cert-file "$work/tls.crt" --tls-key-file "$work/tls.key" --port 18543 \
   --metrics-port 18180 --bind-address 127.0.0.1 --log-format json 2>"$work/server.log" &
 server=$!
 wait_ready 18180

@@ -10,7 +10,7 @@
 # scripts/build-images.sh, in the background from the start; scripts/run-node-suite.sh fails when
 # the node or one of its processes is missing, or fewer node tests ran than e2e/node holds, and
 # scripts/check-node-death.sh shows that a dead kubelet fails it), then the suite under ASan +
-# UBSan (clang, one build with the fuzzers) and the server's tests (and `shmguard serve`'s) under
+# UBSan (clang, one build with the fuzzers) and the server's tests (and `shmguard-webhook`'s) under
 # TSan, both built beside the end-to-end suites, then each fuzzer for 5 s.
 # It ends with every test that was skipped, and why (scripts/list-skips.py).
 set -euo pipefail
@@ -86,14 +86,14 @@ if $unit; then exit 0; fi
 # at the lowest priority, so that those suites' timing bounds keep the CPUs they need.
 # AddressSanitizer + UndefinedBehaviorSanitizer (clang, with the libFuzzer targets in the same
 # build: scripts/fuzz.sh runs them from it), then ThreadSanitizer on the server's tests and
-# `shmguard serve`'s (GCC). Warnings are the plain build's business: GCC reports false
+# `shmguard-webhook`'s (GCC). Warnings are the plain build's business: GCC reports false
 # -Wmaybe-uninitialized in libstdc++ under the sanitizers. -O0 with line tables only (-g1)
 # compiles in half the time of -O1 while reports still name files and lines.
 sanitize_flags=(-DSHMGUARD_WERROR=OFF -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -g1")
 sanitizer_builds() {
   CC=clang CXX=clang++ BUILD_DIR=build-asan ./scripts/build.sh -DSHMGUARD_FUZZ=ON "${sanitize_flags[@]}" || return
   BUILD_DIR=build-tsan ./scripts/build.sh -DSHMGUARD_SANITIZE=thread \
-    "-DSHMGUARD_TESTS=http/*.cc;kube/*.cc;server/*.cc;agent/*.cc;cli/commands/serve_command_test.cc" "${sanitize_flags[@]}"
+    "-DSHMGUARD_TESTS=http/*.cc;kube/*.cc;server/*.cc;agent/*.cc;cli/webhook/webhook_command_test.cc" "${sanitize_flags[@]}"
 }
 sanitizers_log=$(mktemp)
 (renice -n 19 "$BASHPID" >/dev/null && sanitizer_builds) >"$sanitizers_log" 2>&1 &
@@ -136,7 +136,7 @@ node_suite() {
 phase "node e2e" node_suite
 
 # The whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer, and the server's
-# tests and `shmguard serve`'s under ThreadSanitizer; any report fails (but for the false ones
+# tests and `shmguard-webhook`'s under ThreadSanitizer; any report fails (but for the false ones
 # of libraries built without TSan, tests/tsan.supp, each said why).
 phase "sanitizer builds (rest)" wait "$sanitizers_pid" || { grep -E -B2 -A8 'error|FAILED' "$sanitizers_log" | head -80 >&2; exit 1; }
 phase "asan+ubsan ctest" env ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

@@ -60,11 +60,11 @@ class TlsConnection {
   std::string buffer_, error_;
 };
 
-// A `shmguard` process (or `program`) started with `args`; stderr goes to `log_file`.
+// A `shmguard-webhook` process (or `program`) started with `args`; stderr goes to `log_file`.
 class Process {
  public:
   Process(const std::vector<std::string>& args, const std::string& log_file,
-          const std::string& program = SHMGUARD_BINARY);
+          const std::string& program = SHMGUARD_WEBHOOK_BINARY);
   ~Process();  // SIGKILL if still running
   void Signal(int sig);
   // Waits up to `seconds` for exit; returns the exit code, or -1 on timeout / signal death.

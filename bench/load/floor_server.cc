@@ -4,7 +4,7 @@
 //   parse     the same, after parsing the body (simdjson, viewed in place as the server does);
 //   decide    with HandleAdmission's answer: parse, decision and response — the webhook's work
 //             but for its routes, log line and metrics;
-// bench/floor.sh runs it beside nginx and `shmguard serve`, which says where the time goes.
+// bench/floor.sh runs it beside nginx and `shmguard-webhook`, which says where the time goes.
 //   shmguard_floor_server CERT KEY PORT constant|parse|decide FIXED_RESPONSE_FILE
 // (floor.sh takes the fixed response from bench/load/nginx.conf.in, so both answer the same bytes).
 #include <openssl/ssl.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Splits one request's instructions in `shmguard serve` by stage, from two callgrind profiles
+"""Splits one request's instructions in `shmguard-webhook` by stage, from two callgrind profiles
 of the server taken under the same load for different lengths of time (bench/instructions.sh):
 the difference of each function's inclusive count over the difference in requests is what one
 request costs there; start-up, handshakes and shutdown cancel out.

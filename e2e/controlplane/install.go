@@ -24,21 +24,24 @@ func (s *State) RepoRoot() string { return filepath.Dir(filepath.Dir(s.Chart)) }
 const HostIPCNamespacePrefix = "hostipc-"
 
 // HelmValueArgs are the values shmguard is installed with on the node, as helm's flags: the
-// built image, the certificate of install-without-cert-manager.sh instead of cert-manager's, the
-// agent reading the device checkpoint and allowed to delete leaked segments (where a pod asks),
-// and the chart's policy namespaces with one rule added for HostIPCNamespacePrefix.
+// built images, the certificate of install-without-cert-manager.sh instead of cert-manager's, the
+// agent reading the device checkpoint and allowed to delete leaked segments where a pod asks
+// (which takes its exact mode; the node suite runs the default status mode beside it), and the
+// chart's policy namespaces with one rule added for HostIPCNamespacePrefix.
 func (s *State) HelmValueArgs() ([]string, error) {
 	secret, err := s.tlsSecret()
 	if err != nil {
 		return nil, err
 	}
-	repo, tag := ImageTag(s.Node.Images["SHMGUARD_IMAGE"])
+	repo, tag := ImageTag(s.Node.Images["SHMGUARD_WEBHOOK_IMAGE"])
+	agentRepo, agentTag := ImageTag(s.Node.Images["SHMGUARD_AGENT_IMAGE"])
 	var args []string
 	for _, v := range []string{
 		"image.repository=" + repo, "image.tag=" + tag, "image.pullPolicy=Never",
+		"agent.image.repository=" + agentRepo, "agent.image.tag=" + agentTag,
 		"certManager.enabled=false", "tls.secretName=" + secret.Name,
 		"tls.caBundle=" + base64.StdEncoding.EncodeToString(secret.Data["ca.crt"]),
-		"agent.deviceCheckpoint=true", "agent.reclaimLeakedSegments=true",
+		"agent.deviceCheckpoint=true", "agent.leakedSegments=exact", "agent.reclaimLeakedSegments=true",
 	} {
 		args = append(args, "--set", v)
 	}

@@ -52,7 +52,7 @@ var devicePlugins = []struct {
 type Node struct {
 	Netns string `json:"netns"` // the network namespace every process runs in
 	// ImagesDir holds the image archives scripts/build-images.sh built, Images their names
-	// (SHMGUARD_IMAGE, SHMGUARD_TRAIN_IMAGE, SHMGUARD_PAUSE_IMAGE).
+	// (SHMGUARD_WEBHOOK_IMAGE, SHMGUARD_AGENT_IMAGE, SHMGUARD_TRAIN_IMAGE, SHMGUARD_PAUSE_IMAGE).
 	ImagesDir string            `json:"imagesDir"`
 	Images    map[string]string `json:"images"`
 	// GPUPlugin is the device plugin's binary (e2e/cmd/gpu-device-plugin).
@@ -258,7 +258,7 @@ state = %q
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	for _, name := range []string{"pause", "shmguard", "train"} {
+	for _, name := range []string{"pause", "shmguard-webhook", "shmguard-agent", "train"} {
 		if _, err := s.ctr("images", "import", "--local", filepath.Join(n.ImagesDir, name+".tar")); err != nil {
 			return err
 		}

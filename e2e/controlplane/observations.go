@@ -1,4 +1,4 @@
-// The webhook's access to the ShmProfiles (serve --observations), outside a pod: the chart's
+// The webhook's access to the ShmProfiles (shmguard-webhook --observations), outside a pod: the chart's
 // CRD, ServiceAccount and read-only RBAC applied to the API server as the chart renders them,
 // and a token of that ServiceAccount in a file — so the webhook on loopback reads the profiles
 // with exactly the rights an installed one has.

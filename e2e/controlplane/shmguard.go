@@ -177,9 +177,9 @@ func (s *State) prepareShmguard(ctx context.Context) error {
 	return s.StartShmguard()
 }
 
-// StartShmguard starts `shmguard serve` with s.ShmguardArgs and waits until it is ready.
+// StartShmguard starts `shmguard-webhook` with s.ShmguardArgs and waits until it is ready.
 func (s *State) StartShmguard() error {
-	if _, err := startProcess(s.Dir, shmguardName, s.Shmguard, s.ShmguardArgs, nil); err != nil {
+	if _, err := startProcess(s.Dir, shmguardName, s.Webhook(), s.ShmguardArgs, nil); err != nil {
 		return err
 	}
 	return waitHealthy(s.Dir, shmguardName, s.MetricsURL("/readyz"), nil, 20*time.Second)

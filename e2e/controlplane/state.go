@@ -1,7 +1,7 @@
 // Package controlplane runs a Kubernetes control plane on loopback for shmguard's end-to-end
 // tests and for trying shmguard with kubectl on one machine: etcd, kube-apiserver (PodSecurity,
 // MutatingAdmissionWebhook and ValidatingAdmissionWebhook on), kube-controller-manager, and
-// `shmguard serve`, with the CRDs of every kind shmguard evaluates and shmguard's webhooks
+// `shmguard-webhook`, with the CRDs of every kind shmguard evaluates and shmguard's webhooks
 // registered as `helm template charts/shmguard` renders them.
 //
 // Everything lives in one state directory (State.Dir): certificates, kubeconfigs, etcd's data,
@@ -31,12 +31,12 @@ type Ports struct {
 type State struct {
 	Dir         string `json:"dir"`
 	BinDir      string `json:"binDir"`      // etcd, kube-apiserver, kube-controller-manager, kubectl, helm
-	Shmguard    string `json:"shmguard"`    // the shmguard binary
+	Shmguard    string `json:"shmguard"`    // the shmguard binary; shmguard-webhook and -agent beside it
 	Chart       string `json:"chart"`       // charts/shmguard
 	CRDDir      string `json:"crdDir"`      // the upstream CRDs; "" when they were not found
 	KubeVersion string `json:"kubeVersion"` // the API server's gitVersion, e.g. v1.37.2
 	Ports       Ports  `json:"ports"`
-	// ShmguardArgs are the arguments `shmguard serve` runs with: the chart's Deployment's, with
+	// ShmguardArgs are the arguments `shmguard-webhook` runs with: the chart's Deployment's, with
 	// files and ports moved to this machine.
 	ShmguardArgs []string `json:"shmguardArgs"`
 	// Node is the node, when the control plane has one (node.go); shmguard then runs as the
@@ -54,6 +54,12 @@ const (
 	WebhookSelector = "app.kubernetes.io/name=shmguard,app.kubernetes.io/component!=agent"
 	shmguardName    = "shmguard"
 )
+
+// Webhook is the shmguard-webhook program, built beside the shmguard binary.
+func (s *State) Webhook() string { return filepath.Join(filepath.Dir(s.Shmguard), "shmguard-webhook") }
+
+// Agent is the shmguard-agent program, built beside the shmguard binary.
+func (s *State) Agent() string { return filepath.Join(filepath.Dir(s.Shmguard), "shmguard-agent") }
 
 // Path joins parts under the state directory.
 func (s *State) Path(parts ...string) string {
@@ -165,7 +171,8 @@ func readImagesEnv(path string) (map[string]string, error) {
 			out[k] = v
 		}
 	}
-	for _, k := range []string{"SHMGUARD_IMAGE", "SHMGUARD_TRAIN_IMAGE", "SHMGUARD_PAUSE_IMAGE"} {
+	for _, k := range []string{"SHMGUARD_WEBHOOK_IMAGE", "SHMGUARD_AGENT_IMAGE", "SHMGUARD_TRAIN_IMAGE",
+		"SHMGUARD_PAUSE_IMAGE"} {
 		if out[k] == "" {
 			return nil, fmt.Errorf("%s names no %s", path, k)
 		}

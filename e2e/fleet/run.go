@@ -300,7 +300,7 @@ func KillReplica() *Fault {
 	}}
 }
 
-// servePid is the pid of one `shmguard serve` process on this machine: a webhook replica.
+// servePid is the pid of one `shmguard-webhook` process on this machine: a webhook replica.
 func servePid() (int, error) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -316,12 +316,12 @@ func servePid() (int, error) {
 			continue
 		}
 		args := strings.Split(string(cmdline), "\x00")
-		if len(args) > 1 && filepath.Base(args[0]) == "shmguard" && args[1] == "serve" &&
+		if len(args) > 1 && filepath.Base(args[0]) == "shmguard-webhook" &&
 			strings.Contains(string(cmdline), "/etc/shmguard/tls/tls.crt") {
 			return pid, nil
 		}
 	}
-	return 0, fmt.Errorf("no shmguard serve process of a replica found")
+	return 0, fmt.Errorf("no shmguard-webhook process of a replica found")
 }
 
 // Outage stops every webhook replica for `d` (the Deployment scaled to 0), then brings them back.

@@ -92,6 +92,12 @@ std::string LeakNotReclaimedWords(const std::string& volume, const std::string& 
          "them.";
 }
 
+std::string LeakNeedsExactWords(const std::string& volume) {
+  return "Did not delete the leaked files in /dev/shm (volume " + volume +
+         "): deleting them is safe only when the pod's processes are read (the agent's --leaked-segments=exact, "
+         "the chart's agent.leakedSegments: exact), and this agent reads the pod's status only.";
+}
+
 std::string UnpatchedWords(const std::string& current, int64_t required_bytes, bool policy_made) {
   const std::string how = policy_made
                               ? "an admission policy sized it (shmguard's webhook did not answer when it was created)"

@@ -49,6 +49,9 @@ std::string LeakedWords(int64_t files, int64_t bytes, int64_t restarts);
 std::string LeakReclaimedWords(const std::string& volume, size_t files, int64_t bytes, const std::string& error);
 // ShmLeakNotReclaimed: why `volume`'s leaked files could not be deleted.
 std::string LeakNotReclaimedWords(const std::string& volume, const std::string& error);
+// ShmLeakNotReclaimed: `volume`'s leaked files not deleted, as the pod asks, because the agent
+// reads the pod's status only (LeakMode::kStatus).
+std::string LeakNeedsExactWords(const std::string& volume);
 // ShmUnpatched: the pod's /dev/shm now (`current`, in words) against what shmguard would give it;
 // `policy_made` when an admission policy sized it.
 std::string UnpatchedWords(const std::string& current, int64_t required_bytes, bool policy_made);

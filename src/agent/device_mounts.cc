@@ -2,8 +2,8 @@
 #include "agent/device_mounts.h"
 
 #include "http/prometheus_text.h"
+#include "io/files/file_text.h"
 #include "io/files/input_limits.h"
-#include "io/files/manifests.h"
 
 namespace shmguard::agent {
 

@@ -130,7 +130,8 @@ VolumeListing LeakFinder::List(const std::string& dir) const {
       ShmEntry entry{f.prefix + e->d_name,
                      {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)},
                      KindOf(st.st_mode),
-                     static_cast<int64_t>(st.st_blocks) * 512};
+                     static_cast<int64_t>(st.st_blocks) * 512,
+                     static_cast<int64_t>(st.st_ctim.tv_sec)};
       if (entry.kind == ShmEntryKind::kDirectory && f.depth < options_.max_depth) {
         const int sub = ::openat(::dirfd(d.get()), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (sub >= 0) stack.push_back({sub, entry.path + "/", f.depth + 1});

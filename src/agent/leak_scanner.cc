@@ -5,6 +5,13 @@
 
 namespace shmguard::agent {
 
+std::optional<LeakMode> ParseLeakMode(std::string_view text) {
+  if (text == "status") return LeakMode::kStatus;
+  if (text == "exact" || text == "true") return LeakMode::kExact;
+  if (text == "off" || text == "false") return LeakMode::kOff;
+  return std::nullopt;
+}
+
 std::vector<LeakScanner::Due> LeakScanner::DueNow(Clock::time_point now) {
   std::vector<Due> due;
   table_.With([&](std::map<std::string, AgentPod>& pods) {
@@ -27,17 +34,22 @@ std::vector<LeakScanner::Due> LeakScanner::DueNow(Clock::time_point now) {
 void LeakScanner::Scan(Clock::time_point now) {
   const std::vector<Due> due = DueNow(now);
   if (due.empty()) return;
+  if (mode_ != LeakMode::kExact) {  // never reads /proc
+    for (const Due& d : due) ScanPod(d, nullptr);
+    return;
+  }
   std::set<std::string> uids;
   for (const Due& d : due) uids.insert(d.pod.uid);
   const std::map<std::string, PodProcesses> processes = finder_.ProcessesOf(uids);  // one pass over /proc
-  for (const Due& d : due) ScanPod(d, processes.at(d.pod.uid));
+  for (const Due& d : due) ScanPod(d, &processes.at(d.pod.uid));
 }
 
 LeakedSegments LeakScanner::ScanVolume(const Due& d, const std::string& volume, const std::set<FileId>& held,
                                        bool idle) {
   const std::string dir = VolumeDir(kubelet_dir_, d.pod.uid, volume);
-  LeakedSegments leaked = FindLeaked(finder_.List(dir).entries, held);
-  if (!d.reclaim || !idle || leaked.files.empty()) return leaked;
+  LeakedSegments leaked = mode_ == LeakMode::kExact ? FindLeaked(finder_.List(dir).entries, held)
+                                                    : LeftBehind(finder_.List(dir).entries, d.pod.run);
+  if (mode_ != LeakMode::kExact || !d.reclaim || !idle || leaked.files.empty()) return leaked;
   std::string error;
   const int64_t bytes = finder_.Reclaim(dir, leaked, held, error);
   if (!error.empty()) reclaim_failures_++;
@@ -52,15 +64,19 @@ LeakedSegments LeakScanner::ScanVolume(const Due& d, const std::string& volume, 
   return FindLeaked(finder_.List(dir).entries, held);
 }
 
-void LeakScanner::ScanPod(const Due& d, const PodProcesses& procs) {
+void LeakScanner::ScanPod(const Due& d, const PodProcesses* procs) {
   scans_++;
-  std::string unreadable;
-  const std::set<FileId> held = finder_.HeldBy(procs.pids, unreadable);
-  if (!unreadable.empty()) {  // what the pod holds is not known: nothing is called leaked
-    scan_failures_++;
-    return;
+  std::set<FileId> held;
+  bool idle = false;  // known only from the processes
+  if (procs) {
+    std::string unreadable;
+    held = finder_.HeldBy(procs->pids, unreadable);
+    if (!unreadable.empty()) {  // what the pod holds is not known: nothing is called leaked
+      scan_failures_++;
+      return;
+    }
+    idle = NoContainerRuns(d.pod.run, procs->containers);
   }
-  const bool idle = NoContainerRuns(d.pod.run, procs.containers);
   std::map<std::string, LeakedSegments> found;
   int64_t bytes = 0, files = 0;
   for (const std::string& volume : d.volumes) {
@@ -79,7 +95,11 @@ void LeakScanner::ScanPod(const Due& d, const PodProcesses& procs) {
       tell = true;
     }
   });
-  if (tell) record_(d.pod, found.begin()->first, AgentEvent::kShmLeaked, LeakedWords(files, bytes, d.pod.run.restarts));
+  if (!tell) return;
+  record_(d.pod, found.begin()->first, AgentEvent::kShmLeaked, LeakedWords(files, bytes, d.pod.run.restarts));
+  if (d.reclaim && mode_ != LeakMode::kExact) {
+    record_(d.pod, found.begin()->first, AgentEvent::kShmLeakNotReclaimed, LeakNeedsExactWords(found.begin()->first));
+  }
 }
 
 void LeakScanner::Collect(std::ostream& out) const {

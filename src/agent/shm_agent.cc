@@ -8,6 +8,7 @@
 #include "agent/agent_metrics.h"
 #include "core/plan/shm_profile.h"
 #include "http/prometheus_text.h"
+#include "io/words/version.h"
 
 namespace shmguard::agent {
 
@@ -50,8 +51,8 @@ ShmAgent::ShmAgent(AgentOptions options, std::shared_ptr<kube::KubeClient> clien
       unpatched_(options_.policy),
       growth_(client_, options_.policy, table_, events_, profiles_, options_.record_profiles),
       devices_(options_.device_checkpoint),
-      leaks_(LeakFinder(LeakFinderOptions{.proc_dir = options_.proc_dir}), options_.kubelet_dir, options_.policy,
-             table_,
+      leaks_(options_.leaked_segments, LeakFinder(LeakFinderOptions{.proc_dir = options_.proc_dir}),
+             options_.kubelet_dir, options_.policy, table_,
              [this](const AgentPod& pod, const std::string& subject, AgentEvent event, const std::string& message) {
                Record(pod, subject, event, message);
              }),
@@ -123,7 +124,7 @@ void ShmAgent::UpdatePod(const std::string& type, const nlohmann::json& pod) { p
 
 std::vector<VolumeUse> ShmAgent::SampleOnce() {
   // Leaked segments first, so that this round's samples leave them out of the peaks.
-  if (options_.leaked_segments) leaks_.Scan(Clock::now());
+  if (options_.leaked_segments != LeakMode::kOff) leaks_.Scan(Clock::now());
   const SamplerOptions sampling{options_.kubelet_dir, options_.record_interval, options_.resize_timeout};
   SampleRound round = Sample(table_, statfs_, sampling, Clock::now());
   samples_++;
@@ -186,7 +187,7 @@ std::string ShmAgent::RenderMetrics() const {
   WriteSample(out, "shmguard_agent_pods", "gauge", "Pods of this node the agent knows (from its informer).",
               table_.size());
   for (const Collector* part : collectors_) part->Collect(out);
-  http::WriteBuildInfo(out, SHMGUARD_VERSION);
+  http::WriteBuildInfo(out, io::Version());
   return out.str();
 }
 

@@ -1,4 +1,4 @@
-// ShmAgent: `shmguard agent`, one per node (a DaemonSet). It knows the pods of its node from an
+// ShmAgent: `shmguard-agent`, one per node (a DaemonSet). It knows the pods of its node from an
 // informer (kube/informer.h), samples each one's /dev/shm every interval (sampler.h), exports
 // use, size and peak as Prometheus gauges (agent_metrics.h) on a port of its own, records a
 // ShmNearFull Warning Event when a volume crosses the threshold (event_recorder.h), writes what
@@ -52,18 +52,19 @@ struct AgentOptions {
   // A resize neither applied nor refused in this time is reported as not applied. Default: 120 s.
   std::chrono::milliseconds resize_timeout{120000};
   // The kubelet's device manager checkpoint, where device plugins' mounts at /dev/shm are read
-  // (device_mounts.h); "" reads none. Default: "" (`shmguard agent`: the kubelet directory's).
+  // (device_mounts.h); "" reads none. Default: "" (`shmguard-agent`: the kubelet directory's).
   std::string device_checkpoint;
   // How often the agent deletes the ShmProfiles not observed for the policy's
   // observed.retentionDays (ProfileRecorder::Sweep): first at a random time within it, so a
   // cluster's agents do not sweep together. 0: never. Default: 24 h.
   std::chrono::seconds profile_sweep_interval{86400};
-  // Look for leaked segments in the /dev/shm of pods whose containers restarted (leak_finder.h),
-  // reading their processes under `proc_dir` (the host's /proc: the agent needs the host's PID
-  // namespace and CAP_SYS_PTRACE). Default: true.
-  bool leaked_segments = true;
+  // How to look for leaked segments in the /dev/shm of pods whose containers restarted
+  // (leak_scanner.h): from their status and the files' change times (kStatus, the default: no
+  // privilege), or from their processes under `proc_dir` (kExact: the host's /proc, which takes
+  // the host's PID namespace, CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH), or not at all.
+  LeakMode leaked_segments = LeakMode::kStatus;
   std::string proc_dir = "/proc";
-  // Each Event and ShmProfile write the API refused or never answered (`shmguard agent` logs
+  // Each Event and ShmProfile write the API refused or never answered (`shmguard-agent` logs
   // them); empty: none reported. Called from the agent's threads, so it must take its own lock.
   ApiFailureSink on_api_failure;
 };

@@ -13,9 +13,9 @@
 #include <optional>
 #include <thread>
 
+#include "io/files/file_text.h"
 #include "io/files/file_watch.h"
 #include "io/files/input_limits.h"
-#include "io/files/manifests.h"
 #include "kube/ca_certs.h"
 
 namespace shmguard::kube {

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <optional>
 
-#include "io/files/manifests.h"
+#include "io/files/file_text.h"
 #include "io/formats/yaml_json.h"
 
 namespace shmguard::kube {

@@ -10,7 +10,7 @@
 #include <ctime>
 
 #include "http/openssl_error.h"
-#include "io/files/manifests.h"
+#include "io/files/file_text.h"
 
 namespace shmguard::server {
 namespace {

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "io/config/config.h"
+#include "io/words/version.h"
 #include "server/admission_handler.h"
 #include "server/review_budget.h"
 
@@ -202,7 +203,7 @@ void WebhookServer::HandleAdmissionRoute(const HttpRequest& req, HttpResponse& r
 
 void WebhookServer::HandleMetricsPort(const HttpRequest& req, HttpResponse& res) {
   ServeMetricsPort(req, res, req.path == "/readyz" ? NotReadyReason() : std::string(),
-                   [this] { return metrics_.Render(SHMGUARD_VERSION) + RenderProfileMetrics(); });
+                   [this] { return metrics_.Render(io::Version()) + RenderProfileMetrics(); });
 }
 
 std::string WebhookServer::RenderProfileMetrics() const {

@@ -1,4 +1,4 @@
-// `shmguard serve`: the admission webhook over HTTPS (TLS 1.3 by default, optionally mutual TLS
+// `shmguard-webhook`: the admission webhook over HTTPS (TLS 1.3 by default, optionally mutual TLS
 // with the API server; certificate and client CA re-read on rotation; transport in
 // https_server.h) and a plain-HTTP port for /healthz, /readyz and /metrics on the same
 // transport. The policy is re-read when its file changes; a broken file keeps the last good one.

@@ -164,6 +164,7 @@ TEST_CASE(
   AgentOptions o;
   o.kubelet_dir = kubelet;
   o.proc_dir = proc;
+  o.leaked_segments = LeakMode::kExact;  // the processes' view: psm_live is held
   // statfs of the volume as a tmpfs of 8 MiB holding both files.
   uint64_t used = 4 << 20;
   ShmAgent agent(o, nullptr, [&](const std::string& path) -> std::optional<FsUse> {

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "io/files/manifests.h"
 #include "test_util.h"
@@ -57,14 +59,14 @@ TEST_CASE("every .Values reference of the chart exists in values.yaml and values
   }
 }
 
-// SECURITY.md's limits table against the binary's defaults (`serve --help`, `audit --help`) and
+// SECURITY.md's limits table against the programs' defaults (`shmguard-webhook --help`, `shmguard audit --help`) and
 // the chart's values: each row that names a flag states that flag's default, and the chart passes
 // the same value, so that the three cannot disagree (the chart once capped connections at 512
 // while the table and the binary said 10,000).
-TEST_CASE("SECURITY.md's limits are serve's and audit's defaults and the chart's values", "[deploy]") {
+TEST_CASE("SECURITY.md's limits are the webhook's and audit's defaults and the chart's values", "[deploy]") {
   std::map<std::string, double> defaults;  // flag -> default, from the help
-  for (const char* command : {"serve", "audit"}) {
-    const std::string help = CommandOutput(std::string(SHMGUARD_BINARY) + " " + command + " --help");
+  for (const std::string& command : {std::string(SHMGUARD_WEBHOOK_BINARY), std::string(SHMGUARD_BINARY) + " audit"}) {
+    const std::string help = CommandOutput(command + " --help");
     static const std::regex kOption(R"((--[a-z-]+) [A-Z]+(?:[^=\n]*)=([0-9.]+))");
     for (std::sregex_iterator it(help.begin(), help.end(), kOption), end; it != end; ++it) {
       defaults[(*it)[1]] = std::stod((*it)[2]);
@@ -112,13 +114,42 @@ TEST_CASE("SECURITY.md's limits are serve's and audit's defaults and the chart's
   }
 }
 
-TEST_CASE("Dockerfile: Debian 12 build, slim non-root runtime with every library shmguard links", "[deploy]") {
+TEST_CASE("Dockerfile: Debian 12 build, slim non-root runtime with every library the programs link", "[deploy]") {
   std::string docker = ReadTestdata("../../Dockerfile");
   CHECK(docker.find("FROM debian:12 AS build") != std::string::npos);
   CHECK(docker.find("FROM debian:12-slim") != std::string::npos);
   CHECK(docker.find("./scripts/install-deps.sh") != std::string::npos);  // the README's own steps
   CHECK(docker.find("./scripts/build.sh") != std::string::npos);
-  CHECK(docker.find("ENTRYPOINT [\"shmguard\"]") != std::string::npos);
+  // An image per deployable, each with its own program only: the stages of a target and the
+  // stages they build on (FROM) copy that program and no other.
+  std::map<std::string, std::string> stages;  // name -> its text
+  std::map<std::string, std::string> base;    // name -> the stage it is FROM
+  static const std::regex kStage(R"(\nFROM ([^ \n]+)(?: AS ([a-z-]+))?\n)");
+  std::vector<std::pair<size_t, std::smatch>> heads;
+  for (std::sregex_iterator it(docker.begin(), docker.end(), kStage), end; it != end; ++it) {
+    heads.push_back({static_cast<size_t>(it->position()), *it});
+  }
+  for (size_t i = 0; i < heads.size(); ++i) {
+    size_t from = heads[i].first, to = i + 1 < heads.size() ? heads[i + 1].first : docker.size();
+    std::string name = heads[i].second[2].matched ? heads[i].second[2].str() : "(default)";
+    stages[name] = docker.substr(from, to - from);
+    base[name] = heads[i].second[1];
+  }
+  for (const std::string& program : {std::string("webhook"), std::string("agent")}) {
+    for (const std::string& target : {program, program + "-prebuilt"}) {
+      CAPTURE(target);
+      REQUIRE(stages.count(target));
+      std::string text, at = target;
+      for (; stages.count(at); at = base[at]) text += stages[at];
+      CHECK(text.find("ENTRYPOINT [\"shmguard-" + program + "\"]") != std::string::npos);
+      static const std::regex kCopy(R"(\nCOPY (?:--from=build )?[^ \n]*/?(shmguard[a-z-]*) )");
+      int copies = 0;
+      for (std::sregex_iterator it(text.begin(), text.end(), kCopy), end; it != end; ++it, ++copies) {
+        CHECK((*it)[1] == "shmguard-" + program);
+      }
+      CHECK(copies == 1);
+    }
+  }
   std::smatch user;
   REQUIRE(std::regex_search(docker, user, std::regex(R"(\nUSER ([0-9]+):([0-9]+)\n)")));
   CHECK(std::stoi(user[1]) > 0);
@@ -138,7 +169,8 @@ TEST_CASE("Dockerfile: Debian 12 build, slim non-root runtime with every library
       provided.insert((*it)[1]);
     }
   }
-  std::string libs = CommandOutput(std::string("ldd ") + SHMGUARD_BINARY + " | awk '/=>/{print $3}'");
+  std::string libs = CommandOutput(std::string("ldd ") + SHMGUARD_WEBHOOK_BINARY + " " + SHMGUARD_AGENT_BINARY +
+                                   " | awk '/=>/{print $3}' | sort -u");
   std::istringstream lines(libs);
   int checked = 0;
   for (std::string lib; std::getline(lines, lib);) {

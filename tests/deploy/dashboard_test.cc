@@ -1,5 +1,5 @@
 // The chart's Grafana dashboard (charts/shmguard/dashboards/shmguard.json) against what shmguard
-// exports: every metric a panel queries is one that `shmguard agent` or `shmguard serve` serves,
+// exports: every metric a panel queries is one that `shmguard-agent` or `shmguard-webhook` serves,
 // with the labels the panel groups by.
 #include <catch2/catch.hpp>
 #include <map>

@@ -1,4 +1,4 @@
-// deploy/ and charts/shmguard, checked against what `shmguard serve` really serves: the
+// deploy/ and charts/shmguard, checked against what `shmguard-webhook` really serves: the
 // Deployment's own args start the binary, and its probes and the webhook paths are requested
 // from it. The chart's values and the Dockerfile as files: chart_and_image_test.cc.
 #include <httplib.h>
@@ -86,7 +86,9 @@ TEST_CASE("deploy/ holds every object with the fields an install needs", "[deplo
   CHECK(c["resources"]["limits"].contains("memory"));
   CHECK(objs["PodDisruptionBudget"]["spec"]["minAvailable"] == 1);
   auto args = Args(c);
-  CHECK(c["args"][0] == "serve");
+  // The webhook's own image and program: flags only, no subcommand.
+  CHECK(c["image"].get<std::string>().rfind("shmguard-webhook:", 0) == 0);
+  CHECK(c["args"][0].get<std::string>().rfind("--", 0) == 0);
   for (const char* flag : {"--config", "--tls-cert-file", "--tls-key-file", "--port", "--metrics-port"}) {
     CAPTURE(flag);
     CHECK(args.count(flag) == 1);
@@ -117,18 +119,23 @@ TEST_CASE("deploy/ holds every object with the fields an install needs", "[deplo
   }
 }
 
-TEST_CASE("deploy/ agent reads other pods' processes and nothing more: no write to the kubelet's pods", "[deploy]") {
+TEST_CASE("deploy/ agent reads no other process and writes nothing of the kubelet's pods", "[deploy]") {
   const auto objects = DeployObjects();
   REQUIRE(objects.count("DaemonSet"));
   const json& spec = objects.at("DaemonSet")["spec"]["template"]["spec"];
-  // Leaked segments are found from /proc of the pods' processes: the host's PID namespace, and
-  // the capabilities to read their fds and maps; nothing that writes or signals.
-  CHECK(spec["hostPID"] == true);
+  // Leaked segments are found from the pods' status and the files' times: not the host's PID
+  // namespace, and no capability at all (the exact mode's are the chart's opt-in).
+  CHECK_FALSE(spec.contains("hostPID"));
+  CHECK_FALSE(spec.contains("hostNetwork"));
   const json& agent = spec["containers"][0];
+  // The agent's own image and program: flags only, no subcommand.
+  CHECK(agent["image"].get<std::string>().rfind("shmguard-agent:", 0) == 0);
+  CHECK(agent["args"][0].get<std::string>().rfind("--", 0) == 0);
   CHECK(agent["securityContext"]["capabilities"]["drop"] == json::array({"ALL"}));
-  CHECK(agent["securityContext"]["capabilities"]["add"] == json::array({"SYS_PTRACE", "DAC_READ_SEARCH"}));
+  CHECK_FALSE(agent["securityContext"]["capabilities"].contains("add"));
   CHECK(agent["securityContext"]["allowPrivilegeEscalation"] == false);
-  CHECK(Args(agent).at("--leaked-segments") == "true");
+  CHECK(agent["securityContext"]["privileged"] == false);
+  CHECK(Args(agent).at("--leaked-segments") == "status");
   // Reclaiming is off: the kubelet's pod directory is read-only.
   for (const auto& m : agent["volumeMounts"]) {
     CAPTURE(m.dump());
@@ -329,7 +336,7 @@ TEST_CASE("the Deployment's args start shmguard, as non-root on a read-only root
       std::to_string(objs["Deployment"]["spec"]["template"]["spec"]["securityContext"]["runAsUser"].get<int>());
   std::string command = "mount -o remount,bind,ro / && exec setpriv --reuid=" + uid + " --regid=" + uid +
                         " --clear-groups --no-new-privs \"$0\" \"$@\"";
-  std::vector<std::string> wrapped = {"-m", "--propagation", "private", "sh", "-c", command, SHMGUARD_BINARY};
+  std::vector<std::string> wrapped = {"-m", "--propagation", "private", "sh", "-c", command, SHMGUARD_WEBHOOK_BINARY};
   wrapped.insert(wrapped.end(), args.begin(), args.end());
   Process p(wrapped, dir.File("log"), "unshare");
   REQUIRE(WaitReady(metrics_port, 10));

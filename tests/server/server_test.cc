@@ -13,6 +13,7 @@
 #include <regex>
 #include <thread>
 
+#include "io/words/version.h"
 #include "server/test_server.h"
 #include "test_util.h"
 #include "tls_fixture.h"
@@ -328,7 +329,7 @@ TEST_CASE("serve: health, readiness and metrics on the plain HTTP port", "[serve
   CHECK_THAT(m, Catch::Contains("shmguard_admission_duration_seconds_bucket{endpoint=\"mutate\",le=\"+Inf\"} 1"));
   CHECK_THAT(m, Catch::Contains("shmguard_patches_total 1"));
   CHECK_THAT(m, Catch::Contains("shmguard_denials_total 1"));
-  CHECK_THAT(m, Catch::Contains("shmguard_build_info{version=\"" SHMGUARD_VERSION "\"} 1"));
+  CHECK_THAT(m, Catch::Contains(std::string("shmguard_build_info{version=\"") + io::Version() + "\"} 1"));
   const std::string not_after = "\nshmguard_certificate_not_after_seconds ";
   size_t at = m.find(not_after);
   REQUIRE(at != std::string::npos);

@@ -31,6 +31,36 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 
+{{/* The webhook's image. Chart 0.1.0 ran the webhook and the agent from one image, `shmguard`,
+with a subcommand each; an image.repository that still names it would start the webhook's
+Deployment from an image that has no shmguard-webhook, so it is refused here, saying what to set
+(`helm upgrade --reuse-values` keeps chart 0.1.0's defaults, that one among them). */}}
+{{- define "shmguard.webhookImage" -}}
+{{- if regexMatch "(^|/)shmguard$" .Values.image.repository -}}
+{{- fail (printf "image.repository is %q, the one image of shmguard chart 0.1.0: the webhook and the node agent now have an image each. Set image.repository to the webhook's (shmguard-webhook) and agent.image.repository to the agent's (shmguard-agent), or upgrade with --reset-then-reuse-values instead of --reuse-values (docs/operating.md, \"Upgrading\")" .Values.image.repository) -}}
+{{- end -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- end -}}
+
+{{/* The agent's image: agent.image, its tag image.tag's when empty. Read with dig, so that values
+carried over from chart 0.1.0 (--reuse-values), which have no agent.image, get the default. */}}
+{{- define "shmguard.agentImage" -}}
+{{- $repository := dig "image" "repository" "" .Values.agent | default "shmguard-agent" -}}
+{{- $tag := dig "image" "tag" "" .Values.agent | default .Values.image.tag | default .Chart.AppVersion -}}
+{{- printf "%s:%s" $repository $tag -}}
+{{- end -}}
+
+{{/* The agent's leaked-segments mode: status, exact or off (chart 0.1.0's true and false read as
+exact and off). Deleting them (reclaimLeakedSegments) needs exact. */}}
+{{- define "shmguard.leakMode" -}}
+{{- $mode := toString .Values.agent.leakedSegments -}}
+{{- $mode = (dict "true" "exact" "false" "off") | dig $mode $mode -}}
+{{- if and .Values.agent.reclaimLeakedSegments (ne $mode "exact") -}}
+{{- fail (printf "agent.reclaimLeakedSegments needs agent.leakedSegments: exact (deleting leaked segments is safe only when the pod's processes are read), not %s" $mode) -}}
+{{- end -}}
+{{- $mode -}}
+{{- end -}}
+
 {{- define "shmguard.agentNamespace" -}}
 {{- default .Release.Namespace .Values.agent.namespace -}}
 {{- end -}}

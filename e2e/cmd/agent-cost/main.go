@@ -1,4 +1,4 @@
-// Command agent-cost measures what the node agent (`shmguard agent`) costs a node with N pods
+// Command agent-cost measures what the node agent (`shmguard-agent`) costs a node with N pods
 // that mount a memory-backed /dev/shm: for each N, the pods run (sleeping, each with a 64 MiB
 // dshm), the agent is seen watching all of them, and its pod's CPU time over a window and its
 // memory are read from its cgroup on the node. Runs on the control plane of

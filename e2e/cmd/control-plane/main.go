@@ -31,7 +31,7 @@ func main() {
 	dir := fs.String("dir", "", "the state directory")
 	o := controlplane.Options{}
 	fs.StringVar(&o.BinDir, "bin", "", "the directory of etcd, kube-apiserver, kube-controller-manager, kubectl and helm")
-	fs.StringVar(&o.Shmguard, "shmguard", "", "the shmguard binary")
+	fs.StringVar(&o.Shmguard, "shmguard", "", "the shmguard binary (shmguard-webhook and shmguard-agent beside it)")
 	fs.StringVar(&o.Chart, "chart", "", "charts/shmguard")
 	fs.StringVar(&o.CRDDir, "crds", "", "the upstream CRDs")
 	fs.BoolVar(&o.Node, "node", false, "add a node, and install shmguard on it with helm")

@@ -14,9 +14,9 @@
 #include <string_view>
 #include <vector>
 
-#include "cli/commands/exit_code.h"
 #include "cli/outputs/audit_options.h"
 #include "cli/outputs/audit_record.h"
+#include "cli/program/exit_code.h"
 #include "core/policy/policy.h"
 #include "io/files/input_limits.h"
 #include "io/files/manifests.h"

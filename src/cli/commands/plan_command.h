@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/commands/exit_code.h"
+#include "cli/program/exit_code.h"
 #include "core/policy/policy.h"
 
 namespace shmguard::cli {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "cli/commands/audit_command.h"
-#include "cli/commands/exit_code.h"
+#include "cli/program/exit_code.h"
 #include "core/plan/shm_profile.h"
 
 namespace shmguard::cli {

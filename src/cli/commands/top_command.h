@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "agent/agent_metrics.h"
-#include "cli/commands/exit_code.h"
+#include "cli/program/exit_code.h"
 
 namespace shmguard::cli {
 

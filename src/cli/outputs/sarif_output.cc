@@ -7,6 +7,7 @@
 
 #include "cli/outputs/audit_output.h"
 #include "io/words/finding_text.h"
+#include "io/words/version.h"
 
 namespace shmguard::cli {
 namespace {
@@ -135,7 +136,7 @@ class SarifPrinter : public AuditPrinter {
                        {"defaultConfiguration", {{"level", Level(c.severity)}}}});
       if (!docs_url_.empty()) rules.back()["helpUri"] = docs_url_ + "#" + std::string(c.id);
     }
-    json driver = {{"name", "shmguard"}, {"semanticVersion", SHMGUARD_VERSION}, {"rules", rules}};
+    json driver = {{"name", "shmguard"}, {"semanticVersion", io::Version()}, {"rules", rules}};
     if (!docs_url_.empty()) driver["informationUri"] = docs_url_;
     json sarif = {
         {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},

@@ -1,4 +1,4 @@
-// What a running pod uses of /dev/shm, for the node agent (`shmguard agent`): the memory-backed
+// What a running pod uses of /dev/shm, for the node agent (`shmguard-agent`): the memory-backed
 // volumes a pod mounts at /dev/shm, the workload its use is kept for, and a volume's samples
 // (use, size, peak) with the moment they cross the warning threshold. No I/O: the agent statfs's
 // the volumes and feeds the numbers here.

@@ -11,7 +11,7 @@
 #include "core/values/json_patch.h"
 #include "core/values/quantity.h"
 #include "io/config/policy_fields.h"
-#include "io/files/manifests.h"
+#include "io/files/file_text.h"
 #include "io/formats/yaml_json.h"
 
 namespace shmguard::io {

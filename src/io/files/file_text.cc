@@ -121,4 +121,15 @@ FileText::~FileText() {
   if (map_) ::munmap(map_, map_size_);
 }
 
+Result<std::string> ReadFileText(const std::string& path, size_t max_bytes, Readable readable) {
+  auto file = FileText::Read(path, max_bytes, readable);
+  if (!file) return file.error();
+  return std::string(file->view());
+}
+
+Location InFile(const std::string& file, Location where) {
+  where.file = file;
+  return where;
+}
+
 }  // namespace shmguard::io

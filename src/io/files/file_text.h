@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "core/values/result.h"
+#include "io/files/input_limits.h"
 
 namespace shmguard::io {
 
@@ -58,5 +59,15 @@ class FileText {
   size_t map_size_ = 0;
   std::string_view view_;
 };
+
+// The whole content of `path` (FileText::Read, copied): at most `max_bytes`, of what `readable`
+// takes (io/input_limits.h has each input's limit). Fails with kIo naming the path and the
+// reason, as FileText::Read does. Every layer reads its files through this (certificates,
+// tokens, the policy, manifests).
+Result<std::string> ReadFileText(const std::string& path, size_t max_bytes = kDefaultMaxManifestBytes,
+                                 Readable readable = Readable::kFilesAndPipes);
+
+// A parser's location (ParseYaml's line, a List item's) in `file`.
+Location InFile(const std::string& file, Location where);
 
 }  // namespace shmguard::io

@@ -170,11 +170,6 @@ std::vector<Document> ParseManifests(std::string_view text, const std::string& n
   return docs;
 }
 
-Location InFile(const std::string& file, Location where) {
-  where.file = file;
-  return where;
-}
-
 namespace {
 
 // What a path that is neither a regular file nor a directory is, for its error.
@@ -254,12 +249,6 @@ std::vector<InputFile> ExpandPaths(const std::vector<std::string>& paths) {
     }
   }
   return out;
-}
-
-Result<std::string> ReadFileText(const std::string& path, size_t max_bytes, Readable readable) {
-  auto file = FileText::Read(path, max_bytes, readable);
-  if (!file) return file.error();
-  return std::string(file->view());
 }
 
 }  // namespace shmguard::io

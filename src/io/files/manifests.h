@@ -56,9 +56,6 @@ void ParseDocument(Document& d, bool locate = true);
 // parse to null, such as "~", are dropped).
 std::vector<Document> ParseManifests(std::string_view text, const std::string& name);
 
-// A parser's location (ParseYaml's line, a List item's) in `file`.
-Location InFile(const std::string& file, Location where);
-
 // A file to read, or why a path cannot be read (kIo naming it).
 struct InputFile {
   std::string path;
@@ -71,11 +68,5 @@ struct InputFile {
 // be read without end), a directory or subdirectory that cannot be read, and a dangling link or
 // a special file named like a manifest each come as an entry with its error.
 std::vector<InputFile> ExpandPaths(const std::vector<std::string>& paths);
-
-// The whole content of `path` (FileText::Read, copied): at most `max_bytes`, of what `readable`
-// takes (io/input_limits.h has each input's limit). Fails with kIo naming the path and the
-// reason, as FileText::Read does.
-Result<std::string> ReadFileText(const std::string& path, size_t max_bytes = kDefaultMaxManifestBytes,
-                                 Readable readable = Readable::kFilesAndPipes);
 
 }  // namespace shmguard::io

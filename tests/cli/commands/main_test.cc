@@ -1,4 +1,4 @@
-// The shmguard binary's command line (src/main.cc): subcommands, flag checks, --config and exit
+// The shmguard binary's command line (src/cli/commands/main.cc): subcommands, flag checks, --config and exit
 // codes, as a user or CI meets them. What each subcommand prints is in its own test.
 #include <sys/wait.h>
 
@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "io/words/version.h"
 #include "test_util.h"
 
 namespace {
@@ -39,7 +40,7 @@ TEST_CASE("shmguard version and --version print the version and exit 0", "[main]
     INFO(args);
     Run r = Shmguard(args);
     CHECK(r.code == 0);
-    CHECK_THAT(r.out, Catch::Contains(SHMGUARD_VERSION));
+    CHECK_THAT(r.out, Catch::Contains(shmguard::io::Version()));
   }
 }
 
@@ -51,6 +52,9 @@ TEST_CASE("shmguard refuses a missing subcommand, an unknown flag or a value out
   for (const Case& c : {
            Case{"", "A subcommand is required"},
            Case{"frobnicate", "unknown subcommand 'frobnicate'"},
+           // The webhook and the agent are programs of their own: the old subcommands say so.
+           Case{"serve --tls-cert-file a --port 1", "run shmguard-webhook with the same flags"},
+           Case{"agent --node-name n", "run shmguard-agent with the same flags"},
            Case{"audit", "paths is required"},
            Case{"audit -o xml examples", "--output"},
            Case{"audit --fail-on never examples", "--fail-on"},

@@ -1,16 +1,16 @@
-// `shmguard agent`: flags -> AgentOptions and the in-cluster API client, logging, and the
+// `shmguard-agent`: flags -> AgentOptions and the in-cluster API client, logging, and the
 // process lifecycle: start, wait for SIGTERM/SIGINT, stop, exit 0.
 #pragma once
 
 #include <CLI/CLI.hpp>
 
 #include "agent/shm_agent.h"
-#include "cli/commands/exit_code.h"
+#include "cli/program/exit_code.h"
 #include "kube/kube_config.h"
 
 namespace shmguard::cli {
 
-// What `shmguard agent` runs with.
+// What `shmguard-agent` runs with.
 struct AgentCommand {
   agent::AgentOptions agent;
   // The API server. Default: the pod's in-cluster configuration (KubeConfig::InCluster). With
@@ -24,9 +24,9 @@ struct AgentCommand {
   std::string device_checkpoint;
 };
 
-// Adds the `agent` subcommand's flags to `app`, writing into `command`. The node's name
+// Adds the agent's flags to `app` (the program's), writing into `command`. The node's name
 // defaults to $NODE_NAME (the DaemonSet sets it from spec.nodeName).
-CLI::App* AddAgentCommand(CLI::App& app, AgentCommand& command);
+void AddAgentFlags(CLI::App& app, AgentCommand& command);
 
 // Runs the agent until SIGTERM or SIGINT. kUsage when the node's name is missing, there is no
 // API configuration (not in a pod, and no --api-server), or the metrics port cannot be bound

@@ -1,4 +1,4 @@
-// `shmguard serve` (serve_command.cc) as a process: startup failures, SIGTERM with a request in flight, JSON logs.
+// `shmguard-webhook` (webhook_command.cc) as a process: startup failures, SIGTERM with a request in flight, JSON logs.
 #include <httplib.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -26,17 +26,9 @@ const char* kPod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","an
   "resources":{"limits":{"nvidia.com/gpu":4,"memory":"64Gi"}}}]}})";
 
 std::vector<std::string> ServeArgs(const TempDir& dir, int port, int metrics_port) {
-  return {"serve",
-          "--tls-cert-file",
-          dir.File("tls.crt"),
-          "--tls-key-file",
-          dir.File("tls.key"),
-          "--port",
-          std::to_string(port),
-          "--metrics-port",
-          std::to_string(metrics_port),
-          "--bind-address",
-          "127.0.0.1"};
+  return {"--tls-cert-file", dir.File("tls.crt"),  "--tls-key-file", dir.File("tls.key"),
+          "--port",          std::to_string(port), "--metrics-port", std::to_string(metrics_port),
+          "--bind-address",  "127.0.0.1"};
 }
 
 // Resident memory of process `pid` in KiB (/proc/PID/status VmRSS).
@@ -265,9 +257,9 @@ TEST_CASE("serve exits non-zero with a clear message when it cannot start", "[se
     return a;
   };
   std::vector<std::string> missing = args;
-  missing[2] = dir.File("nope.crt");
+  missing[1] = dir.File("nope.crt");
   std::vector<std::string> mismatched = args;
-  mismatched[2] = dir.File("b.crt");
+  mismatched[1] = dir.File("b.crt");
   const Case cases[] = {
       {missing, "nope.crt: cannot open: No such file or directory"},
       {mismatched, "the private key does not match the certificate"},
@@ -283,7 +275,7 @@ TEST_CASE("serve exits non-zero with a clear message when it cannot start", "[se
     CHECK(p.Wait(10) == 2);
     CHECK_THAT(test::ReadText(dir.File("log")), Catch::Contains(c.message));
   }
-  Process no_tls({"serve", "--port", "0"}, dir.File("log"));
+  Process no_tls({"--port", "0"}, dir.File("log"));
   CHECK(no_tls.Wait(10) == 2);
   CHECK_THAT(test::ReadText(dir.File("log")), Catch::Contains("--tls-cert-file is required"));
 

@@ -1,4 +1,4 @@
-// Process exit codes of every subcommand (README "shmguard audit").
+// Process exit codes of every program and subcommand (README "shmguard audit").
 #pragma once
 
 namespace shmguard::cli {

@@ -1,59 +1,60 @@
 // RunAgent: signal mask, the API client (in-cluster, or --api-server), agent start, sigwait, stop.
-#include "cli/commands/agent_command.h"
+#include "cli/agent/agent_command.h"
 
 #include <csignal>
 #include <cstdlib>
 
-#include "cli/commands/api_flags.h"
+#include "cli/program/api_flags.h"
 #include "io/config/config.h"
 #include "io/words/log.h"
 
 namespace shmguard::cli {
 
-CLI::App* AddAgentCommand(CLI::App& app, AgentCommand& command) {
+void AddAgentFlags(CLI::App& app, AgentCommand& command) {
   auto& o = command.agent;
-  auto* cmd = app.add_subcommand("agent",
-                                 "Watch the /dev/shm of this node's pods (a DaemonSet): metrics, "
-                                 "ShmNearFull Events, ShmProfiles, growth in place");
   if (const char* node = std::getenv("NODE_NAME")) o.node_name = node;
-  cmd->add_option("--node-name", o.node_name, "this node's name (default: $NODE_NAME)");
-  cmd->add_option("--kubelet-dir", o.kubelet_dir, "the kubelet's root directory as mounted here")
-      ->capture_default_str();
+  app.add_option("--node-name", o.node_name, "this node's name (default: $NODE_NAME)");
+  app.add_option("--kubelet-dir", o.kubelet_dir, "the kubelet's root directory as mounted here")->capture_default_str();
   int interval_ms = static_cast<int>(o.interval.count());
-  cmd->add_option_function<int>(
+  app.add_option_function<int>(
          "--interval-ms", [&o](int ms) { o.interval = std::chrono::milliseconds(ms); },
          "time between two samples of every volume")
       ->default_val(interval_ms)
       ->check(CLI::Range(100, 600000));
-  cmd->add_option("--threshold", o.threshold, "a volume's use, as a fraction of its size, that records ShmNearFull")
+  app.add_option("--threshold", o.threshold, "a volume's use, as a fraction of its size, that records ShmNearFull")
       ->capture_default_str()
       ->check(CLI::Range(0.01, 1.0));
-  cmd->add_option("--metrics-port", o.metrics_port, "plain HTTP port for /healthz, /readyz, /metrics")
+  app.add_option("--metrics-port", o.metrics_port, "plain HTTP port for /healthz, /readyz, /metrics")
       ->capture_default_str();
-  cmd->add_option("--bind-address", o.bind_address, "address the metrics port listens on")->capture_default_str();
-  cmd->add_option("--log-format", command.log_format, "text or json")->check(CLI::IsMember({"text", "json"}));
-  cmd->add_option("--config", command.config_file,
-                  "policy YAML: its namespace rules' growInPlace and maxFractionOfMemoryLimit (built-in without it)");
-  cmd->add_option("--record-profiles", o.record_profiles,
-                  "write each workload's peak and runs to its ShmProfile (true or false)")
+  app.add_option("--bind-address", o.bind_address, "address the metrics port listens on")->capture_default_str();
+  app.add_option("--log-format", command.log_format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  app.add_option("--config", command.config_file,
+                 "policy YAML: its namespace rules' growInPlace and maxFractionOfMemoryLimit (built-in without it)");
+  app.add_option("--record-profiles", o.record_profiles,
+                 "write each workload's peak and runs to its ShmProfile (true or false)")
       ->capture_default_str();
   int record_ms = static_cast<int>(o.record_interval.count());
-  cmd->add_option_function<int>(
+  app.add_option_function<int>(
          "--record-interval-ms", [&o](int ms) { o.record_interval = std::chrono::milliseconds(ms); },
          "while a pod's peak grows, how often it is written")
       ->default_val(record_ms)
       ->check(CLI::Range(0, 3600000));
-  cmd->add_option("--leaked-segments", o.leaked_segments,
-                  "find the files in restarted pods' /dev/shm that no process of the pod holds (needs the host's "
-                  "PID namespace and CAP_SYS_PTRACE)")
-      ->capture_default_str();
-  cmd->add_option("--proc-dir", o.proc_dir, "the host's /proc as mounted here")->capture_default_str();
-  cmd->add_option("--device-checkpoint", command.device_checkpoint,
-                  "the kubelet's device manager checkpoint, where device plugins' mounts at /dev/shm (NVIDIA's "
-                  "MPS) are read (default: <kubelet-dir>/device-plugins/kubelet_internal_checkpoint; \"none\": "
-                  "read none)");
-  AddApiFlags(cmd, command.api);
-  return cmd;
+  app.add_option_function<std::string>(
+         "--leaked-segments", [&o](const std::string& v) { o.leaked_segments = *agent::ParseLeakMode(v); },
+         "find the files in restarted pods' /dev/shm that no process of the pod holds: status (the default: from "
+         "the pods' status and the files' change times, no privilege; reports only), exact (from the pods' "
+         "processes: needs the host's PID namespace, CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH; reports and "
+         "deletes where allowed) or off")
+      ->default_str("status")
+      ->check([](const std::string& v) {
+        return agent::ParseLeakMode(v) ? std::string() : "must be status, exact or off";
+      });
+  app.add_option("--proc-dir", o.proc_dir, "the host's /proc as mounted here")->capture_default_str();
+  app.add_option("--device-checkpoint", command.device_checkpoint,
+                 "the kubelet's device manager checkpoint, where device plugins' mounts at /dev/shm (NVIDIA's "
+                 "MPS) are read (default: <kubelet-dir>/device-plugins/kubelet_internal_checkpoint; \"none\": "
+                 "read none)");
+  AddApiFlags(&app, command.api);
 }
 
 ExitCode RunAgent(const AgentCommand& command) {

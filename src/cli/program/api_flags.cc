@@ -1,5 +1,5 @@
 // AddApiFlags: --api-server, --api-ca-file, --api-token-file.
-#include "cli/commands/api_flags.h"
+#include "cli/program/api_flags.h"
 
 namespace shmguard::cli {
 
