@@ -635,9 +635,9 @@ func TestHelmUpgradeFromOneImage(t *testing.T) {
 			if err == nil {
 				t.Fatalf("helm upgrade %v was not refused:\n%s", r.args, out)
 			}
-			if !strings.Contains(string(out), "the one image of shmguard chart 0.1.0") ||
-				!strings.Contains(string(out), "agent.image.repository") {
-				t.Errorf("refused without saying what to set:\n%s", out)
+			if said := string(out) + err.Error(); !strings.Contains(said, "the one image of shmguard chart 0.1.0") ||
+				!strings.Contains(said, "agent.image.repository") {
+				t.Errorf("refused without saying what to set:\n%s", said)
 			}
 			if w, a := workloads(); w != webhook || a != agent {
 				t.Errorf("a refused upgrade changed the workloads: webhook %+v, agent %+v", w, a)
