@@ -306,8 +306,9 @@ func (s *State) startEtcd() error {
 	return s.startHealthy("etcd", args, client+"/health", 30*time.Second)
 }
 
-func (s *State) startAPIServer() error {
-	args := []string{
+// apiServerArgs are kube-apiserver's flags on loopback, before a node's changes.
+func (s *State) apiServerArgs() []string {
+	return []string{
 		fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", s.Ports.Etcd),
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		// The kubernetes Service cannot point at loopback; nothing in this cluster calls it.
@@ -326,6 +327,10 @@ func (s *State) startAPIServer() error {
 		"--admission-control-config-file=" + s.admissionConfig(),
 		"--profiling=false",
 	}
+}
+
+func (s *State) startAPIServer() error {
+	args := s.apiServerArgs()
 	if s.Node != nil {
 		// As a cluster's API server: reachable from the pods at the node's address, the
 		// kubernetes Service pointing at it, nodes authorized as nodes, and a client

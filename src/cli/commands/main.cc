@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
   shmguard::cli::PolicyExportFlags policy_export;
   shmguard::cli::AddPolicyCommand(app, policy_export)->callback([&] {
     auto policy = shmguard::cli::LoadPolicyFor(policy_export.config, "policy export", std::cerr);
-    code = policy ? ToInt(shmguard::cli::RunPolicyExport(policy_export.objects, *policy, std::cout, std::cerr))
+    code = policy ? ToInt(shmguard::cli::RunPolicyExport(policy_export, *policy, std::cout, std::cerr))
                   : ToInt(ExitCode::kUsage);
   });
 

@@ -3,6 +3,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <ostream>
 
 #include "io/formats/yaml_emit.h"
@@ -26,6 +30,10 @@ CLI::App* AddPolicyCommand(CLI::App& app, PolicyExportFlags& o) {
   cmd->add_option("--pod-security-label", o.objects.pod_security_label,
                   "the namespace label that holds its Pod Security level (default "
                   "pod-security.kubernetes.io/enforce)");
+  cmd->add_option("--static", o.static_dir,
+                  "write the objects as kube-apiserver's static manifests (names ending in .static.k8s.io, "
+                  "Kubernetes 1.37+, or 1.36 with ManifestBasedAdmissionControlConfig) to DIR/mutating and "
+                  "DIR/validating, and print the AdmissionConfiguration that loads them");
   cmd->add_option_function<std::string>(
          "--mode", [&o](const std::string& mode) { o.objects.hybrid = mode == "hybrid"; },
          "policy: every object, shmguard without a webhook (default); hybrid: the mutating policy and its binding "
@@ -56,9 +64,82 @@ bool IsLabelKey(std::string_view key) {
   return std::all_of(name.begin(), name.end(), [&](char c) { return alnum(c) || c == '-' || c == '_' || c == '.'; });
 }
 
+// An object name as Kubernetes validates it (IsDNS1123Subdomain): lower-case letters, digits,
+// '-' and '.', starting and ending alphanumeric, at most `most` long. It is also a file name here.
+bool IsSubdomain(std::string_view name, size_t most) {
+  auto alnum = [](char c) {
+    return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c));
+  };
+  if (name.empty() || name.size() > most || !alnum(name.front()) || !alnum(name.back())) return false;
+  return std::all_of(name.begin(), name.end(), [&](char c) { return alnum(c) || c == '-' || c == '.'; });
+}
+
+// The objects as one YAML stream.
+std::string Documents(const std::vector<nlohmann::json>& objects) {
+  std::string text;
+  for (const auto& object : objects) text += (text.empty() ? "" : "---\n") + io::JsonToYaml(object);
+  return text;
+}
+
+// Writes `text` to `path` whole: to a temporary file beside it, then renamed over it, so that
+// kube-apiserver, which watches the directory, never reads half a file. "" or why not.
+std::string WriteWhole(const std::filesystem::path& path, const std::string& text) {
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  if (ec) return path.parent_path().string() + ": " + ec.message();
+  const std::filesystem::path temporary = path.string() + ".tmp";  // not .yaml: the loader skips it
+  {
+    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
+    if (!(file << text) || !file.flush()) return temporary.string() + ": " + std::strerror(errno);
+  }
+  std::filesystem::rename(temporary, path, ec);
+  return ec ? path.string() + ": " + ec.message() : "";
+}
+
+// The static manifests: the mutating objects and the validating ones in a directory each (each
+// plugin's staticManifestsDir holds only its own kinds), and the AdmissionConfiguration.
+ExitCode WriteStatic(const std::string& dir, const std::string& name, const std::vector<nlohmann::json>& objects,
+                     std::ostream& out, std::ostream& err) {
+  std::vector<nlohmann::json> mutating, validating;
+  for (const auto& object : objects) {
+    (object.value("kind", "").rfind("Mutating", 0) == 0 ? mutating : validating).push_back(object);
+  }
+  const std::filesystem::path root = std::filesystem::absolute(dir);
+  std::string config = "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n";
+  for (const auto& [plugin, part] :
+       {std::pair<std::string, const std::vector<nlohmann::json>&>{"Mutating", mutating}, {"Validating", validating}}) {
+    std::string lower = plugin;
+    lower[0] = static_cast<char>(std::tolower(lower[0]));
+    const std::filesystem::path file = root / lower / (name + ".yaml");
+    if (part.empty()) {  // hybrid: none; an earlier export's would still be loaded
+      std::error_code ec;
+      std::filesystem::remove(file, ec);
+      continue;
+    }
+    if (std::string why = WriteWhole(file, Documents(part)); !why.empty()) {
+      err << "shmguard policy export: cannot write " << why << "\n";
+      return ExitCode::kUsage;
+    }
+    config += "- name: " + plugin + "AdmissionPolicy\n  configuration:\n    apiVersion: apiserver.config.k8s.io/v1\n" +
+              "    kind: " + plugin +
+              "AdmissionPolicyConfiguration\n    staticManifestsDir: " + (root / lower).string() + "\n";
+  }
+  out << config;
+  return ExitCode::kOk;
+}
+
 }  // namespace
 
-ExitCode RunPolicyExport(const PolicyExportOptions& o, const Policy& policy, std::ostream& out, std::ostream& err) {
+ExitCode RunPolicyExport(const PolicyExportFlags& flags, const Policy& policy, std::ostream& out, std::ostream& err) {
+  PolicyExportOptions o = flags.objects;
+  if (!flags.static_dir.empty()) o.name_suffix = kStaticSuffix;
+  // The longest name made from it: "<name>-enforce" and the suffix.
+  const size_t most = 253 - std::string_view("-enforce").size() - o.name_suffix.size();
+  if (!IsSubdomain(o.name, most)) {
+    err << "shmguard policy export: --name: \"" << o.name << "\" is not an object name (lower-case letters, digits, "
+        << "'-' and '.', starting and ending with a letter or digit, at most " << most << " characters)\n";
+    return ExitCode::kUsage;
+  }
   for (const auto& [flag, label] : {std::pair<const char*, const std::string&>{"--enabled-label", o.enabled_label},
                                     {"--enforce-label", o.enforce_label},
                                     {"--pod-security-label", o.pod_security_label}}) {
@@ -73,11 +154,8 @@ ExitCode RunPolicyExport(const PolicyExportOptions& o, const Policy& policy, std
     err << "shmguard policy export: " << objects.error().message << "\n";
     return ExitCode::kUsage;
   }
-  bool first = true;
-  for (const auto& object : *objects) {
-    out << (first ? "" : "---\n") << io::JsonToYaml(object);
-    first = false;
-  }
+  if (!flags.static_dir.empty()) return WriteStatic(flags.static_dir, flags.objects.name, *objects, out, err);
+  out << Documents(*objects);
   return ExitCode::kOk;
 }
 

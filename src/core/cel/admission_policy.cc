@@ -264,6 +264,12 @@ Result<std::vector<json>> ExportAdmissionPolicies(const Policy& policy, const Po
                  {"metadata", {{"name", o.name}}},
                  {"spec", {{"policyName", o.name}, {"matchResources", {{"namespaceSelector", selector}}}}}});
   if (!o.hybrid) AddValidatingPolicies(o, conditions, variables, selector, out);
+  for (json& object : out) {  // every name, and every name a binding refers to, with the suffix
+    object["metadata"]["name"] = object["metadata"]["name"].get<std::string>() + o.name_suffix;
+    if (json* spec = &object["spec"]; spec->contains("policyName")) {
+      (*spec)["policyName"] = (*spec)["policyName"].get<std::string>() + o.name_suffix;
+    }
+  }
   return out;
 }
 

@@ -29,7 +29,15 @@ struct PolicyExportOptions {
   // validates and puts its own plan in place of the floor (policy_floor.h). The validating
   // policies would judge the webhook's plan by the policy's size.
   bool hybrid = false;
+  // Appended to every object's name and to the policy a binding names: kStaticSuffix for the
+  // objects kube-apiserver loads from its staticManifestsDir, which must carry it.
+  std::string name_suffix = "";
 };
+
+// The suffix kube-apiserver requires of the admission objects it loads from files (KEP-5793:
+// k8s.io/apiserver pkg/admission/plugin/manifest/validation.go, StaticConfigSuffix), and refuses
+// through the API.
+inline constexpr char kStaticSuffix[] = ".static.k8s.io";
 
 // What policy mode writes into CEL at most: more namespace rules, or a rule whose globs make a
 // longer regular expression, is refused (their CEL would pass the API server's limits).
