@@ -26,9 +26,15 @@ dd if=/dev/zero of=$seg bs=1M count=300 status=none
 exec 3<$seg
 sleep 6
 exit 1`)
+	return restartingWithShm(p, 2<<30)
+}
+
+// restartingWithShm is p restarted whenever it ends, with a memory emptyDir of limit bytes at its
+// first container's /dev/shm, left as written by shmguard.
+func restartingWithShm(p *corev1.Pod, limit int64) *corev1.Pod {
 	p.Spec.RestartPolicy = corev1.RestartPolicyAlways
 	p.Spec.Volumes = []corev1.Volume{{Name: "dshm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
-		Medium: corev1.StorageMediumMemory, SizeLimit: resource.NewQuantity(2<<30, resource.BinarySI)}}}}
+		Medium: corev1.StorageMediumMemory, SizeLimit: resource.NewQuantity(limit, resource.BinarySI)}}}}
 	p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "dshm", MountPath: "/dev/shm"}}
 	return annotate(p, "shmguard.io/mode", "skip") // as written
 }
@@ -54,11 +60,7 @@ dd if=/dev/zero of=$f bs=1M count=100 status=none
 exec 3<$f
 sleep 3
 exit 1`)
-	p.Spec.RestartPolicy = corev1.RestartPolicyAlways
-	p.Spec.Volumes = []corev1.Volume{{Name: "dshm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
-		Medium: corev1.StorageMediumMemory, SizeLimit: resource.NewQuantity(512<<20, resource.BinarySI)}}}}
-	p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "dshm", MountPath: "/dev/shm"}}
-	return annotate(p, "shmguard.io/mode", "skip")
+	return restartingWithShm(p, 512<<20)
 }
 
 // runningFor is whether pod's containers all run and have for at least d, one of them after a
@@ -160,7 +162,7 @@ func TestAServersLeakedSegmentsAreReportedAndReclaimedBetweenRestarts(t *testing
 	exactSeen := time.Since(start)
 
 	// The status mode finds the same 300 MiB while the second run runs (the file predates its
-	// start), and leaves it out of the peak as well.
+	// start).
 	var statusLeaked int64
 	wait(t, time.Minute, "the status-mode agent reports kept's leaked segment", func() error {
 		metrics := agentMetrics(t, status)
@@ -256,8 +258,10 @@ func TestAServersLeakedSegmentsAreReportedAndReclaimedBetweenRestarts(t *testing
 	if n := agentCounter(metrics, "shmguard_agent_leaked_reclaimed_bytes_total"); n < 600<<20 {
 		t.Errorf("shmguard_agent_leaked_reclaimed_bytes_total %d, want at least 600 MiB", n)
 	}
-	// The status mode at the third start: both runs' 600 MiB, as the exact mode, and one run's
-	// peak; it deleted nothing (reclaimed's segments went by the exact agent's hand).
+	// The status mode at the third start: both runs' 600 MiB, as the exact mode. Its peak keeps
+	// what it found (it cannot tell a reopened segment from a left one, and a learned size must
+	// not fall below use): at least the exact mode's. It deleted nothing (reclaimed's segments
+	// went by the exact agent's hand).
 	wait(t, time.Minute, "the status mode reports kept's 600 MiB as the exact mode does", func() error {
 		exact, _ := gauge(agentMetrics(t, agent), "shmguard_pod_shm_leaked_bytes", ns, "kept")
 		got, _ := gauge(agentMetrics(t, status), "shmguard_pod_shm_leaked_bytes", ns, "kept")
@@ -267,9 +271,12 @@ func TestAServersLeakedSegmentsAreReportedAndReclaimedBetweenRestarts(t *testing
 		return nil
 	})
 	statusMetrics := agentMetrics(t, status)
-	if p, seen := gauge(statusMetrics, "shmguard_pod_shm_peak_bytes", ns, "kept"); !seen || p < 200<<20 || p > 301<<20 {
-		t.Errorf("status mode: kept's peak %s (series %v), want one run's 300 MiB", mib(p), seen)
+	statusPeak, seen := gauge(statusMetrics, "shmguard_pod_shm_peak_bytes", ns, "kept")
+	if !seen || statusPeak < peak || statusPeak < 600<<20 {
+		t.Errorf("status mode: kept's peak %s (series %v), want at least the exact mode's %s and the 600 MiB used",
+			mib(statusPeak), seen, mib(peak))
 	}
+	t.Logf("kept's peak: exact mode %s (leaked left out), status mode %s (kept in)", mib(peak), mib(statusPeak))
 	if n := agentCounter(statusMetrics, "shmguard_agent_leaked_reclaimed_bytes_total"); n != 0 {
 		t.Errorf("the status mode deleted %d bytes", n)
 	}

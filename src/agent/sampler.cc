@@ -28,9 +28,12 @@ SampleRound Sample(PodTable& table, const StatFs& statfs, const SamplerOptions& 
       for (auto& [name, watch] : pod.volumes) {
         auto use = statfs(VolumeDir(options.kubelet_dir, uid, name));
         if (!use || !use->tmpfs) continue;  // not mounted yet, or already gone
-        // What crashed processes left is no demand of the workload's: not in its peak.
+        // What crashed processes left is no demand of the workload's: not in its peak, where the
+        // processes were read; the status mode's stay in it (too large a size is safe, too small
+        // is not).
         auto leak = pod.leaks.find(name);
-        const uint64_t leaked = leak != pod.leaks.end() ? static_cast<uint64_t>(leak->second.bytes) : 0;
+        const uint64_t leaked =
+            leak != pod.leaks.end() && leak->second.held_by_none ? static_cast<uint64_t>(leak->second.bytes) : 0;
         const bool crossed = watch.Observe(use->used, use->size, leaked);
         if (auto g = pod.growth.find(name); g != pod.growth.end() && !g->second.settled) {
           if (static_cast<int64_t>(use->size) >= g->second.to) {

@@ -202,5 +202,33 @@ TEST_CASE(
   CHECK_THAT(agent.RenderMetrics(), Catch::Contains("shmguard_agent_leaked_reclaimed_bytes_total 4194304\n"));
 }
 
+// The status mode reports what it finds left behind, but keeps it in the peak: it cannot tell a
+// segment the running server reopened from one a crash left, and a learned size must not fall
+// below what the workload uses.
+TEST_CASE("ShmAgent's status mode reports left-behind segments and keeps them in the peak",
+          "[leak_finder][shm_agent]") {
+  test::TempDir dir;
+  const std::string kubelet = dir.File("kubelet");
+  const std::string volume = kubelet + "/pods/" + kUid + "/volumes/kubernetes.io~empty-dir/dshm";
+  fs::create_directories(volume);
+  Write(volume + "/psm_crashed", 3 << 20);
+  AgentOptions o;
+  o.kubelet_dir = kubelet;
+  o.proc_dir = dir.File("no-proc");  // never read
+  o.leaked_segments = LeakMode::kStatus;
+  ShmAgent agent(o, nullptr, [&](const std::string& path) -> std::optional<FsUse> {
+    if (path != volume) return std::nullopt;
+    return FsUse{3 << 20, 8 << 20, true};
+  });
+  json pod = RestartedPod(true, false);
+  pod["status"]["containerStatuses"][0]["state"]["running"]["startedAt"] = "2999-01-01T00:00:00Z";  // after the file
+  agent.SetPods(json::array({pod}));
+  agent.SampleOnce();
+  const auto uses = agent.Uses();
+  REQUIRE(uses.size() == 1);
+  CHECK(uses[0].leaked == 3 << 20);
+  CHECK(uses[0].peak == 3 << 20);
+}
+
 }  // namespace
 }  // namespace shmguard::agent

@@ -108,6 +108,7 @@ LeakedSegments FindLeaked(const std::vector<ShmEntry>& entries, const std::set<F
 
 LeakedSegments LeftBehind(const std::vector<ShmEntry>& entries, const PodRunState& run) {
   LeakedSegments out;
+  out.held_by_none = false;
   // Changed before `before` (seconds): before every process now running could touch it.
   const int64_t before = run.running ? run.oldest_running_start : run.last_finished + 1;
   if (before <= 1) return out;

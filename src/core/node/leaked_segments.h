@@ -61,6 +61,11 @@ struct ShmEntry {
 struct LeakedSegments {
   std::vector<ShmEntry> files;
   int64_t bytes = 0;
+  // Read from the pod's processes (FindLeaked): no running process holds them, so they may be
+  // left out of the peak a workload learns its size from. LeftBehind's are not: a segment a new
+  // run reopened without writing it looks the same, and leaving it out would teach the workload
+  // a size below what it uses.
+  bool held_by_none = true;
 };
 LeakedSegments FindLeaked(const std::vector<ShmEntry>& entries, const std::set<FileId>& held);
 
