@@ -25,11 +25,17 @@ TEST_CASE("each program carries its deployable and not the others'", "[deploy]")
                                         "shmguard::cli::MakeSarifPrinter", "shmguard::cli::RunPlanCommand"};
   const std::string manifests = "shmguard::io::ParseManifests";
   const Program programs[] = {
-      {"shmguard-webhook", SHMGUARD_WEBHOOK_BINARY, {webhook, "shmguard::cli::RunWebhook"},
+      {"shmguard-webhook",
+       SHMGUARD_WEBHOOK_BINARY,
+       {webhook, "shmguard::cli::RunWebhook"},
        {agent, "shmguard::cli::RunAgent", cli[0], cli[1], cli[2], cli[3]}},
-      {"shmguard-agent", SHMGUARD_AGENT_BINARY, {agent, "shmguard::cli::RunAgent"},
+      {"shmguard-agent",
+       SHMGUARD_AGENT_BINARY,
+       {agent, "shmguard::cli::RunAgent"},
        {webhook, "shmguard::cli::RunWebhook", manifests, cli[0], cli[1], cli[2], cli[3]}},
-      {"shmguard", SHMGUARD_BINARY, {cli[0], cli[1], cli[2], cli[3], manifests},
+      {"shmguard",
+       SHMGUARD_BINARY,
+       {cli[0], cli[1], cli[2], cli[3], manifests},
        {webhook, agent, "shmguard::cli::RunWebhook", "shmguard::cli::RunAgent"}},
   };
   for (const Program& p : programs) {

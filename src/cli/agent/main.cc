@@ -7,9 +7,10 @@
 #include "io/words/version.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"shmguard-agent: watches the /dev/shm of this node's pods (a DaemonSet): metrics, ShmNearFull "
-               "Events, ShmProfiles, growth in place, leaked segments",
-               "shmguard-agent"};
+  CLI::App app{
+      "shmguard-agent: watches the /dev/shm of this node's pods (a DaemonSet): metrics, ShmNearFull "
+      "Events, ShmProfiles, growth in place, leaked segments",
+      "shmguard-agent"};
   app.set_version_flag("--version", shmguard::io::Version());
   int code = 0;
   shmguard::cli::AgentCommand command;

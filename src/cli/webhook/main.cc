@@ -3,8 +3,8 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/program/program_main.h"
-#include "io/words/version.h"
 #include "cli/webhook/webhook_command.h"
+#include "io/words/version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"shmguard-webhook: the mutating and validating admission webhook (HTTPS)", "shmguard-webhook"};
