@@ -49,7 +49,7 @@ LeakedSegments LeakScanner::ScanVolume(const Due& d, const std::string& volume, 
   const std::string dir = VolumeDir(kubelet_dir_, d.pod.uid, volume);
   LeakedSegments leaked = mode_ == LeakMode::kExact ? FindLeaked(finder_.List(dir).entries, held)
                                                     : LeftBehind(finder_.List(dir).entries, d.pod.run);
-  if (mode_ != LeakMode::kExact || !d.reclaim || !idle || leaked.files.empty()) return leaked;
+  if (!d.reclaim || !idle || leaked.files.empty()) return leaked;  // idle is known in the exact mode only
   std::string error;
   const int64_t bytes = finder_.Reclaim(dir, leaked, held, error);
   if (!error.empty()) reclaim_failures_++;

@@ -105,26 +105,31 @@ ExitCode WriteStatic(const std::string& dir, const std::string& name, const std:
     (object.value("kind", "").rfind("Mutating", 0) == 0 ? mutating : validating).push_back(object);
   }
   const std::filesystem::path root = std::filesystem::absolute(dir);
-  std::string config = "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n";
-  for (const auto& [plugin, part] :
-       {std::pair<std::string, const std::vector<nlohmann::json>&>{"Mutating", mutating}, {"Validating", validating}}) {
-    std::string lower = plugin;
-    lower[0] = static_cast<char>(std::tolower(lower[0]));
-    const std::filesystem::path file = root / lower / (name + ".yaml");
-    if (part.empty()) {  // hybrid: none; an earlier export's would still be loaded
+  nlohmann::json plugins = nlohmann::json::array();
+  struct Plugin {
+    const char* kind;  // the plugin's name and its configuration's kind start with it
+    const char* subdir;
+    const std::vector<nlohmann::json>& objects;
+  };
+  for (const Plugin& p : {Plugin{"Mutating", "mutating", mutating}, Plugin{"Validating", "validating", validating}}) {
+    const std::filesystem::path file = root / p.subdir / (name + ".yaml");
+    if (p.objects.empty()) {  // hybrid: none; an earlier export's would still be loaded
       std::error_code ec;
       std::filesystem::remove(file, ec);
       continue;
     }
-    if (std::string why = WriteWhole(file, Documents(part)); !why.empty()) {
+    if (std::string why = WriteWhole(file, Documents(p.objects)); !why.empty()) {
       err << "shmguard policy export: cannot write " << why << "\n";
       return ExitCode::kUsage;
     }
-    config += "- name: " + plugin + "AdmissionPolicy\n  configuration:\n    apiVersion: apiserver.config.k8s.io/v1\n" +
-              "    kind: " + plugin +
-              "AdmissionPolicyConfiguration\n    staticManifestsDir: " + (root / lower).string() + "\n";
+    plugins.push_back({{"name", std::string(p.kind) + "AdmissionPolicy"},
+                       {"configuration",
+                        {{"apiVersion", "apiserver.config.k8s.io/v1"},
+                         {"kind", std::string(p.kind) + "AdmissionPolicyConfiguration"},
+                         {"staticManifestsDir", (root / p.subdir).string()}}}});
   }
-  out << config;
+  out << io::JsonToYaml(
+      {{"apiVersion", "apiserver.config.k8s.io/v1"}, {"kind", "AdmissionConfiguration"}, {"plugins", plugins}});
   return ExitCode::kOk;
 }
 

@@ -85,6 +85,13 @@ TEST_CASE("policy export writes the objects, and --static kube-apiserver's stati
   CHECK(fs::exists(root / "mutating" / "shmguard.yaml"));
   CHECK_FALSE(fs::exists(root / "validating" / "shmguard.yaml"));
   CHECK(test::Yaml(hybrid.out)["plugins"].size() == 1);
+
+  // A directory whose name YAML would read otherwise (": ", "#") comes back as it is.
+  flags.static_dir = dir.File("floor: #1");
+  const Export odd = Run(flags);
+  REQUIRE(odd.code == ExitCode::kOk);
+  CHECK(test::Yaml(odd.out)["plugins"][0]["configuration"]["staticManifestsDir"] ==
+        (fs::absolute(flags.static_dir) / "mutating").string());
 }
 
 TEST_CASE("policy export refuses a name that is no object name, and a directory it cannot write", "[policy_command]") {
