@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -463,7 +465,7 @@ func TestHelmPolicyMode(t *testing.T) {
 		kinds[u.GetKind()]++
 	}
 	want := map[string]int{"MutatingAdmissionPolicy": 1, "MutatingAdmissionPolicyBinding": 1,
-		"ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2}
+		"ValidatingAdmissionPolicy": 4, "ValidatingAdmissionPolicyBinding": 4}
 	if !reflect.DeepEqual(kinds, want) {
 		t.Errorf("helm template --set mode=policy (agent off) rendered %v, want %v", kinds, want)
 	}
@@ -593,7 +595,11 @@ func TestHelmUpgradeFromOneImage(t *testing.T) {
 		c, a := d.Spec.Template.Spec.Containers[0], ds.Spec.Template.Spec.Containers[0]
 		return workload{c.Image, strings.Join(c.Args, " ")}, workload{a.Image, strings.Join(a.Args, " ")}
 	}
-	unchanged := func() string { // the webhook configurations and the policy, which must not change
+	// The webhook configurations and the policy, which must not change but for what this chart
+	// adds: the rule of each validating entry for a resize (docs/checks.md#resize-below-shm),
+	// taken out and counted.
+	resizeRules := 0
+	unchanged := func() string {
 		var parts []string
 		m, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctxFor(t), release, metav1.GetOptions{})
 		if err != nil {
@@ -606,6 +612,18 @@ func TestHelmUpgradeFromOneImage(t *testing.T) {
 		cm, err := client.CoreV1().ConfigMaps(ns).Get(ctxFor(t), release+"-policy", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
+		}
+		resizeRules = 0
+		for i := range v.Webhooks {
+			rules := v.Webhooks[i].Rules[:0]
+			for _, r := range v.Webhooks[i].Rules {
+				if slices.Equal(r.Resources, []string{"pods/resize"}) {
+					resizeRules++
+					continue
+				}
+				rules = append(rules, r)
+			}
+			v.Webhooks[i].Rules = rules
 		}
 		for _, o := range []any{m.Webhooks, v.Webhooks, cm.Data} {
 			b, _ := json.Marshal(o)
@@ -661,6 +679,9 @@ func TestHelmUpgradeFromOneImage(t *testing.T) {
 	if after := unchanged(); after != before {
 		t.Errorf("the upgrade changed the webhook configurations or the policy:\nbefore %s\nafter  %s", before, after)
 	}
+	if resizeRules != 6 {
+		t.Errorf("after the upgrade %d validating entries check a resize, want all 6", resizeRules)
+	}
 }
 
 // chartVersion is this chart's appVersion, the images' tag.
@@ -677,4 +698,57 @@ func chartVersion(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return chart.AppVersion
+}
+
+// Policy and hybrid modes need MutatingAdmissionPolicy in admissionregistration.k8s.io/v1 (GA in
+// Kubernetes 1.36). The chart refuses them, saying so, where the API server does not serve it:
+// against a cluster from the kinds it lists (a dry run against this API server; the version
+// matrix runs this test on each minor), and in `helm template` from --kube-version. The webhook
+// mode renders on every supported minor.
+func TestHelmRefusesPolicyModeWithoutMutatingAdmissionPolicy(t *testing.T) {
+	const refusal = "needs MutatingAdmissionPolicy in admissionregistration.k8s.io/v1"
+	version, err := client.Discovery().ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	minor, _ := strconv.Atoi(strings.TrimSuffix(version.Minor, "+"))
+	served := false
+	if list, err := client.Discovery().ServerResourcesForGroupVersion("admissionregistration.k8s.io/v1"); err == nil {
+		for _, r := range list.APIResources {
+			served = served || r.Kind == "MutatingAdmissionPolicy"
+		}
+	}
+	if served != (minor >= 36) {
+		t.Errorf("Kubernetes %s.%s serves MutatingAdmissionPolicy v1: %v", version.Major, version.Minor, served)
+	}
+	ca, err := os.ReadFile(cp.WebhookCA())
+	if err != nil {
+		t.Fatal(err)
+	}
+	install := []string{"install", "shmguard-modes", chartDir(), "-n", "shmguard-modes", "--dry-run=server",
+		"--set", "certManager.enabled=false", "--set", "tls.caBundle=" + base64.StdEncoding.EncodeToString(ca),
+		"--set", "agent.enabled=false"}
+	for _, mode := range []string{"policy", "hybrid"} {
+		_, err := cp.Run(nil, "helm", append(install, "--set", "mode="+mode)...)
+		if refused := err != nil && strings.Contains(err.Error(), refusal); refused == served {
+			t.Errorf("helm install --dry-run=server --set mode=%s on Kubernetes %s (MutatingAdmissionPolicy v1 served: %v): %v",
+				mode, version.GitVersion, served, err)
+		}
+	}
+	if _, err := cp.Run(nil, "helm", install...); err != nil {
+		t.Errorf("the webhook mode on Kubernetes %s: %v", version.GitVersion, err)
+	}
+	cases := []struct {
+		kube    string
+		refused bool
+	}{{"1.33.13", true}, {"1.35.4", true}, {"1.36.3", false}, {"1.37.2", false}}
+	for _, c := range cases {
+		_, err := cp.Run(nil, "helm", "template", "x", chartDir(), "--kube-version", c.kube, "--set", "mode=hybrid")
+		if refused := err != nil && strings.Contains(err.Error(), refusal); refused != c.refused {
+			t.Errorf("helm template --kube-version %s --set mode=hybrid: refused %v, want %v (%v)", c.kube, refused, c.refused, err)
+		}
+		if _, err := cp.Run(nil, "helm", "template", "x", chartDir(), "--kube-version", c.kube); err != nil {
+			t.Errorf("helm template --kube-version %s (the webhook): %v", c.kube, err)
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -45,6 +46,8 @@ type celCost struct {
 // compilePolicy; the validating plugin's likewise): its variables composited, its
 // matchConditions, and its JSON Patch or its validations.
 type compiledPolicy struct {
+	// resize: the policy judges UPDATE of pods/resize, and reads the pod before it (oldObject).
+	resize   bool
 	compiler *plugincel.CompositedCompiler
 	match    plugincel.ConditionEvaluator
 	mutation plugincel.MutatingEvaluator
@@ -98,6 +101,13 @@ func (p *compiledPolicy) cost(t testing.TB, pod map[string]any, ns *corev1.Names
 	attr := admission.NewAttributesRecord(obj, nil, gvk, ns.Name, obj.GetName(), gvr, "", admission.Create,
 		&metav1.CreateOptions{}, false, &user.DefaultInfo{Name: "e2e"})
 	versioned := &admission.VersionedAttributes{Attributes: attr, VersionedKind: gvk, VersionedObject: admission.NewLazyObject(obj)}
+	if p.resize { // a resize of the pod: the same pod before it, every part read on both sides
+		old := obj.DeepCopy()
+		attr = admission.NewAttributesRecord(obj, old, gvk, ns.Name, obj.GetName(), gvr, "resize", admission.Update,
+			&metav1.UpdateOptions{}, false, &user.DefaultInfo{Name: "e2e"})
+		versioned = &admission.VersionedAttributes{Attributes: attr, VersionedKind: gvk,
+			VersionedObject: admission.NewLazyObject(obj), VersionedOldObject: admission.NewLazyObject(old)}
+	}
 	request := plugincel.CreateAdmissionRequest(attr, metav1.GroupVersionResource(gvr), metav1.GroupVersionKind(gvk))
 	ctx := p.compiler.CreateContext(context.Background())
 	var c celCost
@@ -142,7 +152,7 @@ func (p *compiledPolicy) cost(t testing.TB, pod map[string]any, ns *corev1.Names
 }
 
 // exportedPolicies compiles what `shmguard policy export` writes with the default policy: the
-// mutating policy and the two validating ones, by name, in the order written. With
+// mutating policy and the four validating ones (creation's and resize's), by name, in the order written. With
 // validateAll, the validating policies have no matchConditions: they validate every pod, as
 // if the mutating policy had not judged it ok.
 func exportedPolicies(t testing.TB, validateAll bool, args ...string) (map[string]*compiledPolicy, []string) {
@@ -187,6 +197,9 @@ func compileExport(t testing.TB, out string, validateAll bool) (map[string]*comp
 				conditions = nil
 			}
 			p := compileAdmissionPolicy(t, v.Spec.Variables, conditions)
+			for _, r := range v.Spec.MatchConstraints.ResourceRules {
+				p.resize = p.resize || slices.Contains(r.Resources, "pods/resize")
+			}
 			accessors := make([]plugincel.ExpressionAccessor, len(v.Spec.Validations))
 			for i, val := range v.Spec.Validations {
 				accessors[i] = &validating.ValidationCondition{Expression: val.Expression, Message: val.Message}
@@ -196,8 +209,8 @@ func compileExport(t testing.TB, out string, validateAll bool) (map[string]*comp
 			policies[v.Name], names = p, append(names, v.Name)
 		}
 	}
-	if len(names) != 3 {
-		t.Fatalf("shmguard policy export wrote policies %v, want a mutating one and two validating ones", names)
+	if len(names) != 5 {
+		t.Fatalf("shmguard policy export wrote policies %v, want a mutating one and four validating ones", names)
 	}
 	return policies, names
 }
@@ -361,6 +374,13 @@ func (p *compiledPolicy) denies(t testing.TB, pod map[string]any, ns *corev1.Nam
 	attr := admission.NewAttributesRecord(obj, nil, gvk, ns.Name, obj.GetName(), gvr, "", admission.Create,
 		&metav1.CreateOptions{}, false, &user.DefaultInfo{Name: "e2e"})
 	versioned := &admission.VersionedAttributes{Attributes: attr, VersionedKind: gvk, VersionedObject: admission.NewLazyObject(obj)}
+	if p.resize { // a resize of the pod: the same pod before it, every part read on both sides
+		old := obj.DeepCopy()
+		attr = admission.NewAttributesRecord(obj, old, gvk, ns.Name, obj.GetName(), gvr, "resize", admission.Update,
+			&metav1.UpdateOptions{}, false, &user.DefaultInfo{Name: "e2e"})
+		versioned = &admission.VersionedAttributes{Attributes: attr, VersionedKind: gvk,
+			VersionedObject: admission.NewLazyObject(obj), VersionedOldObject: admission.NewLazyObject(old)}
+	}
 	request := plugincel.CreateAdmissionRequest(attr, metav1.GroupVersionResource(gvr), metav1.GroupVersionKind(gvk))
 	ctx := p.compiler.CreateContext(context.Background())
 	results, _, err := p.validate.ForInput(ctx, versioned, request, plugincel.OptionalVariableBindings{}, ns,

@@ -49,7 +49,7 @@ var policyModeDifferences = []struct {
 
 // applyPolicyMode exports the policies from the policy file the webhook reads, with its own name
 // and the label `shmguard.io/policy-mode` to leave a namespace alone, creates them, and removes
-// them when t ends. `mode` is policy export's --mode: policy (6 objects) or hybrid (2).
+// them when t ends. `mode` is policy export's --mode: policy (10 objects) or hybrid (2).
 func applyPolicyMode(t *testing.T, name, config, enabledLabel, mode string) {
 	t.Helper()
 	out, code := runShmguard(t, nil, "policy", "export", "--config", config, "--name", name,
@@ -58,7 +58,7 @@ func applyPolicyMode(t *testing.T, name, config, enabledLabel, mode string) {
 		t.Fatalf("shmguard policy export: exit %d\n%s", code, out)
 	}
 	objects := parseObjects(t, []byte(out))
-	if want := map[string]int{"policy": 6, "hybrid": 2}[mode]; len(objects) != want {
+	if want := map[string]int{"policy": 10, "hybrid": 2}[mode]; len(objects) != want {
 		t.Fatalf("shmguard policy export --mode %s wrote %d objects, want %d", mode, len(objects), want)
 	}
 	for _, u := range objects {

@@ -190,7 +190,15 @@ TEST_CASE("deploy/ webhook configurations are safe to install", "[deploy]") {
       // entry of each face that serves privileged, unenforced namespaces.
       const bool plain = path == "/mutate" || path == "/validate";
       std::set<std::string> registered, expected, cluster_scoped;
+      int resize_rules = 0;
       for (const auto& r : w["rules"]) {
+        // A resize of a running pod: validated, never mutated (docs/checks.md#resize-below-shm).
+        if (r["operations"] == json::array({"UPDATE"})) {
+          CHECK(r == json::parse(R"({"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"],
+                                    "resources": ["pods/resize"], "scope": "Namespaced"})"));
+          ++resize_rules;
+          continue;
+        }
         CHECK(r["operations"] == json::array({"CREATE"}));
         if (r["scope"] == "Cluster") {
           for (const auto& resource : r["resources"]) cluster_scoped.insert(resource.get<std::string>());
@@ -223,6 +231,7 @@ TEST_CASE("deploy/ webhook configurations are safe to install", "[deploy]") {
           if (k.cluster_scoped) expected_cluster_scoped.insert(std::string(k.resource));
         }
       }
+      CHECK(resize_rules == (validate ? 1 : 0));
       CHECK(registered == expected);
       CHECK(cluster_scoped == expected_cluster_scoped);
     }

@@ -184,6 +184,13 @@ rules:
   {{- end }}
   {{- end }}
   {{- if hasPrefix "/validate" $path }}
+  {{- /* A resize of a running pod (its containers' resources in place, or the pod's) against
+  the /dev/shm it has: docs/checks.md#resize-below-shm. */}}
+  - apiGroups: [""]
+    apiVersions: [v1]
+    operations: [UPDATE]
+    resources: [pods/resize]
+    scope: Namespaced
   - apiGroups: [ray.io]
     apiVersions: [v1, v1alpha1]
     operations: [CREATE]

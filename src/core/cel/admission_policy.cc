@@ -27,7 +27,9 @@ using cel::CelVariables;
 using cel::PatchExpression;
 using cel::PlanExpression;
 using cel::PodVariables;
+using cel::QuantityText;
 using cel::RegexOf;
+using cel::ResizeVariables;
 namespace {
 
 using nlohmann::json;
@@ -130,11 +132,10 @@ json Variable(const std::string& name, const std::string& expression) {
   return {{"name", name}, {"expression", expression}};
 }
 
-// The rule's regexes, the rule, then the values and the pod's variables (a variable reads only
-// those before it).
-json Variables(const CelVariables& values) {
+// The rule's regexes, the rule, then the values and the rest of `pod`'s variables (a variable
+// reads only those before it; `pod` begins with the rule).
+json Variables(const CelVariables& values, const CelVariables& pod) {
   json variables = json::array();
-  const CelVariables pod = PodVariables();
   for (const auto& [name, expression] : values) {
     variables.push_back(Variable(name, expression));
     if (name == "ruleRegexes") variables.push_back(Variable(pod[0].first, pod[0].second));
@@ -171,9 +172,9 @@ json MatchConditions(const Policy& policy, const RuleValues& r) {
   return conditions;
 }
 
-json ResourceRules() {
+json ResourceRules(const char* operation = "CREATE", const char* resource = "pods") {
   return json::array(
-      {{{"apiGroups", {""}}, {"apiVersions", {"v1"}}, {"operations", {"CREATE"}}, {"resources", {"pods"}}}});
+      {{{"apiGroups", {""}}, {"apiVersions", {"v1"}}, {"operations", {operation}}, {"resources", {resource}}}});
 }
 
 // The MutatingAdmissionPolicy, with the plan's variable after the shared ones.
@@ -193,11 +194,45 @@ json MutatingPolicy(const PolicyExportOptions& o, const json& conditions, json v
          json::array({{{"patchType", "JSONPatch"}, {"jsonPatch", {{"expression", PatchExpression(o.hybrid)}}}}})}}}};
 }
 
-// The two ValidatingAdmissionPolicies (-enforce denies, -warn warns) and their bindings.
-// Validation sees the object after mutation: what is wrong, as the policies' `problems` says;
-// and a /dev/shm still below need (the mutation did not run, failed or was exempted).
-void AddValidatingPolicies(const PolicyExportOptions& o, const json& conditions, const json& variables,
-                           const json& selector, std::vector<json>& out) {
+// A check as two ValidatingAdmissionPolicies, `<name>-enforce` (denies) and `<name>-warn` (warns),
+// and their bindings. matchConditions have no namespaceObject: which of the two applies is each
+// validation's first term, variables.enforce.
+struct Validation {
+  std::string name;
+  json rules, conditions, variables, validations;
+};
+
+void AddEnforceAndWarn(const Validation& v, const json& selector, std::vector<json>& out) {
+  for (const bool enforcing : {true, false}) {
+    const std::string name = v.name + (enforcing ? "-enforce" : "-warn");
+    json checks = v.validations;
+    for (auto& c : checks) {
+      c["expression"] =
+          std::string(enforcing ? "!" : "") + "variables.enforce || (" + c["expression"].get<std::string>() + ")";
+    }
+    out.push_back({{"apiVersion", "admissionregistration.k8s.io/v1"},
+                   {"kind", "ValidatingAdmissionPolicy"},
+                   {"metadata", {{"name", name}}},
+                   {"spec",
+                    {{"matchConstraints", {{"resourceRules", v.rules}}},
+                     {"matchConditions", v.conditions},
+                     {"failurePolicy", "Ignore"},
+                     {"variables", v.variables},
+                     {"validations", checks}}}});
+    out.push_back({{"apiVersion", "admissionregistration.k8s.io/v1"},
+                   {"kind", "ValidatingAdmissionPolicyBinding"},
+                   {"metadata", {{"name", name}}},
+                   {"spec",
+                    {{"policyName", name},
+                     {"validationActions", enforcing ? json::array({"Deny"}) : json::array({"Warn"})},
+                     {"matchResources", {{"namespaceSelector", selector}}}}}});
+  }
+}
+
+// Creation: validation sees the object after mutation: what is wrong, as the policies'
+// `problems` says; and a /dev/shm still below need (the mutation did not run, failed or was
+// exempted).
+Validation CreationChecks(const PolicyExportOptions& o, const json& conditions, const json& variables) {
   const json validations = json::array(
       {{{"expression", "size(variables.problems) == 0"},
         {"messageExpression", "'shmguard: ' + variables.problems.join('; ')"},
@@ -216,32 +251,23 @@ void AddValidatingPolicies(const PolicyExportOptions& o, const json& conditions,
        {"expression",
         "!has(object.metadata.annotations) || !('shmguard.io/plan' in object.metadata.annotations) || "
         "!object.metadata.annotations['shmguard.io/plan'].endsWith(',\"verdict\":\"ok\"}')"}});
-  for (const bool enforcing : {true, false}) {
-    const std::string name = o.name + (enforcing ? "-enforce" : "-warn");
-    // matchConditions have no namespaceObject: which of the two applies is each validation's
-    // first term.
-    json checks = validations;
-    for (auto& v : checks) {
-      v["expression"] =
-          std::string(enforcing ? "!" : "") + "variables.enforce || (" + v["expression"].get<std::string>() + ")";
-    }
-    out.push_back({{"apiVersion", "admissionregistration.k8s.io/v1"},
-                   {"kind", "ValidatingAdmissionPolicy"},
-                   {"metadata", {{"name", name}}},
-                   {"spec",
-                    {{"matchConstraints", {{"resourceRules", ResourceRules()}}},
-                     {"matchConditions", vconditions},
-                     {"failurePolicy", "Ignore"},
-                     {"variables", variables},
-                     {"validations", checks}}}});
-    out.push_back({{"apiVersion", "admissionregistration.k8s.io/v1"},
-                   {"kind", "ValidatingAdmissionPolicyBinding"},
-                   {"metadata", {{"name", name}}},
-                   {"spec",
-                    {{"policyName", name},
-                     {"validationActions", enforcing ? json::array({"Deny"}) : json::array({"Warn"})},
-                     {"matchResources", {{"namespaceSelector", selector}}}}}});
-  }
+  return {o.name, ResourceRules(), vconditions, variables, validations};
+}
+
+// A resize of a running pod (docs/checks.md#resize-below-shm; verdict/resize.h EvaluateResize).
+Validation ResizeChecks(const PolicyExportOptions& o, const json& conditions, const CelVariables& values) {
+  const json validations = json::array(
+      {{{"expression", "variables.resizeFits || !variables.resizeWorse || '" +
+                           std::string(InfoOf(Check::kResizeBelowShm).id) + "' in variables.exempt"},
+        {"messageExpression",
+         "'shmguard: this resize leaves the memory limit ' + " + QuantityText("variables.newLimit") +
+             " + ' too small for ' + variables.shmName + '\\'s ' + " + QuantityText("variables.newShm") +
+             " + ' of /dev/shm (resize-below-shm): it may take at most ' + string(variables.maxFractionPpm) + "
+             "' ppm of the limit; keep the limit at ' + " +
+             QuantityText("variables.resizeMinimum") + " + ' or more'"},
+        {"reason", "Invalid"}}});
+  return {o.name + "-resize", ResourceRules("UPDATE", "pods/resize"), conditions, Variables(values, ResizeVariables()),
+          validations};
 }
 
 }  // namespace
@@ -251,7 +277,7 @@ Result<std::vector<json>> ExportAdmissionPolicies(const Policy& policy, const Po
   if (!rules) return rules.error();
   auto values = PolicyValues(policy, o, *rules);
   if (!values) return values.error();
-  const json variables = Variables(*values);
+  const json variables = Variables(*values, PodVariables());
   const json conditions = MatchConditions(policy, *rules);
   const json selector = {
       {"matchExpressions",
@@ -263,7 +289,10 @@ Result<std::vector<json>> ExportAdmissionPolicies(const Policy& policy, const Po
                  {"kind", "MutatingAdmissionPolicyBinding"},
                  {"metadata", {{"name", o.name}}},
                  {"spec", {{"policyName", o.name}, {"matchResources", {{"namespaceSelector", selector}}}}}});
-  if (!o.hybrid) AddValidatingPolicies(o, conditions, variables, selector, out);
+  if (!o.hybrid) {
+    AddEnforceAndWarn(CreationChecks(o, conditions, variables), selector, out);
+    AddEnforceAndWarn(ResizeChecks(o, conditions, *values), selector, out);
+  }
   for (json& object : out) {  // every name, and every name a binding refers to, with the suffix
     object["metadata"]["name"] = object["metadata"]["name"].get<std::string>() + o.name_suffix;
     if (json* spec = &object["spec"]; spec->contains("policyName")) {

@@ -1,8 +1,9 @@
 // Policy mode (docs/policy-mode.md): the webhook's Pod path written as CEL, for kube-apiserver
 // to run itself. ExportAdmissionPolicies turns a policy into a MutatingAdmissionPolicy and its
-// binding (the /dev/shm volume, the mounts, IPC_LOCK, hostIPC and the plan annotation) and two
-// ValidatingAdmissionPolicies with theirs (denials in enforcing namespaces, warnings elsewhere),
-// all admissionregistration.k8s.io/v1 (Kubernetes >= 1.36).
+// binding (the /dev/shm volume, the mounts, IPC_LOCK, hostIPC and the plan annotation), two
+// ValidatingAdmissionPolicies with theirs (denials in enforcing namespaces, warnings elsewhere)
+// for a pod's creation, and two for a resize of a running pod (resize-below-shm), all
+// admissionregistration.k8s.io/v1 (Kubernetes >= 1.36).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -45,11 +46,11 @@ inline constexpr size_t kMaxCelNamespaceRules = 500;
 inline constexpr size_t kMaxCelRegexBytes = 8192;
 
 // The objects, in the order they are to be created: the mutating policy and binding, then
-// (unless hybrid) the validating policies and bindings. Every value of the policy and the options is a CEL
-// variable whose expression is a literal (strings escaped, so no value can end its literal);
-// every other expression is fixed text. Pure: the same policy gives the same objects. Fails
-// with kInvalidInput naming the field for what CEL cannot hold: a glob GlobRegex refuses, more
-// than kMaxCelNamespaceRules rules, a rule's regular expression over kMaxCelRegexBytes.
+// (unless hybrid) the validating policies and bindings, creation's then resize's. Every value of the policy and the
+// options is a CEL variable whose expression is a literal (strings escaped, so no value can end its literal); every
+// other expression is fixed text. Pure: the same policy gives the same objects. Fails with kInvalidInput naming the
+// field for what CEL cannot hold: a glob GlobRegex refuses, more than kMaxCelNamespaceRules rules, a rule's regular
+// expression over kMaxCelRegexBytes.
 Result<std::vector<nlohmann::json>> ExportAdmissionPolicies(const Policy& policy,
                                                             const PolicyExportOptions& options = {});
 

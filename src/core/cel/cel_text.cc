@@ -103,6 +103,8 @@ std::string Safe(const std::string& sum) {
 }
 
 // ⌊limit × ppm / 10^6⌋ without overflow (memory_limit.cc, shm_estimate.cc Cap).
+std::string ShmPath() { return "m.mountPath.matches('^/dev/shm/*$')"; }
+
 std::string Share(const std::string& limit, const std::string& ppm) {
   return "((" + limit + ") / 1000000 * " + ppm + " + (" + limit + ") % 1000000 * " + ppm + " / 1000000)";
 }

@@ -39,9 +39,6 @@ std::string NodesOf() {
          "[int(v.substring(v.indexOf(':') + 1)), 1000000].min() : 0)";
 }
 
-// Mount `m` is at /dev/shm (shm_mount.h IsShmMountPath).
-std::string ShmPath() { return "m.mountPath.matches('^/dev/shm/*$')"; }
-
 // Container `i`'s env selects an RDMA transport (launch_facts.cc RdmaFromEnv). Read only where
 // the container sets one of the launch variables: most set none.
 std::string RdmaEnv() {
@@ -62,31 +59,6 @@ std::string GrantsLock() {
   return "(c.?securityContext.?privileged.orValue(false) || "
          "c.?securityContext.?capabilities.?add.orValue([]).exists(k, "
          "k.upperAscii() in ['IPC_LOCK', 'CAP_IPC_LOCK', 'ALL']))";
-}
-
-// The namespace rule (policy.cc MatchNamespace) and what it decides: Pod Security, IPC_LOCK,
-// hostIPC, annotations required, enforcement, and the checks exempted.
-CelVariables NamespaceVariables() {
-  return {
-      // The namespace rule (policy.cc MatchNamespace), first: the policy's values that differ by
-      // rule read it; the last entry is the {mode: warn} a namespace matching no rule gets.
-      {"rule",
-       "(variables.ruleRegexes.transformList(i, r, request.namespace.matches(r), i) + "
-       "[size(variables.ruleRegexes)])[0]"},
-      {"podSecurity",
-       "[variables.ruleLevel, {'baseline': 1, 'restricted': "
-       "2}[?namespaceObject.metadata.?labels[?variables.podSecurityLabel].orValue('')].orValue(0)].max()"},
-      {"privileged", "variables.podSecurity == 0"},
-      {"ipcLockMode", "variables.ruleLock"},
-      {"hostIpcAlways", "variables.ruleHostIpc"},
-      {"requireAnnotations", "variables.ruleRequire"},
-      {"enforce",
-       "variables.ruleEnforce || namespaceObject.metadata.?labels[?variables.enforceLabel].orValue('') == 'true'"},
-      {"anns", "object.metadata.?annotations.orValue({})"},
-      {"exempt",
-       "variables.ruleIgnore + ('shmguard.io/ignore' in variables.anns ? "
-       "variables.anns['shmguard.io/ignore'].split(',').map(s, s.trim()) : [])"},
-  };
 }
 
 // The containers: their GPUs, launch env and lines, /dev/shm mounts and memory limits
@@ -116,14 +88,7 @@ CelVariables ContainerVariables() {
       {"mountsShm", "variables.containers.map(c, c.?volumeMounts.orValue([]).exists(m, " + ShmPath() + "))"},
       // The memory limit: the pod's, else the sum of the app containers' and sidecars', at least
       // the largest init container's; -1 when a container has none (pod_facts.cc ReadPodFacts).
-      {"containerMemory", "variables.containers.map(c, " + MemoryOf() + ")"},
-      {"memoryLimit",
-       "object.spec.?resources.?limits[?'memory'].hasValue() ? " + Bytes("object.spec.resources.limits['memory']") +
-           " : variables.containerMemory.exists(m, m <= 0) ? -1 : "
-           "[variables.containerMemory.transformList(i, m, i < size(variables.apps) || "
-           "variables.inits[i - size(variables.apps)].?restartPolicy.orValue('') == 'Always', m).sum(), "
-           "(variables.containerMemory.transformList(i, m, i >= size(variables.apps) && "
-           "variables.inits[i - size(variables.apps)].?restartPolicy.orValue('') != 'Always', m) + [0]).max()].max()"},
+      {"memoryLimit", MemoryLimitOf("object")},
   };
 }
 
@@ -334,6 +299,38 @@ CelVariables PatchVariables() {
 }
 
 }  // namespace
+
+std::string MemoryLimitOf(const std::string& root) {
+  const std::string inits = root + ".spec.?initContainers.orValue([])";
+  const std::string sidecar = "c.?restartPolicy.orValue('') == 'Always'";
+  return root + ".spec.?resources.?limits[?'memory'].hasValue() ? " + Bytes(root + ".spec.resources.limits['memory']") +
+         " : (" + root + ".spec.containers + " + inits + ").exists(c, " + MemoryOf() + " <= 0) ? -1 : [(" + root +
+         ".spec.containers.map(c, " + MemoryOf() + ") + " + inits + ".filter(c, " + sidecar + ").map(c, " + MemoryOf() +
+         ") + [0]).sum(), (" + inits + ".filter(c, !(" + sidecar + ")).map(c, " + MemoryOf() + ") + [0]).max()].max()";
+}
+
+CelVariables NamespaceVariables() {
+  return {
+      // The namespace rule (policy.cc MatchNamespace), first: the policy's values that differ by
+      // rule read it; the last entry is the {mode: warn} a namespace matching no rule gets.
+      {"rule",
+       "(variables.ruleRegexes.transformList(i, r, request.namespace.matches(r), i) + "
+       "[size(variables.ruleRegexes)])[0]"},
+      {"podSecurity",
+       "[variables.ruleLevel, {'baseline': 1, 'restricted': "
+       "2}[?namespaceObject.metadata.?labels[?variables.podSecurityLabel].orValue('')].orValue(0)].max()"},
+      {"privileged", "variables.podSecurity == 0"},
+      {"ipcLockMode", "variables.ruleLock"},
+      {"hostIpcAlways", "variables.ruleHostIpc"},
+      {"requireAnnotations", "variables.ruleRequire"},
+      {"enforce",
+       "variables.ruleEnforce || namespaceObject.metadata.?labels[?variables.enforceLabel].orValue('') == 'true'"},
+      {"anns", "object.metadata.?annotations.orValue({})"},
+      {"exempt",
+       "variables.ruleIgnore + ('shmguard.io/ignore' in variables.anns ? "
+       "variables.anns['shmguard.io/ignore'].split(',').map(s, s.trim()) : [])"},
+  };
+}
 
 CelVariables PodVariables() {
   CelVariables out;

@@ -96,6 +96,15 @@ extern constexpr std::array<CheckInfo, kCheckCount> kChecks = {{
        return "sizeLimit " + Bytes(f, "size_bytes") + " exceeds the memory limit " + Bytes(f, "memory_limit_bytes") +
               "; the kubelet caps it at " + Bytes(f, "memory_limit_bytes");
      }},
+    {Check::kResizeBelowShm, "resize-below-shm", S::kError, "A resize leaves the memory limit too small for the pod's /dev/shm",
+     "shm_bytes memory_limit_bytes was_memory_limit_bytes max_fraction_ppm minimum_bytes", "volume limit_source shm_source",
+     [](const F& f) -> std::string {
+       const std::string was = f.HasNumber("was_memory_limit_bytes") ? "; was " + Bytes(f, "was_memory_limit_bytes") : "";
+       return "this resize leaves the memory limit " + Bytes(f, "memory_limit_bytes") + " (" + f.Value("limit_source") + was +
+              ") too small for " + f.Value("volume") + "'s " + Bytes(f, "shm_bytes") + " (" + f.Value("shm_source") +
+              "): /dev/shm's pages count against the limit, and may take at most " + FormatPpm(f.Number("max_fraction_ppm")) +
+              " of it; keep the limit at " + Bytes(f, "minimum_bytes") + " or more, or the pod is OOM-killed when /dev/shm fills";
+     }},
     {Check::kShmBelowNeed, "shm-below-need", S::kWarning, "/dev/shm is smaller than the pod needs",
      "required_bytes current_bytes unpatched operator_shm floor_bytes floor_plan_bytes minimum_bytes nccl_proxy nccl_shm procs", "current containers kind",
      BelowNeedWords},

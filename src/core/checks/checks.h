@@ -59,6 +59,7 @@ enum class Check {
   kMemoryHeadroom,
   kMemoryLimitMissing,
   kSizeLimitOverMemoryLimit,
+  kResizeBelowShm,
   // What the pod has against what it needs.
   kShmBelowNeed,
   kShmSufficient,

@@ -12,6 +12,7 @@
 #include "core/values/int128.h"
 #include "core/values/quantity.h"
 #include "core/verdict/evaluation.h"
+#include "core/verdict/resize.h"
 #include "core/workloads/pod_templates.h"
 
 namespace shmguard {
@@ -80,6 +81,16 @@ Growth GrowthTarget(JsonNode pod, std::string_view volume, const Policy& policy)
   return g;
 }
 
+std::optional<Finding> FindLimitBelowShm(JsonNode pod, const Policy& policy) {
+  std::string ns(pod.Find("metadata").StringMember("namespace"));
+  Evaluation ev = EvaluateResize(JsonNode(), pod, policy, {.namespace_name = ns});
+  if (ev.verdict != Verdict::kDeny) return std::nullopt;
+  for (Finding& f : ev.findings) {
+    if (f.check == Check::kResizeBelowShm) return std::move(f);
+  }
+  return std::nullopt;
+}
+
 std::string ResizeVolumePatch(std::string_view volume, int64_t bytes) {
   return R"({"spec":{"volumes":[{"name":)" + JsonQuoted(volume) + R"(,"emptyDir":{"medium":"Memory","sizeLimit":")" +
          FormatBytes(bytes) + R"("}}]}})";
@@ -98,18 +109,6 @@ bool ShmWatch::Observe(uint64_t used, uint64_t size, uint64_t leaked) {
   }
   if (above_ && fraction < threshold_ - kRearm) above_ = false;
   return false;
-}
-
-std::optional<int64_t> PlannedShmBytes(JsonNode pod) {
-  JsonNode plan = pod.Find("metadata").Find("annotations").Find(kPlanAnnotation);
-  if (!plan.IsString()) return std::nullopt;
-  const nlohmann::json p = nlohmann::json::parse(plan.String(), nullptr, /*allow_exceptions=*/false);
-  if (!p.is_object()) return std::nullopt;
-  auto required = p.find("required");
-  if (required == p.end() || !required->is_string()) return std::nullopt;
-  auto bytes = ParseBytes(required->get<std::string>(), "required");
-  if (!bytes || *bytes <= 0) return std::nullopt;
-  return *bytes;
 }
 
 std::optional<Unpatched> FindUnpatched(JsonNode pod, const Policy& policy) {

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/patch/plan_annotation.h"
 #include "core/policy/policy.h"
 #include "core/values/json_node.h"
 
@@ -88,10 +89,11 @@ struct Unpatched {
 // formula's). nullopt for a pod shmguard would leave as it is, skips, or cannot read.
 std::optional<Unpatched> FindUnpatched(JsonNode pod, const Policy& policy);
 
-// The /dev/shm shmguard planned for `pod`: its shmguard.io/plan annotation's `required`, written
-// by the webhook or by the exported admission policies. nullopt without the annotation, or when it
-// is not such a plan (a tenant may write anything there: it is read, never trusted further).
-std::optional<int64_t> PlannedShmBytes(JsonNode pod);
+// A running pod whose memory limit no longer holds its /dev/shm (resize-below-shm): resized in
+// place after admission, or admitted so where the check only warns. The finding EvaluateResize
+// gives the pod as it stands (spec: what the kubelet resizes it to), with no pod before it;
+// nullopt when it fits, is exempted, or is not shmguard's.
+std::optional<Finding> FindLimitBelowShm(JsonNode pod, const Policy& policy);
 
 // The body of the resize (a strategic merge patch of the pod's resize subresource) that sets
 // volume `volume`'s sizeLimit to `bytes`.

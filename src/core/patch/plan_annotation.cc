@@ -1,8 +1,11 @@
-// PlanAnnotation: the shmguard.io/plan annotation from SizePod's numbers.
+// PlanAnnotation: the shmguard.io/plan annotation from SizePod's numbers; PlannedShmBytes reads it back.
 #include "core/patch/plan_annotation.h"
+
+#include <nlohmann/json.hpp>
 
 #include "core/values/compact_json.h"
 #include "core/values/quantity.h"
+#include "core/workloads/pod_templates.h"
 
 namespace shmguard {
 namespace {
@@ -39,6 +42,18 @@ std::string PlanAnnotation(const PlanNote& n) {
     out.append(R"(","serverBytes":")").append(FormatBytes(n.server_bytes)).append("\"");
   }
   return out.append("}");
+}
+
+std::optional<int64_t> PlannedShmBytes(JsonNode pod) {
+  JsonNode plan = pod.Find("metadata").Find("annotations").Find(kPlanAnnotation);
+  if (!plan.IsString()) return std::nullopt;
+  const nlohmann::json p = nlohmann::json::parse(plan.String(), nullptr, /*allow_exceptions=*/false);
+  if (!p.is_object()) return std::nullopt;
+  auto required = p.find("required");
+  if (required == p.end() || !required->is_string()) return std::nullopt;
+  auto bytes = ParseBytes(required->get<std::string>(), "required");
+  if (!bytes || *bytes <= 0) return std::nullopt;
+  return *bytes;
 }
 
 }  // namespace shmguard

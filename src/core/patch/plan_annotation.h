@@ -1,10 +1,13 @@
 // The shmguard.io/plan annotation a patch writes: what SizePod's numbers (PlanNote) say of the
-// size, as compact JSON. Internal to the core.
+// size, as compact JSON; and its size read back from a pod.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/sizing/pod_sizing.h"
+#include "core/values/json_node.h"
 
 namespace shmguard {
 
@@ -15,5 +18,10 @@ namespace shmguard {
 // Sizes as Kubernetes quantities ("16Mi"); "observed" ({"last","peak","runs","workload"}) when
 // the size was learned from a profile. "{}" for kNone.
 std::string PlanAnnotation(const PlanNote& note);
+
+// The /dev/shm shmguard planned for `pod`: its shmguard.io/plan annotation's `required`, written
+// by the webhook or by the exported admission policies. nullopt without the annotation, or when it
+// is not such a plan (a tenant may write anything there: it is read, never trusted further).
+std::optional<int64_t> PlannedShmBytes(JsonNode pod);
 
 }  // namespace shmguard

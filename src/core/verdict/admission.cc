@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "core/patch/policy_floor.h"
+#include "core/verdict/resize.h"
 #include "core/workloads/compose.h"
 #include "core/workloads/pod_templates.h"
 
@@ -54,8 +55,8 @@ Result<AdmissionRequest> ParseReview(JsonNode review) {
       *out = *v;
     }
   }
-  for (auto [field, out] :
-       {std::pair{"namespace", &r.namespace_name}, std::pair{"name", &r.name}, std::pair{"operation", &r.operation}}) {
+  for (auto [field, out] : {std::pair{"namespace", &r.namespace_name}, std::pair{"name", &r.name},
+                            std::pair{"operation", &r.operation}, std::pair{"subResource", &r.sub_resource}}) {
     auto v = OptionalString(req, field, "/request");
     if (!v) return v.error();
     *out = *v;
@@ -65,6 +66,7 @@ Result<AdmissionRequest> ParseReview(JsonNode review) {
     r.dry_run = dry.Bool();
   }
   r.object = req.Find("object");
+  r.old_object = req.Find("oldObject");
   if (r.operation == "CREATE" && !r.object.IsObject()) {
     return MakeError(Code::kInvalidInput, "must be an object for CREATE", Location::Pointer("/request/object"));
   }
@@ -134,12 +136,40 @@ Sorted SortFindings(Evaluation& ev, Face face) {
   return out;
 }
 
+// A resize, on /validate: denied in enforce namespaces when it leaves the memory limit too small
+// for the pod's /dev/shm, warned elsewhere.
+Decision DecideResize(const AdmissionRequest& request, const DecideContext& context) {
+  Decision d;
+  if (!request.object.IsObject()) return d;
+  const EvaluateOptions options{.namespace_name = request.namespace_name};
+  Evaluation ev = EvaluateResize(request.old_object, request.object, context.policy, options);
+  d.verdict = ev.verdict;
+  d.name = request.name;
+  if (ev.verdict == Verdict::kSkip) return d;
+  const bool enforce = ev.rule.mode == NamespaceMode::kEnforce || context.labels.enforce;
+  Sorted sorted = SortFindings(ev, Face::kValidate);
+  if (enforce && !sorted.problems.empty()) {
+    d.allowed = false;
+    d.code = 403;
+    d.findings = std::move(sorted.problems);
+    return d;
+  }
+  d.findings = std::move(sorted.problems);
+  d.findings.insert(d.findings.end(), std::make_move_iterator(sorted.warnings.begin()),
+                    std::make_move_iterator(sorted.warnings.end()));
+  return d;
+}
+
 }  // namespace
 
 Decision Decide(const AdmissionRequest& request, const DecideContext& context) {
   const Face face = context.face;
   const NamespaceLabels& labels = context.labels;
   Decision d;
+  if (request.operation == "UPDATE" && request.sub_resource == "resize" && request.group.empty() &&
+      request.kind == "Pod") {
+    return face == Face::kValidate ? DecideResize(request, context) : d;
+  }
   if (request.operation != "CREATE") return d;  // pod fields are immutable after creation
   std::string api_version = request.group.empty() ? request.version : request.group + "/" + request.version;
   // Kinds the webhook does not evaluate are allowed untouched; the KubeRay kinds are evaluated

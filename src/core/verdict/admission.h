@@ -19,8 +19,10 @@ struct AdmissionRequest {
   std::string uid;
   std::string group, version, kind;             // request.kind (the object's kind as the API server sees it)
   std::string namespace_name, name, operation;  // operation: CREATE, UPDATE, DELETE, CONNECT
+  std::string sub_resource;                     // request.subResource: "resize", "status"; "" for the object itself
   bool dry_run = false;
-  JsonNode object;  // request.object, a view into the review; absent or null for DELETE
+  JsonNode object;      // request.object, a view into the review; absent or null for DELETE
+  JsonNode old_object;  // request.oldObject: the object before an UPDATE; absent otherwise
 };
 
 // Reads the request of an AdmissionReview. Fails with kInvalidInput naming the JSON pointer
@@ -46,8 +48,9 @@ struct Decision {
 };
 
 // The answer of one face to one request. CREATE of a kind whose AdmissionRoleOf is not kNone
-// (Pod, JobSet, the training workloads) is evaluated in request.namespace; everything else is
-// allowed untouched. /mutate never denies:
+// (Pod, JobSet, the training workloads) is evaluated in request.namespace; an UPDATE of a Pod's
+// resize subresource is checked by /validate (EvaluateResize: resize-below-shm); everything
+// else is allowed untouched. /mutate never denies:
 // it patches what can be fixed and warns about the rest. /validate denies in `enforce`
 // namespaces (verdict deny, or a patch the mutating webhook should have applied) and warns in
 // `warn` ones.

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <iterator>
 
+#include "core/verdict/internal/ignore_annotation.h"
 #include "core/verdict/internal/pod_evaluation.h"
 
 namespace shmguard {
 
 using verdict::EvaluatePod;
+using verdict::ReadIgnore;
 namespace {
 
 // An evaluation stopped because its work budget was spent: review-over-budget, and nothing of
@@ -21,37 +23,6 @@ Evaluation OverBudget(Evaluation ev) {
   ev.findings.push_back(Finding(Check::kReviewOverBudget, ""));
   ev.verdict = Verdict::kDeny;
   return ev;
-}
-
-// The checks a shmguard.io/ignore value names ("id,id"; spaces around IDs allowed). An unknown
-// ID is an annotation-invalid warning at `pointer`: a typo must not exempt nothing silently.
-std::vector<Check> ReadIgnore(JsonNode value, const std::string& pointer, std::vector<Finding>& findings) {
-  std::vector<Check> out;
-  if (!value) return out;
-  if (!value.IsString()) {
-    findings.push_back(Finding(Check::kAnnotationInvalid, pointer)
-                           .At(Severity::kWarning)
-                           .Val("annotation", kIgnoreAnnotation)
-                           .Val("error", "must be a string of check IDs such as \"shm-plan,no-gpus\""));
-    return out;
-  }
-  std::string_view rest = value.String();
-  while (!rest.empty()) {
-    size_t comma = rest.find(',');
-    std::string_view id = rest.substr(0, comma);
-    while (!id.empty() && id.front() == ' ') id.remove_prefix(1);
-    while (!id.empty() && id.back() == ' ') id.remove_suffix(1);
-    if (auto c = FindCheck(id)) {
-      out.push_back(*c);
-    } else if (!id.empty()) {
-      findings.push_back(Finding(Check::kAnnotationInvalid, pointer)
-                             .At(Severity::kWarning)
-                             .Val("annotation", kIgnoreAnnotation)
-                             .Val("error", "\"" + std::string(id) + "\" is not a check ID (docs/checks.md)"));
-    }
-    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-  }
-  return out;
 }
 
 // Marks the object's own findings that are exempted; true while one of them is an error

@@ -38,7 +38,7 @@ TEST_CASE("policy export writes the objects, and --static kube-apiserver's stati
   const Export plain = Run({});
   REQUIRE(plain.code == ExitCode::kOk);
   const auto objects = test::YamlDocuments(plain.out);
-  REQUIRE(objects.size() == 6);  // the mutating policy and binding, two validating policies and bindings
+  REQUIRE(objects.size() == 10);  // the mutating policy and binding, four validating policies and bindings
   CHECK(objects[0]["metadata"]["name"] == "shmguard");
 
   test::TempDir dir;
@@ -50,7 +50,7 @@ TEST_CASE("policy export writes the objects, and --static kube-apiserver's stati
   const auto mutating = test::YamlDocuments(Read(root / "mutating" / "shmguard.yaml"));
   const auto validating = test::YamlDocuments(Read(root / "validating" / "shmguard.yaml"));
   CHECK(mutating.size() == 2);
-  CHECK(validating.size() == 4);
+  CHECK(validating.size() == 8);
   for (const auto* part : {&mutating, &validating}) {
     const std::string kind = part == &mutating ? "Mutating" : "Validating";
     for (const auto& o : *part) {

@@ -23,16 +23,22 @@ std::string VariableOf(const json& policy, const std::string& name) {
   return {};
 }
 
-TEST_CASE("ExportAdmissionPolicies writes the mutating policy, two validating ones and their bindings",
+TEST_CASE("ExportAdmissionPolicies writes the mutating policy, four validating ones and their bindings",
           "[admission_policy]") {
   const auto exported = ExportAdmissionPolicies(Policy{});
   REQUIRE(exported);
   const auto& objects = *exported;
-  REQUIRE(objects.size() == 6);
-  const std::pair<const char*, const char*> want[] = {
-      {"MutatingAdmissionPolicy", "shmguard"},           {"MutatingAdmissionPolicyBinding", "shmguard"},
-      {"ValidatingAdmissionPolicy", "shmguard-enforce"}, {"ValidatingAdmissionPolicyBinding", "shmguard-enforce"},
-      {"ValidatingAdmissionPolicy", "shmguard-warn"},    {"ValidatingAdmissionPolicyBinding", "shmguard-warn"}};
+  REQUIRE(objects.size() == 10);
+  const std::pair<const char*, const char*> want[] = {{"MutatingAdmissionPolicy", "shmguard"},
+                                                      {"MutatingAdmissionPolicyBinding", "shmguard"},
+                                                      {"ValidatingAdmissionPolicy", "shmguard-enforce"},
+                                                      {"ValidatingAdmissionPolicyBinding", "shmguard-enforce"},
+                                                      {"ValidatingAdmissionPolicy", "shmguard-warn"},
+                                                      {"ValidatingAdmissionPolicyBinding", "shmguard-warn"},
+                                                      {"ValidatingAdmissionPolicy", "shmguard-resize-enforce"},
+                                                      {"ValidatingAdmissionPolicyBinding", "shmguard-resize-enforce"},
+                                                      {"ValidatingAdmissionPolicy", "shmguard-resize-warn"},
+                                                      {"ValidatingAdmissionPolicyBinding", "shmguard-resize-warn"}};
   for (size_t i = 0; i < objects.size(); ++i) {
     CAPTURE(i);
     CHECK(objects[i]["apiVersion"] == "admissionregistration.k8s.io/v1");
@@ -55,6 +61,18 @@ TEST_CASE("ExportAdmissionPolicies writes the mutating policy, two validating on
   CHECK(skips_ok);
   CHECK(objects[3]["spec"]["validationActions"] == json::array({"Deny"}));
   CHECK(objects[5]["spec"]["validationActions"] == json::array({"Warn"}));
+  CHECK(objects[7]["spec"]["validationActions"] == json::array({"Deny"}));
+  CHECK(objects[9]["spec"]["validationActions"] == json::array({"Warn"}));
+  // A resize: UPDATE of the pods/resize subresource, the pod before it read as oldObject, with
+  // the same pods and namespaces matched as on creation.
+  CHECK(
+      objects[6]["spec"]["matchConstraints"]["resourceRules"] ==
+      json::parse(R"([{"apiGroups":[""],"apiVersions":["v1"],"operations":["UPDATE"],"resources":["pods/resize"]}])"));
+  CHECK_THAT(VariableOf(objects[6], "oldLimit"), Catch::StartsWith("oldObject.spec.?resources"));
+  CHECK(objects[6]["spec"]["matchConditions"] == objects[0]["spec"]["matchConditions"]);
+  CHECK(objects[7]["spec"]["matchResources"] == objects[3]["spec"]["matchResources"]);
+  // The memory limit on creation and on a resize is one expression.
+  CHECK(VariableOf(objects[6], "newLimit") == VariableOf(objects[0], "memoryLimit"));
   // Pods only, on creation: every controller's pods are Pods by then.
   const json rules = objects[0]["spec"]["matchConstraints"]["resourceRules"];
   CHECK(rules ==
@@ -102,7 +120,7 @@ TEST_CASE("ExportAdmissionPolicies writes the policy file's constants and namesp
   const auto exported = ExportAdmissionPolicies(policy, options);
   REQUIRE(exported);
   const auto& objects = *exported;
-  REQUIRE(objects.size() == 6);
+  REQUIRE(objects.size() == 10);
   const json& map = objects[0];
   CHECK(map["metadata"]["name"] == "gpu-shm");
   CHECK(objects[1]["spec"]["policyName"] == "gpu-shm");

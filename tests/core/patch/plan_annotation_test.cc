@@ -68,5 +68,30 @@ TEST_CASE("PlanAnnotation records the profile a size was learned from, quoted", 
   }
 }
 
+TEST_CASE("PlannedShmBytes reads the size of the plan a pod carries, and nothing else", "[plan_annotation]") {
+  auto with_plan = [](const char* plan) {
+    json pod = json::parse(R"({"metadata":{"name":"p","annotations":{}}})");
+    pod["metadata"]["annotations"]["shmguard.io/plan"] = plan;
+    return pod;
+  };
+  const struct {
+    const char* name;
+    json pod;
+    std::optional<int64_t> want;
+  } cases[] = {
+      {"the webhook's plan", with_plan(R"({"gpus":8,"required":"17332Mi","workers":8})"), 17332LL << 20},
+      {"the policies' plan", with_plan(R"({"policyMode":true,"required":"1Gi"})"), 1LL << 30},
+      {"no annotation", json::parse(R"({"metadata":{"name":"p"}})"), std::nullopt},
+      {"not JSON", with_plan("17332Mi"), std::nullopt},
+      {"required not a string", with_plan(R"({"required":17332})"), std::nullopt},
+      {"required not a quantity", with_plan(R"({"required":"lots"})"), std::nullopt},
+      {"required negative", with_plan(R"({"required":"-1Gi"})"), std::nullopt},
+      {"required zero", with_plan(R"({"required":"0"})"), std::nullopt},
+  };
+  for (const auto& c : cases) {
+    SECTION(c.name) { CHECK(PlannedShmBytes(c.pod) == c.want); }
+  }
+}
+
 }  // namespace
 }  // namespace shmguard

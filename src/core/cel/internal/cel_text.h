@@ -40,6 +40,8 @@ std::string CountBad(const char* key, int64_t min, int64_t max);
 std::string CountAnnotation(const char* key);
 // `sum` × variables.safetyPpm rounded up, then up to a whole MiB (shm_plan.cc WithSafety).
 std::string Safe(const std::string& sum);
+// Mount `m` is at /dev/shm (shm_mount.h IsShmMountPath).
+std::string ShmPath();
 // ⌊limit × ppm / 10^6⌋ without overflow.
 std::string Share(const std::string& limit, const std::string& ppm);
 // A positive byte count `n` as the canonical quantity FormatBytes prints.
