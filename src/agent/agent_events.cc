@@ -19,12 +19,13 @@ constexpr AgentEventInfo kAgentEvents[] = {
     {AgentEvent::kShmLeakNotReclaimed, "ShmLeakNotReclaimed", "Warning"},
     {AgentEvent::kShmUnpatched, "ShmUnpatched", "Warning"},
     {AgentEvent::kShmHidesDeviceMount, "ShmHidesDeviceMount", "Warning"},
+    {AgentEvent::kShmMemoryLimitBelowShm, "ShmMemoryLimitBelowShm", "Warning"},
 };
 constexpr bool InEventOrder() {
   for (size_t i = 0; i < std::size(kAgentEvents); ++i) {
     if (static_cast<size_t>(kAgentEvents[i].event) != i) return false;
   }
-  return std::size(kAgentEvents) == static_cast<size_t>(AgentEvent::kShmHidesDeviceMount) + 1;
+  return std::size(kAgentEvents) == static_cast<size_t>(AgentEvent::kShmMemoryLimitBelowShm) + 1;
 }
 static_assert(InEventOrder(), "kAgentEvents has one row for each AgentEvent, in its order");
 

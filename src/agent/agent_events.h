@@ -10,14 +10,15 @@
 namespace shmguard::agent {
 
 enum class AgentEvent {
-  kShmNearFull,          // a volume crossed the threshold
-  kShmGrown,             // a /dev/shm grown in place
-  kShmGrowthRefused,     // not grown: refused, rejected, timed out
-  kShmLeaked,            // files no process of the pod holds, after a restart
-  kShmLeakReclaimed,     // those files deleted
-  kShmLeakNotReclaimed,  // those files could not be deleted
-  kShmUnpatched,         // a pod running with less /dev/shm than shmguard would give it
-  kShmHidesDeviceMount,  // a volume hides a device plugin's mount at /dev/shm
+  kShmNearFull,             // a volume crossed the threshold
+  kShmGrown,                // a /dev/shm grown in place
+  kShmGrowthRefused,        // not grown: refused, rejected, timed out
+  kShmLeaked,               // files no process of the pod holds, after a restart
+  kShmLeakReclaimed,        // those files deleted
+  kShmLeakNotReclaimed,     // those files could not be deleted
+  kShmUnpatched,            // a pod running with less /dev/shm than shmguard would give it
+  kShmHidesDeviceMount,     // a volume hides a device plugin's mount at /dev/shm
+  kShmMemoryLimitBelowShm,  // a pod's memory limit no longer holds its /dev/shm (resize-below-shm's words)
 };
 
 struct AgentEventInfo {

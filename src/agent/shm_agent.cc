@@ -8,6 +8,7 @@
 #include "agent/agent_metrics.h"
 #include "core/plan/shm_profile.h"
 #include "http/prometheus_text.h"
+#include "io/words/finding_text.h"
 #include "io/words/version.h"
 
 namespace shmguard::agent {
@@ -32,16 +33,19 @@ ShmAgent::ShmAgent(AgentOptions options, std::shared_ptr<kube::KubeClient> clien
                     [this](const nlohmann::json& pod) {
                       table_.Upsert(pod);
                       unpatched_.Update(pod);
+                      below_limit_.Update(pod);
                     },
                 .on_update =
                     [this](const nlohmann::json&, const nlohmann::json& pod) {
                       table_.Upsert(pod);
                       unpatched_.Update(pod);
+                      below_limit_.Update(pod);
                     },
                 .on_delete =
                     [this](const nlohmann::json& pod) {
                       table_.Delete(pod);
                       unpatched_.Remove(pod);
+                      below_limit_.Remove(pod);
                     },
                 .on_synced = nullptr,
                 .on_relisted = nullptr,
@@ -49,6 +53,7 @@ ShmAgent::ShmAgent(AgentOptions options, std::shared_ptr<kube::KubeClient> clien
       events_(client_, options_.node_name, table_, options_.on_api_failure),
       profiles_(client_, table_, options_.on_api_failure),
       unpatched_(options_.policy),
+      below_limit_(options_.policy),
       growth_(client_, options_.policy, table_, events_, profiles_, options_.record_profiles),
       devices_(options_.device_checkpoint),
       leaks_(options_.leaked_segments, LeakFinder(LeakFinderOptions{.proc_dir = options_.proc_dir}),
@@ -58,7 +63,8 @@ ShmAgent::ShmAgent(AgentOptions options, std::shared_ptr<kube::KubeClient> clien
              }),
       volumes_(table_, options_.policy.observed.margin_ppm),
       api_traffic_(client_ ? &pods_.stats() : nullptr, client_.get()),
-      collectors_{&volumes_, &devices_, &api_, &leaks_, &events_, &profiles_, &growth_, &api_traffic_, &unpatched_} {
+      collectors_{&volumes_,  &devices_, &api_,         &leaks_,     &events_,
+                  &profiles_, &growth_,  &api_traffic_, &unpatched_, &below_limit_} {
   metrics_http_ = std::make_unique<http::HttpsServer>(
       http::MetricsPortOptions(options_.bind_address, options_.metrics_port), nullptr,
       [this](const http::HttpRequest& req, http::HttpResponse& res) { HandleMetricsPort(req, res); });
@@ -145,6 +151,7 @@ std::vector<VolumeUse> ShmAgent::SampleOnce() {
   }
   CheckDeviceMounts();
   TellUnpatched();
+  TellLimitsBelowShm();
   return out;
 }
 
@@ -159,7 +166,17 @@ void ShmAgent::TellUnpatched() {
     pod.name = u.name;
     pod.uid = u.uid;
     Record(pod, "/dev/shm", AgentEvent::kShmUnpatched,
-           UnpatchedWords(u.shm.current, u.shm.required_bytes, u.shm.policy_made));
+           UnpatchedWords(u.value.current, u.value.required_bytes, u.value.policy_made));
+  }
+}
+
+void ShmAgent::TellLimitsBelowShm() {
+  for (const LimitBelowShmPod& p : below_limit_.TakeNew()) {
+    AgentPod pod;
+    pod.namespace_ = p.namespace_;
+    pod.name = p.name;
+    pod.uid = p.uid;
+    Record(pod, "/dev/shm", AgentEvent::kShmMemoryLimitBelowShm, io::FindingText(p.value));
   }
 }
 

@@ -22,6 +22,7 @@
 #include "agent/event_recorder.h"
 #include "agent/growth.h"
 #include "agent/leak_scanner.h"
+#include "agent/limit_below_shm.h"
 #include "agent/pod_table.h"
 #include "agent/profile_recorder.h"
 #include "agent/sampler.h"
@@ -103,6 +104,8 @@ class ShmAgent {
   void CheckDeviceMounts();
   // A ShmUnpatched Event on each pod found running with less /dev/shm than shmguard would give.
   void TellUnpatched();
+  // A ShmMemoryLimitBelowShm Event on each pod found whose memory limit no longer holds its /dev/shm.
+  void TellLimitsBelowShm();
   void HandleMetricsPort(const http::HttpRequest& req, http::HttpResponse& res);
 
   AgentOptions options_;
@@ -113,6 +116,7 @@ class ShmAgent {
   EventRecorder events_;
   ProfileRecorder profiles_;
   UnpatchedPods unpatched_;
+  LimitBelowShmPods below_limit_;
   Grower growth_;
   DeviceMounts devices_;
   // Events, profile writes and resizes: off the sampler's thread (Start to Stop).

@@ -5,24 +5,18 @@
 // namespace and shmguard_pod_shm_unpatched_required_bytes per pod. Nothing is unseen.
 #pragma once
 
-#include <cstdint>
-#include <map>
-#include <mutex>
 #include <sstream>
-#include <string>
 #include <vector>
 
 #include "agent/collector.h"
+#include "agent/pod_set.h"
 #include "core/node/shm_watch.h"
 #include "core/policy/policy.h"
 #include "core/values/json_node.h"
 
 namespace shmguard::agent {
 
-struct UnpatchedPod {
-  std::string namespace_, name, uid;
-  Unpatched shm;
-};
+using UnpatchedPod = FlaggedPod<Unpatched>;
 
 class UnpatchedPods : public Collector {
  public:
@@ -32,18 +26,16 @@ class UnpatchedPods : public Collector {
   // /dev/shm; otherwise it is no longer.
   void Update(JsonNode pod);
   // A pod deleted.
-  void Remove(JsonNode pod);
+  void Remove(JsonNode pod) { pods_.Remove(pod); }
   // The pods found since the last call, each once: the Events to record.
-  std::vector<UnpatchedPod> TakeNew();
-  size_t size() const;
+  std::vector<UnpatchedPod> TakeNew() { return pods_.TakeNew(); }
+  size_t size() const { return pods_.size(); }
   // Their series, in the Prometheus text format.
   void Collect(std::ostream& out) const override;
 
  private:
   const Policy& policy_;
-  mutable std::mutex mu_;
-  std::map<std::string, UnpatchedPod> pods_;  // by UID
-  std::vector<UnpatchedPod> new_;
+  PodSet<Unpatched> pods_;
 };
 
 }  // namespace shmguard::agent

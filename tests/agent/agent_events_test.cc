@@ -12,7 +12,7 @@ namespace {
 
 TEST_CASE("Every agent Event has a reason of its own and a Normal or Warning type", "[agent_events]") {
   std::set<std::string_view> reasons;
-  for (int i = 0; i <= static_cast<int>(AgentEvent::kShmHidesDeviceMount); ++i) {
+  for (int i = 0; i <= static_cast<int>(AgentEvent::kShmMemoryLimitBelowShm); ++i) {
     const AgentEventInfo& info = InfoOf(static_cast<AgentEvent>(i));
     CAPTURE(info.reason);
     CHECK(static_cast<int>(info.event) == i);
@@ -31,7 +31,7 @@ TEST_CASE("docs/agent.md lists every agent Event with its type", "[agent_events]
   REQUIRE(in);
   std::stringstream doc;
   doc << in.rdbuf();
-  for (int i = 0; i <= static_cast<int>(AgentEvent::kShmHidesDeviceMount); ++i) {
+  for (int i = 0; i <= static_cast<int>(AgentEvent::kShmMemoryLimitBelowShm); ++i) {
     const AgentEventInfo& info = InfoOf(static_cast<AgentEvent>(i));
     CAPTURE(info.reason);
     CHECK_THAT(doc.str(), Catch::Contains("| `" + std::string(info.reason) + "` | " + std::string(info.type) + " |"));
