@@ -26,8 +26,9 @@ void LimitBelowShmPods::Collect(std::ostream& out) const {
                          "How far each such pod's memory limit is below the least that holds its /dev/shm, in bytes.");
   for (const auto& p : pods) {
     out << "shmguard_pod_memory_limit_below_shm_bytes{namespace=\"" << http::PrometheusLabel(p.namespace_)
-        << "\",pod=\"" << http::PrometheusLabel(p.name) << "\",volume=\"" << http::PrometheusLabel(p.value.Value("volume"))
-        << "\"} " << p.value.Number("minimum_bytes") - p.value.Number("memory_limit_bytes") << "\n";
+        << "\",pod=\"" << http::PrometheusLabel(p.name) << "\",volume=\""
+        << http::PrometheusLabel(p.value.Value("volume")) << "\"} "
+        << p.value.Number("minimum_bytes") - p.value.Number("memory_limit_bytes") << "\n";
   }
 }
 

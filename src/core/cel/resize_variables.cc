@@ -51,9 +51,10 @@ CelVariables ResizeVariables() {
       {"resizeFits", "variables.newShm <= 0 || variables.newLimit <= 0 || variables.newShm <= " +
                          Share("variables.newLimit", "variables.maxFractionPpm")},
       // The least limit that holds /dev/shm, rounded up to a whole MiB.
-      {"resizeMinimum", "(variables.newShm / variables.maxFractionPpm * 1000000 + (variables.newShm % "
-                        "variables.maxFractionPpm * 1000000 + variables.maxFractionPpm - 1) / "
-                        "variables.maxFractionPpm + 1048575) / 1048576 * 1048576"},
+      {"resizeMinimum",
+       "(variables.newShm / variables.maxFractionPpm * 1000000 + (variables.newShm % "
+       "variables.maxFractionPpm * 1000000 + variables.maxFractionPpm - 1) / "
+       "variables.maxFractionPpm + 1048575) / 1048576 * 1048576"},
   };
   out.insert(out.end(), resize.begin(), resize.end());
   return out;

@@ -136,6 +136,21 @@ Sorted SortFindings(Evaluation& ev, Face face) {
   return out;
 }
 
+// What `d` says of the sorted findings: /validate in an enforcing namespace denies with the
+// problems; every other answer allows, with all of them as warnings.
+Decision Answer(Decision d, Sorted sorted, Face face, bool enforce) {
+  if (face == Face::kValidate && enforce && !sorted.problems.empty()) {
+    d.allowed = false;
+    d.code = 403;
+    d.findings = std::move(sorted.problems);
+    return d;
+  }
+  d.findings = std::move(sorted.problems);
+  d.findings.insert(d.findings.end(), std::make_move_iterator(sorted.warnings.begin()),
+                    std::make_move_iterator(sorted.warnings.end()));
+  return d;
+}
+
 // A resize, on /validate: denied in enforce namespaces when it leaves the memory limit too small
 // for the pod's /dev/shm, warned elsewhere.
 Decision DecideResize(const AdmissionRequest& request, const DecideContext& context) {
@@ -147,17 +162,7 @@ Decision DecideResize(const AdmissionRequest& request, const DecideContext& cont
   d.name = request.name;
   if (ev.verdict == Verdict::kSkip) return d;
   const bool enforce = ev.rule.mode == NamespaceMode::kEnforce || context.labels.enforce;
-  Sorted sorted = SortFindings(ev, Face::kValidate);
-  if (enforce && !sorted.problems.empty()) {
-    d.allowed = false;
-    d.code = 403;
-    d.findings = std::move(sorted.problems);
-    return d;
-  }
-  d.findings = std::move(sorted.problems);
-  d.findings.insert(d.findings.end(), std::make_move_iterator(sorted.warnings.begin()),
-                    std::make_move_iterator(sorted.warnings.end()));
-  return d;
+  return Answer(std::move(d), SortFindings(ev, Face::kValidate), Face::kValidate, enforce);
 }
 
 }  // namespace
@@ -195,16 +200,7 @@ Decision Decide(const AdmissionRequest& request, const DecideContext& context) {
   const bool enforce = ev.rule.mode == NamespaceMode::kEnforce || labels.enforce;
   Sorted sorted = SortFindings(ev, face);
   if (face == Face::kMutate && ev.verdict == Verdict::kPatch) d.patch = std::move(ev.patch);
-  if (face == Face::kValidate && enforce && !sorted.problems.empty()) {
-    d.allowed = false;
-    d.code = 403;
-    d.findings = std::move(sorted.problems);
-    return d;
-  }
-  d.findings = std::move(sorted.problems);
-  d.findings.insert(d.findings.end(), std::make_move_iterator(sorted.warnings.begin()),
-                    std::make_move_iterator(sorted.warnings.end()));
-  return d;
+  return Answer(std::move(d), std::move(sorted), face, enforce);
 }
 
 }  // namespace shmguard

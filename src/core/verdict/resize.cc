@@ -58,7 +58,7 @@ Evaluation EvaluateResize(JsonNode old_pod, JsonNode new_pod, const Policy& poli
   ev.name = std::string(new_pod.Find("metadata").StringMember("name"));
   ev.namespace_name = std::string(options.namespace_name);
   ev.rule = MatchNamespace(policy, ev.namespace_name);
-  if (ev.rule.mode == NamespaceMode::kOff) return ev;  // kSkip
+  if (ev.rule.mode == NamespaceMode::kOff) return ev;                                            // kSkip
   if (new_pod.Find("metadata").Find("annotations").Find(kModeAnnotation).Is("skip")) return ev;  // opted out
   auto now = Read(new_pod, policy);
   if (!now || !now->shm_bytes) return ev;
@@ -87,8 +87,9 @@ Evaluation EvaluateResize(JsonNode old_pod, JsonNode new_pod, const Policy& poli
   std::vector<Check> exempt = options.exemptions.checks;
   exempt.insert(exempt.end(), ev.rule.ignore.begin(), ev.rule.ignore.end());
   std::vector<Finding> annotation_findings;
-  const std::vector<Check> own = verdict::ReadIgnore(new_pod.Find("metadata").Find("annotations").Find(kIgnoreAnnotation),
-                                                     "/metadata/annotations/shmguard.io~1ignore", annotation_findings);
+  const std::vector<Check> own =
+      verdict::ReadIgnore(new_pod.Find("metadata").Find("annotations").Find(kIgnoreAnnotation),
+                          "/metadata/annotations/shmguard.io~1ignore", annotation_findings);
   exempt.insert(exempt.end(), own.begin(), own.end());
   f.suppressed = std::find(exempt.begin(), exempt.end(), f.check) != exempt.end();
   if (!f.suppressed) ev.verdict = Verdict::kDeny;

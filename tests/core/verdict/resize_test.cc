@@ -130,7 +130,8 @@ json ResizeReview(const json& from, const json& to, const std::string& ns) {
             {"oldObject", from}}}};
 }
 
-TEST_CASE("Decide: a resize is denied by /validate in enforce, warned elsewhere, never mutated", "[resize][admission]") {
+TEST_CASE("Decide: a resize is denied by /validate in enforce, warned elsewhere, never mutated",
+          "[resize][admission]") {
   auto decide = [](const json& review, Face face, bool enforce_label = false) {
     auto request = ParseReview(review);
     REQUIRE(request.has_value());
