@@ -16,6 +16,12 @@ import (
 // torchrun's 4 processes get the multi-GPU /dev/shm. A template of another device class gives
 // no GPUs, and the pod is left alone.
 func TestAPodWithGpusFromAResourceClaimTemplateIsSized(t *testing.T) {
+	// shmguard reads claims through resource.k8s.io/v1, DRA's GA API (Kubernetes 1.34 on; beta and
+	// off by default before it).
+	if _, err := client.Discovery().ServerResourcesForGroupVersion("resource.k8s.io/v1"); err != nil {
+		v, _ := client.Discovery().ServerVersion()
+		t.Skipf("Kubernetes %s serves no resource.k8s.io/v1 (DRA is GA from 1.34): %v", v.GitVersion, err)
+	}
 	ns := newNamespace(t, nil)
 	template := func(name, class string) *unstructured.Unstructured {
 		return object(t, fmt.Sprintf(`apiVersion: resource.k8s.io/v1

@@ -26,13 +26,19 @@ func TestResizeBelowShm(t *testing.T) {
 }
 
 // The same through policy mode's ValidatingAdmissionPolicies (Kubernetes 1.36 onwards), held to
-// the same MiB as the webhook.
+// the same MiB as the webhook. Its bindings answer to a label of their own, and its namespaces
+// turn the webhook and the other tests' policies away (the API server drops a deleted policy a
+// moment after the test that made it ends).
 func TestResizeBelowShmPolicyMode(t *testing.T) {
-	applyPolicyMode(t, "e2e-resize", cp.ShmguardPolicy(), "shmguard.io/policy-mode", "policy")
+	applyPolicyMode(t, "e2e-resize", cp.ShmguardPolicy(), "shmguard.io/resize-e2e", "policy")
+	alone := map[string]string{"shmguard.io/enabled": "false", "shmguard.io/policy-mode": "false"}
+	enforced := map[string]string{"shmguard.io/enforce": "true"}
+	for k, v := range alone {
+		enforced[k] = v
+	}
 	checkResizes(t, []resizeCase{
-		{"policy mode, enforced", map[string]string{"shmguard.io/enabled": "false", "shmguard.io/enforce": "true"}, true,
-			`ValidatingAdmissionPolicy 'e2e-resize-resize-enforce'`},
-		{"policy mode, warned", map[string]string{"shmguard.io/enabled": "false"}, false, ""},
+		{"policy mode, enforced", enforced, true, `ValidatingAdmissionPolicy 'e2e-resize-resize-enforce'`},
+		{"policy mode, warned", alone, false, ""},
 	})
 }
 
@@ -109,8 +115,13 @@ func createResizablePod(t *testing.T, ns, name string) (string, resource.Quantit
 	pod := readObjects(t, "testdata/pods/annotated.yaml")[0]
 	pod.SetName(name)
 	containers := pod.Object["spec"].(map[string]any)["containers"].([]any)
-	resources := containers[0].(map[string]any)["resources"].(map[string]any)
-	resources["requests"] = map[string]any{"memory": "1Gi", "cpu": "100m"}
+	container := containers[0].(map[string]any)
+	container["resources"].(map[string]any)["requests"] = map[string]any{"memory": "1Gi", "cpu": "100m"}
+	// Kubernetes 1.33 refuses to lower a memory limit in place unless the container restarts for
+	// it (pkg/apis/core/validation/validation.go:5847 at v1.33.13); 1.34 on lowers it either way.
+	// A container may restart for a resize only in a pod that restarts its containers.
+	container["resizePolicy"] = []any{map[string]any{"resourceName": "memory", "restartPolicy": "RestartContainer"}}
+	pod.Object["spec"].(map[string]any)["restartPolicy"] = "Always"
 	stored, _, err := createObject(t, ns, pod, false)
 	if err != nil {
 		t.Fatal(err)

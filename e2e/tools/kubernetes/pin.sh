@@ -3,10 +3,12 @@
 # staging module it requires with the published release of the same patch (v0.37.2), as the
 # list in that release's own go.mod says (`k8s.io/X => ./staging/src/k8s.io/X`). Go honours
 # `replace` only in the main module, so k8s.io/kubernetes cannot be built any other way.
-# Rerun it to move to another release; it rewrites go.mod and go.sum.
+# Rerun it to move to another release; it rewrites go.mod and go.sum. With DIR, pins the module
+# there instead (scripts/version-matrix.sh's kube-apiservers, e2e/tools/matrix/).
+#   pin.sh VERSION [DIR]
 set -euo pipefail
-cd "$(dirname "$0")"
-version=${1:?usage: pin.sh VERSION (e.g. v1.37.2)}
+cd "${2:-$(dirname "$0")}"
+version=${1:?usage: pin.sh VERSION [DIR] (e.g. v1.37.2)}
 [[ $version =~ ^v1\.([0-9]+)\.([0-9]+)$ ]] || { echo "pin.sh: $version is not a v1.MINOR.PATCH release" >&2; exit 2; }
 staging="v0.${BASH_REMATCH[1]}.${BASH_REMATCH[2]}"
 gomod=$(go mod download -json "k8s.io/kubernetes@$version" | python3 -c 'import json,sys; print(json.load(sys.stdin)["GoMod"])')
