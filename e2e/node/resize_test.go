@@ -110,6 +110,7 @@ func TestResizeBelowShmOnTheNode(t *testing.T) {
 		})
 		t.Logf("reported in %.1fs: %s", time.Since(began).Seconds(), event.Message)
 		if event.Type != corev1.EventTypeWarning || event.InvolvedObject.Name != pod ||
+			!strings.HasPrefix(event.Message, "the memory limit "+under.String()+" (sum of container limits) is too small") ||
 			!strings.Contains(event.Message, "keep the limit at "+least.String()+" or more") {
 			t.Errorf("the Event: type %s on %s: %q", event.Type, event.InvolvedObject.Name, event.Message)
 		}

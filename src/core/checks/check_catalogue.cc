@@ -99,9 +99,12 @@ extern constexpr std::array<CheckInfo, kCheckCount> kChecks = {{
     {Check::kResizeBelowShm, "resize-below-shm", S::kError, "A resize leaves the memory limit too small for the pod's /dev/shm",
      "shm_bytes memory_limit_bytes was_memory_limit_bytes max_fraction_ppm minimum_bytes", "volume limit_source shm_source",
      [](const F& f) -> std::string {
-       const std::string was = f.HasNumber("was_memory_limit_bytes") ? "; was " + Bytes(f, "was_memory_limit_bytes") : "";
-       return "this resize leaves the memory limit " + Bytes(f, "memory_limit_bytes") + " (" + f.Value("limit_source") + was +
-              ") too small for " + f.Value("volume") + "'s " + Bytes(f, "shm_bytes") + " (" + f.Value("shm_source") +
+       // Said of a resize (the limit before it known), or of a pod as it runs (the node agent).
+       const std::string limit = "the memory limit " + Bytes(f, "memory_limit_bytes") + " (" + f.Value("limit_source");
+       const std::string opening = f.HasNumber("was_memory_limit_bytes")
+                                       ? "this resize leaves " + limit + "; was " + Bytes(f, "was_memory_limit_bytes") + ")"
+                                       : limit + ") is";
+       return opening + " too small for " + f.Value("volume") + "'s " + Bytes(f, "shm_bytes") + " (" + f.Value("shm_source") +
               "): /dev/shm's pages count against the limit, and may take at most " + FormatPpm(f.Number("max_fraction_ppm")) +
               " of it; keep the limit at " + Bytes(f, "minimum_bytes") + " or more, or the pod is OOM-killed when /dev/shm fills";
      }},

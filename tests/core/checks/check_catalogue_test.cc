@@ -183,6 +183,19 @@ std::vector<Case> Cases() {
        "this resize leaves the memory limit 20Gi (sum of container limits; was 64Gi) too small for dshm's 16Gi "
        "(sizeLimit): /dev/shm's pages count against the limit, and may take at most 0.5 of it; keep the limit at 32Gi "
        "or more, or the pod is OOM-killed when /dev/shm fills"},
+      {std::move(Finding(Check::kResizeBelowShm)
+                     .Num("shm_bytes", 16 * kGi)
+                     .Num("memory_limit_bytes", 20 * kGi)
+                     .Num("max_fraction_ppm", 500'000)
+                     .Num("minimum_bytes", 32 * kGi)
+                     .Val("volume", "dshm")
+                     .Val("limit_source", "pod-level limit")
+                     .Val("shm_source", "shmguard.io/plan")),
+       "the memory limit 20Gi (pod-level limit) is too small for dshm's 16Gi (shmguard.io/plan): /dev/shm's pages "
+       "count "
+       "against the limit, and may take at most 0.5 of it; keep the limit at 32Gi or more, or the pod is OOM-killed "
+       "when "
+       "/dev/shm fills"},
       {std::move(
            Finding(Check::kShmBelowNeed).Num("required_bytes", 14078 * kMi).Val("current", "64Mi (container default)")),
        "/dev/shm is 64Mi (container default), below the 14078Mi needed"},
