@@ -42,7 +42,8 @@ seed() {  # seed corpora from the test data
     admission)
       python3 bench/tools/make_bodies.py "$out/bodies" >/dev/null
       cp "$out"/bodies/*.json "$dir/"
-      cp "$corpus/k8s-api/admission.k8s.io.v1.AdmissionReview.json" "$dir/" 2>/dev/null || true ;;
+      cp "$corpus/k8s-api/admission.k8s.io.v1.AdmissionReview.json" "$dir/" 2>/dev/null || true
+      cp tests/testdata/fuzz-regressions/admission-* "$dir/" ;;  # resizes: UPDATE with oldObject
     quantity)
       for q in 1.5Gi 1024Mi 0.5Ki 1.1Ki 1000000 1.5 100m 0.1m 3.3e9 1e19 1E 8Ei Gi +1Gi 5. 1K 64MB 9223372036854775807; do
         printf '%s' "$q" > "$dir/$(printf '%s' "$q" | md5sum | cut -c1-12)"
