@@ -39,17 +39,18 @@ kube_apiserver() {
   local dir=$root/e2e/tools/matrix/$1 version date key dest flags pkg
   [[ -d $dir ]] || { echo "$bin"; return; }
   version=$(cd "$dir" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
-  key=$(cat "$dir/go.mod" "$dir/go.sum" "$0" <(go env GOVERSION) | sha256sum | cut -c1-12)
+  [[ $version =~ ^v([0-9]+)\.([0-9]+)\. ]]
+  date=$(cd "$dir" && go mod download -json "k8s.io/kubernetes@$version" |
+    python3 -c 'import json,sys; print(json.load(open(json.load(sys.stdin)["Info"]))["Time"])')
+  flags="-s -w"
+  for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
+    flags+=" -X $pkg.gitVersion=$version -X $pkg.gitMajor=${BASH_REMATCH[1]} -X $pkg.gitMinor=${BASH_REMATCH[2]}"
+    flags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$date"
+  done
+  # Keyed by what the binary is made of, so that an edit of the tests run here rebuilds nothing.
+  key=$(cat "$dir/go.mod" "$dir/go.sum" <(go env GOVERSION) <(echo "$flags") | sha256sum | cut -c1-12)
   dest=$cache/matrix-kube-apiserver-$version-$key
   if [[ ! -f $dest/.complete ]]; then
-    [[ $version =~ ^v([0-9]+)\.([0-9]+)\. ]]
-    date=$(cd "$dir" && go mod download -json "k8s.io/kubernetes@$version" |
-      python3 -c 'import json,sys; print(json.load(open(json.load(sys.stdin)["Info"]))["Time"])')
-    flags="-s -w"
-    for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
-      flags+=" -X $pkg.gitVersion=$version -X $pkg.gitMajor=${BASH_REMATCH[1]} -X $pkg.gitMinor=${BASH_REMATCH[2]}"
-      flags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$date"
-    done
     say "building kube-apiserver $version"
     local start=$SECONDS
     rm -rf "$dest.tmp" && mkdir -p "$dest.tmp"
