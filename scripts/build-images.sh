@@ -7,24 +7,42 @@
 #   - shmguard-webhook and shmguard-agent, built by buildah from the project's own Dockerfile:
 #     from the programs beside $SHMGUARD_BINARY when it is set (built by this Debian 12 host: the
 #     Dockerfile's `<program>-prebuilt` targets, the same runtime without compiling again), else
-#     by its build stage (`--target webhook`, `--target agent`). With a binary given, the
-#     Dockerfile's own build is still run, as a check, once per change to it or to the build
-#     files (keyed beside the cache); SHMGUARD_IMAGES_BASES=1 builds everything but shmguard's
-#     images themselves (scripts/test.sh runs that from its start, before its binary exists);
+#     by its build stage (`--target webhook`, `--target agent`); SHMGUARD_IMAGES_BASES=1 builds
+#     everything but shmguard's images themselves (scripts/test.sh runs that from its start,
+#     before its binary exists);
 #   - the training image, Debian's python3-torch and e2e/images/train/dataloader.py
 #     (e2e/images/train/Dockerfile);
 #   - the pause image, built from k8s.io/kubernetes's build/pause/linux/pause.c as its
 #     Makefile does.
 # Each is cached outside the tree (${SHMGUARD_TOOLS_CACHE:-~/.cache/shmguard-tools}/images), keyed
-# by its inputs, so a second run only checks that they are there. buildah keeps its storage
-# there too, not under /var.
+# by its inputs, so a second run only checks that they are there, and images no key names any
+# more are removed. buildah keeps its storage there too, not under /var.
+#
+# `--dockerfile-check`: the Dockerfile's own build (its build stage compiles shmguard as a user's
+# `docker build` would), as a check, once per change to it or to the build files (keyed beside
+# the cache), in a buildah storage and lock of its own: scripts/test.sh runs it beside everything
+# else, and the node's images never wait for it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${SHMGUARD_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/shmguard-tools}/images
 mkdir -p "$cache"
 export PATH=/usr/local/go/bin:$PATH
+check=false
+case ${1:-} in
+--dockerfile-check) check=true ;;
+"") ;;
+*)
+  echo "usage: $0 [--dockerfile-check]" >&2
+  exit 2
+  ;;
+esac
 say() { printf 'build-images: %s\n' "$*" >&2; }
-buildah=(buildah --root "$cache/storage" --runroot "$cache/run" --storage-driver overlay)
+# use_storage NAME RUN: buildah's storage and its run root, under the cache.
+use_storage() {
+  storage=$cache/$1
+  buildah=(buildah --root "$storage" --runroot "$cache/$2" --storage-driver overlay)
+}
+use_storage storage run
 # One run at a time over the cache: runs share buildah's storage, and each one's clean-up on exit
 # (below) takes down what is mounted there.
 exec 9>"$cache/.lock"
@@ -55,7 +73,7 @@ cleanup() {
   rm -f "$sources" "$cache"/*-rootfs.tar "$cache"/*.sources "$cache"/*.tar.tmp
   "${buildah[@]}" rm --all >/dev/null 2>&1 || true
   local m
-  for m in $(awk -v d="$cache/storage/" 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r); do
+  for m in $(awk -v d="$storage/" 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r); do
     umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
   done
 }
@@ -112,10 +130,23 @@ bud() {
 version=$(sed -nE 's/^appVersion: *"?([^"]+)"?/\1/p' "$root/charts/shmguard/Chart.yaml")
 programs=(webhook agent)
 build_files=(Dockerfile .dockerignore CMakeLists.txt scripts/install-deps.sh scripts/build.sh)
-if [[ -n ${SHMGUARD_BINARY:-} || ${SHMGUARD_IMAGES_BASES:-} == 1 ]]; then
-  # The Dockerfile's own build, as a check, once per change to what it builds with.
+if $check; then
+  # The bases are made; the rest runs in the check's own storage, under its own lock, so that
+  # the node's images are built meanwhile. Its storage keeps nothing: the key is the cache.
   check_key=$base_key-$(cd "$root" && hash "${build_files[@]}")
+  fresh dockerfile-check "$check_key" && exit 0
+  cleanup
+  flock -u 9
+  use_storage check-storage check-run
+  exec 9>"$cache/.check.lock"
+  flock 9
+  for name in debian debian-slim; do
+    id=$("${buildah[@]}" pull --quiet "docker-archive:$cache/$name.tar")
+    "${buildah[@]}" tag "$id" "$(tar -xOf "$cache/$name.tar" manifest.json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["RepoTags"][0])')"
+  done
   bud dockerfile-check docker.io/shmguard-e2e/dockerfile-check:latest "$root" "$root/Dockerfile" "$check_key"
+  "${buildah[@]}" rmi --all --force >/dev/null
+  exit 0
 fi
 for program in "${programs[@]}"; do
   ref=docker.io/library/shmguard-$program:$version
@@ -157,6 +188,13 @@ if ! fresh pause "$pause_key"; then
   archive pause "$pause_ref"
   done_with pause "$pause_key"
 fi
+
+# Images no key names any more: an earlier training image, the Dockerfile check's (its own
+# storage now), and whatever they alone held.
+for old in $("${buildah[@]}" images --format '{{.Name}}:{{.Tag}}' | grep '^docker.io/shmguard-e2e/' | grep -vxF "$train_ref"); do
+  "${buildah[@]}" rmi --force "$old" >/dev/null
+done
+"${buildah[@]}" rmi --prune >/dev/null 2>&1 || true
 
 # Only a run that built shmguard's images names the images.
 [[ ${SHMGUARD_IMAGES_BASES:-} == 1 ]] && { echo "$cache"; exit 0; }

@@ -4,8 +4,12 @@
 # and kube-proxy (k8s.io/kubernetes), etcd (go.etcd.io/etcd/server/v3), helm (helm.sh/helm/v3),
 # containerd with its runc shim and ctr (github.com/containerd/containerd/v2), runc with seccomp
 # (github.com/opencontainers/runc), KWOK (sigs.k8s.io/kwok), the JobSet controller
-# (sigs.k8s.io/jobset), Prometheus and promtool (github.com/prometheus/prometheus) — installs the SARIF Multitool (npm), and prints the directory
-# that holds them all. The cluster's components are built, not
+# (sigs.k8s.io/jobset), Prometheus and promtool (github.com/prometheus/prometheus) — installs the
+# SARIF Multitool (npm), and prints the directory that holds them all. With `--control-plane`,
+# only what a control plane without a node runs (kube-apiserver, kube-controller-manager,
+# kubectl, etcd, helm, the Multitool), into a directory of their own: scripts/test.sh starts its
+# control-plane suite on those while the node's components build beside it (`scripts/test.sh`
+# measured where the time goes: docs/testing.md). The cluster's components are built, not
 # downloaded: modules come from the Go module proxy and are checked against go.sum; the
 # Multitool, a .NET program, comes prebuilt from the npm registry, checked against
 # e2e/tools/sarif/package-lock.json.
@@ -16,15 +20,31 @@
 # (GOMODCACHE, GOCACHE) make a rebuild after a version change incremental.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+control_plane_only=false
+case ${1:-} in
+--control-plane) control_plane_only=true ;;
+"") ;;
+*)
+  echo "usage: $0 [--control-plane]" >&2
+  exit 2
+  ;;
+esac
 cache=${SHMGUARD_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/shmguard-tools}
 mkdir -p "$cache"
 export PATH=/usr/local/go/bin:$PATH CGO_ENABLED=0 GOFLAGS=-mod=readonly
 go_version=$(go env GOVERSION)
 say() { printf 'build-tools: %s\n' "$*" >&2; }
-# One run at a time over the cache: scripts/test.sh starts one in the background at its start,
-# and the scripts that need the tools call it again, waiting here for that one to finish.
-exec 9>"$cache/.tools.lock"
-flock 9
+# Runs share the cache: scripts/test.sh starts one in the background at its start, and the
+# scripts that need the tools call it again. Each build takes a lock of its own, so a run waits
+# only for what it needs that another run is still building.
+# locked PATH: true unless PATH/.complete exists once PATH's lock is held (held until exit).
+locked() {
+  [[ -f $1/.complete ]] && return 1
+  local fd
+  exec {fd}>"$1.lock"
+  flock "$fd"
+  [[ ! -f $1/.complete ]]
+}
 
 # module_version DIR MODULE: the version DIR's go.mod requires of MODULE.
 module_version() { (cd "$1" && go list -m -f '{{.Version}}' "$2"); }
@@ -38,7 +58,7 @@ build() {
   version=$(module_version "$dir" "$module")
   key=$(cat "$dir/go.mod" "$dir/go.sum" "$0" <(echo "$go_version ${cgo:-0} ${tags:-} $ldflags $*") | sha256sum | cut -c1-12)
   out=$cache/$name-$version-$key
-  if [[ ! -f $out/.complete ]]; then
+  if locked "$out"; then
     say "building $name $version ($*) into $out"
     local start=$SECONDS
     rm -rf "$out.tmp"
@@ -65,9 +85,10 @@ for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
   k8s_ldflags+=" -X $pkg.gitVersion=$k8s_version -X $pkg.gitMajor=$k8s_major -X $pkg.gitMinor=$k8s_minor"
   k8s_ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$k8s_date"
 done
+# The control plane's three, then the node's three: the second build reuses the packages they
+# share from Go's build cache.
 k8s=$(build kubernetes k8s.io/kubernetes "$k8s_ldflags" \
-  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl \
-  k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-proxy)
+  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl)
 
 etcd=$(build etcd go.etcd.io/etcd/server/v3 "-s -w" .)
 
@@ -82,6 +103,57 @@ for pkg in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
   helm_ldflags+=" -X $pkg.k8sVersionMajor=1 -X $pkg.k8sVersionMinor=${BASH_REMATCH[1]}"
 done
 helm=$(build helm helm.sh/helm/v3 "$helm_ldflags" helm.sh/helm/v3/cmd/helm)
+
+# The SARIF Multitool (Microsoft's SARIF SDK), which validates `shmguard audit -o sarif` against
+# the SARIF 2.1.0 schema and its rules, and GitHub code scanning's: installed with `npm ci` from
+# e2e/tools/sarif's lockfile (integrity-checked), cached like the builds above. Its postinstall
+# only marks the self-contained binary executable, so scripts stay off and this does it.
+sarif_dir=$root/e2e/tools/sarif
+sarif_key=$(cat "$sarif_dir/package.json" "$sarif_dir/package-lock.json" "$0" | sha256sum | cut -c1-12)
+sarif=$cache/sarif-multitool-$sarif_key
+if locked "$sarif"; then
+  say "installing the SARIF Multitool into $sarif"
+  rm -rf "$sarif.tmp"
+  mkdir -p "$sarif.tmp"
+  cp "$sarif_dir/package.json" "$sarif_dir/package-lock.json" "$sarif.tmp/"
+  (cd "$sarif.tmp" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
+  chmod u+x "$sarif.tmp/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool"
+  touch "$sarif.tmp/.complete"
+  rm -rf "$sarif"
+  mv "$sarif.tmp" "$sarif"
+fi
+
+# bin_dir BUILD...: one directory with every program of the builds given (the Multitool's and
+# etcd's by name), keyed by those builds, printed.
+bin_dir() {
+  local bin f
+  bin=$cache/bin-$(echo "$sarif $*" | sha256sum | cut -c1-12)
+  if locked "$bin"; then
+    rm -rf "$bin.tmp"
+    mkdir -p "$bin.tmp"
+    for f in "$@"; do
+      case $f in
+      "${etcd-}") ln -sf "$etcd"/etcd "$bin.tmp/etcd" ;;
+      "${helm-}") ln -sf "$helm"/helm "$bin.tmp/helm" ;;
+      "${runc-}") ln -sf "$runc"/runc "$bin.tmp/runc" ;;
+      *) ln -sf "$f"/* "$bin.tmp/" ;;
+      esac
+    done
+    ln -sf "$sarif"/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool "$bin.tmp/sarif-multitool"
+    touch "$bin.tmp/.complete"
+    rm -rf "$bin"
+    mv "$bin.tmp" "$bin"
+  fi
+  echo "$bin"
+}
+if $control_plane_only; then
+  bin_dir "$k8s" "$etcd" "$helm"
+  exit 0
+fi
+
+# The node's Kubernetes programs.
+k8s_node=$(build kubernetes k8s.io/kubernetes "$k8s_ldflags" \
+  k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-proxy)
 
 # The node's runtime. containerd stamps its version as its Makefile does; without cgo it has no
 # btrfs snapshotter, which the node (overlayfs) does not use. runc needs cgo for its nsenter and,
@@ -112,15 +184,15 @@ if [[ ! -f $kwok/kwok-stages.yaml ]]; then
            pod/fast/pod-ready.yaml pod/fast/pod-delete.yaml; do
     cat "$kwok_src/$f"
     echo "---"
-  done > "$kwok/kwok-stages.yaml.tmp"
-  mv "$kwok/kwok-stages.yaml.tmp" "$kwok/kwok-stages.yaml"
+  done > "$kwok/kwok-stages.yaml.$$"
+  mv "$kwok/kwok-stages.yaml.$$" "$kwok/kwok-stages.yaml"
 fi
 jobset=$(build jobset sigs.k8s.io/jobset "-s -w -X sigs.k8s.io/jobset/pkg/version.GitVersion=$(module_version "$root/e2e/tools/jobset" sigs.k8s.io/jobset)" \
   sigs.k8s.io/jobset)
 if [[ ! -f $jobset/jobset-crd.yaml ]]; then
   cp "$(module_dir "$root/e2e/tools/jobset" sigs.k8s.io/jobset)/config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml" \
-    "$jobset/jobset-crd.yaml.tmp"
-  mv "$jobset/jobset-crd.yaml.tmp" "$jobset/jobset-crd.yaml"
+    "$jobset/jobset-crd.yaml.$$"
+  mv "$jobset/jobset-crd.yaml.$$" "$jobset/jobset-crd.yaml"
 fi
 
 # Prometheus and promtool (github.com/prometheus/prometheus): promtool checks and unit-tests the
@@ -134,34 +206,4 @@ done
 prometheus=$(build prometheus github.com/prometheus/prometheus "$prom_ldflags" \
   github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool)
 
-# The SARIF Multitool (Microsoft's SARIF SDK), which validates `shmguard audit -o sarif` against
-# the SARIF 2.1.0 schema and its rules, and GitHub code scanning's: installed with `npm ci` from
-# e2e/tools/sarif's lockfile (integrity-checked), cached like the builds above. Its postinstall
-# only marks the self-contained binary executable, so scripts stay off and this does it.
-sarif_dir=$root/e2e/tools/sarif
-sarif_key=$(cat "$sarif_dir/package.json" "$sarif_dir/package-lock.json" "$0" | sha256sum | cut -c1-12)
-sarif=$cache/sarif-multitool-$sarif_key
-if [[ ! -f $sarif/.complete ]]; then
-  say "installing the SARIF Multitool into $sarif"
-  rm -rf "$sarif.tmp"
-  mkdir -p "$sarif.tmp"
-  cp "$sarif_dir/package.json" "$sarif_dir/package-lock.json" "$sarif.tmp/"
-  (cd "$sarif.tmp" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
-  chmod u+x "$sarif.tmp/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool"
-  touch "$sarif.tmp/.complete"
-  rm -rf "$sarif"
-  mv "$sarif.tmp" "$sarif"
-fi
-
-# One directory with every component, keyed by the builds it links to.
-bin=$cache/bin-$(echo "$k8s $etcd $helm $sarif $containerd $runc $kwok $jobset $prometheus" | sha256sum | cut -c1-12)
-if [[ ! -d $bin ]]; then
-  mkdir -p "$bin.tmp"
-  for f in "$k8s"/* "$helm"/helm "$containerd"/* "$runc"/runc "$kwok"/* "$jobset"/* "$prometheus"/*; do
-    ln -sf "$f" "$bin.tmp/"
-  done
-  ln -sf "$etcd"/etcd "$bin.tmp/etcd"
-  ln -sf "$sarif"/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool "$bin.tmp/sarif-multitool"
-  mv "$bin.tmp" "$bin"
-fi
-echo "$bin"
+bin_dir "$k8s" "$k8s_node" "$etcd" "$helm" "$containerd" "$runc" "$kwok" "$jobset" "$prometheus"

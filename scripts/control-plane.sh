@@ -48,7 +48,8 @@ cp=$cache/control-plane
 
 case $verb in
 up)
-  bin=$("$root/scripts/build-tools.sh")
+  # A node needs every component; a control plane alone, only its own (build-tools.sh).
+  if ((${#node[@]})); then bin=$("$root/scripts/build-tools.sh"); else bin=$("$root/scripts/build-tools.sh" --control-plane); fi
   shmguard=${SHMGUARD_BINARY:-$root/build/shmguard}
   # The three programs are built together: shmguard-webhook and shmguard-agent beside shmguard.
   if [[ ! -x $shmguard || ! -x ${shmguard%/*}/shmguard-webhook || ! -x ${shmguard%/*}/shmguard-agent ]]; then
