@@ -9,7 +9,10 @@
 # only what a control plane without a node runs (kube-apiserver, kube-controller-manager,
 # kubectl, etcd, helm, the Multitool), into a directory of their own: scripts/test.sh starts its
 # control-plane suite on those while the node's components build beside it (`scripts/test.sh`
-# measured where the time goes: docs/testing.md). The cluster's components are built, not
+# measured where the time goes: docs/testing.md). With `--peers`, only the admission engines
+# bench/peers.sh sets beside shmguard: Kyverno's admission controller (github.com/kyverno/kyverno)
+# and Gatekeeper's controller manager (github.com/open-policy-agent/gatekeeper/v3), each with the
+# install manifest of its release beside it; CI does not build them. The cluster's components are built, not
 # downloaded: modules come from the Go module proxy and are checked against go.sum; the
 # Multitool, a .NET program, comes prebuilt from the npm registry, checked against
 # e2e/tools/sarif/package-lock.json.
@@ -20,12 +23,13 @@
 # (GOMODCACHE, GOCACHE) make a rebuild after a version change incremental.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-control_plane_only=false
+control_plane_only=false peers=false
 case ${1:-} in
 --control-plane) control_plane_only=true ;;
+--peers) peers=true ;;
 "") ;;
 *)
-  echo "usage: $0 [--control-plane]" >&2
+  echo "usage: $0 [--control-plane|--peers]" >&2
   exit 2
   ;;
 esac
@@ -48,6 +52,9 @@ locked() {
 
 # module_version DIR MODULE: the version DIR's go.mod requires of MODULE.
 module_version() { (cd "$1" && go list -m -f '{{.Version}}' "$2"); }
+# module_dir DIR MODULE: where the module cache holds MODULE at the version DIR's go.mod pins.
+module_dir() { (cd "$1" && go mod download -json "$2@$(module_version "$1" "$2")" |
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])'); }
 
 # [cgo=1] [tags=T] build NAME MODULE LDFLAGS PACKAGE...: builds the packages of e2e/tools/NAME
 # into a cached directory and prints it; pure Go unless cgo=1.
@@ -151,6 +158,29 @@ if $control_plane_only; then
   exit 0
 fi
 
+# The peers, stamped as their Makefiles stamp them, each with its release's install manifest
+# (Kyverno's config/install-latest-testing.yaml, Gatekeeper's deploy/gatekeeper.yaml), read from
+# the module at the pinned version.
+if $peers; then
+  kyverno_version=$(module_version "$root/e2e/tools/kyverno" github.com/kyverno/kyverno)
+  kyverno=$(build kyverno github.com/kyverno/kyverno "-s -w -X github.com/kyverno/kyverno/pkg/version.BuildVersion=$kyverno_version" \
+    github.com/kyverno/kyverno/cmd/kyverno)
+  if [[ ! -f $kyverno/kyverno-install.yaml ]]; then
+    cp "$(module_dir "$root/e2e/tools/kyverno" github.com/kyverno/kyverno)/config/install-latest-testing.yaml" "$kyverno/kyverno-install.yaml.$$"
+    mv "$kyverno/kyverno-install.yaml.$$" "$kyverno/kyverno-install.yaml"
+  fi
+  gatekeeper_version=$(module_version "$root/e2e/tools/gatekeeper" github.com/open-policy-agent/gatekeeper/v3)
+  gatekeeper=$(build gatekeeper github.com/open-policy-agent/gatekeeper/v3 \
+    "-s -w -X github.com/open-policy-agent/gatekeeper/v3/pkg/version.Version=$gatekeeper_version" \
+    github.com/open-policy-agent/gatekeeper/v3)
+  if [[ ! -f $gatekeeper/gatekeeper-install.yaml ]]; then
+    cp "$(module_dir "$root/e2e/tools/gatekeeper" github.com/open-policy-agent/gatekeeper/v3)/deploy/gatekeeper.yaml" "$gatekeeper/gatekeeper-install.yaml.$$"
+    mv "$gatekeeper/gatekeeper-install.yaml.$$" "$gatekeeper/gatekeeper-install.yaml"
+  fi
+  bin_dir "$kyverno" "$gatekeeper"
+  exit 0
+fi
+
 # The node's Kubernetes programs.
 k8s_node=$(build kubernetes k8s.io/kubernetes "$k8s_ldflags" \
   k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-proxy)
@@ -173,9 +203,6 @@ runc=$(cgo=1 tags=seccomp build runc github.com/opencontainers/runc "-s -w -X ma
 # the pinned version: KWOK's "fast" stages (kustomize/stage: node-initialize, the node heartbeat
 # with its Lease, pod-ready and pod-delete; not pod-complete, so a storm's pods stay Running), and
 # the JobSet CRD (config/components/crd/bases).
-# module_dir DIR MODULE: where the module cache holds MODULE at the version DIR's go.mod pins.
-module_dir() { (cd "$1" && go mod download -json "$2@$(module_version "$1" "$2")" |
-  python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])'); }
 kwok=$(build kwok sigs.k8s.io/kwok "-s -w" \
   sigs.k8s.io/kwok/cmd/kwok)
 if [[ ! -f $kwok/kwok-stages.yaml ]]; then
