@@ -13,12 +13,13 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"shmguard.io/e2e/controlplane"
 )
 
 // outageProxy stands between the agent and the real API server on loopback. It passes requests
@@ -126,19 +127,14 @@ func (p *outageProxy) since(t time.Time) []proxied {
 	return out
 }
 
-// cpuSeconds is the process's user and system time so far (/proc/PID/stat, in clock ticks of
-// 1/100 s: USER_HZ on Linux).
+// cpuSeconds is the process's user and system time so far (controlplane.CPUSeconds).
 func cpuSeconds(t *testing.T, pid int) float64 {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	v, err := controlplane.CPUSeconds(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The fields after the command's closing parenthesis; utime and stime are the 14th and 15th.
-	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
-	utime, _ := strconv.ParseFloat(fields[11], 64)
-	stime, _ := strconv.ParseFloat(fields[12], 64)
-	return (utime + stime) / 100
+	return v
 }
 
 // The agent against an API server that fails for a minute (every request answered 500, the open

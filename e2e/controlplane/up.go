@@ -151,7 +151,7 @@ func Down(dir string) error {
 		return nil
 	}
 	var first error
-	procs := append(s.processes(), FleetProcesses...) // the fleet's, when a test or bench left them
+	procs := append(append(s.processes(), FleetProcesses...), PeerProcesses...) // a test's or bench's, when left running
 	for i := len(procs) - 1; i >= 0; i-- {
 		if procs[i] == "forward" {
 			continue // the last to go: it stops nothing and is needed by nothing below

@@ -20,6 +20,10 @@
 // conversion to and from its versioned form). bench/apiserver-latency.sh runs it.
 //
 //	admission-latency --dir DIR --gopeer BIN [--pods 500] [--warmup 20] [--rounds 2]
+//	admission-latency --dir DIR --gopeer BIN --peers DIR [--vus 100] [--iterations 20] [--rounds 2]
+//
+// With --peers, the contenders are shmguard and the admission engines users would pick instead,
+// in a closed loop (peers.go; bench/peers.sh).
 package main
 
 import (
@@ -53,12 +57,15 @@ func main() {
 	warmup := flag.Int("warmup", 20, "creates before each measured series, not counted")
 	rounds := flag.Int("rounds", 2, "rounds; each registration takes a turn in every round")
 	before := flag.String("policy-before", "", "another shmguard binary: its policy export is one more registration")
+	peersDir := flag.String("peers", "", "scripts/build-tools.sh --peers's directory: compare with Kyverno and Gatekeeper in a closed loop instead")
+	vus := flag.Int("vus", 100, "with --peers: virtual users, each creating pods one after another")
+	iterations := flag.Int("iterations", 20, "with --peers: creates per virtual user, per contender and round")
 	flag.Parse()
 	if *dir == "" || *gopeer == "" || *pods < 1 || *rounds < 1 {
 		fmt.Fprintln(os.Stderr, "usage: admission-latency --dir DIR --gopeer BIN [--pods N] [--warmup N] [--rounds N]")
 		os.Exit(2)
 	}
-	if err := run(*dir, *gopeer, *before, *pods, *warmup, *rounds); err != nil {
+	if err := run(*dir, *gopeer, *before, *peersDir, *pods, *warmup, *rounds, *vus, *iterations); err != nil {
 		fmt.Fprintf(os.Stderr, "admission-latency: %v\n", err)
 		os.Exit(1)
 	}
@@ -80,6 +87,8 @@ type bench struct {
 	peerHook *admissionv1.MutatingWebhookConfiguration
 	policies []*unstructured.Unstructured // shmguard policy export's objects
 	before   []*unstructured.Unstructured // --policy-before's, with the same names
+	// With --peers: the peers' policies (bench/peers/), deleted by clear with the peers stopped.
+	peerPolicies []*unstructured.Unstructured
 }
 
 // policyResources are the admission policy kinds' resources.
@@ -124,6 +133,9 @@ func (b *bench) clear(ctx context.Context) error {
 		if err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}
+	}
+	if b.peerPolicies != nil {
+		return b.clearPeers(ctx)
 	}
 	return nil
 }
@@ -326,7 +338,7 @@ func pct(d []time.Duration, q float64) time.Duration { return d[int(q*float64(le
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
 
-func run(dir, gopeer, before string, pods, warmup, rounds int) error {
+func run(dir, gopeer, before, peersDir string, pods, warmup, rounds, vus, iterations int) error {
 	s, err := controlplane.Load(dir)
 	if err != nil {
 		return err
@@ -372,6 +384,9 @@ func run(dir, gopeer, before string, pods, warmup, rounds int) error {
 			_ = s.RegisterWebhooks(ctx)
 		}
 	}()
+	if peersDir != "" {
+		return runPeers(b, peersDir, vus, iterations, rounds)
+	}
 	regs := b.registrations()
 	results := make([]series, len(regs))
 	for r := 0; r < rounds; r++ {
