@@ -80,11 +80,7 @@ var peers = map[string]peer{
 // webhooks the manifest registers, its webhook configurations (StartPeer registers them,
 // pointed at the process). Run once; a second run leaves what exists as it is.
 func (s *State) InstallPeer(ctx context.Context, binDir, name string) error {
-	p, ok := peers[name]
-	if !ok {
-		return fmt.Errorf("no peer %q", name)
-	}
-	objects, err := readManifest(binDir + "/" + p.manifest)
+	p, objects, err := peerObjects(binDir, name)
 	if err != nil {
 		return err
 	}
@@ -193,27 +189,49 @@ func (s *State) objectClient() (func(*unstructured.Unstructured) (dynamic.Resour
 	}, nil
 }
 
-// readManifest reads every object of a multi-document YAML file.
-func readManifest(path string) ([]*unstructured.Unstructured, error) {
+// ReadManifest reads every object of a multi-document YAML file.
+func ReadManifest(path string) ([]*unstructured.Unstructured, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("the peer's manifest (scripts/build-tools.sh --peers copies it): %w", err)
+		return nil, err
 	}
-	docs, err := SplitYAML(b)
+	objects, err := ParseObjects(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return objects, nil
+}
+
+// ParseObjects reads every object of a multi-document YAML text; empty documents are none.
+func ParseObjects(text []byte) ([]*unstructured.Unstructured, error) {
+	docs, err := SplitYAML(text)
+	if err != nil {
+		return nil, err
 	}
 	var out []*unstructured.Unstructured
 	for i, d := range docs {
 		u := &unstructured.Unstructured{}
 		if err := yaml.Unmarshal(d, &u.Object); err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", path, i+1, err)
+			return nil, fmt.Errorf("document %d: %w", i+1, err)
 		}
 		if u.Object != nil && u.GetKind() != "" {
 			out = append(out, u)
 		}
 	}
 	return out, nil
+}
+
+// peerObjects is the peer `name` and the objects of its manifest in binDir.
+func peerObjects(binDir, name string) (peer, []*unstructured.Unstructured, error) {
+	p, ok := peers[name]
+	if !ok {
+		return peer{}, nil, fmt.Errorf("no peer %q", name)
+	}
+	objects, err := ReadManifest(binDir + "/" + p.manifest)
+	if err != nil {
+		return peer{}, nil, fmt.Errorf("the peer's manifest (scripts/build-tools.sh --peers copies it): %w", err)
+	}
+	return p, objects, nil
 }
 
 // deploymentProcess is the first container's arguments and environment of the manifest's
@@ -266,11 +284,7 @@ func deploymentProcess(objects []*unstructured.Unstructured, name string) (args,
 // webhooks its manifest registers gets them registered, each clientConfig a URL to it.
 // StopPeer undoes it.
 func (s *State) StartPeer(ctx context.Context, binDir, name string) error {
-	p, ok := peers[name]
-	if !ok {
-		return fmt.Errorf("no peer %q", name)
-	}
-	objects, err := readManifest(binDir + "/" + p.manifest)
+	p, objects, err := peerObjects(binDir, name)
 	if err != nil {
 		return err
 	}

@@ -47,7 +47,7 @@ func TestDeploymentProcessIsTheFirstContainerAsTheKubeletRunsIt(t *testing.T) {
 	if err := os.WriteFile(path, []byte(peerManifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	objects, err := readManifest(path)
+	objects, err := ReadManifest(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/yaml"
 
 	"shmguard.io/e2e/controlplane"
 )
@@ -104,19 +103,7 @@ func exportPolicies(s *controlplane.State, binary string) ([]*unstructured.Unstr
 	if err != nil {
 		return nil, fmt.Errorf("shmguard policy export: %w", err)
 	}
-	docs, err := controlplane.SplitYAML(out)
-	if err != nil {
-		return nil, err
-	}
-	var objects []*unstructured.Unstructured
-	for _, d := range docs {
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(d, &u.Object); err != nil {
-			return nil, err
-		}
-		objects = append(objects, u)
-	}
-	return objects, nil
+	return controlplane.ParseObjects(out)
 }
 
 // clear deletes every webhook configuration this bench registers.
@@ -321,17 +308,23 @@ func (b *bench) measure(ctx context.Context, reg registration, pods, warmup int,
 	if err != nil {
 		return err
 	}
-	if into.hooks == nil {
-		into.hooks = webhookStats{}
+	into.hooks = into.hooks.add(before, after)
+	return nil
+}
+
+// add is w plus what each webhook, policy and plugin did between two scrapes.
+func (w webhookStats) add(before, after webhookStats) webhookStats {
+	if w == nil {
+		w = webhookStats{}
 	}
 	for name, a := range after {
 		d := [2]float64{a[0] - before[name][0], a[1] - before[name][1]}
 		if d[0] > 0 {
-			s := into.hooks[name]
-			into.hooks[name] = [2]float64{s[0] + d[0], s[1] + d[1]}
+			s := w[name]
+			w[name] = [2]float64{s[0] + d[0], s[1] + d[1]}
 		}
 	}
-	return nil
+	return w
 }
 
 func pct(d []time.Duration, q float64) time.Duration { return d[int(q*float64(len(d)-1))] }

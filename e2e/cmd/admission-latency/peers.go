@@ -25,7 +25,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/yaml"
 
 	"shmguard.io/e2e/controlplane"
 )
@@ -45,11 +44,11 @@ type contender struct {
 }
 
 func (b *bench) contenders(ctx context.Context, peersDir string) ([]contender, error) {
-	kyverno, err := readObjects("bench/peers/kyverno-dshm.yaml", b.s)
+	kyverno, err := controlplane.ReadManifest(b.s.RepoRoot() + "/bench/peers/kyverno-dshm.yaml")
 	if err != nil {
 		return nil, err
 	}
-	gatekeeper, err := readObjects("bench/peers/gatekeeper-dshm.yaml", b.s)
+	gatekeeper, err := controlplane.ReadManifest(b.s.RepoRoot() + "/bench/peers/gatekeeper-dshm.yaml")
 	if err != nil {
 		return nil, err
 	}
@@ -98,29 +97,6 @@ func peerVersion(dir, name string) string {
 		}
 	}
 	return ""
-}
-
-// readObjects reads a YAML file of the repository.
-func readObjects(path string, s *controlplane.State) ([]*unstructured.Unstructured, error) {
-	b, err := os.ReadFile(s.RepoRoot() + "/" + path)
-	if err != nil {
-		return nil, err
-	}
-	docs, err := controlplane.SplitYAML(b)
-	if err != nil {
-		return nil, err
-	}
-	var out []*unstructured.Unstructured
-	for _, d := range docs {
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(d, &u.Object); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if u.GetKind() != "" {
-			out = append(out, u)
-		}
-	}
-	return out, nil
 }
 
 // createPolicy creates the peer's policy objects, retrying while the peer's own CRDs or
@@ -298,16 +274,7 @@ func (b *bench) closedLoop(ctx context.Context, c contender, fast *kubernetes.Cl
 	if err != nil {
 		return err
 	}
-	if into.hooks == nil {
-		into.hooks = webhookStats{}
-	}
-	for name, a := range hooksAfter {
-		d := [2]float64{a[0] - hooksBefore[name][0], a[1] - hooksBefore[name][1]}
-		if d[0] > 0 {
-			s := into.hooks[name]
-			into.hooks[name] = [2]float64{s[0] + d[0], s[1] + d[1]}
-		}
-	}
+	into.hooks = into.hooks.add(hooksBefore, hooksAfter)
 	if into.sizes == nil {
 		into.sizes = map[string]int{}
 	}
