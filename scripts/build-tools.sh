@@ -79,19 +79,8 @@ build() {
   echo "$out"
 }
 
-# Kubernetes stamps its version as hack/lib/version.sh does, so `kubectl version`, the API
-# server's /version and Helm's kubeVersion checks see the release, not v0.0.0-master.
-k8s_dir=$root/e2e/tools/kubernetes
-k8s_version=$(module_version "$k8s_dir" k8s.io/kubernetes)
-[[ $k8s_version =~ ^v([0-9]+)\.([0-9]+)\.[0-9]+$ ]] || { say "k8s.io/kubernetes $k8s_version is not a release"; exit 1; }
-k8s_major=${BASH_REMATCH[1]} k8s_minor=${BASH_REMATCH[2]}
-k8s_date=$(cd "$k8s_dir" && go mod download -json "k8s.io/kubernetes@$k8s_version" |
-  python3 -c 'import json,sys; print(json.load(open(json.load(sys.stdin)["Info"]))["Time"])')
-k8s_ldflags="-s -w"
-for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
-  k8s_ldflags+=" -X $pkg.gitVersion=$k8s_version -X $pkg.gitMajor=$k8s_major -X $pkg.gitMinor=$k8s_minor"
-  k8s_ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$k8s_date"
-done
+# Kubernetes stamped with its release (scripts/k8s-ldflags.sh).
+k8s_ldflags=$("$root/scripts/k8s-ldflags.sh" "$root/e2e/tools/kubernetes")
 # The control plane's three, then the node's three: the second build reuses the packages they
 # share from Go's build cache.
 k8s=$(build kubernetes k8s.io/kubernetes "$k8s_ldflags" \

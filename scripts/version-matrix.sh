@@ -36,17 +36,10 @@ crds=${SHMGUARD_CRD_DIR:-$root/../shared/crds}
 # e2e/tools/matrix/MINOR (stamped with its release as hack/lib/version.sh does, so /version and
 # helm's capabilities see it), else 1.37's from build-tools.sh.
 kube_apiserver() {
-  local dir=$root/e2e/tools/matrix/$1 version date key dest flags pkg
+  local dir=$root/e2e/tools/matrix/$1 version key dest flags
   [[ -d $dir ]] || { echo "$bin"; return; }
   version=$(cd "$dir" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
-  [[ $version =~ ^v([0-9]+)\.([0-9]+)\. ]]
-  date=$(cd "$dir" && go mod download -json "k8s.io/kubernetes@$version" |
-    python3 -c 'import json,sys; print(json.load(open(json.load(sys.stdin)["Info"]))["Time"])')
-  flags="-s -w"
-  for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
-    flags+=" -X $pkg.gitVersion=$version -X $pkg.gitMajor=${BASH_REMATCH[1]} -X $pkg.gitMinor=${BASH_REMATCH[2]}"
-    flags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$date"
-  done
+  flags=$("$root/scripts/k8s-ldflags.sh" "$dir")
   # Keyed by what the binary is made of, so that an edit of the tests run here rebuilds nothing.
   key=$(cat "$dir/go.mod" "$dir/go.sum" <(go env GOVERSION) <(echo "$flags") | sha256sum | cut -c1-12)
   dest=$cache/matrix-kube-apiserver-$version-$key
