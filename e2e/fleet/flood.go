@@ -126,18 +126,18 @@ func (e *Env) floodStats(ctx context.Context) (*FloodStats, error) {
 	return &s, nil
 }
 
-// FailOpenLines counts kube-apiserver's log lines saying it admitted a pod without shmguard's
-// answer ("Failed calling webhook, failing open shmguard...").
-func FailOpenLines(cp *controlplane.State) (int, error) {
+// FailOpenLines returns kube-apiserver's log lines saying it admitted a pod without shmguard's
+// answer ("Failed calling webhook, failing open shmguard..."), oldest first: they say why.
+func FailOpenLines(cp *controlplane.State) ([]string, error) {
 	b, err := os.ReadFile(cp.Path("kube-apiserver.log"))
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	n := 0
+	var lines []string
 	for _, line := range strings.Split(string(b), "\n") {
 		if strings.Contains(line, "failing open") && strings.Contains(line, "shmguard") {
-			n++
+			lines = append(lines, line)
 		}
 	}
-	return n, nil
+	return lines, nil
 }
