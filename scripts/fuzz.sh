@@ -9,7 +9,8 @@
 # ${SHMGUARD_CORPUS_DIR:-../shared/testdata}; corpora grow in <build>/corpus/<target>.
 # A crash leaves <build>/<target>-crash-*; turn it into a regression test before fixing, and
 # keep the input as tests/testdata/fuzz-regressions/<target>-<what>, which every run replays.
-# SHMGUARD_FUZZ_SEED fixes libFuzzer's seed (0, the default, picks one at random).
+# SHMGUARD_FUZZ_SEED fixes libFuzzer's seed (0, the default, picks one at random);
+# SHMGUARD_FUZZ_JOBS targets run at a time (default: one per CPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 corpus=${SHMGUARD_CORPUS_DIR:-../shared/testdata}
@@ -40,7 +41,6 @@ seed() {  # seed corpora from the test data
   local dir=$out/corpus/$1; mkdir -p "$dir"
   case $1 in
     admission)
-      python3 bench/tools/make_bodies.py "$out/bodies" >/dev/null
       cp "$out"/bodies/*.json "$dir/"
       cp "$corpus/k8s-api/admission.k8s.io.v1.AdmissionReview.json" "$dir/" 2>/dev/null || true
       cp tests/testdata/fuzz-regressions/admission-* "$dir/" ;;  # resizes: UPDATE with oldObject
@@ -57,7 +57,6 @@ pathlib.Path(sys.argv[1], "list.json").write_text(json.dumps({"apiVersion": "v1"
 PY
       ;;
     transport)  # whole requests as the API server sends them, pipelined, and framing edge cases
-      python3 bench/tools/make_bodies.py "$out/bodies" >/dev/null
       python3 - "$dir" "$out/bodies" <<'PY'
 import pathlib, sys
 out, bodies = pathlib.Path(sys.argv[1]), sorted(pathlib.Path(sys.argv[2]).glob("*.json"))[:4]
@@ -98,11 +97,14 @@ PY
       python3 -c "import yaml; print(yaml.safe_load(open('deploy/20-configmap.yaml'))['data']['policy.yaml'])" > "$dir/policy.yaml" ;;
   esac
 }
-for t in "${targets[@]}"; do
+# One target: seeds its corpus, runs it, prints what it found. Returns 1 when it failed.
+run_target() {
+  local t=$1
   seed "$t"
   # Every input a fuzzer once crashed on (tests/testdata/fuzz-regressions/<target>-*) runs again.
   find tests/testdata/fuzz-regressions -name "$t-*" -exec cp {} "$out/corpus/$t/" \;
   echo "== ${t}_fuzz: up to $runs runs or $seconds s"
+  local status=0
   if (cd "$out" && ./"${t}_fuzz" -runs="$runs" -max_total_time="$seconds" -max_len=262144 -timeout=10 \
         -rss_limit_mb=2048 -seed="${SHMGUARD_FUZZ_SEED:-0}" -print_final_stats=1 -artifact_prefix="$t-" "corpus/$t" > "$t.log" 2>&1); then
     echo "   no crash, leak or timeout"
@@ -111,5 +113,25 @@ for t in "${targets[@]}"; do
   fi
   grep -E "runtime error|ERROR|Test unit|stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)" \
     "$out/$t.log" | sed 's/^/   /'
+  return "$status"
+}
+# The targets run SHMGUARD_FUZZ_JOBS at a time (default: one per CPU; each is one process); each
+# one's lines are printed whole, in the targets' order.
+parallel=${SHMGUARD_FUZZ_JOBS:-$(nproc)}
+python3 bench/tools/make_bodies.py "$out/bodies" >/dev/null  # admission's and transport's seeds
+results=$(mktemp -d)
+for i in "${!targets[@]}"; do
+  while (($(jobs -rp | wc -l) >= parallel)); do wait -n || true; done
+  (
+    code=0
+    run_target "${targets[$i]}" >"$results/$i.out" 2>&1 || code=$?
+    echo "$code" >"$results/$i.status"
+  ) &
 done
+wait
+for i in "${!targets[@]}"; do
+  cat "$results/$i.out"
+  [[ $(cat "$results/$i.status") == 0 ]] || status=1
+done
+rm -rf "$results"
 exit "${status:-0}"
