@@ -20,10 +20,12 @@
 // conversion to and from its versioned form). bench/apiserver-latency.sh runs it.
 //
 //	admission-latency --dir DIR --gopeer BIN [--pods 500] [--warmup 20] [--rounds 2]
-//	admission-latency --dir DIR --gopeer BIN --peers DIR [--vus 100] [--iterations 20] [--rounds 2]
+//	admission-latency --dir DIR --gopeer BIN --peers DIR [--vus 100] [--iterations 20] [--rounds 2] [--json FILE]
+//	admission-latency --plot FILE --png OUT [--title TEXT]
 //
 // With --peers, the contenders are shmguard and the admission engines users would pick instead,
-// in a closed loop (peers.go; bench/peers.sh).
+// in a closed loop (peers.go; bench/peers.sh); --json appends their figures as JSON lines, which
+// --plot draws (peers_plot.go).
 package main
 
 import (
@@ -59,12 +61,27 @@ func main() {
 	peersDir := flag.String("peers", "", "scripts/build-tools.sh --peers's directory: compare with Kyverno and Gatekeeper in a closed loop instead")
 	vus := flag.Int("vus", 100, "with --peers: virtual users, each creating pods one after another")
 	iterations := flag.Int("iterations", 20, "with --peers: creates per virtual user, per contender and round")
+	jsonPath := flag.String("json", "", "with --peers: append each contender's figures to this file as JSON lines")
+	plotFrom := flag.String("plot", "", "draw the JSON lines of --json in this file to --png, and do nothing else")
+	png := flag.String("png", "", "with --plot: the PNG to write")
+	title := flag.String("title", "shmguard, Kyverno and Gatekeeper", "with --plot: the plot's title")
 	flag.Parse()
+	if *plotFrom != "" {
+		points, err := readPoints(*plotFrom)
+		if err == nil {
+			err = plotPeers(points, *title, *png)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "admission-latency: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *dir == "" || *gopeer == "" || *pods < 1 || *rounds < 1 {
 		fmt.Fprintln(os.Stderr, "usage: admission-latency --dir DIR --gopeer BIN [--pods N] [--warmup N] [--rounds N]")
 		os.Exit(2)
 	}
-	if err := run(*dir, *gopeer, *before, *peersDir, *pods, *warmup, *rounds, *vus, *iterations); err != nil {
+	if err := run(*dir, *gopeer, *before, *peersDir, *jsonPath, *pods, *warmup, *rounds, *vus, *iterations); err != nil {
 		fmt.Fprintf(os.Stderr, "admission-latency: %v\n", err)
 		os.Exit(1)
 	}
@@ -331,7 +348,7 @@ func pct(d []time.Duration, q float64) time.Duration { return d[int(q*float64(le
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
 
-func run(dir, gopeer, before, peersDir string, pods, warmup, rounds, vus, iterations int) error {
+func run(dir, gopeer, before, peersDir, jsonPath string, pods, warmup, rounds, vus, iterations int) error {
 	s, err := controlplane.Load(dir)
 	if err != nil {
 		return err
@@ -378,7 +395,7 @@ func run(dir, gopeer, before, peersDir string, pods, warmup, rounds, vus, iterat
 		}
 	}()
 	if peersDir != "" {
-		return runPeers(b, peersDir, vus, iterations, rounds)
+		return runPeers(b, peersDir, jsonPath, vus, iterations, rounds)
 	}
 	regs := b.registrations()
 	results := make([]series, len(regs))

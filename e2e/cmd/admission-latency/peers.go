@@ -7,8 +7,9 @@ package main
 // Kyverno's own load test is (k6: V virtual users, each creating pods one after another, I
 // times). Per contender it reports creates per second, the client's p50/p99/max, the API
 // server's mean per webhook call, CPU seconds per 1,000 creates of the contender's process and
-// of kube-apiserver, the contender's peak resident memory, and how many GPU pods came out with
-// a /dev/shm at least as large as their DataLoader and NCCL need.
+// of kube-apiserver, the TCP connections opened per 1,000 creates, the contender's peak resident
+// memory, and how many GPU pods came out with a /dev/shm at least as large as their DataLoader
+// and NCCL need.
 
 import (
 	"context"
@@ -173,6 +174,7 @@ type loopResult struct {
 	sizes         map[string]int // the sizes given, by count
 	cpu, apiCPU   float64        // CPU seconds of its process and of kube-apiserver
 	peakRSS       int64          // its process's peak resident memory, the most of any round
+	opens         float64        // TCP connections accepted on the machine during the series
 	hooks         webhookStats
 	firstError    string
 }
@@ -242,6 +244,10 @@ func (b *bench) closedLoop(ctx context.Context, c contender, fast *kubernetes.Cl
 		return err
 	}
 	cpuBefore, apiBefore := cpu(pid), cpu(apiPid)
+	opensBefore, err := passiveOpens()
+	if err != nil {
+		return err
+	}
 	type outcome struct {
 		d   time.Duration
 		pod *corev1.Pod
@@ -265,6 +271,11 @@ func (b *bench) closedLoop(ctx context.Context, c contender, fast *kubernetes.Cl
 	into.wall += time.Since(start)
 	into.cpu += cpu(pid) - cpuBefore
 	into.apiCPU += cpu(apiPid) - apiBefore
+	opensAfter, err := passiveOpens()
+	if err != nil {
+		return err
+	}
+	into.opens += opensAfter - opensBefore
 	if pid != 0 {
 		if rss, err := controlplane.PeakRSS(pid); err == nil && rss > into.peakRSS {
 			into.peakRSS = rss
@@ -307,7 +318,7 @@ func (b *bench) closedLoop(ctx context.Context, c contender, fast *kubernetes.Cl
 }
 
 // runPeers is admission-latency --peers.
-func runPeers(b *bench, peersDir string, vus, iterations, rounds int) error {
+func runPeers(b *bench, peersDir, jsonPath string, vus, iterations, rounds int) error {
 	ctx := context.Background()
 	cs, err := b.fastClientset()
 	if err != nil {
@@ -332,9 +343,11 @@ func runPeers(b *bench, peersDir string, vus, iterations, rounds int) error {
 		"annotated 4-GPU pods that need %s of /dev/shm; kube-apiserver %s, every process on loopback on this machine\n\n",
 		vus, iterations, rounds, needed.String(), b.s.KubeVersion)
 	fmt.Println("| contender | creates/s | client p50 | p99 | max | added p50 | webhook calls per create × the API server's mean | " +
-		"CPU s per 1,000 creates: its process, kube-apiserver | peak RSS | /dev/shm ≥ need, smaller, none, errors | sizes given |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
+		"CPU s per 1,000 creates: its process, kube-apiserver | TCP connections opened per 1,000 creates | peak RSS | " +
+		"/dev/shm ≥ need, smaller, none, errors | sizes given |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
 	var base time.Duration
+	var points []peerPoint
 	for i, c := range cons {
 		d := results[i].client
 		sort.Slice(d, func(a, b int) bool { return d[a] < d[b] })
@@ -367,15 +380,57 @@ func runPeers(b *bench, peersDir string, vus, iterations, rounds int) error {
 			process = fmt.Sprintf("%.2f", res.cpu/k)
 			rss = fmt.Sprintf("%.0f MiB", float64(res.peakRSS)/(1<<20))
 		}
-		fmt.Printf("| %s | %.0f | %s | %s | %s | %s | %s | %s, %.2f | %s | %d, %d, %d, %d | %s |\n", c.name,
+		fmt.Printf("| %s | %.0f | %s | %s | %s | %s | %s | %s, %.2f | %.0f | %s | %d, %d, %d, %d | %s |\n", c.name,
 			float64(res.creates)/res.wall.Seconds(), ms(pct(d, 0.5)), ms(pct(d, 0.99)), ms(d[len(d)-1]),
-			ms(pct(d, 0.5)-base), strings.Join(hooks, "; "), process, res.apiCPU/k, rss,
+			ms(pct(d, 0.5)-base), strings.Join(hooks, "; "), process, res.apiCPU/k, res.opens/k, rss,
 			res.enough, res.short, res.without, res.errors, strings.Join(sizes, ", "))
 		if res.firstError != "" {
 			fmt.Fprintf(os.Stderr, "%s: first error: %s\n", c.name, res.firstError)
 		}
+		points = append(points, peerPoint{Users: vus, Contender: c.name, CreatesPerS: float64(res.creates) / res.wall.Seconds(),
+			P50Ms: msf(pct(d, 0.5)), P99Ms: msf(pct(d, 0.99)), AddedP50Ms: msf(pct(d, 0.5) - base),
+			CPUPer1000: res.cpu / k, APICPUPer1000: res.apiCPU / k, OpensPer1000: res.opens / k,
+			PeakRSSMiB: float64(res.peakRSS) / (1 << 20), Errors: res.errors})
 	}
-	return nil
+	if jsonPath == "" {
+		return nil
+	}
+	return appendPoints(jsonPath, points)
+}
+
+// msf is d in milliseconds.
+func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// passiveOpens is the machine's count of TCP connections accepted since boot (/proc/net/snmp,
+// Tcp PassiveOpens). Every process of the bench is on this machine's loopback and the API
+// server's own clients keep their connections, so its growth over a series is, within a few,
+// the connections the API server opened to the contender's webhook: an HTTP/1.1 webhook gets a
+// new TLS connection for each concurrent call beyond the 25 idle ones client-go keeps per host
+// (k8s.io/client-go transport/cache.go, idleConnsPerHost); an HTTP/2 one, one connection.
+func passiveOpens() (float64, error) {
+	b, err := os.ReadFile("/proc/net/snmp")
+	if err != nil {
+		return 0, err
+	}
+	var names []string
+	for _, line := range strings.Split(string(b), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 || fields[0] != "Tcp:" {
+			continue
+		}
+		if names == nil {
+			names = fields
+			continue
+		}
+		for i, name := range names {
+			if name == "PassiveOpens" && i < len(fields) {
+				var v float64
+				_, err := fmt.Sscan(fields[i], &v)
+				return v, err
+			}
+		}
+	}
+	return 0, fmt.Errorf("/proc/net/snmp has no Tcp PassiveOpens")
 }
 
 // fastClientset is the admin's clientset without client-go's default rate limit (5 requests per
