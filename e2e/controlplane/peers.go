@@ -11,9 +11,11 @@ package controlplane
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -317,7 +319,17 @@ func (s *State) StartPeer(ctx context.Context, binDir, name string) error {
 	if err := s.start(name, binDir+"/"+name, args, env); err != nil {
 		return err
 	}
-	if err := waitHealthy(s.Dir, name, p.ready(ports[0], ports[1]), nil, 3*time.Minute); err != nil {
+	// With a node it runs in the node's network namespace, beside the API server: its health is
+	// asked there.
+	var health *http.Client
+	if s.Node != nil {
+		if health, err = s.PodHTTPClient(); err != nil {
+			return err
+		}
+		health.Transport.(*http.Transport).TLSClientConfig = &tls.Config{InsecureSkipVerify: true} // health only: no data crosses
+		health.Timeout = 2 * time.Second
+	}
+	if err := waitHealthy(s.Dir, name, p.ready(ports[0], ports[1]), health, 3*time.Minute); err != nil {
 		return err
 	}
 	if !p.webhooks {
@@ -380,6 +392,26 @@ func convertWebhooks(u *unstructured.Unstructured, edit func(map[string]any) err
 		return err
 	}
 	return yaml.Unmarshal(b, out)
+}
+
+// CreatePeerPolicy creates a peer's policy objects, retrying for up to two minutes while the
+// peer's own CRDs or webhooks settle (a mutator's kind is served a moment after Gatekeeper
+// starts).
+func (s *State) CreatePeerPolicy(ctx context.Context, objects []*unstructured.Unstructured) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for _, u := range objects {
+		for {
+			err := s.CreateObjects(ctx, []*unstructured.Unstructured{u.DeepCopy()})
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				return err
+			}
+			time.Sleep(time.Second)
+		}
+	}
+	return nil
 }
 
 // StopPeer stops the peer and removes the webhook configurations it had: the ones StartPeer

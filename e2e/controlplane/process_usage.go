@@ -44,16 +44,22 @@ func CPUSeconds(pid int) (float64, error) {
 }
 
 // PeakRSS is the most resident memory a process has had, in bytes (VmHWM of /proc/PID/status).
-func PeakRSS(pid int) (int64, error) {
+func PeakRSS(pid int) (int64, error) { return statusBytes(pid, "VmHWM") }
+
+// RSS is a process's resident memory now, in bytes (VmRSS of /proc/PID/status).
+func RSS(pid int) (int64, error) { return statusBytes(pid, "VmRSS") }
+
+// statusBytes is the field of /proc/PID/status given in kB, in bytes.
+func statusBytes(pid int, field string) (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 			return kb * 1024, err
 		}
 	}
-	return 0, fmt.Errorf("/proc/%d/status has no VmHWM", pid)
+	return 0, fmt.Errorf("/proc/%d/status has no %s", pid, field)
 }

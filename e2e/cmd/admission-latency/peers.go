@@ -62,7 +62,7 @@ func (b *bench) contenders(ctx context.Context, peersDir string) ([]contender, e
 			if err := b.s.StartPeer(ctx, peersDir, name); err != nil {
 				return err
 			}
-			return b.createPolicy(ctx, policy)
+			return b.s.CreatePeerPolicy(ctx, policy)
 		}
 	}
 	for _, name := range controlplane.PeerProcesses {
@@ -98,25 +98,6 @@ func peerVersion(dir, name string) string {
 		}
 	}
 	return ""
-}
-
-// createPolicy creates the peer's policy objects, retrying while the peer's own CRDs or
-// webhooks settle (a mutator's kind is served a moment after Gatekeeper starts).
-func (b *bench) createPolicy(ctx context.Context, objects []*unstructured.Unstructured) error {
-	deadline := time.Now().Add(2 * time.Minute)
-	for _, u := range objects {
-		for {
-			err := b.s.CreateObjects(ctx, []*unstructured.Unstructured{u.DeepCopy()})
-			if err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				return err
-			}
-			time.Sleep(time.Second)
-		}
-	}
-	return nil
 }
 
 // clearPeers deletes the peers' policies and stops the peers.
