@@ -161,16 +161,26 @@ func waitPlan(ctx context.Context, e *Env, ns string, pod *corev1.Pod, ok func(s
 }
 
 func waitPlanPod(ctx context.Context, e *Env, ns string, pod *corev1.Pod, ok func(string) bool) (*corev1.Pod, error) {
+	return waitPod(ctx, e, ns, pod, func(p *corev1.Pod) error {
+		if plan := p.Annotations["shmguard.io/plan"]; !ok(plan) {
+			return fmt.Errorf("plan %q", plan)
+		}
+		return nil
+	})
+}
+
+// waitPod creates pod (dry run) in ns until what comes out passes `check`, for a minute at most,
+// and returns it; else check's last error.
+func waitPod(ctx context.Context, e *Env, ns string, pod *corev1.Pod, check func(*corev1.Pod) error) (*corev1.Pod, error) {
 	pod = pod.DeepCopy()
 	pod.Name = "probe"
 	deadline := time.Now().Add(time.Minute)
 	for {
 		got, err := e.CS.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if err == nil {
-			if ok(got.Annotations["shmguard.io/plan"]) {
+			if err = check(got); err == nil {
 				return got, nil
 			}
-			err = fmt.Errorf("plan %q", got.Annotations["shmguard.io/plan"])
 		}
 		if time.Now().After(deadline) {
 			return nil, err
@@ -181,12 +191,30 @@ func waitPlanPod(ctx context.Context, e *Env, ns string, pod *corev1.Pod, ok fun
 
 // Namespace creates a namespace for a storm in mode m and waits until the mode is in force there:
 // a dry-run pod of the storm's template gets the plan annotation the mode writes (none: no plan).
+// A peer's mode is in force once the dry-run pod gets a /dev/shm (UsePeer started the peer); its
+// namespace is named as the GPU namespaces Gatekeeper's mutators match (train-*).
 // It returns the namespace and that pod's /dev/shm, the size every pod of the storm must get.
 func (e *Env) Namespace(ctx context.Context, m Mode, s *Storm) (string, string, error) {
+	prefix := "fleet-" + string(m) + "-"
+	if m.IsPeer() {
+		prefix = "train-" + prefix
+	}
 	ns, err := e.CS.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		GenerateName: "fleet-" + string(m) + "-", Labels: m.labels()}}, metav1.CreateOptions{})
+		GenerateName: prefix, Labels: m.labels()}}, metav1.CreateOptions{})
 	if err != nil {
 		return "", "", err
+	}
+	if m.IsPeer() {
+		got, err := waitPod(ctx, e, ns.Name, s.Pod(), func(p *corev1.Pod) error {
+			if ShmOf(&p.Spec) == "" {
+				return fmt.Errorf("no /dev/shm")
+			}
+			return nil
+		})
+		if err != nil {
+			return "", "", fmt.Errorf("%s not in force in %s: %w", m, ns.Name, err)
+		}
+		return ns.Name, ShmOf(&got.Spec), nil
 	}
 	got, err := waitPlanPod(ctx, e, ns.Name, s.Pod(), func(plan string) bool {
 		switch m {

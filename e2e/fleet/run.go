@@ -28,7 +28,8 @@ type Point struct {
 	Running int     `json:"running"`
 }
 
-// ReplicaUse is one of shmguard's webhook replicas over a storm.
+// ReplicaUse is one of shmguard's webhook replicas over a storm (in a peer's mode, the peer's
+// one process: fleet/peers.go).
 type ReplicaUse struct {
 	Pod        string  `json:"pod"`
 	CPUSeconds float64 `json:"cpuSeconds"` // CPU time over the storm (since the pod started, for one started during it)
@@ -50,14 +51,15 @@ type Result struct {
 	// Pod creates, as kube-apiserver's apiserver_request_duration_seconds saw them (POST pods).
 	CreateP50 float64 `json:"createP50"`
 	CreateP99 float64 `json:"createP99"`
-	// shmguard's mutating webhooks as apiserver_admission_webhook_admission_duration_seconds saw
-	// them, and all mutating admission of pods (apiserver_admission_step_admission_duration_seconds,
-	// type admit: MutatingAdmissionPolicies and webhooks together).
+	// The mode's mutating webhooks (shmguard's, or a peer's) as
+	// apiserver_admission_webhook_admission_duration_seconds saw them, and all mutating admission
+	// of pods (apiserver_admission_step_admission_duration_seconds, type admit:
+	// MutatingAdmissionPolicies and webhooks together).
 	WebhookCalls float64 `json:"webhookCalls"`
 	WebhookP50   float64 `json:"webhookP50"`
 	WebhookP99   float64 `json:"webhookP99"`
 	AdmitP99     float64 `json:"admitP99"`
-	// apiserver_admission_webhook_rejection_count and _fail_open_count of shmguard's webhooks: calls
+	// apiserver_admission_webhook_rejection_count and _fail_open_count of the mode's webhooks: calls
 	// that failed, and those the API server then admitted as written (failurePolicy Ignore).
 	Rejections float64 `json:"rejections"`
 	FailOpen   float64 `json:"failOpen"`
@@ -113,6 +115,7 @@ func (e *Env) Run(ctx context.Context, s *Storm, m Mode, ns, want string, f *Fau
 		return nil, err
 	}
 	replicasBefore := e.replicaUse(ctx)
+	_, peerBefore := e.peerUse(m)
 	if f != nil && f.Before != nil {
 		undo, err := f.Before(ctx, e)
 		if err != nil {
@@ -197,6 +200,9 @@ func (e *Env) Run(ctx context.Context, s *Storm, m Mode, ns, want string, f *Fau
 	}
 	e.measure(r, before, after)
 	r.Replicas = e.replicasSince(ctx, replicasBefore)
+	if m.IsPeer() {
+		r.Replicas = e.peerSince(m, peerBefore)
+	}
 	for _, p := range list.Items {
 		if !old[p.UID] && p.DeletionTimestamp == nil && ShmOf(&p.Spec) != want {
 			r.WithoutShm++
@@ -209,14 +215,14 @@ func (e *Env) measure(r *Result, before, after Scrape) {
 	create := map[string]string{"verb": "POST", "resource": "pods", "subresource": "", "dry_run": ""}
 	h := after.Histogram("apiserver_request_duration_seconds", create).Since(before.Histogram("apiserver_request_duration_seconds", create))
 	r.CreateP50, r.CreateP99 = h.Quantile(0.5), h.Quantile(0.99)
-	mutate := map[string]string{"name": "~.shmguard.io", "type": "admit", "operation": "CREATE"}
+	mutate := map[string]string{"name": r.Mode.webhooks(), "type": "admit", "operation": "CREATE"}
 	w := after.Histogram("apiserver_admission_webhook_admission_duration_seconds", mutate).
 		Since(before.Histogram("apiserver_admission_webhook_admission_duration_seconds", mutate))
 	r.WebhookCalls, r.WebhookP50, r.WebhookP99 = w.Count(), w.Quantile(0.5), w.Quantile(0.99)
 	step := map[string]string{"type": "admit", "operation": "CREATE"}
 	r.AdmitP99 = after.Histogram("apiserver_admission_step_admission_duration_seconds", step).
 		Since(before.Histogram("apiserver_admission_step_admission_duration_seconds", step)).Quantile(0.99)
-	ours := map[string]string{"name": "~.shmguard.io"}
+	ours := map[string]string{"name": r.Mode.webhooks()}
 	r.Rejections = CounterSince(after.Counter("apiserver_admission_webhook_rejection_count", ours),
 		before.Counter("apiserver_admission_webhook_rejection_count", ours))
 	r.FailOpen = CounterSince(after.Counter("apiserver_admission_webhook_fail_open_count", ours),

@@ -1,11 +1,12 @@
 // Command fleet-bench runs the full-size storms of e2e/fleet on the control plane of
 // `scripts/control-plane.sh up --node`: KWOK's fake GPU nodes, the JobSet controller, shmguard's
 // replicas on the real node. Each storm runs in each mode (none, webhook, policy, hybrid); then
-// each fault is injected into a JobSet storm, `--rounds` times, in webhook and hybrid mode. It
-// writes the results (JSON), a Markdown table, and a PNG of creates per second over time.
-// bench/fleet.sh runs it.
+// each fault is injected into a JobSet storm, `--rounds` times, in webhook and hybrid mode. With
+// --peers, the JobSet storm and its mass restart also run with Kyverno and with Gatekeeper in
+// shmguard's place (fleet/peers.go). It writes the results (JSON), a Markdown table, and a PNG
+// of creates per second over time. bench/fleet.sh runs it.
 //
-//	fleet-bench --dir DIR [--nodes 1000] [--pods 1000] [--rounds 3] [--out DIR] [--only storms|faults] [--resume]
+//	fleet-bench --dir DIR [--nodes 1000] [--pods 1000] [--rounds 3] [--out DIR] [--only storms|faults|peers] [--resume] [--peers DIR]
 package main
 
 import (
@@ -28,9 +29,10 @@ func main() {
 	pods := flag.Int("pods", 1000, "pods of each storm")
 	rounds := flag.Int("rounds", 3, "times each fault is repeated")
 	out := flag.String("out", "bench/fleet", "the directory results.json, table.md and the plots go to")
-	only := flag.String("only", "", "storms or faults: run only those; plots: write the table and plots of OUT/results.json again")
+	only := flag.String("only", "", "storms, faults or peers (with --peers): run only those; plots: write the table and plots of OUT/results.json again")
 	outage := flag.Duration("outage", 60*time.Second, "how long every replica is down in the outage fault")
 	resume := flag.Bool("resume", false, "keep the results already in OUT/results.json and add this run's")
+	peers := flag.String("peers", "", "scripts/build-tools.sh --peers's directory: the JobSet storm with Kyverno and Gatekeeper too")
 	flag.Parse()
 	if *only == "plots" {
 		if err := replot(*out, *pods, *nodes); err != nil {
@@ -43,13 +45,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: fleet-bench --dir DIR [--nodes 1000] [--pods 1000] [--rounds 3] [--out DIR]")
 		os.Exit(2)
 	}
-	if err := run(*dir, *nodes, *pods, *rounds, *out, *only, *outage, *resume); err != nil {
+	if err := run(*dir, *nodes, *pods, *rounds, *out, *only, *outage, *resume, *peers); err != nil {
 		fmt.Fprintf(os.Stderr, "fleet-bench: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir string, nodes, pods, rounds int, out, only string, outage time.Duration, resume bool) error {
+func run(dir string, nodes, pods, rounds int, out, only string, outage time.Duration, resume bool, peers string) error {
 	cp, err := controlplane.Load(dir)
 	if err != nil {
 		return err
@@ -149,6 +151,9 @@ func run(dir string, nodes, pods, rounds int, out, only string, outage time.Dura
 		return nil
 	}
 	modes := []fleet.Mode{fleet.None, fleet.Webhook, fleet.Policy, fleet.Hybrid}
+	if only == "peers" {
+		modes = nil
+	}
 	if only != "faults" {
 		for _, m := range modes {
 			if err := one(m, fleet.JobSetStorm(pods), nil, 1, true); err != nil {
@@ -156,6 +161,19 @@ func run(dir string, nodes, pods, rounds int, out, only string, outage time.Dura
 			}
 			if err := one(m, fleet.DeploymentStorm(8, pods), nil, 1, false); err != nil {
 				return err
+			}
+		}
+		if peers != "" {
+			for _, m := range []fleet.Mode{fleet.Kyverno, fleet.Gatekeeper} {
+				stop, err := e.UsePeer(ctx, m, peers)
+				if err != nil {
+					return err
+				}
+				err = one(m, fleet.JobSetStorm(pods), nil, 1, true)
+				stop()
+				if err != nil {
+					return err
+				}
 			}
 		}
 		var jobsets []*fleet.Result
@@ -169,7 +187,7 @@ func run(dir string, nodes, pods, rounds int, out, only string, outage time.Dura
 			return err
 		}
 	}
-	if only != "storms" {
+	if only != "storms" && only != "peers" {
 		var faulted []*fleet.Result
 		for round := 1; round <= rounds; round++ {
 			for _, m := range []fleet.Mode{fleet.Webhook, fleet.Hybrid} {
