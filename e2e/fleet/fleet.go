@@ -154,19 +154,15 @@ func (e *Env) InstallPolicies(ctx context.Context) (func(), error) {
 }
 
 // waitPlan creates pod (dry run) in ns until its plan annotation is one `ok` accepts, for a
-// minute at most, and returns that pod.
+// minute at most.
 func waitPlan(ctx context.Context, e *Env, ns string, pod *corev1.Pod, ok func(string) bool) error {
-	_, err := waitPlanPod(ctx, e, ns, pod, ok)
-	return err
-}
-
-func waitPlanPod(ctx context.Context, e *Env, ns string, pod *corev1.Pod, ok func(string) bool) (*corev1.Pod, error) {
-	return waitPod(ctx, e, ns, pod, func(p *corev1.Pod) error {
+	_, err := waitPod(ctx, e, ns, pod, func(p *corev1.Pod) error {
 		if plan := p.Annotations["shmguard.io/plan"]; !ok(plan) {
 			return fmt.Errorf("plan %q", plan)
 		}
 		return nil
 	})
+	return err
 }
 
 // waitPod creates pod (dry run) in ns until what comes out passes `check`, for a minute at most,
@@ -189,11 +185,27 @@ func waitPod(ctx context.Context, e *Env, ns string, pod *corev1.Pod, check func
 	}
 }
 
-// Namespace creates a namespace for a storm in mode m and waits until the mode is in force there:
-// a dry-run pod of the storm's template gets the plan annotation the mode writes (none: no plan).
-// A peer's mode is in force once the dry-run pod gets a /dev/shm (UsePeer started the peer); its
-// namespace is named as the GPU namespaces Gatekeeper's mutators match (train-*).
-// It returns the namespace and that pod's /dev/shm, the size every pod of the storm must get.
+// inForce says why a dry-run pod does not yet come out as mode m makes it: with the plan
+// annotation the mode writes (none: no plan), or for a peer's mode with a /dev/shm.
+func (m Mode) inForce(p *corev1.Pod) error {
+	plan := p.Annotations["shmguard.io/plan"]
+	policyMade := strings.Contains(plan, `"policyMode":true`)
+	switch {
+	case m.IsPeer():
+		if ShmOf(&p.Spec) == "" {
+			return fmt.Errorf("no /dev/shm")
+		}
+		return nil
+	case m == None && plan == "", m == Policy && policyMade, m != None && m != Policy && plan != "" && !policyMade:
+		return nil
+	}
+	return fmt.Errorf("plan %q", plan)
+}
+
+// Namespace creates a namespace for a storm in mode m and waits until the mode is in force there
+// (Mode.inForce of a dry-run pod of the storm's template). A peer's namespace is named as the
+// GPU namespaces Gatekeeper's mutators match (train-*). It returns the namespace and that pod's
+// /dev/shm, the size every pod of the storm must get.
 func (e *Env) Namespace(ctx context.Context, m Mode, s *Storm) (string, string, error) {
 	prefix := "fleet-" + string(m) + "-"
 	if m.IsPeer() {
@@ -204,27 +216,7 @@ func (e *Env) Namespace(ctx context.Context, m Mode, s *Storm) (string, string, 
 	if err != nil {
 		return "", "", err
 	}
-	if m.IsPeer() {
-		got, err := waitPod(ctx, e, ns.Name, s.Pod(), func(p *corev1.Pod) error {
-			if ShmOf(&p.Spec) == "" {
-				return fmt.Errorf("no /dev/shm")
-			}
-			return nil
-		})
-		if err != nil {
-			return "", "", fmt.Errorf("%s not in force in %s: %w", m, ns.Name, err)
-		}
-		return ns.Name, ShmOf(&got.Spec), nil
-	}
-	got, err := waitPlanPod(ctx, e, ns.Name, s.Pod(), func(plan string) bool {
-		switch m {
-		case None:
-			return plan == ""
-		case Policy:
-			return strings.Contains(plan, `"policyMode":true`)
-		}
-		return plan != "" && !strings.Contains(plan, `"policyMode":true`)
-	})
+	got, err := waitPod(ctx, e, ns.Name, s.Pod(), m.inForce)
 	if err != nil {
 		return "", "", fmt.Errorf("mode %s not in force in %s: %w", m, ns.Name, err)
 	}

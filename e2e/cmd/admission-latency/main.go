@@ -346,7 +346,10 @@ func (w webhookStats) add(before, after webhookStats) webhookStats {
 
 func pct(d []time.Duration, q float64) time.Duration { return d[int(q*float64(len(d)-1))] }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", msf(d)) }
+
+// msf is d in milliseconds.
+func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func run(dir, gopeer, before, peersDir, jsonPath string, pods, warmup, rounds, vus, iterations int) error {
 	s, err := controlplane.Load(dir)

@@ -379,9 +379,6 @@ func runPeers(b *bench, peersDir, jsonPath string, vus, iterations, rounds int) 
 	return appendPoints(jsonPath, points)
 }
 
-// msf is d in milliseconds.
-func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
 // passiveOpens is the machine's count of TCP connections accepted since boot (/proc/net/snmp,
 // Tcp PassiveOpens). Every process of the bench is on this machine's loopback and the API
 // server's own clients keep their connections, so its growth over a series is, within a few,
